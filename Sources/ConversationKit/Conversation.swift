@@ -1,0 +1,164 @@
+import Foundation
+
+/// A snapshot of one conversation as the manager knows it: who is in it, what it can do, where it is in its
+/// lifecycle. A value: the manager hands out copies, so a snapshot never changes under its reader.
+///
+/// LiveCommunicationKit keeps members and capabilities on `Conversation.Update` only; Parley also keeps the
+/// accumulated result here (plus direction, video, mute, group and timestamps) because every frontend and the
+/// call history need them.
+public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConvertible {
+    /// Who started the conversation.
+    public enum Direction: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Reported by the network (`reportNewIncomingConversation`).
+        case incoming
+        /// Started locally (a Start action).
+        case outgoing
+    }
+
+    /// The conversation's identity, chosen by whoever created it.
+    public let uuid: UUID
+    /// Who started it.
+    public let direction: Direction
+    /// Where it is in its lifecycle.
+    public internal(set) var state: State
+    /// The local participant's handle, when known.
+    public internal(set) var localMember: Handle?
+    /// Everyone in the conversation, including invited remote members whose media is not flowing yet.
+    public internal(set) var members: Set<Handle>
+    /// Remote members whose media is flowing.
+    public internal(set) var activeRemoteMembers: Set<Handle>
+    /// What the conversation supports now; may change mid-conversation (audio → video).
+    public internal(set) var capabilities: Capabilities
+    /// Whether the local member is muted (fulfilled Mute actions).
+    public internal(set) var isMuted: Bool
+    /// The group this conversation was merged into, if any.
+    public internal(set) var groupUUID: UUID?
+    /// Why it ended, once it has; `nil` while it is live. A fulfilled End records ``EndedReason/localEnded``.
+    public internal(set) var endedReason: EndedReason?
+    /// When the manager first knew of it (report or Start).
+    public let createdAt: Date
+    /// When it started connecting, if it has.
+    public internal(set) var startedConnectingAt: Date?
+    /// When media was first connected, if ever.
+    public internal(set) var connectedAt: Date?
+    /// When it reached `left`.
+    public internal(set) var endedAt: Date?
+
+    /// Whether the conversation carries video (its capabilities include `.video`).
+    public var isVideo: Bool { capabilities.contains(.video) }
+    /// The manager's identifier, for SwiftUI-style lists.
+    public var id: UUID { uuid }
+    /// Whether it ever reached `joined`.
+    public var hasConnected: Bool { connectedAt != nil }
+
+    init(uuid: UUID, direction: Direction, createdAt: Date, capabilities: Capabilities) {
+        self.uuid = uuid
+        self.direction = direction
+        self.state = .idle
+        self.localMember = nil
+        self.members = []
+        self.activeRemoteMembers = []
+        self.capabilities = capabilities
+        self.isMuted = false
+        self.groupUUID = nil
+        self.endedReason = nil
+        self.createdAt = createdAt
+    }
+
+    /// Applies an update's non-nil fields.
+    mutating func apply(_ update: Update) {
+        if let localMember = update.localMember { self.localMember = localMember }
+        if let members = update.members { self.members = members }
+        if let active = update.activeRemoteMembers { self.activeRemoteMembers = active }
+        if let capabilities = update.capabilities { self.capabilities = capabilities }
+    }
+
+    /// One line for logs: short uuid, direction, state and members.
+    public var description: String {
+        let who = members.map(\.description).sorted().joined(separator: ", ")
+        let short = uuid.uuidString.prefix(8)
+        return "\(short) \(direction.rawValue) \(state)\(endedReason.map { "(\($0))" } ?? "") [\(who)]"
+    }
+}
+
+extension Conversation {
+    /// What the conversation can do; gates the matching actions. Raw values are Parley's own.
+    public struct Capabilities: OptionSet, Sendable, Hashable, Codable, CustomStringConvertible {
+        /// The raw bits.
+        public let rawValue: Int
+        /// Creates a set from raw bits.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// It may be merged with another conversation or group.
+        public static let merging = Capabilities(rawValue: 1 << 0)
+        /// It may be taken back out of its group.
+        public static let unmerging = Capabilities(rawValue: 1 << 1)
+        /// It may be paused (put on hold) and resumed.
+        public static let pausing = Capabilities(rawValue: 1 << 2)
+        /// It may play keypad tones (DTMF).
+        public static let playingTones = Capabilities(rawValue: 1 << 3)
+        /// It carries video.
+        public static let video = Capabilities(rawValue: 1 << 4)
+
+        /// Every capability with its name, in declaration order.
+        public static let named: [(name: String, capability: Capabilities)] = [
+            ("merging", .merging), ("unmerging", .unmerging), ("pausing", .pausing),
+            ("playingTones", .playingTones), ("video", .video),
+        ]
+
+        /// Everything but video: what a plain audio SIP call offers.
+        public static let audioCall: Capabilities = [.merging, .unmerging, .pausing, .playingTones]
+
+        /// Parses one capability name.
+        public init?(name: String) {
+            guard let found = Self.named.first(where: { $0.name == name }) else { return nil }
+            self = found.capability
+        }
+
+        /// The names of the capabilities in the set, e.g. `[pausing, video]`.
+        public var names: [String] { Self.named.filter { contains($0.capability) }.map(\.name) }
+
+        /// `[merging, pausing]`.
+        public var description: String { "[" + names.joined(separator: ", ") + "]" }
+    }
+
+    /// A delta for a conversation: each non-nil field replaces the current value, nil means "no change".
+    public struct Update: Sendable, Hashable, Codable {
+        /// The local participant's handle.
+        public var localMember: Handle?
+        /// Everyone in the conversation, including invited-but-inactive remote members.
+        public var members: Set<Handle>?
+        /// Remote members with media flowing.
+        public var activeRemoteMembers: Set<Handle>?
+        /// What the conversation supports once the update is applied.
+        public var capabilities: Capabilities?
+
+        /// Creates an update; omitted fields stay unchanged.
+        public init(
+            localMember: Handle? = nil, members: Set<Handle>? = nil,
+            activeRemoteMembers: Set<Handle>? = nil, capabilities: Capabilities? = nil
+        ) {
+            self.localMember = localMember
+            self.members = members
+            self.activeRemoteMembers = activeRemoteMembers
+            self.capabilities = capabilities
+        }
+
+        /// Every handle the update names.
+        var allHandles: [Handle] {
+            Array(members ?? []) + Array(activeRemoteMembers ?? []) + (localMember.map { [$0] } ?? [])
+        }
+    }
+
+    /// Something that happened to a conversation, reported by the backend (the network side).
+    public enum Event: Sendable, Hashable, Codable {
+        /// The conversation was answered and its session is being set up: → `joining`.
+        case startedConnecting(Date)
+        /// Media is connected: → `joined`.
+        case connected(Date)
+        /// The conversation is over for a reason other than a local End: → `left`.
+        case ended(Date, EndedReason)
+        /// Members or capabilities changed (delta semantics); the state does not change.
+        case updated(Update)
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Synchronization
+
+/// The conversation engine: it holds every live conversation, runs every action through one delegate pipeline,
+/// and reports every change. Modelled on LiveCommunicationKit's `ConversationManager`.
+///
+/// - Requests from frontends (`perform`) and from the network (`reportNewIncomingConversation`,
+///   `reportConversationEvent`) are validated first and either applied whole or refused with a
+///   ``ConversationManagerError``.
+/// - Each performed action reaches the delegate's `perform` and completes exactly once: fulfilled, failed, or
+///   timed out at its timeout date.
+/// - Delegate callbacks are delivered in order, one at a time, never under the manager's lock. Callbacks raised
+///   before a delegate is attached wait for it.
+/// - Safe to call from any thread. Time comes from an injected ``ConversationClock``.
+///
+/// Unlike LiveCommunicationKit, reports are synchronous: when `reportNewIncomingConversation` returns, the
+/// conversation is ringing — the guarantee a VoIP push handler needs.
+public final class ConversationManager: Sendable {
+    /// The configuration the manager was created with.
+    public let configuration: Configuration
+    /// Where the manager reads the time.
+    public let clock: any ConversationClock
+    private let core: Mutex<ManagerCore>
+
+    /// Creates a manager; refuses a configuration with problems (see ``Configuration/problems``).
+    public init(
+        configuration: Configuration = Configuration(), clock: any ConversationClock = SystemClock()
+    ) throws(ConversationManagerError) {
+        let problems = configuration.problems
+        guard problems.isEmpty else { throw .invalidConfiguration(problems) }
+        self.configuration = configuration
+        self.clock = clock
+        self.core = Mutex(ManagerCore(configuration: configuration))
+    }
+
+    /// The delegate, held weakly. Attaching one sends it `conversationManagerDidBegin`, then any callbacks that
+    /// were waiting.
+    public var delegate: (any ConversationManagerDelegate)? {
+        get { core.withLock { $0.delegate.value } }
+        set {
+            var claim = core.withLock { core -> DeliveryClaim? in
+                core.delegate.value = newValue
+                core.hasDelegate = newValue != nil
+                core.delegateGeneration += 1
+                if newValue != nil { core.outbox.insert(.didBegin, at: 0) }
+                return core.claimDelivery()
+            }
+            if claim != nil { deliver(&claim!) }
+        }
+    }
+
+    /// The live conversations (every state but `left`), oldest first.
+    public var conversations: [Conversation] {
+        core.withLock { core in core.liveEntries.map(\.conversation) }
+    }
+
+    /// The live conversation with this uuid, if any.
+    public func conversation(_ uuid: UUID) -> Conversation? {
+        core.withLock { $0.entry(uuid)?.conversation }
+    }
+
+    /// How many conversations are live.
+    public var conversationCount: Int { core.withLock { $0.liveCount } }
+
+    /// Actions performed and not yet completed, oldest first.
+    public var pendingActions: [ConversationAction] {
+        core.withLock { core in core.allPending.map(\.action) }
+    }
+
+    /// Pending actions on one conversation, oldest first.
+    public func pendingActions(for conversationUUID: UUID) -> [ConversationAction] {
+        core.withLock { core in (core.entry(conversationUUID)?.pendingActions ?? []).map(\.action) }
+    }
+
+    /// The current groups, oldest first, with their members.
+    public var groups: [ConversationGroup] {
+        core.withLock { core in
+            core.groups.order.map { groupUUID in
+                let uuids = core.groups.groups[groupUUID] ?? []
+                let conversations = uuids.compactMap { core.entry($0)?.conversation }
+                return ConversationGroup(
+                    uuid: groupUUID, conversationUUIDs: uuids,
+                    members: conversations.reduce(into: Set()) { $0.formUnion($1.members) },
+                    activeRemoteMembers: conversations.reduce(into: Set()) { $0.formUnion($1.activeRemoteMembers) })
+            }
+        }
+    }
+
+    /// Whether ``invalidate()`` was called.
+    public var isInvalidated: Bool { core.withLock { $0.isInvalidated } }
+
+    /// Validates all `actions`, then applies them all and hands each to the delegate; applies none if any is
+    /// invalid. A Start creates its conversation (in `idle`).
+    public func perform(_ actions: [ConversationAction]) throws(ConversationManagerError) {
+        try mutate { core, now throws(ConversationManagerError) in try core.perform(actions, now: now, manager: self) }
+    }
+
+    /// Reports a conversation the network brought: it is `ringing` when this returns. The caller's handle goes
+    /// in `update.members`; capabilities default to `configuration.defaultCapabilities`.
+    public func reportNewIncomingConversation(uuid: UUID, update: Conversation.Update) throws(ConversationManagerError) {
+        try mutate { core, now throws(ConversationManagerError) in try core.reportIncoming(uuid: uuid, update: update, now: now) }
+    }
+
+    /// Reports what happened to a conversation; an event the lifecycle refuses is an error and changes nothing.
+    public func reportConversationEvent(_ event: Conversation.Event, for conversationUUID: UUID) throws(ConversationManagerError) {
+        try mutate { core, _ throws(ConversationManagerError) in try core.report(event, for: conversationUUID) }
+    }
+
+    /// Reports an event for `conversation` (LiveCommunicationKit's spelling).
+    public func reportConversationEvent(_ event: Conversation.Event, for conversation: Conversation) throws(ConversationManagerError) {
+        try reportConversationEvent(event, for: conversation.uuid)
+    }
+
+    /// Ends every conversation (as failed) and fails every pending action, then tells the delegate
+    /// `conversationManagerDidReset`. The manager accepts nothing afterwards.
+    public func invalidate() {
+        mutate { core, now in core.invalidate(now: now) }
+    }
+
+    /// Times out the actions whose deadline has passed. The clock's wake-ups call this; a driver may too.
+    public func processDueTimeouts() {
+        mutate { core, now in core.processDueTimeouts(now: now) }
+    }
+
+    func complete(_ action: ConversationAction, with outcome: ActionOutcome) -> Bool {
+        mutate { core, now in core.complete(action, with: outcome, now: now) }
+    }
+
+    /// Runs `body` under the lock, then asks the clock for any wake-up it needs and delivers the callbacks.
+    private func mutate<T: Sendable, E: Error>(
+        _ body: (inout ManagerCore, Date) throws(E) -> T
+    ) throws(E) -> T {
+        let now = clock.now()
+        var claim: DeliveryClaim?
+        let (result, wakeUp): (T, Date?) = try core.withLock { core throws(E) in
+            let result = try body(&core, now)
+            claim = core.claimDelivery()
+            return (result, core.takeWakeUpRequest())
+        }
+        if let wakeUp {
+            // Strong on purpose: a manager lives until its scheduled wake-ups fire (at most its longest action
+            // timeout), like its pending actions keep it alive. A weak capture would give the manager a
+            // refcount side table and slow every retain of it on the hot path.
+            clock.wakeUp(at: wakeUp) { self.processDueTimeouts() }
+        }
+        if claim != nil { deliver(&claim!) }
+        return result
+    }
+
+    /// Delivers queued callbacks in order. Only the thread holding the claim delivers; callbacks queued
+    /// meanwhile (also by the delegate calling back in) are picked up by that thread before it lets go.
+    private func deliver(_ claim: inout DeliveryClaim) {
+        while true {
+            if let delegate = claim.delegate {
+                for callback in claim.batch { deliver(callback, to: delegate) }
+            }
+            claim.batch.removeAll(keepingCapacity: true)
+            let more = core.withLock { core in core.continueDelivery(&claim) }
+            guard more else { return }
+        }
+    }
+
+    private func deliver(_ callback: DelegateCallback, to delegate: any ConversationManagerDelegate) {
+        switch callback {
+        case .didBegin: delegate.conversationManagerDidBegin(self)
+        case .didReset: delegate.conversationManagerDidReset(self)
+        case .changed(let conversation): delegate.conversationManager(self, conversationChanged: conversation)
+        case .perform(let action): delegate.conversationManager(self, perform: action)
+        case .timedOut(let action): delegate.conversationManager(self, timedOutPerforming: action)
+        case .activateMedia(let conversation): delegate.conversationManager(self, didActivateMediaFor: conversation)
+        case .deactivateMedia(let conversation): delegate.conversationManager(self, didDeactivateMediaFor: conversation)
+        }
+    }
+}

@@ -1,0 +1,280 @@
+import Foundation
+
+/// A delegate callback waiting in the outbox.
+enum DelegateCallback: Sendable {
+    case didBegin
+    case didReset
+    case changed(Conversation)
+    case perform(ConversationAction)
+    case timedOut(ConversationAction)
+    case activateMedia(Conversation)
+    case deactivateMedia(Conversation)
+}
+
+/// The right to deliver callbacks, held by one thread at a time: a batch taken from the outbox and the
+/// delegate to hand it to.
+struct DeliveryClaim: Sendable {
+    var batch: [DelegateCallback]
+    var delegate: (any ConversationManagerDelegate)?
+    var generation: Int
+}
+
+/// Holds the delegate weakly.
+struct WeakDelegate: Sendable {
+    weak var value: (any ConversationManagerDelegate)?
+}
+
+/// Everything the manager knows, guarded by its lock. Mutations run here, on the value; delegate callbacks are
+/// queued in `outbox` and delivered by the manager after the lock is released.
+///
+/// Live conversations sit in `slots` (found through `slotOf`) so each operation hashes a uuid once and then
+/// mutates its entry in place.
+struct ManagerCore: Sendable {
+    struct PendingAction: Sendable {
+        let action: ConversationAction
+        let deadline: Date
+        let sequence: UInt64
+    }
+
+    struct Entry: Sendable {
+        var conversation: Conversation
+        var lifecycle: ConversationLifecycle
+        var pendingActions: [PendingAction] = []
+        let sequence: UInt64
+
+        /// What a freed slot holds until it is reused.
+        static let vacant = Entry(
+            conversation: Conversation(
+                uuid: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), direction: .incoming,
+                createdAt: .distantPast, capabilities: []),
+            lifecycle: ConversationLifecycle(direction: .incoming, state: .left), sequence: 0)
+    }
+
+    let configuration: ConversationManager.Configuration
+    var delegate = WeakDelegate()
+    var hasDelegate = false
+    var delegateGeneration = 0
+    private(set) var slots: [Entry] = []
+    private(set) var slotOf: [UUID: Int] = [:]
+    private var freeSlots: [Int] = []
+    var pendingUUIDs: Set<UUID> = []
+    var groups = GroupTable()
+    var deadlines = DeadlineHeap()
+    var scheduledWakeUp: Date?
+    var wakeUpRequest: Date?
+    var outbox: [DelegateCallback] = []
+    var spareOutbox: [DelegateCallback] = []
+    var isDelivering = false
+    var isInvalidated = false
+    var recentlyEnded = RecentlyEnded(capacity: 4096)
+    private(set) var nextSequence: UInt64 = 0
+
+    init(configuration: ConversationManager.Configuration) {
+        self.configuration = configuration
+    }
+
+    var groupLimits: GroupTable.Limits {
+        .init(
+            maximumGroups: configuration.maximumConversationGroups,
+            maximumPerGroup: configuration.maximumConversationsPerConversationGroup)
+    }
+
+    mutating func takeSequence() -> UInt64 {
+        nextSequence += 1
+        return nextSequence
+    }
+
+    // MARK: Entries
+
+    /// The live entries, oldest first.
+    var liveEntries: [Entry] { slotOf.values.map { slots[$0] }.sorted { $0.sequence < $1.sequence } }
+
+    var liveCount: Int { slotOf.count }
+
+    func entry(_ uuid: UUID) -> Entry? { slotOf[uuid].map { slots[$0] } }
+
+    /// The slot of a live conversation, or the error for a uuid that names none.
+    func slot(_ uuid: UUID) throws(ConversationManagerError) -> Int {
+        guard let slot = slotOf[uuid] else { throw missing(uuid) }
+        return slot
+    }
+
+    func missing(_ uuid: UUID) -> ConversationManagerError {
+        recentlyEnded.contains(uuid) ? .conversationEnded(uuid) : .unknownConversation(uuid)
+    }
+
+    mutating func insert(_ entry: Entry) -> Int {
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = entry
+        } else {
+            slot = slots.count
+            slots.append(entry)
+        }
+        slotOf[entry.conversation.uuid] = slot
+        return slot
+    }
+
+    private mutating func remove(slot: Int) -> Entry {
+        let entry = slots[slot]
+        precondition(slotOf[entry.conversation.uuid] == slot, "slot \(slot) is vacant")
+        slots[slot] = .vacant
+        slotOf[entry.conversation.uuid] = nil
+        freeSlots.append(slot)
+        recentlyEnded.insert(entry.conversation.uuid)
+        return entry
+    }
+
+    func checkHandles(_ handles: some Sequence<Handle>) throws(ConversationManagerError) {
+        for handle in handles where !configuration.supportedHandleTypes.contains(handle.kind) {
+            throw .unsupportedHandleKind(handle.kind)
+        }
+    }
+
+    // MARK: Applying lifecycle inputs
+
+    /// The one place where a lifecycle input is applied to a live conversation and its effects carried out:
+    /// state and timestamps, `mutate` (for payload changes such as mute or members), then the callbacks:
+    /// changed, media activation/deactivation, and on `finish` the end of the conversation.
+    @discardableResult
+    mutating func apply(
+        _ input: LifecycleInput, slot: Int, at date: Date, cause: ConversationAction? = nil,
+        mutate: (inout Conversation) -> Bool = { _ in false }
+    ) throws(LifecycleRejection) -> LifecycleTransition {
+        let transition = try slots[slot].lifecycle.handle(input)
+        let payloadChanged = Self.record(transition, at: date, in: &slots[slot].conversation, mutate: mutate)
+        let effects = transition.effects
+        if effects.contains(.finish) {
+            let entry = remove(slot: slot)
+            outbox.append(.changed(entry.conversation))
+            if effects.contains(.deactivateMedia) { outbox.append(.deactivateMedia(entry.conversation)) }
+            finish(entry, cause: cause)
+            return transition
+        }
+        if transition.changesState || payloadChanged || effects.contains(.activateMedia)
+            || effects.contains(.deactivateMedia)
+        {
+            let conversation = slots[slot].conversation
+            if transition.changesState || payloadChanged { outbox.append(.changed(conversation)) }
+            if effects.contains(.activateMedia) { outbox.append(.activateMedia(conversation)) }
+            if effects.contains(.deactivateMedia) { outbox.append(.deactivateMedia(conversation)) }
+        }
+        return transition
+    }
+
+    /// Writes a transition into the conversation value; returns whether `mutate` changed anything.
+    private static func record(
+        _ transition: LifecycleTransition, at date: Date, in conversation: inout Conversation,
+        mutate: (inout Conversation) -> Bool
+    ) -> Bool {
+        conversation.state = transition.to
+        let effects = transition.effects
+        if effects.contains(.markStartedConnecting), conversation.startedConnectingAt == nil {
+            conversation.startedConnectingAt = date
+        }
+        if effects.contains(.markConnected), conversation.connectedAt == nil {
+            conversation.connectedAt = date
+            if conversation.startedConnectingAt == nil { conversation.startedConnectingAt = date }
+            if conversation.activeRemoteMembers.isEmpty {
+                var remote = conversation.members
+                if let local = conversation.localMember { remote.remove(local) }
+                conversation.activeRemoteMembers = remote
+            }
+        }
+        let changed = mutate(&conversation)
+        if effects.contains(.finish) {
+            conversation.endedReason = transition.endedReason
+            conversation.endedAt = date
+            conversation.activeRemoteMembers = []
+        }
+        return changed
+    }
+
+    /// Ends an entry that has just been removed: completes its other pending actions, takes it out of its group.
+    private mutating func finish(_ entry: Entry, cause: ConversationAction?) {
+        let reason = entry.conversation.endedReason ?? .failed
+        for waiting in entry.pendingActions where waiting.action !== cause {
+            pendingUUIDs.remove(waiting.action.uuid)
+            // An End whose conversation ended anyway reached its goal; anything else can no longer happen.
+            let state: ConversationAction.State =
+                waiting.action.verb == .end ? .complete : .failed(reason: "conversation ended (\(reason))")
+            waiting.action.settle(state)
+        }
+        regroup(groups.remove(entry.conversation.uuid), except: entry.conversation.uuid)
+    }
+
+    /// Refreshes `groupUUID` of conversations whose group changed and tells the delegate.
+    mutating func regroup(_ changed: [UUID], except skipped: UUID?) {
+        for other in changed where other != skipped {
+            guard let slot = slotOf[other] else { continue }
+            let group = groups.groupOf[other]
+            guard slots[slot].conversation.groupUUID != group else { continue }
+            slots[slot].conversation.groupUUID = group
+            outbox.append(.changed(slots[slot].conversation))
+        }
+    }
+
+    // MARK: Pending actions and deadlines
+
+    mutating func addPending(_ pending: PendingAction, slot: Int, now: Date) {
+        slots[slot].pendingActions.append(pending)
+        pendingUUIDs.insert(pending.action.uuid)
+        deadlines.push(.init(deadline: pending.deadline, sequence: pending.sequence, action: pending.action))
+        scheduleDeadline(pending.deadline, now: now)
+    }
+
+    /// Finds and removes `action` from its conversation's pending list.
+    mutating func takePending(_ action: ConversationAction) -> (PendingAction, slot: Int)? {
+        guard let slot = slotOf[action.conversationUUID],
+            let index = slots[slot].pendingActions.firstIndex(where: { $0.action === action })
+        else { return nil }
+        let pending = slots[slot].pendingActions.remove(at: index)
+        pendingUUIDs.remove(action.uuid)
+        return (pending, slot)
+    }
+
+    /// Every pending action, oldest first.
+    var allPending: [PendingAction] {
+        slotOf.values.flatMap { slots[$0].pendingActions }.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// Asks for a wake-up at `deadline` unless an earlier one is already on its way.
+    mutating func scheduleDeadline(_ deadline: Date, now: Date) {
+        if let scheduled = scheduledWakeUp, scheduled > now, scheduled <= deadline { return }
+        scheduledWakeUp = deadline
+        wakeUpRequest = min(wakeUpRequest ?? deadline, deadline)
+    }
+
+    /// Takes the outbox for delivery unless another thread is delivering or there is no delegate yet.
+    mutating func claimDelivery() -> DeliveryClaim? {
+        guard !isDelivering, hasDelegate, !outbox.isEmpty else { return nil }
+        isDelivering = true
+        var claim = DeliveryClaim(batch: [], delegate: delegate.value, generation: delegateGeneration)
+        swap(&claim.batch, &spareOutbox)
+        swap(&outbox, &claim.batch)
+        return claim
+    }
+
+    /// Refills a delivered claim from the outbox; returns false (and gives up the claim) when nothing is left.
+    mutating func continueDelivery(_ claim: inout DeliveryClaim) -> Bool {
+        swap(&outbox, &claim.batch)
+        if claim.generation != delegateGeneration {
+            // Loading a weak reference is costly; only when the delegate was replaced.
+            claim.delegate = delegate.value
+            claim.generation = delegateGeneration
+        }
+        guard claim.batch.isEmpty || !hasDelegate || claim.delegate == nil else { return true }
+        isDelivering = false
+        if !claim.batch.isEmpty { swap(&outbox, &claim.batch) }
+        claim.batch.removeAll(keepingCapacity: true)
+        swap(&claim.batch, &spareOutbox)
+        claim.delegate = nil
+        return false
+    }
+
+    mutating func takeWakeUpRequest() -> Date? {
+        defer { wakeUpRequest = nil }
+        return wakeUpRequest
+    }
+}

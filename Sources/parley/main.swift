@@ -1,0 +1,50 @@
+import CommandLineSupport
+import Foundation
+
+/// `parley`: the command-line front of the Parley conversation engine.
+let commands: [(name: String, summary: String, run: @Sendable ([String]) throws -> ExitCode)] = [
+    ("demo", "drive conversations through the engine and print every transition", DemoCommand.run),
+    ("conformance", "run conformance scenario files, or print the lifecycle transition table", ConformanceCommand.run),
+    ("contacts", "load a contacts file (JSON or vCard) and match handles against it", ContactsCommand.run),
+]
+
+@MainActor func usage() -> String {
+    var lines = [
+        "usage: parley <command> [options]",
+        "",
+        "commands:",
+    ]
+    for command in commands {
+        lines.append("  " + command.name.padding(toLength: 13, withPad: " ", startingAt: 0) + command.summary)
+    }
+    lines += [
+        "",
+        "Run 'parley <command> --help' for a command's options.",
+        "Exit codes: 0 ok, 1 failure, 64 usage error.",
+    ]
+    return lines.joined(separator: "\n")
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+let exitCode: ExitCode
+if arguments.isEmpty || ["-h", "--help", "help"].contains(arguments[0]) {
+    print(usage())
+    exitCode = arguments.isEmpty ? .usage : .ok
+} else if arguments[0] == "--version" {
+    print("parley \(ParleyVersion.current)")
+    exitCode = .ok
+} else if let command = commands.first(where: { $0.name == arguments[0] }) {
+    do {
+        exitCode = try command.run(Array(arguments.dropFirst()))
+    } catch let error as UsageError {
+        printError("parley \(command.name): \(error)\nRun 'parley \(command.name) --help' for usage.")
+        exitCode = .usage
+    } catch {
+        printError("parley \(command.name): \(error)")
+        exitCode = .failure
+    }
+} else {
+    printError("parley: unknown command '\(arguments[0])'\n\n\(usage())")
+    exitCode = .usage
+}
+exit(exitCode.rawValue)
