@@ -38,7 +38,7 @@ enum ContactsCommand {
             throw UsageError(error.description)
         }
         let directory = try ContactDirectory.load(contentsOf: URL(fileURLWithPath: files[0]), normalizer: normalizer)
-        print("\(directory.count) contacts loaded from \(files[0])")
+        print("\(directory.count) contact\(directory.count == 1 ? "" : "s") loaded from \(files[0])")
         for conflict in directory.conflicts { print("warning: \(conflict)") }
         guard let match else {
             for contact in directory.contacts {
