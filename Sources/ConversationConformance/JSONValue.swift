@@ -1,7 +1,7 @@
 import Foundation
 
-/// A JSON document as the scenario parser sees it. Objects keep their keys in document order so errors are
-/// reported in the order a reader meets them.
+/// A JSON document as the scenario parser sees it, decoded by Foundation's `JSONDecoder`. Object members come
+/// back sorted by key, so whatever is reported first (an unknown key, say) does not depend on hashing.
 enum JSONValue: Sendable, Decodable {
     case null
     case bool(Bool)
@@ -10,23 +10,39 @@ enum JSONValue: Sendable, Decodable {
     case array([JSONValue])
     case object([(key: String, value: JSONValue)])
 
-    /// Decodes any JSON value from a `Decoder` (the `Decodable` route; object keys come back sorted).
+    /// Decodes any JSON value. `Bool` is tried before numbers so `true` never becomes 1. Only a type mismatch
+    /// moves on to the next kind: a value the decoder finds malformed (a bad number or escape, which
+    /// `JSONDecoder` only notices when the value is read) is rethrown, not reported as the wrong type.
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            let object = try container.decode([String: JSONValue].self)
-            self = .object(object.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) })
+            return
         }
+        if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+            return
+        }
+        do {
+            self = .number(try container.decode(Double.self))
+            return
+        } catch DecodingError.typeMismatch {}
+        do {
+            self = .string(try container.decode(String.self))
+            return
+        } catch DecodingError.typeMismatch {}
+        if var elements = try? decoder.unkeyedContainer() {
+            var items: [JSONValue] = []
+            while !elements.isAtEnd { items.append(try elements.decode(JSONValue.self)) }
+            self = .array(items)
+            return
+        }
+        let members = try decoder.container(keyedBy: AnyCodingKey.self)
+        var object: [(key: String, value: JSONValue)] = []
+        for key in members.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
+            object.append((key: key.stringValue, value: try members.decode(JSONValue.self, forKey: key)))
+        }
+        self = .object(object)
     }
 
     /// "a string", "an object"…: what the value is, for error messages.
@@ -89,4 +105,13 @@ struct JSONPath: Sendable, CustomStringConvertible {
         }
         return text
     }
+}
+
+/// A coding key for any object member: the scenario format checks keys itself, so the decoder accepts them all.
+struct AnyCodingKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }

@@ -46,8 +46,8 @@ public struct Scenario: Sendable, Decodable {
     /// The `userInfo` key under which a `JSONDecoder` may carry the source name used in errors.
     public static var sourceUserInfoKey: CodingUserInfoKey { CodingUserInfoKey(rawValue: "ConversationConformance.source")! }
 
-    /// Decodes a scenario through any `Decoder`; errors are ``ScenarioError``s. Prefer ``parse(_:source:)``,
-    /// which also reports JSON syntax errors by line and column and keeps keys in document order.
+    /// Decodes a scenario through any `Decoder`; scenario errors are ``ScenarioError``s. ``parse(_:source:)`` does
+    /// the same and also turns JSON syntax errors into ``ScenarioError``s naming the source.
     public init(from decoder: any Decoder) throws {
         let value = try JSONValue(from: decoder)
         let source = decoder.userInfo[Self.sourceUserInfoKey] as? String ?? "scenario"
@@ -69,16 +69,30 @@ extension Scenario {
         return try parse(data, source: source)
     }
 
-    /// Parses a scenario from JSON text; `source` names it in errors (usually the file path).
+    /// Parses a scenario from JSON text with Foundation's `JSONDecoder`; `source` names it in errors (usually the
+    /// file path). A syntax error carries the decoder's own description (on Linux without line or column).
+    /// Duplicate keys are not rejected: `JSONDecoder` keeps one of the values.
     public static func parse(_ data: Data, source: String) throws(ScenarioError) -> Scenario {
+        let whitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+        guard !data.allSatisfy(whitespace.contains) else {
+            throw ScenarioError(source: source, path: "", message: "not valid JSON: the document is empty")
+        }
         let value: JSONValue
         do {
-            value = try JSONParser.parse(data)
+            value = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw ScenarioError(
-                source: source, path: "",
-                message: "not valid JSON: \(error.message) at line \(error.line), column \(error.column)")
+            throw invalidJSON(error, source: source)
         }
         return try ScenarioParser.scenario(from: Node(value: value, path: .root, source: source))
+    }
+
+    /// `not valid JSON: …` with whatever the decoder said (its underlying error too, where it gives one).
+    private static func invalidJSON(_ error: any Error, source: String) -> ScenarioError {
+        guard case .dataCorrupted(let context) = error as? DecodingError else {
+            return ScenarioError(source: source, path: "", message: "not valid JSON: \(error)")
+        }
+        var message = "not valid JSON: \(context.debugDescription)"
+        if let underlying = context.underlyingError { message += " (\(underlying))" }
+        return ScenarioError(source: source, path: "", message: message)
     }
 }

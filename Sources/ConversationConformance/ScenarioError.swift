@@ -96,7 +96,7 @@ struct Node {
     }
 }
 
-/// The members of a JSON object, in document order.
+/// The members of a JSON object, sorted by key.
 struct ObjectNode {
     let members: [(key: String, value: JSONValue)]
     let path: JSONPath
@@ -121,7 +121,7 @@ struct ObjectNode {
         return node
     }
 
-    /// Every member as a node, in document order.
+    /// Every member as a node, sorted by key.
     var nodes: [(key: String, node: Node)] {
         members.map { (key: $0.key, node: Node(value: $0.value, path: path.appending($0.key), source: source)) }
     }

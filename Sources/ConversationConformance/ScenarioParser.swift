@@ -35,7 +35,8 @@ struct ScenarioParser {
 
     private mutating func step(_ node: Node) throws(ScenarioError) -> ScenarioStep {
         let object = try node.anyObject("a step")
-        let operations = object.keys.filter(ScenarioOperation.names.contains)
+        // In the order of `ScenarioOperation.names`, not of the keys, so messages read the same however keys sort.
+        let operations = ScenarioOperation.names.filter(object.keys.contains)
         for key in object.keys where !ScenarioOperation.names.contains(key) && !Self.stepExtras.contains(key) {
             if key == "reason", operations == ["fail"] { continue }
             if let operation = operations.first {
