@@ -21,12 +21,25 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
     public let direction: Direction
     /// Where it is in its lifecycle.
     public internal(set) var state: State
+    /// Who takes part, in one shared immutable box: most changes leave membership alone, so a snapshot copy
+    /// retains one reference instead of two sets and a handle.
+    private var membership: Membership
+
     /// The local participant's handle, when known.
-    public internal(set) var localMember: Handle?
+    public internal(set) var localMember: Handle? {
+        get { membership.localMember }
+        set { membership = Membership(newValue, membership.members, membership.activeRemoteMembers) }
+    }
     /// Everyone in the conversation, including invited remote members whose media is not flowing yet.
-    public internal(set) var members: Set<Handle>
+    public internal(set) var members: Set<Handle> {
+        get { membership.members }
+        set { membership = Membership(membership.localMember, newValue, membership.activeRemoteMembers) }
+    }
     /// Remote members whose media is flowing.
-    public internal(set) var activeRemoteMembers: Set<Handle>
+    public internal(set) var activeRemoteMembers: Set<Handle> {
+        get { membership.activeRemoteMembers }
+        set { membership = Membership(membership.localMember, membership.members, newValue) }
+    }
     /// What the conversation supports now; may change mid-conversation (audio → video).
     public internal(set) var capabilities: Capabilities
     /// Whether the local member is muted (fulfilled Mute actions).
@@ -55,9 +68,7 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
         self.uuid = uuid
         self.direction = direction
         self.state = .idle
-        self.localMember = nil
-        self.members = []
-        self.activeRemoteMembers = []
+        self.membership = .nobody
         self.capabilities = capabilities
         self.isMuted = false
         self.groupUUID = nil
@@ -67,10 +78,30 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
 
     /// Applies an update's non-nil fields.
     mutating func apply(_ update: Update) {
-        if let localMember = update.localMember { self.localMember = localMember }
-        if let members = update.members { self.members = members }
-        if let active = update.activeRemoteMembers { self.activeRemoteMembers = active }
+        if update.localMember != nil || update.members != nil || update.activeRemoteMembers != nil {
+            membership = Membership(
+                update.localMember ?? membership.localMember, update.members ?? membership.members,
+                update.activeRemoteMembers ?? membership.activeRemoteMembers)
+        }
         if let capabilities = update.capabilities { self.capabilities = capabilities }
+    }
+
+    /// Field-wise equality (membership by value).
+    public static func == (lhs: Conversation, rhs: Conversation) -> Bool {
+        lhs.uuid == rhs.uuid && lhs.direction == rhs.direction && lhs.state == rhs.state
+            && (lhs.membership === rhs.membership || lhs.membership == rhs.membership)
+            && lhs.capabilities == rhs.capabilities && lhs.isMuted == rhs.isMuted && lhs.groupUUID == rhs.groupUUID
+            && lhs.endedReason == rhs.endedReason && lhs.createdAt == rhs.createdAt
+            && lhs.startedConnectingAt == rhs.startedConnectingAt && lhs.connectedAt == rhs.connectedAt
+            && lhs.endedAt == rhs.endedAt
+    }
+
+    /// Hashes the identity and state (enough to spread; equality decides).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(uuid)
+        hasher.combine(state)
+        hasher.combine(membership)
+        hasher.combine(endedAt)
     }
 
     /// One line for logs: short uuid, direction, state and members.
@@ -78,6 +109,32 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
         let who = members.map(\.description).sorted().joined(separator: ", ")
         let short = uuid.uuidString.prefix(8)
         return "\(short) \(direction.rawValue) \(state)\(endedReason.map { "(\($0))" } ?? "") [\(who)]"
+    }
+}
+
+/// The members of a conversation; immutable and shared between snapshots.
+final class Membership: Sendable, Hashable {
+    let localMember: Handle?
+    let members: Set<Handle>
+    let activeRemoteMembers: Set<Handle>
+
+    static let nobody = Membership(nil, [], [])
+
+    init(_ localMember: Handle?, _ members: Set<Handle>, _ activeRemoteMembers: Set<Handle>) {
+        self.localMember = localMember
+        self.members = members
+        self.activeRemoteMembers = activeRemoteMembers
+    }
+
+    static func == (lhs: Membership, rhs: Membership) -> Bool {
+        lhs.localMember == rhs.localMember && lhs.members == rhs.members
+            && lhs.activeRemoteMembers == rhs.activeRemoteMembers
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(localMember)
+        hasher.combine(members)
+        hasher.combine(activeRemoteMembers)
     }
 }
 

@@ -30,7 +30,7 @@ extension ManagerCore {
         var regrouped: [UUID] = []
         switch action.kind {
         case .merge(let other):
-            guard slotOf[other] != nil else {
+            guard slotOf[UUIDKey(other)] != nil else {
                 return failOnCompletion(action, slot: slot, reason: "conversation \(other) ended before the merge completed", now: now)
             }
             do {
@@ -106,7 +106,7 @@ extension ManagerCore {
         uuid: UUID, update: Conversation.Update, now: Date
     ) throws(ConversationManagerError) {
         guard !isInvalidated else { throw .managerInvalidated }
-        guard slotOf[uuid] == nil, !recentlyEnded.contains(uuid) else { throw .conversationAlreadyExists(uuid) }
+        guard slotOf[UUIDKey(uuid)] == nil, !recentlyEnded.contains(uuid) else { throw .conversationAlreadyExists(uuid) }
         try checkHandles(update.allHandles)
         let capabilities = update.capabilities ?? configuration.defaultCapabilities
         if capabilities.contains(.video) && !configuration.supportsVideo { throw .videoNotSupported }
@@ -163,7 +163,7 @@ extension ManagerCore {
             waiting.action.settle(.failed(reason: "the manager was invalidated"))
         }
         for entry in liveEntries {
-            guard let slot = slotOf[entry.conversation.uuid] else { continue }
+            guard let slot = slotOf[UUIDKey(entry.conversation.uuid)] else { continue }
             applyOwnInput(.ended(.failed), slot: slot, at: now, cause: nil)
         }
         outbox.append(.didReset)

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A scratch copy of what a transaction touches, so every action is validated before any is applied.
-/// Transactions are small: plain arrays, searched linearly.
+/// Transactions are small: the first two conversations are stored inline (no allocation), more spill into an
+/// array; lookups are linear.
 struct TransactionPlan {
     struct Planned {
         let uuid: UUID
@@ -9,12 +10,70 @@ struct TransactionPlan {
         let slot: Int?
         var lifecycle: ConversationLifecycle
         var capabilities: Conversation.Capabilities
-        var verbs: [ActionVerb]
+        /// Verbs this transaction adds to the conversation, as bits (`1 << ActionVerb.bit`).
+        var verbs: UInt16
     }
-    var conversations: [Planned] = []
+    private var first: Planned?
+    private var second: Planned?
+    private var rest: [Planned] = []
     var groups: GroupTable?
 
-    func index(_ uuid: UUID) -> Int? { conversations.firstIndex { $0.uuid == uuid } }
+    var count: Int { first == nil ? 0 : second == nil ? 1 : 2 + rest.count }
+
+    subscript(index: Int) -> Planned {
+        get {
+            switch index {
+            case 0: first!
+            case 1: second!
+            default: rest[index - 2]
+            }
+        }
+        set {
+            switch index {
+            case 0: first = newValue
+            case 1: second = newValue
+            default: rest[index - 2] = newValue
+            }
+        }
+    }
+
+    mutating func append(_ planned: Planned) -> Int {
+        if first == nil { first = planned } else if second == nil { second = planned } else { rest.append(planned) }
+        return count - 1
+    }
+
+    func index(_ uuid: UUID) -> Int? {
+        if first?.uuid == uuid { return 0 }
+        if second?.uuid == uuid { return 1 }
+        return rest.firstIndex { $0.uuid == uuid }.map { $0 + 2 }
+    }
+}
+
+extension ActionVerb {
+    /// This verb's bit in a `UInt16` verb set.
+    var bit: UInt16 {
+        switch self {
+        case .start: 1 << 0
+        case .join: 1 << 1
+        case .end: 1 << 2
+        case .pause: 1 << 3
+        case .resume: 1 << 4
+        case .mute: 1 << 5
+        case .playTone: 1 << 6
+        case .merge: 1 << 7
+        case .unmerge: 1 << 8
+        }
+    }
+
+    /// The verbs that may not be pending twice on one conversation together with this one (none for tones,
+    /// which queue).
+    var exclusiveWith: UInt16 {
+        switch self {
+        case .pause, .resume: ActionVerb.pause.bit | ActionVerb.resume.bit
+        case .playTone: 0
+        case .start, .join, .end, .mute, .merge, .unmerge: bit
+        }
+    }
 }
 
 extension ManagerCore {
@@ -28,18 +87,20 @@ extension ManagerCore {
         for (position, action) in actions.enumerated() {
             try validate(action, earlier: actions[..<position], in: &plan)
         }
-        for action in actions { commit(action, now: now, manager: manager) }
+        for action in actions {
+            let planned = plan.index(action.conversationUUID).flatMap { plan[$0].slot }
+            commit(action, slot: planned, now: now, manager: manager)
+        }
     }
 
     /// The planned copy of a conversation, made from the live entry on first use.
     private func planned(_ uuid: UUID, in plan: inout TransactionPlan) throws(ConversationManagerError) -> Int {
         if let index = plan.index(uuid) { return index }
-        guard let slot = slotOf[uuid] else { throw missing(uuid) }
-        plan.conversations.append(
+        guard let slot = slotOf[UUIDKey(uuid)] else { throw missing(uuid) }
+        return plan.append(
             .init(
                 uuid: uuid, slot: slot, lifecycle: slots[slot].lifecycle,
-                capabilities: slots[slot].conversation.capabilities, verbs: []))
-        return plan.conversations.count - 1
+                capabilities: slots[slot].conversation.capabilities, verbs: 0))
     }
 
     private func require(
@@ -73,14 +134,14 @@ extension ManagerCore {
         _ action: ConversationAction, earlier: ArraySlice<ConversationAction>, in plan: inout TransactionPlan
     ) throws(ConversationManagerError) {
         guard !action.wasPerformed else { throw .actionAlreadyPerformed(action.uuid) }
-        guard !pendingUUIDs.contains(action.uuid), !earlier.contains(where: { $0.uuid == action.uuid }) else {
+        guard !pendingUUIDs.contains(UUIDKey(action.uuid)), !earlier.contains(where: { $0.uuid == action.uuid }) else {
             throw .duplicateActionUUID(action.uuid)
         }
         let uuid = action.conversationUUID
         let verb = action.verb
 
         if case .start(let handles, let isVideo) = action.kind {
-            guard slotOf[uuid] == nil, plan.index(uuid) == nil, !recentlyEnded.contains(uuid) else {
+            guard slotOf[UUIDKey(uuid)] == nil, plan.index(uuid) == nil, !recentlyEnded.contains(uuid) else {
                 throw .conversationAlreadyExists(uuid)
             }
             guard !handles.isEmpty else { throw .noHandles }
@@ -88,27 +149,31 @@ extension ManagerCore {
             if isVideo && !configuration.supportsVideo { throw .videoNotSupported }
             var lifecycle = ConversationLifecycle(direction: .outgoing)
             do { try lifecycle.handle(.perform(.start)) } catch { throw .illegalTransition(error) }
-            plan.conversations.append(
+            _ = plan.append(
                 .init(
                     uuid: uuid, slot: nil, lifecycle: lifecycle,
-                    capabilities: configuration.defaultCapabilities.union(isVideo ? .video : []), verbs: [.start]))
+                    capabilities: configuration.defaultCapabilities.union(isVideo ? .video : []),
+                    verbs: ActionVerb.start.bit))
             return
         }
 
         let index = try planned(uuid, in: &plan)
-        var lifecycle = plan.conversations[index].lifecycle
+        var lifecycle = plan[index].lifecycle
         do { try lifecycle.handle(.perform(verb)) } catch { throw .illegalTransition(error) }
 
-        if verb != .playTone {
-            let sameFamily: (ActionVerb) -> Bool =
-                verb == .pause || verb == .resume ? { $0 == .pause || $0 == .resume } : { $0 == verb }
-            let live = plan.conversations[index].slot.flatMap { slots[$0].pendingActions.first { sameFamily($0.action.verb) } }
-            if let clash = live?.action.verb ?? plan.conversations[index].verbs.first(where: sameFamily) {
+        let exclusive = verb.exclusiveWith
+        if exclusive != 0 {
+            let live = plan[index].slot.flatMap { slot in
+                slots[slot].pendingActions.first { $0.action.verb.bit & exclusive != 0 }?.action.verb
+            }
+            if let live { throw .actionAlreadyPending(conversation: uuid, verb: live) }
+            if exclusive & plan[index].verbs != 0 {
+                let clash = ActionVerb.allCases.first { $0.bit & exclusive & plan[index].verbs != 0 }!
                 throw .actionAlreadyPending(conversation: uuid, verb: clash)
             }
         }
 
-        let subject = plan.conversations[index]
+        let subject = plan[index]
         switch action.kind {
         case .start:
             preconditionFailure("Start is validated above")
@@ -124,7 +189,7 @@ extension ManagerCore {
         case .merge(let otherUUID):
             guard otherUUID != uuid else { throw .cannotMergeWithItself(uuid) }
             try require(.merging, of: subject)
-            let other = plan.conversations[try planned(otherUUID, in: &plan)]
+            let other = plan[try planned(otherUUID, in: &plan)]
             do { _ = try other.lifecycle.peek(.perform(.merge)) } catch { throw .illegalTransition(error) }
             try require(.merging, of: other)
             var projection = projectedGroups(&plan)
@@ -136,13 +201,15 @@ extension ManagerCore {
             try projection.unmerge(uuid)
             plan.groups = projection
         }
-        plan.conversations[index].lifecycle = lifecycle
-        plan.conversations[index].verbs.append(verb)
+        plan[index].lifecycle = lifecycle
+        plan[index].verbs |= verb.bit
     }
 
     /// Applies a validated action: creates the conversation for a Start, registers the action as pending with
     /// its deadline, moves the lifecycle and queues the callbacks.
-    private mutating func commit(_ action: ConversationAction, now: Date, manager: ConversationManager) {
+    private mutating func commit(
+        _ action: ConversationAction, slot planned: Int?, now: Date, manager: ConversationManager
+    ) {
         let uuid = action.conversationUUID
         let slot: Int
         if case .start(let handles, let isVideo) = action.kind {
@@ -155,7 +222,10 @@ extension ManagerCore {
                       sequence: takeSequence()))
             outbox.append(.changed(conversation))
         } else {
-            guard let existing = slotOf[uuid] else { preconditionFailure("validated action on a missing conversation") }
+            // A conversation this same transaction started has no planned slot yet.
+            guard let existing = planned ?? slotOf[UUIDKey(uuid)] else {
+                preconditionFailure("validated action on a missing conversation")
+            }
             slot = existing
         }
         let sequence = takeSequence()

@@ -55,9 +55,9 @@ struct ManagerCore: Sendable {
     var hasDelegate = false
     var delegateGeneration = 0
     private(set) var slots: [Entry] = []
-    private(set) var slotOf: [UUID: Int] = [:]
+    private(set) var slotOf: [UUIDKey: Int] = [:]
     private var freeSlots: [Int] = []
-    var pendingUUIDs: Set<UUID> = []
+    var pendingUUIDs: Set<UUIDKey> = []
     var groups = GroupTable()
     var deadlines = DeadlineHeap()
     var scheduledWakeUp: Date?
@@ -91,11 +91,11 @@ struct ManagerCore: Sendable {
 
     var liveCount: Int { slotOf.count }
 
-    func entry(_ uuid: UUID) -> Entry? { slotOf[uuid].map { slots[$0] } }
+    func entry(_ uuid: UUID) -> Entry? { slotOf[UUIDKey(uuid)].map { slots[$0] } }
 
     /// The slot of a live conversation, or the error for a uuid that names none.
     func slot(_ uuid: UUID) throws(ConversationManagerError) -> Int {
-        guard let slot = slotOf[uuid] else { throw missing(uuid) }
+        guard let slot = slotOf[UUIDKey(uuid)] else { throw missing(uuid) }
         return slot
     }
 
@@ -112,15 +112,15 @@ struct ManagerCore: Sendable {
             slot = slots.count
             slots.append(entry)
         }
-        slotOf[entry.conversation.uuid] = slot
+        slotOf[UUIDKey(entry.conversation.uuid)] = slot
         return slot
     }
 
     private mutating func remove(slot: Int) -> Entry {
         let entry = slots[slot]
-        precondition(slotOf[entry.conversation.uuid] == slot, "slot \(slot) is vacant")
+        precondition(slotOf[UUIDKey(entry.conversation.uuid)] == slot, "slot \(slot) is vacant")
         slots[slot] = .vacant
-        slotOf[entry.conversation.uuid] = nil
+        slotOf[UUIDKey(entry.conversation.uuid)] = nil
         freeSlots.append(slot)
         recentlyEnded.insert(entry.conversation.uuid)
         return entry
@@ -176,7 +176,7 @@ struct ManagerCore: Sendable {
         if effects.contains(.markConnected), conversation.connectedAt == nil {
             conversation.connectedAt = date
             if conversation.startedConnectingAt == nil { conversation.startedConnectingAt = date }
-            if conversation.activeRemoteMembers.isEmpty {
+            if conversation.activeRemoteMembers.isEmpty && !conversation.members.isEmpty {
                 var remote = conversation.members
                 if let local = conversation.localMember { remote.remove(local) }
                 conversation.activeRemoteMembers = remote
@@ -186,7 +186,7 @@ struct ManagerCore: Sendable {
         if effects.contains(.finish) {
             conversation.endedReason = transition.endedReason
             conversation.endedAt = date
-            conversation.activeRemoteMembers = []
+            if !conversation.activeRemoteMembers.isEmpty { conversation.activeRemoteMembers = [] }
         }
         return changed
     }
@@ -195,7 +195,7 @@ struct ManagerCore: Sendable {
     private mutating func finish(_ entry: Entry, cause: ConversationAction?) {
         let reason = entry.conversation.endedReason ?? .failed
         for waiting in entry.pendingActions where waiting.action !== cause {
-            pendingUUIDs.remove(waiting.action.uuid)
+            pendingUUIDs.remove(UUIDKey(waiting.action.uuid))
             // An End whose conversation ended anyway reached its goal; anything else can no longer happen.
             let state: ConversationAction.State =
                 waiting.action.verb == .end ? .complete : .failed(reason: "conversation ended (\(reason))")
@@ -207,7 +207,7 @@ struct ManagerCore: Sendable {
     /// Refreshes `groupUUID` of conversations whose group changed and tells the delegate.
     mutating func regroup(_ changed: [UUID], except skipped: UUID?) {
         for other in changed where other != skipped {
-            guard let slot = slotOf[other] else { continue }
+            guard let slot = slotOf[UUIDKey(other)] else { continue }
             let group = groups.groupOf[other]
             guard slots[slot].conversation.groupUUID != group else { continue }
             slots[slot].conversation.groupUUID = group
@@ -219,18 +219,18 @@ struct ManagerCore: Sendable {
 
     mutating func addPending(_ pending: PendingAction, slot: Int, now: Date) {
         slots[slot].pendingActions.append(pending)
-        pendingUUIDs.insert(pending.action.uuid)
+        pendingUUIDs.insert(UUIDKey(pending.action.uuid))
         deadlines.push(.init(deadline: pending.deadline, sequence: pending.sequence, action: pending.action))
         scheduleDeadline(pending.deadline, now: now)
     }
 
     /// Finds and removes `action` from its conversation's pending list.
     mutating func takePending(_ action: ConversationAction) -> (PendingAction, slot: Int)? {
-        guard let slot = slotOf[action.conversationUUID],
+        guard let slot = slotOf[UUIDKey(action.conversationUUID)],
             let index = slots[slot].pendingActions.firstIndex(where: { $0.action === action })
         else { return nil }
         let pending = slots[slot].pendingActions.remove(at: index)
-        pendingUUIDs.remove(action.uuid)
+        pendingUUIDs.remove(UUIDKey(action.uuid))
         return (pending, slot)
     }
 

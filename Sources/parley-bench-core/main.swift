@@ -84,7 +84,7 @@ print("phase 2: bare lifecycle: \(bareTransitions) transitions in \(String(forma
 
 // Phase 3: the full manager and delegate path, five rounds on fresh managers; the median round counts.
 func fullPathRound() throws -> (seconds: Double, actions: Int, callbacks: Int) {
-    let manager = try ConversationManager(configuration: .init(), clock: clock)
+    let manager = try ConversationManager(configuration: .init(), clock: ProcessInfo.processInfo.environment["MANUAL"] != nil ? ManualClock() : clock)
     let delegate = FulfillingDelegate()
     manager.delegate = delegate
     var actionCount = 0
