@@ -70,7 +70,7 @@ extension Scenario {
     }
 
     /// Parses a scenario from JSON text with Foundation's `JSONDecoder`; `source` names it in errors (usually the
-    /// file path). A syntax error carries the decoder's own description (on Linux without line or column).
+    /// file path). A syntax error names its line and column.
     /// Duplicate keys are not rejected: `JSONDecoder` keeps one of the values.
     public static func parse(_ data: Data, source: String) throws(ScenarioError) -> Scenario {
         let whitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
@@ -81,13 +81,17 @@ extension Scenario {
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw invalidJSON(error, source: source)
+            throw invalidJSON(error, data: data, source: source)
         }
         return try ScenarioParser.scenario(from: Node(value: value, path: .root, source: source))
     }
 
-    /// `not valid JSON: …` with whatever the decoder said (its underlying error too, where it gives one).
-    private static func invalidJSON(_ error: any Error, source: String) -> ScenarioError {
+    /// `not valid JSON: Invalid value at line 3, column 14`, from JSONSerialization's account of the syntax
+    /// error, or whatever the decoder said when that has none.
+    private static func invalidJSON(_ error: any Error, data: Data, source: String) -> ScenarioError {
+        if let problem = JSONSyntax.problem(in: data) {
+            return ScenarioError(source: source, path: "", message: "not valid JSON: \(problem)")
+        }
         guard case .dataCorrupted(let context) = error as? DecodingError else {
             return ScenarioError(source: source, path: "", message: "not valid JSON: \(error)")
         }

@@ -219,25 +219,10 @@ public struct ContactDirectory: Sendable {
         case .valueNotFound(let type, let context):
             return "at \(location(context.codingPath)): expected \(type) but found null"
         case .dataCorrupted(let context):
-            let syntax = context.codingPath.isEmpty ? syntaxProblem(in: data).map { " (\($0))" } ?? "" : ""
+            let syntax = context.codingPath.isEmpty ? JSONSyntax.problem(in: data).map { " (\($0))" } ?? "" : ""
             return "at \(location(context.codingPath)): \(context.debugDescription)\(syntax)"
         @unknown default:
             return String(describing: error)
-        }
-    }
-
-    /// JSONSerialization's account of a syntax error ("Invalid value around character 29"), plus its line.
-    private static func syntaxProblem(in data: Data) -> String? {
-        do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-            return nil
-        } catch {
-            guard let message = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String else { return nil }
-            guard let range = message.range(of: "character "),
-                let offset = Int(message[range.upperBound...].prefix(while: \.isNumber)), offset <= data.count
-            else { return message }
-            let line = data.prefix(offset).count(where: { $0 == 0x0A }) + 1
-            return "\(message.trimmingCharacters(in: CharacterSet(charactersIn: "."))), line \(line)"
         }
     }
 }

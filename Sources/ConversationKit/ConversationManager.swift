@@ -152,7 +152,11 @@ public final class ConversationManager: Sendable {
     private func deliver(_ claim: inout DeliveryClaim) {
         while true {
             if let delegate = claim.delegate {
-                for callback in claim.batch { deliver(callback, to: delegate) }
+                // The batch is this thread's own (re-entrant calls queue into the core's outbox), so it is
+                // read in place rather than copied out callback by callback.
+                claim.batch.withUnsafeBufferPointer { batch in
+                    for index in batch.indices { deliver(batch[index], to: delegate) }
+                }
             }
             claim.batch.removeAll(keepingCapacity: true)
             let more = core.withLock { core in core.continueDelivery(&claim) }

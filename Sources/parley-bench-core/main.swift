@@ -13,7 +13,12 @@ import Synchronization
 //
 // The last two lines are `transitions_per_second: N` (phase 3) and `bytes_per_conversation: N` (phase 1).
 
-let conversationCount = Int(ProcessInfo.processInfo.environment["PARLEY_BENCH_CONVERSATIONS"] ?? "") ?? 100_000
+let environment = ProcessInfo.processInfo.environment
+let conversationCount = Int(environment["PARLEY_BENCH_CONVERSATIONS"] ?? "") ?? 100_000
+/// PARLEY_BENCH_MANUAL_CLOCK=1 runs phase 3 on a ManualClock: no timer thread, for instruction counting.
+func roundClock() -> any ConversationClock {
+    environment["PARLEY_BENCH_MANUAL_CLOCK"] == "1" ? ManualClock() : SystemClock()
+}
 
 /// A delegate that fulfils every action at once, inside `perform`, and counts state changes.
 final class FulfillingDelegate: ConversationManagerDelegate {
@@ -72,19 +77,22 @@ let path: [LifecycleInput] = [
     .perform(.start), .fulfill(.start), .startedConnecting, .connected, .perform(.pause), .fulfill(.pause),
     .perform(.resume), .fulfill(.resume), .perform(.end), .fulfill(.end),
 ]
-var bareTransitions = 0
+var bareTransitions = 0, bareStateChanges = 0
 let bareSeconds = try seconds {
     for _ in 0..<conversationCount {
         var lifecycle = ConversationLifecycle(direction: .outgoing)
-        for input in path where try lifecycle.handle(input).changesState { bareTransitions += 1 }
+        for input in path {
+            bareTransitions += 1
+            if try lifecycle.handle(input).changesState { bareStateChanges += 1 }
+        }
     }
 }
 let bareRate = Double(bareTransitions) / bareSeconds
-print("phase 2: bare lifecycle: \(bareTransitions) transitions in \(String(format: "%.3f", bareSeconds)) s = \(format(bareRate))/s")
+print("phase 2: bare lifecycle: \(bareTransitions) transitions (\(bareStateChanges) state changes) in \(String(format: "%.3f", bareSeconds)) s = \(format(bareRate))/s")
 
 // Phase 3: the full manager and delegate path, five rounds on fresh managers; the median round counts.
 func fullPathRound() throws -> (seconds: Double, actions: Int, callbacks: Int) {
-    let manager = try ConversationManager(configuration: .init(), clock: ProcessInfo.processInfo.environment["MANUAL"] != nil ? ManualClock() : clock)
+    let manager = try ConversationManager(configuration: .init(), clock: roundClock())
     let delegate = FulfillingDelegate()
     manager.delegate = delegate
     var actionCount = 0
@@ -108,13 +116,16 @@ var rounds: [(seconds: Double, actions: Int, callbacks: Int)] = []
 for _ in 0..<5 { rounds.append(try fullPathRound()) }
 rounds.sort { $0.seconds < $1.seconds }
 let median = rounds[2]
-// Each conversation: created idle, then 7 state changes (ringing, joining, joined, paused, joined, leaving, left).
-let fullTransitions = conversationCount * 7
+// A transition is an input the lifecycle accepts (ConversationLifecycle.handle returns a LifecycleTransition):
+// 10 per conversation (perform/fulfill start, startedConnecting, connected, perform/fulfill pause, resume,
+// end), 7 of which change the state (ringing, joining, joined, paused, joined, leaving, left).
+let fullTransitions = conversationCount * path.count
+let fullStateChanges = conversationCount * 7
 precondition(median.callbacks == conversationCount * 8, "expected 8 change callbacks per conversation, got \(median.callbacks)")
 let fullRate = Double(fullTransitions) / median.seconds
 print("phase 3: manager + delegate, 5 rounds of \(fullTransitions) transitions, \(median.actions) actions, \(median.callbacks) callbacks")
 print("         rounds: " + rounds.map { format(Double(fullTransitions) / $0.seconds) }.joined(separator: ", ") + " transitions/s")
-print("         median \(format(fullRate)) transitions/s, \(format(Double(median.actions) / median.seconds)) actions/s")
+print("         median \(format(fullRate)) transitions/s (\(format(Double(fullStateChanges) / median.seconds)) state changes/s), \(format(Double(median.actions) / median.seconds)) actions/s")
 print(String(format: "         full path costs %.1f× the bare lifecycle per transition", bareRate / fullRate))
 
 // Phase 4: merge/unmerge churn between five joined conversations.

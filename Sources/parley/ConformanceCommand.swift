@@ -9,7 +9,7 @@ enum ConformanceCommand {
         usage: parley conformance [--quiet] FILE...
                parley conformance --table [--effects]
 
-        Runs conformance scenario files (JSON; see docs/conformance.md) against the conversation engine and
+        Runs conformance scenario files (JSON; the format is in Examples/conformance/README.md) against the conversation engine and
         reports each step as passed (✓) or failed (✗) with a diff. Exits 1 if any step fails, 64 on usage
         errors; a malformed file is reported with the JSON path of the problem and counts as a failure.
 
@@ -43,7 +43,7 @@ enum ConformanceCommand {
             do {
                 scenario = try Scenario.load(contentsOf: URL(fileURLWithPath: file))
             } catch {
-                print("scenario file \(file): \(error)")
+                print("✗ \(error)")
                 failed += 1
                 continue
             }

@@ -20,23 +20,22 @@ private func steps(_ steps: String) -> String { #"{"name": "x", "steps": ["# + s
 private let incoming = #"{"reportIncoming": {"conversation": "A"}}"#
 
 let malformedCases: [MalformedCase] = [
-    // JSONDecoder describes a syntax error only as "The given data was not valid JSON." (no line or column on
-    // this toolchain), so these check that the message names the file, says so, and carries the decoder's text.
+    // Syntax errors name the line and column (from JSONSerialization's character offset).
     MalformedCase(
         label: "not JSON", json: "{\"name\": \"x\",\n \"steps\": [}", path: "",
-        problem: "not valid JSON: The given data was not valid JSON."),
-    MalformedCase(label: "missing value", json: #"{"a": }"#, path: "", problem: "not valid JSON: The given data"),
+        problem: "not valid JSON: Invalid value at line 2, column 12"),
+    MalformedCase(label: "missing value", json: #"{"a": }"#, path: "", problem: "not valid JSON: Invalid value at line 1, column 7"),
     MalformedCase(label: "truncated file", json: #"{"name": "x", "steps": [{"invalidate": tr"#, path: "", problem: "not valid JSON"),
     MalformedCase(label: "text after the document", json: #"{"name": "x"} x"#, path: "", problem: "not valid JSON"),
     MalformedCase(label: "empty file", json: "", path: "", problem: "not valid JSON: the document is empty"),
     MalformedCase(label: "whitespace only", json: " \n\t", path: "", problem: "not valid JSON: the document is empty"),
-    // The decoder only notices a malformed number or string when the value is read; still a syntax error (no path).
+    // Malformed numbers and string escapes are syntax errors too, with their position.
     MalformedCase(
         label: "malformed number", json: steps(#"{"advanceClock": 01}"#), path: "",
-        problem: "not valid JSON: The given data was not valid JSON."),
+        problem: "not valid JSON: Number with leading zero at line 1, column"),
     MalformedCase(
         label: "invalid escape", json: steps(#"{"fulfill": "a\qb"}"#), path: "",
-        problem: "not valid JSON: The given data was not valid JSON."),
+        problem: "not valid JSON: Invalid escape sequence at line 1, column"),
     MalformedCase(
         label: "true is not a number", json: steps(#"{"advanceClock": true}"#), path: "steps[0].advanceClock",
         problem: "expected a number, got a boolean"),
