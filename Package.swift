@@ -8,31 +8,42 @@ let package = Package(
     products: [
         .library(name: "ConversationKit", targets: ["ConversationKit"]),
         .library(name: "ConversationConformance", targets: ["ConversationConformance"]),
+        .library(name: "CallHistory", targets: ["CallHistory"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-bench-core", targets: ["parley-bench-core"]),
+        .executable(name: "parley-bench-history", targets: ["parley-bench-history"]),
     ],
     targets: [
         // Pure LiveCommunicationKit-style model: no sockets, no SIP, no database.
         .target(name: "ConversationKit"),
         // Scenario files (JSON) and the runner that checks them against ConversationKit.
         .target(name: "ConversationConformance", dependencies: ["ConversationKit"]),
+        // SQLite from Debian (libsqlite3-dev); imported only by CallHistory.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The durable, queryable record of ended conversations.
+        .target(name: "CallHistory", dependencies: ["ConversationKit", "CSQLite"]),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
         .executableTarget(
             name: "parley",
-            dependencies: ["ConversationKit", "ConversationConformance", "CommandLineSupport"]
+            dependencies: ["ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport"]
         ),
         .executableTarget(
             name: "parley-bench-core",
             dependencies: ["ConversationKit", "CommandLineSupport"]
         ),
+        .executableTarget(
+            name: "parley-bench-history",
+            dependencies: ["CallHistory", "ConversationKit"]
+        ),
         .testTarget(name: "ConversationKitTests", dependencies: ["ConversationKit"]),
+        .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(
             name: "ConversationConformanceTests",
             dependencies: ["ConversationConformance", "ConversationKit"],
             resources: []
         ),
-        .testTarget(name: "ParleyCLITests", dependencies: ["parley", "CommandLineSupport"]),
+        .testTarget(name: "ParleyCLITests", dependencies: ["parley", "CommandLineSupport", "CallHistory", "ConversationKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,37 @@
+import Foundation
+
+/// Why the call history could not do something. Descriptions name the file and the problem.
+public enum CallHistoryError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file exists but is not a SQLite database, or is damaged.
+    case corruptDatabase(path: String, detail: String)
+    /// The file or its folder cannot be opened (permissions, missing folder, read-only).
+    case cannotOpen(path: String, detail: String)
+    /// The disk is full or an I/O error occurred.
+    case storage(path: String, detail: String)
+    /// The database was written by a newer Parley, whose schema this one does not know.
+    case newerSchema(path: String, found: Int, supported: Int)
+    /// Any other SQLite failure.
+    case database(code: Int, detail: String)
+    /// No record has this id.
+    case unknownRecord(Int64)
+    /// A paging cursor that this store did not make (or that was damaged).
+    case invalidCursor(String)
+    /// A query parameter out of range (limit, time range…).
+    case invalidQuery(String)
+
+    /// The error in words.
+    public var description: String {
+        switch self {
+        case .corruptDatabase(let path, let detail):
+            "\(path): not a usable call-history database (\(detail)); move it aside to start a new one"
+        case .cannotOpen(let path, let detail): "\(path): cannot open the call history (\(detail))"
+        case .storage(let path, let detail): "\(path): storage error (\(detail))"
+        case .newerSchema(let path, let found, let supported):
+            "\(path): the call history has schema version \(found), newer than this Parley supports (\(supported))"
+        case .database(let code, let detail): "call history database error \(code): \(detail)"
+        case .unknownRecord(let id): "no call-history record \(id)"
+        case .invalidCursor(let cursor): "invalid paging cursor '\(cursor)'"
+        case .invalidQuery(let problem): "invalid history query: \(problem)"
+        }
+    }
+}

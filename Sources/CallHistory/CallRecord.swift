@@ -1,0 +1,152 @@
+import ConversationKit
+import Foundation
+
+/// How a conversation turned out, as a phone's Recents shows it.
+public enum CallStatus: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// It connected (whatever ended it afterwards).
+    case connected
+    /// Incoming, never answered here: the caller gave up, or the ring timed out.
+    case missed
+    /// Declined: an incoming one by the local user, or an outgoing one by the remote side.
+    case declined
+    /// Outgoing, the remote side was busy.
+    case busy
+    /// Outgoing, ended before anyone answered (by the local user or a ring timeout).
+    case cancelled
+    /// It could not be serviced.
+    case failed
+    /// Another device of the user answered it.
+    case answeredElsewhere
+    /// Another device of the user declined it.
+    case declinedElsewhere
+
+    /// The status's name.
+    public var description: String { rawValue }
+
+    /// The status of an ended conversation, from its direction, whether it connected, and why it ended.
+    public init(direction: Conversation.Direction, connected: Bool, reason: Conversation.EndedReason) {
+        if connected {
+            self = .connected
+            return
+        }
+        switch (direction, reason) {
+        case (_, .failed): self = .failed
+        case (_, .joinedElsewhere): self = .answeredElsewhere
+        case (_, .declinedElsewhere): self = .declinedElsewhere
+        case (.incoming, .localEnded): self = .declined
+        case (.incoming, .unanswered), (.incoming, .cancelled), (.incoming, .remoteEnded),
+            (.incoming, .busy), (.incoming, .declined):
+            self = .missed
+        case (.outgoing, .busy): self = .busy
+        case (.outgoing, .declined): self = .declined
+        case (.outgoing, .localEnded), (.outgoing, .unanswered), (.outgoing, .cancelled),
+            (.outgoing, .remoteEnded):
+            self = .cancelled
+        }
+    }
+}
+
+/// A remote party as the call history keeps it: the handle as seen, and its normalised value for matching.
+public struct RecordedHandle: Sendable, Hashable, Codable {
+    /// The handle as it was seen during the conversation (kind, raw value, display name).
+    public var handle: Handle
+    /// `handle.value` normalised by the rules in force when it was recorded; nil if it can match nothing.
+    public var normalizedValue: String?
+
+    /// Records `handle`, normalising it with `normalizer`.
+    public init(_ handle: Handle, normalizer: HandleNormalizer) {
+        self.handle = handle
+        self.normalizedValue = normalizer.normalizedValue(kind: handle.kind, value: handle.value)
+    }
+
+    /// A recorded handle with a given normalised value (as read back from storage).
+    public init(handle: Handle, normalizedValue: String?) {
+        self.handle = handle
+        self.normalizedValue = normalizedValue
+    }
+}
+
+/// One ended conversation in the call history.
+public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
+    /// The store's id for the record (stable, increasing); 0 before it is stored.
+    public var id: Int64
+    /// The conversation's uuid.
+    public var uuid: UUID
+    /// Incoming or outgoing.
+    public var direction: Conversation.Direction
+    /// The remote parties, in the order they were known.
+    public var remoteHandles: [RecordedHandle]
+    /// The local party, when known.
+    public var localHandle: Handle?
+    /// How it turned out.
+    public var status: CallStatus
+    /// Why it ended.
+    public var endedReason: Conversation.EndedReason
+    /// When it began (reported incoming, or Start performed).
+    public var startedAt: Date
+    /// When media connected, if it did.
+    public var connectedAt: Date?
+    /// When it ended.
+    public var endedAt: Date
+    /// Whether it carried video.
+    public var isVideo: Bool
+    /// The group it had been merged into, if any; conversations of one group share it.
+    public var groupUUID: UUID?
+    /// The SIP Call-ID, when the conversation was carried over SIP.
+    public var callID: String?
+    /// Whether the user has seen it (missed calls start unread; everything else starts read).
+    public var isRead: Bool
+
+    /// Talk time: from connect to end, 0 if it never connected.
+    public var duration: TimeInterval {
+        connectedAt.map { max(0, endedAt.timeIntervalSince($0)) } ?? 0
+    }
+
+    /// Creates a record field by field.
+    public init(
+        id: Int64 = 0, uuid: UUID, direction: Conversation.Direction, remoteHandles: [RecordedHandle],
+        localHandle: Handle? = nil, status: CallStatus, endedReason: Conversation.EndedReason, startedAt: Date,
+        connectedAt: Date? = nil, endedAt: Date, isVideo: Bool = false, groupUUID: UUID? = nil,
+        callID: String? = nil, isRead: Bool? = nil
+    ) {
+        self.id = id
+        self.uuid = uuid
+        self.direction = direction
+        self.remoteHandles = remoteHandles
+        self.localHandle = localHandle
+        self.status = status
+        self.endedReason = endedReason
+        self.startedAt = startedAt
+        self.connectedAt = connectedAt
+        self.endedAt = endedAt
+        self.isVideo = isVideo
+        self.groupUUID = groupUUID
+        self.callID = callID
+        self.isRead = isRead ?? (status != .missed)
+    }
+
+    /// The record of an ended conversation; nil while it is still live.
+    public init?(_ conversation: Conversation, normalizer: HandleNormalizer, callID: String? = nil) {
+        guard conversation.state == .left, let reason = conversation.endedReason else { return nil }
+        let remote = conversation.members.subtracting(conversation.localMember.map { [$0] } ?? [])
+            .sorted { ($0.kind.rawValue, $0.value, $0.displayName) < ($1.kind.rawValue, $1.value, $1.displayName) }
+        self.init(
+            uuid: conversation.uuid, direction: conversation.direction,
+            remoteHandles: remote.map { RecordedHandle($0, normalizer: normalizer) },
+            localHandle: conversation.localMember,
+            status: CallStatus(direction: conversation.direction, connected: conversation.hasConnected, reason: reason),
+            endedReason: reason, startedAt: conversation.createdAt, connectedAt: conversation.connectedAt,
+            endedAt: conversation.endedAt ?? conversation.createdAt, isVideo: conversation.isVideo,
+            groupUUID: conversation.groupUUID, callID: callID)
+    }
+
+    /// A Start action that calls the same handles again, with the same video setting (Recents redial).
+    public func redialAction(conversationUUID: UUID = RandomUUID.make()) -> ConversationAction {
+        .start(conversationUUID: conversationUUID, handles: remoteHandles.map(\.handle), isVideo: isVideo)
+    }
+
+    /// The name to show: the first remote handle's display name, or "Unknown".
+    public var displayName: String {
+        remoteHandles.first?.handle.displayName ?? "Unknown"
+    }
+}

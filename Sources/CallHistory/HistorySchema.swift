@@ -1,0 +1,73 @@
+import Foundation
+
+/// The call history's schema and its migrations. `PRAGMA user_version` holds the version; each migration
+/// moves the database one version up inside a transaction, so a crash mid-migration leaves the old version.
+enum HistorySchema {
+    /// The version this code writes.
+    static let currentVersion = 2
+
+    /// Migration `n` takes a database from version `n` to `n + 1`.
+    static let migrations: [String] = [
+        // 0 → 1: conversations and their remote handles.
+        """
+        CREATE TABLE conversation (
+            id INTEGER PRIMARY KEY,
+            uuid TEXT NOT NULL UNIQUE,
+            direction TEXT NOT NULL CHECK (direction IN ('incoming', 'outgoing')),
+            status TEXT NOT NULL,
+            ended_reason TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            connected_at REAL,
+            ended_at REAL NOT NULL,
+            is_video INTEGER NOT NULL DEFAULT 0,
+            is_read INTEGER NOT NULL DEFAULT 0,
+            local_kind INTEGER,
+            local_value TEXT,
+            local_display TEXT
+        );
+        CREATE TABLE remote_handle (
+            conversation_id INTEGER NOT NULL REFERENCES conversation (id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            kind INTEGER NOT NULL,
+            value TEXT NOT NULL,
+            normalized TEXT,
+            display_name TEXT NOT NULL,
+            PRIMARY KEY (conversation_id, position)
+        ) WITHOUT ROWID;
+        CREATE INDEX conversation_by_start ON conversation (started_at DESC, id DESC);
+        CREATE INDEX remote_handle_by_value ON remote_handle (kind, normalized);
+        """,
+        // 1 → 2: merged groups, SIP Call-IDs, and indexes for the status and handle queries. The handle index
+        // carries the start time (copied from the conversation) so "calls with this person, newest first"
+        // reads one index range.
+        """
+        ALTER TABLE conversation ADD COLUMN group_uuid TEXT;
+        ALTER TABLE conversation ADD COLUMN call_id TEXT;
+        ALTER TABLE remote_handle ADD COLUMN started_at REAL NOT NULL DEFAULT 0;
+        UPDATE remote_handle SET started_at =
+            (SELECT started_at FROM conversation WHERE conversation.id = remote_handle.conversation_id);
+        DROP INDEX remote_handle_by_value;
+        CREATE INDEX remote_handle_by_value ON remote_handle (kind, normalized, started_at DESC, conversation_id DESC);
+        CREATE INDEX conversation_by_status ON conversation (status, started_at DESC, id DESC);
+        CREATE INDEX conversation_unread ON conversation (status) WHERE is_read = 0;
+        CREATE INDEX conversation_by_group ON conversation (group_uuid) WHERE group_uuid IS NOT NULL;
+        """,
+    ]
+
+    /// Brings the database to `currentVersion`; refuses one from a newer Parley.
+    static func migrate(_ connection: SQLiteConnection) throws(CallHistoryError) {
+        var version = Int(try connection.integer("PRAGMA user_version"))
+        guard version <= currentVersion else {
+            throw .newerSchema(path: connection.path, found: version, supported: currentVersion)
+        }
+        while version < currentVersion {
+            let step = migrations[version]
+            let next = version + 1
+            try connection.transaction { () throws(CallHistoryError) in
+                try connection.execute(step)
+                try connection.execute("PRAGMA user_version = \(next)")
+            }
+            version = next
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import ConversationKit
+import Foundation
+import Synchronization
+
+/// The call history in an embedded SQLite database (WAL mode, versioned schema, prepared statements).
+/// Safe to use from any thread; several stores (and processes) may open the same file: one writes at a
+/// time, readers never block.
+public final class SQLiteCallHistory: CallHistoryStore {
+    /// How hard a commit works to survive crashes.
+    public enum Durability: Sendable {
+        /// Every commit is fsynced: survives a process kill and a power loss (the default).
+        case full
+        /// Survives a process kill; the last commits may be lost on power loss. Faster.
+        case normal
+    }
+
+    /// The database file.
+    public let path: String
+    /// How handles are normalised when stored and queried.
+    public let normalizer: HandleNormalizer
+    let connection: Mutex<SQLiteConnection>
+
+    /// Opens the history at `path`, creating it (and migrating an older schema) unless `create` is false.
+    /// A file that is not a usable database, or one from a newer Parley, is a clear error — never
+    /// overwritten.
+    public init(
+        path: String, normalizer: HandleNormalizer = .northAmerica, durability: Durability = .full,
+        create: Bool = true
+    ) throws(CallHistoryError) {
+        if !create && !FileManager.default.fileExists(atPath: path) {
+            throw .cannotOpen(path: path, detail: "no such file")
+        }
+        let connection = try SQLiteConnection(path: path, create: create)
+        // The first statement reads the header: this is where a file that is not a database fails.
+        let mode = try connection.text("PRAGMA journal_mode = WAL")
+        guard mode?.lowercased() == "wal" else {
+            throw .storage(path: path, detail: "cannot switch to WAL journaling (got \(mode ?? "nothing"))")
+        }
+        switch durability {
+        case .full: try connection.execute("PRAGMA synchronous = FULL")
+        case .normal: try connection.execute("PRAGMA synchronous = NORMAL")
+        }
+        try connection.execute("PRAGMA foreign_keys = ON")
+        try HistorySchema.migrate(connection)
+        self.path = path
+        self.normalizer = normalizer
+        self.connection = Mutex(connection)
+    }
+
+    /// The schema version of the open database.
+    public var schemaVersion: Int {
+        get throws(CallHistoryError) {
+            try connection.withLock { connection throws(CallHistoryError) in
+                Int(try connection.integer("PRAGMA user_version"))
+            }
+        }
+    }
+
+    /// Runs SQLite's own consistency check; returns its complaints (empty when the database is sound).
+    public func check() throws(CallHistoryError) -> [String] {
+        try connection.withLock { connection throws(CallHistoryError) in
+            let statement = try connection.statement("PRAGMA quick_check")
+            var problems: [String] = []
+            while try statement.step() {
+                let line = statement.text(0)
+                if line != "ok" { problems.append(line) }
+            }
+            return problems
+        }
+    }
+
+    // MARK: Writing
+
+    @discardableResult
+    public func insert(_ record: CallRecord) throws(CallHistoryError) -> CallRecord {
+        try connection.withLock { connection throws(CallHistoryError) in
+            try connection.transaction { () throws(CallHistoryError) in
+                if let existing = try RecordReader.record(uuid: record.uuid, in: connection) { return existing }
+                var stored = record
+                stored.id = try RecordWriter.insert(record, into: connection)
+                return stored
+            }
+        }
+    }
+
+    @discardableResult
+    public func insert(contentsOf records: [CallRecord]) throws(CallHistoryError) -> Int {
+        try connection.withLock { connection throws(CallHistoryError) in
+            try connection.transaction { () throws(CallHistoryError) in
+                var added = 0
+                for record in records where try RecordReader.id(uuid: record.uuid, in: connection) == nil {
+                    _ = try RecordWriter.insert(record, into: connection)
+                    added += 1
+                }
+                return added
+            }
+        }
+    }
+
+    @discardableResult
+    public func markRead(ids: [Int64]) throws(CallHistoryError) -> Int {
+        try connection.withLock { connection throws(CallHistoryError) in
+            try connection.transaction { () throws(CallHistoryError) in
+                var changed = 0
+                for id in ids {
+                    guard try RecordReader.exists(id: id, in: connection) else { throw .unknownRecord(id) }
+                    let statement = try connection.statement("UPDATE conversation SET is_read = 1 WHERE id = ? AND is_read = 0")
+                    statement.bind(id, at: 1)
+                    try statement.run()
+                    changed += connection.changes
+                }
+                return changed
+            }
+        }
+    }
+
+    @discardableResult
+    public func markAllRead() throws(CallHistoryError) -> Int {
+        try connection.withLock { connection throws(CallHistoryError) in
+            try connection.statement("UPDATE conversation SET is_read = 1 WHERE is_read = 0").run()
+            return connection.changes
+        }
+    }
+
+    public func delete(id: Int64) throws(CallHistoryError) {
+        try connection.withLock { connection throws(CallHistoryError) in
+            let statement = try connection.statement("DELETE FROM conversation WHERE id = ?")
+            statement.bind(id, at: 1)
+            try statement.run()
+            guard connection.changes == 1 else { throw .unknownRecord(id) }
+        }
+    }
+
+    @discardableResult
+    public func deleteAll(endedBefore date: Date) throws(CallHistoryError) -> Int {
+        try connection.withLock { connection throws(CallHistoryError) in
+            let statement = try connection.statement("DELETE FROM conversation WHERE ended_at < ?")
+            statement.bind(date.timeIntervalSinceReferenceDate, at: 1)
+            try statement.run()
+            return connection.changes
+        }
+    }
+
+    // MARK: Reading
+
+    public func record(id: Int64) throws(CallHistoryError) -> CallRecord {
+        try connection.withLock { connection throws(CallHistoryError) in
+            guard let record = try RecordReader.record(id: id, in: connection) else { throw .unknownRecord(id) }
+            return record
+        }
+    }
+
+    public func record(uuid: UUID) throws(CallHistoryError) -> CallRecord? {
+        try connection.withLock { connection throws(CallHistoryError) in try RecordReader.record(uuid: uuid, in: connection) }
+    }
+
+    public func query(_ query: HistoryQuery) throws(CallHistoryError) -> HistoryPage {
+        let sql = try QueryBuilder(query, normalizer: normalizer, counting: false)
+        return try connection.withLock { connection throws(CallHistoryError) in
+            let statement = try connection.statement(sql.text)
+            statement.bind(all: sql.values)
+            var ids: [Int64] = []
+            while try statement.step() { ids.append(statement.int64(0)) }
+            var records: [CallRecord] = []
+            records.reserveCapacity(ids.count)
+            for id in ids {
+                guard let record = try RecordReader.record(id: id, in: connection) else { continue }
+                records.append(record)
+            }
+            let next = records.count == query.limit
+                ? records.last.map { HistoryCursor(startedAt: $0.startedAt, id: $0.id) } : nil
+            return HistoryPage(records: records, nextCursor: next)
+        }
+    }
+
+    public func count(_ query: HistoryQuery) throws(CallHistoryError) -> Int {
+        let sql = try QueryBuilder(query, normalizer: normalizer, counting: true)
+        return try connection.withLock { connection throws(CallHistoryError) in
+            let statement = try connection.statement(sql.text)
+            statement.bind(all: sql.values)
+            guard try statement.step() else { return 0 }
+            return statement.int(0)
+        }
+    }
+
+    public func recents(limit: Int) throws(CallHistoryError) -> [RecentsEntry] {
+        guard (1...1000).contains(limit) else { throw .invalidQuery("limit must be 1…1000 (got \(limit))") }
+        var grouper = RecentsGrouper(normalizer: normalizer)
+        var cursor: HistoryCursor?
+        repeat {
+            let page = try query(HistoryQuery(limit: 200, cursor: cursor))
+            for record in page.records {
+                grouper.add(record)
+                if grouper.closedCount > limit { return Array(grouper.entries.prefix(limit)) }
+            }
+            cursor = page.nextCursor
+        } while cursor != nil
+        return Array(grouper.allEntries.prefix(limit))
+    }
+}

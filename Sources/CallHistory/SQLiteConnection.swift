@@ -1,0 +1,188 @@
+internal import CSQLite
+import Foundation
+
+/// One SQLite connection. Not thread-safe by itself: its owner serialises access (the store's lock).
+/// C types stay inside this file and `SQLiteStatement`.
+final class SQLiteConnection {
+    private let handle: OpaquePointer
+    let path: String
+    private var cache: [String: SQLiteStatement] = [:]
+
+    /// Opens (creating if asked) the database at `path` and applies Parley's connection settings.
+    init(path: String, create: Bool, busyTimeout: Int32 = 5_000) throws(CallHistoryError) {
+        self.path = path
+        var pointer: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &pointer, flags, nil)
+        guard code == SQLITE_OK, let pointer else {
+            let message = pointer.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close_v2(pointer)
+            throw Self.error(code: code, message: message, path: path)
+        }
+        handle = pointer
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, busyTimeout)
+        _ = csqlite_enable_defensive(handle)
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    static func error(code: Int32, message: String, path: String) -> CallHistoryError {
+        switch code & 0xFF {
+        case SQLITE_NOTADB, SQLITE_CORRUPT:
+            .corruptDatabase(path: path, detail: message)
+        case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY, SQLITE_AUTH:
+            .cannotOpen(path: path, detail: message)
+        case SQLITE_FULL, SQLITE_IOERR:
+            .storage(path: path, detail: message)
+        default:
+            .database(code: Int(code), detail: message)
+        }
+    }
+
+    func error(_ code: Int32) -> CallHistoryError {
+        Self.error(code: code, message: String(cString: sqlite3_errmsg(handle)), path: path)
+    }
+
+    /// Runs SQL text (one or more statements) that returns no rows.
+    func execute(_ sql: String) throws(CallHistoryError) {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw error(code) }
+    }
+
+    /// A prepared statement for `sql`, reused across calls (reset and cleared before it is handed out).
+    func statement(_ sql: String) throws(CallHistoryError) -> SQLiteStatement {
+        if let cached = cache[sql] {
+            cached.reset()
+            return cached
+        }
+        var pointer: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
+        guard code == SQLITE_OK, let pointer else { throw error(code) }
+        let statement = SQLiteStatement(pointer, connection: self)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in a transaction (BEGIN IMMEDIATE … COMMIT), rolling back if it throws.
+    func transaction<T>(_ body: () throws(CallHistoryError) -> T) throws(CallHistoryError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The rowid of the last inserted row.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// A single integer from a query such as `PRAGMA user_version`.
+    func integer(_ sql: String) throws(CallHistoryError) -> Int64 {
+        let statement = try statement(sql)
+        guard try statement.step() else { return 0 }
+        return statement.int64(0)
+    }
+
+    /// A single text value from a query such as `PRAGMA journal_mode`.
+    func text(_ sql: String) throws(CallHistoryError) -> String? {
+        let statement = try statement(sql)
+        guard try statement.step() else { return nil }
+        return statement.text(0)
+    }
+}
+
+/// A prepared statement: bind parameters by index (1-based), step through rows, read columns (0-based).
+final class SQLiteStatement {
+    private let pointer: OpaquePointer
+    private unowned let connection: SQLiteConnection
+
+    init(_ pointer: OpaquePointer, connection: SQLiteConnection) {
+        self.pointer = pointer
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(pointer) }
+
+    func reset() {
+        sqlite3_reset(pointer)
+        sqlite3_clear_bindings(pointer)
+    }
+
+    func bind(_ value: Int64, at index: Int32) { sqlite3_bind_int64(pointer, index, value) }
+    func bind(_ value: Int, at index: Int32) { sqlite3_bind_int64(pointer, index, Int64(value)) }
+    func bind(_ value: Double, at index: Int32) { sqlite3_bind_double(pointer, index, value) }
+    func bind(_ value: Bool, at index: Int32) { sqlite3_bind_int64(pointer, index, value ? 1 : 0) }
+    func bind(_ value: String, at index: Int32) { sqlite3_bind_text(pointer, index, value, -1, csqlite_transient()) }
+    func bindNull(at index: Int32) { sqlite3_bind_null(pointer, index) }
+
+    func bind(_ value: String?, at index: Int32) {
+        if let value { bind(value, at: index) } else { bindNull(at: index) }
+    }
+    func bind(_ value: Double?, at index: Int32) {
+        if let value { bind(value, at: index) } else { bindNull(at: index) }
+    }
+    func bind(_ value: Int?, at index: Int32) {
+        if let value { bind(value, at: index) } else { bindNull(at: index) }
+    }
+
+    /// Binds each value in order from parameter 1.
+    func bind(all values: [SQLiteValue]) {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            switch value {
+            case .integer(let number): bind(number, at: index)
+            case .real(let number): bind(number, at: index)
+            case .text(let text): bind(text, at: index)
+            case .null: bindNull(at: index)
+            }
+        }
+    }
+
+    /// Advances to the next row; false when done.
+    func step() throws(CallHistoryError) -> Bool {
+        let code = sqlite3_step(pointer)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let failure = connection.error(code)
+            sqlite3_reset(pointer)
+            throw failure
+        }
+    }
+
+    /// Steps a statement that returns no rows.
+    func run() throws(CallHistoryError) {
+        while try step() {}
+    }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(pointer, column) == SQLITE_NULL }
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(pointer, column) }
+    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(pointer, column)) }
+    func double(_ column: Int32) -> Double { sqlite3_column_double(pointer, column) }
+    func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+
+    func text(_ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(pointer, column) else { return "" }
+        return String(cString: bytes)
+    }
+    func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+}
+
+/// A value bound into dynamically built SQL.
+enum SQLiteValue: Sendable {
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case null
+}

@@ -1,0 +1,1 @@
+print("placeholder: parley-bench-history is being written")
