@@ -47,10 +47,18 @@ public final class SQLiteCallHistory: CallHistoryStore {
         self.connection = Mutex(connection)
     }
 
+    /// Runs `body` on the connection under the lock and leaves no statement mid-result.
+    func use<T>(_ body: (SQLiteConnection) throws(CallHistoryError) -> T) throws(CallHistoryError) -> T {
+        try connection.withLock { connection throws(CallHistoryError) in
+            defer { connection.finishStatements() }
+            return try body(connection)
+        }
+    }
+
     /// The schema version of the open database.
     public var schemaVersion: Int {
         get throws(CallHistoryError) {
-            try connection.withLock { connection throws(CallHistoryError) in
+            try use { connection throws(CallHistoryError) in
                 Int(try connection.integer("PRAGMA user_version"))
             }
         }
@@ -58,7 +66,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
 
     /// Runs SQLite's own consistency check; returns its complaints (empty when the database is sound).
     public func check() throws(CallHistoryError) -> [String] {
-        try connection.withLock { connection throws(CallHistoryError) in
+        try use { connection throws(CallHistoryError) in
             let statement = try connection.statement("PRAGMA quick_check")
             var problems: [String] = []
             while try statement.step() {
@@ -73,7 +81,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
 
     @discardableResult
     public func insert(_ record: CallRecord) throws(CallHistoryError) -> CallRecord {
-        try connection.withLock { connection throws(CallHistoryError) in
+        try use { connection throws(CallHistoryError) in
             try connection.transaction { () throws(CallHistoryError) in
                 if let existing = try RecordReader.record(uuid: record.uuid, in: connection) { return existing }
                 var stored = record
@@ -85,7 +93,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
 
     @discardableResult
     public func insert(contentsOf records: [CallRecord]) throws(CallHistoryError) -> Int {
-        try connection.withLock { connection throws(CallHistoryError) in
+        try use { connection throws(CallHistoryError) in
             try connection.transaction { () throws(CallHistoryError) in
                 var added = 0
                 for record in records where try RecordReader.id(uuid: record.uuid, in: connection) == nil {
@@ -99,7 +107,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
 
     @discardableResult
     public func markRead(ids: [Int64]) throws(CallHistoryError) -> Int {
-        try connection.withLock { connection throws(CallHistoryError) in
+        try use { connection throws(CallHistoryError) in
             try connection.transaction { () throws(CallHistoryError) in
                 var changed = 0
                 for id in ids {
@@ -116,14 +124,14 @@ public final class SQLiteCallHistory: CallHistoryStore {
 
     @discardableResult
     public func markAllRead() throws(CallHistoryError) -> Int {
-        try connection.withLock { connection throws(CallHistoryError) in
+        try use { connection throws(CallHistoryError) in
             try connection.statement("UPDATE conversation SET is_read = 1 WHERE is_read = 0").run()
             return connection.changes
         }
     }
 
     public func delete(id: Int64) throws(CallHistoryError) {
-        try connection.withLock { connection throws(CallHistoryError) in
+        try use { connection throws(CallHistoryError) in
             let statement = try connection.statement("DELETE FROM conversation WHERE id = ?")
             statement.bind(id, at: 1)
             try statement.run()
@@ -133,7 +141,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
 
     @discardableResult
     public func deleteAll(endedBefore date: Date) throws(CallHistoryError) -> Int {
-        try connection.withLock { connection throws(CallHistoryError) in
+        try use { connection throws(CallHistoryError) in
             let statement = try connection.statement("DELETE FROM conversation WHERE ended_at < ?")
             statement.bind(date.timeIntervalSinceReferenceDate, at: 1)
             try statement.run()
@@ -144,19 +152,19 @@ public final class SQLiteCallHistory: CallHistoryStore {
     // MARK: Reading
 
     public func record(id: Int64) throws(CallHistoryError) -> CallRecord {
-        try connection.withLock { connection throws(CallHistoryError) in
+        try use { connection throws(CallHistoryError) in
             guard let record = try RecordReader.record(id: id, in: connection) else { throw .unknownRecord(id) }
             return record
         }
     }
 
     public func record(uuid: UUID) throws(CallHistoryError) -> CallRecord? {
-        try connection.withLock { connection throws(CallHistoryError) in try RecordReader.record(uuid: uuid, in: connection) }
+        try use { connection throws(CallHistoryError) in try RecordReader.record(uuid: uuid, in: connection) }
     }
 
     public func query(_ query: HistoryQuery) throws(CallHistoryError) -> HistoryPage {
         let sql = try QueryBuilder(query, normalizer: normalizer, counting: false)
-        return try connection.withLock { connection throws(CallHistoryError) in
+        return try use { connection throws(CallHistoryError) in
             let statement = try connection.statement(sql.text)
             statement.bind(all: sql.values)
             var ids: [Int64] = []
@@ -175,7 +183,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
 
     public func count(_ query: HistoryQuery) throws(CallHistoryError) -> Int {
         let sql = try QueryBuilder(query, normalizer: normalizer, counting: true)
-        return try connection.withLock { connection throws(CallHistoryError) in
+        return try use { connection throws(CallHistoryError) in
             let statement = try connection.statement(sql.text)
             statement.bind(all: sql.values)
             guard try statement.step() else { return 0 }

@@ -3,7 +3,9 @@ import Foundation
 
 /// One SQLite connection. Not thread-safe by itself: its owner serialises access (the store's lock).
 /// C types stay inside this file and `SQLiteStatement`.
-final class SQLiteConnection {
+// @unchecked Sendable: a connection is only ever reached through `SQLiteCallHistory.connection`, a Mutex, so
+// no two threads touch it at once; SQLite itself is opened NOMUTEX on that promise.
+final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     let path: String
     private var cache: [String: SQLiteStatement] = [:]
@@ -67,14 +69,22 @@ final class SQLiteConnection {
         return statement
     }
 
+    /// Resets every cached statement: a statement left mid-result holds its read snapshot open and blocks
+    /// COMMIT, so each operation ends with this.
+    func finishStatements() {
+        for statement in cache.values { statement.reset() }
+    }
+
     /// Runs `body` in a transaction (BEGIN IMMEDIATE … COMMIT), rolling back if it throws.
     func transaction<T>(_ body: () throws(CallHistoryError) -> T) throws(CallHistoryError) -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
+            finishStatements()
             try execute("COMMIT")
             return result
         } catch {
+            finishStatements()
             try? execute("ROLLBACK")
             throw error
         }
@@ -89,6 +99,7 @@ final class SQLiteConnection {
     /// A single integer from a query such as `PRAGMA user_version`.
     func integer(_ sql: String) throws(CallHistoryError) -> Int64 {
         let statement = try statement(sql)
+        defer { statement.reset() }
         guard try statement.step() else { return 0 }
         return statement.int64(0)
     }
@@ -96,6 +107,7 @@ final class SQLiteConnection {
     /// A single text value from a query such as `PRAGMA journal_mode`.
     func text(_ sql: String) throws(CallHistoryError) -> String? {
         let statement = try statement(sql)
+        defer { statement.reset() }
         guard try statement.step() else { return nil }
         return statement.text(0)
     }

@@ -1,0 +1,97 @@
+import CallHistory
+import ConversationKit
+import Foundation
+import Testing
+
+@Suite("Call records")
+struct CallRecordTests {
+    struct StatusCase: Sendable, CustomTestStringConvertible {
+        let direction: Conversation.Direction
+        let connected: Bool
+        let reason: Conversation.EndedReason
+        let status: CallStatus
+        var testDescription: String { "\(direction) connected=\(connected) \(reason) → \(status)" }
+    }
+
+    static let statusCases: [StatusCase] = [
+        .init(direction: .incoming, connected: true, reason: .remoteEnded, status: .connected),
+        .init(direction: .incoming, connected: true, reason: .failed, status: .connected),
+        .init(direction: .outgoing, connected: true, reason: .localEnded, status: .connected),
+        .init(direction: .incoming, connected: false, reason: .unanswered, status: .missed),
+        .init(direction: .incoming, connected: false, reason: .cancelled, status: .missed),
+        .init(direction: .incoming, connected: false, reason: .localEnded, status: .declined),
+        .init(direction: .incoming, connected: false, reason: .joinedElsewhere, status: .answeredElsewhere),
+        .init(direction: .incoming, connected: false, reason: .declinedElsewhere, status: .declinedElsewhere),
+        .init(direction: .incoming, connected: false, reason: .failed, status: .failed),
+        .init(direction: .outgoing, connected: false, reason: .busy, status: .busy),
+        .init(direction: .outgoing, connected: false, reason: .declined, status: .declined),
+        .init(direction: .outgoing, connected: false, reason: .localEnded, status: .cancelled),
+        .init(direction: .outgoing, connected: false, reason: .unanswered, status: .cancelled),
+        .init(direction: .outgoing, connected: false, reason: .failed, status: .failed),
+    ]
+
+    @Test("status from direction, connection and reason", arguments: statusCases)
+    func status(_ item: StatusCase) {
+        #expect(CallStatus(direction: item.direction, connected: item.connected, reason: item.reason) == item.status)
+    }
+
+    @Test("a live conversation has no record; an ended one keeps everything the history needs")
+    func fromConversation() throws {
+        let clock = ManualClock()
+        let manager = try ConversationManager(configuration: .init(), clock: clock)
+        let uuid = UUID()
+        try manager.reportNewIncomingConversation(
+            uuid: uuid,
+            update: .init(localMember: Handle(kind: .phoneNumber, value: "+14155559999"), members: [alice]))
+        #expect(CallRecord(manager.conversation(uuid)!, normalizer: .northAmerica) == nil)
+        let delegate = Collector()
+        manager.delegate = delegate
+        clock.advance(by: 2)
+        try manager.perform([.join(conversationUUID: uuid)])  // the delegate fulfils at once: joined
+        clock.advance(by: 90)
+        try manager.reportConversationEvent(.ended(clock.now(), .remoteEnded), for: uuid)
+        let ended = try #require(delegate.last)
+        let record = try #require(CallRecord(ended, normalizer: .northAmerica, callID: "abc@host"))
+        #expect(record.status == .connected)
+        #expect(record.endedReason == .remoteEnded)
+        #expect(record.duration == 90)
+        #expect(record.remoteHandles.map(\.handle) == [alice])
+        #expect(record.remoteHandles.first?.normalizedValue == "+14155550100")
+        #expect(record.localHandle?.value == "+14155559999")
+        #expect(record.callID == "abc@host")
+        #expect(record.isRead)
+    }
+
+    @Test("redial turns a record into a Start action with its handles and video flag")
+    func redial() {
+        let record = makeRecord([alice, bob], direction: .outgoing, video: true)
+        let action = record.redialAction()
+        guard case .start(let handles, let isVideo) = action.kind else {
+            Issue.record("expected a start action, got \(action.kind)")
+            return
+        }
+        #expect(handles == [alice, bob])
+        #expect(isVideo)
+    }
+
+    @Test("cursor text round-trips; damaged text is rejected")
+    func cursor() {
+        let cursor = HistoryCursor(startedAt: base, id: 42)
+        #expect(HistoryCursor(cursor.description) == cursor)
+        for bad in ["", "h1", "h1.zz.4", "h2.0.1", "h1.0.-1", "h1.7ff0000000000000.3", "h1..1"] {
+            #expect(HistoryCursor(bad) == nil, "\(bad)")
+        }
+    }
+}
+
+/// Keeps the last conversation snapshot the manager reported.
+final class Collector: ConversationManagerDelegate, @unchecked Sendable {
+    // Only touched from the manager's delivery, which never overlaps (one callback at a time).
+    var last: Conversation?
+    func conversationManager(_ manager: ConversationManager, conversationChanged conversation: Conversation) {
+        last = conversation
+    }
+    func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {
+        action.fulfill()
+    }
+}

@@ -1,0 +1,160 @@
+@testable import CallHistory
+import ConversationKit
+import Foundation
+import Testing
+
+@Suite("History store: files, schema and concurrency")
+struct StoreLifecycleTests {
+    @Test("a version-1 database is migrated in place and its records stay queryable")
+    func migrationFromVersionOne() throws {
+        let temp = try TemporaryHistory()
+        do {
+            // Build a database as the first schema left it, with one record in it.
+            let connection = try SQLiteConnection(path: temp.path, create: true)
+            try connection.execute(HistorySchema.migrations[0])
+            try connection.execute("PRAGMA user_version = 1")
+            try connection.execute(
+                """
+                INSERT INTO conversation (id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
+                    is_video, is_read)
+                VALUES (7, '6F9619FF-8B86-D011-B42D-00C04FC964FF', 'incoming', 'missed', 'unanswered', 1000, NULL, 1030, 0, 0);
+                INSERT INTO remote_handle (conversation_id, position, kind, value, normalized, display_name)
+                VALUES (7, 0, 2, '415-555-0100', '+14155550100', 'Alice');
+                """)
+        }
+        let store = try temp.open()
+        #expect(try store.schemaVersion == HistorySchema.currentVersion)
+        let record = try store.record(id: 7)
+        #expect(record.status == .missed)
+        #expect(record.groupUUID == nil && record.callID == nil)
+        #expect(record.remoteHandles.first?.handle.displayName == "Alice")
+        let found = try store.query(HistoryQuery(handle: Handle(kind: .phoneNumber, value: "+1 415 555 0100")))
+        #expect(found.records.map(\.id) == [7], "the handle index was rebuilt with start times")
+        #expect(try store.count(.missed(unreadOnly: true)) == 1)
+        // New records get the new columns.
+        let group = UUID()
+        let added = try store.insert(makeRecord([alice], group: group, callID: "x@y"))
+        #expect(try store.record(id: added.id).groupUUID == group)
+        // Opening again is a no-op.
+        #expect(try temp.open().schemaVersion == HistorySchema.currentVersion)
+    }
+
+    @Test("a database from a newer Parley is refused, not touched")
+    func newerSchema() throws {
+        let temp = try TemporaryHistory()
+        _ = try temp.open()
+        do {
+            let connection = try SQLiteConnection(path: temp.path, create: false)
+            try connection.execute("PRAGMA user_version = 99")
+        }
+        #expect(throws: CallHistoryError.newerSchema(path: temp.path, found: 99, supported: HistorySchema.currentVersion)) {
+            try temp.open()
+        }
+    }
+
+    @Test("a file that is not a database gives a clear error and is left as it was")
+    func corruptFile() throws {
+        let temp = try TemporaryHistory()
+        let junk = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try junk.write(to: URL(fileURLWithPath: temp.path))
+        do {
+            _ = try temp.open()
+            Issue.record("opening a junk file succeeded")
+        } catch let error as CallHistoryError {
+            guard case .corruptDatabase(let path, _) = error else {
+                Issue.record("expected corruptDatabase, got \(error)")
+                return
+            }
+            #expect(path == temp.path)
+            #expect(error.description.contains("not a usable call-history database"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: temp.path)) == junk)
+    }
+
+    @Test("missing files, unwritable places and directories are clear errors")
+    func unopenable() throws {
+        let temp = try TemporaryHistory()
+        #expect(throws: CallHistoryError.cannotOpen(path: temp.path, detail: "no such file")) {
+            try SQLiteCallHistory(path: temp.path, create: false)
+        }
+        #expect(throws: CallHistoryError.self) {
+            try SQLiteCallHistory(path: temp.directory.appending(path: "missing/dir/history.sqlite").path)
+        }
+        #expect(throws: CallHistoryError.self) { try SQLiteCallHistory(path: temp.directory.path) }
+    }
+
+    @Test("records survive closing and reopening, and the database checks clean")
+    func reopen() throws {
+        let temp = try TemporaryHistory()
+        var uuids: [UUID] = []
+        do {
+            let store = try temp.open(durability: .full)
+            for minute in 0..<20 { uuids.append(try store.insert(makeRecord([alice], minutes: Double(minute))).uuid) }
+        }
+        let store = try temp.open()
+        #expect(try uuids.allSatisfy { try store.record(uuid: $0) != nil })
+        #expect(try store.check().isEmpty)
+    }
+
+    @Test("one writer and three readers on one file at once (WAL): no errors, readers see whole records")
+    func concurrentWriterAndReaders() async throws {
+        let temp = try TemporaryHistory()
+        let writer = try temp.open()
+        let readers = try (0..<3).map { _ in try temp.open() }
+        let total = 300
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                for minute in 0..<total {
+                    try writer.insert(makeRecord([alice, bob], status: minute % 3 == 0 ? .missed : .connected, minutes: Double(minute)))
+                }
+                return total
+            }
+            for reader in readers {
+                group.addTask {
+                    var last = 0
+                    var reads = 0
+                    while last < total {
+                        let count = try reader.count(HistoryQuery())
+                        #expect(count >= last, "counts never go backwards")
+                        last = count
+                        for record in try reader.query(HistoryQuery(handle: bob, limit: 20)).records {
+                            #expect(record.remoteHandles.count == 2, "a record is never seen half-written")
+                        }
+                        _ = try reader.recents(limit: 5)
+                        reads += 1
+                    }
+                    return reads
+                }
+            }
+            var results: [Int] = []
+            for try await result in group { results.append(result) }
+            #expect(results.count == 4)
+        }
+        #expect(try writer.count(HistoryQuery()) == total)
+        #expect(try readers[0].count(.missed()) == total / 3)
+    }
+
+    @Test("the recorder stores ended conversations once, and none when Recents are off")
+    func recorder() throws {
+        let temp = try TemporaryHistory()
+        let store = try temp.open()
+        let recorder = HistoryRecorder(store: store, configuration: .init())
+        let silent = HistoryRecorder(store: store, configuration: .init(includesConversationInRecents: false))
+        let clock = ManualClock()
+        let manager = try ConversationManager(configuration: .init(), clock: clock)
+        let collector = Collector()
+        manager.delegate = collector
+        let uuid = UUID()
+        try manager.reportNewIncomingConversation(uuid: uuid, update: .init(members: [alice]))
+        #expect(try recorder.conversationChanged(manager.conversation(uuid)!) == nil, "live conversations are not recorded")
+        clock.advance(by: 30)
+        try manager.reportConversationEvent(.ended(clock.now(), .cancelled), for: uuid)
+        let ended = try #require(collector.last)
+        #expect(try silent.conversationChanged(ended) == nil)
+        let record = try #require(try recorder.conversationChanged(ended, callID: "c@h"))
+        #expect(record.status == .missed)
+        #expect(record.isRead == false)
+        #expect(try recorder.conversationChanged(ended)?.id == record.id)
+        #expect(try store.count(HistoryQuery()) == 1)
+    }
+}

@@ -1,0 +1,144 @@
+import CallHistory
+import ConversationKit
+import Foundation
+import Testing
+
+@Suite("History store: writing and querying")
+struct StoreQueryTests {
+    @Test("a record reads back exactly; storing the same conversation twice keeps one")
+    func roundTrip() throws {
+        let temp = try TemporaryHistory()
+        let store = try temp.open()
+        let group = UUID()
+        let record = makeRecord([alice, bob], direction: .outgoing, video: true, group: group, callID: "a84b4c76e66710")
+        let stored = try store.insert(record)
+        #expect(stored.id > 0)
+        var expected = record
+        expected.id = stored.id
+        #expect(try store.record(id: stored.id) == expected)
+        #expect(try store.record(uuid: record.uuid) == expected)
+        #expect(try store.insert(record).id == stored.id)
+        #expect(try store.count(HistoryQuery()) == 1)
+        #expect(try store.insert(contentsOf: [record, makeRecord([carol])]) == 1)
+    }
+
+    @Test("handle queries use the matching rules: any written form of a number finds it")
+    func handleMatching() throws {
+        let temp = try TemporaryHistory()
+        let store = try temp.open()
+        try store.insert(contentsOf: [
+            makeRecord([alice], minutes: 1),
+            makeRecord([Handle(kind: .phoneNumber, value: "+1 (415) 555-0100")], minutes: 2),
+            makeRecord([Handle(kind: .phoneNumber, value: "+1 415 555 0199")], minutes: 3),
+            makeRecord([bob], minutes: 4),
+            makeRecord([carol, Handle(kind: .phoneNumber, value: "1-415-555-0100")], minutes: 5),
+        ])
+        for form in ["+1 415 555 0100", "4155550100", "14155550100", "tel:+1-415-555-0100"] {
+            let page = try store.query(HistoryQuery(handle: Handle(kind: .phoneNumber, value: form)))
+            #expect(page.records.map(\.startedAt) == [5, 2, 1].map { base.addingTimeInterval($0 * 60) }, "\(form)")
+        }
+        #expect(try store.query(HistoryQuery(handle: Handle(kind: .emailAddress, value: " BOB@example.COM"))).records.count == 1)
+        #expect(try store.query(HistoryQuery(handle: Handle(kind: .generic, value: "SIP:carol@127.0.0.1"))).records.isEmpty)
+        #expect(try store.query(HistoryQuery(handle: carol)).records.count == 1)
+        #expect(throws: CallHistoryError.invalidQuery("'call me!' is not a usable phoneNumber handle")) {
+            try store.query(HistoryQuery(handle: Handle(kind: .phoneNumber, value: "call me!")))
+        }
+    }
+
+    @Test("direction, status, time range, display name and unread filters, alone and together")
+    func filters() throws {
+        let temp = try TemporaryHistory()
+        let store = try temp.open()
+        try store.insert(contentsOf: [
+            makeRecord([alice], direction: .incoming, status: .missed, minutes: 1),
+            makeRecord([alice], direction: .incoming, status: .connected, minutes: 2),
+            makeRecord([bob], direction: .outgoing, status: .busy, minutes: 3),
+            makeRecord([bob], direction: .incoming, status: .missed, minutes: 4),
+            makeRecord([carol], direction: .outgoing, status: .cancelled, minutes: 5),
+        ])
+        func minutes(_ query: HistoryQuery) throws -> [Double] {
+            try store.query(query).records.map { $0.startedAt.timeIntervalSince(base) / 60 }
+        }
+        #expect(try minutes(HistoryQuery()) == [5, 4, 3, 2, 1])
+        #expect(try minutes(HistoryQuery(direction: .outgoing)) == [5, 3])
+        #expect(try minutes(.missed()) == [4, 1])
+        #expect(try minutes(HistoryQuery(statuses: [.busy, .cancelled])) == [5, 3])
+        #expect(try minutes(HistoryQuery(startedFrom: base.addingTimeInterval(120), startedBefore: base.addingTimeInterval(240))) == [3, 2])
+        #expect(try minutes(HistoryQuery(displayNameContains: "lice")) == [2, 1])
+        #expect(try minutes(HistoryQuery(displayNameContains: "%")) == [])
+        #expect(try minutes(HistoryQuery(unreadOnly: true)) == [4, 1])
+        #expect(try minutes(HistoryQuery(handle: alice, statuses: [.missed], unreadOnly: true)) == [1])
+        #expect(try store.count(.missed(unreadOnly: true)) == 2)
+        #expect(throws: CallHistoryError.self) { try store.query(HistoryQuery(limit: 0)) }
+        #expect(throws: CallHistoryError.self) {
+            try store.query(HistoryQuery(startedFrom: base, startedBefore: base))
+        }
+    }
+
+    @Test("mark read, mark all read, delete one, clear before a date; unknown ids are errors")
+    func maintenance() throws {
+        let temp = try TemporaryHistory()
+        let store = try temp.open()
+        let missed = try store.insert(makeRecord([alice], status: .missed, minutes: 1))
+        let other = try store.insert(makeRecord([bob], status: .missed, minutes: 2))
+        let old = try store.insert(makeRecord([carol], minutes: -600))
+        #expect(try store.count(.missed(unreadOnly: true)) == 2)
+        #expect(try store.markRead(ids: [missed.id]) == 1)
+        #expect(try store.markRead(ids: [missed.id]) == 0)
+        #expect(throws: CallHistoryError.unknownRecord(999)) { try store.markRead(ids: [other.id, 999]) }
+        #expect(try store.record(id: other.id).isRead == false, "a failed mark-read changes nothing")
+        #expect(try store.markAllRead() == 1)
+        #expect(try store.count(.missed(unreadOnly: true)) == 0)
+        try store.delete(id: missed.id)
+        #expect(throws: CallHistoryError.unknownRecord(missed.id)) { try store.delete(id: missed.id) }
+        #expect(throws: CallHistoryError.unknownRecord(missed.id)) { try store.record(id: missed.id) }
+        #expect(try store.deleteAll(endedBefore: base) == 1)
+        #expect(try store.record(uuid: old.uuid) == nil)
+        #expect(try store.count(HistoryQuery()) == 1)
+        #expect(try store.query(HistoryQuery(handle: carol)).records.isEmpty, "handles go with their record")
+    }
+
+    @Test("recents collapses consecutive conversations with one person of one kind")
+    func recents() throws {
+        let temp = try TemporaryHistory()
+        let store = try temp.open()
+        try store.insert(contentsOf: [
+            makeRecord([alice], status: .missed, minutes: 1),
+            makeRecord([Handle(kind: .phoneNumber, value: "+1 415 555 0100")], status: .missed, minutes: 2),
+            makeRecord([alice], status: .connected, minutes: 3),
+            makeRecord([bob], status: .missed, minutes: 4),
+            makeRecord([alice], status: .missed, minutes: 5),
+            makeRecord([alice], direction: .outgoing, status: .connected, minutes: 6),
+        ])
+        let lines = try store.recents(limit: 10)
+        #expect(lines.map(\.count) == [1, 1, 1, 1, 2])
+        #expect(lines.map(\.latest.status) == [.connected, .missed, .missed, .connected, .missed])
+        #expect(lines.last?.records.map(\.startedAt) == [2, 1].map { base.addingTimeInterval($0 * 60) })
+        #expect(try store.recents(limit: 2).count == 2)
+        #expect(throws: CallHistoryError.self) { try store.recents(limit: 0) }
+    }
+
+    @Test("cursor paging neither repeats nor skips while newer records arrive")
+    func pagingStability() throws {
+        let temp = try TemporaryHistory()
+        let store = try temp.open()
+        // 25 records, five of which share one start time (ties are broken by id).
+        try store.insert(contentsOf: (0..<25).map { makeRecord([alice], minutes: Double($0 < 5 ? 100 : $0)) })
+        var seen: [Int64] = []
+        var cursor: HistoryCursor?
+        var page = 0
+        repeat {
+            let result = try store.query(HistoryQuery(limit: 7, cursor: cursor))
+            seen += result.records.map(\.id)
+            cursor = result.nextCursor
+            // Newer calls arrive between pages.
+            try store.insert(makeRecord([bob], minutes: 1000 + Double(page)))
+            page += 1
+        } while cursor != nil
+        #expect(seen.count == 25)
+        #expect(Set(seen).count == 25)
+        let starts = try seen.map { try store.record(id: $0).startedAt }
+        #expect(starts == starts.sorted(by: >))
+        #expect(try store.count(HistoryQuery()) == 25 + page)
+    }
+}
