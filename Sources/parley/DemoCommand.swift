@@ -7,13 +7,26 @@ import Foundation
 /// two minutes of the story run in an instant and every line shows the simulated time.
 enum DemoCommand {
     static let help = """
-        usage: parley demo
+        usage: parley demo [--data-dir DIR] [--repeat N] [--quiet]
 
         Drives conversations through the engine — incoming answered, held and resumed, tones, an outgoing call,
         a merge and unmerge, a declined call, a missed call, a call the network never answers (its Start times
         out), remote and local hang-ups — and prints every lifecycle transition and action as it happens,
         then a summary of how each conversation ended.
+
+        Every conversation is recorded in a call history as it ends (A connected, B connected, C declined,
+        D missed, E failed); the demo prints that history at the end, as 'parley history' shows it. The story
+        plays on a simulated clock that ends at the current time.
+
+          --data-dir DIR   record into DIR/history.sqlite (created if needed; existing records are kept);
+                           default: a fresh temporary directory, whose path is printed
+          --repeat N       play the story N times (default 1), each time with new conversation uuids
+          --quiet          print only 'recorded <uuid> <status>' for each conversation, as soon as its
+                           record is durable, and nothing else (for crash tests)
         """
+
+    /// How long one story lasts on the simulated clock.
+    static let storyLength: TimeInterval = 120
 
     static func run(_ raw: [String]) throws -> ExitCode {
         var arguments = Arguments(raw)
@@ -21,10 +34,36 @@ enum DemoCommand {
             print(help)
             return .ok
         }
+        let quiet = arguments.flag("--quiet", "-q")
+        let repeats = try arguments.option("--repeat", as: "a whole number from 1 to 100000") { text in
+            Int(text).flatMap { (1...100_000).contains($0) ? $0 : nil }
+        } ?? 1
+        let chosenDirectory = try arguments.option("--data-dir")
+        if chosenDirectory?.isEmpty == true { throw UsageError("--data-dir needs a directory") }
         try arguments.finish()
-        let demo = try DemoStory()
-        demo.play()
-        return demo.summary() ? .ok : .failure
+
+        let directory = chosenDirectory ?? DemoHistory.temporaryDirectory()
+        let history = try DemoHistory(
+            directory: directory, configuration: DemoStory.configuration, contacts: DemoPeople.contacts, quiet: quiet)
+        if !quiet {
+            print(chosenDirectory == nil
+                ? "Recording the call history in \(directory) (a fresh temporary directory).\n"
+                : "Recording the call history in \(history.store.path).\n")
+        }
+        // The stories follow each other on the simulated clock; the last one ends now.
+        let now = Date(timeIntervalSinceReferenceDate: Date().timeIntervalSinceReferenceDate.rounded(.down))
+        let first = now.addingTimeInterval(-storyLength * TimeInterval(repeats))
+        var allEnded = true
+        for round in 0..<repeats {
+            if repeats > 1 && !quiet { print("\(round == 0 ? "" : "\n")=== story \(round + 1) of \(repeats) ===\n") }
+            let demo = try DemoStory(
+                start: first.addingTimeInterval(storyLength * TimeInterval(round)), history: history, quiet: quiet)
+            demo.play()
+            allEnded = demo.summary() && allEnded
+        }
+        if !quiet { print(try history.summary()) }
+        flushOutput()
+        return allEnded && history.failures == 0 ? .ok : .failure
     }
 }
 
@@ -44,18 +83,23 @@ enum DemoPeople {
 
 /// The script: when the user does what.
 final class DemoStory: Sendable {
-    let clock = ManualClock()
+    let clock: ManualClock
     let manager: ConversationManager
     let printer: DemoPrinter
     let network: DemoNetwork
     let start: Date
     let alice = UUID(), bob = UUID(), carol = UUID(), dave = UUID(), london = UUID()
 
-    init() throws {
-        manager = try ConversationManager(configuration: .init(defaultActionTimeout: 10), clock: clock)
-        start = clock.now()
-        printer = DemoPrinter(clock: clock, contacts: DemoPeople.contacts)
-        network = DemoNetwork(clock: clock, printer: printer)
+    /// The manager's configuration.
+    static let configuration = ConversationManager.Configuration(defaultActionTimeout: 10)
+
+    /// A story starting at `start` on its own manual clock, recording into `history` if given.
+    init(start: Date = Date(), history: DemoHistory? = nil, quiet: Bool = false) throws {
+        clock = ManualClock(start: start)
+        manager = try ConversationManager(configuration: Self.configuration, clock: clock)
+        self.start = clock.now()
+        printer = DemoPrinter(clock: clock, contacts: DemoPeople.contacts, quiet: quiet)
+        network = DemoNetwork(clock: clock, printer: printer, history: history)
         network.answersAfter = [bob: 3]
         network.neverResponds = [london]
         printer.label(alice, "A")
@@ -87,7 +131,7 @@ final class DemoStory: Sendable {
         at(30) { self.network.remoteHangsUp(self.bob) }
         at(35) { self.user("calls London", [.start(conversationUUID: self.london, handles: [DemoPeople.london])]) }
         at(60) { self.user("ends A", [.end(conversationUUID: self.alice)]) }
-        clock.advance(by: 120)
+        clock.advance(by: DemoCommand.storyLength)
     }
 
     private func at(_ seconds: TimeInterval, _ step: @escaping @Sendable () -> Void) {

@@ -5,6 +5,7 @@ import Synchronization
 /// A pretend SIP network behind the demo's manager: it is the manager's delegate, performs each action the way
 /// a SIP peer would answer it (after simulated delays on the manual clock), and reports network events.
 final class DemoNetwork: ConversationManagerDelegate {
+    /// The manager and the scripted network behaviour, behind one lock.
     private struct State {
         var manager: ConversationManager?
         var answersAfter: [UUID: TimeInterval] = [:]
@@ -13,12 +14,15 @@ final class DemoNetwork: ConversationManagerDelegate {
     private let state = Mutex(State())
     let clock: ManualClock
     let printer: DemoPrinter
+    /// Where ended conversations are recorded, if anywhere.
+    let history: DemoHistory?
     /// How long an incoming conversation rings before the network gives up on it.
     let ringTimeout: TimeInterval = 25
 
-    init(clock: ManualClock, printer: DemoPrinter) {
+    init(clock: ManualClock, printer: DemoPrinter, history: DemoHistory? = nil) {
         self.clock = clock
         self.printer = printer
+        self.history = history
     }
 
     var manager: ConversationManager? {
@@ -72,6 +76,7 @@ final class DemoNetwork: ConversationManagerDelegate {
 
     func conversationManager(_ manager: ConversationManager, conversationChanged conversation: Conversation) {
         printer.changed(conversation)
+        history?.conversationChanged(conversation, printer: printer)
     }
 
     func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {

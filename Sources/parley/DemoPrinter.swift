@@ -4,6 +4,7 @@ import Synchronization
 
 /// Prints the demo's lines: simulated time, conversation label and who it is with, what happened.
 final class DemoPrinter: Sendable {
+    /// Labels, each conversation's last seen value, and the ended ones, behind one lock.
     private struct State {
         var labels: [UUID: String] = [:]
         var last: [UUID: Conversation] = [:]
@@ -13,22 +14,27 @@ final class DemoPrinter: Sendable {
     private let clock: ManualClock
     private let start: Date
     private let contacts: ContactDirectory
+    /// Whether nothing is printed (`parley demo --quiet`).
+    let quiet: Bool
 
-    init(clock: ManualClock, contacts: ContactDirectory) {
+    init(clock: ManualClock, contacts: ContactDirectory, quiet: Bool = false) {
         self.clock = clock
         self.start = clock.now()
         self.contacts = contacts
+        self.quiet = quiet
     }
 
     func label(_ uuid: UUID, _ label: String) { state.withLock { $0.labels[uuid] = label } }
 
     func say(_ text: String) {
+        guard !quiet else { return }
         print(text)
         flushOutput()
     }
 
     /// `[00:02.300] A  text`.
     func line(_ uuid: UUID?, _ text: String) {
+        guard !quiet else { return }
         let label = uuid.map { uuid in state.withLock { $0.labels[uuid] } ?? String(uuid.uuidString.prefix(4)) } ?? "-"
         let elapsed = clock.now().timeIntervalSince(start)
         let time = String(format: "%02d:%06.3f", Int(elapsed) / 60, elapsed.truncatingRemainder(dividingBy: 60))

@@ -6,6 +6,8 @@ let commands: [(name: String, summary: String, run: @Sendable ([String]) throws 
     ("demo", "drive conversations through the engine and print every transition", DemoCommand.run),
     ("conformance", "run conformance scenario files, or print the lifecycle transition table", ConformanceCommand.run),
     ("contacts", "load a contacts file (JSON or vCard) and match handles against it", ContactsCommand.run),
+    ("history", "list, count, show, mark read and delete recorded conversations", HistoryCommand.run),
+    ("redial", "show the Start action that would call a history record's parties again", HistoryCommand.redial),
 ]
 
 @MainActor func usage() -> String {

@@ -8,6 +8,7 @@ struct CLIRun {
     let stderr: String
 }
 
+/// The built `parley` binary, how to run it, and temporary files for its tests.
 enum CLI {
     /// The package root (two levels above this file's folder).
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -25,14 +26,21 @@ enum CLI {
         }
     }
 
+    /// The binary was not built where the tests look.
     enum CLIError: Error { case binaryNotFound(String) }
 
-    /// Runs `parley ARGS…` in the package root with a 60 s limit.
+    /// Runs `parley ARGS…` in the package root.
     static func run(_ arguments: String...) throws -> CLIRun {
+        try run(arguments)
+    }
+
+    /// Runs `parley ARGS…` in the package root, with `environment` instead of the test's own if given.
+    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> CLIRun {
         let process = Process()
         process.executableURL = try binary
         process.arguments = arguments
         process.currentDirectoryURL = packageRoot
+        if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -44,6 +52,13 @@ enum CLI {
         return CLIRun(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
             stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// A new empty temporary directory; removed by the caller.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appending(path: "parley-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
     }
 
     /// A temporary file with `contents`; removed by the caller.

@@ -8,7 +8,7 @@ struct ParleyCLITests {
     func usage() throws {
         let help = try CLI.run("--help")
         #expect(help.status == 0)
-        for command in ["demo", "conformance", "contacts"] { #expect(help.stdout.contains(command)) }
+        for command in ["demo", "conformance", "contacts", "history", "redial"] { #expect(help.stdout.contains(command)) }
         #expect(try CLI.run().status == 64)
         let unknown = try CLI.run("dial")
         #expect(unknown.status == 64)
@@ -78,7 +78,9 @@ struct ParleyCLITests {
 
     @Test("the demo tells the whole story and every conversation ends")
     func demo() throws {
-        let run = try CLI.run("demo")
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try CLI.run("demo", "--data-dir", directory.path)
         #expect(run.status == 0, "\(run.stderr)")
         let expectedLines = [
             "A  incoming conversation with Alice Liddell: ringing",

@@ -1,0 +1,124 @@
+import CallHistory
+
+/// The help texts of `parley history` and its actions.
+enum HistoryHelp {
+    /// Where the database is, shared by every action.
+    static let location = """
+          --db FILE            the history database file
+          --data-dir DIR       the data directory (the file DIR/history.sqlite); default $PARLEY_DATA_DIR,
+                               else $XDG_DATA_HOME/parley, else ~/.local/share/parley
+        No action creates a database: history is written as conversations end (by the Parley daemon, or by
+        'parley demo --data-dir DIR').
+        """
+
+    static let list = """
+        usage: parley history [list] [FILTERS] [--limit N] [--cursor C] [--json] [--db FILE | --data-dir DIR]
+
+        Lists recorded conversations, newest first: id, start time (local), direction, status, who, talk time,
+        video, and * for unread. When more records match than fit the page, the last line is the command for
+        the next page.
+
+        \(HistoryFilters.help)
+          --limit N            records per page, 1…1000 (default 50)
+          --cursor C           the next page: the cursor the previous page printed
+          --json               {"records": [...], "nextCursor": "…" or null}; ISO-8601 dates
+        \(location)
+        """
+
+    static let count = """
+        usage: parley history count [FILTERS] [--db FILE | --data-dir DIR]
+
+        Prints how many recorded conversations match the filters (all of them without any), e.g.
+        'parley history count --status missed --unread' is the missed-calls badge.
+
+        \(HistoryFilters.help)
+        \(location)
+        """
+
+    static let recents = """
+        usage: parley history recents [--limit N] [--json] [--db FILE | --data-dir DIR]
+
+        Phone-style Recents: consecutive calls with the same person, in the same direction and of the same
+        kind (missed or not), on one line with their count — "Alice Liddell (3)  incoming  missed  …" — then
+        the newest one's start time and id (#id, * when unread).
+
+          --limit N            at most N lines, 1…1000 (default 20)
+          --json               [{"count": N, "ids": [...], "latest": {record}}, ...]
+        \(location)
+        """
+
+    static let show = """
+        usage: parley history show ID [--json] [--db FILE | --data-dir DIR]
+
+        Prints every field of one record: its uuid, parties (and the normalised value they match by), times,
+        status and why it ended, group, SIP Call-ID, and whether it has been read.
+
+          --json               the record as JSON
+        \(location)
+        """
+
+    static let markRead = """
+        usage: parley history mark-read ID... [--db FILE | --data-dir DIR]
+               parley history mark-read --all [--db FILE | --data-dir DIR]
+
+        Marks records read (missed calls start unread). An unknown id is an error and then nothing changes.
+
+          --all                mark every record read
+        \(location)
+        """
+
+    static let delete = """
+        usage: parley history delete ID [--db FILE | --data-dir DIR]
+
+        Deletes one record.
+        \(location)
+        """
+
+    static let clear = """
+        usage: parley history clear --before DATE [--db FILE | --data-dir DIR]
+
+        Deletes every record of a conversation that ended before DATE, and says how many.
+        DATE is \(DateArgument.forms).
+        \(location)
+        """
+
+    static let check = """
+        usage: parley history check [--db FILE | --data-dir DIR]
+
+        Runs SQLite's consistency check on the history database. Exits 0 and prints "ok" when it is sound,
+        1 with the problems found otherwise.
+        \(location)
+        """
+
+    static let redial = """
+        usage: parley redial ID [--db FILE | --data-dir DIR]
+               parley history redial ID [...]
+
+        Shows the Start action that would call a record's parties again (same handles, same video setting).
+        Nothing is dialled yet: the Parley daemon's control API will perform this action; until then this
+        command only prints it.
+        \(location)
+        """
+
+    static let overview = """
+        usage: parley history [ACTION] [options]
+
+        The call history: every conversation that ended, recorded by the Parley daemon (or by
+        'parley demo --data-dir DIR'). Without an action, lists records (as 'list').
+
+        actions:
+          list        records newest first, filtered, a page at a time (the default)
+          count       how many records match the filters
+          recents     phone-style Recents lines, repeated calls collapsed
+          show ID     one record in full
+          mark-read   mark records (or --all) read
+          delete ID   delete one record
+          clear       delete every record that ended before --before DATE
+          check       check the database's consistency
+          redial ID   the Start action that would call a record's parties again (also 'parley redial ID')
+
+        Run 'parley history ACTION --help' for an action's options.
+
+        \(list)
+        """
+}

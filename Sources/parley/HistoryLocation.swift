@@ -1,0 +1,85 @@
+import CallHistory
+import CommandLineSupport
+import Foundation
+
+/// Where the call history lives: `--db FILE`, or `--data-dir DIR` (the file `DIR/history.sqlite`), else the
+/// default data directory: `$PARLEY_DATA_DIR`, else `$XDG_DATA_HOME/parley`, else `~/.local/share/parley`.
+struct HistoryLocation: Sendable, Equatable {
+    /// The database file's name inside a data directory.
+    static let fileName = "history.sqlite"
+
+    /// The database file.
+    let path: String
+    /// How the path was chosen, for error messages (`--db`, `--data-dir`, `$PARLEY_DATA_DIR`…).
+    let source: String
+
+    /// The default data directory and the setting it came from.
+    static func defaultDataDirectory(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> (path: String, source: String) {
+        if let dir = environment["PARLEY_DATA_DIR"], !dir.isEmpty { return (dir, "$PARLEY_DATA_DIR") }
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            return ((xdg as NSString).appendingPathComponent("parley"), "$XDG_DATA_HOME/parley")
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return ((home as NSString).appendingPathComponent(".local/share/parley"), "~/.local/share/parley")
+    }
+
+    /// Takes `--db` and `--data-dir` out of `arguments` (they exclude each other).
+    static func take(from arguments: inout Arguments) throws(UsageError) -> HistoryLocation {
+        let db = try arguments.option("--db")
+        let dataDir = try arguments.option("--data-dir")
+        switch (db, dataDir) {
+        case (.some, .some): throw UsageError("give --db FILE or --data-dir DIR, not both")
+        case (.some(let file), nil):
+            guard !file.isEmpty else { throw UsageError("--db needs a file name") }
+            return HistoryLocation(path: file, source: "--db")
+        case (nil, .some(let dir)):
+            guard !dir.isEmpty else { throw UsageError("--data-dir needs a directory") }
+            return HistoryLocation(path: (dir as NSString).appendingPathComponent(fileName), source: "--data-dir")
+        case (nil, nil):
+            let (dir, source) = defaultDataDirectory()
+            return HistoryLocation(path: (dir as NSString).appendingPathComponent(fileName), source: source)
+        }
+    }
+
+    /// Opens the existing history; never creates one. A missing file is a ``HistoryLocationError``.
+    func open() throws -> SQLiteCallHistory {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw HistoryLocationError.missing(path: path, source: source)
+        }
+        guard !isDirectory.boolValue else { throw HistoryLocationError.directory(path: path) }
+        // SQLite would take an empty file for an empty database and write a schema into it.
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
+        guard size != 0 else { throw HistoryLocationError.empty(path: path) }
+        return try SQLiteCallHistory(path: path, create: false)
+    }
+}
+
+/// Why the call history file could not be found.
+enum HistoryLocationError: Error, CustomStringConvertible {
+    /// Nothing at the path.
+    case missing(path: String, source: String)
+    /// The path is a directory.
+    case directory(path: String)
+    /// The file is empty: no history was ever written to it.
+    case empty(path: String)
+
+    /// The error in words, with where Parley looked and how history gets written.
+    var description: String {
+        switch self {
+        case .missing(let path, let source):
+            """
+            no call history at \(path) (from \(source)).
+            History is written as conversations end: by the Parley daemon, or by 'parley demo --data-dir DIR'.
+            Point at another one with --data-dir DIR or --db FILE (default: $PARLEY_DATA_DIR, else \
+            $XDG_DATA_HOME/parley, else ~/.local/share/parley).
+            """
+        case .empty(let path):
+            "\(path) is empty: no call history has been written to it (history is written as conversations end)"
+        case .directory(let path):
+            "\(path) is a directory, not a call-history database; give --data-dir for a data directory"
+        }
+    }
+}

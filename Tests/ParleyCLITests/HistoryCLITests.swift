@@ -1,0 +1,238 @@
+import CallHistory
+import ConversationKit
+import Foundation
+import Testing
+
+/// A data directory filled by `parley demo --data-dir`, removed when the test is done.
+final class DemoHistoryFixture {
+    let directory: URL
+    let demo: CLIRun
+
+    init(repeats: Int = 1) throws {
+        directory = try CLI.temporaryDirectory()
+        demo = try CLI.run(["demo", "--data-dir", directory.path, "--repeat", String(repeats)])
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    /// `parley history ACTION ARGS… --data-dir DIR`.
+    func history(_ arguments: String...) throws -> CLIRun {
+        try CLI.run(["history"] + arguments + ["--data-dir", directory.path])
+    }
+
+    /// The records `parley history --json` returns.
+    func page(_ arguments: String...) throws -> PageJSON {
+        let run = try CLI.run(["history"] + arguments + ["--json", "--data-dir", directory.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        return try PageJSON.decode(run.stdout)
+    }
+
+    /// The record whose first remote handle has this raw value.
+    func record(_ value: String) throws -> CallRecord {
+        try #require(try page().records.first { $0.remoteHandles.first?.handle.value == value })
+    }
+
+    /// The number `parley history count ARGS…` prints.
+    func count(_ arguments: String...) throws -> Int? {
+        let run = try CLI.run(["history", "count"] + arguments + ["--data-dir", directory.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        return Int(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
+
+/// `parley history --json` as a test reads it back.
+struct PageJSON: Decodable {
+    let records: [CallRecord]
+    let nextCursor: String?
+
+    static func decode(_ text: String) throws -> PageJSON {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(PageJSON.self, from: Data(text.utf8))
+    }
+}
+
+/// The people of the demo story, by the raw handle value the history stores.
+enum DemoValues {
+    static let alice = "415-555-0100", bob = "Bob@Example.com ", carol = "+1 (650) 555-0199"
+    static let dave = "sip:dave@127.0.0.1:5062", london = "+44 20 7946 0018"
+}
+
+/// `parley demo --data-dir` and `parley history`: what is recorded and every action on it.
+@Suite("parley history")
+struct HistoryCLITests {
+    @Test("the demo records its five conversations with the story's statuses")
+    func demoRecords() throws {
+        let fixture = try DemoHistoryFixture()
+        #expect(fixture.demo.status == 0, "\(fixture.demo.stderr)")
+        #expect(fixture.demo.stdout.contains("A  incoming conversation with Alice Liddell: ringing"))
+        #expect(fixture.demo.stdout.contains("D  recorded in the call history: #"))
+        #expect(fixture.demo.stdout.contains("Look at it again: parley history --data-dir \(fixture.directory.path)"))
+        #expect(fixture.demo.stdout.contains("Alice Liddell <415-555-0100>"))
+
+        let page = try fixture.page()
+        #expect(page.nextCursor == nil)
+        #expect(page.records.count == 5)
+        let statuses = Dictionary(uniqueKeysWithValues: page.records.map { ($0.remoteHandles[0].handle.value, $0.status) })
+        #expect(statuses == [
+            DemoValues.alice: .connected, DemoValues.bob: .connected, DemoValues.carol: .declined,
+            DemoValues.dave: .missed, DemoValues.london: .failed,
+        ])
+        #expect(page.records.map(\.startedAt) == page.records.map(\.startedAt).sorted(by: >), "newest first")
+        #expect(try fixture.record(DemoValues.alice).remoteHandles[0].handle.displayName == "Alice Liddell")
+        #expect(try fixture.record(DemoValues.bob).direction == .outgoing)
+        #expect(try fixture.record(DemoValues.dave).isRead == false)
+        // The story ends now on the simulated clock.
+        #expect(page.records.allSatisfy { abs($0.startedAt.timeIntervalSinceNow) < 600 })
+
+        let table = try fixture.history()
+        #expect(table.status == 0)
+        #expect(table.stdout.contains("incoming   missed     sip:dave@127.0.0.1:5062"))
+        #expect(table.stdout.contains("(* unread)"))
+        #expect(!table.stdout.contains("more:"))
+    }
+
+    @Test("count, filters and dates")
+    func countAndFilters() throws {
+        let fixture = try DemoHistoryFixture()
+        #expect(try fixture.count() == 5)
+        #expect(try fixture.count("--status", "missed") == 1)
+        #expect(try fixture.count("--status", "missed", "--unread") == 1)
+        #expect(try fixture.count("--status", "connected,MISSED") == 3)
+        #expect(try fixture.count("--direction", "outgoing") == 2)
+        #expect(try fixture.count("--name", "liddell") == 1)
+        #expect(try fixture.count("--handle", "+1 415 555 0100") == 1)
+        #expect(try fixture.count("--handle", "bob@EXAMPLE.com") == 1)
+        #expect(try fixture.count("--handle", "sip:dave@127.0.0.1:5062", "--kind", "generic") == 1)
+        #expect(try fixture.count("--since", "-1h") == 5)
+        #expect(try fixture.count("--until", "-1h") == 0)
+        #expect(try fixture.count("--since", "2000-01-01", "--until", "-0m") == 5)
+        let iso = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-3600))
+        #expect(try fixture.count("--since", iso) == 5)
+        #expect(try fixture.count("--until", "2000-01-01T00:00:00Z") == 0)
+        #expect(try fixture.page("--status", "failed").records.map(\.remoteHandles[0].handle.value) == [DemoValues.london])
+        #expect(try fixture.history("--name", "nobody").stdout.contains("no calls match"))
+    }
+
+    @Test("paging: a cursor line when more records match, and following it visits each record once")
+    func paging() throws {
+        let fixture = try DemoHistoryFixture(repeats: 3)
+        #expect(fixture.demo.status == 0)
+        let first = try fixture.history("--limit", "4")
+        let more = try #require(first.stdout.split(separator: "\n").last.map(String.init))
+        #expect(more.hasPrefix("more: parley history --limit 4 --data-dir \(fixture.directory.path) --cursor h1."))
+        let words = more.dropFirst("more: parley ".count).split(separator: " ").map(String.init)
+        let next = try CLI.run(words)
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(next.stdout.contains("\nmore: parley history --limit 4"))
+        #expect(next.stdout != first.stdout)
+
+        var seen: [Int64] = []
+        var cursor: String?
+        repeat {
+            let page = try cursor.map { try fixture.page("--limit", "4", "--cursor", $0) } ?? fixture.page("--limit", "4")
+            seen += page.records.map(\.id)
+            cursor = page.nextCursor
+        } while cursor != nil && seen.count < 100
+        #expect(seen.count == 15)
+        #expect(Set(seen).count == 15)
+
+        // A page that is exactly full and the last one has no cursor.
+        #expect(try fixture.page("--limit", "15").nextCursor == nil)
+        #expect(try !fixture.history("--limit", "15").stdout.contains("more:"))
+        let second = try fixture.page("--limit", "10")
+        let rest = try fixture.page("--limit", "5", "--cursor", try #require(second.nextCursor))
+        #expect(rest.records.count == 5)
+        #expect(rest.nextCursor == nil)
+    }
+
+    @Test("recents collapses repeated calls; show prints one record")
+    func recentsAndShow() throws {
+        let fixture = try DemoHistoryFixture()
+        let recents = try fixture.history("recents")
+        #expect(recents.status == 0)
+        let lines = recents.stdout.split(separator: "\n")
+        #expect(lines.count == 5)
+        #expect(lines.first?.hasPrefix("+44 20 7946 0018") == true)
+        #expect(recents.stdout.contains("Alice Liddell"))
+        #expect(try fixture.history("recents", "--limit", "2").stdout.split(separator: "\n").count == 2)
+
+        // Three missed calls from Alice in a row are one line.
+        let store = try SQLiteCallHistory(path: fixture.directory.appending(path: "history.sqlite").path, create: false)
+        for minute in 1...3 {
+            let start = Date().addingTimeInterval(TimeInterval(minute * 60))
+            try store.insert(CallRecord(
+                uuid: UUID(), direction: .incoming,
+                remoteHandles: [RecordedHandle(Handle(kind: .phoneNumber, value: "+14155550100", displayName: "Alice Liddell"), normalizer: .northAmerica)],
+                status: .missed, endedReason: .unanswered, startedAt: start, endedAt: start.addingTimeInterval(20)))
+        }
+        let grouped = try fixture.history("recents", "--limit", "1")
+        #expect(grouped.stdout.hasPrefix("Alice Liddell (3)  incoming  missed"), "\(grouped.stdout)")
+        let json = try fixture.history("recents", "--json")
+        #expect(json.stdout.contains("\"count\" : 3"))
+
+        let dave = try fixture.record(DemoValues.dave)
+        let show = try fixture.history("show", String(dave.id))
+        #expect(show.status == 0)
+        #expect(show.stdout.hasPrefix("record \(dave.id)"))
+        #expect(show.stdout.contains(dave.uuid.uuidString))
+        #expect(show.stdout.contains("missed (ended: unanswered)"))
+        #expect(show.stdout.contains("no (unread)"))
+        let showJSON = try fixture.history("show", String(dave.id), "--json")
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        #expect(try decoder.decode(CallRecord.self, from: Data(showJSON.stdout.utf8)).uuid == dave.uuid)
+    }
+
+    @Test("mark-read, delete and clear change what is stored")
+    func markDeleteClear() throws {
+        let fixture = try DemoHistoryFixture()
+        let dave = try fixture.record(DemoValues.dave)
+        #expect(try fixture.count("--unread") == 1)
+        let mark = try fixture.history("mark-read", String(dave.id))
+        #expect(mark.status == 0)
+        #expect(mark.stdout.contains("marked 1 record read"))
+        #expect(try fixture.count("--unread") == 0)
+        #expect(try fixture.history("mark-read", "--all").stdout.contains("marked 0 records read"))
+
+        let carol = try fixture.record(DemoValues.carol)
+        let delete = try fixture.history("delete", String(carol.id))
+        #expect(delete.status == 0)
+        #expect(delete.stdout.contains("deleted record \(carol.id)"))
+        #expect(try fixture.count() == 4)
+        let again = try fixture.history("delete", String(carol.id))
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("no call-history record \(carol.id)"))
+
+        // Bob's call ended first of those left; 5 s later nothing else had ended.
+        let bob = try fixture.record(DemoValues.bob)
+        let cutoff = ISO8601DateFormatter().string(from: bob.endedAt.addingTimeInterval(5))
+        let clear = try fixture.history("clear", "--before", cutoff)
+        #expect(clear.status == 0, "\(clear.stderr)")
+        #expect(clear.stdout.contains("deleted 1 record that ended before"))
+        #expect(try fixture.count() == 3)
+        #expect(try fixture.history("clear", "--before", "-1w").stdout.contains("deleted 0 records"))
+        #expect(try fixture.history("clear", "--before", "2999-01-01").stdout.contains("deleted 3 records"))
+        #expect(try fixture.history().stdout.contains("no calls match"))
+        let check = try fixture.history("check")
+        #expect(check.status == 0)
+        #expect(check.stdout.contains("ok:"))
+    }
+
+    @Test("redial prints the Start action it would perform")
+    func redial() throws {
+        let fixture = try DemoHistoryFixture()
+        let alice = try fixture.record(DemoValues.alice)
+        let run = try CLI.run(["redial", String(alice.id), "--data-dir", fixture.directory.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("would perform: start(phoneNumber:415-555-0100 (Alice Liddell))"))
+        #expect(run.stdout.contains("handle  phoneNumber 415-555-0100 (Alice Liddell)"))
+        #expect(run.stdout.contains("video   no"))
+        #expect(run.stdout.contains("control API"))
+        #expect(try fixture.history("redial", String(alice.id)).stdout == run.stdout)
+        #expect(try CLI.run("redial", "--help").stdout.contains("control API will perform"))
+        let unknown = try CLI.run(["redial", "999", "--data-dir", fixture.directory.path])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no call-history record 999"))
+    }
+}
