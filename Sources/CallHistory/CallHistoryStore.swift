@@ -31,4 +31,6 @@ public protocol CallHistoryStore: Sendable {
     /// Deletes every record that ended before `date`; returns how many.
     @discardableResult
     func deleteAll(endedBefore date: Date) throws(CallHistoryError) -> Int
+    /// Checks the storage's consistency; returns the problems found (empty when sound).
+    func check() throws(CallHistoryError) -> [String]
 }

@@ -59,6 +59,15 @@ public struct RecordedHandle: Sendable, Hashable, Codable {
         self.normalizedValue = normalizer.normalizedValue(kind: handle.kind, value: handle.value)
     }
 
+    private enum CodingKeys: String, CodingKey { case handle, normalizedValue }
+
+    /// Encodes both fields; an unusable handle's `normalizedValue` as `null`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(handle, forKey: .handle)
+        try container.encode(normalizedValue, forKey: .normalizedValue)
+    }
+
     /// A recorded handle with a given normalised value (as read back from storage).
     public init(handle: Handle, normalizedValue: String?) {
         self.handle = handle
@@ -143,6 +152,50 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
     /// A Start action that calls the same handles again, with the same video setting (Recents redial).
     public func redialAction(conversationUUID: UUID = RandomUUID.make()) -> ConversationAction {
         .start(conversationUUID: conversationUUID, handles: remoteHandles.map(\.handle), isVideo: isVideo)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, uuid, direction, remoteHandles, localHandle, status, endedReason, startedAt, connectedAt, endedAt
+        case isVideo, groupUUID, callID, isRead, duration
+    }
+
+    /// Encodes every field, absent ones as `null`, plus the talk time as `duration` (seconds).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(uuid, forKey: .uuid)
+        try container.encode(direction, forKey: .direction)
+        try container.encode(remoteHandles, forKey: .remoteHandles)
+        try container.encode(localHandle, forKey: .localHandle)
+        try container.encode(status, forKey: .status)
+        try container.encode(endedReason, forKey: .endedReason)
+        try container.encode(startedAt, forKey: .startedAt)
+        try container.encode(connectedAt, forKey: .connectedAt)
+        try container.encode(endedAt, forKey: .endedAt)
+        try container.encode(isVideo, forKey: .isVideo)
+        try container.encode(groupUUID, forKey: .groupUUID)
+        try container.encode(callID, forKey: .callID)
+        try container.encode(isRead, forKey: .isRead)
+        try container.encode(duration, forKey: .duration)
+    }
+
+    /// Decodes what ``encode(to:)`` writes (`duration` is derived and ignored).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(Int64.self, forKey: .id), uuid: try container.decode(UUID.self, forKey: .uuid),
+            direction: try container.decode(Conversation.Direction.self, forKey: .direction),
+            remoteHandles: try container.decode([RecordedHandle].self, forKey: .remoteHandles),
+            localHandle: try container.decodeIfPresent(Handle.self, forKey: .localHandle),
+            status: try container.decode(CallStatus.self, forKey: .status),
+            endedReason: try container.decode(Conversation.EndedReason.self, forKey: .endedReason),
+            startedAt: try container.decode(Date.self, forKey: .startedAt),
+            connectedAt: try container.decodeIfPresent(Date.self, forKey: .connectedAt),
+            endedAt: try container.decode(Date.self, forKey: .endedAt),
+            isVideo: try container.decode(Bool.self, forKey: .isVideo),
+            groupUUID: try container.decodeIfPresent(UUID.self, forKey: .groupUUID),
+            callID: try container.decodeIfPresent(String.self, forKey: .callID),
+            isRead: try container.decode(Bool.self, forKey: .isRead))
     }
 
     /// The name to show: the first remote handle's display name, or "Unknown".

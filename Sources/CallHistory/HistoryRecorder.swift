@@ -11,20 +11,34 @@ public struct HistoryRecorder: Sendable {
     public let normalizer: HandleNormalizer
     /// Whether ended conversations are recorded at all (`Configuration.includesConversationInRecents`).
     public let includesConversationsInRecents: Bool
+    /// Names for handles that arrived without one, so Recents shows "Alice Liddell" rather than a number.
+    public let contacts: ContactDirectory?
 
-    /// A recorder for a manager with `configuration`.
-    public init(store: any CallHistoryStore, configuration: ConversationManager.Configuration) {
+    /// A recorder for a manager with `configuration`, naming unnamed parties from `contacts`.
+    public init(
+        store: any CallHistoryStore, configuration: ConversationManager.Configuration, contacts: ContactDirectory? = nil
+    ) {
         self.store = store
         self.normalizer = configuration.handleNormalizer
         self.includesConversationsInRecents = configuration.includesConversationInRecents
+        self.contacts = contacts
     }
 
     /// Stores `conversation` if it has ended; returns the stored record (nil when nothing was recorded).
     @discardableResult
     public func conversationChanged(_ conversation: Conversation, callID: String? = nil) throws(CallHistoryError) -> CallRecord? {
         guard includesConversationsInRecents,
-            let record = CallRecord(conversation, normalizer: normalizer, callID: callID)
+            var record = CallRecord(conversation, normalizer: normalizer, callID: callID)
         else { return nil }
+        if let contacts {
+            for index in record.remoteHandles.indices {
+                let handle = record.remoteHandles[index].handle
+                // Only a handle that came without a name of its own gets the contact's.
+                if handle.displayName == handle.value {
+                    record.remoteHandles[index].handle.displayName = contacts.displayName(for: handle)
+                }
+            }
+        }
         return try store.insert(record)
     }
 }

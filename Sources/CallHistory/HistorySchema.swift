@@ -1,10 +1,11 @@
+import ConversationKit
 import Foundation
 
 /// The call history's schema and its migrations. `PRAGMA user_version` holds the version; each migration
 /// moves the database one version up inside a transaction, so a crash mid-migration leaves the old version.
 enum HistorySchema {
     /// The version this code writes.
-    static let currentVersion = 2
+    static let currentVersion = 3
 
     /// Migration `n` takes a database from version `n` to `n + 1`.
     static let migrations: [String] = [
@@ -52,7 +53,41 @@ enum HistorySchema {
         CREATE INDEX conversation_unread ON conversation (status) WHERE is_read = 0;
         CREATE INDEX conversation_by_group ON conversation (group_uuid) WHERE group_uuid IS NOT NULL;
         """,
+        // 2 → 3: settings kept with the data; the handle-matching rules (country code, trunk prefix) live here
+        // so every process that opens the file normalises the way its records were normalised.
+        """
+        CREATE TABLE setting (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        """,
     ]
+
+    /// The matching rules kept in the database, if any.
+    static func storedNormalizer(in connection: SQLiteConnection) throws(CallHistoryError) -> HandleNormalizer? {
+        let statement = try connection.statement("SELECT name, value FROM setting WHERE name IN ('country_code', 'trunk_prefix')")
+        defer { statement.reset() }
+        var settings: [String: String] = [:]
+        while try statement.step() { settings[statement.text(0)] = statement.text(1) }
+        guard let countryCode = settings["country_code"], let trunkPrefix = settings["trunk_prefix"] else { return nil }
+        do {
+            return try HandleNormalizer(defaultCountryCode: countryCode, nationalTrunkPrefix: trunkPrefix)
+        } catch {
+            throw .corruptDatabase(path: connection.path, detail: "stored matching rules are invalid: \(error)")
+        }
+    }
+
+    /// The stored matching rules, or `fallback` written down as the rules of this database.
+    static func normalizer(
+        in connection: SQLiteConnection, default fallback: HandleNormalizer
+    ) throws(CallHistoryError) -> HandleNormalizer {
+        if let stored = try storedNormalizer(in: connection) { return stored }
+        let insert = try connection.statement("INSERT OR REPLACE INTO setting (name, value) VALUES (?, ?)")
+        for (name, value) in [("country_code", fallback.defaultCountryCode), ("trunk_prefix", fallback.nationalTrunkPrefix)] {
+            insert.reset()
+            insert.bind(name, at: 1)
+            insert.bind(value, at: 2)
+            try insert.run()
+        }
+        return fallback
+    }
 
     /// Brings the database to `currentVersion`; refuses one from a newer Parley.
     static func migrate(_ connection: SQLiteConnection) throws(CallHistoryError) {

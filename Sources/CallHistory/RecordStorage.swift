@@ -3,7 +3,10 @@ import Foundation
 
 /// Writes a record's rows.
 enum RecordWriter {
-    static func insert(_ record: CallRecord, into connection: SQLiteConnection) throws(CallHistoryError) -> Int64 {
+    /// Inserts `record`; its handles are normalised again with `normalizer` (the database's own rules).
+    static func insert(
+        _ record: CallRecord, into connection: SQLiteConnection, normalizer: HandleNormalizer
+    ) throws(CallHistoryError) -> Int64 {
         let statement = try connection.statement(
             """
             INSERT INTO conversation (uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
@@ -33,7 +36,8 @@ enum RecordWriter {
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         var seen: Set<String> = []
-        for (position, remote) in record.remoteHandles.enumerated() {
+        for (position, given) in record.remoteHandles.enumerated() {
+            let remote = RecordedHandle(given.handle, normalizer: normalizer)
             // Two raw values of one person (e.g. "+1 415…" and "415…") are one match key: keep the first.
             if let key = remote.normalizedValue, !seen.insert("\(remote.handle.kind.rawValue):\(key)").inserted {
                 continue
@@ -194,7 +198,7 @@ struct QueryBuilder {
             text = "SELECT count(*) FROM \(from)\(filter)"
         } else {
             text = "SELECT \(id) FROM \(from)\(filter) ORDER BY \(time) DESC, \(id) DESC LIMIT ?"
-            values.append(.integer(Int64(query.limit)))
+            values.append(.integer(Int64(query.limit) + 1))
         }
         self.values = values
     }

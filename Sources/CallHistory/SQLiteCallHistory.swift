@@ -14,36 +14,64 @@ public final class SQLiteCallHistory: CallHistoryStore {
         case normal
     }
 
+    /// How a store may use its file.
+    public enum Access: Sendable {
+        /// Create the file if missing; migrate an older schema (parleyd, the demo).
+        case create
+        /// The file must exist; migrate an older schema.
+        case readWrite
+        /// The file must exist and be at the current schema; nothing is ever written (frontends, the CLI, a
+        /// read-only mount).
+        case readOnly
+    }
+
     /// The database file.
     public let path: String
-    /// How handles are normalised when stored and queried.
+    /// How handles are normalised when stored and queried: the rules the database was created with (kept in it),
+    /// so every process that opens it matches the same way.
     public let normalizer: HandleNormalizer
     let connection: Mutex<SQLiteConnection>
 
-    /// Opens the history at `path`, creating it (and migrating an older schema) unless `create` is false.
-    /// A file that is not a usable database, or one from a newer Parley, is a clear error — never
-    /// overwritten.
+    /// Opens the history at `path`. A new database keeps `normalizer`'s rules; an existing one keeps its own. A
+    /// file that is not a usable database, or one from a newer Parley, is a clear error — never overwritten.
     public init(
         path: String, normalizer: HandleNormalizer = .northAmerica, durability: Durability = .full,
-        create: Bool = true
+        access: Access = .create
     ) throws(CallHistoryError) {
-        if !create && !FileManager.default.fileExists(atPath: path) {
-            throw .cannotOpen(path: path, detail: "no such file")
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if isDirectory.boolValue { throw .cannotOpen(path: path, detail: "it is a directory") }
+        if !exists && access != .create { throw .cannotOpen(path: path, detail: "no such file") }
+        let connection = try SQLiteConnection(path: path, access: access)
+        switch access {
+        case .create, .readWrite:
+            // The first statement reads the header: this is where a file that is not a database fails.
+            let mode = try connection.text("PRAGMA journal_mode = WAL")
+            guard mode?.lowercased() == "wal" else {
+                throw .storage(path: path, detail: "cannot switch to WAL journaling (got \(mode ?? "nothing"))")
+            }
+            switch durability {
+            case .full: try connection.execute("PRAGMA synchronous = FULL")
+            case .normal: try connection.execute("PRAGMA synchronous = NORMAL")
+            }
+            try connection.execute("PRAGMA foreign_keys = ON")
+            try HistorySchema.migrate(connection)
+            self.normalizer = try HistorySchema.normalizer(in: connection, default: normalizer)
+        case .readOnly:
+            let version = Int(try connection.integer("PRAGMA user_version"))
+            guard version <= HistorySchema.currentVersion else {
+                throw .newerSchema(path: path, found: version, supported: HistorySchema.currentVersion)
+            }
+            guard version == HistorySchema.currentVersion else {
+                throw .cannotOpen(
+                    path: path,
+                    detail: version == 0
+                        ? "it holds no call history"
+                        : "schema version \(version) must be upgraded first; open it read-write once (parleyd does)")
+            }
+            self.normalizer = try HistorySchema.storedNormalizer(in: connection) ?? normalizer
         }
-        let connection = try SQLiteConnection(path: path, create: create)
-        // The first statement reads the header: this is where a file that is not a database fails.
-        let mode = try connection.text("PRAGMA journal_mode = WAL")
-        guard mode?.lowercased() == "wal" else {
-            throw .storage(path: path, detail: "cannot switch to WAL journaling (got \(mode ?? "nothing"))")
-        }
-        switch durability {
-        case .full: try connection.execute("PRAGMA synchronous = FULL")
-        case .normal: try connection.execute("PRAGMA synchronous = NORMAL")
-        }
-        try connection.execute("PRAGMA foreign_keys = ON")
-        try HistorySchema.migrate(connection)
         self.path = path
-        self.normalizer = normalizer
         self.connection = Mutex(connection)
     }
 
@@ -84,8 +112,10 @@ public final class SQLiteCallHistory: CallHistoryStore {
         try use { connection throws(CallHistoryError) in
             try connection.transaction { () throws(CallHistoryError) in
                 if let existing = try RecordReader.record(uuid: record.uuid, in: connection) { return existing }
-                var stored = record
-                stored.id = try RecordWriter.insert(record, into: connection)
+                let id = try RecordWriter.insert(record, into: connection, normalizer: normalizer)
+                guard let stored = try RecordReader.record(id: id, in: connection) else {
+                    throw .database(code: 0, detail: "record \(id) vanished inside its own transaction")
+                }
                 return stored
             }
         }
@@ -97,7 +127,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
             try connection.transaction { () throws(CallHistoryError) in
                 var added = 0
                 for record in records where try RecordReader.id(uuid: record.uuid, in: connection) == nil {
-                    _ = try RecordWriter.insert(record, into: connection)
+                    _ = try RecordWriter.insert(record, into: connection, normalizer: normalizer)
                     added += 1
                 }
                 return added
@@ -167,16 +197,17 @@ public final class SQLiteCallHistory: CallHistoryStore {
         return try use { connection throws(CallHistoryError) in
             let statement = try connection.statement(sql.text)
             statement.bind(all: sql.values)
+            // The builder asks for one row more than the page: it tells whether another page follows.
             var ids: [Int64] = []
             while try statement.step() { ids.append(statement.int64(0)) }
+            let more = ids.count > query.limit
             var records: [CallRecord] = []
-            records.reserveCapacity(ids.count)
-            for id in ids {
+            records.reserveCapacity(min(ids.count, query.limit))
+            for id in ids.prefix(query.limit) {
                 guard let record = try RecordReader.record(id: id, in: connection) else { continue }
                 records.append(record)
             }
-            let next = records.count == query.limit
-                ? records.last.map { HistoryCursor(startedAt: $0.startedAt, id: $0.id) } : nil
+            let next = more ? records.last.map { HistoryCursor(startedAt: $0.startedAt, id: $0.id) } : nil
             return HistoryPage(records: records, nextCursor: next)
         }
     }

@@ -10,11 +10,17 @@ final class SQLiteConnection: @unchecked Sendable {
     let path: String
     private var cache: [String: SQLiteStatement] = [:]
 
-    /// Opens (creating if asked) the database at `path` and applies Parley's connection settings.
-    init(path: String, create: Bool, busyTimeout: Int32 = 5_000) throws(CallHistoryError) {
+    /// Opens the database at `path` as `access` allows and applies Parley's connection settings.
+    init(path: String, access: SQLiteCallHistory.Access, busyTimeout: Int32 = 5_000) throws(CallHistoryError) {
         self.path = path
         var pointer: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let mode: Int32 =
+            switch access {
+            case .create: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+            case .readWrite: SQLITE_OPEN_READWRITE
+            case .readOnly: SQLITE_OPEN_READONLY
+            }
+        let flags = mode | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &pointer, flags, nil)
         guard code == SQLITE_OK, let pointer else {
             let message = pointer.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))

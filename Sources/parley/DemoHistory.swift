@@ -28,7 +28,7 @@ final class DemoHistory: Sendable {
         store = try SQLiteCallHistory(
             path: (directory as NSString).appendingPathComponent(HistoryLocation.fileName),
             normalizer: configuration.handleNormalizer)
-        recorder = HistoryRecorder(store: ContactNamingStore(store, contacts: contacts), configuration: configuration)
+        recorder = HistoryRecorder(store: store, configuration: configuration, contacts: contacts)
     }
 
     /// A fresh temporary data directory.
@@ -70,42 +70,4 @@ final class DemoHistory: Sendable {
         let table = HistoryRendering.table(page) { cursor in "\(again) --cursor \(cursor)" }
         return "\nCall history (\(store.path)):\n\(table)\n\nLook at it again: \(again)"
     }
-}
-
-/// A store that names each remote party from a contact book before storing it, as the demo's lines do
-/// (Alice's INVITE carries only her number; the history says "Alice Liddell"). Everything else is passed on.
-struct ContactNamingStore: CallHistoryStore {
-    /// The store written to.
-    let base: any CallHistoryStore
-    /// The contact book.
-    let contacts: ContactDirectory
-
-    init(_ base: any CallHistoryStore, contacts: ContactDirectory) {
-        self.base = base
-        self.contacts = contacts
-    }
-
-    private func named(_ record: CallRecord) -> CallRecord {
-        var record = record
-        record.remoteHandles = record.remoteHandles.map { remote in
-            var remote = remote
-            remote.handle.displayName = contacts.displayName(for: remote.handle)
-            return remote
-        }
-        return record
-    }
-
-    func insert(_ record: CallRecord) throws(CallHistoryError) -> CallRecord { try base.insert(named(record)) }
-    func insert(contentsOf records: [CallRecord]) throws(CallHistoryError) -> Int {
-        try base.insert(contentsOf: records.map(named))
-    }
-    func record(id: Int64) throws(CallHistoryError) -> CallRecord { try base.record(id: id) }
-    func record(uuid: UUID) throws(CallHistoryError) -> CallRecord? { try base.record(uuid: uuid) }
-    func query(_ query: HistoryQuery) throws(CallHistoryError) -> HistoryPage { try base.query(query) }
-    func count(_ query: HistoryQuery) throws(CallHistoryError) -> Int { try base.count(query) }
-    func recents(limit: Int) throws(CallHistoryError) -> [RecentsEntry] { try base.recents(limit: limit) }
-    func markRead(ids: [Int64]) throws(CallHistoryError) -> Int { try base.markRead(ids: ids) }
-    func markAllRead() throws(CallHistoryError) -> Int { try base.markAllRead() }
-    func delete(id: Int64) throws(CallHistoryError) { try base.delete(id: id) }
-    func deleteAll(endedBefore date: Date) throws(CallHistoryError) -> Int { try base.deleteAll(endedBefore: date) }
 }

@@ -71,7 +71,7 @@ enum HistoryCommand {
         case .markRead: return try markRead(&arguments, location)
         case .delete:
             let id = try oneID(&arguments)
-            try location.open().delete(id: id)
+            try location.open(writable: true).delete(id: id)
             print("deleted record \(id)")
             return .ok
         case .clear: return try clear(&arguments, location)
@@ -121,10 +121,10 @@ enum HistoryCommand {
         case (true, false): throw UsageError("give record ids or --all, not both")
         case (false, true): throw UsageError("name the records to mark read (ids), or --all")
         case (true, true):
-            let changed = try location.open().markAllRead()
+            let changed = try location.open(writable: true).markAllRead()
             print("marked \(records(changed)) read")
         case (false, false):
-            let changed = try location.open().markRead(ids: ids)
+            let changed = try location.open(writable: true).markRead(ids: ids)
             print("marked \(records(changed)) read" + (changed < Set(ids).count ? " (the others already were)" : ""))
         }
         return .ok
@@ -136,7 +136,7 @@ enum HistoryCommand {
         }
         let date = try DateArgument.parse(text, for: "--before")
         try finish(&arguments)
-        let deleted = try location.open().deleteAll(endedBefore: date)
+        let deleted = try location.open(writable: true).deleteAll(endedBefore: date)
         print("deleted \(records(deleted)) that ended before \(HistoryRendering.when(date))")
         return .ok
     }

@@ -43,8 +43,9 @@ struct HistoryLocation: Sendable, Equatable {
         }
     }
 
-    /// Opens the existing history; never creates one. A missing file is a ``HistoryLocationError``.
-    func open() throws -> SQLiteCallHistory {
+    /// Opens the existing history, read-only unless `writable`; never creates one. A missing file is a
+    /// ``HistoryLocationError``.
+    func open(writable: Bool = false) throws -> SQLiteCallHistory {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw HistoryLocationError.missing(path: path, source: source)
@@ -53,7 +54,7 @@ struct HistoryLocation: Sendable, Equatable {
         // SQLite would take an empty file for an empty database and write a schema into it.
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
         guard size != 0 else { throw HistoryLocationError.empty(path: path) }
-        return try SQLiteCallHistory(path: path, create: false)
+        return try SQLiteCallHistory(path: path, access: writable ? .readWrite : .readOnly)
     }
 }
 

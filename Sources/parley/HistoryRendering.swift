@@ -132,27 +132,17 @@ enum HistoryRendering {
     }
 }
 
-/// One page as `parley history` shows it: the records, and the cursor of the next page only when there are
-/// more records (``HistoryPage`` also has a cursor when the page is exactly full and nothing follows).
+/// One page as `parley history` shows it: the records, and the cursor of the next page when more records follow.
 struct ShownPage: Sendable {
     /// The records, newest first.
     let records: [CallRecord]
     /// Where the next page starts; nil on the last page.
     let nextCursor: HistoryCursor?
 
-    /// The page of `store` that `query` asks for: one record more is read to know whether another page follows.
+    /// The page of `store` that `query` asks for.
     static func fetch(_ query: HistoryQuery, from store: any CallHistoryStore) throws(CallHistoryError) -> ShownPage {
-        guard query.limit < 1000 else {
-            let page = try store.query(query)
-            return ShownPage(records: page.records, nextCursor: page.nextCursor)
-        }
-        var probe = query
-        probe.limit += 1
-        let page = try store.query(probe)
-        guard page.records.count > query.limit else { return ShownPage(records: page.records, nextCursor: nil) }
-        let shown = Array(page.records.prefix(query.limit))
-        let last = shown[shown.count - 1]
-        return ShownPage(records: shown, nextCursor: HistoryCursor(startedAt: last.startedAt, id: last.id))
+        let page = try store.query(query)
+        return ShownPage(records: page.records, nextCursor: page.nextCursor)
     }
 }
 

@@ -10,7 +10,7 @@ struct StoreLifecycleTests {
         let temp = try TemporaryHistory()
         do {
             // Build a database as the first schema left it, with one record in it.
-            let connection = try SQLiteConnection(path: temp.path, create: true)
+            let connection = try SQLiteConnection(path: temp.path, access: .create)
             try connection.execute(HistorySchema.migrations[0])
             try connection.execute("PRAGMA user_version = 1")
             try connection.execute(
@@ -44,7 +44,7 @@ struct StoreLifecycleTests {
         let temp = try TemporaryHistory()
         _ = try temp.open()
         do {
-            let connection = try SQLiteConnection(path: temp.path, create: false)
+            let connection = try SQLiteConnection(path: temp.path, access: .readWrite)
             try connection.execute("PRAGMA user_version = 99")
         }
         #expect(throws: CallHistoryError.newerSchema(path: temp.path, found: 99, supported: HistorySchema.currentVersion)) {
@@ -75,12 +75,14 @@ struct StoreLifecycleTests {
     func unopenable() throws {
         let temp = try TemporaryHistory()
         #expect(throws: CallHistoryError.cannotOpen(path: temp.path, detail: "no such file")) {
-            try SQLiteCallHistory(path: temp.path, create: false)
+            try SQLiteCallHistory(path: temp.path, access: .readWrite)
         }
         #expect(throws: CallHistoryError.self) {
             try SQLiteCallHistory(path: temp.directory.appending(path: "missing/dir/history.sqlite").path)
         }
-        #expect(throws: CallHistoryError.self) { try SQLiteCallHistory(path: temp.directory.path) }
+        #expect(throws: CallHistoryError.cannotOpen(path: temp.directory.path, detail: "it is a directory")) {
+            try SQLiteCallHistory(path: temp.directory.path)
+        }
     }
 
     @Test("records survive closing and reopening, and the database checks clean")

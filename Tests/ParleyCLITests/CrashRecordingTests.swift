@@ -110,7 +110,7 @@ struct CrashRecordingTests {
         #expect(!first.printed.isEmpty && !second.printed.isEmpty)
         #expect(Set(first.printed.map(\.0)).isDisjoint(with: second.printed.map(\.0)), "uuids are fresh each run")
 
-        let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path, create: false)
+        let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path, access: .readOnly)
         #expect(try store.check() == [])
         var missing: [UUID] = []
         for (uuid, status) in first.printed + second.printed {

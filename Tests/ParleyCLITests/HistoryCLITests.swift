@@ -158,7 +158,7 @@ struct HistoryCLITests {
         #expect(try fixture.history("recents", "--limit", "2").stdout.split(separator: "\n").count == 2)
 
         // Three missed calls from Alice in a row are one line.
-        let store = try SQLiteCallHistory(path: fixture.directory.appending(path: "history.sqlite").path, create: false)
+        let store = try SQLiteCallHistory(path: fixture.directory.appending(path: "history.sqlite").path, access: .readWrite)
         for minute in 1...3 {
             let start = Date().addingTimeInterval(TimeInterval(minute * 60))
             try store.insert(CallRecord(
