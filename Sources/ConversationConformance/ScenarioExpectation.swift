@@ -139,11 +139,13 @@ public enum ExpectedActionState: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether an action in `state` meets the expectation.
     public func matches(_ state: ConversationAction.State) -> Bool {
-        switch (self, state) {
-        case (.idle, .idle), (.running, .running), (.complete, .complete), (.timedOut, .timedOut): true
-        case (.failed(nil), .failed): true
-        case (.failed(let expected?), .failed(let reason)): expected == reason
-        default: false
+        switch self {
+        case .idle: state == .idle
+        case .running: state == .running
+        case .complete: state == .complete
+        case .timedOut: state == .timedOut
+        case .failed(let expected):
+            if case .failed(let reason) = state { expected == nil || expected == reason } else { false }
         }
     }
 

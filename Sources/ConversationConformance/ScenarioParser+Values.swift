@@ -227,7 +227,8 @@ enum KnownErrorCodes {
             .videoNotSupported, .noHandles, .actionAlreadyPending(conversation: uuid, verb: .join),
             .maximumConversationGroupsReached(limit: 0), .maximumConversationsPerGroupReached(limit: 0),
             .cannotMergeWithItself(uuid), .alreadyInSameGroup(uuid, uuid), .notInGroup(uuid),
-            .invalidToneDigits(""), .invalidConfiguration([]), .managerInvalidated,
+            .invalidToneDigits(""), .invalidTimeoutDate(uuid, .distantPast), .invalidConfiguration([]),
+            .managerInvalidated,
         ]
         return samples
     }()
@@ -239,7 +240,8 @@ enum KnownErrorCodes {
             .duplicateActionUUID, .actionAlreadyPerformed, .illegalTransition, .missingCapability,
             .unsupportedHandleKind, .videoNotSupported, .noHandles, .actionAlreadyPending,
             .maximumConversationGroupsReached, .maximumConversationsPerGroupReached, .cannotMergeWithItself,
-            .alreadyInSameGroup, .notInGroup, .invalidToneDigits, .invalidConfiguration, .managerInvalidated:
+            .alreadyInSameGroup, .notInGroup, .invalidToneDigits, .invalidTimeoutDate, .invalidConfiguration,
+            .managerInvalidated:
             break
         }
     }

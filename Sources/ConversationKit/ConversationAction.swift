@@ -64,7 +64,7 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
         case complete
         /// Failed, by the delegate or by the manager (e.g. its conversation ended first).
         case failed(reason: String)
-        /// Its timeout date passed before it completed; it can no longer be fulfilled.
+        /// Its timeout date came before it completed; it can no longer be fulfilled.
         case timedOut
 
         /// Whether the action is over.
@@ -102,12 +102,33 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
         var manager: ConversationManager?
         /// The manager's sequence number for this action while it is pending.
         var pendingSequence: UInt64?
+        /// The manager validating a transaction with this action in it: one at a time, so two managers can
+        /// never both accept it.
+        var claimedBy: ObjectIdentifier?
     }
     let core: Mutex<Core>
+
+    /// Reserves the action for `manager` while it validates a transaction; false if it was performed before
+    /// or another manager holds it.
+    func claim(for manager: ConversationManager) -> Bool {
+        core.withLock { core in
+            guard core.state == .idle, core.claimedBy == nil, core.manager == nil else { return false }
+            core.claimedBy = ObjectIdentifier(manager)
+            return true
+        }
+    }
+
+    /// Gives back a claim of a transaction that was refused.
+    func releaseClaim() {
+        core.withLock { core in
+            if core.state == .idle { core.claimedBy = nil }
+        }
+    }
 
     /// Marks the action accepted by `manager`: running until `deadline`. Returns the deadline.
     func begin(with manager: ConversationManager, sequence: UInt64, defaultDeadline: Date) -> Date {
         core.withLock { core in
+            precondition(core.claimedBy == ObjectIdentifier(manager), "an action begins only with the manager that claimed it")
             let deadline = core.timeoutDate ?? defaultDeadline
             core.timeoutDate = deadline
             core.state = .running
@@ -129,8 +150,7 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
     /// Whether the action is pending under this sequence number.
     func isPending(sequence: UInt64) -> Bool { core.withLock { $0.pendingSequence == sequence } }
 
-    /// Whether the action was ever handed to a manager.
-    var wasPerformed: Bool { core.withLock { $0.state != .idle || $0.manager != nil } }
+
 
     /// Creates an action. With no `timeoutDate` the manager sets one when the action is performed: its clock's
     /// now plus `configuration.defaultActionTimeout` (30 s unless configured).
@@ -151,8 +171,10 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
     public var isComplete: Bool { state.isFinished }
 
     /// Marks the action done. `date` is when it took effect (connect time for Join, end time for End); the
-    /// manager's clock when nil. Returns whether this call counted: false when the action is not running
-    /// (never performed, already completed, failed or timed out).
+    /// manager's clock when nil. Returns whether the action is now complete because of this call: false when
+    /// it is not running (never performed, already completed, failed or timed out — including a call at or
+    /// after its timeout date) or when the manager could no longer apply it (a merge whose partner ended or
+    /// whose group limits no longer hold), in which case ``state`` says why it failed.
     @discardableResult
     public func fulfill(at date: Date? = nil) -> Bool {
         guard let manager = core.withLock({ $0.manager }) else { return false }

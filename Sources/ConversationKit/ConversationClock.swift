@@ -6,8 +6,8 @@ import Synchronization
 public protocol ConversationClock: Sendable {
     /// The current time.
     func now() -> Date
-    /// Calls `handler` once, at or after `deadline`, on any thread. There is no cancellation: the manager
-    /// tolerates early and spurious wake-ups.
+    /// Calls `handler` once, at or after `deadline`, on any thread (or never, for a deadline that never comes).
+    /// There is no cancellation: the manager tolerates early, late and spurious wake-ups.
     func wakeUp(at deadline: Date, _ handler: @escaping @Sendable () -> Void)
 }
 
@@ -23,10 +23,13 @@ public struct SystemClock: ConversationClock {
     /// `Date()`.
     public func now() -> Date { Date() }
 
-    /// Schedules `handler` on the queue after the remaining interval.
+    /// Schedules `handler` on the queue at `deadline` on the wall clock (so a stepped clock moves it too).
     public func wakeUp(at deadline: Date, _ handler: @escaping @Sendable () -> Void) {
-        let delay = max(0, deadline.timeIntervalSinceNow)
-        queue.asyncAfter(deadline: .now() + delay, execute: handler)
+        let seconds = deadline.timeIntervalSince1970
+        guard seconds.isFinite, seconds < 1e15 else { return }  // never comes
+        let whole = seconds.rounded(.down)
+        let time = timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
+        queue.asyncAfter(wallDeadline: DispatchWallTime(timespec: time), execute: handler)
     }
 }
 

@@ -21,6 +21,10 @@ public final class ConversationManager: Sendable {
     /// Where the manager reads the time.
     public let clock: any ConversationClock
     private let core: Mutex<ManagerCore>
+    private let relay = WakeUpRelay()
+    /// Mirrors the core's delegate generation, so delivery can notice a replaced delegate between callbacks
+    /// without taking the lock.
+    private let delegateGeneration = Atomic<Int>(0)
 
     /// Creates a manager; refuses a configuration with problems (see ``Configuration/problems``).
     public init(
@@ -42,6 +46,7 @@ public final class ConversationManager: Sendable {
                 core.delegate.value = newValue
                 core.hasDelegate = newValue != nil
                 core.delegateGeneration += 1
+                delegateGeneration.store(core.delegateGeneration, ordering: .releasing)
                 if newValue != nil { core.outbox.insert(.didBegin, at: 0) }
                 return core.claimDelivery()
             }
@@ -117,9 +122,14 @@ public final class ConversationManager: Sendable {
         mutate { core, now in core.invalidate(now: now) }
     }
 
-    /// Times out the actions whose deadline has passed. The clock's wake-ups call this; a driver may too.
+    /// Times out the actions whose deadline has come. The clock's wake-ups do this; a driver may too.
     public func processDueTimeouts() {
-        mutate { core, now in core.processDueTimeouts(now: now) }
+        mutate { core, now in core.processDueTimeouts(now: now, wokenFor: nil) }
+    }
+
+    /// A clock wake-up asked for `deadline` has fired (perhaps early: the clock may be stepped).
+    func wokeUp(for deadline: Date) {
+        mutate { core, now in core.processDueTimeouts(now: now, wokenFor: deadline) }
     }
 
     func complete(_ action: ConversationAction, with outcome: ActionOutcome) -> Bool {
@@ -135,30 +145,44 @@ public final class ConversationManager: Sendable {
         let (result, wakeUp): (T, Date?) = try core.withLock { core throws(E) in
             let result = try body(&core, now)
             claim = core.claimDelivery()
+            // The relay keeps the manager alive exactly while actions are pending (their timeouts need it),
+            // and lets it go when none are, so wake-ups still queued in the clock never pin it.
+            let pending = !core.pendingUUIDs.isEmpty && !core.isInvalidated
+            if pending != core.relayHoldsManager {
+                relay.hold(pending ? self : nil)
+                core.relayHoldsManager = pending
+            }
             return (result, core.takeWakeUpRequest())
         }
         if let wakeUp {
-            // Strong on purpose: a manager lives until its scheduled wake-ups fire (at most its longest action
-            // timeout), like its pending actions keep it alive. A weak capture would give the manager a
-            // refcount side table and slow every retain of it on the hot path.
-            clock.wakeUp(at: wakeUp) { self.processDueTimeouts() }
+            let relay = relay
+            clock.wakeUp(at: wakeUp) { relay.fire(deadline: wakeUp) }
         }
         if claim != nil { deliver(&claim!) }
         return result
     }
 
     /// Delivers queued callbacks in order. Only the thread holding the claim delivers; callbacks queued
-    /// meanwhile (also by the delegate calling back in) are picked up by that thread before it lets go.
+    /// meanwhile (also by the delegate calling back in) are picked up by that thread before it lets go. When
+    /// the delegate is replaced mid-batch, the rest of the batch goes to the new one.
     private func deliver(_ claim: inout DeliveryClaim) {
         while true {
+            var delivered = claim.batch.count
             if let delegate = claim.delegate {
+                let generation = claim.generation
                 // The batch is this thread's own (re-entrant calls queue into the core's outbox), so it is
                 // read in place rather than copied out callback by callback.
                 claim.batch.withUnsafeBufferPointer { batch in
-                    for index in batch.indices { deliver(batch[index], to: delegate) }
+                    for index in batch.indices {
+                        if delegateGeneration.load(ordering: .acquiring) != generation {
+                            delivered = index
+                            return
+                        }
+                        deliver(batch[index], to: delegate)
+                    }
                 }
             }
-            claim.batch.removeAll(keepingCapacity: true)
+            claim.batch.removeFirst(delivered)
             let more = core.withLock { core in core.continueDelivery(&claim) }
             guard more else { return }
         }
@@ -174,5 +198,23 @@ public final class ConversationManager: Sendable {
         case .activateMedia(let conversation): delegate.conversationManager(self, didActivateMediaFor: conversation)
         case .deactivateMedia(let conversation): delegate.conversationManager(self, didDeactivateMediaFor: conversation)
         }
+    }
+}
+
+/// What a clock wake-up calls: it reaches the manager only while the manager has pending actions. Holding the
+/// manager strongly here (rather than capturing it weakly) keeps weak references — and their slow refcounting
+/// path — off the manager entirely.
+final class WakeUpRelay: Sendable {
+    private let target = Mutex<ConversationManager?>(nil)
+
+    /// Holds `manager` (or lets go with nil).
+    func hold(_ manager: ConversationManager?) {
+        target.withLock { $0 = manager }
+    }
+
+    /// Tells the held manager, if any, that the wake-up for `deadline` fired.
+    func fire(deadline: Date) {
+        let manager = target.withLock { $0 }
+        manager?.wokeUp(for: deadline)
     }
 }

@@ -14,7 +14,7 @@ public protocol ConversationManagerDelegate: AnyObject, Sendable {
     func conversationManager(_ manager: ConversationManager, conversationChanged conversation: Conversation)
     /// Do what `action` asks, then call `fulfill` or `fail` on it (now or later, from any thread).
     func conversationManager(_ manager: ConversationManager, perform action: ConversationAction)
-    /// `action` passed its timeout date before it completed. A Start, Join or End that times out ends its
+    /// `action` reached its timeout date before it completed. A Start, Join or End that times out ends its
     /// conversation as failed.
     func conversationManager(_ manager: ConversationManager, timedOutPerforming action: ConversationAction)
     /// Media for `conversation` should start: it entered joining, joined or paused from a state without media.

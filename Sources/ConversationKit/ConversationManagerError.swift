@@ -38,6 +38,8 @@ public enum ConversationManagerError: Error, Sendable, Hashable, CustomStringCon
     case notInGroup(UUID)
     /// Tone digits are empty or hold characters other than 0-9 * # A-D , ;.
     case invalidToneDigits(String)
+    /// An action's timeout date is not in the future (or is not a number).
+    case invalidTimeoutDate(UUID, Date)
     /// The configuration cannot be used; the strings say why.
     case invalidConfiguration([String])
     /// The manager was invalidated; it accepts nothing more.
@@ -64,6 +66,7 @@ public enum ConversationManagerError: Error, Sendable, Hashable, CustomStringCon
         case .alreadyInSameGroup: "alreadyInSameGroup"
         case .notInGroup: "notInGroup"
         case .invalidToneDigits: "invalidToneDigits"
+        case .invalidTimeoutDate: "invalidTimeoutDate"
         case .invalidConfiguration: "invalidConfiguration"
         case .managerInvalidated: "managerInvalidated"
         }
@@ -92,6 +95,7 @@ public enum ConversationManagerError: Error, Sendable, Hashable, CustomStringCon
         case .notInGroup(let uuid): "conversation \(uuid) is not in a group"
         case .invalidToneDigits(let digits):
             "tone digits '\(digits)' must be non-empty and use only 0-9 * # A-D , ;"
+        case .invalidTimeoutDate(let uuid, let date): "action \(uuid) has a timeout date that is not in the future (\(date))"
         case .invalidConfiguration(let problems): "invalid configuration: " + problems.joined(separator: "; ")
         case .managerInvalidated: "the manager was invalidated"
         }

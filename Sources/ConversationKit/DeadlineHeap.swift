@@ -1,7 +1,7 @@
 import Foundation
 
 /// Action deadlines in a binary min-heap. Entries of actions that completed early stay until they surface
-/// (lazy deletion); ``compact(keeping:)`` drops them when they pile up.
+/// (lazy deletion); ``compact(liveCount:)`` drops them when they pile up.
 struct DeadlineHeap: Sendable {
     struct Entry: Sendable {
         let deadline: Date
@@ -80,7 +80,7 @@ struct RecentlyEnded: Sendable {
     }
 }
 
-/// A uuid as a dictionary key with cheap hashing: one 64-bit word fed to the hasher instead of 16 bytes
+/// A uuid as a dictionary key with cheap hashing: two 64-bit words fed to the hasher instead of 16 bytes
 /// through its generic byte path (which showed up as the engine's largest single cost).
 struct UUIDKey: Hashable, Sendable {
     let high: UInt64
@@ -93,7 +93,9 @@ struct UUIDKey: Hashable, Sendable {
     }
 
     func hash(into hasher: inout Hasher) {
-        // One word (SipHash rounds are the cost): the halves mixed by a multiply, still seeded per process.
-        hasher.combine(high &+ low &* 0x9E37_79B9_7F4A_7C15)
+        // Both words: uuids can come from peers (push payloads), so pre-mixing them into one word would let
+        // anyone craft colliding keys.
+        hasher.combine(high)
+        hasher.combine(low)
     }
 }

@@ -7,41 +7,47 @@ enum ActionOutcome: Sendable {
 }
 
 extension ManagerCore {
-    /// Completes a pending action once. Returns whether this call counted.
+    /// Completes a pending action once. Returns whether this call counted as the caller meant it: false when
+    /// the action was not pending, had timed out, or (for a fulfil) could not be applied any more — a merge
+    /// whose partner ended or whose group limits no longer hold; the action's state then says why.
     mutating func complete(_ action: ConversationAction, with outcome: ActionOutcome, now: Date) -> Bool {
         guard let (waiting, slot) = takePending(action) else { return false }
         if now >= waiting.deadline {
             timeOut(waiting, slot: slot, now: now)
             return false
         }
+        let applied: Bool
         switch outcome {
         case .failed(let reason):
             action.settle(.failed(reason: reason))
             applyOwnInput(.fail(action.verb), slot: slot, at: now, cause: action)
+            applied = true
         case .fulfilled(let date):
-            fulfil(action, slot: slot, at: date ?? now, now: now)
+            applied = fulfil(action, slot: slot, at: date ?? now, now: now)
         }
         deadlines.compact(liveCount: pendingUUIDs.count)
-        return true
+        return applied
     }
 
-    private mutating func fulfil(_ action: ConversationAction, slot: Int, at date: Date, now: Date) {
+    /// Applies a fulfilled action; false when the manager had to fail it instead.
+    private mutating func fulfil(_ action: ConversationAction, slot: Int, at date: Date, now: Date) -> Bool {
         let uuid = action.conversationUUID
         var regrouped: [UUID] = []
         switch action.kind {
         case .merge(let other):
             guard slotOf[UUIDKey(other)] != nil else {
-                return failOnCompletion(action, slot: slot, reason: "conversation \(other) ended before the merge completed", now: now)
+                failOnCompletion(action, slot: slot, reason: "conversation \(other) ended before the merge completed", now: now)
+                return false
             }
             do {
                 regrouped = try groups.merge(uuid, with: other, limits: groupLimits, newGroupUUID: RandomUUID.make)
             } catch {
-                return failOnCompletion(action, slot: slot, reason: error.description, now: now)
+                failOnCompletion(action, slot: slot, reason: error.description, now: now)
+                return false
             }
         case .unmerge:
-            do { regrouped = try groups.unmerge(uuid) } catch {
-                return failOnCompletion(action, slot: slot, reason: error.description, now: now)
-            }
+            // Out of its group already (its partner ended and the group dissolved): the goal is reached.
+            regrouped = groups.groupOf[uuid] == nil ? [] : groups.remove(uuid)
         case .start, .join, .end, .pause, .mute, .playTone:
             break
         }
@@ -62,6 +68,7 @@ extension ManagerCore {
             return changed
         }
         if regroups { regroup(regrouped, except: uuid) }
+        return true
     }
 
     /// The delegate fulfilled an action the manager can no longer carry out (its group rules changed meanwhile).
@@ -89,9 +96,11 @@ extension ManagerCore {
         applyOwnInput(.timeOut(waiting.action.verb), slot: slot, at: now, cause: waiting.action)
     }
 
-    /// Times out every action whose deadline has passed and asks for the next wake-up.
-    mutating func processDueTimeouts(now: Date) {
-        if let scheduled = scheduledWakeUp, scheduled <= now { scheduledWakeUp = nil }
+    /// Times out every action whose deadline has come and asks for the next wake-up. `deadline` is the
+    /// deadline of the wake-up that called (nil for a driver's own call): once it has fired it is no longer
+    /// scheduled, even if it fired early, so the next one is asked for.
+    mutating func processDueTimeouts(now: Date, wokenFor deadline: Date?) {
+        if let deadline, scheduledWakeUp == deadline { scheduledWakeUp = nil }
         while let due = deadlines.popDue(at: now) {
             guard due.action.isPending(sequence: due.sequence), let (waiting, slot) = takePending(due.action) else {
                 continue

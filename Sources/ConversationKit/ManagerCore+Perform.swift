@@ -84,8 +84,14 @@ extension ManagerCore {
         guard !isInvalidated else { throw .managerInvalidated }
         guard !actions.isEmpty else { throw .emptyTransaction }
         var plan = TransactionPlan()
-        for (position, action) in actions.enumerated() {
-            try validate(action, earlier: actions[..<position], in: &plan)
+        var claimed: [ConversationAction] = []
+        do {
+            for (position, action) in actions.enumerated() {
+                try validate(action, earlier: actions[..<position], in: &plan, now: now, manager: manager, claimed: &claimed)
+            }
+        } catch {
+            for action in claimed { action.releaseClaim() }
+            throw error
         }
         for action in actions {
             let planned = plan.index(action.conversationUUID).flatMap { plan[$0].slot }
@@ -111,7 +117,8 @@ extension ManagerCore {
         }
     }
 
-    /// The groups as they will be once every pending merge/unmerge and this transaction's earlier ones complete.
+    /// The groups as they would be if every pending merge and this transaction's earlier group changes
+    /// succeeded (pending unmerges are not counted on: they may fail).
     private func projectedGroups(_ plan: inout TransactionPlan) -> GroupTable {
         if let groups = plan.groups { return groups }
         var projection = groups
@@ -120,9 +127,8 @@ extension ManagerCore {
             case .merge(let other):
                 _ = try? projection.merge(
                     waiting.action.conversationUUID, with: other, limits: groupLimits, newGroupUUID: RandomUUID.make)
-            case .unmerge:
-                _ = try? projection.unmerge(waiting.action.conversationUUID)
-            case .start, .join, .end, .pause, .mute, .playTone:
+            case .unmerge, .start, .join, .end, .pause, .mute, .playTone:
+                // Pending unmerges may still fail, so the limits do not count on them.
                 break
             }
         }
@@ -131,11 +137,17 @@ extension ManagerCore {
     }
 
     private func validate(
-        _ action: ConversationAction, earlier: ArraySlice<ConversationAction>, in plan: inout TransactionPlan
+        _ action: ConversationAction, earlier: ArraySlice<ConversationAction>, in plan: inout TransactionPlan,
+        now: Date, manager: ConversationManager, claimed: inout [ConversationAction]
     ) throws(ConversationManagerError) {
-        guard !action.wasPerformed else { throw .actionAlreadyPerformed(action.uuid) }
+        guard !earlier.contains(where: { $0 === action }) else { throw .duplicateActionUUID(action.uuid) }
+        guard action.claim(for: manager) else { throw .actionAlreadyPerformed(action.uuid) }
+        claimed.append(action)
         guard !pendingUUIDs.contains(UUIDKey(action.uuid)), !earlier.contains(where: { $0.uuid == action.uuid }) else {
             throw .duplicateActionUUID(action.uuid)
+        }
+        if let timeout = action.timeoutDate, !(timeout > now) {
+            throw .invalidTimeoutDate(action.uuid, timeout)
         }
         let uuid = action.conversationUUID
         let verb = action.verb
@@ -179,8 +191,10 @@ extension ManagerCore {
             preconditionFailure("Start is validated above")
         case .join, .end, .mute:
             break
-        case .pause:
-            try require(.pausing, of: subject)
+        case .pause(let isPaused):
+            // Resuming is always allowed: a conversation whose pausing capability went away while it was
+            // paused must not be stuck on hold.
+            if isPaused { try require(.pausing, of: subject) }
         case .playTone(let digits, _):
             try require(.playingTones, of: subject)
             guard !digits.isEmpty, digits.allSatisfy(ConversationAction.toneCharacters.contains) else {

@@ -58,6 +58,8 @@ struct ManagerCore: Sendable {
     private(set) var slotOf: [UUIDKey: Int] = [:]
     private var freeSlots: [Int] = []
     var pendingUUIDs: Set<UUIDKey> = []
+    /// How many pending actions are merges (so ending a conversation only looks for merges into it when any exist).
+    var pendingMergeCount = 0
     var groups = GroupTable()
     var deadlines = DeadlineHeap()
     var scheduledWakeUp: Date?
@@ -66,6 +68,8 @@ struct ManagerCore: Sendable {
     var spareOutbox: [DelegateCallback] = []
     var isDelivering = false
     var isInvalidated = false
+    /// Whether the wake-up relay currently holds the manager (it does while actions are pending).
+    var relayHoldsManager = false
     var recentlyEnded = RecentlyEnded(capacity: 4096)
     private(set) var nextSequence: UInt64 = 0
 
@@ -196,12 +200,32 @@ struct ManagerCore: Sendable {
         let reason = entry.conversation.endedReason ?? .failed
         for waiting in entry.pendingActions where waiting.action !== cause {
             pendingUUIDs.remove(UUIDKey(waiting.action.uuid))
+            if case .merge = waiting.action.kind { pendingMergeCount -= 1 }
             // An End whose conversation ended anyway reached its goal; anything else can no longer happen.
             let state: ConversationAction.State =
                 waiting.action.verb == .end ? .complete : .failed(reason: "conversation ended (\(reason))")
             waiting.action.settle(state)
         }
         regroup(groups.remove(entry.conversation.uuid), except: entry.conversation.uuid)
+        failMerges(into: entry.conversation.uuid)
+    }
+
+    /// Fails pending merges of other conversations with one that has just ended: they can no longer happen,
+    /// and must stop counting against the group limits.
+    private mutating func failMerges(into ended: UUID) {
+        guard pendingMergeCount > 0 else { return }
+        for slot in slotOf.values {
+            let doomed = slots[slot].pendingActions.filter {
+                if case .merge(let other) = $0.action.kind { other == ended } else { false }
+            }
+            guard !doomed.isEmpty else { continue }
+            slots[slot].pendingActions.removeAll { waiting in doomed.contains { $0.action === waiting.action } }
+            for waiting in doomed {
+                pendingUUIDs.remove(UUIDKey(waiting.action.uuid))
+                pendingMergeCount -= 1
+                waiting.action.settle(.failed(reason: "conversation \(ended) ended before the merge completed"))
+            }
+        }
     }
 
     /// Refreshes `groupUUID` of conversations whose group changed and tells the delegate.
@@ -220,6 +244,7 @@ struct ManagerCore: Sendable {
     mutating func addPending(_ pending: PendingAction, slot: Int, now: Date) {
         slots[slot].pendingActions.append(pending)
         pendingUUIDs.insert(UUIDKey(pending.action.uuid))
+        if case .merge = pending.action.kind { pendingMergeCount += 1 }
         deadlines.push(.init(deadline: pending.deadline, sequence: pending.sequence, action: pending.action))
         scheduleDeadline(pending.deadline, now: now)
     }
@@ -231,6 +256,7 @@ struct ManagerCore: Sendable {
         else { return nil }
         let pending = slots[slot].pendingActions.remove(at: index)
         pendingUUIDs.remove(UUIDKey(action.uuid))
+        if case .merge = action.kind { pendingMergeCount -= 1 }
         return (pending, slot)
     }
 
@@ -239,38 +265,55 @@ struct ManagerCore: Sendable {
         slotOf.values.flatMap { slots[$0].pendingActions }.sorted { $0.sequence < $1.sequence }
     }
 
-    /// Asks for a wake-up at `deadline` unless an earlier one is already on its way.
+    /// Asks for a wake-up at `deadline` unless one at or before it is still to come. A wake-up whose time has
+    /// passed is not counted on (it may have fired while the relay held no manager, or be late), and one that
+    /// fires early is cleared by `processDueTimeouts(now:wokenFor:)`, so a needed wake-up is never missing.
     mutating func scheduleDeadline(_ deadline: Date, now: Date) {
         if let scheduled = scheduledWakeUp, scheduled > now, scheduled <= deadline { return }
         scheduledWakeUp = deadline
         wakeUpRequest = min(wakeUpRequest ?? deadline, deadline)
     }
 
-    /// Takes the outbox for delivery unless another thread is delivering or there is no delegate yet.
+    /// Takes the outbox for delivery unless another thread is delivering or there is no delegate. A delegate
+    /// that has gone away (it is held weakly) counts as none: its callbacks wait for the next one.
     mutating func claimDelivery() -> DeliveryClaim? {
         guard !isDelivering, hasDelegate, !outbox.isEmpty else { return nil }
+        guard let current = delegate.value else {
+            hasDelegate = false
+            return nil
+        }
         isDelivering = true
-        var claim = DeliveryClaim(batch: [], delegate: delegate.value, generation: delegateGeneration)
+        var claim = DeliveryClaim(batch: [], delegate: current, generation: delegateGeneration)
         swap(&claim.batch, &spareOutbox)
         swap(&outbox, &claim.batch)
         return claim
     }
 
-    /// Refills a delivered claim from the outbox; returns false (and gives up the claim) when nothing is left.
+    /// Takes a delivered claim back: `claim.batch` holds what was not delivered (because the delegate was
+    /// replaced meanwhile), which goes back to the front of the outbox. Refills the claim with the next batch
+    /// for the current delegate; returns false (giving up the claim) when there is nothing more to deliver.
     mutating func continueDelivery(_ claim: inout DeliveryClaim) -> Bool {
-        swap(&outbox, &claim.batch)
+        if !claim.batch.isEmpty {
+            // After any didBegin the new delegate was queued (it comes first), before everything newer.
+            var position = 0
+            while position < outbox.count, case .didBegin = outbox[position] { position += 1 }
+            outbox.insert(contentsOf: claim.batch, at: position)
+            claim.batch.removeAll(keepingCapacity: true)
+        }
         if claim.generation != delegateGeneration {
             // Loading a weak reference is costly; only when the delegate was replaced.
             claim.delegate = delegate.value
             claim.generation = delegateGeneration
         }
-        guard claim.batch.isEmpty || !hasDelegate || claim.delegate == nil else { return true }
-        isDelivering = false
-        if !claim.batch.isEmpty { swap(&outbox, &claim.batch) }
-        claim.batch.removeAll(keepingCapacity: true)
-        swap(&claim.batch, &spareOutbox)
-        claim.delegate = nil
-        return false
+        if claim.delegate == nil { hasDelegate = false }
+        guard !outbox.isEmpty, hasDelegate else {
+            isDelivering = false
+            swap(&claim.batch, &spareOutbox)
+            claim.delegate = nil
+            return false
+        }
+        swap(&outbox, &claim.batch)
+        return true
     }
 
     mutating func takeWakeUpRequest() -> Date? {

@@ -114,20 +114,89 @@ struct ActionPipelineTests {
         #expect(!start.fail())
     }
 
-    @Test("fulfilling after the timeout date fails even before the wake-up ran")
+    @Test("fulfilling at the timeout date fails even when the wake-up has not run")
     func fulfilAfterDeadline() throws {
-        let clock = ManualClock()
+        let clock = SteppedClock()
         let manager = try ConversationManager(configuration: .init(), clock: clock)
         let delegate = RecordingDelegate()
         manager.delegate = delegate
-        try manager.reportNewIncomingConversation(uuid: UUID(), update: .init())
-        let uuid = manager.conversations[0].uuid
-        try manager.perform([.end(conversationUUID: uuid, timeoutDate: clock.now().addingTimeInterval(-1))])
-        let end = manager.pendingActions[0]
+        let uuid = UUID()
+        try manager.reportNewIncomingConversation(uuid: uuid, update: .init())
+        let end = ConversationAction.end(conversationUUID: uuid, timeoutDate: clock.now().addingTimeInterval(5))
+        try manager.perform([end])
+        clock.set(clock.now().addingTimeInterval(5))  // time moves, no wake-up fires
         #expect(!end.fulfill())
         #expect(end.state == .timedOut)
         #expect(manager.conversations.isEmpty)
         #expect(delegate.last(uuid)?.endedReason == .failed)
+    }
+
+    @Test("a timeout date that is not in the future is refused, and nothing is applied")
+    func invalidTimeoutDate() throws {
+        let h = try Harness()
+        try h.ring(h.A)
+        _ = h.delegate.take()
+        let join = ConversationAction.join(conversationUUID: h.A, timeoutDate: h.clock.now())
+        #expect(managerError { try h.manager.perform([join]) } == .invalidTimeoutDate(join.uuid, h.clock.now()))
+        #expect(join.state == .idle)
+        let nan = ConversationAction.join(conversationUUID: h.A, timeoutDate: Date(timeIntervalSinceReferenceDate: .nan))
+        #expect(managerError { try h.manager.perform([nan]) }?.code == "invalidTimeoutDate")
+        #expect(h.delegate.take() == [])
+        let start = ConversationAction.start(conversationUUID: h.B, handles: [h.bob], timeoutDate: h.clock.now() - 1)
+        #expect(managerError { try h.manager.perform([start]) }?.code == "invalidTimeoutDate")
+        #expect(h.manager.conversation(h.B) == nil, "no conversation was created")
+    }
+
+    @Test("an early wake-up (a stepped clock) does not switch timeouts off")
+    func earlyWakeUp() throws {
+        let clock = SteppedClock()
+        let manager = try ConversationManager(configuration: .init(defaultActionTimeout: 30), clock: clock)
+        let delegate = RecordingDelegate()
+        manager.delegate = delegate
+        let uuid = UUID()
+        try manager.reportNewIncomingConversation(uuid: uuid, update: .init())
+        let join = ConversationAction.join(conversationUUID: uuid)
+        try manager.perform([join])
+        let start = clock.now()
+        #expect(clock.requested == [start + 30])
+        clock.set(start + 29.9999)
+        clock.fireAll()  // early
+        #expect(join.state == .running)
+        #expect(clock.requested == [start + 30], "the manager asks again")
+        clock.set(start + 3600)
+        clock.fireAll()
+        #expect(join.state == .timedOut)
+        #expect(manager.conversations.isEmpty)
+    }
+
+    @Test("an action can be performed by one manager only; a refused transaction gives its actions back")
+    func oneManagerPerAction() throws {
+        let first = try Harness()
+        let second = try Harness()
+        try first.ring(first.A)
+        try second.ring(second.A)
+        let join = ConversationAction.join(conversationUUID: first.A)
+        #expect(managerError { try first.manager.perform([join, .join(conversationUUID: first.C)]) } == .unknownConversation(first.C))
+        #expect(join.state == .idle)
+        let elsewhere = ConversationAction(uuid: join.uuid, conversationUUID: second.A, kind: .join)
+        try second.manager.perform([elsewhere])
+        try first.manager.perform([join])
+        #expect(managerError { try second.manager.perform([join]) } == .actionAlreadyPerformed(join.uuid))
+        #expect(join.fulfill())
+        #expect(first.manager.conversation(first.A)?.state == .joined)
+        #expect(second.manager.pendingActions.map(\.uuid) == [elsewhere.uuid])
+    }
+
+    @Test("resuming needs no pausing capability (it may have been withdrawn while paused)")
+    func resumeWithoutCapability() throws {
+        let h = try Harness()
+        try h.answered(h.A)
+        try h.performAndFulfil(.pause(conversationUUID: h.A, isPaused: true))
+        try h.manager.reportConversationEvent(.updated(.init(capabilities: [])), for: h.A)
+        #expect(managerError { try h.manager.perform([.pause(conversationUUID: h.A, isPaused: true)]) }?.code
+            == "illegalTransition")
+        try h.performAndFulfil(.pause(conversationUUID: h.A, isPaused: false))
+        #expect(h.manager.conversation(h.A)?.state == .joined)
     }
 
     @Test("timeouts of other actions leave the conversation as it is")
@@ -242,5 +311,79 @@ struct ActionPipelineTests {
         let log = delegate.take()
         #expect(log.filter { $0.hasPrefix("perform") }.count == 3200)
         #expect(log.filter { $0.hasSuffix(" left") }.count == 1600)
+    }
+}
+
+/// The delegate's lifetime and replacement.
+@Suite("Delegate delivery")
+struct DelegateDeliveryTests {
+    @Test("a delegate that went away loses nothing: the next one gets what was waiting")
+    func deallocatedDelegate() throws {
+        let clock = ManualClock()
+        let manager = try ConversationManager(configuration: .init(), clock: clock)
+        manager.delegate = RecordingDelegate()  // released at once: only a weak reference is kept
+        let uuid = UUID()
+        try manager.reportNewIncomingConversation(uuid: uuid, update: .init())
+        try manager.perform([.join(conversationUUID: uuid)])
+        let delegate = RecordingDelegate()
+        delegate.name(uuid, "A")
+        manager.delegate = delegate
+        #expect(delegate.take() == ["begin", "changed A ringing", "perform join A"])
+    }
+
+    @Test("a delegate replaced in the middle of a batch: the new one gets the rest, after its begin")
+    func replacedMidBatch() throws {
+        let clock = ManualClock()
+        let manager = try ConversationManager(configuration: .init(), clock: clock)
+        let uuid = UUID()
+        try manager.perform([.start(conversationUUID: uuid, handles: [.init(kind: .generic, value: "x")])])
+        let second = RecordingDelegate()
+        second.name(uuid, "A")
+        let first = HandingOverDelegate(to: second)
+        manager.delegate = first
+        #expect(first.seen.withLock { $0 } == ["begin", "changed idle"])
+        #expect(second.take() == ["begin", "perform start A"])
+        _ = manager.pendingActions.first?.fulfill()
+        #expect(second.take() == ["changed A ringing"])
+        #expect(first.seen.withLock { $0 }.count == 2)
+    }
+
+    @Test("a manager is freed once nothing is pending, even with a wake-up a day away")
+    func managerIsFreed() throws {
+        weak var weakManager: ConversationManager?
+        do {
+            let manager = try ConversationManager(configuration: .init(), clock: SystemClock())
+            let delegate = RecordingDelegate()
+            manager.delegate = delegate
+            let uuid = UUID()
+            try manager.reportNewIncomingConversation(uuid: uuid, update: .init())
+            let end = ConversationAction.end(conversationUUID: uuid, timeoutDate: Date().addingTimeInterval(86_400))
+            try manager.perform([end])
+            #expect(end.fulfill())
+            weakManager = manager
+        }
+        #expect(weakManager == nil)
+    }
+}
+
+/// Records what it is told, and on its second callback hands the manager over to another delegate.
+final class HandingOverDelegate: ConversationManagerDelegate {
+    let seen = Mutex<[String]>([])
+    let next: RecordingDelegate
+    init(to next: RecordingDelegate) { self.next = next }
+
+    private func note(_ line: String, _ manager: ConversationManager) {
+        let count = seen.withLock { seen in
+            seen.append(line)
+            return seen.count
+        }
+        if count == 2 { manager.delegate = next }
+    }
+    func conversationManagerDidBegin(_ manager: ConversationManager) { note("begin", manager) }
+    func conversationManager(_ manager: ConversationManager, conversationChanged conversation: Conversation) {
+        note("changed \(conversation.state)", manager)
+    }
+    func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {
+        note("perform \(action.verb)", manager)
     }
 }

@@ -94,21 +94,38 @@ struct GroupTests {
         #expect(groupSets(h.manager) == [[h.C, h.D]])
     }
 
-    @Test("a merge whose partner ended before it was fulfilled fails")
+    @Test("a merge whose partner ends fails at once and stops counting against the limits")
     func partnerEnded() throws {
-        let h = try Harness()
-        try h.answered(h.A)
-        try h.answered(h.B)
+        let h = try Harness(.init(maximumConversationGroups: 1))
+        for uuid in [h.A, h.B, h.C, h.D] { try h.answered(uuid) }
         let merge = ConversationAction.merge(conversationUUID: h.A, with: h.B)
         try h.manager.perform([merge])
         try h.manager.reportConversationEvent(.ended(h.clock.now(), .remoteEnded), for: h.B)
-        #expect(merge.fulfill(), "the call counts: it completes the action")
         guard case .failed(let reason) = merge.state else {
             Issue.record("expected failed, got \(merge.state)")
             return
         }
         #expect(reason.contains("ended before the merge completed"))
+        #expect(!merge.fulfill(), "a late fulfill does not count")
+        #expect(h.manager.pendingActions.isEmpty)
+        try h.performAndFulfil(.merge(conversationUUID: h.C, with: h.D))
+        #expect(groupSets(h.manager) == [[h.C, h.D]])
+    }
+
+    @Test("limits do not count on pending unmerges; an unmerge whose group dissolved meanwhile completes")
+    func pendingUnmerges() throws {
+        let h = try Harness(.init(maximumConversationGroups: 1))
+        for uuid in [h.A, h.B, h.C, h.D] { try h.answered(uuid) }
+        try h.performAndFulfil(.merge(conversationUUID: h.A, with: h.B))
+        let unmerge = ConversationAction.unmerge(conversationUUID: h.A)
+        try h.manager.perform([unmerge])
+        #expect(managerError { try h.manager.perform([.merge(conversationUUID: h.C, with: h.D)]) }
+            == .maximumConversationGroupsReached(limit: 1), "the pending unmerge may still fail")
+        try h.manager.reportConversationEvent(.ended(h.clock.now(), .remoteEnded), for: h.B)
         #expect(h.manager.groups.isEmpty)
+        #expect(unmerge.fulfill(), "A is out of a group: the unmerge reached its goal")
+        #expect(unmerge.state == .complete)
+        try h.performAndFulfil(.merge(conversationUUID: h.C, with: h.D))
     }
 
     @Test("only joined or paused conversations merge")

@@ -130,3 +130,29 @@ func managerError(_ body: () throws -> Void) -> ConversationManagerError? {
         return nil
     }
 }
+
+/// A clock the test steps by hand; wake-ups are recorded and fired only when the test says so (early or
+/// late), like a wall clock that can jump.
+final class SteppedClock: ConversationClock {
+    private struct State {
+        var now = Date(timeIntervalSince1970: 1_767_225_600)
+        var wakeUps: [(Date, @Sendable () -> Void)] = []
+    }
+    private let state = Mutex(State())
+
+    func now() -> Date { state.withLock { $0.now } }
+    func set(_ date: Date) { state.withLock { $0.now = date } }
+    func wakeUp(at deadline: Date, _ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.wakeUps.append((deadline, handler)) }
+    }
+    /// The deadlines of wake-ups asked for and not fired yet.
+    var requested: [Date] { state.withLock { $0.wakeUps.map(\.0) } }
+    /// Fires every recorded wake-up now, whatever its deadline.
+    func fireAll() {
+        let due = state.withLock { state in
+            defer { state.wakeUps.removeAll() }
+            return state.wakeUps.map(\.1)
+        }
+        for handler in due { handler() }
+    }
+}
