@@ -81,7 +81,7 @@ final class DemoNetwork: ConversationManagerDelegate {
 
     func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {
         let uuid = action.conversationUUID
-        printer.line(uuid, "perform \(action.kindDescription)")
+        printer.line(uuid, "perform \(printer.describe(action))")
         if neverResponds.contains(uuid) {
             printer.line(uuid, "network: (no response to the INVITE)")
             return
@@ -130,11 +130,11 @@ final class DemoNetwork: ConversationManagerDelegate {
 
     private func complete(_ action: ConversationAction, fulfilled: Bool) {
         let counted = fulfilled ? action.fulfill() : action.fail()
-        printer.line(action.conversationUUID, "\(action.kindDescription) \(counted ? "fulfilled" : "not counted: \(action.state)")")
+        printer.line(action.conversationUUID, "\(printer.describe(action)) \(counted ? "fulfilled" : "not counted: \(action.state)")")
     }
 
     func conversationManager(_ manager: ConversationManager, timedOutPerforming action: ConversationAction) {
-        printer.line(action.conversationUUID, "\(action.kindDescription) timed out")
+        printer.line(action.conversationUUID, "\(printer.describe(action)) timed out")
     }
 
     func conversationManager(_ manager: ConversationManager, didActivateMediaFor conversation: Conversation) {

@@ -26,6 +26,12 @@ final class DemoPrinter: Sendable {
 
     func label(_ uuid: UUID, _ label: String) { state.withLock { $0.labels[uuid] = label } }
 
+    /// An action as the demo shows it: a merge names its partner by label (`merge with B`).
+    func describe(_ action: ConversationAction) -> String {
+        guard case .merge(let other) = action.kind else { return action.kindDescription }
+        return "merge with \(state.withLock { $0.labels[other] } ?? String(other.uuidString.prefix(8)))"
+    }
+
     func say(_ text: String) {
         guard !quiet else { return }
         print(text)
