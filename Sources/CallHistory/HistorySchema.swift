@@ -5,7 +5,7 @@ import Foundation
 /// moves the database one version up inside a transaction, so a crash mid-migration leaves the old version.
 enum HistorySchema {
     /// The version this code writes.
-    static let currentVersion = 3
+    static let currentVersion = 4
 
     /// Migration `n` takes a database from version `n` to `n + 1`.
     static let migrations: [String] = [
@@ -57,6 +57,13 @@ enum HistorySchema {
         // so every process that opens the file normalises the way its records were normalised.
         """
         CREATE TABLE setting (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        """,
+        // 3 → 4: unread indexes that keep newest-first order, so "unread missed calls" is one index range even
+        // when the few unread calls are old (the v2 index forced a walk over every missed call).
+        """
+        DROP INDEX conversation_unread;
+        CREATE INDEX conversation_unread_by_status ON conversation (status, started_at DESC, id DESC) WHERE is_read = 0;
+        CREATE INDEX conversation_unread_by_start ON conversation (started_at DESC, id DESC) WHERE is_read = 0;
         """,
     ]
 

@@ -8,11 +8,11 @@ enum RecordWriter {
         _ record: CallRecord, into connection: SQLiteConnection, normalizer: HandleNormalizer
     ) throws(CallHistoryError) -> Int64 {
         let statement = try connection.statement(
-            """
-            INSERT INTO conversation (uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
-                is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+            fixed: """
+                INSERT INTO conversation (uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
+                    is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
         statement.bind(record.uuid.uuidString, at: 1)
         statement.bind(record.direction.rawValue, at: 2)
         statement.bind(record.status.rawValue, at: 3)
@@ -31,10 +31,10 @@ enum RecordWriter {
         let id = connection.lastInsertRowID
 
         let handleStatement = try connection.statement(
-            """
-            INSERT INTO remote_handle (conversation_id, position, kind, value, normalized, display_name, started_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """)
+            fixed: """
+                INSERT INTO remote_handle (conversation_id, position, kind, value, normalized, display_name, started_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
         var seen: Set<String> = []
         for (position, given) in record.remoteHandles.enumerated() {
             let remote = RecordedHandle(given.handle, normalizer: normalizer)
@@ -58,19 +58,20 @@ enum RecordWriter {
 
 /// Reads records back, checking every stored name.
 enum RecordReader {
-    static let columns = """
-        id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at, is_video, is_read,
-        local_kind, local_value, local_display, group_uuid, call_id
-        """
+    /// The conversation columns every record read selects, in this order (prefixed `c.` in joined queries).
+    static let columnNames = [
+        "id", "uuid", "direction", "status", "ended_reason", "started_at", "connected_at", "ended_at", "is_video",
+        "is_read", "local_kind", "local_value", "local_display", "group_uuid", "call_id",
+    ]
 
     static func exists(id: Int64, in connection: SQLiteConnection) throws(CallHistoryError) -> Bool {
-        let statement = try connection.statement("SELECT 1 FROM conversation WHERE id = ?")
+        let statement = try connection.statement(fixed: "SELECT 1 FROM conversation WHERE id = ?")
         statement.bind(id, at: 1)
         return try statement.step()
     }
 
     static func id(uuid: UUID, in connection: SQLiteConnection) throws(CallHistoryError) -> Int64? {
-        let statement = try connection.statement("SELECT id FROM conversation WHERE uuid = ?")
+        let statement = try connection.statement(fixed: "SELECT id FROM conversation WHERE uuid = ?")
         statement.bind(uuid.uuidString, at: 1)
         return try statement.step() ? statement.int64(0) : nil
     }
@@ -81,13 +82,24 @@ enum RecordReader {
     }
 
     static func record(id: Int64, in connection: SQLiteConnection) throws(CallHistoryError) -> CallRecord? {
-        let statement = try connection.statement("SELECT \(columns) FROM conversation WHERE id = ?")
+        let statement = try connection.statement(
+            fixed: """
+                SELECT id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at, is_video, is_read,
+                    local_kind, local_value, local_display, group_uuid, call_id
+                FROM conversation WHERE id = ?
+                """)
         statement.bind(id, at: 1)
         guard try statement.step() else { return nil }
+        return try record(from: statement, in: connection)
+    }
+
+    /// The record on `statement`'s current row (its columns are ``columnNames``), with its handles.
+    static func record(from statement: SQLiteStatement, in connection: SQLiteConnection) throws(CallHistoryError) -> CallRecord {
+        let id = statement.int64(0)
         func corrupt(_ what: String) -> CallHistoryError {
             .corruptDatabase(path: connection.path, detail: "record \(id) has \(what)")
         }
-        guard let uuid = UUID(uuidString: statement.text(1)) else { throw corrupt("a malformed uuid") }
+        guard let uuid = statement.uuid(1) else { throw corrupt("a malformed uuid") }
         guard let direction = Conversation.Direction(rawValue: statement.text(2)) else {
             throw corrupt("unknown direction '\(statement.text(2))'")
         }
@@ -102,12 +114,13 @@ enum RecordReader {
             guard let kind = Handle.Kind(rawValue: statement.int(10)) else { throw corrupt("an unknown handle kind") }
             localHandle = Handle(kind: kind, value: statement.text(11), displayName: statement.optionalText(12))
         }
-        let groupUUID = try statement.optionalText(13).map { text throws(CallHistoryError) in
-            guard let uuid = UUID(uuidString: text) else { throw corrupt("a malformed group uuid") }
-            return uuid
+        var groupUUID: UUID?
+        if !statement.isNull(13) {
+            guard let group = statement.uuid(13) else { throw corrupt("a malformed group uuid") }
+            groupUUID = group
         }
         var record = CallRecord(
-            id: statement.int64(0), uuid: uuid, direction: direction, remoteHandles: [], localHandle: localHandle,
+            id: id, uuid: uuid, direction: direction, remoteHandles: [], localHandle: localHandle,
             status: status, endedReason: reason,
             startedAt: Date(timeIntervalSinceReferenceDate: statement.double(5)),
             connectedAt: statement.optionalDouble(6).map(Date.init(timeIntervalSinceReferenceDate:)),
@@ -122,7 +135,8 @@ enum RecordReader {
         of id: Int64, in connection: SQLiteConnection, corrupt: (String) -> CallHistoryError
     ) throws(CallHistoryError) -> [RecordedHandle] {
         let statement = try connection.statement(
-            "SELECT kind, value, normalized, display_name FROM remote_handle WHERE conversation_id = ? ORDER BY position")
+            fixed: "SELECT kind, value, normalized, display_name FROM remote_handle WHERE conversation_id = ? ORDER BY position")
+        defer { statement.reset() }
         statement.bind(id, at: 1)
         var handles: [RecordedHandle] = []
         while try statement.step() {
@@ -197,7 +211,8 @@ struct QueryBuilder {
         if counting {
             text = "SELECT count(*) FROM \(from)\(filter)"
         } else {
-            text = "SELECT \(id) FROM \(from)\(filter) ORDER BY \(time) DESC, \(id) DESC LIMIT ?"
+            let columns = RecordReader.columnNames.map { "c.\($0)" }.joined(separator: ", ")
+            text = "SELECT \(columns) FROM \(from)\(filter) ORDER BY \(time) DESC, \(id) DESC LIMIT ?"
             values.append(.integer(Int64(query.limit) + 1))
         }
         self.values = values

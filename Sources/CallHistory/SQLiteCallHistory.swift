@@ -55,6 +55,8 @@ public final class SQLiteCallHistory: CallHistoryStore {
             case .normal: try connection.execute("PRAGMA synchronous = NORMAL")
             }
             try connection.execute("PRAGMA foreign_keys = ON")
+            // A 16 MiB page cache: the uuid and handle indexes take random inserts.
+            try connection.execute("PRAGMA cache_size = -16384")
             try HistorySchema.migrate(connection)
             self.normalizer = try HistorySchema.normalizer(in: connection, default: normalizer)
         case .readOnly:
@@ -195,20 +197,22 @@ public final class SQLiteCallHistory: CallHistoryStore {
     public func query(_ query: HistoryQuery) throws(CallHistoryError) -> HistoryPage {
         let sql = try QueryBuilder(query, normalizer: normalizer, counting: false)
         return try use { connection throws(CallHistoryError) in
-            let statement = try connection.statement(sql.text)
-            statement.bind(all: sql.values)
-            // The builder asks for one row more than the page: it tells whether another page follows.
-            var ids: [Int64] = []
-            while try statement.step() { ids.append(statement.int64(0)) }
-            let more = ids.count > query.limit
-            var records: [CallRecord] = []
-            records.reserveCapacity(min(ids.count, query.limit))
-            for id in ids.prefix(query.limit) {
-                guard let record = try RecordReader.record(id: id, in: connection) else { continue }
-                records.append(record)
+            try connection.read { () throws(CallHistoryError) in
+                let statement = try connection.statement(sql.text)
+                statement.bind(all: sql.values)
+                // The builder asks for one row more than the page: it tells whether another page follows.
+                var records: [CallRecord] = []
+                var more = false
+                while try statement.step() {
+                    guard records.count < query.limit else {
+                        more = true
+                        break
+                    }
+                    records.append(try RecordReader.record(from: statement, in: connection))
+                }
+                let next = more ? records.last.map { HistoryCursor(startedAt: $0.startedAt, id: $0.id) } : nil
+                return HistoryPage(records: records, nextCursor: next)
             }
-            let next = more ? records.last.map { HistoryCursor(startedAt: $0.startedAt, id: $0.id) } : nil
-            return HistoryPage(records: records, nextCursor: next)
         }
     }
 
@@ -226,8 +230,12 @@ public final class SQLiteCallHistory: CallHistoryStore {
         guard (1...1000).contains(limit) else { throw .invalidQuery("limit must be 1…1000 (got \(limit))") }
         var grouper = RecentsGrouper(normalizer: normalizer)
         var cursor: HistoryCursor?
+        // Most lines stand for one call: read a little more than the lines asked for, then more only if
+        // calls collapsed into lines.
+        var pageSize = min(1000, limit + 8)
         repeat {
-            let page = try query(HistoryQuery(limit: 200, cursor: cursor))
+            let page = try query(HistoryQuery(limit: pageSize, cursor: cursor))
+            pageSize = 200
             for record in page.records {
                 grouper.add(record)
                 if grouper.closedCount > limit { return Array(grouper.entries.prefix(limit)) }

@@ -9,6 +9,8 @@ final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     let path: String
     private var cache: [String: SQLiteStatement] = [:]
+    /// Statements of fixed SQL, found by the address of their text (no hashing of the text itself).
+    private var staticCache: [UnsafeRawPointer: SQLiteStatement] = [:]
 
     /// Opens the database at `path` as `access` allows and applies Parley's connection settings.
     init(path: String, access: SQLiteCallHistory.Access, busyTimeout: Int32 = 5_000) throws(CallHistoryError) {
@@ -35,6 +37,7 @@ final class SQLiteConnection: @unchecked Sendable {
 
     deinit {
         cache.removeAll()
+        staticCache.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -67,18 +70,51 @@ final class SQLiteConnection: @unchecked Sendable {
             cached.reset()
             return cached
         }
+        let statement = try prepare(sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// A prepared statement for fixed SQL text, cached by the text's address.
+    func statement(fixed sql: StaticString) throws(CallHistoryError) -> SQLiteStatement {
+        let key = UnsafeRawPointer(sql.utf8Start)
+        if let cached = staticCache[key] {
+            cached.reset()
+            return cached
+        }
+        let statement = try prepare(sql.description)
+        staticCache[key] = statement
+        return statement
+    }
+
+    private func prepare(_ sql: String) throws(CallHistoryError) -> SQLiteStatement {
         var pointer: OpaquePointer?
         let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
         guard code == SQLITE_OK, let pointer else { throw error(code) }
-        let statement = SQLiteStatement(pointer, connection: self)
-        cache[sql] = statement
-        return statement
+        return SQLiteStatement(pointer, connection: self)
+    }
+
+    /// Runs `body` in one read transaction: every statement in it sees the same snapshot, and the file is
+    /// locked once rather than per statement.
+    func read<T>(_ body: () throws(CallHistoryError) -> T) throws(CallHistoryError) -> T {
+        try execute("BEGIN DEFERRED")
+        do {
+            let result = try body()
+            finishStatements()
+            try execute("COMMIT")
+            return result
+        } catch {
+            finishStatements()
+            try? execute("ROLLBACK")
+            throw error
+        }
     }
 
     /// Resets every cached statement: a statement left mid-result holds its read snapshot open and blocks
     /// COMMIT, so each operation ends with this.
     func finishStatements() {
         for statement in cache.values { statement.reset() }
+        for statement in staticCache.values { statement.reset() }
     }
 
     /// Runs `body` in a transaction (BEGIN IMMEDIATE … COMMIT), rolling back if it throws.
@@ -195,6 +231,43 @@ final class SQLiteStatement {
         return String(cString: bytes)
     }
     func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    /// A uuid stored as its 36-character text, parsed straight from SQLite's bytes (Foundation's parser goes
+    /// through sscanf on Linux and showed up in query profiles); nil if malformed.
+    func uuid(_ column: Int32) -> UUID? {
+        guard let bytes = sqlite3_column_text(pointer, column), sqlite3_column_bytes(pointer, column) == 36 else {
+            return nil
+        }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = withUnsafeMutableBytes(of: &value) { out -> Bool in
+            var index = 0
+            var position = 0
+            while position < 36 {
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    guard bytes[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
+                    continue
+                }
+                guard let high = Self.hexValue(bytes[position]), let low = Self.hexValue(bytes[position + 1]) else {
+                    return false
+                }
+                out[index] = high << 4 | low
+                index += 1
+                position += 2
+            }
+            return index == 16
+        }
+        return parsed ? UUID(uuid: value) : nil
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
 }
 
 /// A value bound into dynamically built SQL.

@@ -160,3 +160,33 @@ struct StoreLifecycleTests {
         #expect(try store.count(HistoryQuery()) == 1)
     }
 }
+
+@Suite("History store: damaged rows")
+struct DamagedRowTests {
+    static let damages = [
+        "UPDATE conversation SET uuid = 'not-a-uuid'",
+        "UPDATE conversation SET status = 'vanished'",
+        "UPDATE conversation SET ended_reason = 'gone'",
+        "UPDATE remote_handle SET kind = 9",
+    ]
+
+    @Test("a row with a value Parley never writes is reported as corruption, not a crash", arguments: damages)
+    func damagedRow(_ damage: String) throws {
+        let temp = try TemporaryHistory()
+        let store = try temp.open()
+        let record = try store.insert(makeRecord([alice], status: .missed))
+        let connection = try SQLiteConnection(path: temp.path, access: .readWrite)
+        try connection.execute(damage)
+        let error = queryError(store)
+        #expect(error?.description.contains("record \(record.id) has") == true, "\(String(describing: error))")
+    }
+
+    private func queryError(_ store: SQLiteCallHistory) -> CallHistoryError? {
+        do {
+            _ = try store.query(HistoryQuery())
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
