@@ -8,6 +8,10 @@ public enum CallHistoryError: Error, Sendable, Hashable, CustomStringConvertible
     case cannotOpen(path: String, detail: String)
     /// The disk is full or an I/O error occurred.
     case storage(path: String, detail: String)
+    /// The file is a SQLite database of something else; Parley leaves it alone.
+    case notAHistory(path: String)
+    /// A record that cannot be stored as it is (times that are not finite or out of order…).
+    case invalidRecord(String)
     /// The database was written by a newer Parley, whose schema this one does not know.
     case newerSchema(path: String, found: Int, supported: Int)
     /// Any other SQLite failure.
@@ -25,6 +29,9 @@ public enum CallHistoryError: Error, Sendable, Hashable, CustomStringConvertible
         case .corruptDatabase(let path, let detail):
             "\(path): not a usable call-history database (\(detail)); move it aside to start a new one"
         case .cannotOpen(let path, let detail): "\(path): cannot open the call history (\(detail))"
+        case .notAHistory(let path):
+            "\(path): a SQLite database of something else, not a Parley call history; left untouched"
+        case .invalidRecord(let problem): "cannot store this record: \(problem)"
         case .storage(let path, let detail): "\(path): storage error (\(detail))"
         case .newerSchema(let path, let found, let supported):
             "\(path): the call history has schema version \(found), newer than this Parley supports (\(supported))"

@@ -83,7 +83,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
     public var uuid: UUID
     /// Incoming or outgoing.
     public var direction: Conversation.Direction
-    /// The remote parties, in the order they were known.
+    /// The remote parties, sorted by kind and value (a conversation's members are a set).
     public var remoteHandles: [RecordedHandle]
     /// The local party, when known.
     public var localHandle: Handle?
@@ -146,7 +146,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
             status: CallStatus(direction: conversation.direction, connected: conversation.hasConnected, reason: reason),
             endedReason: reason, startedAt: conversation.createdAt, connectedAt: conversation.connectedAt,
             endedAt: conversation.endedAt ?? conversation.createdAt, isVideo: conversation.isVideo,
-            groupUUID: conversation.groupUUID, callID: callID)
+            groupUUID: conversation.groupUUID ?? conversation.lastGroupUUID, callID: callID)
     }
 
     /// A Start action that calls the same handles again, with the same video setting (Recents redial).

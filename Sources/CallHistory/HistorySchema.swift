@@ -6,6 +6,10 @@ import Foundation
 enum HistorySchema {
     /// The version this code writes.
     static let currentVersion = 4
+    /// The oldest version a read-only store can read (later steps only added indexes).
+    static let oldestReadableVersion = 3
+    /// `PRAGMA application_id` of a Parley call history ("PRLY"): a SQLite file without it is not ours.
+    static let applicationID: Int32 = 0x5052_4C59
 
     /// Migration `n` takes a database from version `n` to `n + 1`.
     static let migrations: [String] = [
@@ -37,6 +41,7 @@ enum HistorySchema {
         ) WITHOUT ROWID;
         CREATE INDEX conversation_by_start ON conversation (started_at DESC, id DESC);
         CREATE INDEX remote_handle_by_value ON remote_handle (kind, normalized);
+        PRAGMA application_id = 1347570777;
         """,
         // 1 → 2: merged groups, SIP Call-IDs, and indexes for the status and handle queries. The handle index
         // carries the start time (copied from the conversation) so "calls with this person, newest first"
@@ -58,12 +63,13 @@ enum HistorySchema {
         """
         CREATE TABLE setting (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
         """,
-        // 3 → 4: unread indexes that keep newest-first order, so "unread missed calls" is one index range even
+        // 3 → 4: an end-time index (clearing old history), and unread indexes that keep newest-first order, so "unread missed calls" is one index range even
         // when the few unread calls are old (the v2 index forced a walk over every missed call).
         """
         DROP INDEX conversation_unread;
         CREATE INDEX conversation_unread_by_status ON conversation (status, started_at DESC, id DESC) WHERE is_read = 0;
         CREATE INDEX conversation_unread_by_start ON conversation (started_at DESC, id DESC) WHERE is_read = 0;
+        CREATE INDEX conversation_by_end ON conversation (ended_at);
         """,
     ]
 
@@ -81,35 +87,59 @@ enum HistorySchema {
         }
     }
 
-    /// The stored matching rules, or `fallback` written down as the rules of this database.
+    /// The stored matching rules, or `fallback` written down as the rules of this database. Inside a write
+    /// transaction, so two processes creating one database agree on one set of rules.
     static func normalizer(
         in connection: SQLiteConnection, default fallback: HandleNormalizer
     ) throws(CallHistoryError) -> HandleNormalizer {
         if let stored = try storedNormalizer(in: connection) { return stored }
-        let insert = try connection.statement("INSERT OR REPLACE INTO setting (name, value) VALUES (?, ?)")
-        for (name, value) in [("country_code", fallback.defaultCountryCode), ("trunk_prefix", fallback.nationalTrunkPrefix)] {
-            insert.reset()
-            insert.bind(name, at: 1)
-            insert.bind(value, at: 2)
-            try insert.run()
+        return try connection.transaction { () throws(CallHistoryError) in
+            let insert = try connection.statement("INSERT OR IGNORE INTO setting (name, value) VALUES (?, ?)")
+            for (name, value) in [("country_code", fallback.defaultCountryCode), ("trunk_prefix", fallback.nationalTrunkPrefix)] {
+                insert.reset()
+                insert.bind(name, at: 1)
+                insert.bind(value, at: 2)
+                try insert.run()
+            }
+            return try storedNormalizer(in: connection) ?? fallback
         }
-        return fallback
     }
 
-    /// Brings the database to `currentVersion`; refuses one from a newer Parley.
+    /// Whether the file is a Parley call history (or an empty database that may become one); checked before
+    /// anything is written, so a foreign SQLite file is never touched.
+    static func checkOwnership(_ connection: SQLiteConnection) throws(CallHistoryError) {
+        let application = Int32(truncatingIfNeeded: try connection.integer("PRAGMA application_id"))
+        if application == applicationID { return }
+        let objects = try connection.integer("SELECT count(*) FROM sqlite_schema")
+        guard application == 0, objects == 0 else {
+            throw .notAHistory(path: connection.path)
+        }
+    }
+
+    /// Brings the database to `currentVersion`; refuses one from a newer Parley. Each step re-reads the
+    /// version inside its write transaction, so several processes opening one file migrate it once.
     static func migrate(_ connection: SQLiteConnection) throws(CallHistoryError) {
-        var version = Int(try connection.integer("PRAGMA user_version"))
+        while true {
+            let done = try connection.transaction { () throws(CallHistoryError) -> Bool in
+                let version = try version(of: connection)
+                guard version < currentVersion else { return true }
+                try connection.execute(migrations[version])
+                try connection.execute("PRAGMA user_version = \(version + 1)")
+                return false
+            }
+            if done { return }
+        }
+    }
+
+    /// The schema version, checked to be one this code can work with.
+    static func version(of connection: SQLiteConnection) throws(CallHistoryError) -> Int {
+        let version = Int(try connection.integer("PRAGMA user_version"))
+        guard version >= 0 else {
+            throw .corruptDatabase(path: connection.path, detail: "negative schema version \(version)")
+        }
         guard version <= currentVersion else {
             throw .newerSchema(path: connection.path, found: version, supported: currentVersion)
         }
-        while version < currentVersion {
-            let step = migrations[version]
-            let next = version + 1
-            try connection.transaction { () throws(CallHistoryError) in
-                try connection.execute(step)
-                try connection.execute("PRAGMA user_version = \(next)")
-            }
-            version = next
-        }
+        return version
     }
 }

@@ -4,9 +4,24 @@ import Foundation
 /// Writes a record's rows.
 enum RecordWriter {
     /// Inserts `record`; its handles are normalised again with `normalizer` (the database's own rules).
+    /// Times a record may hold: finite, and within ±3,000 years of 2001 (anything else is a bug upstream).
+    static func isPlausible(_ seconds: Double) -> Bool { seconds.isFinite && abs(seconds) < 1e11 }
+
+    /// Refuses a record that would be stored wrong or read back as nonsense.
+    static func validate(_ record: CallRecord) throws(CallHistoryError) {
+        let times = [record.startedAt, record.endedAt] + (record.connectedAt.map { [$0] } ?? [])
+        guard times.allSatisfy({ isPlausible($0.timeIntervalSinceReferenceDate) }) else {
+            throw .invalidRecord("conversation \(record.uuid) has a time that is not a real date")
+        }
+        guard record.status != .connected || record.connectedAt != nil else {
+            throw .invalidRecord("conversation \(record.uuid) is 'connected' but has no connect time")
+        }
+    }
+
     static func insert(
         _ record: CallRecord, into connection: SQLiteConnection, normalizer: HandleNormalizer
     ) throws(CallHistoryError) -> Int64 {
+        try validate(record)
         let statement = try connection.statement(
             fixed: """
                 INSERT INTO conversation (uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
@@ -118,6 +133,9 @@ enum RecordReader {
         if !statement.isNull(13) {
             guard let group = statement.uuid(13) else { throw corrupt("a malformed group uuid") }
             groupUUID = group
+        }
+        for column: Int32 in [5, 6, 7] where !statement.isNull(column) {
+            guard RecordWriter.isPlausible(statement.double(column)) else { throw corrupt("a time that is not a real date") }
         }
         var record = CallRecord(
             id: id, uuid: uuid, direction: direction, remoteHandles: [], localHandle: localHandle,

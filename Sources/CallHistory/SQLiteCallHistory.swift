@@ -45,7 +45,12 @@ public final class SQLiteCallHistory: CallHistoryStore {
         let connection = try SQLiteConnection(path: path, access: access)
         switch access {
         case .create, .readWrite:
-            // The first statement reads the header: this is where a file that is not a database fails.
+            // The first statement reads the header: this is where a file that is not a database fails. Then
+            // nothing is written to a SQLite file that is not ours.
+            try HistorySchema.checkOwnership(connection)
+            if access == .readWrite, try HistorySchema.version(of: connection) == 0 {
+                throw .cannotOpen(path: path, detail: "it holds no call history")
+            }
             let mode = try connection.text("PRAGMA journal_mode = WAL")
             guard mode?.lowercased() == "wal" else {
                 throw .storage(path: path, detail: "cannot switch to WAL journaling (got \(mode ?? "nothing"))")
@@ -60,11 +65,9 @@ public final class SQLiteCallHistory: CallHistoryStore {
             try HistorySchema.migrate(connection)
             self.normalizer = try HistorySchema.normalizer(in: connection, default: normalizer)
         case .readOnly:
-            let version = Int(try connection.integer("PRAGMA user_version"))
-            guard version <= HistorySchema.currentVersion else {
-                throw .newerSchema(path: path, found: version, supported: HistorySchema.currentVersion)
-            }
-            guard version == HistorySchema.currentVersion else {
+            try HistorySchema.checkOwnership(connection)
+            let version = try HistorySchema.version(of: connection)
+            guard version >= HistorySchema.oldestReadableVersion else {
                 throw .cannotOpen(
                     path: path,
                     detail: version == 0
@@ -171,13 +174,24 @@ public final class SQLiteCallHistory: CallHistoryStore {
         }
     }
 
+    /// Deletes in batches of 1,000 records, one transaction each, so a large clear never holds the write lock
+    /// long enough to make a recording writer time out.
     @discardableResult
     public func deleteAll(endedBefore date: Date) throws(CallHistoryError) -> Int {
-        try use { connection throws(CallHistoryError) in
-            let statement = try connection.statement("DELETE FROM conversation WHERE ended_at < ?")
-            statement.bind(date.timeIntervalSinceReferenceDate, at: 1)
-            try statement.run()
-            return connection.changes
+        guard date.timeIntervalSinceReferenceDate.isFinite else { throw .invalidQuery("the date must be finite") }
+        var total = 0
+        while true {
+            let deleted = try use { connection throws(CallHistoryError) in
+                try connection.transaction { () throws(CallHistoryError) in
+                    let statement = try connection.statement(
+                        fixed: "DELETE FROM conversation WHERE id IN (SELECT id FROM conversation WHERE ended_at < ? LIMIT 1000)")
+                    statement.bind(date.timeIntervalSinceReferenceDate, at: 1)
+                    try statement.run()
+                    return connection.changes
+                }
+            }
+            total += deleted
+            if deleted < 1000 { return total }
         }
     }
 

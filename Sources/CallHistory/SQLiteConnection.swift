@@ -3,7 +3,7 @@ import Foundation
 
 /// One SQLite connection. Not thread-safe by itself: its owner serialises access (the store's lock).
 /// C types stay inside this file and `SQLiteStatement`.
-// @unchecked Sendable: a connection is only ever reached through `SQLiteCallHistory.connection`, a Mutex, so
+// @unchecked Sendable: in the store a connection is only ever reached through `SQLiteCallHistory.connection`, a Mutex, so
 // no two threads touch it at once; SQLite itself is opened NOMUTEX on that promise.
 final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
@@ -13,7 +13,7 @@ final class SQLiteConnection: @unchecked Sendable {
     private var staticCache: [UnsafeRawPointer: SQLiteStatement] = [:]
 
     /// Opens the database at `path` as `access` allows and applies Parley's connection settings.
-    init(path: String, access: SQLiteCallHistory.Access, busyTimeout: Int32 = 5_000) throws(CallHistoryError) {
+    init(path: String, access: SQLiteCallHistory.Access, busyTimeout: Int32 = 15_000) throws(CallHistoryError) {
         self.path = path
         var pointer: OpaquePointer?
         let mode: Int32 =
@@ -176,7 +176,19 @@ final class SQLiteStatement {
     func bind(_ value: Int, at index: Int32) { sqlite3_bind_int64(pointer, index, Int64(value)) }
     func bind(_ value: Double, at index: Int32) { sqlite3_bind_double(pointer, index, value) }
     func bind(_ value: Bool, at index: Int32) { sqlite3_bind_int64(pointer, index, value ? 1 : 0) }
-    func bind(_ value: String, at index: Int32) { sqlite3_bind_text(pointer, index, value, -1, csqlite_transient()) }
+    /// Binds text by its UTF-8 length, so a NUL inside it is kept rather than ending the string.
+    func bind(_ value: String, at index: Int32) {
+        var text = value
+        text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                sqlite3_bind_text(pointer, index, "", 0, csqlite_transient())
+                return
+            }
+            base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
+                _ = sqlite3_bind_text(pointer, index, chars, Int32(bytes.count), csqlite_transient())
+            }
+        }
+    }
     func bindNull(at index: Int32) { sqlite3_bind_null(pointer, index) }
 
     func bind(_ value: String?, at index: Int32) {
@@ -228,7 +240,8 @@ final class SQLiteStatement {
 
     func text(_ column: Int32) -> String {
         guard let bytes = sqlite3_column_text(pointer, column) else { return "" }
-        return String(cString: bytes)
+        let count = Int(sqlite3_column_bytes(pointer, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
     func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
 

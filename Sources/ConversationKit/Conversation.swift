@@ -44,8 +44,13 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
     public internal(set) var capabilities: Capabilities
     /// Whether the local member is muted (fulfilled Mute actions).
     public internal(set) var isMuted: Bool
-    /// The group this conversation was merged into, if any.
-    public internal(set) var groupUUID: UUID?
+    /// The group this conversation is merged into now, if any.
+    public internal(set) var groupUUID: UUID? {
+        didSet { if let groupUUID { lastGroupUUID = groupUUID } }
+    }
+    /// The last group it was merged into, kept after it leaves (a group of two dissolves when one member
+    /// ends): what the call history links it by.
+    public internal(set) var lastGroupUUID: UUID?
     /// Why it ended, once it has; `nil` while it is live. A fulfilled End records ``EndedReason/localEnded``.
     public internal(set) var endedReason: EndedReason?
     /// When the manager first knew of it (report or Start).
@@ -72,6 +77,7 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
         self.capabilities = capabilities
         self.isMuted = false
         self.groupUUID = nil
+        self.lastGroupUUID = nil
         self.endedReason = nil
         self.createdAt = createdAt
     }
@@ -91,6 +97,7 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
         lhs.uuid == rhs.uuid && lhs.direction == rhs.direction && lhs.state == rhs.state
             && (lhs.membership === rhs.membership || lhs.membership == rhs.membership)
             && lhs.capabilities == rhs.capabilities && lhs.isMuted == rhs.isMuted && lhs.groupUUID == rhs.groupUUID
+            && lhs.lastGroupUUID == rhs.lastGroupUUID
             && lhs.endedReason == rhs.endedReason && lhs.createdAt == rhs.createdAt
             && lhs.startedConnectingAt == rhs.startedConnectingAt && lhs.connectedAt == rhs.connectedAt
             && lhs.endedAt == rhs.endedAt

@@ -57,12 +57,17 @@ enum HistoryFilters {
         return query
     }
 
-    /// A handle kind from the look of the value: `sip:…` and other URIs are generic, `a@b` an email address,
-    /// anything else a phone number.
+    /// A handle kind from the look of the value: `tel:…` and anything made of digits, `+`, `*`, `#` and
+    /// separators is a phone number, `mailto:…` and `a@b` an email address, everything else (`sip:…`, names)
+    /// generic. `--kind` overrides the guess.
     static func guessKind(_ value: String) -> Handle.Kind {
+        let lowered = value.lowercased()
+        if lowered.hasPrefix("tel:") { return .phoneNumber }
+        if lowered.hasPrefix("mailto:") { return .emailAddress }
         if value.contains(":") { return .generic }
         if value.contains("@") { return .emailAddress }
-        return .phoneNumber
+        let phoneCharacters = Set("0123456789+*#()-. /")
+        return !value.isEmpty && value.allSatisfy(phoneCharacters.contains) ? .phoneNumber : .generic
     }
 
     /// Parses `missed,declined` (names are case-insensitive; duplicates are fine).

@@ -16,10 +16,19 @@ enum HistoryRendering {
         return formatter.string(from: date)
     }
 
+    /// Text from the network made safe for a terminal: control characters (escape sequences, newlines) are
+    /// shown as `\u{…}` instead of acting on the screen.
+    static func printable(_ text: String) -> String {
+        String(text.unicodeScalars.map { scalar -> String in
+            scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
+                ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+        }.joined())
+    }
+
     /// `Alice Liddell <415-555-0100>`, or just the value when the display name is the value.
     static func who(_ handle: Handle) -> String {
-        let value = handle.value.trimmingCharacters(in: .whitespaces)
-        let name = handle.displayName.trimmingCharacters(in: .whitespaces)
+        let value = printable(handle.value.trimmingCharacters(in: .whitespaces))
+        let name = printable(handle.displayName.trimmingCharacters(in: .whitespaces))
         return name == value || name.isEmpty ? value : "\(name) <\(value)>"
     }
 
@@ -78,8 +87,9 @@ enum HistoryRendering {
         guard !entries.isEmpty else { return "no recent calls" }
         let rows = entries.map { entry in
             let latest = entry.latest
-            let name = latest.remoteHandles.first.map { $0.handle.displayName.isEmpty ? $0.handle.value : $0.handle.displayName }
-                ?? "Unknown"
+            let name = latest.remoteHandles.first.map {
+                printable($0.handle.displayName.isEmpty ? $0.handle.value : $0.handle.displayName)
+            } ?? "Unknown"
             let unread = entry.records.contains { !$0.isRead }
             return [
                 name + (entry.count > 1 ? " (\(entry.count))" : ""), latest.direction.rawValue, latest.status.rawValue,

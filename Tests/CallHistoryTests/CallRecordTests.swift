@@ -88,8 +88,10 @@ struct CallRecordTests {
 final class Collector: ConversationManagerDelegate, @unchecked Sendable {
     // Only touched from the manager's delivery, which never overlaps (one callback at a time).
     var last: Conversation?
+    var seen: [UUID: Conversation] = [:]
     func conversationManager(_ manager: ConversationManager, conversationChanged conversation: Conversation) {
         last = conversation
+        seen[conversation.uuid] = conversation
     }
     func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {
         action.fulfill()

@@ -236,3 +236,32 @@ struct HistoryCLITests {
         #expect(unknown.stderr.contains("no call-history record 999"))
     }
 }
+
+/// What the network says is shown, not obeyed; handle kinds are guessed from how values look.
+@Suite("parley history: untrusted text and handle forms")
+struct HistoryInputTests {
+    @Test("a display name with terminal escapes is printed escaped")
+    func escapes() throws {
+        let fixture = try DemoHistoryFixture()
+        let store = try SQLiteCallHistory(path: fixture.directory.appending(path: "history.sqlite").path, access: .readWrite)
+        let sneaky = Handle(kind: .generic, value: "sip:x@h", displayName: "Evil\u{1b}[2J\nName")
+        let now = Date()
+        try store.insert(CallRecord(
+            uuid: UUID(), direction: .incoming, remoteHandles: [RecordedHandle(sneaky, normalizer: .northAmerica)],
+            status: .missed, endedReason: .unanswered, startedAt: now, endedAt: now))
+        for run in [try fixture.history("list"), try fixture.history("recents")] {
+            #expect(run.status == 0)
+            #expect(!run.stdout.contains("\u{1b}"))
+            #expect(run.stdout.contains("Evil\\u{1b}[2J\\u{a}Name"))
+        }
+    }
+
+    @Test("tel: URIs and plain numbers are phone numbers; names are generic")
+    func guessedKinds() throws {
+        let fixture = try DemoHistoryFixture()
+        #expect(try fixture.count("--handle", "tel:+1-415-555-0100") == 1)
+        #expect(try fixture.count("--handle", "(415) 555-0100") == 1)
+        #expect(try fixture.count("--handle", "alice") == 0)
+        #expect(try fixture.count("--handle", "mailto:BOB@example.com") == 1)
+    }
+}
