@@ -64,7 +64,8 @@ enum HistoryCommand {
         case .count:
             let query = try HistoryFilters.take(from: &arguments)
             try finish(&arguments)
-            print(try location.open().count(query))
+            let store = try location.open()
+            print(try asUsage { () throws(CallHistoryError) in try store.count(query) })
             return .ok
         case .recents: return try recents(&arguments, location)
         case .show: return try show(&arguments, location)
@@ -82,13 +83,24 @@ enum HistoryCommand {
 
     // MARK: Actions
 
+    /// Runs a store call, reporting a query the store refuses (a handle its matching rules cannot use, a limit
+    /// out of range) as a usage error.
+    private static func asUsage<T>(_ body: () throws(CallHistoryError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch .invalidQuery(let problem) {
+            throw UsageError(problem)
+        }
+    }
+
     private static func list(_ arguments: inout Arguments, _ location: HistoryLocation, rerun: [String]) throws -> ExitCode {
         var query = try HistoryFilters.take(from: &arguments)
         query.limit = try HistoryFilters.limit(from: &arguments, default: 50)
         query.cursor = try HistoryFilters.cursor(from: &arguments)
         let json = arguments.flag("--json")
         try finish(&arguments)
-        let page = try ShownPage.fetch(query, from: location.open())
+        let store = try location.open()
+        let page = try asUsage { () throws(CallHistoryError) in try ShownPage.fetch(query, from: store) }
         if json {
             print(try HistoryRendering.json(HistoryPageJSON(page: page)))
         } else {
