@@ -97,17 +97,7 @@ final class SQLiteConnection: @unchecked Sendable {
     /// Runs `body` in one read transaction: every statement in it sees the same snapshot, and the file is
     /// locked once rather than per statement.
     func read<T>(_ body: () throws(CallHistoryError) -> T) throws(CallHistoryError) -> T {
-        try execute("BEGIN DEFERRED")
-        do {
-            let result = try body()
-            finishStatements()
-            try execute("COMMIT")
-            return result
-        } catch {
-            finishStatements()
-            try? execute("ROLLBACK")
-            throw error
-        }
+        try inTransaction(beginning: "BEGIN DEFERRED", body)
     }
 
     /// Resets every cached statement: a statement left mid-result holds its read snapshot open and blocks
@@ -117,9 +107,15 @@ final class SQLiteConnection: @unchecked Sendable {
         for statement in staticCache.values { statement.reset() }
     }
 
-    /// Runs `body` in a transaction (BEGIN IMMEDIATE … COMMIT), rolling back if it throws.
+    /// Runs `body` in a write transaction (BEGIN IMMEDIATE … COMMIT), rolling back if it throws.
     func transaction<T>(_ body: () throws(CallHistoryError) -> T) throws(CallHistoryError) -> T {
-        try execute("BEGIN IMMEDIATE")
+        try inTransaction(beginning: "BEGIN IMMEDIATE", body)
+    }
+
+    private func inTransaction<T>(
+        beginning begin: String, _ body: () throws(CallHistoryError) -> T
+    ) throws(CallHistoryError) -> T {
+        try execute(begin)
         do {
             let result = try body()
             finishStatements()

@@ -68,18 +68,7 @@ final class CallbackRecorder: ConversationManagerDelegate, Sendable {
     }
 
     /// The scenario's name for an action kind: `join`, `pause`/`resume`, `mute`/`unmute`…
-    static func name(of kind: ConversationAction.Kind) -> String {
-        switch kind {
-        case .start: "start"
-        case .join: "join"
-        case .end: "end"
-        case .pause(let isPaused): isPaused ? "pause" : "resume"
-        case .mute(let isMuted): isMuted ? "mute" : "unmute"
-        case .playTone: "playTone"
-        case .merge: "merge"
-        case .unmerge: "unmerge"
-        }
-    }
+    static func name(of kind: ConversationAction.Kind) -> String { kind.name }
 }
 
 /// The scenario's names for conversations and actions, and the deterministic uuids behind them: the n-th

@@ -29,6 +29,21 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
         /// Take the conversation out of its group.
         case unmerge
 
+        /// The kind's name without its payload, telling resume from pause and unmute from mute: `join`,
+        /// `resume`, `unmute`, `playTone`…
+        public var name: String {
+            switch self {
+            case .start: "start"
+            case .join: "join"
+            case .end: "end"
+            case .pause(let isPaused): isPaused ? "pause" : "resume"
+            case .mute(let isMuted): isMuted ? "mute" : "unmute"
+            case .playTone: "playTone"
+            case .merge: "merge"
+            case .unmerge: "unmerge"
+            }
+        }
+
         /// The verb the lifecycle sees.
         public var verb: ActionVerb {
             switch self {
