@@ -87,12 +87,25 @@ public struct HistoryPage: Sendable, Hashable {
 /// One line of a phone-style Recents list: consecutive conversations with the same person, in the same
 /// direction and of the same kind (missed or not), collapsed together.
 public struct RecentsEntry: Sendable, Hashable, Identifiable {
-    /// The records, newest first.
+    /// How many records a line keeps; a longer run is counted, not kept.
+    public static let keptRecords = 100
+
+    /// The newest records of the line (at most ``keptRecords``), newest first.
     public let records: [CallRecord]
+    /// How many conversations the line stands for.
+    public let count: Int
+    /// Whether any of them is unread.
+    public let hasUnread: Bool
     /// The newest record's id.
     public var id: Int64 { records[0].id }
     /// The newest record.
     public var latest: CallRecord { records[0] }
-    /// How many conversations the line stands for.
-    public var count: Int { records.count }
+
+    /// A line of `records` (newest first), standing for `count` conversations.
+    public init(records: [CallRecord], count: Int? = nil, hasUnread: Bool? = nil) {
+        precondition(!records.isEmpty, "a Recents line has at least one record")
+        self.records = records
+        self.count = count ?? records.count
+        self.hasUnread = hasUnread ?? records.contains { !$0.isRead }
+    }
 }

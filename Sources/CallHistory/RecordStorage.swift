@@ -237,11 +237,14 @@ struct QueryBuilder {
     }
 }
 
-/// Collapses consecutive records (newest first) into Recents lines.
+/// Collapses consecutive records (newest first) into Recents lines, keeping at most
+/// `RecentsEntry.keptRecords` records of a line and counting the rest.
 struct RecentsGrouper {
     let normalizer: HandleNormalizer
     private(set) var entries: [RecentsEntry] = []
     private var current: [CallRecord] = []
+    private var currentCount = 0
+    private var currentUnread = false
     private var currentKey: String?
 
     init(normalizer: HandleNormalizer) { self.normalizer = normalizer }
@@ -254,16 +257,24 @@ struct RecentsGrouper {
         return "\(who ?? "unknown")|\(record.direction.rawValue)|\(record.status == .missed)"
     }
 
-    mutating func add(_ record: CallRecord) {
-        let key = key(record)
-        if key != currentKey, !current.isEmpty {
-            entries.append(RecentsEntry(records: current))
-            current = []
-        }
-        currentKey = key
-        current.append(record)
+    private var openEntry: RecentsEntry? {
+        current.isEmpty ? nil : RecentsEntry(records: current, count: currentCount, hasUnread: currentUnread)
     }
 
-    /// Closes the open line.
-    var allEntries: [RecentsEntry] { current.isEmpty ? entries : entries + [RecentsEntry(records: current)] }
+    mutating func add(_ record: CallRecord) {
+        let key = key(record)
+        if key != currentKey, let open = openEntry {
+            entries.append(open)
+            current = []
+            currentCount = 0
+            currentUnread = false
+        }
+        currentKey = key
+        if current.count < RecentsEntry.keptRecords { current.append(record) }
+        currentCount += 1
+        currentUnread = currentUnread || !record.isRead
+    }
+
+    /// Every line, the open one closed.
+    var allEntries: [RecentsEntry] { openEntry.map { entries + [$0] } ?? entries }
 }

@@ -90,7 +90,7 @@ enum HistoryRendering {
             let name = latest.remoteHandles.first.map {
                 printable($0.handle.displayName.isEmpty ? $0.handle.value : $0.handle.displayName)
             } ?? "Unknown"
-            let unread = entry.records.contains { !$0.isRead }
+            let unread = entry.hasUnread
             return [
                 name + (entry.count > 1 ? " (\(entry.count))" : ""), latest.direction.rawValue, latest.status.rawValue,
                 when(latest.startedAt), "#\(latest.id)" + (unread ? " *" : ""),

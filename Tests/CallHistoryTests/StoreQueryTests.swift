@@ -142,3 +142,20 @@ struct StoreQueryTests {
         #expect(try store.count(HistoryQuery()) == 25 + page)
     }
 }
+
+@Suite("History store: long Recents runs")
+struct LongRecentsRunTests {
+    @Test("a long run of calls from one person is one line that keeps its newest records and counts the rest")
+    func longRun() throws {
+        let temp = try TemporaryHistory()
+        let store = try temp.open()
+        try store.insert(contentsOf: (0..<250).map { makeRecord([alice], status: .missed, minutes: Double($0)) })
+        try store.insert(makeRecord([bob], minutes: 1000))
+        try store.markRead(ids: [try store.query(HistoryQuery(handle: alice, limit: 1)).records[0].id])
+        let lines = try store.recents(limit: 5)
+        #expect(lines.map(\.count) == [1, 250])
+        #expect(lines[1].records.count == RecentsEntry.keptRecords)
+        #expect(lines[1].hasUnread)
+        #expect(lines[1].latest.startedAt == base.addingTimeInterval(249 * 60))
+    }
+}
