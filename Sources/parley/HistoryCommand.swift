@@ -63,17 +63,20 @@ enum HistoryCommand {
         case .list: return try list(&arguments, location, rerun: invocation + raw)
         case .count:
             let query = try HistoryFilters.take(from: &arguments)
+            let json = arguments.flag("--json")
             try finish(&arguments)
             let store = try location.open()
-            print(try asUsage { () throws(CallHistoryError) in try store.count(query) })
+            let count = try asUsage { () throws(CallHistoryError) in try store.count(query) }
+            print(json ? try jsonObject(["count": count]) : String(count))
             return .ok
         case .recents: return try recents(&arguments, location)
         case .show: return try show(&arguments, location)
         case .markRead: return try markRead(&arguments, location)
         case .delete:
+            let json = arguments.flag("--json")
             let id = try oneID(&arguments)
             try location.open(writable: true).delete(id: id)
-            print("deleted record \(id)")
+            print(json ? try jsonObject(["deleted": [id]]) : "deleted record \(id)")
             return .ok
         case .clear: return try clear(&arguments, location)
         case .check: return try check(&arguments, location)
@@ -128,16 +131,20 @@ enum HistoryCommand {
 
     private static func markRead(_ arguments: inout Arguments, _ location: HistoryLocation) throws -> ExitCode {
         let all = arguments.flag("--all")
+        let json = arguments.flag("--json")
         let ids = try HistoryFilters.ids(try positionals(&arguments))
         switch (all, ids.isEmpty) {
         case (true, false): throw UsageError("give record ids or --all, not both")
         case (false, true): throw UsageError("name the records to mark read (ids), or --all")
         case (true, true):
             let changed = try location.open(writable: true).markAllRead()
-            print("marked \(records(changed)) read")
+            print(json ? try jsonObject(["changed": changed]) : "marked \(records(changed)) read")
         case (false, false):
             let changed = try location.open(writable: true).markRead(ids: ids)
-            print("marked \(records(changed)) read" + (changed < Set(ids).count ? " (the others already were)" : ""))
+            print(
+                json
+                    ? try jsonObject(["changed": changed])
+                    : "marked \(records(changed)) read" + (changed < Set(ids).count ? " (the others already were)" : ""))
         }
         return .ok
     }
@@ -147,16 +154,25 @@ enum HistoryCommand {
             throw UsageError("clear needs --before DATE (\(DateArgument.forms))")
         }
         let date = try DateArgument.parse(text, for: "--before")
+        let json = arguments.flag("--json")
         try finish(&arguments)
         let deleted = try location.open(writable: true).deleteAll(endedBefore: date)
-        print("deleted \(records(deleted)) that ended before \(HistoryRendering.when(date))")
+        print(json ? try jsonObject(["deleted": deleted]) : "deleted \(records(deleted)) that ended before \(HistoryRendering.when(date))")
         return .ok
     }
 
     private static func check(_ arguments: inout Arguments, _ location: HistoryLocation) throws -> ExitCode {
+        let json = arguments.flag("--json")
         try finish(&arguments)
         let store = try location.open()
         let problems = try store.check()
+        if json {
+            print(try jsonObject([
+                "ok": problems.isEmpty, "problems": problems, "schemaVersion": try store.schemaVersion,
+                "records": try store.count(HistoryQuery()),
+            ]))
+            return problems.isEmpty ? .ok : .failure
+        }
         guard problems.isEmpty else {
             print("\(store.path): \(problems.count) problem\(problems.count == 1 ? "" : "s") found:")
             for problem in problems { print("  \(problem)") }
@@ -168,6 +184,7 @@ enum HistoryCommand {
     }
 
     private static func redial(_ arguments: inout Arguments, _ location: HistoryLocation) throws -> ExitCode {
+        let json = arguments.flag("--json")
         let id = try oneID(&arguments)
         let record = try location.open().record(id: id)
         guard !record.remoteHandles.isEmpty else {
@@ -175,6 +192,11 @@ enum HistoryCommand {
             return .failure
         }
         let action = record.redialAction()
+        if json, case .start(let handles, let isVideo) = action.kind {
+            let encoded = try JSONSerialization.jsonObject(with: JSONEncoder().encode(handles))
+            print(try jsonObject(["record": id, "action": ["kind": "start", "handles": encoded, "isVideo": isVideo]]))
+            return .ok
+        }
         print("record \(id): \(record.direction) \(record.status) with \(HistoryRendering.who(record))")
         print("would perform: \(action.kindDescription)")
         if case .start(let handles, let isVideo) = action.kind {
@@ -186,6 +208,12 @@ enum HistoryCommand {
     }
 
     // MARK: Helpers
+
+    /// A small JSON object with sorted keys, for `--json` on actions that return a number or a list.
+    static func jsonObject(_ object: [String: Any]) throws -> String {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
 
     /// "1 record", "3 records".
     static func records(_ count: Int) -> String { "\(count) record\(count == 1 ? "" : "s")" }

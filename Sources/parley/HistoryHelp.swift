@@ -26,10 +26,10 @@ enum HistoryHelp {
         """
 
     static let count = """
-        usage: parley history count [FILTERS] [--db FILE | --data-dir DIR]
+        usage: parley history count [FILTERS] [--json] [--db FILE | --data-dir DIR]
 
         Prints how many recorded conversations match the filters (all of them without any), e.g.
-        'parley history count --status missed --unread' is the missed-calls badge.
+        'parley history count --status missed --unread' is the missed-calls badge. --json: {"count": N}.
 
         \(HistoryFilters.help)
         \(location)
@@ -58,45 +58,54 @@ enum HistoryHelp {
         """
 
     static let markRead = """
-        usage: parley history mark-read ID... [--db FILE | --data-dir DIR]
-               parley history mark-read --all [--db FILE | --data-dir DIR]
+        usage: parley history mark-read ID... [--json] [--db FILE | --data-dir DIR]
+               parley history mark-read --all [--json] [--db FILE | --data-dir DIR]
 
         Marks records read (missed calls start unread). An unknown id is an error and then nothing changes.
 
           --all                mark every record read
+          --json               {"changed": N}
         \(location)
         """
 
     static let delete = """
-        usage: parley history delete ID [--db FILE | --data-dir DIR]
+        usage: parley history delete ID [--json] [--db FILE | --data-dir DIR]
 
         Deletes one record.
+
+          --json               {"deleted": [ID]}
         \(location)
         """
 
     static let clear = """
-        usage: parley history clear --before DATE [--db FILE | --data-dir DIR]
+        usage: parley history clear --before DATE [--json] [--db FILE | --data-dir DIR]
 
         Deletes every record of a conversation that ended before DATE, and says how many.
         DATE is \(DateArgument.forms).
+
+          --json               {"deleted": N}
         \(location)
         """
 
     static let check = """
-        usage: parley history check [--db FILE | --data-dir DIR]
+        usage: parley history check [--json] [--db FILE | --data-dir DIR]
 
         Runs SQLite's consistency check on the history database. Exits 0 and prints "ok" when it is sound,
         1 with the problems found otherwise.
+
+          --json               {"ok": true, "problems": [], "records": N, "schemaVersion": V}
         \(location)
         """
 
     static let redial = """
-        usage: parley redial ID [--db FILE | --data-dir DIR]
+        usage: parley redial ID [--json] [--db FILE | --data-dir DIR]
                parley history redial ID [...]
 
         Shows the Start action that would call a record's parties again (same handles, same video setting).
         Nothing is dialled yet: the Parley daemon's control API will perform this action; until then this
         command only prints it.
+
+          --json               {"record": ID, "action": {"kind": "start", "handles": [...], "isVideo": false}}
         \(location)
         """
 

@@ -265,3 +265,29 @@ struct HistoryInputTests {
         #expect(try fixture.count("--handle", "mailto:BOB@example.com") == 1)
     }
 }
+
+/// `--json` on every history action, for scripts and frontends.
+@Suite("parley history --json")
+struct HistoryJSONTests {
+    func object(_ run: CLIRun) throws -> [String: Any] {
+        #expect(run.status == 0, "\(run.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+    }
+
+    @Test("count, redial, mark-read, check, delete and clear speak JSON")
+    func actions() throws {
+        let fixture = try DemoHistoryFixture()
+        #expect(try object(fixture.history("count", "--status", "missed", "--json"))["count"] as? Int == 1)
+        let alice = try fixture.record(DemoValues.alice)
+        let redial = try object(fixture.history("redial", String(alice.id), "--json"))
+        let action = try #require(redial["action"] as? [String: Any])
+        #expect(action["kind"] as? String == "start")
+        #expect((action["handles"] as? [[String: Any]])?.first?["value"] as? String == DemoValues.alice)
+        #expect(try object(fixture.history("mark-read", "--all", "--json"))["changed"] as? Int == 1)
+        let check = try object(fixture.history("check", "--json"))
+        #expect(check["ok"] as? Bool == true)
+        #expect(check["records"] as? Int == 5)
+        #expect(try object(fixture.history("delete", String(alice.id), "--json"))["deleted"] as? [Int] == [Int(alice.id)])
+        #expect(try object(fixture.history("clear", "--before", "2100-01-01", "--json"))["deleted"] as? Int == 4)
+    }
+}
