@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ConversationKit", targets: ["ConversationKit"]),
         .library(name: "ConversationConformance", targets: ["ConversationConformance"]),
         .library(name: "CallHistory", targets: ["CallHistory"]),
+        .library(name: "SIPMessages", targets: ["SIPMessages"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-bench-core", targets: ["parley-bench-core"]),
         .executable(name: "parley-bench-history", targets: ["parley-bench-history"]),
@@ -22,6 +23,10 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The durable, queryable record of ended conversations.
         .target(name: "CallHistory", dependencies: ["ConversationKit", "CSQLite"]),
+        // libosip2 from Debian (libosip2-dev); imported only by SIPMessages.
+        .systemLibrary(name: "COSIP", pkgConfig: "libosip2", providers: [.apt(["libosip2-dev"])]),
+        // SIP requests, responses, URIs, headers and SDP as validated Swift values.
+        .target(name: "SIPMessages", dependencies: ["COSIP"]),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
         .executableTarget(
@@ -37,6 +42,7 @@ let package = Package(
             dependencies: ["CallHistory", "ConversationKit"]
         ),
         .testTarget(name: "ConversationKitTests", dependencies: ["ConversationKit"]),
+        .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(
             name: "ConversationConformanceTests",

@@ -1,0 +1,201 @@
+import Foundation
+
+/// A message cut into its start line, header fields and body, before anything is interpreted.
+struct FramedMessage {
+    /// Whether the start line looks like a status line ("SIP/…"): decides between an error response and a drop.
+    let looksLikeResponse: Bool
+    /// The start line, decoded as UTF-8 (invalid bytes become U+FFFD).
+    let startLine: String
+    /// The header fields in order, unfolded.
+    let fields: [SIPHeaderField]
+    /// For each field, the bytes of its line(s) in `bytes` (without the final CRLF): what libosip2 gets to see.
+    let fieldRanges: [Range<Int>]
+    /// The whole input.
+    let bytes: [UInt8]
+    /// Where the body starts in `bytes` (after the empty line).
+    let bodyStart: Int
+
+    /// The octets after the empty line.
+    var bodyCount: Int { bytes.count - bodyStart }
+}
+
+/// Byte-level framing (RFC 3261 §7): CRLF line ends, folding, `name: value` lines, the empty line, and the octet rules
+/// Parley adds before any C code sees the input.
+enum MessageFraming {
+    private static let cr: UInt8 = 0x0D
+    private static let lf: UInt8 = 0x0A
+
+    /// Frames `data`: leading CRLFs (keep-alives, RFC 3261 §7.5) skipped; the header section must end with CRLFCRLF,
+    /// use CRLF only, and carry control characters (NUL included) only as the escaped octet of a quoted-pair.
+    static func frame(_ data: Data) throws(SIPParseError) -> FramedMessage {
+        let bytes = data.withUnsafeBytes { [UInt8]($0) }
+        var start = 0
+        while start + 1 < bytes.count, bytes[start] == cr, bytes[start + 1] == lf { start += 2 }
+        guard start < bytes.count else {
+            throw SIPParseError(.emptyMessage, reason: "Empty message", isRequest: false)
+        }
+        let looksLikeResponse = hasPrefixIgnoringCase(bytes, at: start, "SIP/")
+        let isRequest = !looksLikeResponse
+        guard let headerEnd = endOfHeaderSection(bytes, from: start) else {
+            throw SIPParseError(.unterminatedHeaderSection, reason: "Header section not terminated", isRequest: isRequest)
+        }
+        // Every CR and LF before the empty line must belong to a CRLF pair.
+        for index in start..<headerEnd {
+            let byte = bytes[index]
+            if (byte == cr && bytes[index + 1] != lf) || (byte == lf && (index == start || bytes[index - 1] != cr)) {
+                throw SIPParseError(.bareLineBreak, reason: "Bare CR or LF in header section", isRequest: isRequest)
+            }
+        }
+        let lines = lineRanges(bytes, from: start, to: headerEnd)
+        let startRange = lines[0]
+        if bytes[startRange].contains(where: isControl) {
+            let kind: SIPParseError.Kind = bytes[startRange].contains(0) ? .nulByte : .malformedStartLine
+            throw SIPParseError(kind, reason: "Control character in start line", isRequest: isRequest)
+        }
+        let startLine = String(decoding: bytes[startRange], as: UTF8.self)
+        var fields: [SIPHeaderField] = []
+        var ranges: [Range<Int>] = []
+        fields.reserveCapacity(lines.count)
+        ranges.reserveCapacity(lines.count)
+        // The field being read: its name, where its value starts, and its continuation lines (rare).
+        var pending: (name: String, valueStart: Int, range: Range<Int>, folds: [Range<Int>])?
+
+        func finish() throws(SIPParseError) {
+            guard let field = pending else { return }
+            pending = nil
+            var value: [UInt8]
+            if field.folds.isEmpty {
+                value = Array(trimmed(bytes[field.valueStart..<field.range.upperBound]))
+            } else {
+                // LWS: whitespace around each fold is one SP.
+                value = Array(bytes[field.valueStart..<field.folds[0].lowerBound - 2])
+                for fold in field.folds {
+                    while let last = value.last, SIPSyntax.isWhitespace(last) { value.removeLast() }
+                    value.append(0x20)
+                    value += trimmedLeading(bytes[fold])
+                }
+                value = Array(trimmed(value[...]))
+            }
+            if let problem = controlProblem(in: value) {
+                let readable = SIPHeaders(fields)
+                switch problem {
+                case .nul:
+                    throw SIPParseError(.nulByte, reason: "NUL byte in header section", isRequest: isRequest, headers: readable)
+                case .control:
+                    let name = SIPHeaders.canonicalName(field.name)
+                    throw SIPParseError(
+                        .malformedHeader(name: name), reason: "Control character in \(name) header", isRequest: isRequest,
+                        headers: readable)
+                }
+            }
+            fields.append(SIPHeaderField(validatedName: field.name, value: String(decoding: value, as: UTF8.self)))
+            ranges.append(field.range)
+        }
+
+        for line in lines.dropFirst() {
+            if SIPSyntax.isWhitespace(bytes[line.lowerBound]) {
+                guard pending != nil else {
+                    throw SIPParseError(.malformedHeaderLine, reason: "Continuation line before any header", isRequest: isRequest)
+                }
+                pending!.folds.append(line)
+                pending!.range = pending!.range.lowerBound..<line.upperBound
+                continue
+            }
+            try finish()
+            guard let colon = bytes[line].firstIndex(of: UInt8(ascii: ":")) else {
+                throw SIPParseError(
+                    .malformedHeaderLine, reason: "Header line without colon", isRequest: isRequest, headers: SIPHeaders(fields))
+            }
+            let nameBytes = trimmedTrailing(bytes[line.lowerBound..<colon])
+            guard !nameBytes.isEmpty, nameBytes.allSatisfy(SIPSyntax.isTokenByte) else {
+                throw SIPParseError(
+                    .malformedHeaderLine, reason: "Malformed header name", isRequest: isRequest, headers: SIPHeaders(fields))
+            }
+            pending = (String(decoding: nameBytes, as: UTF8.self), colon + 1, line, [])
+        }
+        try finish()
+        return FramedMessage(
+            looksLikeResponse: looksLikeResponse, startLine: startLine, fields: fields, fieldRanges: ranges, bytes: bytes,
+            bodyStart: headerEnd + 4)
+    }
+
+    /// The index of the CRLF that ends the last header line (the first of CRLFCRLF), or nil.
+    private static func endOfHeaderSection(_ bytes: [UInt8], from start: Int) -> Int? {
+        var index = start
+        while index + 3 < bytes.count {
+            if bytes[index] == cr, bytes[index + 1] == lf, bytes[index + 2] == cr, bytes[index + 3] == lf {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// The ranges of the lines between `start` and `end` (each without its CRLF).
+    private static func lineRanges(_ bytes: [UInt8], from start: Int, to end: Int) -> [Range<Int>] {
+        var lines: [Range<Int>] = []
+        var lineStart = start
+        var index = start
+        while index < end {
+            if bytes[index] == cr {
+                lines.append(lineStart..<index)
+                index += 2
+                lineStart = index
+            } else {
+                index += 1
+            }
+        }
+        lines.append(lineStart..<end)
+        return lines
+    }
+
+    private enum ControlProblem { case nul, control }
+
+    /// Control octets (NUL included) are allowed only as the second octet of a quoted-pair inside a quoted-string
+    /// (RFC 3261 §25.1: quoted-pair = "\" (%x00-09 / %x0B-0C / %x0E-7F)). HTAB is whitespace, always allowed.
+    private static func controlProblem(in value: [UInt8]) -> ControlProblem? {
+        var inQuotes = false
+        var escaped = false
+        for byte in value {
+            if escaped {
+                escaped = false
+                continue
+            }
+            if isControl(byte) { return byte == 0 ? .nul : .control }
+            if inQuotes, byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inQuotes.toggle()
+            }
+        }
+        return nil
+    }
+
+    private static func isControl(_ byte: UInt8) -> Bool {
+        (byte < 0x20 && byte != 0x09) || byte == 0x7F
+    }
+
+    private static func hasPrefixIgnoringCase(_ bytes: [UInt8], at start: Int, _ prefix: String) -> Bool {
+        let expected = Array(prefix.utf8)
+        guard bytes.count - start >= expected.count else { return false }
+        return zip(bytes[start...], expected).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
+    }
+
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+    }
+
+    private static func trimmedLeading(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        bytes.drop(while: SIPSyntax.isWhitespace)
+    }
+
+    private static func trimmedTrailing(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var result = bytes
+        while let last = result.last, SIPSyntax.isWhitespace(last) { result = result.dropLast() }
+        return result
+    }
+
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        trimmedTrailing(trimmedLeading(bytes))
+    }
+}

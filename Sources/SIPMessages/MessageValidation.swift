@@ -1,0 +1,185 @@
+import Foundation
+
+/// The verdict libosip2 does not give: after framing, every rule below must hold or the message is refused with a
+/// `SIPParseError` naming the first problem found. In order:
+///
+/// 1. Start line. Request-Line = `Method SP Request-URI SP SIP-Version`, single spaces, nothing after the version
+///    (RFC 4475 lwsstart and trws: the "either" cases are refused). The method is a token; the version is `SIP/2.0`
+///    (any other well-formed version: 505, badvers). The Request-URI is not in `<>` (ltgtruri), has no whitespace
+///    (lwsruri), parses, and as a SIP URI carries no `?headers` (escruri: refused, RFC 3261 §19.1.5 forbids them in a
+///    Request-URI). Status-Line = `SIP/2.0 SP 3DIGIT SP Reason-Phrase` with the code 100–699 (bigcode); the SP after
+///    the code may be missing when the phrase is empty.
+/// 2. Via, From, To, Call-ID and CSeq are present (insuf); From, To, Call-ID, CSeq, Max-Forwards, Content-Length and
+///    Content-Type appear at most once (multi01, mcl01). Max-Forwards may be absent (inv2543, RFC 2543 style).
+/// 3. libosip2's `osip_message_parse` accepts the other header fields (Accept, Allow, Authorization, …); if not, the
+///    first field it refuses on its own is named. The fields of rule 4 go through libosip2's per-header parsers
+///    instead (parsing them in both would do the work twice).
+/// 4. Each Via, From, To, Contact, Route and Record-Route value parses with a valid host and port; Call-ID is
+///    `word["@"word]`; CSeq is a number below 2^31 and a method token (scalar02, scalarlg); Max-Forwards is 0–255;
+///    Content-Type parses. Other headers (Date, Expires, Retry-After, …) are carried as text, not judged (baddate).
+/// 5. Content-Length, if present, is a non-negative decimal no larger than the body received (ncl, clerr); the body is
+///    that many octets and the rest is ignored (dblreq). Without it the body is the rest of the datagram.
+/// 6. A request's CSeq method equals its method (mismatch01, mismatch02).
+enum MessageValidation {
+    /// Headers every request and response must carry (RFC 3261 §8.1.1), in the order reasons list them.
+    static let requiredHeaders = ["Via", "From", "To", "Call-ID", "CSeq"]
+    /// Headers that may appear only once (RFC 3261 §7.3.1: they are not comma-separated lists).
+    static let singleHeaders = ["From", "To", "Call-ID", "CSeq", "Max-Forwards", "Content-Length", "Content-Type"]
+
+    private enum StartLine {
+        case request(SIPMethod, SIPURI)
+        case response(Int, String)
+    }
+
+    /// Applies the rules to a framed message.
+    static func validate(_ framed: FramedMessage) throws(SIPParseError) -> SIPMessage {
+        let isRequest = !framed.looksLikeResponse
+        let headers = SIPHeaders(framed.fields)
+        func failure(_ kind: SIPParseError.Kind, _ reason: String) -> SIPParseError {
+            SIPParseError(kind, reason: reason, isRequest: isRequest, headers: headers)
+        }
+
+        let startLine = isRequest
+            ? try requestLine(framed.startLine, failure) : try statusLine(framed.startLine, failure)
+
+        var counts: [String: Int] = [:]
+        for field in framed.fields { counts[field.key, default: 0] += 1 }
+        let missing = requiredHeaders.filter { counts[$0.asciiLowercased] == nil }
+        guard missing.isEmpty else {
+            throw failure(.missingHeaders(missing), "Missing header(s): \(missing.joined(separator: ", "))")
+        }
+        for name in singleHeaders where counts[name.asciiLowercased, default: 0] > 1 {
+            throw failure(.duplicateHeader(name: name), "Multiple \(name) headers")
+        }
+
+        guard OSIPMessageGate.accepts(framed) else {
+            guard let field = OSIPMessageGate.firstRefusedField(framed.fields) else {
+                throw failure(.malformedHeaderLine, "Malformed header section")
+            }
+            let name = SIPHeaders.canonicalName(field.name)
+            throw failure(.malformedHeader(name: name), "Malformed \(name) header")
+        }
+
+        let parsed = try readValues(headers, failure)
+
+        var bodyLength = framed.bodyCount
+        if let value = headers["Content-Length"] {
+            guard let declared = SIPSyntax.decimal(value, limit: Int(Int32.max)) else {
+                throw failure(.invalidContentLength, "Invalid Content-Length")
+            }
+            guard declared <= framed.bodyCount else {
+                throw failure(
+                    .contentLengthExceedsBody(declared: declared, received: framed.bodyCount),
+                    "Content-Length larger than body")
+            }
+            bodyLength = declared
+        }
+        let body = Data(framed.bytes[framed.bodyStart..<(framed.bodyStart + bodyLength)])
+        var checked = headers
+        checked.normalizeContentLength(bodyCount: bodyLength)
+        checked.parsed = parsed
+
+        switch startLine {
+        case .request(let method, let uri):
+            guard parsed.cseq.method == method else {
+                throw failure(.cseqMethodMismatch, "CSeq method does not match request method")
+            }
+            return .request(SIPRequest(method: method, uri: uri, headers: checked, body: body))
+        case .response(let code, let reason):
+            return .response(SIPResponse(statusCode: code, reasonPhrase: reason, headers: checked, body: body))
+        }
+    }
+
+    private static func requestLine(
+        _ line: String, _ failure: (SIPParseError.Kind, String) -> SIPParseError
+    ) throws(SIPParseError) -> StartLine {
+        let parts = line.utf8.split(separator: 0x20, omittingEmptySubsequences: false).map { Substring($0) }
+        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else {
+            throw failure(.malformedStartLine, "Malformed Request-Line")
+        }
+        guard SIPSyntax.isToken(parts[0]) else { throw failure(.malformedStartLine, "Malformed method") }
+        try checkVersion(parts[2], failure)
+        let uriText = String(parts[1])
+        guard !uriText.hasPrefix("<") else {
+            throw failure(.invalidRequestURI, "Request-URI enclosed in angle brackets")
+        }
+        guard let uri = SIPURI(uriText) else { throw failure(.invalidRequestURI, "Malformed Request-URI") }
+        guard uri.headers.isEmpty else { throw failure(.invalidRequestURI, "Request-URI with URI headers") }
+        return .request(SIPMethod(String(parts[0])), uri)
+    }
+
+    private static func statusLine(
+        _ line: String, _ failure: (SIPParseError.Kind, String) -> SIPParseError
+    ) throws(SIPParseError) -> StartLine {
+        guard let space = line.firstIndex(of: " ") else { throw failure(.malformedStartLine, "Malformed Status-Line") }
+        try checkVersion(line[..<space], failure)
+        let rest = line[line.index(after: space)...]
+        let code = rest.prefix { $0 != " " }
+        guard code.utf8.count == 3, let value = SIPSyntax.decimal(code, limit: 999), (100...699).contains(value) else {
+            throw failure(.invalidStatusCode, "Invalid status code")
+        }
+        let afterCode = rest[code.endIndex...]
+        let reason = afterCode.isEmpty ? "" : String(afterCode.dropFirst())
+        return .response(value, reason)
+    }
+
+    /// SIP-Version = "SIP" "/" 1*DIGIT "." 1*DIGIT ("SIP" in any case); only 2.0 is supported.
+    private static func checkVersion(
+        _ text: Substring, _ failure: (SIPParseError.Kind, String) -> SIPParseError
+    ) throws(SIPParseError) {
+        let upper = text.uppercased()
+        guard upper.hasPrefix("SIP/") else { throw failure(.malformedStartLine, "Malformed SIP version") }
+        let numbers = upper.dropFirst(4).split(separator: ".", omittingEmptySubsequences: false)
+        guard numbers.count == 2, numbers.allSatisfy({ SIPSyntax.decimal($0, limit: Int.max / 10) != nil }) else {
+            throw failure(.malformedStartLine, "Malformed SIP version")
+        }
+        guard upper == "SIP/2.0" else { throw failure(.unsupportedVersion, "SIP Version Not Supported") }
+    }
+
+    /// Rule 4: the values Parley reads must parse; they are kept with the headers.
+    private static func readValues(
+        _ headers: SIPHeaders, _ failure: (SIPParseError.Kind, String) -> SIPParseError
+    ) throws(SIPParseError) -> ParsedHeaders {
+        func malformed(_ name: String) -> SIPParseError { failure(.malformedHeader(name: name), "Malformed \(name) header") }
+        var vias: [SIPVia] = []
+        for field in headers.values("Via") {
+            for value in SIPSyntax.splitValues(field) {
+                guard let via = OSIPHeaderReader.via(value) else { throw malformed("Via") }
+                vias.append(via)
+            }
+        }
+        // Presence was checked (rule 2).
+        guard let from = headers["From"].flatMap(OSIPHeaderReader.address) else { throw malformed("From") }
+        guard let to = headers["To"].flatMap(OSIPHeaderReader.address) else { throw malformed("To") }
+        guard let callID = headers["Call-ID"], SIPSyntax.isCallID(callID) else { throw malformed("Call-ID") }
+        guard let cseq = headers["CSeq"].flatMap(OSIPHeaderReader.cseq) else {
+            throw failure(.invalidCSeq, "Malformed CSeq header")
+        }
+        var maxForwards: Int?
+        if let value = headers["Max-Forwards"] {
+            guard let number = SIPSyntax.decimal(value, limit: 255) else {
+                throw failure(.invalidMaxForwards, "Invalid Max-Forwards")
+            }
+            maxForwards = number
+        }
+        var contentType: SIPContentType?
+        if let value = headers["Content-Type"] {
+            guard let type = OSIPHeaderReader.contentType(value) else { throw malformed("Content-Type") }
+            contentType = type
+        }
+        var lists: [[SIPAddress]] = []
+        for name in ["Contact", "Route", "Record-Route"] {
+            var addresses: [SIPAddress] = []
+            for field in headers.values(name) {
+                for value in SIPSyntax.splitValues(field) where !(name == "Contact" && value == "*") {
+                    guard let address = OSIPHeaderReader.address(value) else { throw malformed(name) }
+                    addresses.append(address)
+                }
+            }
+            lists.append(addresses)
+        }
+        return ParsedHeaders(
+            vias: vias, from: from, to: to, callID: callID, cseq: cseq, maxForwards: maxForwards,
+            contentType: contentType, contacts: lists[0], routes: lists[1], recordRoutes: lists[2])
+    }
+}

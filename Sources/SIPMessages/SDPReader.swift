@@ -1,0 +1,74 @@
+import Foundation
+internal import COSIP
+
+/// SDP through libosip2's `sdp_message_t`, copied into `SDPSession`.
+enum SDPReader {
+    /// The largest SDP body read (a SIP message is at most 64 KiB anyway).
+    static let maximumSize = SIPMessage.maximumSize
+
+    static func parse(_ body: Data) throws(SDPParseError) -> SDPSession {
+        guard body.count <= maximumSize else { throw SDPParseError(reason: "SDP body too large") }
+        var text = [CChar](repeating: 0, count: body.count + 1)
+        text.withUnsafeMutableBytes { _ = body.copyBytes(to: $0) }
+        guard !text.dropLast().contains(0) else { throw SDPParseError(reason: "NUL byte in SDP") }
+        cosip_initialize()
+        var pointer: UnsafeMutablePointer<sdp_message_t>?
+        guard sdp_message_init(&pointer) == 0, let sdp = pointer else { throw SDPParseError(reason: "Out of memory") }
+        defer { sdp_message_free(sdp) }
+        let status = text.withUnsafeBufferPointer { sdp_message_parse(sdp, $0.baseAddress!) }
+        guard status == 0 else { throw SDPParseError(reason: "Malformed SDP") }
+        return try copy(sdp)
+    }
+
+    private static func copy(_ sdp: UnsafeMutablePointer<sdp_message_t>) throws(SDPParseError) -> SDPSession {
+        guard string(sdp.pointee.v_version) == "0" else { throw SDPParseError(reason: "Unsupported SDP version") }
+        guard let username = string(sdp.pointee.o_username), let idText = string(sdp.pointee.o_sess_id),
+            let versionText = string(sdp.pointee.o_sess_version), let originAddress = string(sdp.pointee.o_addr),
+            let sessionID = UInt64(idText), let sessionVersion = UInt64(versionText)
+        else { throw SDPParseError(reason: "Malformed SDP origin") }
+        let sessionConnection = sdp.pointee.c_connection.flatMap { string($0.pointee.c_addr) }
+        let sessionDirection = direction(in: cosip_sdp_attributes(sdp))
+
+        let medias = OSIPList.elements(cosip_sdp_medias(sdp)).map { $0.assumingMemoryBound(to: sdp_media_t.self) }
+        guard let audio = medias.first(where: { string($0.pointee.m_media)?.lowercased() == "audio" }) else {
+            throw SDPParseError(reason: "No audio stream in SDP")
+        }
+        guard let portText = string(audio.pointee.m_port), let port = SIPSyntax.port(portText),
+            let proto = string(audio.pointee.m_proto)
+        else { throw SDPParseError(reason: "Malformed SDP media line") }
+        var codecs: [SDPCodec] = []
+        for element in OSIPList.elements(cosip_sdp_media_payloads(audio)) {
+            let text = String(cString: element.assumingMemoryBound(to: CChar.self))
+            guard let payloadType = SIPSyntax.decimal(text, limit: 127) else {
+                throw SDPParseError(reason: "Malformed SDP payload type")
+            }
+            if let codec = SDPCodec(payloadType: payloadType), !codecs.contains(codec) { codecs.append(codec) }
+        }
+        let mediaConnection = OSIPList.elements(cosip_sdp_media_connections(audio)).lazy
+            .compactMap { string($0.assumingMemoryBound(to: sdp_connection_t.self).pointee.c_addr) }.first
+        guard let connection = mediaConnection ?? sessionConnection else {
+            throw SDPParseError(reason: "No connection address in SDP")
+        }
+        return SDPSession(
+            origin: SDPOrigin(
+                username: username, sessionID: sessionID, sessionVersion: sessionVersion, address: originAddress),
+            connectionAddress: connection, audioPort: port, codecs: codecs,
+            direction: direction(in: cosip_sdp_media_attributes(audio)) ?? sessionDirection ?? .sendrecv,
+            sessionName: string(sdp.pointee.s_name) ?? "-", audioProtocol: proto)
+    }
+
+    /// The first direction attribute in a list of `sdp_attribute_t`.
+    private static func direction(in list: UnsafePointer<osip_list_t>) -> SDPDirection? {
+        for element in OSIPList.elements(list) {
+            let attribute = element.assumingMemoryBound(to: sdp_attribute_t.self)
+            if let name = string(attribute.pointee.a_att_field), let direction = SDPDirection(rawValue: name) {
+                return direction
+            }
+        }
+        return nil
+    }
+
+    private static func string(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {
+        pointer.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+
+/// The media direction of an SDP stream (RFC 3264 §5.1, §8.4).
+public enum SDPDirection: String, Sendable, Hashable, CaseIterable {
+    /// Send and receive (the default when no direction attribute is present).
+    case sendrecv
+    /// Send only: the writer puts the other side on hold.
+    case sendonly
+    /// Receive only: the answer to a sendonly offer.
+    case recvonly
+    /// Neither: both sides hold, or the stream is paused.
+    case inactive
+
+    /// A direction from what the writer does.
+    public init(sends: Bool, receives: Bool) {
+        switch (sends, receives) {
+        case (true, true): self = .sendrecv
+        case (true, false): self = .sendonly
+        case (false, true): self = .recvonly
+        case (false, false): self = .inactive
+        }
+    }
+
+    /// Whether the writer sends media.
+    public var sends: Bool { self == .sendrecv || self == .sendonly }
+
+    /// Whether the writer wants to receive media.
+    public var receives: Bool { self == .sendrecv || self == .recvonly }
+
+    /// The same stream seen from the other side: sendonly ↔ recvonly (what an answer mirrors, RFC 3264 §6.1).
+    public var reversed: SDPDirection { SDPDirection(sends: receives, receives: sends) }
+
+    /// What both directions allow.
+    public func intersection(_ other: SDPDirection) -> SDPDirection {
+        SDPDirection(sends: sends && other.sends, receives: receives && other.receives)
+    }
+}
+
+/// The audio codecs Parley negotiates: the static RTP payload types of G.711 (RFC 3551).
+public enum SDPCodec: Sendable, Hashable, CaseIterable {
+    /// G.711 µ-law, payload type 0.
+    case pcmu
+    /// G.711 A-law, payload type 8.
+    case pcma
+
+    /// The static payload type.
+    public var payloadType: Int {
+        switch self {
+        case .pcmu: 0
+        case .pcma: 8
+        }
+    }
+
+    /// The encoding name of its rtpmap attribute.
+    public var encodingName: String {
+        switch self {
+        case .pcmu: "PCMU"
+        case .pcma: "PCMA"
+        }
+    }
+
+    /// The codec of a static payload type, if Parley knows it.
+    public init?(payloadType: Int) {
+        switch payloadType {
+        case 0: self = .pcmu
+        case 8: self = .pcma
+        default: return nil
+        }
+    }
+}
+
+/// The `o=` line: who made the description and which version of it this is.
+public struct SDPOrigin: Sendable, Hashable {
+    /// The user name ("-" when there is none).
+    public var username: String
+    /// The session id, fixed for the life of the session.
+    public var sessionID: UInt64
+    /// The version, bumped by every new offer (RFC 3264 §8).
+    public var sessionVersion: UInt64
+    /// The address of the machine that made it (IPv4, IPv6 or a name).
+    public var address: String
+
+    /// An origin.
+    public init(username: String = "-", sessionID: UInt64, sessionVersion: UInt64, address: String) {
+        self.username = username
+        self.sessionID = sessionID
+        self.sessionVersion = sessionVersion
+        self.address = address
+    }
+
+    /// The same origin with the version bumped, for the next offer.
+    public func nextVersion() -> SDPOrigin {
+        var copy = self
+        copy.sessionVersion &+= 1
+        return copy
+    }
+}
+
+/// A session description as Parley uses it for offer/answer: one audio stream with G.711 codecs.
+///
+/// Parsing reads the first `m=audio` stream. `connectionAddress` is the stream's `c=` or else the session's;
+/// `direction` is the stream's attribute, else the session's, else sendrecv (linphone resumes a call with no
+/// direction attribute at all). Payload types other than 0 and 8 are not represented. Writing always states the
+/// direction and the rtpmap of each codec.
+public struct SDPSession: Sendable, Hashable {
+    /// The `o=` line.
+    public var origin: SDPOrigin
+    /// The `s=` line ("-" by default).
+    public var sessionName: String
+    /// The address media goes to; "0.0.0.0" is RFC 2543 hold.
+    public var connectionAddress: String
+    /// The RTP port of the audio stream; 0 when the stream is refused.
+    public var audioPort: Int
+    /// The transport protocol of the stream ("RTP/AVP").
+    public var audioProtocol: String
+    /// The G.711 codecs of the stream, in the order listed.
+    public var codecs: [SDPCodec]
+    /// The direction as written (media level over session level), sendrecv when absent.
+    public var direction: SDPDirection
+
+    /// A description.
+    public init(
+        origin: SDPOrigin, connectionAddress: String, audioPort: Int, codecs: [SDPCodec] = [.pcmu, .pcma],
+        direction: SDPDirection = .sendrecv, sessionName: String = "-", audioProtocol: String = "RTP/AVP"
+    ) {
+        self.origin = origin
+        self.sessionName = sessionName
+        self.connectionAddress = connectionAddress
+        self.audioPort = audioPort
+        self.audioProtocol = audioProtocol
+        self.codecs = codecs
+        self.direction = direction
+    }
+
+    /// Whether this is an RFC 2543 hold: the connection address is 0.0.0.0 (or ::), whatever the direction says.
+    public var isOldStyleHold: Bool { connectionAddress == "0.0.0.0" || connectionAddress == "::" }
+
+    /// The direction with old-style hold applied: a writer that gives no address cannot receive, so 0.0.0.0 removes
+    /// "receive" from what the attribute says (sendrecv becomes sendonly, recvonly becomes inactive).
+    public var effectiveDirection: SDPDirection {
+        isOldStyleHold ? SDPDirection(sends: direction.sends, receives: false) : direction
+    }
+
+    /// Whether the writer puts the stream on hold: it will not receive media (sendonly, inactive or old-style hold).
+    public var isHold: Bool { !effectiveDirection.receives }
+
+    /// The answer to this offer (RFC 3264 §6): the offered codecs Parley also supports, in the offer's order; the
+    /// direction mirrored from the offer's effective direction and narrowed to `localDirection` (our own hold); port 0
+    /// if the offer refused the stream. Nil when no codec is common or the protocol is not RTP/AVP (answer 488).
+    public func answer(
+        origin: SDPOrigin, connectionAddress: String, audioPort: Int, supportedCodecs: [SDPCodec] = [.pcmu, .pcma],
+        localDirection: SDPDirection = .sendrecv
+    ) -> SDPSession? {
+        let common = codecs.filter(supportedCodecs.contains)
+        guard !common.isEmpty, audioProtocol.uppercased() == "RTP/AVP" else { return nil }
+        return SDPSession(
+            origin: origin, connectionAddress: connectionAddress, audioPort: self.audioPort == 0 ? 0 : audioPort,
+            codecs: common, direction: effectiveDirection.reversed.intersection(localDirection))
+    }
+
+    /// Parses an SDP body through libosip2's `sdp_message_parse`.
+    public static func parse(_ body: Data) throws(SDPParseError) -> SDPSession {
+        try SDPReader.parse(body)
+    }
+
+    /// The description as SDP text with CRLF line ends.
+    public func serialize() -> Data {
+        let connectionType = connectionAddress.contains(":") ? "IP6" : "IP4"
+        let originType = origin.address.contains(":") ? "IP6" : "IP4"
+        var lines = [
+            "v=0",
+            "o=\(origin.username) \(origin.sessionID) \(origin.sessionVersion) IN \(originType) \(origin.address)",
+            "s=\(sessionName.isEmpty ? "-" : sessionName)",
+            "c=IN \(connectionType) \(connectionAddress)",
+            "t=0 0",
+            "m=audio \(audioPort) \(audioProtocol)" + codecs.map { " \($0.payloadType)" }.joined(),
+        ]
+        lines += codecs.map { "a=rtpmap:\($0.payloadType) \($0.encodingName)/8000" }
+        lines.append("a=\(direction.rawValue)")
+        let text = lines.map { $0.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ") }
+            .joined(separator: "\r\n") + "\r\n"
+        return Data(text.utf8)
+    }
+}
+
+/// An SDP body Parley cannot use, as a value (answer 400 or 488; never a crash).
+public struct SDPParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A short ASCII description of the problem.
+    public let reason: String
+
+    /// An error.
+    public init(reason: String) {
+        self.reason = reason
+    }
+
+    /// The reason.
+    public var description: String { reason }
+}

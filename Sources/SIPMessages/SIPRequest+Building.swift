@@ -1,0 +1,104 @@
+import Foundation
+
+extension SIPRequest {
+    /// A request with the headers RFC 3261 §8.1.1 requires, in the usual order: Via, Max-Forwards, To, From, Call-ID,
+    /// CSeq, Contact, then `headers`, Content-Type (when a type is given) and Content-Length.
+    ///
+    /// `callID` must be `word["@"word]` and `cseq` below 2^31 (programming errors otherwise: they trap).
+    public init(
+        method: SIPMethod, uri: SIPURI, via: SIPVia, from: SIPAddress, to: SIPAddress, callID: String, cseq: UInt32,
+        maxForwards: Int = 70, contact: SIPAddress? = nil, headers extra: SIPHeaders = [:],
+        contentType: SIPContentType? = nil, body: Data = Data()
+    ) {
+        precondition(SIPSyntax.isCallID(callID), "Call-ID must be word[@word]: \(callID.debugDescription)")
+        precondition((0...255).contains(maxForwards), "Max-Forwards runs from 0 to 255")
+        var headers = SIPHeaders()
+        headers.append("Via", via.headerValue)
+        headers.append("Max-Forwards", String(maxForwards))
+        headers.append("To", to.headerValue)
+        headers.append("From", from.headerValue)
+        headers.append("Call-ID", callID)
+        headers.append("CSeq", SIPCSeq(number: cseq, method: method).headerValue)
+        if let contact { headers.append("Contact", contact.headerValue) }
+        for field in extra { headers.append(field) }
+        if let contentType { headers.set("Content-Type", contentType.headerValue) }
+        self.init(method: method, uri: uri, headers: headers, body: body)
+    }
+
+    /// A response to this request (RFC 3261 §8.2.6): every Via in order, From, To, Call-ID and CSeq copied as written,
+    /// Timestamp too for a 100; `toTag` added to To unless it already has a tag (or the status is 100); then `headers`,
+    /// Content-Type (when a type is given) and Content-Length. The reason phrase defaults to the standard one.
+    /// Record-Route is not copied: a UAS copies it only into responses that establish a dialog (RFC 3261 §12.1.1),
+    /// which the dialog layer knows; pass `copyingRecordRoute: true` there.
+    public func makeResponse(
+        statusCode: Int, reasonPhrase: String? = nil, toTag: String? = nil, copyingRecordRoute: Bool = false,
+        headers extra: SIPHeaders = [:], contentType: SIPContentType? = nil, body: Data = Data()
+    ) -> SIPResponse {
+        var response = SIPResponse.answering(
+            headers: headers, statusCode: statusCode,
+            reasonPhrase: reasonPhrase ?? SIPResponse.standardReasonPhrase(for: statusCode), toTag: toTag,
+            copyingRecordRoute: copyingRecordRoute)
+        var fields = response.headers
+        for field in extra { fields.append(field) }
+        if let contentType { fields.set("Content-Type", contentType.headerValue) }
+        response.headers = fields
+        response.body = body
+        return response
+    }
+
+    /// RFC 3261 §8.2.2.1: a user agent server refuses a Request-URI scheme it does not handle with 416. Throws an
+    /// error whose `suggestedResponse` is `.unsupportedURIScheme` (RFC 4475 unkscm and novelsc parse, then get this).
+    public func checkURIScheme(supported: Set<String> = ["sip", "sips"]) throws(SIPParseError) {
+        guard !supported.contains(uri.scheme) else { return }
+        throw SIPParseError(.unsupportedURIScheme, reason: "Unsupported URI Scheme", isRequest: true, headers: headers)
+    }
+}
+
+extension SIPResponse {
+    /// The response skeleton for a request with these headers (also used for parse-error responses, whose header
+    /// fields may be incomplete: what is missing is not invented).
+    static func answering(
+        headers: SIPHeaders, statusCode: Int, reasonPhrase: String, toTag: String?, copyingRecordRoute: Bool = false
+    ) -> SIPResponse {
+        var fields = SIPHeaders()
+        for field in headers where field.key == "via" { fields.append(field) }
+        if copyingRecordRoute {
+            for field in headers where field.key == "record-route" { fields.append(field) }
+        }
+        for key in ["from", "to", "call-id", "cseq"] {
+            guard var field = headers.first(where: { $0.key == key }) else { continue }
+            if key == "to", statusCode != 100, let toTag {
+                precondition(SIPSyntax.isToken(toTag), "A To tag is a token: \(toTag.debugDescription)")
+                if let address = headers.to, address.tag == nil {
+                    field = SIPHeaderField(validatedName: field.name, value: field.value + ";tag=" + toTag)
+                }
+            }
+            fields.append(field)
+        }
+        if statusCode == 100, let timestamp = headers.first(where: { $0.key == "timestamp" }) {
+            fields.append(timestamp)
+        }
+        return SIPResponse(statusCode: statusCode, reasonPhrase: reasonPhrase, headers: fields)
+    }
+
+    /// The reason phrase RFC 3261 §21 (and later RFCs) give `code`; "Unknown" for codes without one.
+    public static func standardReasonPhrase(for code: Int) -> String {
+        standardPhrases[code] ?? "Unknown"
+    }
+
+    private static let standardPhrases: [Int: String] = [
+        100: "Trying", 180: "Ringing", 181: "Call Is Being Forwarded", 182: "Queued", 183: "Session Progress",
+        200: "OK", 202: "Accepted", 300: "Multiple Choices", 301: "Moved Permanently", 302: "Moved Temporarily",
+        305: "Use Proxy", 380: "Alternative Service", 400: "Bad Request", 401: "Unauthorized", 402: "Payment Required",
+        403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable",
+        407: "Proxy Authentication Required", 408: "Request Timeout", 410: "Gone", 413: "Request Entity Too Large",
+        414: "Request-URI Too Long", 415: "Unsupported Media Type", 416: "Unsupported URI Scheme", 420: "Bad Extension",
+        421: "Extension Required", 423: "Interval Too Brief", 480: "Temporarily Unavailable",
+        481: "Call/Transaction Does Not Exist", 482: "Loop Detected", 483: "Too Many Hops", 484: "Address Incomplete",
+        485: "Ambiguous", 486: "Busy Here", 487: "Request Terminated", 488: "Not Acceptable Here", 491: "Request Pending",
+        493: "Undecipherable", 500: "Server Internal Error", 501: "Not Implemented", 502: "Bad Gateway",
+        503: "Service Unavailable", 504: "Server Time-out", 505: "Version Not Supported", 513: "Message Too Large",
+        555: "Push Notification Service Not Supported", 600: "Busy Everywhere", 603: "Decline",
+        604: "Does Not Exist Anywhere", 606: "Not Acceptable",
+    ]
+}

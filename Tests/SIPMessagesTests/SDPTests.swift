@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+
+@testable import SIPMessages
+
+@Suite("SDP offer/answer")
+struct SDPTests {
+    /// linphonec 5.1's resume offer: many codecs, no direction attribute at all.
+    static let linphoneResume = """
+        v=0\r
+        o=bob 2160 2714 IN IP4 127.0.0.1\r
+        s=Talk\r
+        c=IN IP4 127.0.0.1\r
+        t=0 0\r
+        a=rtcp-xr:rcvr-rtt=all:10000 stat-summary=loss,dup,jitt,TTL voip-metrics\r
+        a=record:off\r
+        m=audio 7078 RTP/AVP 96 97 98 0 8 18 101 99 100\r
+        a=rtpmap:96 opus/48000/2\r
+        a=fmtp:96 useinbandfec=1\r
+        a=rtpmap:97 speex/16000\r
+        a=fmtp:97 vbr=on\r
+        a=rtpmap:98 speex/8000\r
+        a=fmtp:98 vbr=on\r
+        a=fmtp:18 annexb=yes\r
+        a=rtpmap:101 telephone-event/48000\r
+        a=rtpmap:99 telephone-event/16000\r
+        a=rtpmap:100 telephone-event/8000\r
+        a=rtcp-fb:* trr-int 1000\r
+        a=rtcp-fb:* ccm tmmbr\r
+
+        """
+
+    static let local = SDPOrigin(sessionID: 7, sessionVersion: 1, address: "192.0.2.4")
+
+    static func sdp(_ lines: [String]) throws -> SDPSession {
+        try SDPSession.parse(Data((lines.joined(separator: "\r\n") + "\r\n").utf8))
+    }
+
+    @Test("linphone's resume without a direction attribute is sendrecv, not hold")
+    func linphoneResume() throws {
+        let offer = try SDPSession.parse(Data(Self.linphoneResume.utf8))
+        #expect(offer.direction == .sendrecv)
+        #expect(!offer.isHold)
+        #expect(offer.codecs == [.pcmu, .pcma])
+        #expect(offer.connectionAddress == "127.0.0.1")
+        #expect(offer.audioPort == 7078)
+        #expect(offer.origin == SDPOrigin(username: "bob", sessionID: 2160, sessionVersion: 2714, address: "127.0.0.1"))
+        let answer = try #require(offer.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000))
+        #expect(answer.direction == .sendrecv)
+        #expect(answer.codecs == [.pcmu, .pcma])
+    }
+
+    @Test("hold with a=sendonly (baresip, linphone) is answered recvonly; inactive with inactive")
+    func modernHold() throws {
+        let held = try Self.sdp([
+            "v=0", "o=- 1 2 IN IP4 10.0.0.1", "s=-", "c=IN IP4 10.0.0.1", "t=0 0", "m=audio 5000 RTP/AVP 8 0", "a=sendonly",
+        ])
+        #expect(held.isHold && held.direction == .sendonly && held.codecs == [.pcma, .pcmu])
+        #expect(held.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000)?.direction == .recvonly)
+        var inactive = held
+        inactive.direction = .inactive
+        #expect(inactive.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000)?.direction == .inactive)
+        // Our own hold narrows the answer: they resume (sendrecv) while we hold (sendonly).
+        var resume = held
+        resume.direction = .sendrecv
+        let answer = resume.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000, localDirection: .sendonly)
+        #expect(answer?.direction == .sendonly)
+    }
+
+    @Test("old-style hold: c=0.0.0.0 means hold whatever the direction says")
+    func oldStyleHold() throws {
+        let held = try Self.sdp(["v=0", "o=- 1 3 IN IP4 10.0.0.1", "s=-", "c=IN IP4 0.0.0.0", "t=0 0", "m=audio 5000 RTP/AVP 0"])
+        #expect(held.isOldStyleHold)
+        #expect(held.direction == .sendrecv)
+        #expect(held.effectiveDirection == .sendonly)
+        #expect(held.isHold)
+        #expect(held.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000)?.direction == .recvonly)
+    }
+
+    @Test("media-level attributes and connection override session-level ones")
+    func mediaOverridesSession() throws {
+        let offer = try Self.sdp([
+            "v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "c=IN IP4 0.0.0.0", "t=0 0", "a=inactive",
+            "m=video 6000 RTP/AVP 31", "a=sendonly", "m=audio 5000 RTP/AVP 0", "c=IN IP4 10.0.0.9", "a=recvonly",
+        ])
+        #expect(offer.connectionAddress == "10.0.0.9")
+        #expect(offer.direction == .recvonly)
+        #expect(!offer.isHold)
+        let sessionOnly = try Self.sdp(["v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "c=IN IP4 10.0.0.1", "t=0 0", "a=inactive", "m=audio 5000 RTP/AVP 0"])
+        #expect(sessionOnly.direction == .inactive)
+    }
+
+    @Test("no common codec, or no audio, gives no answer or an error")
+    func unusableOffers() throws {
+        let opusOnly = try Self.sdp(["v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "c=IN IP4 10.0.0.1", "t=0 0", "m=audio 5000 RTP/AVP 96", "a=rtpmap:96 opus/48000/2"])
+        #expect(opusOnly.codecs.isEmpty)
+        #expect(opusOnly.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000) == nil)
+        #expect(opusOnly.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000, supportedCodecs: [.pcma]) == nil)
+        #expect(throws: SDPParseError.self) {
+            try Self.sdp(["v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "c=IN IP4 10.0.0.1", "t=0 0", "m=video 5000 RTP/AVP 31"])
+        }
+        #expect(throws: SDPParseError.self) { try Self.sdp(["v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "t=0 0", "m=audio 5000 RTP/AVP 0"]) }
+        #expect(throws: SDPParseError.self) { try SDPSession.parse(Data("garbage".utf8)) }
+        #expect(throws: SDPParseError.self) { try SDPSession.parse(Data()) }
+        #expect(throws: SDPParseError.self) { try SDPSession.parse(Data("v=0\r\no=- x 1 IN IP4 a\r\ns=-\r\nt=0 0\r\n".utf8)) }
+    }
+
+    @Test("a written description reads back the same", arguments: SDPDirection.allCases)
+    func roundTrip(direction: SDPDirection) throws {
+        let offer = SDPSession(
+            origin: SDPOrigin(username: "parley", sessionID: 99, sessionVersion: 3, address: "2001:db8::4"),
+            connectionAddress: "2001:db8::4", audioPort: 40_000, codecs: [.pcma, .pcmu], direction: direction)
+        let text = String(decoding: offer.serialize(), as: UTF8.self)
+        #expect(text.contains("c=IN IP6 2001:db8::4\r\n"))
+        #expect(text.contains("m=audio 40000 RTP/AVP 8 0\r\na=rtpmap:8 PCMA/8000\r\na=rtpmap:0 PCMU/8000\r\n"))
+        #expect(try SDPSession.parse(offer.serialize()) == offer)
+        #expect(offer.origin.nextVersion().sessionVersion == 4)
+    }
+
+    @Test("the SDP bodies of the torture messages read as offers")
+    func tortureBodies() throws {
+        for name in ["wsinv", "esc01", "sdp01", "inv2543", "bcast", "unreason", "baddate"] {
+            let message = try SIPMessage.parse(TortureCorpus.bytes(name))
+            let offer = try SDPSession.parse(message.body)
+            #expect(offer.codecs.contains(.pcmu), "\(name)")
+        }
+    }
+}
