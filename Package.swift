@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ConversationConformance", targets: ["ConversationConformance"]),
         .library(name: "CallHistory", targets: ["CallHistory"]),
         .library(name: "SIPMessages", targets: ["SIPMessages"]),
+        .library(name: "SIPSignaling", targets: ["SIPSignaling"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-bench-core", targets: ["parley-bench-core"]),
         .executable(name: "parley-bench-history", targets: ["parley-bench-history"]),
@@ -27,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "COSIP", pkgConfig: "libosip2", providers: [.apt(["libosip2-dev"])]),
         // SIP requests, responses, URIs, headers and SDP as validated Swift values.
         .target(name: "SIPMessages", dependencies: ["COSIP"]),
+        // RFC 3261 transactions as pure state machines that return effects: no sockets, no clocks.
+        .target(name: "SIPSignaling", dependencies: ["SIPMessages"]),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
         .executableTarget(
@@ -43,6 +46,7 @@ let package = Package(
         ),
         .testTarget(name: "ConversationKitTests", dependencies: ["ConversationKit"]),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages"]),
+        .testTarget(name: "SIPSignalingTests", dependencies: ["SIPSignaling", "SIPMessages"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(
             name: "ConversationConformanceTests",
