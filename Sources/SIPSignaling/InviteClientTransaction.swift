@@ -52,9 +52,8 @@ public struct InviteClientTransaction: Sendable {
         let transaction = InviteClientTransaction(
             request: request, transport: transport, timers: timers,
             current: .calling(retransmitInterval: timers.timerA))
-        var effects: [TransactionEffect] = [.send(.request(request))]
-        if transport == .unreliable { effects.append(.startTimer(.a, after: timers.timerA)) }
-        effects.append(.startTimer(.b, after: timers.timerB))
+        let effects = clientStartEffects(
+            request, transport: transport, retransmit: (.a, timers.timerA), timeout: (.b, timers.timerB))
         return (transaction, effects)
     }
 

@@ -47,9 +47,8 @@ public struct NonInviteClientTransaction: Sendable {
         precondition(request.headers.topVia != nil, "A client transaction's request has a Via")
         let transaction = NonInviteClientTransaction(
             request: request, transport: transport, timers: timers, current: .trying(retransmitInterval: timers.timerE))
-        var effects: [TransactionEffect] = [.send(.request(request))]
-        if transport == .unreliable { effects.append(.startTimer(.e, after: timers.timerE)) }
-        effects.append(.startTimer(.f, after: timers.timerF))
+        let effects = clientStartEffects(
+            request, transport: transport, retransmit: (.e, timers.timerE), timeout: (.f, timers.timerF))
         return (transaction, effects)
     }
 

@@ -128,3 +128,15 @@ public enum TransactionState: Sendable, Hashable {
     /// The transaction is over.
     case terminated
 }
+
+/// The effects that start a client transaction: send the request, arm its retransmission timer (unreliable
+/// transports only: A for INVITE, E otherwise) and its timeout timer (B or F).
+func clientStartEffects(
+    _ request: SIPRequest, transport: TransactionTransport,
+    retransmit: (timer: TransactionTimer, after: Duration), timeout: (timer: TransactionTimer, after: Duration)
+) -> [TransactionEffect] {
+    var effects: [TransactionEffect] = [.send(.request(request))]
+    if transport == .unreliable { effects.append(.startTimer(retransmit.timer, after: retransmit.after)) }
+    effects.append(.startTimer(timeout.timer, after: timeout.after))
+    return effects
+}

@@ -249,15 +249,7 @@ struct ActionPipelineTests {
 
     @Test("callbacks raised before a delegate is attached wait for it")
     func noDelegateYet() throws {
-        let clock = ManualClock()
-        let manager = try ConversationManager(configuration: .init(), clock: clock)
-        let uuid = UUID()
-        try manager.reportNewIncomingConversation(uuid: uuid, update: .init())
-        try manager.perform([.join(conversationUUID: uuid)])
-        let delegate = RecordingDelegate()
-        delegate.name(uuid, "A")
-        manager.delegate = delegate
-        #expect(delegate.take() == ["begin", "changed A ringing", "perform join A"])
+        #expect(try callbacksForLateDelegate(attachingThrowawayFirst: false) == ["begin", "changed A ringing", "perform join A"])
     }
 
     @Test("invalidate ends everything, fails pending actions and resets")
@@ -319,16 +311,7 @@ struct ActionPipelineTests {
 struct DelegateDeliveryTests {
     @Test("a delegate that went away loses nothing: the next one gets what was waiting")
     func deallocatedDelegate() throws {
-        let clock = ManualClock()
-        let manager = try ConversationManager(configuration: .init(), clock: clock)
-        manager.delegate = RecordingDelegate()  // released at once: only a weak reference is kept
-        let uuid = UUID()
-        try manager.reportNewIncomingConversation(uuid: uuid, update: .init())
-        try manager.perform([.join(conversationUUID: uuid)])
-        let delegate = RecordingDelegate()
-        delegate.name(uuid, "A")
-        manager.delegate = delegate
-        #expect(delegate.take() == ["begin", "changed A ringing", "perform join A"])
+        #expect(try callbacksForLateDelegate(attachingThrowawayFirst: true) == ["begin", "changed A ringing", "perform join A"])
     }
 
     @Test("a delegate replaced in the middle of a batch: the new one gets the rest, after its begin")
@@ -386,4 +369,18 @@ final class HandingOverDelegate: ConversationManagerDelegate {
     func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {
         note("perform \(action.verb)", manager)
     }
+}
+
+/// Rings a conversation and performs a Join — with no delegate, or after attaching one that is released at once
+/// (the manager keeps only a weak reference) — then attaches a delegate; returns what that one was told.
+func callbacksForLateDelegate(attachingThrowawayFirst: Bool) throws -> [String] {
+    let manager = try ConversationManager(configuration: .init(), clock: ManualClock())
+    if attachingThrowawayFirst { manager.delegate = RecordingDelegate() }
+    let uuid = UUID()
+    try manager.reportNewIncomingConversation(uuid: uuid, update: .init())
+    try manager.perform([.join(conversationUUID: uuid)])
+    let delegate = RecordingDelegate()
+    delegate.name(uuid, "A")
+    manager.delegate = delegate
+    return delegate.take()
 }
