@@ -107,12 +107,16 @@ enum HistorySchema {
 
     /// Whether the file is a Parley call history (or an empty database that may become one); checked before
     /// anything is written, so a foreign SQLite file is never touched.
+    /// Both reads share one snapshot: another process creating the history at the same moment must not be
+    /// seen half-way (no application id yet, but tables already there).
     static func checkOwnership(_ connection: SQLiteConnection) throws(CallHistoryError) {
-        let application = Int32(truncatingIfNeeded: try connection.integer("PRAGMA application_id"))
-        if application == applicationID { return }
-        let objects = try connection.integer("SELECT count(*) FROM sqlite_schema")
-        guard application == 0, objects == 0 else {
-            throw .notAHistory(path: connection.path)
+        try connection.read { () throws(CallHistoryError) in
+            let application = Int32(truncatingIfNeeded: try connection.integer("PRAGMA application_id"))
+            if application == applicationID { return }
+            let objects = try connection.integer("SELECT count(*) FROM sqlite_schema")
+            guard application == 0, objects == 0 else {
+                throw .notAHistory(path: connection.path)
+            }
         }
     }
 

@@ -51,10 +51,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
             if access == .readWrite, try HistorySchema.version(of: connection) == 0 {
                 throw .cannotOpen(path: path, detail: "it holds no call history")
             }
-            let mode = try connection.text("PRAGMA journal_mode = WAL")
-            guard mode?.lowercased() == "wal" else {
-                throw .storage(path: path, detail: "cannot switch to WAL journaling (got \(mode ?? "nothing"))")
-            }
+            try connection.switchToWAL()
             switch durability {
             case .full: try connection.execute("PRAGMA synchronous = FULL")
             case .normal: try connection.execute("PRAGMA synchronous = NORMAL")

@@ -8,6 +8,8 @@ import Foundation
 final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     let path: String
+    /// How long, in milliseconds, a statement waits for another process's lock before giving up.
+    let busyTimeout: Int32
     private var cache: [String: SQLiteStatement] = [:]
     /// Statements of fixed SQL, found by the address of their text (no hashing of the text itself).
     private var staticCache: [UnsafeRawPointer: SQLiteStatement] = [:]
@@ -15,6 +17,7 @@ final class SQLiteConnection: @unchecked Sendable {
     /// Opens the database at `path` as `access` allows and applies Parley's connection settings.
     init(path: String, access: SQLiteCallHistory.Access, busyTimeout: Int32 = 15_000) throws(CallHistoryError) {
         self.path = path
+        self.busyTimeout = busyTimeout
         var pointer: OpaquePointer?
         let mode: Int32 =
             switch access {
@@ -125,6 +128,31 @@ final class SQLiteConnection: @unchecked Sendable {
             finishStatements()
             try? execute("ROLLBACK")
             throw error
+        }
+    }
+
+    /// Switches the file to WAL journaling (a lasting property of the file). SQLite answers "busy" to this
+    /// without calling the busy handler when another process holds the file at that moment — as when several
+    /// processes create one history at once — so it is retried here, for as long as the busy timeout allows.
+    func switchToWAL() throws(CallHistoryError) {
+        let deadline = Date(timeIntervalSinceNow: Double(busyTimeout) / 1000)
+        var pause: useconds_t = 1_000
+        while true {
+            let mode: String?
+            do {
+                mode = try text("PRAGMA journal_mode = WAL")
+            } catch {
+                guard case .database(let code, _) = error, code & 0xFF == Int(SQLITE_BUSY), Date() < deadline else {
+                    throw error
+                }
+                usleep(pause)
+                pause = min(pause * 2, 50_000)
+                continue
+            }
+            guard mode?.lowercased() == "wal" else {
+                throw .storage(path: path, detail: "cannot switch to WAL journaling (got \(mode ?? "nothing"))")
+            }
+            return
         }
     }
 
