@@ -11,7 +11,10 @@ let package = Package(
         .library(name: "CallHistory", targets: ["CallHistory"]),
         .library(name: "SIPMessages", targets: ["SIPMessages"]),
         .library(name: "SIPSignaling", targets: ["SIPSignaling"]),
+        .library(name: "SIPTransport", targets: ["SIPTransport"]),
+        .library(name: "ParleyEngine", targets: ["ParleyEngine"]),
         .executable(name: "parley", targets: ["parley"]),
+        .executable(name: "parleyd", targets: ["parleyd"]),
         .executable(name: "parley-bench-core", targets: ["parley-bench-core"]),
         .executable(name: "parley-bench-history", targets: ["parley-bench-history"]),
     ],
@@ -30,11 +33,26 @@ let package = Package(
         .target(name: "SIPMessages", dependencies: ["COSIP"]),
         // RFC 3261 transactions as pure state machines that return effects: no sockets, no clocks.
         .target(name: "SIPSignaling", dependencies: ["SIPMessages"]),
+        // OpenSSL 3 from Debian (libssl-dev); imported only by SIPTransport.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // Linux epoll, eventfd and prctl headers (glibc, nothing to link); imported only by SIPTransport.
+        .systemLibrary(name: "CLinux"),
+        // UDP, TCP and TLS on one epoll event loop; stream framing by Content-Length; digests and random tokens.
+        .target(name: "SIPTransport", dependencies: ["CLinux", "COpenSSL"]),
+        // Where SIP meets the conversation lifecycle: the user agent, its transaction driver, history recording.
+        .target(
+            name: "ParleyEngine",
+            dependencies: ["ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "CallHistory"]
+        ),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
         .executableTarget(
             name: "parley",
             dependencies: ["ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport"]
+        ),
+        .executableTarget(
+            name: "parleyd",
+            dependencies: ["ParleyEngine", "ConversationKit", "CallHistory", "SIPTransport", "CommandLineSupport"]
         ),
         .executableTarget(
             name: "parley-bench-core",
@@ -47,6 +65,13 @@ let package = Package(
         .testTarget(name: "ConversationKitTests", dependencies: ["ConversationKit"]),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages"]),
         .testTarget(name: "SIPSignalingTests", dependencies: ["SIPSignaling", "SIPMessages"]),
+        .testTarget(name: "SIPTransportTests", dependencies: ["SIPTransport"]),
+        .testTarget(
+            name: "ParleyEngineTests",
+            dependencies: ["ParleyEngine", "ConversationKit", "SIPMessages", "SIPTransport"]
+        ),
+        // Real peers (sipp, baresip) against the built parleyd on loopback.
+        .testTarget(name: "InteropTests", dependencies: ["parleyd"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(
             name: "ConversationConformanceTests",

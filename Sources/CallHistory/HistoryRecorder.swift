@@ -27,6 +27,13 @@ public struct HistoryRecorder: Sendable {
     /// Stores `conversation` if it has ended; returns the stored record (nil when nothing was recorded).
     @discardableResult
     public func conversationChanged(_ conversation: Conversation, callID: String? = nil) throws(CallHistoryError) -> CallRecord? {
+        guard let record = record(for: conversation, callID: callID) else { return nil }
+        return try store.insert(record)
+    }
+
+    /// The record `conversation` would be stored as (nil until it has ended, or when Recents excludes it), for a
+    /// writer that batches inserts.
+    public func record(for conversation: Conversation, callID: String? = nil) -> CallRecord? {
         guard includesConversationsInRecents,
             var record = CallRecord(conversation, normalizer: normalizer, callID: callID)
         else { return nil }
@@ -39,6 +46,6 @@ public struct HistoryRecorder: Sendable {
                 }
             }
         }
-        return try store.insert(record)
+        return record
     }
 }

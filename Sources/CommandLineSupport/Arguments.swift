@@ -46,6 +46,26 @@ public struct Arguments: Sendable {
         return value
     }
 
+    /// Every value of a repeatable option (`--listen A --listen B`), in order; removes them.
+    public mutating func options(_ name: String) throws(UsageError) -> [String] {
+        var values: [String] = []
+        var index = 0
+        while index < remaining.count {
+            let argument = remaining[index]
+            if argument == name {
+                guard index + 1 < remaining.count else { throw UsageError("\(name) needs a value") }
+                values.append(remaining[index + 1])
+                remaining.removeSubrange(index...(index + 1))
+            } else if argument.hasPrefix(name + "=") {
+                values.append(String(argument.dropFirst(name.count + 1)))
+                remaining.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        return values
+    }
+
     /// An option parsed by `transform`; a value it rejects is a usage error naming the option.
     public mutating func option<T>(_ name: String, as what: String, _ transform: (String) -> T?) throws(UsageError) -> T? {
         guard let text = try option(name) else { return nil }

@@ -1,0 +1,63 @@
+import ConversationKit
+import Foundation
+import SIPSignaling
+import SIPTransport
+
+/// How the SIP user agent behaves: who it is, where it can be reached, how it answers.
+public struct EngineConfiguration: Sendable {
+    /// The user part of our SIP URI (`sip:parley@127.0.0.1:5070`).
+    public var userName: String
+    /// The display name put in From headers.
+    public var displayName: String?
+    /// The addresses the transports listen on (with the ports actually bound). Via and Contact use the first one of
+    /// the transport a message goes out on.
+    public var listenAddresses: [ListenAddress]
+    /// The status refusing a ringing incoming conversation when the local member ends it: 486 Busy Here (default) or
+    /// 603 Decline.
+    public var declineStatus: Int
+    /// How long an incoming conversation rings before it is refused with 480 and ends unanswered; also how long an
+    /// outgoing one may ring before Parley cancels it.
+    public var ringTimeout: Duration
+    /// Answer incoming conversations automatically after this delay (nil: wait for a Join action).
+    public var autoAnswerDelay: Duration?
+    /// The RFC 3261 timer constants.
+    public var timers: TransactionTimers
+    /// The domain phone numbers are dialled at (`sip:+14155550100@domain`); nil: phone numbers cannot be dialled.
+    public var phoneDomain: String?
+    /// The User-Agent and Server header value.
+    public var product: String
+    /// The RTP port advertised in SDP (Parley does not carry media yet; the port is only described).
+    public var mediaPort: Int
+
+    /// A configuration; `listenAddresses` must not be empty.
+    public init(
+        userName: String = "parley", displayName: String? = "Parley", listenAddresses: [ListenAddress],
+        declineStatus: Int = 486, ringTimeout: Duration = .seconds(60), autoAnswerDelay: Duration? = nil,
+        timers: TransactionTimers = TransactionTimers(), phoneDomain: String? = nil, product: String = "Parley/0.3",
+        mediaPort: Int = 40_000
+    ) {
+        self.userName = userName
+        self.displayName = displayName
+        self.listenAddresses = listenAddresses
+        self.declineStatus = declineStatus
+        self.ringTimeout = ringTimeout
+        self.autoAnswerDelay = autoAnswerDelay
+        self.timers = timers
+        self.phoneDomain = phoneDomain
+        self.product = product
+        self.mediaPort = mediaPort
+    }
+
+    /// What is wrong with this configuration, in words; empty when it is usable.
+    public var problems: [String] {
+        var problems: [String] = []
+        if listenAddresses.isEmpty { problems.append("no listening address") }
+        if declineStatus != 486 && declineStatus != 603 { problems.append("decline status must be 486 or 603") }
+        if ringTimeout <= .zero { problems.append("ring timeout must be positive") }
+        if let delay = autoAnswerDelay, delay < .zero { problems.append("auto-answer delay must not be negative") }
+        if userName.isEmpty || !userName.allSatisfy({ $0.isLetter || $0.isNumber || "-_.!~*'()+".contains($0) }) {
+            problems.append("user name must be a non-empty SIP user token")
+        }
+        return problems
+    }
+}

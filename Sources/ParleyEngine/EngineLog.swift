@@ -1,0 +1,47 @@
+import Foundation
+
+/// Where the engine's log lines go, and which of them are wanted.
+public struct EngineLog: Sendable {
+    /// How much to say.
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
+        /// Failures only.
+        case error = 0
+        /// Conversation transitions and notable events (the default).
+        case info = 1
+        /// Every SIP decision, dropped message and refused event.
+        case debug = 2
+
+        /// The level named on the command line (`error`, `info`, `debug`).
+        public init?(name: String) {
+            switch name.lowercased() {
+            case "error": self = .error
+            case "info": self = .info
+            case "debug": self = .debug
+            default: return nil
+            }
+        }
+
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// The most detailed level written.
+    public var level: Level
+    /// Receives each line that passes the level.
+    public var sink: @Sendable (Level, String) -> Void
+
+    /// A log writing lines at `level` or above to `sink`.
+    public init(level: Level = .info, sink: @escaping @Sendable (Level, String) -> Void) {
+        self.level = level
+        self.sink = sink
+    }
+
+    /// A log that writes nothing.
+    public static let silent = EngineLog(level: .error) { _, _ in }
+
+    /// Logs a failure.
+    public func error(_ message: @autoclosure () -> String) { if level >= .error { sink(.error, message()) } }
+    /// Logs a transition or notable event.
+    public func info(_ message: @autoclosure () -> String) { if level >= .info { sink(.info, message()) } }
+    /// Logs a detail.
+    public func debug(_ message: @autoclosure () -> String) { if level >= .debug { sink(.debug, message()) } }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import SIPTransport
+
+/// The daemon's environment: one ``SIPEventLoop`` thread runs the transports, the timers and the whole SIP side.
+public final class LoopEnvironment: SIPEnvironment {
+    /// The loop everything runs on.
+    public let loop: SIPEventLoop
+    private let transportBox = TransportBox()
+
+    /// An environment on `loop`; attach the transport with ``attach(_:)`` before traffic starts.
+    public init(loop: SIPEventLoop) {
+        self.loop = loop
+    }
+
+    /// Sets the transport messages go out through (once, before the first send).
+    public func attach(_ transport: SIPTransport) {
+        transportBox.set(transport)
+    }
+
+    public func send(_ bytes: Data, to destination: SIPDestination) {
+        transportBox.transport?.send(bytes, to: destination)
+    }
+
+    public func schedule(after delay: Duration, _ work: @escaping () -> Void) -> EngineTimer {
+        EngineTimer(id: loop.schedule(after: delay, work).id)
+    }
+
+    public func cancel(_ timer: EngineTimer) { loop.cancel(LoopTimer(id: timer.id)) }
+    public var now: Date { Date() }
+    public var isCurrent: Bool { loop.inEventLoop }
+    public func execute(_ work: @escaping @Sendable () -> Void) { loop.execute(work) }
+}
+
+/// The transport, set once after the environment exists (the transport's handler needs the engine, which needs the
+/// environment).
+// @unchecked Sendable: `transport` is written once by `set` before the loop delivers any message or runs any engine
+// code that sends (the daemon attaches it before listening), and only read afterwards, on the loop thread.
+private final class TransportBox: @unchecked Sendable {
+    private(set) var transport: SIPTransport?
+    func set(_ transport: SIPTransport) {
+        precondition(self.transport == nil, "the transport is attached once")
+        self.transport = transport
+    }
+}

@@ -1,0 +1,205 @@
+import CallHistory
+import ConversationKit
+import Foundation
+import SIPTransport
+import Synchronization
+
+/// The SIP-backed conversation engine: the ``ConversationManager``'s delegate that performs actions over SIP,
+/// reports what the network does as conversation events, records ended conversations, and logs every transition
+/// with the conversation's uuid and SIP Call-ID.
+///
+/// The SIP side runs on the environment's one thread; the manager and this object may be called from any thread.
+public final class ParleyEngine: ConversationManagerDelegate {
+    /// The manager whose actions this engine performs.
+    public let manager: ConversationManager
+    /// The configuration it runs with.
+    public let configuration: EngineConfiguration
+    private let environment: any SIPEnvironment
+    private let log: EngineLog
+    private let history: HistoryWriter?
+    private let agent: AgentBox
+    private let observed = ObservedConversations()
+    private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
+
+    /// An engine on `environment` driving `manager` (it becomes the manager's delegate). With `history`, every
+    /// ended conversation is recorded before its `left` transition is logged.
+    public init(
+        configuration: EngineConfiguration, manager: ConversationManager, environment: any SIPEnvironment,
+        history: HistoryRecorder? = nil, log: EngineLog = .silent
+    ) {
+        precondition(configuration.problems.isEmpty, "invalid engine configuration: \(configuration.problems)")
+        self.configuration = configuration
+        self.manager = manager
+        self.environment = environment
+        self.log = log
+        self.history = history.map { HistoryWriter(recorder: $0, log: log) }
+        let agent = SIPUserAgent(configuration: configuration, environment: environment, manager: manager, log: log)
+        self.agent = AgentBox(agent)
+        agent.onCallCreated = { [observed] uuid, callID in
+            observed.state.withLock { $0.callIDs[uuid] = callID }
+        }
+        manager.delegate = self
+    }
+
+    /// Feeds one message from a transport (on the environment's thread).
+    public func receive(_ inbound: InboundSIPMessage) {
+        precondition(environment.isCurrent, "SIP messages are fed on the engine's thread")
+        agent.value.receive(inbound)
+    }
+
+    /// Calls `observer` with every conversation transition (on whichever thread caused it).
+    public func observeTransitions(_ observer: @escaping @Sendable (ConversationTransition) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    /// The SIP Call-ID of a conversation, when it has a SIP side.
+    public func callID(of conversationUUID: UUID) -> String? {
+        observed.state.withLock { $0.callIDs[conversationUUID] }
+    }
+
+    /// Ends every call (BYE, CANCEL, 480) and waits up to `grace` for their answers, then flushes the history.
+    /// Call from outside the environment's thread.
+    public func shutdown(grace: Duration = .seconds(2)) {
+        precondition(!environment.isCurrent, "shutdown waits for the engine's thread")
+        let done = DispatchSemaphore(value: 0)
+        environment.execute { [agent] in
+            let sent = agent.value.endAll()
+            if sent == 0 {
+                done.signal()
+                return
+            }
+            // Give the BYEs and CANCELs their answers (or the grace period).
+            let started = ContinuousClock.now
+            func poll() {
+                let (servers, clients) = agent.value.transactions.count
+                _ = servers
+                if clients == 0 || ContinuousClock.now - started >= grace {
+                    done.signal()
+                } else {
+                    _ = agent.value.environment.schedule(after: .milliseconds(20)) { poll() }
+                }
+            }
+            poll()
+        }
+        _ = done.wait(timeout: .now() + .milliseconds(Int(grace.components.seconds * 1000) + 500))
+        manager.invalidate()
+        history?.drain()
+    }
+
+    /// Counters for status reports.
+    public var statistics: EngineStatistics {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex(EngineStatistics())
+        let read: @Sendable () -> Void = { [agent] in
+            let counters = agent.value.counters
+            let (servers, clients) = agent.value.transactions.count
+            box.withLock {
+                $0 = EngineStatistics(
+                    messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
+                    retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
+                    outgoingCalls: counters.outgoingCalls, liveCalls: agent.value.legs.count,
+                    liveTransactions: servers + clients)
+            }
+            done.signal()
+        }
+        if environment.isCurrent { read() } else { environment.execute(read); done.wait() }
+        return box.withLock { $0 }
+    }
+
+    // MARK: ConversationManagerDelegate
+
+    public func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {
+        if environment.isCurrent {
+            agent.value.perform(action)
+        } else {
+            environment.execute { [agent] in agent.value.perform(action) }
+        }
+    }
+
+    public func conversationManager(_ manager: ConversationManager, conversationChanged conversation: Conversation) {
+        let (previous, callID) = observed.state.withLock { observed -> (Conversation.State?, String?) in
+            let previous = observed.states[conversation.uuid]
+            if conversation.state == .left {
+                observed.states[conversation.uuid] = nil
+            } else {
+                observed.states[conversation.uuid] = conversation.state
+            }
+            return (previous, observed.callIDs[conversation.uuid])
+        }
+        guard previous != conversation.state else { return }
+        let transition = ConversationTransition(
+            conversation: conversation, from: previous, callID: callID)
+        if conversation.state == .left {
+            observed.state.withLock { $0.callIDs[conversation.uuid] = nil }
+            let uuid = conversation.uuid
+            if environment.isCurrent {
+                agent.value.conversationLeft(uuid)
+            } else {
+                environment.execute { [agent] in agent.value.conversationLeft(uuid) }
+            }
+            if let history {
+                history.record(conversation, callID: callID) { [self] _ in announce(transition) }
+                return
+            }
+        }
+        announce(transition)
+    }
+
+    private func announce(_ transition: ConversationTransition) {
+        log.info(transition.description)
+        for observer in observers.withLock({ $0 }) { observer(transition) }
+    }
+}
+
+/// One change of a conversation's state, as the engine logs it.
+public struct ConversationTransition: Sendable, CustomStringConvertible {
+    /// The conversation after the change.
+    public let conversation: Conversation
+    /// The state before (nil for a conversation seen for the first time).
+    public let from: Conversation.State?
+    /// The SIP Call-ID, when the conversation has a SIP side.
+    public let callID: String?
+
+    /// `conversation 1B4E28BA-… call-id a84b4c76e66710@pc33: ringing → joining`, with the ended reason on `left`.
+    public var description: String {
+        let to = conversation.state == .left
+            ? "left (\(conversation.endedReason.map(\.description) ?? "?"))" : "\(conversation.state)"
+        let start = from.map { "\($0)" } ?? "new"
+        return "conversation \(conversation.uuid.uuidString) call-id \(callID ?? "-"): \(start) → \(to)"
+    }
+}
+
+/// What the engine has counted since it started.
+public struct EngineStatistics: Sendable, Hashable {
+    /// SIP messages received from the transports.
+    public var messagesReceived = 0
+    /// Messages that did not parse (dropped or answered 400).
+    public var malformedMessages = 0
+    /// Retransmitted requests absorbed by their transactions.
+    public var retransmissionsAbsorbed = 0
+    /// Incoming INVITEs that became conversations.
+    public var incomingCalls = 0
+    /// Outgoing INVITEs sent for Start actions.
+    public var outgoingCalls = 0
+    /// Calls with a live SIP side now.
+    public var liveCalls = 0
+    /// Live SIP transactions now.
+    public var liveTransactions = 0
+}
+
+/// What the engine remembers about each conversation for its log: the last state seen and the SIP Call-ID.
+private final class ObservedConversations: Sendable {
+    struct State {
+        var states: [UUID: Conversation.State] = [:]
+        var callIDs: [UUID: String] = [:]
+    }
+    let state = Mutex(State())
+}
+
+/// Holds the user agent, which is confined to the environment's thread.
+// @unchecked Sendable: `value` is only touched on the environment's thread — every use above is either guarded by
+// `environment.isCurrent` or inside a closure passed to `environment.execute`, which runs there.
+private final class AgentBox: @unchecked Sendable {
+    let value: SIPUserAgent
+    init(_ value: SIPUserAgent) { self.value = value }
+}

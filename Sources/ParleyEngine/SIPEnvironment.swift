@@ -1,0 +1,31 @@
+import Foundation
+import SIPTransport
+
+/// A timer started through a ``SIPEnvironment``; opaque to the user agent.
+public struct EngineTimer: Hashable, Sendable {
+    /// The environment's identifier for it.
+    public let id: UInt64
+
+    /// Wraps an environment's identifier.
+    public init(id: UInt64) { self.id = id }
+}
+
+/// Everything the user agent needs from the world outside it: sending bytes, timers, the wall clock and a way onto its
+/// thread. The daemon's is the event loop with its transports (``LoopEnvironment``); tests use one with a manual
+/// timeline, so nothing in the engine sleeps or reads a clock of its own.
+///
+/// All calls except ``execute(_:)`` and ``isCurrent`` happen on the environment's one thread.
+public protocol SIPEnvironment: AnyObject, Sendable {
+    /// Sends one message; failures come back through the transport-failure path, never as a throw.
+    func send(_ bytes: Data, to destination: SIPDestination)
+    /// Runs `work` once after `delay` unless cancelled.
+    func schedule(after delay: Duration, _ work: @escaping () -> Void) -> EngineTimer
+    /// Cancels a timer; cancelling one that fired or was cancelled does nothing.
+    func cancel(_ timer: EngineTimer)
+    /// Wall-clock time, for the dates conversations carry.
+    var now: Date { get }
+    /// Whether the caller is on the environment's thread.
+    var isCurrent: Bool { get }
+    /// Runs `work` on the environment's thread, soon (from any thread).
+    func execute(_ work: @escaping @Sendable () -> Void)
+}

@@ -1,0 +1,311 @@
+import ConversationKit
+import Foundation
+import SIPMessages
+import SIPSignaling
+import SIPTransport
+
+/// The one place where SIP meets the conversation lifecycle: it turns received SIP into conversation events and
+/// performed actions into SIP, over the transaction layer.
+///
+/// Confined to the environment's thread: every entry point (``receive(_:)``, ``perform(_:)``, timers) runs there.
+final class SIPUserAgent {
+    let configuration: EngineConfiguration
+    let environment: any SIPEnvironment
+    let manager: ConversationManager
+    let transactions: TransactionLayer
+    let log: EngineLog
+    /// Live legs by conversation and by Call-ID.
+    var legs: [UUID: CallLeg] = [:]
+    var legsByCallID: [String: CallLeg] = [:]
+    /// Counters for the status report.
+    var counters = EngineCounters()
+    /// Told of each new call's conversation and Call-ID before the conversation is reported.
+    var onCallCreated: ((UUID, String) -> Void)?
+    /// The session id our SDP origins use (one per process).
+    let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
+
+    init(
+        configuration: EngineConfiguration, environment: any SIPEnvironment, manager: ConversationManager,
+        log: EngineLog
+    ) {
+        self.configuration = configuration
+        self.environment = environment
+        self.manager = manager
+        self.log = log
+        self.transactions = TransactionLayer(environment: environment, timers: configuration.timers)
+    }
+
+    // MARK: Receiving
+
+    /// One message from a transport: parsed once, routed to its transaction, then to the call it belongs to.
+    func receive(_ inbound: InboundSIPMessage) {
+        counters.messagesReceived += 1
+        let source = SIPDestination(kind: inbound.kind, address: inbound.source, connection: inbound.connection)
+        let message: SIPMessage
+        do {
+            message = try SIPMessage.parse(inbound.bytes)
+        } catch {
+            counters.malformed += 1
+            log.debug("dropped a malformed message from \(inbound.source.host):\(inbound.source.port): \(error.reason)")
+            if let response = error.errorResponse(toTag: SecureRandom.token(10)) {
+                transactions.sendStateless(.response(response), to: source)
+            }
+            return
+        }
+        switch message {
+        case .request(let request): receive(request, from: source)
+        case .response(let response): receive(response)
+        }
+    }
+
+    private func receive(_ request: SIPRequest, from source: SIPDestination) {
+        if request.method != .ack && request.method != .cancel {
+            do {
+                try request.checkURIScheme()
+            } catch {
+                if let response = error.errorResponse(toTag: SecureRandom.token(10)) {
+                    transactions.sendStateless(.response(response), to: source)
+                }
+                return
+            }
+        }
+        switch transactions.receive(request, from: source) {
+        case .absorbed:
+            counters.retransmissionsAbsorbed += 1
+        case .ackForSuccess:
+            receiveACK(request)
+        case .retransmittedAcceptedInvite:
+            counters.retransmissionsAbsorbed += 1
+            resendSuccess(for: request, to: source)
+        case .new(let key):
+            dispatch(request, key: key, source: source)
+        }
+    }
+
+    private func dispatch(_ request: SIPRequest, key: TransactionKey, source: SIPDestination) {
+        if request.method != .options, let hops = request.headers.maxForwards, hops <= 0 {
+            respond(to: request, key: key, status: 483)
+            return
+        }
+        switch request.method {
+        case .invite:
+            if request.headers.to?.tag == nil {
+                receiveNewInvite(request, key: key, source: source)
+            } else {
+                receiveReinvite(request, key: key)
+            }
+        case .cancel:
+            receiveCancel(request, key: key)
+        case .bye:
+            receiveBye(request, key: key)
+        case .info:
+            receiveInfo(request, key: key)
+        case .options:
+            respond(to: request, key: key, status: 200, extra: capabilityHeaders)
+        case .register, .publish, .subscribe, .refer, .message, .update, .prack, .notify:
+            respond(to: request, key: key, status: 405, extra: capabilityHeaders)
+        case .extension:
+            respond(to: request, key: key, status: 501, extra: capabilityHeaders)
+        case .ack:
+            preconditionFailure("The transaction layer never opens a server transaction for an ACK")
+        }
+    }
+
+    private func receive(_ response: SIPResponse) {
+        if transactions.receive(response) { return }
+        // A 2xx retransmitted after the INVITE transaction ended: the ACK goes again (RFC 3261 §13.2.2.4).
+        guard response.isSuccess, response.headers.cseq?.method == .invite, let callID = response.headers.callID,
+            let leg = legsByCallID[callID], let ack = leg.lastACK,
+            ack.headers.cseq?.number == response.headers.cseq?.number
+        else {
+            counters.strayResponses += 1
+            return
+        }
+        transactions.sendStateless(.request(ack), to: leg.destination)
+    }
+
+    /// A retransmitted INVITE after our 2xx: the 2xx goes again while its ACK is outstanding (RFC 3261 §13.3.1.4).
+    private func resendSuccess(for request: SIPRequest, to source: SIPDestination) {
+        guard let callID = request.headers.callID, let leg = legsByCallID[callID],
+            let retransmission = leg.successRetransmission,
+            retransmission.response.headers.cseq?.number == request.headers.cseq?.number
+        else { return }
+        transactions.sendStateless(.response(retransmission.response), to: source)
+    }
+
+    // MARK: Helpers shared by the flows
+
+    /// The headers that say what we support (OPTIONS, 405, 501, and our INVITEs and 2xx).
+    var capabilityHeaders: SIPHeaders {
+        ["Allow": "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO", "Accept": "application/sdp, application/dtmf-relay"]
+    }
+
+    /// Answers `request` through its server transaction.
+    func respond(
+        to request: SIPRequest, key: TransactionKey, status: Int, toTag: String? = nil, extra: SIPHeaders = [:],
+        body: SDPSession? = nil, contact: Bool = false, reason: String? = nil
+    ) {
+        var headers = extra
+        if contact, let transport = transactions.responseDestination(key)?.kind {
+            headers.append("Contact", contactAddress(for: transport).headerValue)
+        }
+        headers.append("Server", configuration.product)
+        let response = request.makeResponse(
+            statusCode: status, reasonPhrase: reason, toTag: toTag ?? SecureRandom.token(10),
+            copyingRecordRoute: (100..<300).contains(status) && request.method == .invite, headers: headers,
+            contentType: body == nil ? nil : Self.sdpType, body: body?.serialize() ?? Data())
+        transactions.respond(response, to: key)
+    }
+
+    static let sdpType = SIPContentType(type: "application", subtype: "sdp")
+
+    /// The listening address for a transport kind (the first one of that kind).
+    func listenAddress(for kind: SIPTransportKind) -> ListenAddress? {
+        configuration.listenAddresses.first { $0.kind == kind }
+    }
+
+    /// `host` as it goes into a URI or Via (IPv6 in brackets).
+    static func uriHost(_ host: String) -> String { host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host }
+
+    /// Our Contact for messages going out on `kind`.
+    func contactAddress(for kind: SIPTransportKind) -> SIPAddress {
+        let listen = listenAddress(for: kind) ?? configuration.listenAddresses[0]
+        var parameters: SIPParameters = []
+        if kind != .udp { parameters.set("transport", kind.rawValue) }
+        let uri = SIPURI(
+            scheme: kind == .tls ? "sips" : "sip", user: configuration.userName, host: Self.uriHost(listen.host),
+            port: Int(listen.port), parameters: parameters)
+        return SIPAddress(uri: uri)
+    }
+
+    /// Our From/To address with `tag`.
+    func localAddress(tag: String?, kind: SIPTransportKind) -> SIPAddress {
+        let listen = listenAddress(for: kind) ?? configuration.listenAddresses[0]
+        let uri = SIPURI(scheme: "sip", user: configuration.userName, host: Self.uriHost(listen.host), port: Int(listen.port))
+        var address = SIPAddress(displayName: configuration.displayName, uri: uri)
+        if let tag { address.parameters.set("tag", tag) }
+        return address
+    }
+
+    /// Our local member handle.
+    var localHandle: Handle {
+        let listen = configuration.listenAddresses[0]
+        let value = "sip:\(configuration.userName)@\(Self.uriHost(listen.host)):\(listen.port)"
+        return Handle(kind: .generic, value: value, displayName: configuration.displayName ?? value)
+    }
+
+    /// A Via for a new client transaction going out on `kind`.
+    func newVia(for kind: SIPTransportKind) -> SIPVia {
+        let listen = listenAddress(for: kind) ?? configuration.listenAddresses[0]
+        return SIPVia(
+            transport: kind.viaToken, host: Self.uriHost(listen.host), port: Int(listen.port),
+            branch: SIPVia.magicCookie + SecureRandom.token(16), parameters: [SIPParameter(name: "rport")])
+    }
+
+    /// A new SDP offer or answer origin: the same session, the next version.
+    func nextOrigin(after previous: SDPSession?) -> SDPOrigin {
+        if let previous { return previous.origin.nextVersion() }
+        let host = configuration.listenAddresses[0].host
+        return SDPOrigin(username: "-", sessionID: sessionID, sessionVersion: 1, address: host)
+    }
+
+    /// Our media address as SDP writes it.
+    var mediaAddress: String { configuration.listenAddresses[0].host }
+
+    /// Reports an event for a leg's conversation; a refusal (the conversation already ended) is logged, not fatal.
+    func report(_ event: Conversation.Event, for leg: CallLeg) {
+        do {
+            try manager.reportConversationEvent(event, for: leg.uuid)
+        } catch {
+            log.debug("\(leg.uuid) \(leg.callID): \(event) not applied: \(error)")
+        }
+    }
+
+    /// Registers a new leg under its conversation and Call-ID.
+    func add(_ leg: CallLeg) {
+        legs[leg.uuid] = leg
+        legsByCallID[leg.callID] = leg
+        onCallCreated?(leg.uuid, leg.callID)
+    }
+
+    /// The conversation reached `left` by the manager's doing (an action timed out, the manager was invalidated):
+    /// whatever is still open in SIP is closed.
+    func conversationLeft(_ uuid: UUID) {
+        guard let leg = legs[uuid] else { return }
+        switch leg.phase {
+        case .ringing:
+            if let key = leg.inviteKey {
+                respond(to: leg.invite, key: key, status: 480, toTag: leg.localTag)
+            }
+            forget(leg)
+        case .calling:
+            leg.cancelWhenProvisional = true
+        case .early:
+            leg.phase = .terminating
+            transactions.send(leg.invite.makeCancel(), to: leg.destination) { _ in }
+        case .awaitingACK, .confirmed:
+            stopRetransmitting(leg)
+            sendBye(leg)
+            forget(leg)
+        case .terminating, .ended:
+            break
+        }
+    }
+
+    /// Forgets a leg: its timers stop and its Call-ID no longer matches. Transactions finish on their own.
+    func forget(_ leg: CallLeg) {
+        leg.phase = .ended
+        for timer in leg.timers { environment.cancel(timer) }
+        leg.ringTimer = nil
+        leg.autoAnswerTimer = nil
+        leg.successRetransmission = nil
+        leg.glareRetry = nil
+        legs[leg.uuid] = nil
+        if legsByCallID[leg.callID] === leg { legsByCallID[leg.callID] = nil }
+    }
+
+    /// The leg a request within a dialog belongs to: same Call-ID, our tag in To, theirs in From.
+    func leg(forInDialog request: SIPRequest) -> CallLeg? {
+        guard let callID = request.headers.callID, let leg = legsByCallID[callID],
+            request.headers.to?.tag == leg.localTag
+        else { return nil }
+        if let dialog = leg.dialog, DialogID(incomingRequest: request) != dialog.id { return nil }
+        return leg
+    }
+
+    /// The destination for a URI: its transport (`transport=` parameter, sips → TLS), host and port. Host names are
+    /// resolved once, synchronously (A/AAAA; no NAPTR/SRV).
+    func destination(for uri: SIPURI) -> Result<SIPDestination, HandleDialError> {
+        let kind: SIPTransportKind
+        switch uri.transport?.lowercased() {
+        case nil: kind = uri.scheme == "sips" ? .tls : .udp
+        case "udp": kind = .udp
+        case "tcp": kind = uri.scheme == "sips" ? .tls : .tcp
+        case "tls": kind = .tls
+        case let other?: return .failure(HandleDialError("transport \(other) is not supported"))
+        }
+        guard listenAddress(for: kind) != nil else {
+            return .failure(HandleDialError("no \(kind.rawValue) listener to send from (add --listen \(kind.rawValue)://…)"))
+        }
+        let port = uri.port ?? (kind == .tls ? 5061 : 5060)
+        guard (1...65535).contains(port) else { return .failure(HandleDialError("port \(port) is out of range")) }
+        var host = uri.host
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard let numeric = HostResolver.numericAddress(host) else {
+            return .failure(HandleDialError("cannot resolve host \(host)"))
+        }
+        return .success(SIPDestination(
+            kind: kind, address: SIPPeerAddress(host: numeric, port: UInt16(port)),
+            serverName: numeric == host ? nil : host))
+    }
+}
+
+/// What the engine counts, for `parley status` and the logs.
+struct EngineCounters: Sendable {
+    var messagesReceived = 0
+    var malformed = 0
+    var retransmissionsAbsorbed = 0
+    var strayResponses = 0
+    var incomingCalls = 0
+    var outgoingCalls = 0
+}

@@ -1,0 +1,317 @@
+import Foundation
+import SIPMessages
+import SIPSignaling
+import SIPTransport
+
+/// What became of a request the transaction layer was handed.
+enum ServerRequestDisposition {
+    /// A new transaction was created: the transaction user must answer it (through ``TransactionLayer/respond(_:to:)``).
+    case new(TransactionKey)
+    /// A retransmission, or the ACK of a non-2xx final response: the matching transaction absorbed it.
+    case absorbed
+    /// An ACK that matches no transaction: the ACK of a 2xx, which belongs to the dialog.
+    case ackForSuccess
+    /// A retransmission of an INVITE we already answered with a 2xx (RFC 6026's Accepted state): the transaction
+    /// user sends its 2xx again if the ACK is still outstanding.
+    case retransmittedAcceptedInvite
+}
+
+/// What a client transaction tells its transaction user.
+enum ClientTransactionEvent {
+    /// A response (provisional or final) arrived.
+    case response(SIPResponse)
+    /// No final response came in time (timer B or F).
+    case timeout
+    /// The transport could not send the request.
+    case transportError
+}
+
+/// The driver of the RFC 3261 §17 machines: it keeps the live transactions, matches messages to them, runs their
+/// effects (sending through the environment, timers on its timeline) and forgets them when they end.
+///
+/// Confined to the environment's thread. Handlers may call back into the layer (send an ACK, a BYE) from inside.
+final class TransactionLayer {
+    private let environment: any SIPEnvironment
+    let timers: TransactionTimers
+    private var servers: [TransactionKey: ServerEntry] = [:]
+    private var clients: [TransactionKey: ClientEntry] = [:]
+    /// INVITE server transactions answered with a 2xx, kept for timer L (64·T1, RFC 6026) so that retransmissions
+    /// of their INVITE are recognised rather than taken for new calls.
+    private var accepted: [TransactionKey: EngineTimer] = [:]
+    /// Messages that failed to serialise or had no transaction to go to, for the status counters.
+    private(set) var absorbed = 0
+
+    init(environment: any SIPEnvironment, timers: TransactionTimers) {
+        self.environment = environment
+        self.timers = timers
+    }
+
+    /// Live server and client transactions.
+    var count: (servers: Int, clients: Int) { (servers.count + accepted.count, clients.count) }
+
+    // MARK: Server transactions
+
+    /// Matches `request` to a live server transaction or creates one for it.
+    func receive(_ request: SIPRequest, from source: SIPDestination) -> ServerRequestDisposition {
+        guard let key = TransactionKey(serverRequest: request) else { return .absorbed }
+        if accepted[key] != nil {
+            return request.method == .invite ? .retransmittedAcceptedInvite : .ackForSuccess
+        }
+        if var entry = servers[key] {
+            let effects: [TransactionEffect]
+            switch entry.machine {
+            case .invite(var machine):
+                effects = machine.receive(request)
+                entry.machine = .invite(machine)
+            case .nonInvite(var machine):
+                effects = machine.receive(request)
+                entry.machine = .nonInvite(machine)
+            }
+            servers[key] = entry
+            run(effects, server: key)
+            return .absorbed
+        }
+        let transport = TransactionTransport(viaTransport: source.kind.viaToken)
+        switch request.method {
+        case .ack:
+            return .ackForSuccess
+        case .invite:
+            let (machine, effects) = InviteServerTransaction.start(request: request, transport: transport, timers: timers)
+            servers[key] = ServerEntry(machine: .invite(machine), destination: source)
+            run(effects, server: key)
+        case .bye, .cancel, .options, .register, .prack, .subscribe, .notify, .publish, .info, .refer, .message,
+            .update, .extension:
+            let (machine, effects) = NonInviteServerTransaction.start(
+                request: request, transport: transport, timers: timers)
+            servers[key] = ServerEntry(machine: .nonInvite(machine), destination: source)
+            run(effects, server: key)
+        }
+        return .new(key)
+    }
+
+    /// Sends `response` through the server transaction `key` (dropped if it has ended).
+    func respond(_ response: SIPResponse, to key: TransactionKey) {
+        guard var entry = servers[key] else { return }
+        let effects: [TransactionEffect]
+        switch entry.machine {
+        case .invite(var machine):
+            effects = machine.respond(response)
+            entry.machine = .invite(machine)
+            if response.isSuccess, machine.state == .terminated {
+                accepted[key] = environment.schedule(after: timers.t1 * 64) { [weak self] in
+                    self?.accepted[key] = nil
+                }
+            }
+        case .nonInvite(var machine):
+            effects = machine.respond(response)
+            entry.machine = .nonInvite(machine)
+        }
+        servers[key] = entry
+        run(effects, server: key)
+    }
+
+    /// The state of a live server transaction.
+    func serverState(_ key: TransactionKey) -> TransactionState? {
+        switch servers[key]?.machine {
+        case .invite(let machine): machine.state
+        case .nonInvite(let machine): machine.state
+        case nil: nil
+        }
+    }
+
+    /// Where responses of server transaction `key` go.
+    func responseDestination(_ key: TransactionKey) -> SIPDestination? { servers[key]?.destination }
+
+    // MARK: Client transactions
+
+    /// Starts a client transaction for `request` (which carries a fresh branch) towards `destination`.
+    @discardableResult
+    func send(
+        _ request: SIPRequest, to destination: SIPDestination,
+        handler: @escaping (ClientTransactionEvent) -> Void
+    ) -> TransactionKey? {
+        guard let key = TransactionKey(clientRequest: request) else {
+            preconditionFailure("A client request without a Via branch: \(request.method)")
+        }
+        let transport = TransactionTransport(viaTransport: destination.kind.viaToken)
+        let machine: ClientMachine
+        let effects: [TransactionEffect]
+        if request.method == .invite {
+            let started = InviteClientTransaction.start(request: request, transport: transport, timers: timers)
+            (machine, effects) = (.invite(started.transaction), started.effects)
+        } else {
+            let started = NonInviteClientTransaction.start(request: request, transport: transport, timers: timers)
+            (machine, effects) = (.nonInvite(started.transaction), started.effects)
+        }
+        clients[key] = ClientEntry(machine: machine, destination: destination, handler: handler)
+        run(effects, client: key)
+        return key
+    }
+
+    /// Matches a response to its client transaction; false when none matches (a retransmitted 2xx after the
+    /// INVITE transaction ended belongs to the dialog).
+    func receive(_ response: SIPResponse) -> Bool {
+        guard let key = TransactionKey(response: response), var entry = clients[key] else { return false }
+        let effects: [TransactionEffect]
+        switch entry.machine {
+        case .invite(var machine):
+            effects = machine.receive(response)
+            entry.machine = .invite(machine)
+        case .nonInvite(var machine):
+            effects = machine.receive(response)
+            entry.machine = .nonInvite(machine)
+        }
+        clients[key] = entry
+        run(effects, client: key)
+        return true
+    }
+
+    /// Whether the client transaction `key` is still live.
+    func isLive(client key: TransactionKey) -> Bool { clients[key] != nil }
+
+    /// Sends a message outside any transaction (the ACK of a 2xx, 2xx retransmissions, stateless replies).
+    func sendStateless(_ message: SIPMessage, to destination: SIPDestination) {
+        environment.send(message.serialize(), to: destination)
+    }
+
+    /// The transport could not deliver to `destination`: every client transaction heading there fails.
+    func transportFailed(towards destination: SIPDestination) {
+        let failing = clients.filter { $0.value.destination.address == destination.address
+            && $0.value.destination.kind == destination.kind }.map(\.key)
+        for key in failing {
+            guard var entry = clients[key] else { continue }
+            let effects: [TransactionEffect]
+            switch entry.machine {
+            case .invite(var machine):
+                effects = machine.transportFailed()
+                entry.machine = .invite(machine)
+            case .nonInvite(var machine):
+                effects = machine.transportFailed()
+                entry.machine = .nonInvite(machine)
+            }
+            clients[key] = entry
+            run(effects, client: key)
+        }
+    }
+
+    /// Stops every timer and forgets every transaction (shutdown).
+    func removeAll() {
+        for entry in servers.values { entry.timers.values.forEach(environment.cancel) }
+        for entry in clients.values { entry.timers.values.forEach(environment.cancel) }
+        accepted.values.forEach(environment.cancel)
+        accepted.removeAll()
+        servers.removeAll()
+        clients.removeAll()
+    }
+
+    // MARK: Effects
+
+    private func run(_ effects: [TransactionEffect], server key: TransactionKey) {
+        for effect in effects {
+            guard servers[key] != nil else { return }
+            switch effect {
+            case .send(let message):
+                if let destination = servers[key]?.destination { environment.send(message.serialize(), to: destination) }
+            case .startTimer(let timer, let delay):
+                if let old = servers[key]?.timers[timer] { environment.cancel(old) }
+                servers[key]?.timers[timer] = environment.schedule(after: delay) { [weak self] in
+                    self?.serverTimerFired(timer, key: key)
+                }
+            case .cancelTimer(let timer):
+                if let old = servers[key]?.timers.removeValue(forKey: timer) { environment.cancel(old) }
+            case .terminated:
+                if let entry = servers.removeValue(forKey: key) { entry.timers.values.forEach(environment.cancel) }
+            case .deliverRequest, .deliverResponse, .timeout, .transportError:
+                // The request reaches the transaction user through `receive`'s result; a server transaction that
+                // times out or cannot send has nobody left to tell (the dialog has its own timers).
+                break
+            }
+        }
+    }
+
+    private func run(_ effects: [TransactionEffect], client key: TransactionKey) {
+        for effect in effects {
+            guard let entry = clients[key] else { return }
+            switch effect {
+            case .send(let message):
+                environment.send(message.serialize(), to: entry.destination)
+            case .startTimer(let timer, let delay):
+                if let old = entry.timers[timer] { environment.cancel(old) }
+                clients[key]?.timers[timer] = environment.schedule(after: delay) { [weak self] in
+                    self?.clientTimerFired(timer, key: key)
+                }
+            case .cancelTimer(let timer):
+                if let old = clients[key]?.timers.removeValue(forKey: timer) { environment.cancel(old) }
+            case .deliverResponse(let response):
+                entry.handler(.response(response))
+            case .timeout:
+                entry.handler(.timeout)
+            case .transportError:
+                entry.handler(.transportError)
+            case .terminated:
+                if let entry = clients.removeValue(forKey: key) { entry.timers.values.forEach(environment.cancel) }
+            case .deliverRequest:
+                preconditionFailure("A client transaction delivered a request")
+            }
+        }
+    }
+
+    private func serverTimerFired(_ timer: TransactionTimer, key: TransactionKey) {
+        guard var entry = servers[key] else { return }
+        entry.timers[timer] = nil
+        let effects: [TransactionEffect]
+        switch entry.machine {
+        case .invite(var machine):
+            effects = machine.timerFired(timer)
+            entry.machine = .invite(machine)
+        case .nonInvite(var machine):
+            effects = machine.timerFired(timer)
+            entry.machine = .nonInvite(machine)
+        }
+        servers[key] = entry
+        run(effects, server: key)
+    }
+
+    private func clientTimerFired(_ timer: TransactionTimer, key: TransactionKey) {
+        guard var entry = clients[key] else { return }
+        entry.timers[timer] = nil
+        let effects: [TransactionEffect]
+        switch entry.machine {
+        case .invite(var machine):
+            effects = machine.timerFired(timer)
+            entry.machine = .invite(machine)
+        case .nonInvite(var machine):
+            effects = machine.timerFired(timer)
+            entry.machine = .nonInvite(machine)
+        }
+        clients[key] = entry
+        run(effects, client: key)
+    }
+}
+
+/// A live server transaction, where its responses go, and its running timers.
+private struct ServerEntry {
+    var machine: ServerMachine
+    let destination: SIPDestination
+    var timers: [TransactionTimer: EngineTimer] = [:]
+}
+
+/// The two server machines.
+private enum ServerMachine {
+    case invite(InviteServerTransaction)
+    case nonInvite(NonInviteServerTransaction)
+}
+
+/// A live client transaction, where it sends, its running timers, and who hears of its responses.
+private struct ClientEntry {
+    var machine: ClientMachine
+    let destination: SIPDestination
+    var timers: [TransactionTimer: EngineTimer] = [:]
+    let handler: (ClientTransactionEvent) -> Void
+}
+
+/// The two client machines.
+private enum ClientMachine {
+    case invite(InviteClientTransaction)
+    case nonInvite(NonInviteClientTransaction)
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Glibc
+
+/// A UDP socket: a listener, or the ephemeral socket used to send to a family no listener serves. Reads datagrams and
+/// hands each one, whole, to the transport. Loop-confined.
+final class DatagramSocket: LoopFDHandler {
+    /// The address it is bound to (port 0 resolved).
+    let local: ListenAddress
+    let family: Int32
+    let fd: Int32
+    private unowned let core: TransportCore
+    private var token: UInt64 = 0
+    private(set) var isClosed = false
+    /// The kernel's running count of datagrams dropped on this socket (SO_RXQ_OVFL), as last seen.
+    private var lastDropCount: UInt32 = 0
+    /// The last sender and its text form: consecutive datagrams from one peer skip inet_ntop.
+    private var lastSender: (address: sockaddr_storage, peer: SIPPeerAddress)?
+    /// recvmsg's sender address and ancillary data, allocated once.
+    private let sender = UnsafeMutablePointer<sockaddr_storage>.allocate(capacity: 1)
+    private let control = UnsafeMutableRawPointer.allocate(byteCount: controlSize, alignment: 8)
+    /// Room for one cmsghdr and its UInt32 (SO_RXQ_OVFL), 8-aligned.
+    private static let controlSize = 64
+
+    init(core: TransportCore, fd: Int32, local: ListenAddress, family: Int32) throws(TransportError) {
+        self.core = core
+        self.fd = fd
+        self.local = local
+        self.family = family
+        token = try core.loop.register(fd, interest: LoopInterest.readable, handler: self)
+    }
+
+    deinit {
+        sender.deallocate()
+        control.deallocate()
+    }
+
+    func handle(events: UInt32) {
+        readDatagrams()
+    }
+
+    func loopWillShutDown() {
+        guard !isClosed else { return }
+        isClosed = true
+        Glibc.close(fd)
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        core.loop.deregister(token)
+        Glibc.close(fd)
+    }
+
+    /// Sends one datagram; returns errno on failure.
+    func send(_ bytes: Data, to address: SocketAddress) -> Int32? {
+        let result = bytes.withUnsafeBytes { raw in
+            address.withSockAddr { sockaddr, length in
+                sendto(fd, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), sockaddr, length)
+            }
+        }
+        guard result >= 0 else { return errno }
+        core.statistics.bytesSent += result
+        return nil
+    }
+
+    /// Reads until EAGAIN, at most 256 datagrams a turn (epoll is level-triggered: the rest come next turn).
+    private func readDatagrams() {
+        let buffer = core.readBuffer
+        var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+        for _ in 0..<256 where !isClosed {
+            var header = msghdr()
+            header.msg_name = UnsafeMutableRawPointer(sender)
+            header.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            header.msg_control = control
+            header.msg_controllen = Self.controlSize
+            let count = withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                header.msg_iov = vectorPointer
+                header.msg_iovlen = 1
+                return recvmsg(fd, &header, Int32(MSG_DONTWAIT))
+            }
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                // EAGAIN: drained. Anything else (an ICMP error queued by an earlier send) is not this read's fault.
+                if code == EAGAIN || code == EWOULDBLOCK { return }
+                continue
+            }
+            noteDrops(header)
+            core.statistics.datagramsReceived += 1
+            core.statistics.bytesReceived += count
+            let truncated = header.msg_flags & Int32(MSG_TRUNC) != 0
+            guard count > 0, !truncated, count <= core.limits.maxMessageBytes else {
+                core.statistics.datagramsDropped += 1
+                if count > 0 { core.statistics.oversizeMessages += 1 }
+                continue
+            }
+            guard let peer = peerAddress(sender.pointee) else { continue }
+            let bytes = Data(bytes: buffer.baseAddress!, count: count)
+            core.deliver(InboundSIPMessage(bytes: bytes, kind: .udp, source: peer, connection: nil, local: local))
+        }
+    }
+
+    private func peerAddress(_ sender: sockaddr_storage) -> SIPPeerAddress? {
+        if let last = lastSender, Self.sameAddress(last.address, sender) { return last.peer }
+        guard let address = SocketAddress(sender) else { return nil }
+        let peer = address.peerAddress
+        lastSender = (sender, peer)
+        return peer
+    }
+
+    private static func sameAddress(_ left: sockaddr_storage, _ right: sockaddr_storage) -> Bool {
+        var left = left, right = right
+        let length = left.ss_family == sa_family_t(AF_INET) ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size
+        return left.ss_family == right.ss_family && memcmp(&left, &right, length) == 0
+    }
+
+    /// Adds the kernel's new receive-buffer drops (the SO_RXQ_OVFL counter, sent only once it is non-zero).
+    private func noteDrops(_ header: msghdr) {
+        let headerSize = MemoryLayout<cmsghdr>.size
+        guard header.msg_controllen >= headerSize + MemoryLayout<UInt32>.size else { return }
+        let message = control.loadUnaligned(as: cmsghdr.self)
+        guard message.cmsg_level == SOL_SOCKET, message.cmsg_type == SO_RXQ_OVFL else { return }
+        let count = control.loadUnaligned(fromByteOffset: headerSize, as: UInt32.self)
+        core.statistics.receiveBufferDrops += Int(count &- lastDropCount)
+        lastDropCount = count
+    }
+}
+
+/// A listening TCP or TLS socket: accepts connections up to the transport's limit. Loop-confined.
+final class StreamListener: LoopFDHandler {
+    let local: ListenAddress
+    private let fd: Int32
+    private unowned let core: TransportCore
+    private var token: UInt64 = 0
+    private(set) var isClosed = false
+    private var resumeTimer: LoopTimer?
+
+    init(core: TransportCore, fd: Int32, local: ListenAddress) throws(TransportError) {
+        self.core = core
+        self.fd = fd
+        self.local = local
+        token = try core.loop.register(fd, interest: LoopInterest.readable, handler: self)
+    }
+
+    func handle(events: UInt32) {
+        // At most 64 accepts a turn; epoll calls again while the backlog is not empty.
+        for _ in 0..<64 where !isClosed {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let client = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.accept(fd, $0, &length)
+                }
+            }
+            if client < 0 {
+                let code = errno
+                // EAGAIN: backlog empty. ECONNABORTED and the like: that client is gone, try the next one. Out of
+                // descriptors or memory: the backlog stays readable, so stop watching it for a moment (else the
+                // level-triggered loop would spin) and retry then.
+                if code == EINTR || code == ECONNABORTED || code == EPROTO { continue }
+                if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM { pauseAccepting() }
+                return
+            }
+            // accept4 is a GNU extension Swift's Glibc does not show: flags are set by hand.
+            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            guard let remote = SocketAddress(storage) else {
+                Glibc.close(client)
+                continue
+            }
+            core.accept(client, remote: remote.peerAddress, listener: self)
+        }
+    }
+
+    func loopWillShutDown() {
+        guard !isClosed else { return }
+        isClosed = true
+        Glibc.close(fd)
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        if let resumeTimer { core.loop.cancel(resumeTimer) }
+        core.loop.deregister(token)
+        Glibc.close(fd)
+    }
+
+    /// Stops accepting for 100 ms (descriptors or memory ran out).
+    private func pauseAccepting() {
+        guard resumeTimer == nil else { return }
+        core.statistics.acceptPauses += 1
+        core.loop.modify(token, interest: 0)
+        resumeTimer = core.loop.schedule(after: .milliseconds(100)) { [self] in
+            resumeTimer = nil
+            guard !isClosed else { return }
+            core.loop.modify(token, interest: LoopInterest.readable)
+        }
+    }
+}

@@ -1,0 +1,198 @@
+internal import CLinux
+import Glibc
+import Synchronization
+
+/// One thread that runs every socket, timer and handler of the transports on it: epoll over non-blocking sockets,
+/// an eventfd to wake it, and a min-heap of timer deadlines on the monotonic clock.
+///
+/// A loop lives until `shutdown()`: its thread holds a reference to it, so dropping the last one of yours does not
+/// stop it.
+///
+/// `Sendable`: the only state shared between threads is the work queue (a `Mutex`), the eventfd (written from any
+/// thread, a single atomic syscall), the loop thread's identity (an `Atomic`) and the join state (a `Mutex`). The
+/// epoll set, registrations and timers live in a `LoopBound` that traps when touched off the loop thread.
+public final class SIPEventLoop: Sendable {
+    /// Work handed over from other threads, and whether the loop still takes any.
+    private struct Inbox {
+        var work: [@Sendable () -> Void] = []
+        /// An eventfd write is on its way: further `execute` calls need not write again.
+        var wakePending = false
+        /// Cleared by `shutdown()`; work offered later is dropped.
+        var accepting = true
+    }
+
+    /// The thread, and whether someone has joined it.
+    private struct Lifecycle {
+        var thread: pthread_t?
+        var joined = false
+    }
+
+    /// The name given to the thread (at most 15 bytes of it are visible to the system).
+    public let name: String
+    let identity = LoopThreadIdentity()
+    private let inbox = Mutex(Inbox())
+    private let lifecycle = Mutex(Lifecycle())
+    private let wakeFD: Int32
+    private let core: LoopBound<LoopCore>
+
+    /// Starts the loop thread. Throws when the kernel refuses an eventfd, epoll set or thread.
+    public init(name: String = "parley-loop") throws(TransportError) {
+        self.name = name
+        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard fd >= 0 else { throw .system(operation: "eventfd", code: errno) }
+        wakeFD = fd
+        let loopCore: LoopCore
+        do {
+            loopCore = try LoopCore(wakeFD: fd)
+        } catch {
+            close(fd)
+            throw error
+        }
+        core = LoopBound(loopCore, identity: identity)
+        // The thread holds the loop until it ends, so `shutdown()` is what releases it.
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let code = pthread_create(&thread, nil, { context in
+            let loop = Unmanaged<SIPEventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        guard code == 0 else {
+            Unmanaged<SIPEventLoop>.fromOpaque(context).release()
+            throw .system(operation: "pthread_create", code: code)
+        }
+        lifecycle.withLock { $0.thread = thread }
+    }
+
+    deinit {
+        close(wakeFD)
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    public var inEventLoop: Bool { identity.isCurrent }
+
+    /// Runs `work` on the loop thread soon, after the work offered before it (FIFO). Callable from any thread,
+    /// the loop thread included. Work offered after `shutdown()` began is dropped, never run.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        _ = offer(work)
+    }
+
+    /// `execute`, telling whether the work was taken (false once `shutdown()` has begun). Work taken always runs.
+    func offer(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let (accepted, mustWake) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard inbox.accepting else { return (false, false) }
+            inbox.work.append(work)
+            guard !inbox.wakePending else { return (true, false) }
+            inbox.wakePending = true
+            return (true, true)
+        }
+        if mustWake { wake() }
+        return accepted
+    }
+
+    /// Runs `work` on the loop thread after `delay` (monotonic clock) and returns a handle for `cancel(_:)`. Timers
+    /// due at the same moment fire in the order they were scheduled. Loop thread only.
+    @discardableResult
+    public func schedule(after delay: Duration, _ work: @escaping () -> Void) -> LoopTimer {
+        let (deadline, overflow) = monotonicNanoseconds().addingReportingOverflow(delay.clampedNanoseconds)
+        return core.value.timers.schedule(deadline: overflow ? .max : deadline, work)
+    }
+
+    /// Cancels a timer that has not fired yet; does nothing for one that fired or was cancelled. Loop thread only.
+    public func cancel(_ timer: LoopTimer) {
+        core.value.timers.cancel(timer)
+    }
+
+    /// Timers scheduled and neither fired nor cancelled. Loop thread only.
+    public var pendingTimerCount: Int { core.value.timers.liveCount }
+
+    /// Stops the loop and waits for its thread to end: work already offered runs, pending timers are dropped,
+    /// every socket registered on the loop is closed. Idempotent; callable from any thread but the loop's own.
+    public func shutdown() {
+        precondition(!inEventLoop, "SIPEventLoop.shutdown() called on its own thread would wait for itself")
+        let mustWake = inbox.withLock { inbox -> Bool in
+            let first = inbox.accepting
+            inbox.accepting = false
+            return first
+        }
+        if mustWake { wake() }
+        lifecycle.withLock { state in
+            guard !state.joined, let thread = state.thread else { return }
+            pthread_join(thread, nil)
+            state.joined = true
+        }
+    }
+
+    // MARK: - Internal: registrations for the transports on this loop
+
+    /// Adds a descriptor to the epoll set. Loop thread only.
+    func register(_ fd: Int32, interest: UInt32, handler: any LoopFDHandler) throws(TransportError) -> UInt64 {
+        try core.value.register(fd, interest: interest, handler: handler)
+    }
+
+    /// Changes what a registration waits for. Loop thread only.
+    func modify(_ token: UInt64, interest: UInt32) {
+        core.value.modify(token, interest: interest)
+    }
+
+    /// Removes a registration; call before closing its descriptor. Loop thread only.
+    func deregister(_ token: UInt64) {
+        core.value.deregister(token)
+    }
+
+    /// Traps when called on the loop thread (for calls that wait for the loop).
+    func preconditionNotInEventLoop(_ function: StaticString = #function) {
+        precondition(!inEventLoop, "\(function) waits for the SIPEventLoop, so it must not be called on its thread")
+    }
+
+    // MARK: - The loop thread
+
+    private func wake() {
+        var one: UInt64 = 1
+        // The counter saturates only after 2^64-2 unread wake-ups; EAGAIN then still means "a wake-up is pending".
+        _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
+    }
+
+    private func run() {
+        identity.claim()
+        _ = clinux_name_thread(name)
+        let core = self.core.value
+        while true {
+            let woken = core.poll(timeoutMilliseconds: timeout(core))
+            runDueTimers(core)
+            if woken, drainInbox() { break }
+        }
+        core.shutDownHandlers()
+    }
+
+    /// How long epoll may sleep: until the earliest timer (rounded up to whole milliseconds), or forever.
+    private func timeout(_ core: LoopCore) -> Int32 {
+        guard let deadline = core.timers.nextDeadline() else { return -1 }
+        let now = monotonicNanoseconds()
+        guard deadline > now else { return 0 }
+        let milliseconds = (deadline - now + 999_999) / 1_000_000
+        return Int32(clamping: milliseconds)
+    }
+
+    /// Fires the timers due now; timers they schedule for "now" wait for the next turn, so a zero-delay timer that
+    /// re-schedules itself cannot starve the sockets.
+    private func runDueTimers(_ core: LoopCore) {
+        let now = monotonicNanoseconds()
+        while let work = core.timers.popDue(now: now) { work() }
+    }
+
+    /// Runs the work offered from other threads; returns true when the loop must stop.
+    private func drainInbox() -> Bool {
+        var counter: UInt64 = 0
+        _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+        let (work, stop) = inbox.withLock { inbox in
+            inbox.wakePending = false
+            let work = inbox.work
+            inbox.work.removeAll()
+            return (work, !inbox.accepting)
+        }
+        // Once `accepting` is false nothing more can join the queue: this batch is the last.
+        for item in work { item() }
+        return stop
+    }
+}

@@ -1,0 +1,106 @@
+internal import COpenSSL
+import Glibc
+
+/// OpenSSL's error queue of the calling thread, as one line (and emptied).
+enum OpenSSLErrors {
+    /// Loads libssl's error strings once per process.
+    static let initialized: Bool = copenssl_initialize() == 1
+
+    static func take(or fallback: String) -> String {
+        var reasons: [String] = []
+        var buffer = [CChar](repeating: 0, count: 256)
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            ERR_error_string_n(code, &buffer, buffer.count)
+            reasons.append(buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        }
+        return reasons.isEmpty ? fallback : reasons.joined(separator: "; ")
+    }
+}
+
+/// An SSL_CTX: one for the server side of a transport (its certificate and key), one for the client side (how peers
+/// are verified). Freed when the last session made from it is gone (sessions hold their own reference inside
+/// OpenSSL; this object holds one more).
+final class TLSContext {
+    let pointer: OpaquePointer
+    /// Whether sessions made from this context verify their peer (client side with `verifyPeer`).
+    let verifiesPeer: Bool
+
+    private init(server: Bool, verifiesPeer: Bool) throws(TransportError) {
+        _ = OpenSSLErrors.initialized
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) else {
+            throw .system(operation: "SSL_CTX_new (\(OpenSSLErrors.take(or: "out of memory")))", code: ENOMEM)
+        }
+        pointer = context
+        self.verifiesPeer = verifiesPeer
+        guard copenssl_ctx_prepare(context) == 1 else {
+            throw .system(operation: "TLS 1.2 minimum (\(OpenSSLErrors.take(or: "refused")))", code: EINVAL)
+        }
+    }
+
+    deinit {
+        SSL_CTX_free(pointer)
+    }
+
+    /// The server context: certificate chain and private key from PEM files, checked against each other.
+    static func server(_ configuration: TLSConfiguration) throws(TransportError) -> TLSContext {
+        guard let certificatePath = configuration.certificatePath, let keyPath = configuration.privateKeyPath else {
+            throw .tlsCertificateMissing
+        }
+        let context = try TLSContext(server: true, verifiesPeer: false)
+        try context.useIdentity(certificatePath: certificatePath, keyPath: keyPath)
+        return context
+    }
+
+    /// The client context: verification against `caFilePath` (or the system's CAs) when `verifyPeer`, and the
+    /// configured certificate if there is one (presented when a server asks).
+    static func client(_ configuration: TLSConfiguration) throws(TransportError) -> TLSContext {
+        let context = try TLSContext(server: false, verifiesPeer: configuration.verifyPeer)
+        if configuration.verifyPeer {
+            SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER, nil)
+            if let caPath = configuration.caFilePath {
+                try checkReadable(caPath)
+                guard SSL_CTX_load_verify_locations(context.pointer, caPath, nil) == 1 else {
+                    throw .tlsFile(path: caPath, reason: OpenSSLErrors.take(or: "no CA certificates in it"))
+                }
+            } else if SSL_CTX_set_default_verify_paths(context.pointer) != 1 {
+                throw .system(operation: "loading the system CA certificates (\(OpenSSLErrors.take(or: "?")))", code: ENOENT)
+            }
+        } else {
+            SSL_CTX_set_verify(context.pointer, SSL_VERIFY_NONE, nil)
+        }
+        if let certificatePath = configuration.certificatePath, let keyPath = configuration.privateKeyPath {
+            try context.useIdentity(certificatePath: certificatePath, keyPath: keyPath)
+        }
+        return context
+    }
+
+    private func useIdentity(certificatePath: String, keyPath: String) throws(TransportError) {
+        try Self.checkReadable(certificatePath)
+        try Self.checkReadable(keyPath)
+        ERR_clear_error()
+        guard SSL_CTX_use_certificate_chain_file(pointer, certificatePath) == 1 else {
+            throw .tlsFile(path: certificatePath, reason: OpenSSLErrors.take(or: "not a PEM certificate"))
+        }
+        guard SSL_CTX_use_PrivateKey_file(pointer, keyPath, copenssl_filetype_pem()) == 1 else {
+            if copenssl_error_is_key_mismatch(ERR_peek_last_error()) != 0 {
+                ERR_clear_error()
+                throw .tlsKeyMismatch(certificatePath: certificatePath, privateKeyPath: keyPath)
+            }
+            throw .tlsFile(path: keyPath, reason: OpenSSLErrors.take(or: "not a PEM private key"))
+        }
+        guard SSL_CTX_check_private_key(pointer) == 1 else {
+            ERR_clear_error()
+            throw .tlsKeyMismatch(certificatePath: certificatePath, privateKeyPath: keyPath)
+        }
+    }
+
+    /// A clear error for a file that is missing or unreadable, before OpenSSL's less direct one.
+    private static func checkReadable(_ path: String) throws(TransportError) {
+        guard access(path, R_OK) == 0 else {
+            throw .tlsFile(path: path, reason: TransportError.systemMessage(errno))
+        }
+    }
+}

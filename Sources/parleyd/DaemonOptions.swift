@@ -1,0 +1,154 @@
+import CommandLineSupport
+import ConversationKit
+import Foundation
+import ParleyEngine
+import SIPTransport
+
+/// parleyd's settings, from the command line and an optional config file (`--config FILE`: one `option value` per
+/// line, `#` comments; the command line wins for single-valued options, `listen` and `call` add up).
+struct DaemonOptions {
+    var listen: [ListenAddress] = []
+    var tlsCertificate: String?
+    var tlsKey: String?
+    var tlsVerify = false
+    var tlsCA: String?
+    var dataDirectory: String?
+    var recordsHistory = true
+    var contactsFile: String?
+    var userName = "parley"
+    var autoAnswer: Duration?
+    var declineStatus = 486
+    var ringTimeout: Duration = .seconds(60)
+    var phoneDomain: String?
+    var calls: [String] = []
+    var script: CallScript?
+    var exitAfter: Int?
+    var logLevel: EngineLog.Level = .info
+
+    static let help = """
+        usage: parleyd [options]
+
+        Parley's SIP daemon: answers and places calls over UDP, TCP and TLS, logs every conversation transition
+        with its uuid and SIP Call-ID, and records ended conversations in the call history.
+
+          --listen URL            udp://HOST:PORT, tcp://HOST:PORT or tls://HOST:PORT; IPv6 as [::1]
+                                  (repeatable; default udp://127.0.0.1:5070)
+          --tls-cert FILE         PEM certificate for tls:// listeners (with --tls-key)
+          --tls-key FILE          PEM private key for tls:// listeners
+          --tls-verify            verify the certificates of TLS peers we call (default: not verified)
+          --tls-ca FILE           CA certificates (PEM) to verify TLS peers with
+          --data-dir DIR          data directory; the call history is DIR/history.sqlite
+                                  (default $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley)
+          --no-history            record nothing
+          --contacts FILE         name callers from a contacts file (JSON or vCard)
+          --user NAME             our SIP user name (default parley)
+          --auto-answer MS        answer incoming calls after MS milliseconds (default: never)
+          --decline 486|603       how End refuses a ringing call (default 486 Busy Here)
+          --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
+          --phone-domain HOST     the domain phone numbers are called at
+          --call URI              call URI once listening (repeatable)
+          --script STEPS          run on each call once it is joined, e.g. "wait 500; hold; wait 500; resume;
+                                  dtmf 12#; mute; unmute; end"
+          --exit-after N          exit once N conversations have ended
+          --log-level LEVEL       error, info (default) or debug
+          --config FILE           read options from FILE, one "option value" per line (# comments)
+          --help, --version
+
+        Stops cleanly on SIGINT or SIGTERM: connected calls get a BYE. Exit codes: 0 ok, 1 failure, 64 usage error.
+        """
+
+    /// Parses the command line (and the config file it names).
+    static func parse(_ commandLine: [String]) throws(UsageError) -> DaemonOptions {
+        var arguments = Arguments(commandLine)
+        var lines: [String] = []
+        if let config = try arguments.option("--config") {
+            lines = try Self.configArguments(config)
+        }
+        // The file's options come first, so the command line's single values win (last occurrence wins).
+        var combined = Arguments(lines + commandLine.filter { _ in true }.dropConfig())
+        return try parse(&combined)
+    }
+
+    private static func parse(_ arguments: inout Arguments) throws(UsageError) -> DaemonOptions {
+        var options = DaemonOptions()
+        for text in try arguments.options("--listen") {
+            do {
+                options.listen.append(try ListenAddress(parsing: text))
+            } catch {
+                throw UsageError("--listen \(text): \(error)")
+            }
+        }
+        if options.listen.isEmpty { options.listen = [ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)] }
+        options.tlsCertificate = try arguments.option("--tls-cert")
+        options.tlsKey = try arguments.option("--tls-key")
+        options.tlsVerify = arguments.flag("--tls-verify")
+        options.tlsCA = try arguments.option("--tls-ca")
+        let hasTLS = options.listen.contains { $0.kind == .tls }
+        if hasTLS && (options.tlsCertificate == nil || options.tlsKey == nil) {
+            throw UsageError("a tls:// listener needs --tls-cert FILE and --tls-key FILE")
+        }
+        options.dataDirectory = try arguments.option("--data-dir")
+        options.recordsHistory = !arguments.flag("--no-history")
+        options.contactsFile = try arguments.option("--contacts")
+        if let user = try arguments.option("--user") { options.userName = user }
+        options.autoAnswer = try arguments.option("--auto-answer", as: "milliseconds (0–600000)") { text in
+            Int(text).flatMap { (0...600_000).contains($0) ? Duration.milliseconds($0) : nil }
+        }
+        if let decline = try arguments.option("--decline", as: "486 or 603", { Int($0).flatMap { [486, 603].contains($0) ? $0 : nil } }) {
+            options.declineStatus = decline
+        }
+        if let ring = try arguments.option("--ring-timeout", as: "seconds (1–3600)", { Int($0).flatMap { (1...3600).contains($0) ? $0 : nil } }) {
+            options.ringTimeout = .seconds(ring)
+        }
+        options.phoneDomain = try arguments.option("--phone-domain")
+        options.calls = try arguments.options("--call")
+        if let script = try arguments.option("--script") {
+            do {
+                options.script = try CallScript(parsing: script)
+            } catch {
+                throw UsageError("--script: \(error)")
+            }
+        }
+        options.exitAfter = try arguments.option("--exit-after", as: "a positive number") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        if let level = try arguments.option("--log-level", as: "error, info or debug", EngineLog.Level.init(name:)) {
+            options.logLevel = level
+        }
+        try arguments.finish()
+        return options
+    }
+
+    /// A config file as command-line arguments: `listen udp://…` becomes `--listen udp://…`; a bare `no-history`
+    /// becomes `--no-history`.
+    private static func configArguments(_ path: String) throws(UsageError) -> [String] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw UsageError("--config \(path): cannot read the file")
+        }
+        var result: [String] = []
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
+                .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            if line.isEmpty { continue }
+            let parts = line.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let name = parts[0].hasPrefix("--") ? parts[0] : "--" + parts[0]
+            guard name != "--config" else { throw UsageError("\(path):\(number + 1): config files do not nest") }
+            result.append(name)
+            if parts.count == 2 { result.append(parts[1]) }
+        }
+        return result
+    }
+}
+
+extension Array where Element == String {
+    /// The arguments without `--config FILE` / `--config=FILE`.
+    fileprivate func dropConfig() -> [String] {
+        var result: [String] = []
+        var skip = false
+        for argument in self {
+            if skip { skip = false; continue }
+            if argument == "--config" { skip = true; continue }
+            if argument.hasPrefix("--config=") { continue }
+            result.append(argument)
+        }
+        return result
+    }
+}

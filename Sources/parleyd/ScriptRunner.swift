@@ -1,0 +1,48 @@
+import ConversationKit
+import Foundation
+import ParleyEngine
+import SIPTransport
+
+/// Runs a ``CallScript`` on one conversation: each action is performed through the manager (the same pipeline a
+/// frontend uses) and the next step starts when it has completed; `wait` steps use the loop's timers.
+struct ScriptRunner: Sendable {
+    let manager: ConversationManager
+    let loop: SIPEventLoop
+    let log: EngineLog
+
+    func run(_ script: CallScript, on conversation: UUID) {
+        loop.execute { self.step(script.steps[...], conversation: conversation) }
+    }
+
+    private func step(_ steps: ArraySlice<CallScript.Step>, conversation: UUID) {
+        guard let first = steps.first, manager.conversation(conversation)?.state != .left else { return }
+        let rest = steps.dropFirst()
+        guard let action = CallScript.action(for: first, conversation: conversation) else {
+            if case .wait(let ms) = first {
+                loop.schedule(after: .milliseconds(ms)) { self.step(rest, conversation: conversation) }
+            }
+            return
+        }
+        do {
+            try manager.perform([action])
+        } catch {
+            log.error("script: \(action.kindDescription) on \(conversation) refused: \(error)")
+            return
+        }
+        awaitCompletion(of: action) {
+            if case .failed(let reason) = action.state {
+                log.error("script: \(action.kindDescription) on \(conversation) failed: \(reason)")
+            }
+            self.step(rest, conversation: conversation)
+        }
+    }
+
+    /// Checks every 10 ms (on the loop) until `action` is complete, then runs `next`.
+    private func awaitCompletion(of action: ConversationAction, then next: @escaping () -> Void) {
+        if action.isComplete {
+            next()
+            return
+        }
+        loop.schedule(after: .milliseconds(10)) { self.awaitCompletion(of: action, then: next) }
+    }
+}

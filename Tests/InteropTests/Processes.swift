@@ -1,0 +1,163 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Paths and ports for the interop tests: the built binaries, the sipp scenarios, free loopback ports.
+enum Interop {
+    /// The package root.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    /// The sipp scenario folder.
+    static let scenarios = packageRoot.appending(path: "Tests/Interop/sipp")
+
+    /// A built executable of this package (swift test builds it: the test target depends on it).
+    static func binary(_ name: String) throws -> URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for directory in [beside, beside.deletingLastPathComponent(), packageRoot.appending(path: ".build/debug")] {
+            let candidate = directory.appending(path: name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw InteropError("\(name) is not built (looked beside \(beside.path))")
+    }
+
+    /// A tool installed by Scripts/bootstrap (sipp, baresip…); its absence is a failure, not a skip.
+    static func tool(_ name: String) throws -> URL {
+        for directory in ["/usr/bin", "/usr/local/bin", "/usr/sbin"] {
+            let path = directory + "/" + name
+            if FileManager.default.isExecutableFile(atPath: path) { return URL(fileURLWithPath: path) }
+        }
+        throw InteropError("\(name) is not installed: run Scripts/bootstrap (it installs the interop peers)")
+    }
+
+    /// A loopback port that was free a moment ago (UDP and TCP both checked).
+    static func freePort() -> UInt16 {
+        for _ in 0..<50 {
+            let port = UInt16.random(in: 20_000...59_000)
+            if isFree(port, type: Int32(SOCK_DGRAM.rawValue)) && isFree(port, type: Int32(SOCK_STREAM.rawValue)) {
+                return port
+            }
+        }
+        fatalError("no free loopback port found")
+    }
+
+    private static func isFree(_ port: UInt16, type: Int32) -> Bool {
+        let fd = socket(AF_INET, type, 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
+
+/// A failure of the test set-up, with its reason.
+struct InteropError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A value behind a lock, in a class so closures can share it.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+}
+
+/// A child process whose output is collected line by line as it runs.
+final class RunningProcess: @unchecked Sendable {
+    // @unchecked Sendable: `process` is configured before `run()` and afterwards only read or signalled; the
+    // collected output sits behind a Mutex.
+    let process = Process()
+    private let output = Locked<(lines: [String], partial: String)>(([], ""))
+    private let errors = Locked<String>("")
+    let name: String
+
+    init(_ executable: URL, _ arguments: [String], name: String, directory: URL? = nil) throws {
+        self.name = name
+        process.executableURL = executable
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        out.fileHandleForReading.readabilityHandler = { [output] handle in
+            let data = handle.availableData
+            guard !data.isEmpty else { return }
+            output.withLock { state in
+                state.partial += String(decoding: data, as: UTF8.self)
+                while let newline = state.partial.firstIndex(of: "\n") {
+                    state.lines.append(String(state.partial[..<newline]))
+                    state.partial = String(state.partial[state.partial.index(after: newline)...])
+                }
+            }
+        }
+        err.fileHandleForReading.readabilityHandler = { [errors] handle in
+            let data = handle.availableData
+            guard !data.isEmpty else { return }
+            errors.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    /// Every complete line printed so far.
+    var lines: [String] { output.withLock { $0.lines } }
+    /// What it printed on standard error so far.
+    var standardError: String { errors.withLock { $0 } }
+
+    /// Waits (polling every 20 ms) until a printed line satisfies `matches`; throws after `timeout`.
+    @discardableResult
+    func waitForLine(timeout: Duration = .seconds(15), _ description: String, _ matches: (String) -> Bool) throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let line = lines.first(where: matches) { return line }
+            if !process.isRunning, let line = lines.first(where: matches) { return line }
+            if !process.isRunning {
+                throw InteropError("\(name) exited (\(process.terminationStatus)) before printing \(description)\n"
+                    + lines.suffix(30).joined(separator: "\n") + "\n" + standardError)
+            }
+            usleep(20_000)
+        }
+        throw InteropError("\(name) did not print \(description) within \(timeout)\n"
+            + lines.suffix(30).joined(separator: "\n") + "\n" + standardError)
+    }
+
+    /// Waits for the process to exit; kills it and throws after `timeout`.
+    func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now >= deadline {
+                process.terminate()
+                usleep(200_000)
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                throw InteropError("\(name) did not exit within \(timeout)\n"
+                    + lines.suffix(30).joined(separator: "\n") + "\n" + standardError)
+            }
+            usleep(20_000)
+        }
+        usleep(50_000)  // let the readability handlers take the last output
+        return process.terminationStatus
+    }
+
+    /// Sends SIGTERM (if still running) and waits for the exit.
+    func stop(timeout: Duration = .seconds(10)) throws -> Int32 {
+        if process.isRunning { process.terminate() }
+        return try waitForExit(timeout: timeout)
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+    }
+}

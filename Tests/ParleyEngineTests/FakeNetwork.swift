@@ -1,0 +1,197 @@
+import ConversationKit
+import Foundation
+import ParleyEngine
+import SIPMessages
+import SIPTransport
+import Synchronization
+
+/// A SIP environment on a manual timeline: what the engine sends is collected, timers fire only when the test
+/// advances time, and everything runs on the test's thread.
+final class FakeEnvironment: SIPEnvironment, @unchecked Sendable {
+    // @unchecked Sendable: a test drives it from one thread only; `isCurrent` is always true.
+    struct Sent {
+        let message: SIPMessage
+        let destination: SIPDestination
+    }
+    private struct Timer {
+        let id: UInt64
+        let due: Duration
+        let work: () -> Void
+    }
+
+    private(set) var sent: [Sent] = []
+    private var timers: [Timer] = []
+    private var nextID: UInt64 = 1
+    private(set) var elapsed: Duration = .zero
+    let start = Date(timeIntervalSince1970: 1_767_225_600)
+
+    func send(_ bytes: Data, to destination: SIPDestination) {
+        guard let message = try? SIPMessage.parse(bytes) else {
+            fatalError("the engine sent something that does not parse:\n\(String(decoding: bytes, as: UTF8.self))")
+        }
+        sent.append(Sent(message: message, destination: destination))
+    }
+
+    func schedule(after delay: Duration, _ work: @escaping () -> Void) -> EngineTimer {
+        defer { nextID += 1 }
+        timers.append(Timer(id: nextID, due: elapsed + delay, work: work))
+        return EngineTimer(id: nextID)
+    }
+
+    func cancel(_ timer: EngineTimer) { timers.removeAll { $0.id == timer.id } }
+    var now: Date { start.addingTimeInterval(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) }
+    var isCurrent: Bool { true }
+    func execute(_ work: @escaping @Sendable () -> Void) { work() }
+
+    /// Moves time forward, firing due timers in order (timers they start fire too if due).
+    func advance(by duration: Duration) {
+        let end = elapsed + duration
+        while let next = timers.filter({ $0.due <= end }).min(by: { ($0.due, $0.id) < ($1.due, $1.id) }) {
+            timers.removeAll { $0.id == next.id }
+            elapsed = next.due
+            next.work()
+        }
+        elapsed = end
+    }
+
+    /// Live timers.
+    var pendingTimers: Int { timers.count }
+
+    /// Takes what was sent since the last call.
+    func takeSent() -> [Sent] {
+        defer { sent.removeAll() }
+        return sent
+    }
+}
+
+/// Records the transitions the engine announces.
+final class TransitionLog: Sendable {
+    private let lines = Mutex<[String]>([])
+    private let transitions = Mutex<[ConversationTransition]>([])
+
+    func add(_ transition: ConversationTransition) {
+        transitions.withLock { $0.append(transition) }
+        lines.withLock {
+            let to = transition.conversation.state == .left
+                ? "left(\(transition.conversation.endedReason?.description ?? "?"))"
+                : "\(transition.conversation.state)"
+            $0.append(to)
+        }
+    }
+
+    /// The states entered, in order: `["ringing", "joining", "joined", "left(remoteEnded)"]`.
+    var states: [String] { lines.withLock { $0 } }
+    var all: [ConversationTransition] { transitions.withLock { $0 } }
+}
+
+/// One engine on a fake network, with a scripted remote peer at 127.0.0.1:5062.
+final class EngineHarness {
+    let environment = FakeEnvironment()
+    let manager: ConversationManager
+    let engine: ParleyEngine
+    let transitions = TransitionLog()
+    let local = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)
+    let peer = SIPPeerAddress(host: "127.0.0.1", port: 5062)
+
+    init(configure: (inout EngineConfiguration) -> Void = { _ in }) throws {
+        var configuration = EngineConfiguration(listenAddresses: [local])
+        configure(&configuration)
+        manager = try ConversationManager(configuration: .init(), clock: ManualClock())
+        engine = ParleyEngine(configuration: configuration, manager: manager, environment: environment)
+        engine.observeTransitions { [transitions] in transitions.add($0) }
+    }
+
+    /// Delivers SIP text (LF line ends are turned into CRLF; Content-Length is computed) from the peer.
+    func deliver(_ text: String, body: String = "") {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        while lines.last?.isEmpty == true { lines.removeLast() }
+        let bodyBytes = body.replacingOccurrences(of: "\n", with: "\r\n")
+        lines.append("Content-Length: \(bodyBytes.utf8.count)")
+        let message = lines.joined(separator: "\r\n") + "\r\n\r\n" + bodyBytes
+        engine.receive(InboundSIPMessage(
+            bytes: Data(message.utf8), kind: .udp, source: peer, connection: nil, local: local))
+    }
+
+    /// The only conversation.
+    var conversation: Conversation? { manager.conversations.first }
+
+    /// The requests and responses sent since the last look.
+    func sent() -> [SIPMessage] { environment.takeSent().map(\.message) }
+}
+
+/// SIP text the scripted peer sends.
+enum PeerMessages {
+    static let offer = """
+        v=0
+        o=peer 1 1 IN IP4 127.0.0.1
+        s=-
+        c=IN IP4 127.0.0.1
+        t=0 0
+        m=audio 6000 RTP/AVP 0 8
+        a=rtpmap:0 PCMU/8000
+        a=rtpmap:8 PCMA/8000
+
+        """
+
+    static func holdOffer(version: Int) -> String {
+        offer.replacingOccurrences(of: "o=peer 1 1", with: "o=peer 1 \(version)") + "a=sendonly\n"
+    }
+
+    static func invite(callID: String = "call-1@peer", branch: String = "z9hG4bK-in-1", cseq: Int = 1) -> String {
+        """
+        INVITE sip:parley@127.0.0.1:5070 SIP/2.0
+        Via: SIP/2.0/UDP 127.0.0.1:5062;branch=\(branch)
+        Max-Forwards: 70
+        From: "Alice" <sip:alice@127.0.0.1:5062>;tag=peer-tag
+        To: <sip:parley@127.0.0.1:5070>
+        Call-ID: \(callID)
+        CSeq: \(cseq) INVITE
+        Contact: <sip:alice@127.0.0.1:5062>
+        Content-Type: application/sdp
+        """
+    }
+
+    /// An in-dialog request from the peer to us (our tag in To).
+    static func inDialog(
+        _ method: String, localTag: String, cseq: Int, branch: String, callID: String = "call-1@peer",
+        contentType: String? = nil
+    ) -> String {
+        var text = """
+            \(method) sip:parley@127.0.0.1:5070 SIP/2.0
+            Via: SIP/2.0/UDP 127.0.0.1:5062;branch=\(branch)
+            Max-Forwards: 70
+            From: "Alice" <sip:alice@127.0.0.1:5062>;tag=peer-tag
+            To: <sip:parley@127.0.0.1:5070>;tag=\(localTag)
+            Call-ID: \(callID)
+            CSeq: \(cseq) \(method)
+            Contact: <sip:alice@127.0.0.1:5062>
+            """
+        if let contentType { text += "\nContent-Type: \(contentType)" }
+        return text
+    }
+
+    /// A response from the peer to a request we sent, echoing its Via, From, To, Call-ID and CSeq.
+    static func response(_ status: Int, _ reason: String, to request: SIPRequest, toTag: String? = "callee-tag", sdp: Bool = false) -> String {
+        let headers = request.headers
+        var to = headers["To"] ?? ""
+        if let toTag, !to.contains("tag=") { to += ";tag=\(toTag)" }
+        var text = """
+            SIP/2.0 \(status) \(reason)
+            Via: \(headers["Via"] ?? "")
+            From: \(headers["From"] ?? "")
+            To: \(to)
+            Call-ID: \(headers["Call-ID"] ?? "")
+            CSeq: \(headers["CSeq"] ?? "")
+            Contact: <sip:bob@127.0.0.1:5062>
+            """
+        if sdp { text += "\nContent-Type: application/sdp" }
+        return text
+    }
+}
+
+extension SIPMessage {
+    var statusCode: Int? { response?.statusCode }
+    var method: String? { request.map { $0.method.description } }
+    var toTag: String? { headers.to?.tag }
+    var bodyText: String { String(decoding: body, as: UTF8.self) }
+}

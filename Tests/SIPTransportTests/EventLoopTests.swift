@@ -1,0 +1,111 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import SIPTransport
+
+@Suite("The event loop: work queue, timers, shutdown")
+struct EventLoopTests {
+    @Test("work from many threads runs on the loop thread, each thread's work in its order")
+    func executeOrdering() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        #expect(!loop.inEventLoop)
+        let recorder = EventRecorder<(thread: Int, sequence: Int, onLoop: Bool)>()
+        let threads = 4, perThread = 2000
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for sequence in 0..<perThread {
+                loop.execute { recorder.record((thread, sequence, loop.inEventLoop)) }
+            }
+        }
+        let all = try #require(recorder.wait(for: threads * perThread))
+        #expect(all.allSatisfy { $0.onLoop })
+        for thread in 0..<threads {
+            #expect(all.filter { $0.thread == thread }.map(\.sequence) == Array(0..<perThread))
+        }
+    }
+
+    @Test("timers fire in deadline order, equal deadlines in scheduling order")
+    func timerOrder() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let fired = EventRecorder<String>()
+        loop.execute {
+            for (label, milliseconds) in [("c30", 30), ("a10", 10), ("b20", 20), ("z0", 0), ("a10bis", 10), ("d40", 40)] {
+                loop.schedule(after: .milliseconds(milliseconds)) { fired.record(label) }
+            }
+        }
+        #expect(fired.wait(for: 6) == ["z0", "a10", "a10bis", "b20", "c30", "d40"])
+    }
+
+    @Test("a timer never fires early")
+    func notEarly() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let elapsed = EventRecorder<Duration>()
+        loop.execute {
+            let start = ContinuousClock.now
+            loop.schedule(after: .milliseconds(25)) { elapsed.record(ContinuousClock.now - start) }
+        }
+        #expect(try #require(elapsed.first()) >= .milliseconds(25))
+    }
+
+    @Test("cancelled timers never fire; thousands of them do not pile up")
+    func cancel() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let fired = EventRecorder<Int>()
+        let done = EventRecorder<Int>()
+        loop.execute {
+            var timers: [LoopTimer] = []
+            for index in 0..<10_000 {
+                timers.append(loop.schedule(after: .milliseconds(5 + index % 20)) { fired.record(index) })
+            }
+            for (index, timer) in timers.enumerated() where index % 10 != 0 { loop.cancel(timer) }
+            loop.cancel(timers[1])  // twice: harmless
+            loop.schedule(after: .milliseconds(60)) { done.record(loop.pendingTimerCount) }
+        }
+        #expect(done.first() == 0)
+        let all = fired.all
+        #expect(all.count == 1000)
+        #expect(all.allSatisfy { $0 % 10 == 0 })
+    }
+
+    @Test("the timer heap drops tombstones once they outnumber live timers")
+    func compaction() {
+        var queue = TimerQueue()
+        let timers = (0..<5000).map { queue.schedule(deadline: UInt64($0), {}) }
+        for timer in timers.dropFirst(100) { queue.cancel(timer) }
+        #expect(queue.liveCount == 100)
+        #expect(queue.heapCount < 2100)
+        var order: [Int] = []
+        while queue.popDue(now: .max) != nil { order.append(order.count) }
+        #expect(order.count == 100)
+        #expect(queue.nextDeadline() == nil)
+    }
+
+    @Test("shutdown runs the work already offered, joins, drops later work and is idempotent")
+    func shutdown() throws {
+        let loop = try makeLoop()
+        let count = Atomic<Int>(0)
+        for _ in 0..<500 { loop.execute { count.add(1, ordering: .relaxed) } }
+        loop.shutdown()
+        #expect(count.load(ordering: .relaxed) == 500)
+        loop.execute { count.add(1, ordering: .relaxed) }
+        #expect(loop.executeAndWait { 1 } == nil)
+        loop.shutdown()
+        #expect(count.load(ordering: .relaxed) == 500)
+    }
+
+    @Test("shutdown closes the sockets of transports on the loop")
+    func shutdownClosesSockets() throws {
+        let loop = try makeLoop()
+        let (transport, _) = makeTransport(loop)
+        let address = try transport.listenSync(ListenAddress(parsing: "tcp://127.0.0.1:0"))
+        let client = try RawSocket(connectingTo: address)
+        loop.shutdown()
+        #expect(client.waitForClose())
+        #expect(throws: TransportError.transportClosed) { try transport.listenSync(address) }
+    }
+}

@@ -1,0 +1,121 @@
+import Dispatch
+import Foundation
+import Glibc
+import Testing
+
+@testable import SIPTransport
+
+@Suite("UDP")
+struct UDPTests {
+    @Test("two transports exchange a request and its response", arguments: ["127.0.0.1", "::1"])
+    func roundTrip(host: String) throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (alice, aliceInbox) = makeTransport(loop)
+        let (bob, bobInbox) = makeTransport(loop)
+        let aliceAddress = try alice.listenSync(ListenAddress(kind: .udp, host: host, port: 0))
+        let bobAddress = try bob.listenSync(ListenAddress(kind: .udp, host: host, port: 0))
+        #expect(aliceAddress.port != 0)
+
+        let request = sipMessage("udp-request", transport: "UDP")
+        bob.sendSoon(request, to: SIPDestination(kind: .udp, address: SIPPeerAddress(host: host, port: aliceAddress.port)))
+        let received = try #require(aliceInbox.first())
+        #expect(received.bytes == request)
+        #expect(received.kind == .udp)
+        #expect(received.connection == nil)
+        #expect(received.local == aliceAddress)
+        #expect(received.source == SIPPeerAddress(host: host, port: bobAddress.port))
+
+        let response = Data("SIP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)
+        alice.sendSoon(response, to: received.replyDestination)
+        let reply = try #require(bobInbox.first())
+        #expect(reply.bytes == response)
+        #expect(reply.source == SIPPeerAddress(host: host, port: aliceAddress.port))
+
+        let stats = try #require(loop.executeAndWait { alice.statistics })
+        #expect(stats.datagramsReceived == 1)
+        #expect(stats.messagesDelivered == 1)
+        #expect(stats.bytesReceived == request.count)
+        #expect(stats.bytesSent == response.count)
+    }
+
+    @Test("empty and oversized datagrams are dropped and counted; the next one still arrives")
+    func oversize() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (transport, inbox) = makeTransport(loop, limits: TransportLimits(maxMessageBytes: 1000))
+        let address = try transport.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))
+        let peer = try RawSocket(datagramFamily: AF_INET)
+        peer.sendDatagram(Data(repeating: 0x41, count: 1001), to: address)
+        peer.sendDatagram(Data(repeating: 0x41, count: 60_000), to: address)
+        peer.sendDatagram(Data(), to: address)
+        let fits = sipMessage("fits", body: String(repeating: "b", count: 1000 - sipMessage("fits", body: "").count - 2))
+        #expect(fits.count == 1000)
+        peer.sendDatagram(fits, to: address)
+        #expect(inbox.first()?.bytes == fits)
+        let stats = transport.statisticsSync()
+        #expect(stats.datagramsReceived == 4)
+        #expect(stats.datagramsDropped == 3)
+        #expect(stats.oversizeMessages == 2)
+        #expect(stats.messagesDelivered == 1)
+        #expect(inbox.all.count == 1)
+    }
+
+    @Test("with no UDP listener of the family, an ephemeral socket sends (and hears the answer)")
+    func ephemeral() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (server, serverInbox) = makeTransport(loop)
+        let (client, clientInbox) = makeTransport(loop)
+        let address = try server.listenSync(ListenAddress(parsing: "udp://[::1]:0"))
+        _ = try client.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))  // IPv4 only: no use for ::1
+        client.sendSoon(sipMessage("ephemeral"), to: SIPDestination(kind: .udp, address: SIPPeerAddress(host: "::1", port: address.port)))
+        let request = try #require(serverInbox.first())
+        #expect(request.source.host == "::1")
+        server.sendSoon(Data("SIP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n".utf8), to: request.replyDestination)
+        let reply = try #require(clientInbox.first())
+        #expect(reply.local.host == "::")
+        #expect(reply.local.port == request.source.port)
+    }
+
+    @Test("a destination that is not a numeric IP is a send failure, not a crash")
+    func badDestination() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (transport, _) = makeTransport(loop)
+        let events = TransportEvents(transport)
+        let destination = SIPDestination(kind: .udp, address: SIPPeerAddress(host: "example.com", port: 5060))
+        transport.sendSoon(sipMessage("x"), to: destination)
+        let failure = try #require(events.failures.first())
+        #expect(failure.error == .invalidDestination(destination.address))
+        #expect(failure.destination == destination)
+        #expect(transport.statisticsSync().sendFailures == 1)
+    }
+
+    @Test("datagrams the kernel drops for a full receive buffer are counted (SO_RXQ_OVFL)")
+    func receiveBufferDrops() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (transport, inbox) = makeTransport(loop, limits: TransportLimits(udpReceiveBuffer: 4096))
+        let address = try transport.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))
+        // Hold the loop so nothing is read while the buffer overflows.
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        loop.execute {
+            held.signal()
+            release.wait()
+        }
+        #expect(held.wait(timeout: .now() + 5) == .success)
+        let peer = try RawSocket(datagramFamily: AF_INET)
+        for index in 0..<200 { peer.sendDatagram(sipMessage("flood-\(index)"), to: address) }
+        release.signal()
+        // What fit in the buffer arrives; then one more datagram carries the kernel's final drop count.
+        #expect(inbox.wait(until: { !$0.isEmpty }))
+        _ = loop.executeAndWait {}
+        let last = sipMessage("last")
+        peer.sendDatagram(last, to: address)
+        #expect(inbox.wait(until: { $0.contains { $0.bytes == last } }))
+        let stats = transport.statisticsSync()
+        #expect(stats.receiveBufferDrops > 0)
+        #expect(stats.receiveBufferDrops + stats.datagramsReceived == 201, "\(stats)")
+    }
+}
