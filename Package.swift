@@ -52,7 +52,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "parleyd",
-            dependencies: ["ParleyEngine", "ConversationKit", "CallHistory", "SIPTransport", "CommandLineSupport"]
+            dependencies: [
+                "ParleyEngine", "ConversationKit", "CallHistory", "SIPMessages", "SIPSignaling", "SIPTransport",
+                "CommandLineSupport",
+            ]
         ),
         .executableTarget(
             name: "parley-bench-core",

@@ -28,13 +28,15 @@ public struct EngineConfiguration: Sendable {
     public var product: String
     /// The RTP port advertised in SDP (Parley does not carry media yet; the port is only described).
     public var mediaPort: Int
+    /// Register with a registrar (nil: do not register).
+    public var registration: RegistrationConfiguration?
 
     /// A configuration; `listenAddresses` must not be empty.
     public init(
         userName: String = "parley", displayName: String? = "Parley", listenAddresses: [ListenAddress],
         declineStatus: Int = 486, ringTimeout: Duration = .seconds(60), autoAnswerDelay: Duration? = nil,
         timers: TransactionTimers = TransactionTimers(), phoneDomain: String? = nil, product: String = "Parley/0.3",
-        mediaPort: Int = 40_000
+        mediaPort: Int = 40_000, registration: RegistrationConfiguration? = nil
     ) {
         self.userName = userName
         self.displayName = displayName
@@ -46,6 +48,7 @@ public struct EngineConfiguration: Sendable {
         self.phoneDomain = phoneDomain
         self.product = product
         self.mediaPort = mediaPort
+        self.registration = registration
     }
 
     /// What is wrong with this configuration, in words; empty when it is usable.
@@ -57,6 +60,10 @@ public struct EngineConfiguration: Sendable {
         if let delay = autoAnswerDelay, delay < .zero { problems.append("auto-answer delay must not be negative") }
         if userName.isEmpty || !userName.allSatisfy({ $0.isLetter || $0.isNumber || "-_.!~*'()+".contains($0) }) {
             problems.append("user name must be a non-empty SIP user token")
+        }
+        if let registration {
+            if !(1...86_400 * 7).contains(registration.expires) { problems.append("registration expiry out of range") }
+            if registration.addressOfRecord.user == nil { problems.append("the address of record needs a user part") }
         }
         return problems
     }

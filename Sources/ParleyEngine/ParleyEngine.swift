@@ -41,6 +41,23 @@ public final class ParleyEngine: ConversationManagerDelegate {
         manager.delegate = self
     }
 
+    /// Starts what the engine does on its own: registering, when configured. Call once, after the transports listen.
+    public func start() {
+        environment.execute { [agent] in agent.value.register() }
+    }
+
+    /// Where the registration stands.
+    public var registrationState: RegistrationState {
+        let box = Mutex(RegistrationState.unregistered)
+        let done = DispatchSemaphore(value: 0)
+        let read: @Sendable () -> Void = { [agent] in
+            box.withLock { $0 = agent.value.registration?.state ?? .unregistered }
+            done.signal()
+        }
+        if environment.isCurrent { read() } else { environment.execute(read); done.wait() }
+        return box.withLock { $0 }
+    }
+
     /// Feeds one message from a transport (on the environment's thread).
     public func receive(_ inbound: InboundSIPMessage) {
         precondition(environment.isCurrent, "SIP messages are fed on the engine's thread")
@@ -57,31 +74,33 @@ public final class ParleyEngine: ConversationManagerDelegate {
         observed.state.withLock { $0.callIDs[conversationUUID] }
     }
 
-    /// Ends every call (BYE, CANCEL, 480) and waits up to `grace` for their answers, then flushes the history.
-    /// Call from outside the environment's thread.
+    /// Ends every conversation through the manager's pipeline (End actions: BYE, CANCEL or a refusal, so each ends
+    /// as `localEnded`), waits up to `grace` for them, closes whatever SIP is still open, removes the registration,
+    /// then invalidates the manager and flushes the history. Call from outside the environment's thread.
     public func shutdown(grace: Duration = .seconds(2)) {
         precondition(!environment.isCurrent, "shutdown waits for the engine's thread")
+        let deadline = ContinuousClock.now + grace
+        for conversation in manager.conversations where conversation.state != .leaving && conversation.state != .left {
+            do {
+                try manager.perform([.end(conversationUUID: conversation.uuid)])
+            } catch {
+                log.debug("shutdown: cannot end \(conversation.uuid): \(error)")
+            }
+        }
+        while ContinuousClock.now < deadline && !manager.conversations.isEmpty {
+            usleep(10_000)
+        }
         let done = DispatchSemaphore(value: 0)
         environment.execute { [agent] in
-            let sent = agent.value.endAll()
-            if sent == 0 {
-                done.signal()
-                return
-            }
-            // Give the BYEs and CANCELs their answers (or the grace period).
-            let started = ContinuousClock.now
-            func poll() {
-                let (servers, clients) = agent.value.transactions.count
-                _ = servers
-                if clients == 0 || ContinuousClock.now - started >= grace {
-                    done.signal()
-                } else {
-                    _ = agent.value.environment.schedule(after: .milliseconds(20)) { poll() }
-                }
-            }
-            poll()
+            _ = agent.value.endAll()
+            _ = agent.value.unregister()
+            done.signal()
         }
-        _ = done.wait(timeout: .now() + .milliseconds(Int(grace.components.seconds * 1000) + 500))
+        done.wait()
+        // Give the last BYEs and the un-REGISTER a moment to be answered (their transactions retransmit meanwhile).
+        while ContinuousClock.now < deadline && statistics.pendingRequests > 0 {
+            usleep(10_000)
+        }
         manager.invalidate()
         history?.drain()
     }
@@ -98,7 +117,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
                     messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
                     retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
                     outgoingCalls: counters.outgoingCalls, liveCalls: agent.value.legs.count,
-                    liveTransactions: servers + clients)
+                    liveTransactions: servers + clients, pendingRequests: clients)
             }
             done.signal()
         }
@@ -185,6 +204,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var liveCalls = 0
     /// Live SIP transactions now.
     public var liveTransactions = 0
+    /// Requests we sent that are still waiting for their final response (client transactions).
+    public var pendingRequests = 0
 }
 
 /// What the engine remembers about each conversation for its log: the last state seen and the SIP Call-ID.

@@ -19,6 +19,8 @@ final class SIPUserAgent {
     var legsByCallID: [String: CallLeg] = [:]
     /// Counters for the status report.
     var counters = EngineCounters()
+    /// The registration, when configured.
+    var registration: RegistrationClient?
     /// Told of each new call's conversation and Call-ID before the conversation is reported.
     var onCallCreated: ((UUID, String) -> Void)?
     /// The session id our SDP origins use (one per process).
@@ -33,6 +35,11 @@ final class SIPUserAgent {
         self.manager = manager
         self.log = log
         self.transactions = TransactionLayer(environment: environment, timers: configuration.timers)
+        self.registration = configuration.registration.map {
+            RegistrationClient(
+                configuration: $0, callID: SecureRandom.token(20) + "@" + Self.uriHost(configuration.listenAddresses[0].host),
+                localTag: SecureRandom.token(10))
+        }
     }
 
     // MARK: Receiving

@@ -75,7 +75,7 @@ final class Daemon: Sendable {
         let configuration = EngineConfiguration(
             userName: options.userName, listenAddresses: bound, declineStatus: options.declineStatus,
             ringTimeout: options.ringTimeout, autoAnswerDelay: options.autoAnswer, phoneDomain: options.phoneDomain,
-            product: "Parley/\(DaemonVersion.current)")
+            product: "Parley/\(DaemonVersion.current)", registration: options.registration)
         let problems = configuration.problems
         guard problems.isEmpty else { throw DaemonError(problems.joined(separator: "; ")) }
         let recorder = history.map {
@@ -92,6 +92,7 @@ final class Daemon: Sendable {
         let signalSources = installSignalHandlers()
         log.info("parleyd \(DaemonVersion.current) listening on " + bound.map(\.description).joined(separator: " ")
             + (history.map { " history \($0.path)" } ?? " (no history)"))
+        engine.start()
         for target in options.calls {
             let handle = Handle(kind: .generic, value: target, displayName: target)
             do {

@@ -2,6 +2,8 @@ import CommandLineSupport
 import ConversationKit
 import Foundation
 import ParleyEngine
+import SIPMessages
+import SIPSignaling
 import SIPTransport
 
 /// parleyd's settings, from the command line and an optional config file (`--config FILE`: one `option value` per
@@ -24,6 +26,7 @@ struct DaemonOptions {
     var script: CallScript?
     var exitAfter: Int?
     var logLevel: EngineLog.Level = .info
+    var registration: RegistrationConfiguration?
 
     static let help = """
         usage: parleyd [options]
@@ -46,6 +49,11 @@ struct DaemonOptions {
           --decline 486|603       how End refuses a ringing call (default 486 Busy Here)
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
           --phone-domain HOST     the domain phone numbers are called at
+          --register URI          register with this registrar (e.g. sip:127.0.0.1:5060), refreshing before expiry
+          --aor URI               the address of record to register (default sip:USER@REGISTRAR-HOST)
+          --auth-user NAME        digest user name (default: the --aor user)
+          --auth-password TEXT    digest password (or set $PARLEY_SIP_PASSWORD, which stays out of `ps`)
+          --register-expires S    binding lifetime to ask for (default 3600)
           --call URI              call URI once listening (repeatable)
           --script STEPS          run on each call once it is joined, e.g. "wait 500; hold; wait 500; resume;
                                   dtmf 12#; mute; unmute; end"
@@ -110,11 +118,44 @@ struct DaemonOptions {
             }
         }
         options.exitAfter = try arguments.option("--exit-after", as: "a positive number") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        options.registration = try registration(&arguments, userName: options.userName)
         if let level = try arguments.option("--log-level", as: "error, info or debug", EngineLog.Level.init(name:)) {
             options.logLevel = level
         }
         try arguments.finish()
         return options
+    }
+
+    /// `--register` and its companions.
+    private static func registration(_ arguments: inout Arguments, userName: String) throws(UsageError) -> RegistrationConfiguration? {
+        let aorText = try arguments.option("--aor")
+        let user = try arguments.option("--auth-user")
+        let password = try arguments.option("--auth-password")
+            ?? ProcessInfo.processInfo.environment["PARLEY_SIP_PASSWORD"]
+        let expires = try arguments.option("--register-expires", as: "seconds (60–604800)") {
+            Int($0).flatMap { (60...604_800).contains($0) ? $0 : nil }
+        }
+        guard let registrarText = try arguments.option("--register") else {
+            if aorText != nil || user != nil || expires != nil {
+                throw UsageError("--aor, --auth-user and --register-expires need --register URI")
+            }
+            return nil
+        }
+        guard let registrar = SIPURI(registrarText), registrar.isSIP, !registrar.host.isEmpty else {
+            throw UsageError("--register expects a SIP URI such as sip:127.0.0.1:5060, got '\(registrarText)'")
+        }
+        let aor: SIPURI
+        if let aorText {
+            guard let parsed = SIPURI(aorText), parsed.isSIP, parsed.user != nil else {
+                throw UsageError("--aor expects a SIP URI with a user, such as sip:alice@example.com, got '\(aorText)'")
+            }
+            aor = parsed
+        } else {
+            aor = SIPURI(scheme: registrar.scheme, user: userName, host: registrar.host)
+        }
+        let credentials = password.map { DigestCredentials(username: user ?? aor.user ?? userName, password: $0) }
+        return RegistrationConfiguration(
+            registrar: registrar, addressOfRecord: aor, credentials: credentials, expires: expires ?? 3600)
     }
 
     /// A config file as command-line arguments: `listen udp://…` becomes `--listen udp://…`; a bare `no-history`

@@ -1,0 +1,77 @@
+import Foundation
+import SIPMessages
+import SIPSignaling
+
+/// Registering with a registrar (RFC 3261 §10) so that calls to our address of record reach us, with digest
+/// authentication (MD5, SHA-256, SHA-512/256: RFC 8760) and refresh before expiry.
+public struct RegistrationConfiguration: Sendable, Hashable {
+    /// The registrar (`sip:registrar.example.com` or `sip:127.0.0.1:5060;transport=tcp`).
+    public var registrar: SIPURI
+    /// The address of record we register (`sip:alice@example.com`).
+    public var addressOfRecord: SIPURI
+    /// The credentials for digest challenges; nil to register without (a challenge then fails the registration).
+    public var credentials: DigestCredentials?
+    /// The binding lifetime we ask for, in seconds.
+    public var expires: Int
+    /// Extra Contact URI parameters (RFC 8599's pn-provider, pn-prid, pn-param go here).
+    public var contactParameters: SIPParameters
+
+    /// A registration of `addressOfRecord` at `registrar`.
+    public init(
+        registrar: SIPURI, addressOfRecord: SIPURI, credentials: DigestCredentials? = nil, expires: Int = 3600,
+        contactParameters: SIPParameters = []
+    ) {
+        self.registrar = registrar
+        self.addressOfRecord = addressOfRecord
+        self.credentials = credentials
+        self.expires = expires
+        self.contactParameters = contactParameters
+    }
+}
+
+/// Where the registration stands.
+public enum RegistrationState: Sendable, Hashable, CustomStringConvertible {
+    /// Not registered (not configured, or unregistered on shutdown).
+    case unregistered
+    /// A REGISTER is in flight.
+    case registering
+    /// Registered until the given time; a refresh goes out before then.
+    case registered(until: Date)
+    /// The last attempt failed; another follows after a back-off.
+    case failed(reason: String)
+
+    public var description: String {
+        switch self {
+        case .unregistered: "unregistered"
+        case .registering: "registering"
+        case .registered(let until): "registered until \(until.formatted(.iso8601))"
+        case .failed(let reason): "failed: \(reason)"
+        }
+    }
+}
+
+/// The registration's SIP bookkeeping: one Call-ID and a growing CSeq for all REGISTERs (RFC 3261 §10.2.4), the
+/// digest session, and the timers.
+struct RegistrationClient {
+    let configuration: RegistrationConfiguration
+    let callID: String
+    let localTag: String
+    var cseq: UInt32 = 0
+    var digest = DigestSession()
+    /// Challenges already answered with these nonces (a second challenge with the same nonce means wrong credentials).
+    var answeredNonces: Set<String> = []
+    var state: RegistrationState = .unregistered
+    var refreshTimer: EngineTimer?
+    /// Consecutive failures, for the back-off.
+    var failures = 0
+
+    /// How long to wait before retrying after `failures` failures: 5 s doubling to 5 minutes.
+    var retryDelay: Duration { .seconds(min(300, 5 << min(failures, 6))) }
+
+    /// When to refresh a binding granted for `seconds`: halfway for short bindings, else 32 s before expiry... at
+    /// least a second from now.
+    static func refreshDelay(grantedSeconds seconds: Int) -> Duration {
+        let refresh = seconds > 64 ? seconds - 32 : seconds / 2
+        return .seconds(max(1, refresh))
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// parleyd under hostile input and on shutdown.
+@Suite("parleyd: hostile input and shutdown", .serialized)
+struct DaemonRobustnessTests {
+    /// Sends `datagrams` to 127.0.0.1:`port` over UDP.
+    static func sendUDP(_ datagrams: [[UInt8]], port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        for datagram in datagrams {
+            _ = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, datagram, datagram.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    /// Writes `bytes` to a new TCP connection to 127.0.0.1:`port`, then closes it.
+    static func sendTCP(_ bytes: [UInt8], port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return }
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Mutations of a valid INVITE: flipped bytes, cut lines, huge and negative lengths, NULs, garbage.
+    static func hostileMessages(count: Int) -> [[UInt8]] {
+        let invite = Array("""
+            INVITE sip:parley@127.0.0.1 SIP/2.0\r
+            Via: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bK-h\r
+            Max-Forwards: 70\r
+            From: <sip:x@127.0.0.1>;tag=1\r
+            To: <sip:parley@127.0.0.1>\r
+            Call-ID: hostile@x\r
+            CSeq: 1 INVITE\r
+            Content-Type: application/sdp\r
+            Content-Length: 4\r
+            \r
+            v=0\n
+            """.utf8)
+        var generator = SystemRandomNumberGenerator()
+        var messages: [[UInt8]] = [
+            [], [0], Array("SIP/2.0 200 OK\r\n\r\n".utf8), Array(repeating: 0x41, count: 70_000),
+            Array(String(decoding: invite, as: UTF8.self).replacingOccurrences(of: "Content-Length: 4", with: "Content-Length: -7").utf8),
+            Array(String(decoding: invite, as: UTF8.self).replacingOccurrences(of: "SIP/2.0\r", with: "SIP/7.0\r").utf8),
+        ]
+        while messages.count < count {
+            var bytes = invite
+            for _ in 0..<Int.random(in: 1...8, using: &generator) {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0: bytes[index] = UInt8.random(in: 0...255, using: &generator)
+                case 1: bytes.remove(at: index)
+                case 2: bytes.insert(UInt8.random(in: 0...255, using: &generator), at: index)
+                default: bytes = Array(bytes[..<index])
+                }
+                if bytes.isEmpty { break }
+            }
+            messages.append(bytes)
+        }
+        return messages
+    }
+
+    @Test("2,000 mangled datagrams and stream garbage: parleyd keeps running and then completes a normal call")
+    func hostileInput() throws {
+        let parleyd = try Parleyd(["--auto-answer", "0"])
+        let messages = Self.hostileMessages(count: 2000)
+        Self.sendUDP(messages, port: parleyd.port)
+        for message in messages.prefix(50) { Self.sendTCP(message, port: parleyd.port) }
+        Self.sendTCP(Array(repeating: 0x7A, count: 200_000), port: parleyd.port)
+        usleep(300_000)
+        #expect(parleyd.process.process.isRunning)
+        let run = try SippInteropTests.sippCalls(parleyd, scenario: "uac")
+        #expect(run.status == 0, "\(run.output)")
+        try parleyd.waitForEnded(1)
+        #expect(parleyd.transitions.last == ["ringing", "joining", "joined", "left (remoteEnded)"])
+    }
+
+    @Test("SIGTERM with a call up: parleyd sends BYE, records the call, and exits 0")
+    func shutdownSendsBye() throws {
+        let parleyd = try Parleyd(["--auto-answer", "0"])
+        let port = Interop.freePort()
+        let sipp = try SippRun.start([
+            "-sf", SippInteropTests.scenario("uac-callee-hangs-up.xml"), "127.0.0.1:\(parleyd.port)",
+            "-i", "127.0.0.1", "-p", String(port), "-s", "parley", "-m", "1",
+        ])
+        try parleyd.process.waitForLine("the call joined") { $0.contains("→ joined") }
+        #expect(try parleyd.process.stop() == 0)
+        #expect(try sipp.waitForExit() == 0, "sipp received the BYE it waits for")
+        #expect(parleyd.transitions == [["ringing", "joining", "joined", "leaving", "left (localEnded)"]], "\(parleyd.process.lines)")
+    }
+}
