@@ -64,6 +64,14 @@ public final class ParleyEngine: ConversationManagerDelegate {
         agent.value.receive(inbound)
     }
 
+    /// The transport could not send to `destination` (refused, reset, failed TLS handshake, unreachable): the requests
+    /// waiting on it fail at once (RFC 3261 §17.1.4) instead of timing out. On the environment's thread.
+    public func transportFailed(towards destination: SIPDestination, reason: String) {
+        precondition(environment.isCurrent, "transport failures are fed on the engine's thread")
+        log.info("transport: cannot send to \(destination.kind.rawValue)://\(destination.address.host):\(destination.address.port): \(reason)")
+        agent.value.transactions.transportFailed(towards: destination)
+    }
+
     /// Calls `observer` with every conversation transition (on whichever thread caused it).
     public func observeTransitions(_ observer: @escaping @Sendable (ConversationTransition) -> Void) {
         observers.withLock { $0.append(observer) }

@@ -84,6 +84,11 @@ final class Daemon: Sendable {
         let engine = ParleyEngine(
             configuration: configuration, manager: manager, environment: environment, history: recorder, log: log)
         engineBox.set(engine)
+        loop.execute {
+            transport.onSendFailure = { destination, error in
+                engineBox.engine?.transportFailed(towards: destination, reason: "\(error)")
+            }
+        }
         state.withLock {
             $0.engine = engine
             $0.transport = transport
