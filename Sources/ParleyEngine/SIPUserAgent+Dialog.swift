@@ -61,7 +61,7 @@ extension SIPUserAgent {
         }
         leg.phase = .terminating
         let destination = destinationInDialog(leg)
-        let bye = dialog.makeRequest(.bye, via: newVia(for: destination.kind), contact: nil)
+        let bye = dialog.makeRequest(.bye, via: newVia(for: destination), contact: nil)
         dialog.terminate(reason: .localBye)
         leg.dialog = dialog
         transactions.send(bye, to: destination) { event in
@@ -104,7 +104,7 @@ extension SIPUserAgent {
         let answer = makeAnswer(to: offer, previous: leg.localSDP, localHold: leg.localHold)
         leg.localSDP = answer
         var headers = capabilityHeaders
-        headers.append("Contact", contactAddress(for: leg.destination.kind).headerValue)
+        headers.append("Contact", contactAddress(for: leg.destination).headerValue)
         headers.append("Server", configuration.product)
         let ok = request.makeResponse(
             statusCode: 200, toTag: leg.localTag, headers: headers, contentType: Self.sdpType, body: answer.serialize())
@@ -147,7 +147,7 @@ extension SIPUserAgent {
         var headers = capabilityHeaders
         headers.append("User-Agent", configuration.product)
         let request = dialog.makeRequest(
-            .invite, via: newVia(for: destination.kind), contact: contactAddress(for: destination.kind),
+            .invite, via: newVia(for: destination), contact: contactAddress(for: destination),
             headers: headers, contentType: Self.sdpType, body: offer.serialize())
         leg.dialog = dialog
         leg.ownReinvite = CallLeg.OwnReinvite(action: action, hold: hold, offer: offer, request: request)
@@ -168,7 +168,7 @@ extension SIPUserAgent {
             leg.localSDP = own.offer
             if let cseq = own.request.headers.cseq?.number, let dialog = leg.dialog {
                 let destination = destinationInDialog(leg)
-                let ack = dialog.makeACK(forInviteCSeq: cseq, via: newVia(for: destination.kind))
+                let ack = dialog.makeACK(forInviteCSeq: cseq, via: newVia(for: destination))
                 leg.lastACK = ack
                 transactions.sendStateless(.request(ack), to: destination)
             }
@@ -253,7 +253,7 @@ extension SIPUserAgent {
         let digit = leg.toneQueue.removeFirst()
         let destination = destinationInDialog(leg)
         let info = dialog.makeRequest(
-            .info, via: newVia(for: destination.kind), contact: nil, contentType: DTMFRelay.contentType,
+            .info, via: newVia(for: destination), contact: nil, contentType: DTMFRelay.contentType,
             body: DTMFRelay.body(for: digit))
         leg.dialog = dialog
         transactions.send(info, to: destination) { [weak self, weak leg] event in

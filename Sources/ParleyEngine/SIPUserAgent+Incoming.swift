@@ -121,7 +121,7 @@ extension SIPUserAgent {
         let answer = makeAnswer(to: leg.remoteSDP, previous: nil, localHold: false)
         leg.localSDP = answer
         var headers = capabilityHeaders
-        headers.append("Contact", contactAddress(for: leg.destination.kind).headerValue)
+        headers.append("Contact", contactAddress(for: leg.destination).headerValue)
         headers.append("Server", configuration.product)
         let ok = leg.invite.makeResponse(
             statusCode: 200, toTag: leg.localTag, copyingRecordRoute: true, headers: headers,

@@ -24,7 +24,7 @@ extension SIPUserAgent {
             _ = action.fail(reason: problem.description)
             return
         }
-        let host = Self.uriHost(listenAddress(for: destination.kind)?.host ?? mediaAddress)
+        let host = Self.uriHost(listenAddress(for: destination)?.host ?? mediaAddress)
         let callID = SecureRandom.token(20) + "@" + host
         let localTag = SecureRandom.token(10)
         let offer = SDPSession(
@@ -34,9 +34,9 @@ extension SIPUserAgent {
         let to = SIPAddress(
             displayName: handle.displayName == handle.value ? nil : handle.displayName, uri: target)
         let invite = SIPRequest(
-            method: .invite, uri: target, via: newVia(for: destination.kind),
-            from: localAddress(tag: localTag, kind: destination.kind), to: to, callID: callID, cseq: 1,
-            contact: contactAddress(for: destination.kind), headers: headers, contentType: Self.sdpType,
+            method: .invite, uri: target, via: newVia(for: destination),
+            from: localAddress(tag: localTag, for: destination), to: to, callID: callID, cseq: 1,
+            contact: contactAddress(for: destination), headers: headers, contentType: Self.sdpType,
             body: offer.serialize())
         let leg = CallLeg(
             uuid: action.conversationUUID, role: .caller, callID: callID, localTag: localTag, invite: invite,
@@ -117,7 +117,7 @@ extension SIPUserAgent {
             return
         }
         leg.destination = destinationInDialog(leg)
-        let ack = dialog.makeACK(forInviteCSeq: cseq, via: newVia(for: leg.destination.kind))
+        let ack = dialog.makeACK(forInviteCSeq: cseq, via: newVia(for: leg.destination))
         leg.lastACK = ack
         transactions.sendStateless(.request(ack), to: leg.destination)
         if let body = Optional(response.body), !body.isEmpty { leg.remoteSDP = try? SDPSession.parse(body) }

@@ -28,7 +28,7 @@ extension SIPUserAgent {
             return
         }
         client.cseq += 1
-        var contact = contactAddress(for: destination.kind)
+        var contact = contactAddress(for: destination)
         for parameter in client.configuration.contactParameters { contact.uri.parameters.append(parameter) }
         contact.parameters.set("expires", String(expires))
         var headers: SIPHeaders = ["Expires": String(expires), "User-Agent": configuration.product]
@@ -39,7 +39,7 @@ extension SIPUserAgent {
         var from = aor
         from.parameters.set("tag", client.localTag)
         let request = SIPRequest(
-            method: .register, uri: requestURI, via: newVia(for: destination.kind), from: from, to: aor,
+            method: .register, uri: requestURI, via: newVia(for: destination), from: from, to: aor,
             callID: client.callID, cseq: client.cseq, contact: contact, headers: headers)
         if expires > 0 { client.state = .registering }
         registration = client

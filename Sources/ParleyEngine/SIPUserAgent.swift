@@ -153,8 +153,8 @@ final class SIPUserAgent {
         body: SDPSession? = nil, contact: Bool = false, reason: String? = nil
     ) {
         var headers = extra
-        if contact, let transport = transactions.responseDestination(key)?.kind {
-            headers.append("Contact", contactAddress(for: transport).headerValue)
+        if contact, let destination = transactions.responseDestination(key) {
+            headers.append("Contact", contactAddress(for: destination).headerValue)
         }
         headers.append("Server", configuration.product)
         let response = request.makeResponse(
@@ -171,12 +171,21 @@ final class SIPUserAgent {
         configuration.listenAddresses.first { $0.kind == kind }
     }
 
+    /// The listening address messages to `destination` go out from: its transport, the same IP family when there is
+    /// one (an IPv6 peer gets an IPv6 Via and Contact), else any of that transport.
+    func listenAddress(for destination: SIPDestination) -> ListenAddress? {
+        let wantsIPv6 = destination.address.host.contains(":")
+        return configuration.listenAddresses.first { $0.kind == destination.kind && $0.host.contains(":") == wantsIPv6 }
+            ?? listenAddress(for: destination.kind)
+    }
+
     /// `host` as it goes into a URI or Via (IPv6 in brackets).
     static func uriHost(_ host: String) -> String { host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host }
 
-    /// Our Contact for messages going out on `kind`.
-    func contactAddress(for kind: SIPTransportKind) -> SIPAddress {
-        let listen = listenAddress(for: kind) ?? configuration.listenAddresses[0]
+    /// Our Contact for messages to `destination`.
+    func contactAddress(for destination: SIPDestination) -> SIPAddress {
+        let kind = destination.kind
+        let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
         var parameters: SIPParameters = []
         if kind != .udp { parameters.set("transport", kind.rawValue) }
         let uri = SIPURI(
@@ -185,9 +194,9 @@ final class SIPUserAgent {
         return SIPAddress(uri: uri)
     }
 
-    /// Our From/To address with `tag`.
-    func localAddress(tag: String?, kind: SIPTransportKind) -> SIPAddress {
-        let listen = listenAddress(for: kind) ?? configuration.listenAddresses[0]
+    /// Our From/To address with `tag`, for messages to `destination`.
+    func localAddress(tag: String?, for destination: SIPDestination) -> SIPAddress {
+        let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
         let uri = SIPURI(scheme: "sip", user: configuration.userName, host: Self.uriHost(listen.host), port: Int(listen.port))
         var address = SIPAddress(displayName: configuration.displayName, uri: uri)
         if let tag { address.parameters.set("tag", tag) }
@@ -201,11 +210,11 @@ final class SIPUserAgent {
         return Handle(kind: .generic, value: value, displayName: configuration.displayName ?? value)
     }
 
-    /// A Via for a new client transaction going out on `kind`.
-    func newVia(for kind: SIPTransportKind) -> SIPVia {
-        let listen = listenAddress(for: kind) ?? configuration.listenAddresses[0]
+    /// A Via for a new client transaction going to `destination`.
+    func newVia(for destination: SIPDestination) -> SIPVia {
+        let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
         return SIPVia(
-            transport: kind.viaToken, host: Self.uriHost(listen.host), port: Int(listen.port),
+            transport: destination.kind.viaToken, host: Self.uriHost(listen.host), port: Int(listen.port),
             branch: SIPVia.magicCookie + SecureRandom.token(16), parameters: [SIPParameter(name: "rport")])
     }
 

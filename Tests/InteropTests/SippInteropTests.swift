@@ -42,6 +42,19 @@ struct SippInteropTests {
         #expect(parleyd.transitions == Array(repeating: ["ringing", "joining", "joined", "left (remoteEnded)"], count: 3))
     }
 
+    @Test("sipp's built-in uac calls parleyd over IPv6 loopback")
+    func ipv6() throws {
+        let port6 = Interop.freePort()
+        let parleyd = try Parleyd(["--auto-answer", "0", "--listen", "udp://[::1]:\(port6)"])
+        let run = try SippRun.run([
+            "-sn", "uac", "[::1]:\(port6)", "-i", "::1", "-p", String(Interop.freePort()), "-s", "parley", "-m", "2",
+            "-d", "100",
+        ])
+        #expect(run.status == 0, "\(run.output)")
+        try parleyd.waitForEnded(2)
+        #expect(parleyd.transitions == Array(repeating: ["ringing", "joining", "joined", "left (remoteEnded)"], count: 2))
+    }
+
     @Test("parleyd calls sipp's built-in uas and hangs up itself")
     func builtInUAS() throws {
         let (run, parleyd) = try Self.parleydCalls(scenario: "uas", script: "wait 200; end")
