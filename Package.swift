@@ -58,6 +58,10 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "parley-bench-engine",
+            dependencies: ["ParleyEngine", "ConversationKit", "SIPTransport"]
+        ),
+        .executableTarget(
             name: "parley-bench-core",
             dependencies: ["ConversationKit", "CommandLineSupport"]
         ),

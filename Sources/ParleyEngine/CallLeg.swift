@@ -114,6 +114,9 @@ final class CallLeg {
         self.phase = phase
     }
 
+    /// Whether the call is secure end to end (its INVITE's Request-URI is `sips:`): our Contact is then `sips:`.
+    var isSecure: Bool { invite.uri.scheme == "sips" }
+
     /// Every timer the leg holds, for cancelling them all at its end.
     var timers: [EngineTimer] {
         [ringTimer, autoAnswerTimer, successRetransmission?.timer, successRetransmission?.giveUp, glareRetry]

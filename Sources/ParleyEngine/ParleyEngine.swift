@@ -113,6 +113,12 @@ public final class ParleyEngine: ConversationManagerDelegate {
         history?.drain()
     }
 
+    /// Our tag in the dialog of the call with this Call-ID (for benchmarks and tests that play the peer).
+    public func localTag(ofCallID callID: String) -> String? {
+        precondition(environment.isCurrent, "read on the engine's thread")
+        return agent.value.legsByCallID[callID]?.localTag
+    }
+
     /// Counters for status reports.
     public var statistics: EngineStatistics {
         let done = DispatchSemaphore(value: 0)

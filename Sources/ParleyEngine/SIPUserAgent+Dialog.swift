@@ -104,7 +104,7 @@ extension SIPUserAgent {
         let answer = makeAnswer(to: offer, previous: leg.localSDP, localHold: leg.localHold)
         leg.localSDP = answer
         var headers = capabilityHeaders
-        headers.append("Contact", contactAddress(for: leg.destination).headerValue)
+        headers.append("Contact", contactAddress(for: leg.destination, secure: leg.isSecure).headerValue)
         headers.append("Server", configuration.product)
         let ok = request.makeResponse(
             statusCode: 200, toTag: leg.localTag, headers: headers, contentType: Self.sdpType, body: answer.serialize())
@@ -147,7 +147,7 @@ extension SIPUserAgent {
         var headers = capabilityHeaders
         headers.append("User-Agent", configuration.product)
         let request = dialog.makeRequest(
-            .invite, via: newVia(for: destination), contact: contactAddress(for: destination),
+            .invite, via: newVia(for: destination), contact: contactAddress(for: destination, secure: leg.isSecure),
             headers: headers, contentType: Self.sdpType, body: offer.serialize())
         leg.dialog = dialog
         leg.ownReinvite = CallLeg.OwnReinvite(action: action, hold: hold, offer: offer, request: request)

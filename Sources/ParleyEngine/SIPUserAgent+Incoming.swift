@@ -94,8 +94,13 @@ extension SIPUserAgent {
 
     private func sendRinging(_ leg: CallLeg) {
         guard let key = leg.inviteKey else { return }
-        respond(to: leg.invite, key: key, status: 180, toTag: leg.localTag, contact: true)
-        let ringing = leg.invite.makeResponse(statusCode: 180, toTag: leg.localTag, copyingRecordRoute: true)
+        let headers: SIPHeaders = [
+            "Contact": contactAddress(for: leg.destination, secure: leg.isSecure).headerValue,
+            "Server": configuration.product,
+        ]
+        let ringing = leg.invite.makeResponse(
+            statusCode: 180, toTag: leg.localTag, copyingRecordRoute: true, headers: headers)
+        transactions.respond(ringing, to: key)
         leg.dialog = SIPDialog.asCallee(request: leg.invite, response: ringing)
     }
 
@@ -121,7 +126,7 @@ extension SIPUserAgent {
         let answer = makeAnswer(to: leg.remoteSDP, previous: nil, localHold: false)
         leg.localSDP = answer
         var headers = capabilityHeaders
-        headers.append("Contact", contactAddress(for: leg.destination).headerValue)
+        headers.append("Contact", contactAddress(for: leg.destination, secure: leg.isSecure).headerValue)
         headers.append("Server", configuration.product)
         let ok = leg.invite.makeResponse(
             statusCode: 200, toTag: leg.localTag, copyingRecordRoute: true, headers: headers,

@@ -36,7 +36,8 @@ extension SIPUserAgent {
         let invite = SIPRequest(
             method: .invite, uri: target, via: newVia(for: destination),
             from: localAddress(tag: localTag, for: destination), to: to, callID: callID, cseq: 1,
-            contact: contactAddress(for: destination), headers: headers, contentType: Self.sdpType,
+            contact: contactAddress(for: destination, secure: target.scheme == "sips"), headers: headers,
+            contentType: Self.sdpType,
             body: offer.serialize())
         let leg = CallLeg(
             uuid: action.conversationUUID, role: .caller, callID: callID, localTag: localTag, invite: invite,

@@ -28,7 +28,7 @@ extension SIPUserAgent {
             return
         }
         client.cseq += 1
-        var contact = contactAddress(for: destination)
+        var contact = contactAddress(for: destination, secure: target.scheme == "sips")
         for parameter in client.configuration.contactParameters { contact.uri.parameters.append(parameter) }
         contact.parameters.set("expires", String(expires))
         var headers: SIPHeaders = ["Expires": String(expires), "User-Agent": configuration.product]

@@ -66,6 +66,7 @@ final class SIPUserAgent {
     }
 
     private func receive(_ request: SIPRequest, from source: SIPDestination) {
+        let request = Self.stampingReceived(request, from: source)
         if request.method != .ack && request.method != .cancel {
             do {
                 try request.checkURIScheme()
@@ -140,6 +141,23 @@ final class SIPUserAgent {
         transactions.sendStateless(.response(retransmission.response), to: source)
     }
 
+    /// RFC 3581: a top Via asking for `rport` gets `received` and `rport` filled in with where the request really
+    /// came from, so every response copies them (NAT diagnostics; replies go to the source address anyway). Only a
+    /// first Via field holding one value is rewritten (the usual case).
+    static func stampingReceived(_ request: SIPRequest, from source: SIPDestination) -> SIPRequest {
+        guard source.kind == .udp, var via = request.headers.topVia, via.requestsRPort, via.rport == nil,
+            let index = request.headers.firstIndex(where: { $0.name.caseInsensitiveCompare("Via") == .orderedSame || $0.name == "v" }),
+            !request.headers[index].value.utf8.contains(0x2C)
+        else { return request }
+        via.parameters.set("rport", String(source.address.port))
+        via.parameters.set("received", source.address.host)
+        var fields = Array(request.headers)
+        fields[index] = SIPHeaderField(name: fields[index].name, value: via.headerValue)
+        var stamped = request
+        stamped.headers = SIPHeaders(fields)
+        return stamped
+    }
+
     // MARK: Helpers shared by the flows
 
     /// The headers that say what we support (OPTIONS, 405, 501, and our INVITEs and 2xx).
@@ -154,7 +172,7 @@ final class SIPUserAgent {
     ) {
         var headers = extra
         if contact, let destination = transactions.responseDestination(key) {
-            headers.append("Contact", contactAddress(for: destination).headerValue)
+            headers.append("Contact", contactAddress(for: destination, secure: request.uri.scheme == "sips").headerValue)
         }
         headers.append("Server", configuration.product)
         let response = request.makeResponse(
@@ -174,22 +192,25 @@ final class SIPUserAgent {
     /// The listening address messages to `destination` go out from: its transport, the same IP family when there is
     /// one (an IPv6 peer gets an IPv6 Via and Contact), else any of that transport.
     func listenAddress(for destination: SIPDestination) -> ListenAddress? {
-        let wantsIPv6 = destination.address.host.contains(":")
-        return configuration.listenAddresses.first { $0.kind == destination.kind && $0.host.contains(":") == wantsIPv6 }
+        let wantsIPv6 = destination.address.host.utf8.contains(0x3A)
+        return configuration.listenAddresses.first { $0.kind == destination.kind && $0.host.utf8.contains(0x3A) == wantsIPv6 }
             ?? listenAddress(for: destination.kind)
     }
 
     /// `host` as it goes into a URI or Via (IPv6 in brackets).
-    static func uriHost(_ host: String) -> String { host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host }
+    static func uriHost(_ host: String) -> String { host.utf8.contains(0x3A) && host.utf8.first != 0x5B ? "[\(host)]" : host }
 
-    /// Our Contact for messages to `destination`.
-    func contactAddress(for destination: SIPDestination) -> SIPAddress {
+    /// Our Contact for messages to `destination`: `sip:…;transport=tcp|tls`, or a `sips:` URI when the exchange is
+    /// secure end to end (a `sips:` Request-URI or target: RFC 3261 §8.1.1.8, §12.1.1). Peers such as baresip cannot
+    /// send to a `sips:` Contact at all, so plain `sip:` over TLS stays `sip:`.
+    func contactAddress(for destination: SIPDestination, secure: Bool = false) -> SIPAddress {
         let kind = destination.kind
         let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
         var parameters: SIPParameters = []
-        if kind != .udp { parameters.set("transport", kind.rawValue) }
+        let sips = secure && kind == .tls
+        if kind != .udp && !sips { parameters.set("transport", kind.rawValue) }
         let uri = SIPURI(
-            scheme: kind == .tls ? "sips" : "sip", user: configuration.userName, host: Self.uriHost(listen.host),
+            scheme: sips ? "sips" : "sip", user: configuration.userName, host: Self.uriHost(listen.host),
             port: Int(listen.port), parameters: parameters)
         return SIPAddress(uri: uri)
     }

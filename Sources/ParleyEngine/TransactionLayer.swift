@@ -67,8 +67,7 @@ final class TransactionLayer {
                 effects = machine.receive(request)
                 entry.machine = .nonInvite(machine)
             }
-            servers[key] = entry
-            run(effects, server: key)
+            store(entry, applying: effects, key: key)
             return .absorbed
         }
         let transport = TransactionTransport(viaTransport: source.kind.viaToken)
@@ -77,14 +76,12 @@ final class TransactionLayer {
             return .ackForSuccess
         case .invite:
             let (machine, effects) = InviteServerTransaction.start(request: request, transport: transport, timers: timers)
-            servers[key] = ServerEntry(machine: .invite(machine), destination: source)
-            run(effects, server: key)
+            store(ServerEntry(machine: .invite(machine), destination: source), applying: effects, key: key)
         case .bye, .cancel, .options, .register, .prack, .subscribe, .notify, .publish, .info, .refer, .message,
             .update, .extension:
             let (machine, effects) = NonInviteServerTransaction.start(
                 request: request, transport: transport, timers: timers)
-            servers[key] = ServerEntry(machine: .nonInvite(machine), destination: source)
-            run(effects, server: key)
+            store(ServerEntry(machine: .nonInvite(machine), destination: source), applying: effects, key: key)
         }
         return .new(key)
     }
@@ -106,8 +103,7 @@ final class TransactionLayer {
             effects = machine.respond(response)
             entry.machine = .nonInvite(machine)
         }
-        servers[key] = entry
-        run(effects, server: key)
+        store(entry, applying: effects, key: key)
     }
 
     /// The state of a live server transaction.
@@ -206,27 +202,33 @@ final class TransactionLayer {
 
     // MARK: Effects
 
-    private func run(_ effects: [TransactionEffect], server key: TransactionKey) {
+    /// Runs a server transaction's effects on its entry, then stores the entry (or forgets it when the transaction
+    /// ended): one dictionary write per input. Server effects never call out of the layer, so nothing can look the
+    /// entry up meanwhile.
+    private func store(_ entry: ServerEntry, applying effects: [TransactionEffect], key: TransactionKey) {
+        var entry = entry
         for effect in effects {
-            guard servers[key] != nil else { return }
             switch effect {
             case .send(let message):
-                if let destination = servers[key]?.destination { environment.send(message.serialize(), to: destination) }
+                environment.send(message.serialize(), to: entry.destination)
             case .startTimer(let timer, let delay):
-                if let old = servers[key]?.timers[timer] { environment.cancel(old) }
-                servers[key]?.timers[timer] = environment.schedule(after: delay) { [weak self] in
+                if let old = entry.timers[timer] { environment.cancel(old) }
+                entry.timers[timer] = environment.schedule(after: delay) { [weak self] in
                     self?.serverTimerFired(timer, key: key)
                 }
             case .cancelTimer(let timer):
-                if let old = servers[key]?.timers.removeValue(forKey: timer) { environment.cancel(old) }
+                if let old = entry.timers.removeValue(forKey: timer) { environment.cancel(old) }
             case .terminated:
-                if let entry = servers.removeValue(forKey: key) { entry.timers.values.forEach(environment.cancel) }
+                entry.timers.values.forEach(environment.cancel)
+                servers[key] = nil
+                return
             case .deliverRequest, .deliverResponse, .timeout, .transportError:
                 // The request reaches the transaction user through `receive`'s result; a server transaction that
                 // times out or cannot send has nobody left to tell (the dialog has its own timers).
                 break
             }
         }
+        servers[key] = entry
     }
 
     private func run(_ effects: [TransactionEffect], client key: TransactionKey) {
@@ -268,8 +270,7 @@ final class TransactionLayer {
             effects = machine.timerFired(timer)
             entry.machine = .nonInvite(machine)
         }
-        servers[key] = entry
-        run(effects, server: key)
+        store(entry, applying: effects, key: key)
     }
 
     private func clientTimerFired(_ timer: TransactionTimer, key: TransactionKey) {

@@ -165,8 +165,8 @@ public struct SDPSession: Sendable, Hashable {
 
     /// The description as SDP text with CRLF line ends.
     public func serialize() -> Data {
-        let connectionType = connectionAddress.contains(":") ? "IP6" : "IP4"
-        let originType = origin.address.contains(":") ? "IP6" : "IP4"
+        let connectionType = connectionAddress.utf8.contains(0x3A) ? "IP6" : "IP4"
+        let originType = origin.address.utf8.contains(0x3A) ? "IP6" : "IP4"
         var lines = [
             "v=0",
             "o=\(origin.username) \(origin.sessionID) \(origin.sessionVersion) IN \(originType) \(origin.address)",
@@ -177,9 +177,15 @@ public struct SDPSession: Sendable, Hashable {
         ]
         lines += codecs.map { "a=rtpmap:\($0.payloadType) \($0.encodingName)/8000" }
         lines.append("a=\(direction.rawValue)")
-        let text = lines.map { $0.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ") }
-            .joined(separator: "\r\n") + "\r\n"
-        return Data(text.utf8)
+        // A value with a line break would end its line early: breaks become spaces (rare: checked byte-wise first).
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 2 })
+        for line in lines {
+            for byte in line.utf8 { bytes.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
+            bytes.append(0x0D)
+            bytes.append(0x0A)
+        }
+        return Data(bytes)
     }
 }
 

@@ -34,12 +34,17 @@ enum Interop {
     }
 
     /// A loopback port that was free a moment ago (UDP and TCP both checked).
-    static func freePort() -> UInt16 {
+    static func freePort() -> UInt16 { freePorts(count: 1) }
+
+    /// The first of `count` consecutive loopback ports that were all free a moment ago (baresip, for one, listens
+    /// for TLS on the port after its UDP/TCP one).
+    static func freePorts(count: UInt16) -> UInt16 {
         for _ in 0..<50 {
-            let port = UInt16.random(in: 20_000...59_000)
-            if isFree(port, type: Int32(SOCK_DGRAM.rawValue)) && isFree(port, type: Int32(SOCK_STREAM.rawValue)) {
-                return port
+            let first = UInt16.random(in: 20_000...59_000)
+            let all = (first..<first + count).allSatisfy {
+                isFree($0, type: Int32(SOCK_DGRAM.rawValue)) && isFree($0, type: Int32(SOCK_STREAM.rawValue))
             }
+            if all { return first }
         }
         fatalError("no free loopback port found")
     }

@@ -114,3 +114,14 @@ struct InDialogTests {
         #expect(harness.engine.statistics.malformedMessages == 1)
     }
 }
+
+@Suite("Engine: responses")
+struct ResponseHeaderTests {
+    @Test("RFC 3581: a Via with rport gets received and rport filled in on the response")
+    func rport() throws {
+        let harness = try EngineHarness()
+        harness.deliver(PeerMessages.inDialog("OPTIONS", localTag: "x", cseq: 1, branch: "z9hG4bK-o;rport", callID: "o@y"))
+        let response = try #require(harness.sent().first)
+        #expect(response.headers["Via"] == "SIP/2.0/UDP 127.0.0.1:5062;branch=z9hG4bK-o;rport=5062;received=127.0.0.1")
+    }
+}
