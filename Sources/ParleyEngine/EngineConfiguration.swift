@@ -30,13 +30,16 @@ public struct EngineConfiguration: Sendable {
     public var mediaPort: Int
     /// Register with a registrar (nil: do not register).
     public var registration: RegistrationConfiguration?
+    /// How long a conversation announced by a VoIP push waits for its INVITE before it ends as failed.
+    public var pushInviteWait: Duration
 
     /// A configuration; `listenAddresses` must not be empty.
     public init(
         userName: String = "parley", displayName: String? = "Parley", listenAddresses: [ListenAddress],
         declineStatus: Int = 486, ringTimeout: Duration = .seconds(60), autoAnswerDelay: Duration? = nil,
         timers: TransactionTimers = TransactionTimers(), phoneDomain: String? = nil, product: String = "Parley/0.3",
-        mediaPort: Int = 40_000, registration: RegistrationConfiguration? = nil
+        mediaPort: Int = 40_000, registration: RegistrationConfiguration? = nil,
+        pushInviteWait: Duration = .seconds(10)
     ) {
         self.userName = userName
         self.displayName = displayName
@@ -49,6 +52,7 @@ public struct EngineConfiguration: Sendable {
         self.product = product
         self.mediaPort = mediaPort
         self.registration = registration
+        self.pushInviteWait = pushInviteWait
     }
 
     /// What is wrong with this configuration, in words; empty when it is usable.

@@ -20,6 +20,9 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let agent: AgentBox
     private let observed = ObservedConversations()
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
+    private let pushedCalls: PushedCallRegistry
+    /// Our local member handle (a constant of the configuration).
+    private let localHandle: Handle
 
     /// An engine on `environment` driving `manager` (it becomes the manager's delegate). With `history`, every
     /// ended conversation is recorded before its `left` transition is logged.
@@ -33,10 +36,17 @@ public final class ParleyEngine: ConversationManagerDelegate {
         self.environment = environment
         self.log = log
         self.history = history.map { HistoryWriter(recorder: $0, log: log) }
-        let agent = SIPUserAgent(configuration: configuration, environment: environment, manager: manager, log: log)
+        let pushedCalls = PushedCallRegistry()
+        self.pushedCalls = pushedCalls
+        let agent = SIPUserAgent(
+            configuration: configuration, environment: environment, manager: manager, log: log, pushedCalls: pushedCalls)
         self.agent = AgentBox(agent)
+        self.localHandle = agent.localHandleSnapshot
         agent.onCallCreated = { [observed] uuid, callID in
-            observed.state.withLock { $0.callIDs[uuid] = callID }
+            observed.state.withLock {
+                $0.callIDs[uuid] = callID
+                $0.uuids[callID] = uuid
+            }
         }
         manager.delegate = self
     }
@@ -70,6 +80,74 @@ public final class ParleyEngine: ConversationManagerDelegate {
         precondition(environment.isCurrent, "transport failures are fed on the engine's thread")
         log.info("transport: cannot send to \(destination.kind.rawValue)://\(destination.address.host):\(destination.address.port): \(reason)")
         agent.value.transactions.transportFailed(towards: destination)
+    }
+
+    /// A VoIP push announced `call`: reports it as a ringing conversation before returning (synchronously, from any
+    /// thread), so the push handler can acknowledge it as reported. The INVITE that follows is matched by Call-ID;
+    /// without one within `pushInviteWait` the conversation ends as failed. Unusable pushes are reported and ended
+    /// at once; a cancel push ends the pending conversation as unanswered.
+    public func handlePush(_ call: PushedCall) -> PushHandling {
+        let now = environment.now
+        if call.isCancel {
+            // The entry stays (declined) until the wait ends, so a late INVITE is refused rather than ringing.
+            guard let uuid = pushedCalls.decline(callID: call.callID) else {
+                log.info("push: cancel for \(call.callID), which is not pending")
+                return .cancelled(nil)
+            }
+            log.info("push: cancel for \(call.callID) before its INVITE")
+            try? manager.reportConversationEvent(.ended(now, .unanswered), for: uuid)
+            return .cancelled(uuid)
+        }
+        if let known = observed.state.withLock({ $0.uuids[call.callID] }) {
+            return .alreadyReported(known)
+        }
+        var problem: String?
+        var uuid = call.uuid
+        if call.expiresAt < now {
+            problem = "the push expired at \(call.expiresAt.formatted(.iso8601))"
+        } else if !manager.configuration.supportedHandleTypes.contains(call.handle.kind) {
+            problem = "handle kind \(call.handle.kind) is not supported"
+        } else if call.callID.isEmpty || call.callID.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
+            problem = "the Call-ID \(call.callID.debugDescription) is not usable"
+        } else if manager.conversation(call.uuid) != nil {
+            // The same push again was caught above by its Call-ID: this is another call reusing a live uuid.
+            problem = "uuid \(call.uuid) is already in use"
+            uuid = RandomUUID.make()
+        }
+        let update = Conversation.Update(
+            localMember: localHandle, members: [call.handle], activeRemoteMembers: [call.handle])
+        if let problem {
+            log.info("push: unusable (\(problem)); reporting and ending it")
+            do {
+                try manager.reportNewIncomingConversation(uuid: uuid, update: update)
+                try manager.reportConversationEvent(.ended(now, .failed), for: uuid)
+            } catch {
+                log.error("push: could not even report the unusable push: \(error)")
+            }
+            return .reportedAndEnded(uuid, reason: problem)
+        }
+        if let existing = pushedCalls.register(call) { return .alreadyReported(existing) }
+        observed.state.withLock {
+            $0.callIDs[uuid] = call.callID
+            $0.uuids[call.callID] = uuid
+        }
+        do {
+            try manager.reportNewIncomingConversation(uuid: uuid, update: update)
+        } catch {
+            pushedCalls.remove(uuid: uuid)
+            log.error("push: the manager refused the conversation: \(error)")
+            return .reportedAndEnded(uuid, reason: "\(error)")
+        }
+        log.info("push: reported \(uuid) for call-id \(call.callID); waiting for its INVITE")
+        let wait = configuration.pushInviteWait
+        environment.execute { [agent, pushedCalls, manager, log, uuid] in
+            _ = agent.value.environment.schedule(after: wait) {
+                guard pushedCalls.remove(uuid: uuid) != nil else { return }
+                log.info("push: no INVITE for \(call.callID) within \(wait); ending \(uuid)")
+                try? manager.reportConversationEvent(.ended(agent.value.environment.now, .failed), for: uuid)
+            }
+        }
+        return .reported(uuid)
     }
 
     /// Calls `observer` with every conversation transition (on whichever thread caused it).
@@ -163,7 +241,10 @@ public final class ParleyEngine: ConversationManagerDelegate {
         let transition = ConversationTransition(
             conversation: conversation, from: previous, callID: callID)
         if conversation.state == .left {
-            observed.state.withLock { $0.callIDs[conversation.uuid] = nil }
+            observed.state.withLock {
+                if let callID = $0.callIDs.removeValue(forKey: conversation.uuid) { $0.uuids[callID] = nil }
+            }
+            pushedCalls.removeUnlessDeclined(uuid: conversation.uuid)
             let uuid = conversation.uuid
             if environment.isCurrent {
                 agent.value.conversationLeft(uuid)
@@ -227,6 +308,7 @@ private final class ObservedConversations: Sendable {
     struct State {
         var states: [UUID: Conversation.State] = [:]
         var callIDs: [UUID: String] = [:]
+        var uuids: [String: UUID] = [:]
     }
     let state = Mutex(State())
 }

@@ -11,6 +11,7 @@ extension SIPUserAgent {
             return
         }
         guard let leg = legs[action.conversationUUID] else {
+            if performForPushedCall(action) { return }
             // The conversation has no SIP side (it ended meanwhile): an End needs nothing more, others cannot run.
             if case .end = action.kind {
                 _ = action.fulfill(at: environment.now)
@@ -37,6 +38,25 @@ extension SIPUserAgent {
             // Parley is the local focus of a merged group: each call keeps its own dialog, the manager keeps the
             // membership, and the mixing of media (when Parley carries media) happens here. Nothing to signal.
             _ = action.fulfill(at: environment.now)
+        }
+    }
+
+    /// An action on a conversation announced by a push whose INVITE has not arrived: a Join waits for it, an End
+    /// declines it now (the INVITE will be refused). False when the conversation is not such a one.
+    private func performForPushedCall(_ action: ConversationAction) -> Bool {
+        switch action.kind {
+        case .join:
+            return pushedCalls.update(uuid: action.conversationUUID) { $0.pendingJoin = action }
+        case .end:
+            guard pushedCalls.update(uuid: action.conversationUUID, { $0.declined = true }) else { return false }
+            _ = action.fulfill(at: environment.now)
+            return true
+        case .mute:
+            guard pushedCalls.contains(uuid: action.conversationUUID) else { return false }
+            _ = action.fulfill(at: environment.now)
+            return true
+        case .start, .pause, .playTone, .merge, .unmerge:
+            return false
         }
     }
 

@@ -39,8 +39,19 @@ extension SIPUserAgent {
                 return
             }
         }
-        let handle = HandleMapping.handle(for: from)
-        let uuid = RandomUUID.make()
+        let pushed = pushedCalls.claim(callID: callID)
+        if let pushed, pushed.declined {
+            log.info("\(pushed.call.uuid) \(callID): declined after its push; refusing the INVITE")
+            respond(to: request, key: key, status: configuration.declineStatus)
+            return
+        }
+        if let pushed, manager.conversation(pushed.call.uuid)?.state != .ringing {
+            // The pushed conversation ended meanwhile (cancelled, failed): the late INVITE is not wanted.
+            respond(to: request, key: key, status: 480)
+            return
+        }
+        let handle = pushed?.call.handle ?? HandleMapping.handle(for: from)
+        let uuid = pushed?.call.uuid ?? RandomUUID.make()
         let leg = CallLeg(
             uuid: uuid, role: .callee, callID: callID, localTag: SecureRandom.token(10), invite: request,
             destination: Self.requestDestination(for: request, source: source), remoteHandle: handle,
@@ -49,6 +60,17 @@ extension SIPUserAgent {
         leg.remoteSDP = offer
         add(leg)
         counters.incomingCalls += 1
+        if let pushed {
+            // Already ringing since its push: the INVITE joins that conversation.
+            log.info("\(uuid) \(callID): the INVITE for a pushed call arrived")
+            sendRinging(leg)
+            if let join = pushed.pendingJoin {
+                answer(leg, action: join)
+                return
+            }
+            startRingAndAutoAnswerTimers(leg)
+            return
+        }
         do {
             try manager.reportNewIncomingConversation(
                 uuid: uuid,
@@ -61,6 +83,11 @@ extension SIPUserAgent {
         }
         guard leg.phase == .ringing else { return }  // a delegate answered or ended it from inside the report
         sendRinging(leg)
+        startRingAndAutoAnswerTimers(leg)
+    }
+
+    /// The ring timeout, and the auto-answer when configured.
+    private func startRingAndAutoAnswerTimers(_ leg: CallLeg) {
         leg.ringTimer = environment.schedule(after: configuration.ringTimeout) { [weak self, weak leg] in
             guard let self, let leg else { return }
             self.ringTimedOut(leg)

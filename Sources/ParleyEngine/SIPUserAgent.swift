@@ -26,10 +26,19 @@ final class SIPUserAgent {
     /// The session id our SDP origins use (one per process).
     let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
 
+    /// Calls announced by VoIP pushes, waiting for their INVITEs.
+    let pushedCalls: PushedCallRegistry
+    /// Our local member handle, computed once (read from any thread: it never changes).
+    let localHandleSnapshot: Handle
+
     init(
         configuration: EngineConfiguration, environment: any SIPEnvironment, manager: ConversationManager,
-        log: EngineLog
+        log: EngineLog, pushedCalls: PushedCallRegistry = PushedCallRegistry()
     ) {
+        self.pushedCalls = pushedCalls
+        let listen = configuration.listenAddresses[0]
+        let value = "sip:\(configuration.userName)@\(Self.uriHost(listen.host)):\(listen.port)"
+        self.localHandleSnapshot = Handle(kind: .generic, value: value, displayName: configuration.displayName ?? value)
         self.configuration = configuration
         self.environment = environment
         self.manager = manager
@@ -225,11 +234,7 @@ final class SIPUserAgent {
     }
 
     /// Our local member handle.
-    var localHandle: Handle {
-        let listen = configuration.listenAddresses[0]
-        let value = "sip:\(configuration.userName)@\(Self.uriHost(listen.host)):\(listen.port)"
-        return Handle(kind: .generic, value: value, displayName: configuration.displayName ?? value)
-    }
+    var localHandle: Handle { localHandleSnapshot }
 
     /// A Via for a new client transaction going to `destination`.
     func newVia(for destination: SIPDestination) -> SIPVia {
