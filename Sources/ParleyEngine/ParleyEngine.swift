@@ -1,6 +1,7 @@
 import CallHistory
 import ConversationKit
 import Foundation
+import SIPMessages
 import SIPTransport
 import Synchronization
 
@@ -107,7 +108,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             problem = "the push expired at \(call.expiresAt.formatted(.iso8601))"
         } else if !manager.configuration.supportedHandleTypes.contains(call.handle.kind) {
             problem = "handle kind \(call.handle.kind) is not supported"
-        } else if call.callID.isEmpty || call.callID.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
+        } else if !SIPGrammar.isCallID(call.callID) {
             problem = "the Call-ID \(call.callID.debugDescription) is not usable"
         } else if manager.conversation(call.uuid) != nil {
             // The same push again was caught above by its Call-ID: this is another call reusing a live uuid.
@@ -148,6 +149,16 @@ public final class ParleyEngine: ConversationManagerDelegate {
             }
         }
         return .reported(uuid)
+    }
+
+    /// Makes the outgoing call of conversation `conversationUUID` (started later by a Start action) use `callID` as
+    /// its SIP Call-ID — as when a push announcing the call has already gone out with that Call-ID.
+    /// Returns false (and assigns nothing) when `callID` is not a valid Call-ID.
+    @discardableResult
+    public func assignCallID(_ callID: String, toOutgoing conversationUUID: UUID) -> Bool {
+        guard SIPGrammar.isCallID(callID) else { return false }
+        pushedCalls.assignOutgoing(callID: callID, to: conversationUUID)
+        return true
     }
 
     /// Calls `observer` with every conversation transition (on whichever thread caused it).

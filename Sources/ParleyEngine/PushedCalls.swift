@@ -68,6 +68,14 @@ final class PushedCallRegistry: Sendable {
     }
 
     private let entries = Mutex<[String: Entry]>([:])
+    /// Call-IDs chosen in advance for outgoing calls, by conversation.
+    private let outgoing = Mutex<[UUID: String]>([:])
+
+    /// Chooses the Call-ID of a future outgoing call.
+    func assignOutgoing(callID: String, to uuid: UUID) { outgoing.withLock { $0[uuid] = callID } }
+
+    /// Takes the Call-ID chosen for outgoing conversation `uuid`, if any.
+    func takeOutgoing(uuid: UUID) -> String? { outgoing.withLock { $0.removeValue(forKey: uuid) } }
 
     /// Registers `call` unless its Call-ID is already there; returns the existing entry's uuid if it was.
     func register(_ call: PushedCall) -> UUID? {

@@ -25,7 +25,7 @@ extension SIPUserAgent {
             return
         }
         let host = Self.uriHost(listenAddress(for: destination)?.host ?? mediaAddress)
-        let callID = SecureRandom.token(20) + "@" + host
+        let callID = pushedCalls.takeOutgoing(uuid: action.conversationUUID) ?? SecureRandom.token(20) + "@" + host
         let localTag = SecureRandom.token(10)
         let offer = SDPSession(
             origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: configuration.mediaPort)

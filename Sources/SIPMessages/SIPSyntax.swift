@@ -1,4 +1,10 @@
 /// RFC 3261 §25 character classes and the small lexical helpers the parser, validator and writer share.
+/// Checks of SIP grammar that callers outside the module need before they build a message.
+public enum SIPGrammar {
+    /// Whether `text` is a valid Call-ID (`word ["@" word]`, RFC 3261 §25.1).
+    public static func isCallID(_ text: String) -> Bool { SIPSyntax.isCallID(text) }
+}
+
 enum SIPSyntax {
     // MARK: Character classes
 

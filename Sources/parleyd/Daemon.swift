@@ -100,8 +100,10 @@ final class Daemon: Sendable {
         engine.start()
         for target in options.calls {
             let handle = Handle(kind: .generic, value: target, displayName: target)
+            let uuid = RandomUUID.make()
+            if let callID = options.callID { engine.assignCallID(callID, toOutgoing: uuid) }
             do {
-                try manager.perform([.start(handles: [handle])])
+                try manager.perform([.start(conversationUUID: uuid, handles: [handle])])
             } catch {
                 log.error("cannot call \(target): \(error)")
             }

@@ -23,6 +23,7 @@ struct DaemonOptions {
     var ringTimeout: Duration = .seconds(60)
     var phoneDomain: String?
     var calls: [String] = []
+    var callID: String?
     var script: CallScript?
     var exitAfter: Int?
     var logLevel: EngineLog.Level = .info
@@ -55,6 +56,7 @@ struct DaemonOptions {
           --auth-password TEXT    digest password (or set $PARLEY_SIP_PASSWORD, which stays out of `ps`)
           --register-expires S    binding lifetime to ask for (default 3600)
           --call URI              call URI once listening (repeatable)
+          --call-id ID            the SIP Call-ID of the (single) --call, e.g. the one a push announced
           --script STEPS          run on each call once it is joined, e.g. "wait 500; hold; wait 500; resume;
                                   dtmf 12#; mute; unmute; end"
           --exit-after N          exit once N conversations have ended
@@ -110,6 +112,13 @@ struct DaemonOptions {
         }
         options.phoneDomain = try arguments.option("--phone-domain")
         options.calls = try arguments.options("--call")
+        options.callID = try arguments.option("--call-id")
+        if let callID = options.callID {
+            guard options.calls.count == 1 else { throw UsageError("--call-id goes with exactly one --call") }
+            guard SIPGrammar.isCallID(callID) else {
+                throw UsageError("--call-id expects a SIP Call-ID such as demo-1@parley, got '\(callID)'")
+            }
+        }
         if let script = try arguments.option("--script") {
             do {
                 options.script = try CallScript(parsing: script)
