@@ -50,6 +50,8 @@ final class CallLeg {
     struct SuccessRetransmission {
         /// The response.
         let response: SIPResponse
+        /// Where it goes: where the request came from (the Via/rport source, not the Contact).
+        let destination: SIPDestination
         /// The retransmission timer (unreliable transports only).
         var timer: EngineTimer?
         /// The current interval (T1, doubling up to T2).
@@ -99,6 +101,12 @@ final class CallLeg {
     var toneAction: ConversationAction?
     /// Caller: End was asked for before any provisional response; CANCEL goes out when one arrives.
     var cancelWhenProvisional = false
+    /// Caller: a provisional response (100 included) has arrived, so a CANCEL may go out (RFC 3261 §9.1).
+    var sawProvisional = false
+    /// Callee: ended while our 2xx waits for its ACK; the BYE goes when the ACK arrives (RFC 3261 §15).
+    var byeWhenAcknowledged = false
+    /// Caller: gives up on a CANCEL that is never answered with the INVITE's final response (64·T1).
+    var cancelGuard: EngineTimer?
 
     init(
         uuid: UUID, role: Role, callID: String, localTag: String, invite: SIPRequest, destination: SIPDestination,
@@ -119,7 +127,10 @@ final class CallLeg {
 
     /// Every timer the leg holds, for cancelling them all at its end.
     var timers: [EngineTimer] {
-        [ringTimer, autoAnswerTimer, successRetransmission?.timer, successRetransmission?.giveUp, glareRetry]
+        [
+            ringTimer, autoAnswerTimer, successRetransmission?.timer, successRetransmission?.giveUp, glareRetry,
+            cancelGuard,
+        ]
             .compactMap { $0 }
     }
 }

@@ -49,6 +49,12 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 $0.uuids[callID] = uuid
             }
         }
+        agent.onCallRefused = { [observed] uuid, callID in
+            observed.state.withLock {
+                $0.callIDs[uuid] = nil
+                $0.uuids[callID] = nil
+            }
+        }
         manager.delegate = self
     }
 
@@ -136,6 +142,10 @@ public final class ParleyEngine: ConversationManagerDelegate {
             try manager.reportNewIncomingConversation(uuid: uuid, update: update)
         } catch {
             pushedCalls.remove(uuid: uuid)
+            observed.state.withLock {
+                $0.callIDs[uuid] = nil
+                $0.uuids[call.callID] = nil
+            }
             log.error("push: the manager refused the conversation: \(error)")
             return .reportedAndEnded(uuid, reason: "\(error)")
         }

@@ -91,11 +91,13 @@ extension SIPUserAgent {
                     respond(to: leg.invite, key: key, status: 480, toTag: leg.localTag, reason: "Shutting Down")
                 }
             case .calling:
-                leg.cancelWhenProvisional = true
+                // Kept until a provisional response allows the CANCEL (or the INVITE times out).
+                if leg.sawProvisional { sendCancel(leg) } else { leg.cancelWhenProvisional = true }
+                continue
             case .early:
                 sent += 1
-                leg.phase = .terminating
-                transactions.send(leg.invite.makeCancel(), to: leg.destination) { _ in }
+                sendCancel(leg)
+                continue
             case .awaitingACK, .confirmed:
                 sent += 1
                 sendBye(leg)

@@ -43,14 +43,19 @@ extension SIPUserAgent {
     }
 
     /// End on an answered conversation: BYE; the End is fulfilled when the BYE is answered (or times out).
+    /// The End is done once the BYE is handed to its transaction (RFC 3261 §15.1.1: the dialog is over for us then),
+    /// so a dead peer cannot make it time out. A callee still waiting for the ACK of its 2xx sends the BYE when the ACK
+    /// arrives (or the 2xx times out), as §15 requires.
     func hangUp(_ leg: CallLeg, action: ConversationAction) {
-        leg.pendingEnd = action
-        stopRetransmitting(leg)
-        sendBye(leg) { [weak self] in
-            guard let self else { return }
-            _ = action.fulfill(at: self.environment.now)
+        if leg.phase == .awaitingACK {
+            leg.byeWhenAcknowledged = true
+            _ = action.fulfill(at: environment.now)
+            return
         }
+        stopRetransmitting(leg)
+        sendBye(leg)
         forget(leg)
+        _ = action.fulfill(at: environment.now)
     }
 
     /// Sends BYE in the leg's dialog; `done` runs once it is answered, times out or cannot be sent.
@@ -108,9 +113,10 @@ extension SIPUserAgent {
         headers.append("Server", configuration.product)
         let ok = request.makeResponse(
             statusCode: 200, toTag: leg.localTag, headers: headers, contentType: Self.sdpType, body: answer.serialize())
+        let replyTo = transactions.responseDestination(key) ?? leg.destination
         transactions.respond(ok, to: key)
         leg.dialog?.respond(ok)
-        startRetransmitting(ok, for: leg)
+        startRetransmitting(ok, for: leg, to: replyTo)
         if let offer {
             leg.remoteSDP = offer
             let held = offer.isHold
@@ -159,7 +165,13 @@ extension SIPUserAgent {
 
     private func reinviteEvent(_ event: ClientTransactionEvent, leg: CallLeg) {
         guard let own = leg.ownReinvite else { return }
-        if case .response(let response) = event { deliverToDialog(response, leg: leg) }
+        if case .response(let response) = event, !response.isProvisional, !deliverToDialog(response, leg: leg) {
+            // A final answer that does not belong to the dialog (its tags were changed): the dialog cannot go on.
+            leg.ownReinvite = nil
+            _ = own.action.fail(reason: "the answer to our re-INVITE does not match the dialog")
+            endAfterDialogFailure(leg, status: response.statusCode)
+            return
+        }
         switch event {
         case .response(let response) where response.isProvisional:
             return
@@ -185,6 +197,10 @@ extension SIPUserAgent {
                 guard let self, let leg else { return }
                 leg.glareRetry = nil
                 guard leg.phase == .confirmed, !own.action.isComplete else { return }
+                guard leg.dialog?.inviteInProgress == nil, leg.successRetransmission == nil else {
+                    _ = own.action.fail(reason: "another offer is in progress")
+                    return
+                }
                 let offer = SDPSession(
                     origin: self.nextOrigin(after: leg.localSDP), connectionAddress: self.mediaAddress,
                     audioPort: self.configuration.mediaPort, direction: own.hold ? .sendonly : .sendrecv)
@@ -302,9 +318,12 @@ enum DTMFRelay {
 extension SIPUserAgent {
     /// Passes a response to a request we sent in the leg's dialog, if it belongs to that dialog (a peer that changes
     /// tags gets its response ignored here, never a trap).
-    func deliverToDialog(_ response: SIPResponse, leg: CallLeg) {
-        guard var dialog = leg.dialog, DialogID(responseAsUAC: response) == dialog.id else { return }
+    /// Returns whether the dialog took it.
+    @discardableResult
+    func deliverToDialog(_ response: SIPResponse, leg: CallLeg) -> Bool {
+        guard var dialog = leg.dialog, DialogID(responseAsUAC: response) == dialog.id else { return false }
         dialog.receive(response: response)
         leg.dialog = dialog
+        return true
     }
 }

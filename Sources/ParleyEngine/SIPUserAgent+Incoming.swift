@@ -77,6 +77,7 @@ extension SIPUserAgent {
                 update: Conversation.Update(localMember: localHandle, members: [handle], activeRemoteMembers: [handle]))
         } catch {
             forget(leg)
+            onCallRefused?(uuid, callID)
             log.info("refused an incoming call \(callID) from \(handle.value): \(error)")
             respond(to: request, key: key, status: 486, reason: "Busy Here (\(error))")
             return
@@ -160,6 +161,7 @@ extension SIPUserAgent {
             contentType: Self.sdpType, body: answer.serialize())
         if let ringTimer = leg.ringTimer { environment.cancel(ringTimer) }
         leg.ringTimer = nil
+        let replyTo = transactions.responseDestination(key) ?? leg.destination
         transactions.respond(ok, to: key)
         if var dialog = leg.dialog {
             dialog.respond(ok)
@@ -169,7 +171,7 @@ extension SIPUserAgent {
         }
         leg.phase = .awaitingACK
         leg.pendingJoin = action
-        startRetransmitting(ok, for: leg)
+        startRetransmitting(ok, for: leg, to: replyTo)
         report(.startedConnecting(environment.now), for: leg)
     }
 
@@ -189,9 +191,10 @@ extension SIPUserAgent {
     }
 
     /// Keeps sending a 2xx until its ACK arrives: every T1 doubling to T2 on UDP; gives up after 64·T1 either way.
-    func startRetransmitting(_ response: SIPResponse, for leg: CallLeg) {
+    func startRetransmitting(_ response: SIPResponse, for leg: CallLeg, to destination: SIPDestination) {
         let timers = configuration.timers
-        var retransmission = CallLeg.SuccessRetransmission(response: response, timer: nil, interval: timers.t1)
+        var retransmission = CallLeg.SuccessRetransmission(
+            response: response, destination: destination, timer: nil, interval: timers.t1)
         if !leg.destination.kind.isReliable {
             retransmission.timer = environment.schedule(after: timers.t1) { [weak self, weak leg] in
                 guard let self, let leg else { return }
@@ -206,10 +209,8 @@ extension SIPUserAgent {
     }
 
     private func retransmitSuccess(_ leg: CallLeg) {
-        guard var retransmission = leg.successRetransmission,
-            let destination = leg.inviteKey.flatMap(transactions.responseDestination) ?? Optional(leg.destination)
-        else { return }
-        transactions.sendStateless(.response(retransmission.response), to: destination)
+        guard var retransmission = leg.successRetransmission else { return }
+        transactions.sendStateless(.response(retransmission.response), to: retransmission.destination)
         retransmission.interval = min(retransmission.interval * 2, configuration.timers.t2)
         retransmission.timer = environment.schedule(after: retransmission.interval) { [weak self, weak leg] in
             guard let self, let leg else { return }
@@ -218,7 +219,6 @@ extension SIPUserAgent {
         leg.successRetransmission = retransmission
     }
 
-    /// Where a callee's 2xx retransmissions go: where the INVITE came from.
     private func ackNeverCame(_ leg: CallLeg) {
         stopRetransmitting(leg)
         log.info("\(leg.uuid) \(leg.callID): no ACK for our 2xx within 64·T1; ending")
@@ -242,6 +242,13 @@ extension SIPUserAgent {
         stopRetransmitting(leg)
         if leg.remoteSDP == nil, !request.body.isEmpty, let answer = try? SDPSession.parse(request.body) {
             leg.remoteSDP = answer
+        }
+        if leg.byeWhenAcknowledged {
+            // Ended while the ACK was on its way: now the BYE may go.
+            leg.phase = .confirmed
+            sendBye(leg)
+            forget(leg)
+            return
         }
         guard leg.phase == .awaitingACK else { return }
         leg.phase = .confirmed

@@ -8,6 +8,9 @@ import SIPTransport
 /// the conversation with their reason; End before an answer → CANCEL.
 extension SIPUserAgent {
     func start(_ action: ConversationAction, handles: [Handle]) {
+        // Performed from another thread, the Start may arrive after its conversation ended (an End overtook it,
+        // or it timed out): then there is nothing to call.
+        guard !action.isComplete, manager.conversation(action.conversationUUID) != nil else { return }
         guard handles.count == 1, let handle = handles.first else {
             _ = action.fail(reason: "a SIP call has exactly one remote party (merge calls to talk to several)")
             return
@@ -75,7 +78,15 @@ extension SIPUserAgent {
 
     private func inviteResponse(_ response: SIPResponse, leg: CallLeg) {
         let status = response.statusCode
-        if status == 100 { return }
+        if response.isProvisional { leg.sawProvisional = true }
+        if status == 100 {
+            // A 100 is enough for a CANCEL (RFC 3261 §9.1), though not for ringing.
+            if leg.cancelWhenProvisional {
+                leg.cancelWhenProvisional = false
+                sendCancel(leg)
+            }
+            return
+        }
         if response.isProvisional {
             if response.headers.to?.tag != nil, leg.dialog == nil {
                 leg.dialog = SIPDialog.asCaller(request: leg.invite, response: response)
@@ -114,7 +125,10 @@ extension SIPUserAgent {
             deliverToDialog(response, leg: leg)
         }
         guard let dialog = leg.dialog, let cseq = leg.invite.headers.cseq?.number else {
-            log.error("\(leg.uuid) \(leg.callID): a 2xx without a usable dialog (no To tag or Contact)")
+            log.error("\(leg.uuid) \(leg.callID): a 2xx without a usable dialog (no To tag); ending")
+            let pendingEnd = leg.pendingEnd
+            forget(leg)
+            if let pendingEnd { _ = pendingEnd.fulfill(at: environment.now) } else { report(.ended(environment.now, .failed), for: leg) }
             return
         }
         leg.destination = destinationInDialog(leg)
@@ -156,7 +170,7 @@ extension SIPUserAgent {
         leg.ringTimer = nil
         guard leg.phase == .calling || leg.phase == .early else { return }
         log.info("\(leg.uuid) \(leg.callID): not answered within \(configuration.ringTimeout); cancelling")
-        if leg.phase == .early { sendCancel(leg) } else { leg.cancelWhenProvisional = true }
+        if leg.phase == .early || leg.sawProvisional { sendCancel(leg) } else { leg.cancelWhenProvisional = true }
         report(.ended(environment.now, .unanswered), for: leg)
     }
 
@@ -172,14 +186,23 @@ extension SIPUserAgent {
         case .early:
             sendCancel(leg)
         case .calling:
-            leg.cancelWhenProvisional = true
+            if leg.sawProvisional { sendCancel(leg) } else { leg.cancelWhenProvisional = true }
         case .ringing, .awaitingACK, .confirmed, .terminating, .ended:
             preconditionFailure("cancel(_:) is for unanswered outgoing legs")
         }
     }
 
-    private func sendCancel(_ leg: CallLeg) {
+    func sendCancel(_ leg: CallLeg) {
         leg.phase = .terminating
+        // A callee that never answers the INVITE after our CANCEL (no 487, no 2xx) is given up on after 64·T1.
+        leg.cancelGuard = environment.schedule(after: configuration.timers.t1 * 64) { [weak self, weak leg] in
+            guard let self, let leg, leg.phase == .terminating else { return }
+            self.log.info("\(leg.uuid) \(leg.callID): no final response after our CANCEL; giving up")
+            if let key = leg.inviteKey { self.transactions.abandon(client: key) }
+            let pendingEnd = leg.pendingEnd
+            self.forget(leg)
+            _ = pendingEnd?.fulfill(at: self.environment.now)
+        }
         let cancel = leg.invite.makeCancel()
         transactions.send(cancel, to: leg.destination) { [weak self, weak leg] event in
             guard let self, let leg, case .response(let response) = event, !response.isProvisional else { return }
@@ -193,9 +216,14 @@ extension SIPUserAgent {
 
     /// Where in-dialog requests go: the dialog's next hop when it is a numeric address on the same transport,
     /// else where the INVITE went.
+    /// The next hop comes from the peer (its Contact or Record-Route), so a host name is never resolved here: that
+    /// would block the engine's thread on DNS the peer controls.
     func destinationInDialog(_ leg: CallLeg) -> SIPDestination {
-        guard let next = leg.dialog?.nextHop, case .success(let found) = destination(for: next),
-            found.kind == leg.destination.kind, found.serverName == nil
+        guard let next = leg.dialog?.nextHop else { return leg.destination }
+        var host = next.host
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard HostResolver.isLiteral(host), case .success(let found) = destination(for: next),
+            found.kind == leg.destination.kind
         else { return leg.destination }
         return found
     }

@@ -50,6 +50,10 @@ extension SIPUserAgent {
 
     private func registerEvent(_ event: ClientTransactionEvent, request: SIPRequest, expires: Int) {
         guard var client = registration else { return }
+        if expires == 0, case .response(let response) = event, response.statusCode == 401 || response.statusCode == 407 {
+            answerChallenge(response, request: request, expires: 0)
+            return
+        }
         if expires == 0, !event.isProvisional {
             // Unregistering on the way out: whatever the answer, nothing is retried.
             client.state = .unregistered

@@ -23,6 +23,8 @@ final class SIPUserAgent {
     var registration: RegistrationClient?
     /// Told of each new call's conversation and Call-ID before the conversation is reported.
     var onCallCreated: ((UUID, String) -> Void)?
+    /// Told when a call's conversation was never reported (the manager refused it), so nothing waits for its end.
+    var onCallRefused: ((UUID, String) -> Void)?
     /// The session id our SDP origins use (one per process).
     let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
 
@@ -281,11 +283,12 @@ final class SIPUserAgent {
             }
             forget(leg)
         case .calling:
-            leg.cancelWhenProvisional = true
+            if leg.sawProvisional { sendCancel(leg) } else { leg.cancelWhenProvisional = true }
         case .early:
-            leg.phase = .terminating
-            transactions.send(leg.invite.makeCancel(), to: leg.destination) { _ in }
-        case .awaitingACK, .confirmed:
+            sendCancel(leg)
+        case .awaitingACK:
+            leg.byeWhenAcknowledged = true
+        case .confirmed:
             stopRetransmitting(leg)
             sendBye(leg)
             forget(leg)
@@ -302,6 +305,7 @@ final class SIPUserAgent {
         leg.autoAnswerTimer = nil
         leg.successRetransmission = nil
         leg.glareRetry = nil
+        leg.cancelGuard = nil
         legs[leg.uuid] = nil
         if legsByCallID[leg.callID] === leg { legsByCallID[leg.callID] = nil }
     }

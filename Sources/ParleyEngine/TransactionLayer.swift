@@ -162,6 +162,12 @@ final class TransactionLayer {
         return true
     }
 
+    /// Drops a client transaction without telling its user (it gave up on it).
+    func abandon(client key: TransactionKey) {
+        guard let entry = clients.removeValue(forKey: key) else { return }
+        entry.timers.values.forEach(environment.cancel)
+    }
+
     /// Whether the client transaction `key` is still live.
     func isLive(client key: TransactionKey) -> Bool { clients[key] != nil }
 

@@ -117,6 +117,7 @@ final class Daemon: Sendable {
             let first = state.withLock { $0.scripted.insert(conversation.uuid).inserted }
             if first { ScriptRunner(manager: manager, loop: loop, log: log).run(script, on: conversation.uuid) }
         }
+        if conversation.state == .left { state.withLock { _ = $0.scripted.remove(conversation.uuid) } }
         guard conversation.state == .left, let limit = options.exitAfter else { return }
         let ended = state.withLock { state -> Int in
             state.ended += 1

@@ -15,7 +15,7 @@ struct ScriptRunner: Sendable {
     }
 
     private func step(_ steps: ArraySlice<CallScript.Step>, conversation: UUID) {
-        guard let first = steps.first, manager.conversation(conversation)?.state != .left else { return }
+        guard let first = steps.first, manager.conversation(conversation) != nil else { return }
         let rest = steps.dropFirst()
         guard let action = CallScript.action(for: first, conversation: conversation) else {
             if case .wait(let ms) = first {

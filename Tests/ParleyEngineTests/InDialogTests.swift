@@ -125,3 +125,59 @@ struct ResponseHeaderTests {
         #expect(response.headers["Via"] == "SIP/2.0/UDP 127.0.0.1:5062;branch=z9hG4bK-o;rport=5062;received=127.0.0.1")
     }
 }
+
+@Suite("Engine: peers that misbehave")
+struct MisbehavingPeerTests {
+    @Test("a 491 with changed tags does not trap: the pause fails and the call ends as failed")
+    func glareWithForeignTags() throws {
+        let harness = try EngineHarness()
+        _ = try IncomingCallTests.answered(harness)
+        let pause = ConversationAction.pause(conversationUUID: try #require(harness.conversation?.uuid), isPaused: true)
+        try harness.manager.perform([pause])
+        let reinvite = try #require(harness.sent().first?.request)
+        let text = PeerMessages.response(491, "Request Pending", to: reinvite, toTag: nil)
+            .replacingOccurrences(of: "tag=peer-tag", with: "tag=someone-else")
+        harness.deliver(text)
+        harness.environment.advance(by: .seconds(5))
+        if case .failed = pause.state {} else { Issue.record("the pause should fail, it is \(pause.state)") }
+        #expect(harness.transitions.states.last == "left(failed)")
+    }
+
+    @Test("End after only 100 Trying sends CANCEL (RFC 3261 §9.1)")
+    func cancelAfterTrying() throws {
+        let harness = try EngineHarness()
+        let invite = try OutgoingCallTests.started(harness)
+        harness.deliver(PeerMessages.response(100, "Trying", to: invite, toTag: nil))
+        try harness.manager.perform([.end(conversationUUID: try #require(harness.conversation?.uuid))])
+        #expect(harness.sent().map(\.method) == ["CANCEL"])
+    }
+
+    @Test("a CANCEL never followed by the INVITE's final response: the call is given up after 64·T1, nothing leaks")
+    func cancelIgnored() throws {
+        let harness = try EngineHarness()
+        let invite = try OutgoingCallTests.started(harness)
+        harness.deliver(PeerMessages.response(180, "Ringing", to: invite))
+        try harness.manager.perform([.end(conversationUUID: try #require(harness.conversation?.uuid))])
+        let cancel = try #require(harness.sent().first?.request)
+        harness.deliver(PeerMessages.response(200, "OK", to: cancel))
+        harness.environment.advance(by: .seconds(33))
+        #expect(harness.transitions.states.last == "left(localEnded)")
+        #expect(harness.engine.statistics.liveCalls == 0)
+        #expect(harness.engine.statistics.pendingRequests == 0)
+    }
+
+    @Test("End while our 200 waits for its ACK: the BYE waits for the ACK (RFC 3261 §15)")
+    func byeAfterAck() throws {
+        let harness = try EngineHarness()
+        harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
+        let tag = try #require(harness.sent().first?.toTag)
+        let uuid = try #require(harness.conversation?.uuid)
+        try harness.manager.perform([.join(conversationUUID: uuid)])
+        _ = harness.sent()
+        try harness.manager.perform([.end(conversationUUID: uuid)])
+        #expect(harness.sent().compactMap(\.method).isEmpty, "no BYE before the ACK")
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 1, branch: "z9hG4bK-ack"))
+        #expect(harness.sent().compactMap(\.method) == ["BYE"])
+        #expect(harness.engine.statistics.liveCalls == 0)
+    }
+}
