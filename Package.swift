@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SIPSignaling", targets: ["SIPSignaling"]),
         .library(name: "SIPTransport", targets: ["SIPTransport"]),
         .library(name: "ParleyEngine", targets: ["ParleyEngine"]),
+        .library(name: "VoIPPush", targets: ["VoIPPush"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parleyd", targets: ["parleyd"]),
         .executable(name: "parley-bench-core", targets: ["parley-bench-core"]),
@@ -44,17 +45,19 @@ let package = Package(
             name: "ParleyEngine",
             dependencies: ["ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "CallHistory"]
         ),
+        // The VoIP push channel: wire protocol, the simulator's rules (pure), the simulator's sockets, the device client.
+        .target(name: "VoIPPush", dependencies: ["ConversationKit"]),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
         .executableTarget(
             name: "parley",
-            dependencies: ["ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport"]
+            dependencies: ["ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport", "VoIPPush"]
         ),
         .executableTarget(
             name: "parleyd",
             dependencies: [
                 "ParleyEngine", "ConversationKit", "CallHistory", "SIPMessages", "SIPSignaling", "SIPTransport",
-                "CommandLineSupport",
+                "CommandLineSupport", "VoIPPush",
             ]
         ),
         .executableTarget(
@@ -79,13 +82,15 @@ let package = Package(
         ),
         // Real peers (sipp, baresip) against the built parleyd on loopback.
         .testTarget(name: "InteropTests", dependencies: ["parleyd"]),
+        .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(
             name: "ConversationConformanceTests",
             dependencies: ["ConversationConformance", "ConversationKit"],
             resources: []
         ),
-        .testTarget(name: "ParleyCLITests", dependencies: ["parley", "CommandLineSupport", "CallHistory", "ConversationKit"]),
+        .testTarget(
+            name: "ParleyCLITests", dependencies: ["parley", "CommandLineSupport", "CallHistory", "ConversationKit", "VoIPPush"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,6 +8,8 @@ let commands: [(name: String, summary: String, run: @Sendable ([String]) throws 
     ("contacts", "load a contacts file (JSON or vCard) and match handles against it", ContactsCommand.run),
     ("history", "list, count, show, mark read and delete recorded conversations", HistoryCommand.run),
     ("redial", "show the Start action that would call a history record's parties again", HistoryCommand.redial),
+    ("push-sim", "run the VoIP push simulator (the \"Apple\" side of VoIP pushes) on a TCP port", PushSimCommand.run),
+    ("push", "send a VoIP push through the simulator, or show its status", PushCommand.run),
 ]
 
 @MainActor func usage() -> String {

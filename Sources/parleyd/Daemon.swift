@@ -23,6 +23,7 @@ final class Daemon: Sendable {
         var transport: SIPTransport?
         var ended = 0
         var scripted: Set<UUID> = []
+        var push: PushWakeUp?
     }
 
     init(options: DaemonOptions) throws {
@@ -75,7 +76,8 @@ final class Daemon: Sendable {
         let configuration = EngineConfiguration(
             userName: options.userName, listenAddresses: bound, declineStatus: options.declineStatus,
             ringTimeout: options.ringTimeout, autoAnswerDelay: options.autoAnswer, phoneDomain: options.phoneDomain,
-            product: "Parley/\(DaemonVersion.current)", registration: options.registration)
+            product: "Parley/\(DaemonVersion.current)", registration: options.registration,
+            pushInviteWait: options.pushInviteWait)
         let problems = configuration.problems
         guard problems.isEmpty else { throw DaemonError(problems.joined(separator: "; ")) }
         let recorder = history.map {
@@ -98,6 +100,12 @@ final class Daemon: Sendable {
         log.info("parleyd \(DaemonVersion.current) listening on " + bound.map(\.description).joined(separator: " ")
             + (history.map { " history \($0.path)" } ?? " (no history)"))
         engine.start()
+        if let endpoint = options.pushService {
+            let push = PushWakeUp(
+                endpoint: endpoint, token: options.pushToken ?? "parleyd-\(options.userName)", engine: engine, log: log)
+            state.withLock { $0.push = push }
+            push.start()
+        }
         for target in options.calls {
             let handle = Handle(kind: .generic, value: target, displayName: target)
             let uuid = RandomUUID.make()
@@ -150,7 +158,8 @@ final class Daemon: Sendable {
             // Another path is already stopping; let it finish.
             while true { sleep(60) }
         }
-        let engine = state.withLock { $0.engine }
+        let (engine, push) = state.withLock { ($0.engine, $0.push) }
+        push?.stop()
         engine?.shutdown(grace: .seconds(2))
         loop.shutdown()
         exit(exitCode)

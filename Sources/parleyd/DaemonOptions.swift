@@ -5,6 +5,7 @@ import ParleyEngine
 import SIPMessages
 import SIPSignaling
 import SIPTransport
+import VoIPPush
 
 /// parleyd's settings, from the command line and an optional config file (`--config FILE`: one `option value` per
 /// line, `#` comments; the command line wins for single-valued options, `listen` and `call` add up).
@@ -28,6 +29,9 @@ struct DaemonOptions {
     var exitAfter: Int?
     var logLevel: EngineLog.Level = .info
     var registration: RegistrationConfiguration?
+    var pushService: PushEndpoint?
+    var pushToken: String?
+    var pushInviteWait: Duration = .seconds(10)
 
     static let help = """
         usage: parleyd [options]
@@ -55,6 +59,10 @@ struct DaemonOptions {
           --auth-user NAME        digest user name (default: the --aor user)
           --auth-password TEXT    digest password (or set $PARLEY_SIP_PASSWORD, which stays out of `ps`)
           --register-expires S    binding lifetime to ask for (default 3600)
+          --push-service HOST:PORT  connect to the VoIP push simulator (parley push-sim) and take pushes
+          --push-token TOKEN      the device token to register there (default: parleyd-USER); also sent in
+                                  REGISTER's Contact as RFC 8599 pn-provider/pn-prid/pn-param
+          --push-invite-wait S    how long a pushed call waits for its INVITE before it fails (default 10)
           --call URI              call URI once listening (repeatable)
           --call-id ID            the SIP Call-ID of the (single) --call, e.g. the one a push announced
           --script STEPS          run on each call once it is joined, e.g. "wait 500; hold; wait 500; resume;
@@ -127,7 +135,31 @@ struct DaemonOptions {
             }
         }
         options.exitAfter = try arguments.option("--exit-after", as: "a positive number") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        if let service = try arguments.option("--push-service") {
+            guard let endpoint = PushEndpoint(service) else {
+                throw UsageError("--push-service expects HOST:PORT (IPv6 as [::1]:PORT), got '\(service)'")
+            }
+            options.pushService = endpoint
+        }
+        options.pushToken = try arguments.option("--push-token")
+        if options.pushToken != nil && options.pushService == nil {
+            throw UsageError("--push-token needs --push-service HOST:PORT")
+        }
+        if let token = options.pushToken, token.isEmpty || token.count > 256 || token.contains(where: \.isWhitespace) {
+            throw UsageError("--push-token must be 1–256 characters without spaces")
+        }
+        if let wait = try arguments.option("--push-invite-wait", as: "seconds (1–600)", { Int($0).flatMap { (1...600).contains($0) ? $0 : nil } }) {
+            options.pushInviteWait = .seconds(wait)
+        }
         options.registration = try registration(&arguments, userName: options.userName)
+        if let service = options.pushService, options.registration != nil {
+            // RFC 8599: the registrar learns how to wake us.
+            options.registration?.contactParameters = [
+                SIPParameter(name: "pn-provider", value: "parley-sim"),
+                SIPParameter(name: "pn-prid", value: options.pushToken ?? "parleyd-\(options.userName)"),
+                SIPParameter(name: "pn-param", value: service.description.replacingOccurrences(of: ":", with: ".")),
+            ]
+        }
         if let level = try arguments.option("--log-level", as: "error, info or debug", EngineLog.Level.init(name:)) {
             options.logLevel = level
         }
