@@ -81,7 +81,7 @@ let package = Package(
             dependencies: ["ParleyEngine", "ConversationKit", "SIPMessages", "SIPTransport"]
         ),
         // Real peers (sipp, baresip) against the built parleyd on loopback.
-        .testTarget(name: "InteropTests", dependencies: ["parleyd"]),
+        .testTarget(name: "InteropTests", dependencies: ["parleyd", "parley"]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(
