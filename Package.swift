@@ -65,6 +65,10 @@ let package = Package(
             dependencies: ["ParleyEngine", "ConversationKit", "SIPTransport"]
         ),
         .executableTarget(
+            name: "parley-bench-push",
+            dependencies: ["ParleyEngine", "ConversationKit", "SIPTransport", "VoIPPush"]
+        ),
+        .executableTarget(
             name: "parley-bench-core",
             dependencies: ["ConversationKit", "CommandLineSupport"]
         ),
