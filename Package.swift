@@ -43,10 +43,12 @@ let package = Package(
         // Where SIP meets the conversation lifecycle: the user agent, its transaction driver, history recording.
         .target(
             name: "ParleyEngine",
-            dependencies: ["ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "CallHistory"]
+            dependencies: ["ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "CallHistory", "ControlProtocol"]
         ),
         // The VoIP push channel: wire protocol, the simulator's rules (pure), the simulator's sockets, the device client.
         .target(name: "VoIPPush", dependencies: ["ConversationKit"]),
+        // The control protocol between frontends and parleyd: messages, errors, the method table.
+        .target(name: "ControlProtocol", dependencies: ["ConversationKit"]),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
         .executableTarget(

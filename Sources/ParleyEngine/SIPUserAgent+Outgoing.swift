@@ -175,7 +175,7 @@ extension SIPUserAgent {
     }
 
     /// End on an outgoing conversation not yet answered: CANCEL now if the callee has sent a provisional response,
-    /// else as soon as one arrives (RFC 3261 §9.1).
+    /// else as soon as one arrives (RFC 3261 §9.1). The End is done at once.
     func cancel(_ leg: CallLeg, action: ConversationAction) {
         leg.pendingEnd = action
         if let start = leg.pendingStart {
@@ -190,6 +190,9 @@ extension SIPUserAgent {
         case .ringing, .awaitingACK, .confirmed, .terminating, .ended:
             preconditionFailure("cancel(_:) is for unanswered outgoing legs")
         }
+        // Over for the local member now; the leg stays to see the INVITE through (487, or a crossing 2xx that gets
+        // ACK and BYE), as hanging up does with its BYE.
+        _ = action.fulfill(at: environment.now)
     }
 
     func sendCancel(_ leg: CallLeg) {

@@ -1,0 +1,120 @@
+import ControlProtocol
+import ConversationKit
+import Foundation
+import ParleyEngine
+import SIPMessages
+import Synchronization
+import Testing
+
+@Suite("Control protocol: the service")
+struct ControlServiceTests {
+    /// Sends one request line and waits (up to 5 s) for its single reply.
+    static func call(_ service: ControlService, _ line: String) throws -> [String: Any] {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<Data?>(nil)
+        service.handle(Data(line.utf8)) { reply in
+            box.withLock { $0 = reply }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 5) == .success, let data = box.withLock({ $0 }) else {
+            throw ControlTestError.noReply(line)
+        }
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    enum ControlTestError: Error { case noReply(String) }
+
+    static func service(_ harness: EngineHarness) -> ControlService {
+        ControlService(engine: harness.engine) { ["daemon": "test"] }
+    }
+
+    @Test("malformed JSON, unknown methods, wrong parameter types and versions get structured errors")
+    func errors() throws {
+        let harness = try EngineHarness()
+        let service = Self.service(harness)
+        let cases: [(String, String)] = [
+            ("{nope", "parseError"),
+            (#"[1, 2]"#, "invalidRequest"),
+            (#"{"v": 1, "method": "list"}"#, "invalidRequest"),
+            (#"{"v": 2, "id": 1, "method": "list"}"#, "unsupportedVersion"),
+            (#"{"v": 1, "id": 1, "method": "fly"}"#, "unknownMethod"),
+            (#"{"v": 1, "id": 1, "method": "start", "params": {"to": 5}}"#, "invalidParams"),
+            (#"{"v": 1, "id": 1, "method": "join", "params": {}}"#, "invalidParams"),
+            (#"{"v": 1, "id": 1, "method": "join", "params": {"conversation": "ffff"}}"#, "notFound"),
+            (#"{"v": 1, "id": "x", "method": "playTone", "params": {"conversation": "a", "digits": "12x"}}"#, "notFound"),
+        ]
+        for (line, code) in cases {
+            let reply = try Self.call(service, line)
+            let error = try #require(reply["error"] as? [String: Any], "\(line) → \(reply)")
+            #expect(error["code"] as? String == code, "\(line) → \(error)")
+            #expect((error["message"] as? String)?.isEmpty == false)
+        }
+    }
+
+    @Test("start → INVITE; the answer comes when the call rings; list and join by uuid prefix; end")
+    func callThroughTheAPI() throws {
+        let harness = try EngineHarness()
+        let service = Self.service(harness)
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<Data?>(nil)
+        service.handle(Data(#"{"v":1,"id":7,"method":"start","params":{"to":"sip:bob@127.0.0.1:5062"}}"#.utf8)) { reply in
+            box.withLock { $0 = reply }
+            done.signal()
+        }
+        let invite = try #require(harness.sent().first?.request)
+        #expect(invite.method == .invite)
+        harness.deliver(PeerMessages.response(180, "Ringing", to: invite))
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        let reply = try #require(try JSONSerialization.jsonObject(with: box.withLock { $0 }!) as? [String: Any])
+        #expect(reply["id"] as? Int == 7)
+        let result = try #require(reply["result"] as? [String: Any])
+        let conversation = try #require(result["conversation"] as? [String: Any])
+        #expect(conversation["state"] as? String == "ringing")
+        #expect(conversation["callID"] as? String == invite.headers.callID)
+
+        let list = try Self.call(service, #"{"v":1,"id":8,"method":"list"}"#)
+        let listed = try #require((list["result"] as? [String: Any])?["conversations"] as? [[String: Any]])
+        #expect(listed.count == 1)
+        let uuid = try #require(listed.first?["uuid"] as? String)
+
+        let ended = try Self.call(service, #"{"v":1,"id":9,"method":"end","params":{"conversation":"\#(uuid.prefix(8))"}}"#)
+        #expect((ended["result"] as? [String: Any])?["state"] as? String == "complete")
+        #expect(harness.sent().map(\.method) == ["CANCEL"])
+
+        let status = try Self.call(service, #"{"v":1,"id":10,"method":"status"}"#)
+        let facts = try #require(status["result"] as? [String: Any])
+        #expect(facts["daemon"] as? String == "test")
+        #expect(facts["protocol"] as? Int == 1)
+    }
+
+    @Test("a refused action is an error naming why; subscribe returns the event list")
+    func refusedAndSubscribe() throws {
+        let harness = try EngineHarness()
+        let service = Self.service(harness)
+        harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
+        let uuid = try #require(harness.conversation?.uuid.uuidString)
+        let hold = try Self.call(service, #"{"v":1,"id":1,"method":"hold","params":{"conversation":"\#(uuid)"}}"#)
+        #expect((hold["error"] as? [String: Any])?["code"] as? String == "refused")
+        let done = DispatchSemaphore(value: 0)
+        let directive = service.handle(Data(#"{"v":1,"id":2,"method":"subscribe"}"#.utf8)) { _ in done.signal() }
+        guard case .subscribe = directive else {
+            Issue.record("subscribe should ask the transport to send events")
+            return
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success)
+    }
+
+    @Test("every method and event is in docs/control-api.md, and the document names no other")
+    func referenceDocument() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "docs/control-api.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let documented = Set(text.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("### `") else { return nil }
+            return String(line.dropFirst(5).prefix { $0 != "`" })
+        })
+        let known = Set(ControlMethod.all.map(\.name) + ControlEvent.allCases.map(\.rawValue))
+        #expect(documented == known, "documented \(documented.sorted()) vs code \(known.sorted())")
+        for code in ControlError.Code.allCases { #expect(text.contains("`\(code.rawValue)`"), "error code \(code) undocumented") }
+    }
+}
