@@ -36,9 +36,9 @@ public enum ControlRequestID: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A parsed request.
+// @unchecked Sendable: `params` holds only JSONSerialization's immutable Foundation values (NSString, NSNumber,
+// NSArray, NSDictionary, NSNull), which are never mutated after parsing.
 public struct ControlRequest: @unchecked Sendable {
-    // @unchecked Sendable: `params` holds only JSONSerialization's immutable Foundation values (NSString, NSNumber,
-    // NSArray, NSDictionary, NSNull), which are never mutated after parsing.
     /// The id to answer with.
     public let id: ControlRequestID
     /// The method name.
@@ -97,8 +97,9 @@ public struct ControlFailure: Error, Sendable {
 }
 
 /// A structured error: a stable code, a message for people, optional details.
+// @unchecked Sendable: `details` holds only immutable JSON-compatible values (strings, numbers, arrays of them) built by
+// the engine and never mutated.
 public struct ControlError: Error, @unchecked Sendable, CustomStringConvertible {
-    // @unchecked Sendable: `details` holds only immutable JSON-compatible values built by the engine.
     /// The stable codes clients can switch on.
     public enum Code: String, Sendable, CaseIterable {
         /// The message is not valid JSON.
