@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "SIPTransport", targets: ["SIPTransport"]),
         .library(name: "ParleyEngine", targets: ["ParleyEngine"]),
         .library(name: "VoIPPush", targets: ["VoIPPush"]),
+        .library(name: "ControlChannel", targets: ["ControlChannel"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parleyd", targets: ["parleyd"]),
         .executable(name: "parley-bench-core", targets: ["parley-bench-core"]),
@@ -49,17 +50,22 @@ let package = Package(
         .target(name: "VoIPPush", dependencies: ["ConversationKit"]),
         // The control protocol between frontends and parleyd: messages, errors, the method table.
         .target(name: "ControlProtocol", dependencies: ["ConversationKit"]),
+        // The control API's transport: newline-delimited JSON over a Unix socket, token hello, bounded queues.
+        .target(name: "ControlChannel", dependencies: ["SIPTransport"]),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
         .executableTarget(
             name: "parley",
-            dependencies: ["ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport", "VoIPPush"]
+            dependencies: [
+                "ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport", "VoIPPush",
+                "ControlChannel", "ControlProtocol",
+            ]
         ),
         .executableTarget(
             name: "parleyd",
             dependencies: [
                 "ParleyEngine", "ConversationKit", "CallHistory", "SIPMessages", "SIPSignaling", "SIPTransport",
-                "CommandLineSupport", "VoIPPush",
+                "CommandLineSupport", "VoIPPush", "ControlChannel", "ControlProtocol",
             ]
         ),
         .executableTarget(
@@ -89,6 +95,7 @@ let package = Package(
         // Real peers (sipp, baresip) against the built parleyd on loopback.
         .testTarget(name: "InteropTests", dependencies: ["parleyd", "parley"]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit"]),
+        .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(
             name: "ConversationConformanceTests",

@@ -10,6 +10,20 @@ let commands: [(name: String, summary: String, run: @Sendable ([String]) throws 
     ("redial", "show the Start action that would call a history record's parties again", HistoryCommand.redial),
     ("push-sim", "run the VoIP push simulator (the \"Apple\" side of VoIP pushes) on a TCP port", PushSimCommand.run),
     ("push", "send a VoIP push through the simulator, or show its status", PushCommand.run),
+    ("call", "place a call through a running parleyd (see 'parley call --help' for the softphone commands)",
+        { try ControlCommands.run("call", $0) }),
+    ("answer", "answer a ringing conversation", { try ControlCommands.run("answer", $0) }),
+    ("end", "end or refuse a conversation", { try ControlCommands.run("end", $0) }),
+    ("hold", "hold a joined conversation", { try ControlCommands.run("hold", $0) }),
+    ("resume", "resume a held conversation", { try ControlCommands.run("resume", $0) }),
+    ("mute", "mute yourself in a conversation", { try ControlCommands.run("mute", $0) }),
+    ("unmute", "unmute yourself", { try ControlCommands.run("unmute", $0) }),
+    ("dtmf", "send keypad tones", { try ControlCommands.run("dtmf", $0) }),
+    ("merge", "merge two joined conversations", { try ControlCommands.run("merge", $0) }),
+    ("unmerge", "take a conversation out of its group", { try ControlCommands.run("unmerge", $0) }),
+    ("list", "the live conversations of a running parleyd", { try ControlCommands.run("list", $0) }),
+    ("status", "a running parleyd's versions, addresses and counters", { try ControlCommands.run("status", $0) }),
+    ("watch", "print a running parleyd's conversation changes as they happen", { try ControlCommands.run("watch", $0) }),
 ]
 
 @MainActor func usage() -> String {

@@ -24,6 +24,7 @@ final class Daemon: Sendable {
         var ended = 0
         var scripted: Set<UUID> = []
         var push: PushWakeUp?
+        var control: ControlEndpoint?
     }
 
     init(options: DaemonOptions) throws {
@@ -100,6 +101,18 @@ final class Daemon: Sendable {
         log.info("parleyd \(DaemonVersion.current) listening on " + bound.map(\.description).joined(separator: " ")
             + (history.map { " history \($0.path)" } ?? " (no history)"))
         engine.start()
+        if options.control {
+            let directory = options.dataDirectory ?? Self.defaultDataDirectory()
+            let control = try ControlEndpoint(
+                directory: directory, engine: engine, log: log,
+                status: { [options, bound] in
+                    [
+                        "version": DaemonVersion.current, "listening": bound.map(\.description),
+                        "user": options.userName, "pushToken": options.pushService == nil ? NSNull() : (options.pushToken ?? "parleyd-\(options.userName)") as Any,
+                    ]
+                })
+            state.withLock { $0.control = control }
+        }
         if let endpoint = options.pushService {
             let push = PushWakeUp(
                 endpoint: endpoint, token: options.pushToken ?? "parleyd-\(options.userName)", engine: engine, log: log)
@@ -158,8 +171,9 @@ final class Daemon: Sendable {
             // Another path is already stopping; let it finish.
             while true { sleep(60) }
         }
-        let (engine, push) = state.withLock { ($0.engine, $0.push) }
+        let (engine, push, control) = state.withLock { ($0.engine, $0.push, $0.control) }
         push?.stop()
+        control?.stop()
         engine?.shutdown(grace: .seconds(2))
         loop.shutdown()
         exit(exitCode)

@@ -32,6 +32,7 @@ struct DaemonOptions {
     var pushService: PushEndpoint?
     var pushToken: String?
     var pushInviteWait: Duration = .seconds(10)
+    var control = true
 
     static let help = """
         usage: parleyd [options]
@@ -48,6 +49,8 @@ struct DaemonOptions {
           --data-dir DIR          data directory; the call history is DIR/history.sqlite
                                   (default $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley)
           --no-history            record nothing
+          --no-control            no control socket (by default frontends connect to DATA_DIR/control.sock with
+                                  the token in DATA_DIR/control.token; see docs/control-api.md)
           --contacts FILE         name callers from a contacts file (JSON or vCard)
           --user NAME             our SIP user name (default parley)
           --auto-answer MS        answer incoming calls after MS milliseconds (default: never)
@@ -107,6 +110,7 @@ struct DaemonOptions {
         }
         options.dataDirectory = try arguments.option("--data-dir")
         options.recordsHistory = !arguments.flag("--no-history")
+        options.control = !arguments.flag("--no-control")
         options.contactsFile = try arguments.option("--contacts")
         if let user = try arguments.option("--user") { options.userName = user }
         options.autoAnswer = try arguments.option("--auto-answer", as: "milliseconds (0–600000)") { text in

@@ -1,0 +1,149 @@
+import Dispatch
+import Foundation
+import Glibc
+
+/// Why a ``ControlServer`` could not start.
+public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The path does not fit in a Unix socket address (`sun_path`), or is empty or holds a NUL.
+    case pathTooLong(path: String, maxBytes: Int)
+    /// Another server (a live parleyd) is listening at the path.
+    case alreadyInUse(path: String)
+    /// Something other than a socket is at the path; it is left alone.
+    case notASocket(path: String)
+    /// A system call failed.
+    case system(operation: String, path: String, code: Int32)
+
+    /// For people.
+    public var description: String {
+        switch self {
+        case .pathTooLong(let path, let maxBytes):
+            "control socket path \(path) is \(path.utf8.count) bytes; a Unix socket path holds 1 to \(maxBytes) (choose a shorter data directory)"
+        case .alreadyInUse(let path):
+            "control socket \(path) is already in use: another parleyd is running with this data directory"
+        case .notASocket(let path):
+            "\(path) exists and is not a socket; refusing to replace it with the control socket"
+        case .system(let operation, let path, let code):
+            "\(operation) \(path): \(String(cString: strerror(code)))"
+        }
+    }
+}
+
+/// The daemon's end of the control API transport: a Unix stream socket carrying newline-delimited JSON objects,
+/// opened to frontends that present the token.
+///
+/// A connection's first line must be `{"v":1,"type":"hello","token":"…"}` with the right token, within
+/// ``ControlLimits/helloTimeout``; it is answered with `{"v":1,"type":"welcome"}`, and from then on every line
+/// the client sends goes to `onLine`. Anything else is answered with an `unauthorized` error and the connection is
+/// closed. Faults of the transport (``ControlErrorCode``) are reported to the client as
+/// `{"v":1,"type":"error","error":{"code":"…","message":"…"}}`; whether a line is valid JSON, and what it means,
+/// is the caller's business.
+///
+/// All work happens on one private serial queue; `onLine` and `onClose` run on it, in order, and may call every
+/// method here except ``stop()`` (which waits for the queue).
+public final class ControlServer: Sendable {
+    /// Where the server listens.
+    public let socketPath: String
+    private let core: ControlServerCore
+
+    deinit {
+        let core = core
+        core.queue.async { core.stop() }
+    }
+
+    /// Binds a Unix stream socket at `socketPath` (mode 0600) and starts serving at once.
+    ///
+    /// A socket file left by a server that is gone (connecting to it is refused) is replaced; a live socket is
+    /// ``ControlServerError/alreadyInUse(path:)`` and anything that is not a socket is
+    /// ``ControlServerError/notASocket(path:)`` — neither is touched. `onLine` receives each line (without its LF)
+    /// of authenticated clients; `onClose` hears when an authenticated client is gone (not after ``stop()``).
+    public init(
+        socketPath: String, token: String, limits: ControlLimits = .init(),
+        onLine: @escaping @Sendable (ControlClientID, Data) -> Void,
+        onClose: (@Sendable (ControlClientID) -> Void)? = nil
+    ) throws(ControlServerError) {
+        self.socketPath = socketPath
+        let (fd, identity) = try Self.listen(at: socketPath)
+        core = ControlServerCore(
+            socketPath: socketPath, identity: identity, token: Array(token.utf8), limits: limits, onLine: onLine,
+            onClose: onClose)
+        core.queue.sync { core.start(listener: fd) }
+    }
+
+    /// Queues `line` (one JSON object, without a newline; the LF is added) for `client`; nothing if the client is
+    /// gone or not authenticated. A client whose queue would exceed ``ControlLimits/maxQueuedBytes`` is closed.
+    public func send(_ line: Data, to client: ControlClientID) {
+        precondition(!line.contains(0x0A), "a control line must not contain a newline")
+        core.perform { core in core.send(line, to: client) }
+    }
+
+    /// Queues `line` (as in ``send(_:to:)``) for every authenticated client.
+    public func broadcast(_ line: Data) {
+        precondition(!line.contains(0x0A), "a control line must not contain a newline")
+        core.perform { core in core.broadcast(line) }
+    }
+
+    /// Closes `client`'s connection after writing what is queued for it; `onClose` follows.
+    public func close(_ client: ControlClientID) {
+        core.perform { core in core.close(client) }
+    }
+
+    /// Authenticated clients connected now.
+    public var clientCount: Int {
+        core.performAndWait { core in core.authenticatedCount }
+    }
+
+    /// Stops listening, closes every connection and removes the socket file; returns once every socket is closed
+    /// (or after 2 s). Idempotent. Must not be called from `onLine` or `onClose`.
+    public func stop() {
+        dispatchPrecondition(condition: .notOnQueue(core.queue))
+        core.queue.sync { core.stop() }
+        _ = core.socketsClosed.wait(timeout: .now() + 2)
+    }
+
+    /// Creates the listening socket: path checks, stale socket removal, bind with mode 0600, listen.
+    private static func listen(at path: String) throws(ControlServerError) -> (Int32, FileIdentity) {
+        guard !path.utf8.isEmpty, path.utf8.count <= UnixSockets.maxPathBytes, !path.utf8.contains(0) else {
+            throw .pathTooLong(path: path, maxBytes: UnixSockets.maxPathBytes)
+        }
+        switch UnixSockets.identity(of: path) {
+        case .failure(let error) where error.code == ENOENT:
+            break
+        case .failure(let error):
+            throw .system(operation: "stat", path: path, code: error.code)
+        case .success(let existing):
+            guard existing.isSocket else { throw .notASocket(path: path) }
+            switch UnixSockets.connect(to: path) {
+            case .success(let fd):
+                Glibc.close(fd)
+                throw .alreadyInUse(path: path)
+            case .failure(let error) where error.code == ECONNREFUSED:
+                // Nobody listens: a socket file left by a server that died. Replace it.
+                guard unlink(path) == 0 || errno == ENOENT else { throw .system(operation: "remove stale socket", path: path, code: errno) }
+            case .failure(let error):
+                throw .system(operation: "probe existing socket", path: path, code: error.code)
+            }
+        }
+        let fd = UnixSockets.makeSocket(nonBlocking: true)
+        guard fd >= 0 else { throw .system(operation: "socket", path: path, code: errno) }
+        // On Linux the socket file takes its mode from the socket's inode (less the umask): set 0600 before bind so
+        // the file is never open to others, then chmod it again below in case this kernel ignores that.
+        _ = fchmod(fd, 0o600)
+        let bound = UnixSockets.withAddress(path) { bind(fd, $0, $1) }
+        guard bound == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw code == EADDRINUSE ? .alreadyInUse(path: path) : .system(operation: "bind", path: path, code: code)
+        }
+        func fail(_ operation: String, _ code: Int32) -> ControlServerError {
+            Glibc.close(fd)
+            unlink(path)
+            return .system(operation: operation, path: path, code: code)
+        }
+        guard chmod(path, 0o600) == 0 else { throw fail("chmod", errno) }
+        guard Glibc.listen(fd, 64) == 0 else { throw fail("listen", errno) }
+        switch UnixSockets.identity(of: path) {
+        case .success(let identity): return (fd, identity)
+        case .failure(let error): throw fail("stat", error.code)
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// The sizes and times a ``ControlServer`` enforces.
+public struct ControlLimits: Sendable, Hashable {
+    /// The longest line (without its LF) a client may send: 64 KiB. A longer one gets a `frameTooLarge` error
+    /// and the connection is closed.
+    public var maxLineBytes: Int
+    /// Bytes that may wait to be written to one client before it is closed as not reading: 1 MiB.
+    public var maxQueuedBytes: Int
+    /// Connections served at once (authenticated or still saying hello): 64. Further ones get `tooManyClients`.
+    public var maxClients: Int
+    /// How long a new connection may take to send its hello: 5 s.
+    public var helloTimeout: TimeInterval
+    /// How long a connection being closed after an error may take to read that error: 1 s.
+    public var lingerTime: TimeInterval
+    /// The kernel send buffer for accepted connections; nil keeps the system's. Tests shrink it so that a client
+    /// that does not read fills its outgoing queue quickly.
+    public var socketSendBufferSize: Int?
+
+    /// Limits; the defaults are those documented on each member.
+    public init(
+        maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1024 * 1024, maxClients: Int = 64,
+        helloTimeout: TimeInterval = 5, lingerTime: TimeInterval = 1, socketSendBufferSize: Int? = nil
+    ) {
+        precondition(maxLineBytes > 0 && maxQueuedBytes > 0 && maxClients > 0, "control limits must be positive")
+        self.maxLineBytes = maxLineBytes
+        self.maxQueuedBytes = maxQueuedBytes
+        self.maxClients = maxClients
+        self.helloTimeout = helloTimeout
+        self.lingerTime = lingerTime
+        self.socketSendBufferSize = socketSendBufferSize
+    }
+}
+
+/// One connection to a ``ControlServer``, unique for the server's lifetime.
+public struct ControlClientID: Hashable, Sendable, CustomStringConvertible {
+    /// The connection's number, counting from 1 in the order of acceptance.
+    public let rawValue: UInt64
+
+    /// The identifier numbered `rawValue`.
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+
+    /// `control#N`.
+    public var description: String { "control#\(rawValue)" }
+}
+
+/// The codes of the `error` lines the transport itself sends (the method layer has its own).
+public enum ControlErrorCode: String, Sendable, Hashable, CaseIterable {
+    /// The first line was not a hello with the right token, or did not come in time. The connection is closed.
+    case unauthorized
+    /// A line was longer than ``ControlLimits/maxLineBytes``. The connection is closed.
+    case frameTooLarge
+    /// A line was not valid UTF-8. The line is skipped; the connection stays.
+    case invalidFrame
+    /// The server already serves ``ControlLimits/maxClients`` connections. The connection is closed.
+    case tooManyClients
+}
+
+/// The lines of the transport's own handshake and errors.
+enum ControlWire {
+    /// The protocol version in `v`.
+    static let version = 1
+    /// Longest hello accepted (a token is 64 characters; the rest is a few short members).
+    static let maxHelloBytes = 4096
+
+    /// `{"v":1,"type":"hello","token":"…"}`.
+    static func hello(token: String) -> Data {
+        Data("{\"v\":1,\"type\":\"hello\",\"token\":".utf8) + jsonString(token) + Data("}".utf8)
+    }
+
+    /// `{"v":1,"type":"welcome"}`.
+    static let welcome = Data("{\"v\":1,\"type\":\"welcome\"}".utf8)
+
+    /// `{"v":1,"type":"error","error":{"code":"…","message":"…"}}`.
+    static func error(_ code: ControlErrorCode, _ message: String) -> Data {
+        Data("{\"v\":1,\"type\":\"error\",\"error\":{\"code\":\"\(code.rawValue)\",\"message\":".utf8)
+            + jsonString(message) + Data("}}".utf8)
+    }
+
+    /// A JSON string literal for `text`.
+    static func jsonString(_ text: String) -> Data {
+        // Serialising a String fragment cannot fail: every Swift String is valid Unicode.
+        (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed, .withoutEscapingSlashes]))
+            ?? Data("\"\"".utf8)
+    }
+
+    /// What a hello line carries: its token, or why it is not a hello.
+    static func helloToken(in line: Data) -> Result<String, HelloFault> {
+        guard line.count <= maxHelloBytes else { return .failure(.malformed("the hello is over \(maxHelloBytes) bytes")) }
+        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else {
+            return .failure(.malformed("the first line is not a JSON object"))
+        }
+        guard object["type"] as? String == "hello" else { return .failure(.malformed("the first line is not a hello")) }
+        guard let version = object["v"] as? Int, version == ControlWire.version else {
+            return .failure(.malformed("unsupported protocol version (this server speaks v\(ControlWire.version))"))
+        }
+        guard let token = object["token"] as? String else { return .failure(.missingToken) }
+        return .success(token)
+    }
+
+    /// Why a first line was refused.
+    enum HelloFault: Error, Equatable, CustomStringConvertible {
+        case malformed(String)
+        case missingToken
+
+        var description: String {
+            switch self {
+            case .malformed(let why): why
+            case .missingToken: "the hello carries no token"
+            }
+        }
+    }
+
+    /// What a server line is, as the client sees it during the handshake.
+    enum Reply: Equatable {
+        case welcome
+        case error(code: String, message: String)
+        case other
+    }
+
+    /// Reads a line the server sent in answer to a hello.
+    static func reply(_ line: Data) -> Reply {
+        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { return .other }
+        switch object["type"] as? String {
+        case "welcome":
+            return .welcome
+        case "error":
+            let error = object["error"] as? [String: Any]
+            return .error(code: error?["code"] as? String ?? "unknown", message: error?["message"] as? String ?? "")
+        default:
+            return .other
+        }
+    }
+
+    /// Compares two tokens in time that depends only on their lengths, not on where they differ.
+    static func tokensMatch(_ given: String, _ expected: [UInt8]) -> Bool {
+        let bytes = Array(given.utf8)
+        // The length is not secret (a token is always 64 characters); the content is compared in full.
+        var difference: UInt8 = bytes.count == expected.count ? 0 : 1
+        for index in 0..<expected.count {
+            difference |= (index < bytes.count ? bytes[index] : 0) ^ expected[index]
+        }
+        return difference == 0
+    }
+}

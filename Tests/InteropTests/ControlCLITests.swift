@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+/// The parley CLI as a terminal softphone: two parleyd instances driven through their control sockets.
+@Suite("Control API: the parley CLI against running parleyd", .serialized)
+struct ControlCLITests {
+    struct Run {
+        let status: Int32
+        let output: String
+    }
+
+    /// Runs `parley ARGS…` to completion.
+    static func parley(_ arguments: [String]) throws -> Run {
+        let process = try RunningProcess(try Interop.binary("parley"), arguments, name: "parley \(arguments.first ?? "")")
+        let status = try process.waitForExit(timeout: .seconds(30))
+        return Run(status: status, output: (process.lines + [process.standardError]).joined(separator: "\n"))
+    }
+
+    @Test("call, list, answer by index, hold, resume, dtmf, end — with watch seeing every change; errors exit 1 or 64")
+    func softphone() throws {
+        let alice = try Parleyd(["--user", "alice"])
+        let bob = try Parleyd(["--user", "bob"])
+        let watch = try RunningProcess(
+            try Interop.binary("parley"), ["watch", "--data-dir", bob.dataDirectory.path], name: "parley watch")
+        defer { watch.process.terminate() }
+        try watch.waitForLine("the watch banner") { $0.contains("watching parleyd") }
+
+        let a = ["--data-dir", alice.dataDirectory.path]
+        let b = ["--data-dir", bob.dataDirectory.path]
+        let call = try Self.parley(["call", "sip:bob@127.0.0.1:\(bob.port)"] + a)
+        #expect(call.status == 0 && call.output.contains("ringing"), "\(call.output)")
+        let list = try Self.parley(["list"] + b)
+        #expect(list.status == 0 && list.output.contains("  1  ") && list.output.contains("ringing"), "\(list.output)")
+        let answer = try Self.parley(["answer", "1"] + b)
+        #expect(answer.status == 0 && answer.output.contains("joined"), "\(answer.output)")
+        for command in [["hold", "1"], ["resume", "1"], ["dtmf", "1", "5#"], ["mute", "1"]] {
+            let run = try Self.parley(command + a)
+            #expect(run.status == 0, "\(command) → \(run.output)")
+        }
+        let paused = try Self.parley(["dtmf", "1", "9"] + a)
+        #expect(paused.status == 0, "tones while joined are fine: \(paused.output)")
+        let end = try Self.parley(["end", "1"] + b)
+        #expect(end.status == 0, "\(end.output)")
+        try bob.waitForEnded(1)
+        try alice.waitForEnded(1)
+        #expect(bob.transitions == [["ringing", "joining", "joined", "leaving", "left (localEnded)"]])
+        #expect(alice.transitions == [["idle", "ringing", "joined", "paused", "joined", "left (remoteEnded)"]])
+        try watch.waitForLine("the watch seeing the end") { $0.contains("→") && $0.contains("left") }
+        #expect(watch.lines.filter { $0.contains("→") }.count == 5, "\(watch.lines)")
+
+        let gone = try Self.parley(["end", "1"] + b)
+        #expect(gone.status == 1 && gone.output.contains("no conversation #1"), "\(gone.output)")
+        let bad = try Self.parley(["hold"] + b)
+        #expect(bad.status == 64, "\(bad.output)")
+        let notRunning = try Self.parley(["list", "--data-dir", FileManager.default.temporaryDirectory.appending(path: "nothing-here").path])
+        #expect(notRunning.status == 1 && notRunning.output.contains("control token"), "\(notRunning.output)")
+        let json = try Self.parley(["status", "--json"] + a)
+        let object = try JSONSerialization.jsonObject(with: Data(json.output.split(separator: "\n").first.map(String.init)?.utf8 ?? "".utf8))
+        #expect((object as? [String: Any])?["result"] != nil)
+    }
+}
