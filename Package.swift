@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(name: "SIPTransportTests", dependencies: ["SIPTransport"]),
         .testTarget(
             name: "ParleyEngineTests",
-            dependencies: ["ParleyEngine", "ConversationKit", "SIPMessages", "SIPTransport"]
+            dependencies: ["ParleyEngine", "ConversationKit", "SIPMessages", "SIPTransport", "CallHistory", "ControlProtocol"]
         ),
         // Real peers (sipp, baresip) against the built parleyd on loopback.
         .testTarget(name: "InteropTests", dependencies: ["parleyd", "parley"]),

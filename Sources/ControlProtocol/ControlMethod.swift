@@ -62,6 +62,29 @@ public struct ControlMethod: Sendable, Hashable {
         ControlMethod(
             name: "unmerge", summary: "take a conversation out of its group", params: [conversation],
             example: #"{"conversation": "1b4e28ba"}"#),
+        ControlMethod(
+            name: "history", summary: "recorded conversations, newest first, a page at a time",
+            params: [
+                ("limit", "integer, optional: 1–200 (default 20)"),
+                ("cursor", "string, optional: the nextCursor of the previous page"),
+                ("missed", "boolean, optional: missed calls only"), ("unread", "boolean, optional: unread only"),
+                ("handle", "string, optional: calls with this party (phone numbers match in any written form)"),
+            ],
+            example: #"{"missed": true, "limit": 10}"#),
+        ControlMethod(
+            name: "markRead", summary: "mark one record, or all, as read",
+            params: [("id", "integer: a history record id"), ("all", "boolean, optional: every record instead")],
+            example: #"{"id": 42}"#),
+        ControlMethod(
+            name: "deleteRecord", summary: "delete one history record", params: [("id", "integer: a history record id")],
+            example: #"{"id": 42}"#),
+        ControlMethod(
+            name: "redial", summary: "call a record's parties again (a Start action, answered like start)",
+            params: [("id", "integer: a history record id")], example: #"{"id": 42}"#),
+        ControlMethod(
+            name: "contact", summary: "the contact name for a handle, by Parley's matching rules",
+            params: [("handle", "string: a phone number, email or SIP URI")],
+            example: #"{"handle": "+1 415 555 0100"}"#),
     ]
 
     /// The method named `name`.

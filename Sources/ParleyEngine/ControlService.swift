@@ -1,3 +1,4 @@
+import CallHistory
 import ControlProtocol
 import ConversationKit
 import Foundation
@@ -10,10 +11,19 @@ public final class ControlService: Sendable {
     public let engine: ParleyEngine
     private let status: @Sendable () -> [String: Any]
     private let queue = DispatchQueue(label: "parley.control.actions")
+    /// The call history, for the history methods (nil: they answer `refused`).
+    let history: (any CallHistoryStore)?
+    /// The contacts, for `contact`.
+    let contacts: ContactDirectory?
 
     /// A service for `engine`; `status` adds the daemon's facts (versions, addresses, registration) to `status`.
-    public init(engine: ParleyEngine, status: @escaping @Sendable () -> [String: Any]) {
+    public init(
+        engine: ParleyEngine, history: (any CallHistoryStore)? = nil, contacts: ContactDirectory? = nil,
+        status: @escaping @Sendable () -> [String: Any]
+    ) {
         self.engine = engine
+        self.history = history
+        self.contacts = contacts
         self.status = status
     }
 
@@ -106,6 +116,17 @@ public final class ControlService: Sendable {
         case "unmerge":
             try perform(.unmerge(conversationUUID: try conversation(in: request.params)), request: request, reply: reply)
             return .none
+        case "contact":
+            let handle = Self.handle(for: try Self.string("handle", in: request.params))
+            let name = contacts?.displayName(for: handle)
+            reply(ControlEncoding.result(
+                ["handle": ConversationEncoding.json(handle), "displayName": name == handle.value ? NSNull() : (name ?? NSNull()) as Any],
+                id: request.id))
+            return .none
+        case "history", "markRead", "deleteRecord", "redial":
+            guard let history else { throw ControlError(.refused, "this parleyd keeps no call history (--no-history)") }
+            _ = try serveHistory(request, history: history, reply: reply)
+            return .none
         default:
             throw ControlError(
                 .unknownMethod, "no method \(request.method.debugDescription)",
@@ -114,7 +135,7 @@ public final class ControlService: Sendable {
     }
 
     /// Performs `action` through the manager and answers when it completes (polled every 10 ms).
-    private func perform(
+    func perform(
         _ action: ConversationAction, request: ControlRequest, reply: @escaping @Sendable (Data) -> Void
     ) throws(ControlError) {
         do {

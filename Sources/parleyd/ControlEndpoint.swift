@@ -1,4 +1,6 @@
+import CallHistory
 import ControlChannel
+import ConversationKit
 import ControlProtocol
 import Foundation
 import ParleyEngine
@@ -16,12 +18,13 @@ final class ControlEndpoint: Sendable {
     }
 
     init(
-        directory: String, engine: ParleyEngine, log: EngineLog, status: @escaping @Sendable () -> [String: Any]
+        directory: String, engine: ParleyEngine, history: (any CallHistoryStore)?, contacts: ContactDirectory?,
+        log: EngineLog, status: @escaping @Sendable () -> [String: Any]
     ) throws {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let token = try ControlToken.loadOrCreate(in: directory)
-        let service = ControlService(engine: engine, status: status)
+        let service = ControlService(engine: engine, history: history, contacts: contacts, status: status)
         let subscribers = Subscribers()
         self.subscribers = subscribers
         let box = ServerBox()

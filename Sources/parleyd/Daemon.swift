@@ -104,7 +104,7 @@ final class Daemon: Sendable {
         if options.control {
             let directory = options.dataDirectory ?? Self.defaultDataDirectory()
             let control = try ControlEndpoint(
-                directory: directory, engine: engine, log: log,
+                directory: directory, engine: engine, history: history, contacts: contacts, log: log,
                 status: { [options, bound] in
                     [
                         "version": DaemonVersion.current, "listening": bound.map(\.description),

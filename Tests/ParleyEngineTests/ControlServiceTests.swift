@@ -1,3 +1,4 @@
+import CallHistory
 import ControlProtocol
 import ConversationKit
 import Foundation
@@ -116,5 +117,33 @@ struct ControlServiceTests {
         let known = Set(ControlMethod.all.map(\.name) + ControlEvent.allCases.map(\.rawValue))
         #expect(documented == known, "documented \(documented.sorted()) vs code \(known.sorted())")
         for code in ControlError.Code.allCases { #expect(text.contains("`\(code.rawValue)`"), "error code \(code) undocumented") }
+    }
+}
+
+@Suite("Control protocol: history methods")
+struct ControlHistoryTests {
+    @Test("a finished call is in history; markRead, redial and deleteRecord work; bad ids are notFound")
+    func historyMethods() throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "parley-control-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
+        let harness = try EngineHarness(history: HistoryRecorder(store: store, configuration: .init()))
+        let service = ControlService(engine: harness.engine, history: store) { [:] }
+        harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
+        harness.environment.advance(by: .seconds(61))  // rings out: a missed call
+        let deadline = Date().addingTimeInterval(5)
+        while (try? store.count(HistoryQuery())) == 0 && Date() < deadline { usleep(10_000) }
+        let page = try ControlServiceTests.call(service, #"{"v":1,"id":1,"method":"history","params":{"missed":true}}"#)
+        let records = try #require((page["result"] as? [String: Any])?["records"] as? [[String: Any]])
+        #expect(records.count == 1)
+        let id = try #require(records.first?["id"] as? Int)
+        let marked = try ControlServiceTests.call(service, #"{"v":1,"id":2,"method":"markRead","params":{"id":\#(id)}}"#)
+        #expect((marked["result"] as? [String: Any])?["changed"] as? Int == 1)
+        let missing = try ControlServiceTests.call(service, #"{"v":1,"id":3,"method":"deleteRecord","params":{"id":999}}"#)
+        #expect((missing["error"] as? [String: Any])?["code"] as? String == "notFound")
+        let deleted = try ControlServiceTests.call(service, #"{"v":1,"id":4,"method":"deleteRecord","params":{"id":\#(id)}}"#)
+        #expect((deleted["result"] as? [String: Any])?["deleted"] as? Int == id)
+        #expect(try store.count(HistoryQuery()) == 0)
     }
 }

@@ -1,3 +1,4 @@
+import CallHistory
 import ConversationKit
 import Foundation
 import ParleyEngine
@@ -93,11 +94,12 @@ final class EngineHarness {
     let local = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)
     let peer = SIPPeerAddress(host: "127.0.0.1", port: 5062)
 
-    init(configure: (inout EngineConfiguration) -> Void = { _ in }) throws {
+    init(history: HistoryRecorder? = nil, configure: (inout EngineConfiguration) -> Void = { _ in }) throws {
         var configuration = EngineConfiguration(listenAddresses: [local])
         configure(&configuration)
         manager = try ConversationManager(configuration: .init(), clock: ManualClock())
-        engine = ParleyEngine(configuration: configuration, manager: manager, environment: environment)
+        engine = ParleyEngine(
+            configuration: configuration, manager: manager, environment: environment, history: history)
         engine.observeTransitions { [transitions] in transitions.add($0) }
     }
 
