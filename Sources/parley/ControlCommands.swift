@@ -120,7 +120,7 @@ enum ControlCommands {
                 print("no live conversations")
                 return .ok
             }
-            print("  #  conversation  state     direction  who")
+            print("  #  conversation  state     direction  group     who")
             for (index, conversation) in conversations.enumerated() {
                 print("  \(index + 1)  " + line(conversation))
             }
@@ -144,7 +144,9 @@ enum ControlCommands {
             return name == value ? value : "\(name) <\(value)>"
         }
         let reason = (conversation["endedReason"] as? String).map { " (\($0))" } ?? ""
-        return "\(uuid)      \(state) \(direction) \(members.joined(separator: ", "))\(reason)"
+        let group = ((conversation["group"] as? String).map { String($0.prefix(8)).lowercased() } ?? "-")
+            .padding(toLength: 9, withPad: " ", startingAt: 0)
+        return "\(uuid)      \(state) \(direction) \(group) \(members.joined(separator: ", "))\(reason)"
     }
 
     private static func watch(_ client: ControlClient, json: Bool) throws -> ExitCode {
