@@ -95,12 +95,21 @@ public struct ControlMethod: Sendable, Hashable {
 public enum ControlEvent: String, Sendable, CaseIterable {
     /// A conversation changed state; `data` is `{"conversation": {…}, "from": "ringing"}`.
     case conversationChanged
+    /// An ended conversation is stored in the call history; `data` is `{"conversation": uuid}`.
+    case historyChanged
+    /// The registration changed; `data` is `{"state": "registered until …"}`.
+    case registrationChanged
+    /// A VoIP push was handled; `data` is `{"callID": …, "handling": "reported …"}`.
+    case pushReceived
 
     /// What the event says.
     public var summary: String {
         switch self {
         case .conversationChanged:
             "a conversation entered a new state; data: {\"conversation\": {full state}, \"from\": previous state or null}"
+        case .historyChanged: "an ended conversation was stored in the call history; data: {\"conversation\": uuid}"
+        case .registrationChanged: "the registration changed; data: {\"state\": \"registered until …\"}"
+        case .pushReceived: "a VoIP push was handled; data: {\"callID\": …, \"handling\": \"reported …\"}"
         }
     }
 }

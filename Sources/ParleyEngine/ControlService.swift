@@ -210,6 +210,21 @@ public final class ControlService: Sendable {
         return bool
     }
 
+    /// The event line for an engine event.
+    public static func event(for event: EngineEvent) -> Data {
+        switch event {
+        case .conversationChanged(let transition):
+            return Self.event(for: transition)
+        case .historyRecorded(let uuid):
+            return ControlEncoding.event(ControlEvent.historyChanged.rawValue, data: ["conversation": uuid.uuidString])
+        case .registrationChanged(let state):
+            return ControlEncoding.event(ControlEvent.registrationChanged.rawValue, data: ["state": "\(state)"])
+        case .pushHandled(let callID, let handling):
+            return ControlEncoding.event(
+                ControlEvent.pushReceived.rawValue, data: ["callID": callID, "handling": "\(handling)"])
+        }
+    }
+
     /// The event line for a transition.
     public static func event(for transition: ConversationTransition) -> Data {
         var data: [String: Any] = [

@@ -21,6 +21,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let agent: AgentBox
     private let observed = ObservedConversations()
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
+    private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
     private let pushedCalls: PushedCallRegistry
     /// Our local member handle (a constant of the configuration).
     private let localHandle: Handle
@@ -49,6 +50,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 $0.uuids[callID] = uuid
             }
         }
+        agent.onRegistrationChanged = { [weak self] state in self?.emit(.registrationChanged(state)) }
         agent.onCallRefused = { [observed] uuid, callID in
             observed.state.withLock {
                 $0.callIDs[uuid] = nil
@@ -94,6 +96,12 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// without one within `pushInviteWait` the conversation ends as failed. Unusable pushes are reported and ended
     /// at once; a cancel push ends the pending conversation as unanswered.
     public func handlePush(_ call: PushedCall) -> PushHandling {
+        let handling = reportPush(call)
+        emit(.pushHandled(callID: call.callID, handling: handling))
+        return handling
+    }
+
+    private func reportPush(_ call: PushedCall) -> PushHandling {
         let now = environment.now
         if call.isCancel {
             // The entry stays (declined) until the wait ends, so a late INVITE is refused rather than ringing.
@@ -174,6 +182,15 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// Calls `observer` with every conversation transition (on whichever thread caused it).
     public func observeTransitions(_ observer: @escaping @Sendable (ConversationTransition) -> Void) {
         observers.withLock { $0.append(observer) }
+    }
+
+    /// Calls `observer` with everything a frontend may want to hear of (on whichever thread it happens).
+    public func observeEvents(_ observer: @escaping @Sendable (EngineEvent) -> Void) {
+        eventObservers.withLock { $0.append(observer) }
+    }
+
+    func emit(_ event: EngineEvent) {
+        for observer in eventObservers.withLock({ $0 }) { observer(event) }
     }
 
     /// The SIP Call-ID of a conversation, when it has a SIP side.
@@ -273,7 +290,10 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 environment.execute { [agent] in agent.value.conversationLeft(uuid) }
             }
             if let history {
-                history.record(conversation, callID: callID) { [self] _ in announce(transition) }
+                history.record(conversation, callID: callID) { [self] record in
+                    announce(transition)
+                    if record != nil { emit(.historyRecorded(conversation.uuid)) }
+                }
                 return
             }
         }
@@ -283,7 +303,20 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private func announce(_ transition: ConversationTransition) {
         log.info(transition.description)
         for observer in observers.withLock({ $0 }) { observer(transition) }
+        emit(.conversationChanged(transition))
     }
+}
+
+/// What the engine tells observers (a frontend's event stream).
+public enum EngineEvent: Sendable {
+    /// A conversation changed state.
+    case conversationChanged(ConversationTransition)
+    /// An ended conversation is now stored in the call history.
+    case historyRecorded(UUID)
+    /// The registration changed state.
+    case registrationChanged(RegistrationState)
+    /// A VoIP push was handled.
+    case pushHandled(callID: String, handling: PushHandling)
 }
 
 /// One change of a conversation's state, as the engine logs it.

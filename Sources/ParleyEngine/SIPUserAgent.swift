@@ -20,7 +20,13 @@ final class SIPUserAgent {
     /// Counters for the status report.
     var counters = EngineCounters()
     /// The registration, when configured.
-    var registration: RegistrationClient?
+    var registration: RegistrationClient? {
+        didSet {
+            if oldValue?.state != registration?.state { onRegistrationChanged?(registration?.state ?? .unregistered) }
+        }
+    }
+    /// Told when the registration changes state.
+    var onRegistrationChanged: ((RegistrationState) -> Void)?
     /// Told of each new call's conversation and Call-ID before the conversation is reported.
     var onCallCreated: ((UUID, String) -> Void)?
     /// Told when a call's conversation was never reported (the manager refused it), so nothing waits for its end.

@@ -37,11 +37,11 @@ final class ControlEndpoint: Sendable {
             },
             onClose: { client in _ = subscribers.clients.withLock { $0.remove(client) } })
         box.set(server)
-        engine.observeTransitions { [server, subscribers] transition in
+        engine.observeEvents { [server, subscribers] event in
             let clients = subscribers.clients.withLock { $0 }
             guard !clients.isEmpty else { return }
-            let event = ControlService.event(for: transition)
-            for client in clients { server.send(event, to: client) }
+            let line = ControlService.event(for: event)
+            for client in clients { server.send(line, to: client) }
         }
         log.info("control socket \(socketPath) (token in \(ControlToken.path(in: directory)))")
     }

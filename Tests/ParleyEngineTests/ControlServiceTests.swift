@@ -147,3 +147,29 @@ struct ControlHistoryTests {
         #expect(try store.count(HistoryQuery()) == 0)
     }
 }
+
+@Suite("Control protocol: events")
+struct ControlEventTests {
+    @Test("the event stream carries conversation changes, history records and handled pushes")
+    func events() throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "parley-events-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
+        let harness = try EngineHarness(history: HistoryRecorder(store: store, configuration: .init()))
+        let names = Mutex<[String]>([])
+        harness.engine.observeEvents { event in
+            let line = ControlService.event(for: event)
+            let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any]
+            names.withLock { $0.append(object?["event"] as? String ?? "?") }
+        }
+        _ = harness.engine.handlePush(PushedCall(
+            uuid: UUID(), handle: PushedCallTests.alice, callID: "ev@peer", isVideo: false,
+            expiresAt: harness.environment.now.addingTimeInterval(30), isCancel: true))
+        harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
+        harness.environment.advance(by: .seconds(61))
+        let deadline = Date().addingTimeInterval(5)
+        while !names.withLock({ $0.contains("historyChanged") }) && Date() < deadline { usleep(10_000) }
+        #expect(names.withLock { $0 } == ["pushReceived", "conversationChanged", "conversationChanged", "historyChanged"])
+    }
+}
