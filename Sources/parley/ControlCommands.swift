@@ -45,7 +45,7 @@ enum ControlCommands {
         let expected: Int
         switch command {
         case "list", "status", "watch": expected = 0
-        case "call", "answer", "end", "hold", "resume", "mute", "unmute", "unmerge": expected = 1
+        case "call", "answer", "end", "hold", "resume", "mute", "unmute", "unmerge", "redial": expected = 1
         default: expected = 2
         }
         guard positionals.count == expected else {
@@ -78,6 +78,9 @@ enum ControlCommands {
         switch command {
         case "list", "status": reply = try request(command)
         case "call": reply = try request("start", ["to": positionals[0], "video": video])
+        case "redial":
+            guard let id = Int(positionals[0]), id > 0 else { throw UsageError("redial takes a history record id") }
+            reply = try request("redial", ["id": id])
         case "answer": reply = try request("join", ["conversation": try conversation(positionals[0])])
         case "end", "hold", "resume", "unmerge":
             reply = try request(command, ["conversation": try conversation(positionals[0])])

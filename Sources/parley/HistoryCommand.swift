@@ -185,7 +185,13 @@ enum HistoryCommand {
 
     private static func redial(_ arguments: inout Arguments, _ location: HistoryLocation) throws -> ExitCode {
         let json = arguments.flag("--json")
+        let dryRun = arguments.flag("--dry-run")
         let id = try oneID(&arguments)
+        let directory = (location.path as NSString).deletingLastPathComponent
+        if !dryRun, FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("control.sock")) {
+            // A parleyd runs on this data directory: it dials, through its control API.
+            return try ControlCommands.run("redial", [String(id), "--data-dir", directory] + (json ? ["--json"] : []))
+        }
         let record = try location.open().record(id: id)
         guard !record.remoteHandles.isEmpty else {
             print("record \(id) has no remote party to call")
@@ -203,7 +209,7 @@ enum HistoryCommand {
             for handle in handles { print("  handle  \(handle.kind) \(handle.value)" + (handle.displayName == handle.value ? "" : " (\(handle.displayName))")) }
             print("  video   \(isVideo ? "yes" : "no")")
         }
-        print("Nothing was dialled: the Parley daemon's control API will perform this Start action.")
+        print("Nothing was dialled: no parleyd runs on \(directory) (start one with --data-dir \(directory) to dial).")
         return .ok
     }
 

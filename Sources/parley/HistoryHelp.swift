@@ -98,12 +98,12 @@ enum HistoryHelp {
         """
 
     static let redial = """
-        usage: parley redial ID [--json] [--db FILE | --data-dir DIR]
+        usage: parley redial ID [--json] [--dry-run] [--db FILE | --data-dir DIR]
                parley history redial ID [...]
 
-        Shows the Start action that would call a record's parties again (same handles, same video setting).
-        Nothing is dialled yet: the Parley daemon's control API will perform this action; until then this
-        command only prints it.
+        Calls a record's parties again (same handles, same video setting): when a parleyd runs on the data
+        directory, its control API performs the Start action and the answer comes when the call rings. Without a
+        running parleyd, or with --dry-run, the action is only shown.
 
           --json               {"record": ID, "action": {"kind": "start", "handles": [...], "isVideo": false}}
         \(location)
@@ -124,7 +124,7 @@ enum HistoryHelp {
           delete ID   delete one record
           clear       delete every record that ended before --before DATE
           check       check the database's consistency
-          redial ID   the Start action that would call a record's parties again (also 'parley redial ID')
+          redial ID   call a record's parties again through the running parleyd (--dry-run: only show the action)
 
         Run 'parley history ACTION --help' for an action's options.
 

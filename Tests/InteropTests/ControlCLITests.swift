@@ -59,3 +59,23 @@ struct ControlCLITests {
         #expect((object as? [String: Any])?["result"] != nil)
     }
 }
+
+@Suite("Control API: redial through the running parleyd", .serialized)
+struct ControlRedialTests {
+    @Test("parley redial ID dials a history record's party again through parleyd")
+    func redial() throws {
+        let bob = try Parleyd(["--auto-answer", "0", "--user", "bob"])
+        let alice = try Parleyd(["--user", "alice", "--call", "sip:bob@127.0.0.1:\(bob.port)", "--script", "wait 100; end"])
+        try alice.waitForEnded(1)
+        let a = ["--data-dir", alice.dataDirectory.path]
+        try alice.process.waitForLine("the history write") { _ in
+            (try? ControlCLITests.parley(["history", "--json"] + a).output.contains("\"id\"")) == true
+        }
+        let redial = try ControlCLITests.parley(["redial", "1"] + a)
+        #expect(redial.status == 0 && redial.output.contains("start: done"), "\(redial.output)")
+        try bob.waitForEnded(1)
+        #expect(bob.transitions.count == 2, "bob was called a second time")
+        let dry = try ControlCLITests.parley(["redial", "1", "--dry-run"] + a)
+        #expect(dry.status == 0 && dry.output.contains("would perform"), "\(dry.output)")
+    }
+}
