@@ -93,7 +93,7 @@ let package = Package(
             dependencies: ["ParleyEngine", "ConversationKit", "SIPMessages", "SIPTransport", "CallHistory", "ControlProtocol"]
         ),
         // Real peers (sipp, baresip) against the built parleyd on loopback.
-        .testTarget(name: "InteropTests", dependencies: ["parleyd", "parley"]),
+        .testTarget(name: "InteropTests", dependencies: ["parleyd", "parley", "ControlChannel", "ControlProtocol"]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),

@@ -1,3 +1,5 @@
+import ControlChannel
+import ControlProtocol
 import Foundation
 import Testing
 
@@ -77,5 +79,44 @@ struct ControlRedialTests {
         #expect(bob.transitions.count == 2, "bob was called a second time")
         let dry = try ControlCLITests.parley(["redial", "1", "--dry-run"] + a)
         #expect(dry.status == 0 && dry.output.contains("would perform"), "\(dry.output)")
+    }
+}
+
+@Suite("Control API: protocol over the socket", .serialized)
+struct ControlSocketTests {
+    @Test("concurrent clients each get their own answers; a wrong token is refused; garbage gets an error, not a hang-up")
+    func concurrentClients() throws {
+        let parleyd = try Parleyd()
+        let directory = parleyd.dataDirectory.path
+        let socket = directory + "/control.sock"
+        let token = try ControlToken.read(from: directory)
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            do {
+                let client = try ControlClient(socketPath: socket, token: token)
+                defer { client.close() }
+                for index in 0..<50 {
+                    let id = worker * 1000 + index
+                    try client.send(ControlEncoding.request(index % 2 == 0 ? "status" : "list", id: .number(id)))
+                    let reply = try JSONSerialization.jsonObject(with: try client.readLine(timeout: 10)) as? [String: Any]
+                    if reply?["id"] as? Int != id || reply?["result"] == nil {
+                        failures.withLock { $0.append("worker \(worker): \(String(describing: reply))") }
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("worker \(worker): \(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+
+        #expect(throws: ControlClientError.self) { try ControlClient(socketPath: socket, token: String(repeating: "0", count: 64)) }
+        let client = try ControlClient(socketPath: socket, token: token)
+        defer { client.close() }
+        try client.send(Data("{not json".utf8))
+        let error = try JSONSerialization.jsonObject(with: try client.readLine(timeout: 5)) as? [String: Any]
+        #expect((error?["error"] as? [String: Any])?["code"] as? String == "parseError")
+        try client.send(ControlEncoding.request("list", id: .string("after-garbage")))
+        let after = try JSONSerialization.jsonObject(with: try client.readLine(timeout: 5)) as? [String: Any]
+        #expect(after?["id"] as? String == "after-garbage")
     }
 }
