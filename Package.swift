@@ -50,7 +50,8 @@ let package = Package(
         .target(name: "VoIPPush", dependencies: ["ConversationKit"]),
         // The control protocol between frontends and parleyd: messages, errors, the method table.
         .target(name: "ControlProtocol", dependencies: ["ConversationKit"]),
-        // The control API's transport: newline-delimited JSON over a Unix socket, token hello, bounded queues.
+        // The control API's transport: newline-delimited JSON over a Unix socket, the same over WebSocket on loopback
+        // TCP (RFC 6455, Origin allow-list), token hello, bounded queues.
         .target(name: "ControlChannel", dependencies: ["SIPTransport"]),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
@@ -95,7 +96,7 @@ let package = Package(
         // Real peers (sipp, baresip) against the built parleyd on loopback.
         .testTarget(name: "InteropTests", dependencies: ["parleyd", "parley", "ControlChannel", "ControlProtocol"]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit"]),
-        .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
+        .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "SIPTransport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(
             name: "ConversationConformanceTests",

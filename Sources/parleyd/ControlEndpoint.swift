@@ -1,58 +1,89 @@
 import CallHistory
 import ControlChannel
-import ConversationKit
 import ControlProtocol
+import ConversationKit
 import Foundation
 import ParleyEngine
 import Synchronization
 
-/// parleyd's control socket: `DATA_DIR/control.sock` (mode 0600) for clients holding `DATA_DIR/control.token`;
-/// requests go to the engine's ``ControlService``, and clients that subscribed get every conversation change.
+/// parleyd's control API endpoints: the Unix socket `DATA_DIR/control.sock` (mode 0600), and optionally a WebSocket
+/// on a loopback port (for browser frontends; Origin-checked), both for clients holding `DATA_DIR/control.token`.
+/// Requests go to the engine's ``ControlService``; clients that subscribed get every event.
 final class ControlEndpoint: Sendable {
-    private let server: ControlServer
-    private let subscribers: Subscribers
+    private let unix: ControlServer
+    private let webSocket: ControlWebSocketServer?
+    /// The WebSocket port actually bound, if any.
+    var webSocketPort: UInt16? { webSocket?.port }
 
-    /// The clients that asked for events.
+    /// The clients that asked for events, per endpoint.
     private final class Subscribers: Sendable {
         let clients = Mutex<Set<ControlClientID>>([])
     }
 
+    /// Sends on whichever server was created (set once, right after it exists: its handlers need it to reply).
+    private final class Sender: Sendable {
+        private let send = Mutex<(@Sendable (Data, ControlClientID) -> Void)?>(nil)
+        func set(_ body: @escaping @Sendable (Data, ControlClientID) -> Void) { send.withLock { $0 = body } }
+        func callAsFunction(_ line: Data, _ client: ControlClientID) { send.withLock { $0 }?(line, client) }
+    }
+
     init(
         directory: String, engine: ParleyEngine, history: (any CallHistoryStore)?, contacts: ContactDirectory?,
-        log: EngineLog, status: @escaping @Sendable () -> [String: Any]
+        webSocket: (host: String, port: UInt16, origins: Set<String>)?, log: EngineLog,
+        status: @escaping @Sendable () -> [String: Any]
     ) throws {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let token = try ControlToken.loadOrCreate(in: directory)
         let service = ControlService(engine: engine, history: history, contacts: contacts, status: status)
-        let subscribers = Subscribers()
-        self.subscribers = subscribers
-        let box = ServerBox()
         let socketPath = (directory as NSString).appendingPathComponent("control.sock")
-        server = try ControlServer(
-            socketPath: socketPath, token: token,
-            onLine: { client, line in
-                let directive = service.handle(line) { reply in box.server?.send(reply, to: client) }
-                if case .subscribe = directive { _ = subscribers.clients.withLock { $0.insert(client) } }
-            },
-            onClose: { client in _ = subscribers.clients.withLock { $0.remove(client) } })
-        box.set(server)
-        engine.observeEvents { [server, subscribers] event in
-            let clients = subscribers.clients.withLock { $0 }
-            guard !clients.isEmpty else { return }
-            let line = ControlService.event(for: event)
-            for client in clients { server.send(line, to: client) }
+
+        func handlers(_ subscribers: Subscribers, _ sender: Sender) -> (
+            onLine: @Sendable (ControlClientID, Data) -> Void, onClose: @Sendable (ControlClientID) -> Void
+        ) {
+            (
+                { client, line in
+                    let directive = service.handle(line) { reply in sender(reply, client) }
+                    if case .subscribe = directive { _ = subscribers.clients.withLock { $0.insert(client) } }
+                },
+                { client in _ = subscribers.clients.withLock { $0.remove(client) } }
+            )
         }
-        log.info("control socket \(socketPath) (token in \(ControlToken.path(in: directory)))")
+
+        let unixSubscribers = Subscribers()
+        let unixSender = Sender()
+        let unixHandlers = handlers(unixSubscribers, unixSender)
+        unix = try ControlServer(
+            socketPath: socketPath, token: token, onLine: unixHandlers.onLine, onClose: unixHandlers.onClose)
+        unixSender.set { [unix] line, client in unix.send(line, to: client) }
+
+        let webSubscribers = Subscribers()
+        if let webSocket {
+            let webSender = Sender()
+            let webHandlers = handlers(webSubscribers, webSender)
+            let server = try ControlWebSocketServer(
+                host: webSocket.host, port: webSocket.port, token: token, allowedOrigins: webSocket.origins,
+                onLine: webHandlers.onLine, onClose: webHandlers.onClose)
+            webSender.set { line, client in server.send(line, to: client) }
+            self.webSocket = server
+        } else {
+            self.webSocket = nil
+        }
+        engine.observeEvents { [unix, webSocket = self.webSocket] event in
+            let unixClients = unixSubscribers.clients.withLock { $0 }
+            let webClients = webSubscribers.clients.withLock { $0 }
+            guard !unixClients.isEmpty || !webClients.isEmpty else { return }
+            let line = ControlService.event(for: event)
+            for client in unixClients { unix.send(line, to: client) }
+            if let webSocket { for client in webClients { webSocket.send(line, to: client) } }
+        }
+        log.info("control socket \(socketPath) (token in \(ControlToken.path(in: directory)))"
+            + (self.webSocket.map { " and ws://\(webSocket?.host ?? "127.0.0.1"):\($0.port)/" } ?? ""))
     }
 
-    /// Closes the socket and removes its file.
-    func stop() { server.stop() }
-}
-
-/// The server, set once after it exists (its line handler needs it to reply).
-private final class ServerBox: Sendable {
-    private let value = Mutex<ControlServer?>(nil)
-    var server: ControlServer? { value.withLock { $0 } }
-    func set(_ server: ControlServer) { value.withLock { $0 = server } }
+    /// Closes both endpoints and removes the socket file.
+    func stop() {
+        webSocket?.stop()
+        unix.stop()
+    }
 }

@@ -104,7 +104,8 @@ final class Daemon: Sendable {
         if options.control {
             let directory = options.dataDirectory ?? Self.defaultDataDirectory()
             let control = try ControlEndpoint(
-                directory: directory, engine: engine, history: history, contacts: contacts, log: log,
+                directory: directory, engine: engine, history: history, contacts: contacts,
+                webSocket: options.webSocket.map { ($0.host, $0.port, options.allowedOrigins) }, log: log,
                 status: { [options, bound] in
                     [
                         "version": DaemonVersion.current, "listening": bound.map(\.description),

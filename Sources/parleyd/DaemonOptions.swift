@@ -33,6 +33,8 @@ struct DaemonOptions {
     var pushToken: String?
     var pushInviteWait: Duration = .seconds(10)
     var control = true
+    var webSocket: (host: String, port: UInt16)?
+    var allowedOrigins: Set<String> = []
 
     static let help = """
         usage: parleyd [options]
@@ -49,6 +51,8 @@ struct DaemonOptions {
           --data-dir DIR          data directory; the call history is DIR/history.sqlite
                                   (default $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley)
           --no-history            record nothing
+          --websocket HOST:PORT   also serve the control API over WebSocket on this loopback address
+          --allow-origin ORIGIN   a browser Origin allowed on the WebSocket (repeatable; none by default)
           --no-control            no control socket (by default frontends connect to DATA_DIR/control.sock with
                                   the token in DATA_DIR/control.token; see docs/control-api.md)
           --contacts FILE         name callers from a contacts file (JSON or vCard)
@@ -111,6 +115,18 @@ struct DaemonOptions {
         options.dataDirectory = try arguments.option("--data-dir")
         options.recordsHistory = !arguments.flag("--no-history")
         options.control = !arguments.flag("--no-control")
+        if let text = try arguments.option("--websocket") {
+            guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+                throw UsageError("--websocket expects HOST:PORT on loopback, e.g. 127.0.0.1:5080, got '\(text)'")
+            }
+            var host = String(text[..<colon])
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            options.webSocket = (host, port)
+        }
+        options.allowedOrigins = Set(try arguments.options("--allow-origin"))
+        if !options.allowedOrigins.isEmpty && options.webSocket == nil {
+            throw UsageError("--allow-origin goes with --websocket HOST:PORT")
+        }
         options.contactsFile = try arguments.option("--contacts")
         if let user = try arguments.option("--user") { options.userName = user }
         options.autoAnswer = try arguments.option("--auto-answer", as: "milliseconds (0–600000)") { text in

@@ -120,3 +120,26 @@ struct ControlSocketTests {
         #expect(after?["id"] as? String == "after-garbage")
     }
 }
+
+@Suite("Control API: WebSocket", .serialized)
+struct ControlWebSocketTests {
+    @Test("a browser-style client upgrades, says hello with the token, lists conversations; a foreign Origin is refused")
+    func webSocket() throws {
+        let port = Interop.freePort()
+        let parleyd = try Parleyd(["--websocket", "127.0.0.1:\(port)", "--allow-origin", "http://localhost:8080"])
+        let token = try ControlToken.read(from: parleyd.dataDirectory.path)
+        let client = try RawWebSocket(port: port)
+        let head = try #require(client.upgrade(RawWebSocket.request(["Origin: http://localhost:8080"])))
+        #expect(head.first?.contains("101") == true, "\(head)")
+        #expect(head.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), "\(head)")
+        client.sendText(#"{"v":1,"type":"hello","token":"\#(token)"}"#)
+        #expect(client.readText()?.contains("welcome") == true)
+        client.sendText(#"{"v":1,"id":"w1","method":"list"}"#)
+        let reply = try #require(client.readText())
+        #expect(reply.contains(#""id":"w1""#) && reply.contains("conversations"), "\(reply)")
+
+        let foreign = try RawWebSocket(port: port)
+        let refused = try #require(foreign.upgrade(RawWebSocket.request(["Origin: http://evil.example"])))
+        #expect(refused.first?.contains("403") == true, "\(refused)")
+    }
+}
