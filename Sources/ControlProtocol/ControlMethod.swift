@@ -101,6 +101,8 @@ public enum ControlEvent: String, Sendable, CaseIterable {
     case registrationChanged
     /// A VoIP push was handled; `data` is `{"callID": …, "handling": "reported …"}`.
     case pushReceived
+    /// An action completed, failed or timed out; `data` is `{"action", "conversation", "uuid", "state", "reason"?}`.
+    case actionSettled
 
     /// What the event says.
     public var summary: String {
@@ -110,6 +112,7 @@ public enum ControlEvent: String, Sendable, CaseIterable {
         case .historyChanged: "an ended conversation was stored in the call history; data: {\"conversation\": uuid}"
         case .registrationChanged: "the registration changed; data: {\"state\": \"registered until …\"}"
         case .pushReceived: "a VoIP push was handled; data: {\"callID\": …, \"handling\": \"reported …\"}"
+        case .actionSettled: "an action completed, failed or timed out"
         }
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -120,6 +121,8 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
         /// The manager validating a transaction with this action in it: one at a time, so two managers can
         /// never both accept it.
         var claimedBy: ObjectIdentifier?
+        /// Called once when the action settles (see ``ConversationAction/whenSettled(_:)``).
+        var settledHandlers: [@Sendable (State) -> Void] = []
     }
     let core: Mutex<Core>
 
@@ -153,13 +156,31 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
         }
     }
 
-    /// Sets the final state and lets go of the manager.
+    /// Sets the final state and lets go of the manager; then tells whoever asked, on a global queue (the manager
+    /// settles actions while it holds its own lock, where no outside code may run).
     func settle(_ state: State) {
-        core.withLock { core in
+        let handlers = core.withLock { core -> [@Sendable (State) -> Void] in
             core.state = state
             core.manager = nil
             core.pendingSequence = nil
+            defer { core.settledHandlers = [] }
+            return core.settledHandlers
         }
+        guard !handlers.isEmpty else { return }
+        DispatchQueue.global().async {
+            for handler in handlers { handler(state) }
+        }
+    }
+
+    /// Calls `handler` once with the final state (complete, failed or timed out) when the action settles — at once,
+    /// on this thread, if it already has; otherwise soon after, on a global queue, outside every lock.
+    public func whenSettled(_ handler: @escaping @Sendable (State) -> Void) {
+        let settled = core.withLock { core -> State? in
+            if core.state.isFinished { return core.state }
+            core.settledHandlers.append(handler)
+            return nil
+        }
+        if let settled { handler(settled) }
     }
 
     /// Whether the action is pending under this sequence number.

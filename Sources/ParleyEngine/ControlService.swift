@@ -10,7 +10,6 @@ public final class ControlService: Sendable {
     /// The engine served.
     public let engine: ParleyEngine
     private let status: @Sendable () -> [String: Any]
-    private let queue = DispatchQueue(label: "parley.control.actions")
     /// The call history, for the history methods (nil: they answer `refused`).
     let history: (any CallHistoryStore)?
     /// The contacts, for `contact`.
@@ -145,9 +144,9 @@ public final class ControlService: Sendable {
         }
         let id = request.id
         let engine = engine
-        let deadline = Date().addingTimeInterval((engine.manager.configuration.defaultActionTimeout) + 5)
-        @Sendable func check() {
-            switch action.state {
+        // The answer goes when the action settles (the manager times it out if the engine never does).
+        action.whenSettled { state in
+            switch state {
             case .complete:
                 var result: [String: Any] = ["action": action.kind.name, "state": "complete"]
                 if let conversation = engine.manager.conversation(action.conversationUUID) {
@@ -158,20 +157,13 @@ public final class ControlService: Sendable {
                 }
                 reply(ControlEncoding.result(result, id: id))
             case .failed(let reason):
-                reply(ControlEncoding.error(
-                    ControlError(.failed, reason, details: ["action": action.kind.name]), id: id))
+                reply(ControlEncoding.error(ControlError(.failed, reason, details: ["action": action.kind.name]), id: id))
             case .timedOut:
-                reply(ControlEncoding.error(
-                    ControlError(.timedOut, "the \(action.kind.name) action timed out"), id: id))
+                reply(ControlEncoding.error(ControlError(.timedOut, "the \(action.kind.name) action timed out"), id: id))
             case .idle, .running:
-                if Date() > deadline {
-                    reply(ControlEncoding.error(ControlError(.timedOut, "no answer from the engine"), id: id))
-                } else {
-                    queue.asyncAfter(deadline: .now() + .milliseconds(10), execute: check)
-                }
+                preconditionFailure("an action settles only as complete, failed or timed out")
             }
         }
-        queue.async(execute: check)
     }
 
     /// The conversation a parameter names: a full uuid or a unique prefix of a live one.
@@ -222,6 +214,20 @@ public final class ControlService: Sendable {
         case .pushHandled(let callID, let handling):
             return ControlEncoding.event(
                 ControlEvent.pushReceived.rawValue, data: ["callID": callID, "handling": "\(handling)"])
+        case .actionSettled(let action, let state):
+            var data: [String: Any] = [
+                "action": action.kind.name, "conversation": action.conversationUUID.uuidString,
+                "uuid": action.uuid.uuidString,
+            ]
+            switch state {
+            case .complete: data["state"] = "complete"
+            case .failed(let reason):
+                data["state"] = "failed"
+                data["reason"] = reason
+            case .timedOut: data["state"] = "timedOut"
+            case .idle, .running: data["state"] = "\(state)"
+            }
+            return ControlEncoding.event(ControlEvent.actionSettled.rawValue, data: data)
         }
     }
 

@@ -258,6 +258,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
     // MARK: ConversationManagerDelegate
 
     public func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {
+        action.whenSettled { [weak self] state in self?.emit(.actionSettled(action, state)) }
         if environment.isCurrent {
             agent.value.perform(action)
         } else {
@@ -317,6 +318,8 @@ public enum EngineEvent: Sendable {
     case registrationChanged(RegistrationState)
     /// A VoIP push was handled.
     case pushHandled(callID: String, handling: PushHandling)
+    /// An action (from a frontend or the network) completed, failed or timed out.
+    case actionSettled(ConversationAction, ConversationAction.State)
 }
 
 /// One change of a conversation's state, as the engine logs it.

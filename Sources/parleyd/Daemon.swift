@@ -98,8 +98,6 @@ final class Daemon: Sendable {
         }
         engine.observeTransitions { [weak self] transition in self?.observe(transition) }
         let signalSources = installSignalHandlers()
-        log.info("parleyd \(DaemonVersion.current) listening on " + bound.map(\.description).joined(separator: " ")
-            + (history.map { " history \($0.path)" } ?? " (no history)"))
         engine.start()
         if options.control {
             let directory = options.dataDirectory ?? Self.defaultDataDirectory()
@@ -114,6 +112,9 @@ final class Daemon: Sendable {
                 })
             state.withLock { $0.control = control }
         }
+        // "listening on" means ready: transports, control socket and token are all in place.
+        log.info("parleyd \(DaemonVersion.current) listening on " + bound.map(\.description).joined(separator: " ")
+            + (history.map { " history \($0.path)" } ?? " (no history)"))
         if let endpoint = options.pushService {
             let push = PushWakeUp(
                 endpoint: endpoint, token: options.pushToken ?? "parleyd-\(options.userName)", engine: engine, log: log)
