@@ -173,3 +173,56 @@ struct ControlEventTests {
         #expect(names.withLock { $0 } == ["pushReceived", "conversationChanged", "conversationChanged", "historyChanged"])
     }
 }
+
+@Suite("Control protocol: every conversation method")
+struct ControlMethodTests {
+    @Test("join, mute, playTone, merge, unmerge and contact through the service")
+    func methods() throws {
+        let harness = try EngineHarness()
+        let contacts = ContactDirectory(contacts: [
+            .init(name: "Alice Liddell", handles: [Handle(kind: .generic, value: "sip:alice@127.0.0.1:5062")])
+        ])
+        let service = ControlService(engine: harness.engine, contacts: contacts) { [:] }
+        var uuids: [String] = []
+        var tags: [String] = []
+        for index in 1...2 {
+            harness.deliver(
+                PeerMessages.invite(callID: "call-\(index)@peer", branch: "z9hG4bK-in-\(index)").replacingOccurrences(
+                    of: "tag=peer-tag", with: "tag=peer-\(index)"),
+                body: PeerMessages.offer)
+            tags.append(try #require(harness.sent().first?.toTag))
+        }
+        for conversation in harness.manager.conversations.sorted(by: { $0.createdAt < $1.createdAt }) {
+            uuids.append(conversation.uuid.uuidString)
+        }
+        for (index, uuid) in uuids.enumerated() {
+            let done = DispatchSemaphore(value: 0)
+            let box = Mutex<Data?>(nil)
+            service.handle(Data(#"{"v":1,"id":\#(index),"method":"join","params":{"conversation":"\#(uuid)"}}"#.utf8)) {
+                reply in
+                box.withLock { $0 = reply }
+                done.signal()
+            }
+            _ = harness.sent()
+            harness.deliver(
+                PeerMessages.inDialog("ACK", localTag: tags[index], cseq: 1, branch: "z9hG4bK-ack-\(index)", callID: "call-\(index + 1)@peer")
+                    .replacingOccurrences(of: "tag=peer-tag", with: "tag=peer-\(index + 1)"))
+            #expect(done.wait(timeout: .now() + 5) == .success)
+            #expect(box.withLock { $0 }.map { String(decoding: $0, as: UTF8.self) }?.contains(#""state":"joined""#) == true)
+        }
+        let mute = try ControlServiceTests.call(service, #"{"v":1,"id":10,"method":"mute","params":{"conversation":"\#(uuids[0])"}}"#)
+        #expect(((mute["result"] as? [String: Any])?["conversation"] as? [String: Any])?["isMuted"] as? Bool == true)
+        let merge = try ControlServiceTests.call(
+            service, #"{"v":1,"id":11,"method":"merge","params":{"conversation":"\#(uuids[0])","with":"\#(uuids[1])"}}"#)
+        #expect((merge["result"] as? [String: Any])?["state"] as? String == "complete", "\(merge)")
+        #expect(harness.manager.conversations.allSatisfy { $0.groupUUID != nil })
+        let unmerge = try ControlServiceTests.call(
+            service, #"{"v":1,"id":12,"method":"unmerge","params":{"conversation":"\#(uuids[1])"}}"#)
+        #expect((unmerge["result"] as? [String: Any])?["state"] as? String == "complete", "\(unmerge)")
+        let contact = try ControlServiceTests.call(
+            service, #"{"v":1,"id":13,"method":"contact","params":{"handle":"sip:alice@127.0.0.1:5062"}}"#)
+        #expect((contact["result"] as? [String: Any])?["displayName"] as? String == "Alice Liddell", "\(contact)")
+        let noHistory = try ControlServiceTests.call(service, #"{"v":1,"id":14,"method":"history"}"#)
+        #expect((noHistory["error"] as? [String: Any])?["code"] as? String == "refused")
+    }
+}
