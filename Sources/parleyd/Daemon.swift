@@ -75,7 +75,9 @@ final class Daemon: Sendable {
             bound.append(try transport.listenSync(address))
         }
         let configuration = EngineConfiguration(
-            userName: options.userName, listenAddresses: bound, declineStatus: options.declineStatus,
+            userName: options.userName,
+            displayName: options.displayName ?? (options.userName == "parley" ? "Parley" : options.userName.capitalized),
+            listenAddresses: bound, declineStatus: options.declineStatus,
             ringTimeout: options.ringTimeout, autoAnswerDelay: options.autoAnswer, phoneDomain: options.phoneDomain,
             product: "Parley/\(DaemonVersion.current)", registration: options.registration,
             pushInviteWait: options.pushInviteWait)

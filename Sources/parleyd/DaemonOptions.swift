@@ -19,6 +19,7 @@ struct DaemonOptions {
     var recordsHistory = true
     var contactsFile: String?
     var userName = "parley"
+    var displayName: String?
     var autoAnswer: Duration?
     var declineStatus = 486
     var ringTimeout: Duration = .seconds(60)
@@ -57,6 +58,7 @@ struct DaemonOptions {
                                   the token in DATA_DIR/control.token; see docs/control-api.md)
           --contacts FILE         name callers from a contacts file (JSON or vCard)
           --user NAME             our SIP user name (default parley)
+          --display-name NAME     the name callers see (default: the user name, or "Parley" for the default user)
           --auto-answer MS        answer incoming calls after MS milliseconds (default: never)
           --decline 486|603       how End refuses a ringing call (default 486 Busy Here)
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
@@ -129,6 +131,10 @@ struct DaemonOptions {
         }
         options.contactsFile = try arguments.option("--contacts")
         if let user = try arguments.option("--user") { options.userName = user }
+        options.displayName = try arguments.option("--display-name")
+        if let name = options.displayName, name.isEmpty || name.count > 100 || name.contains(where: \.isNewline) {
+            throw UsageError("--display-name must be 1–100 characters on one line")
+        }
         options.autoAnswer = try arguments.option("--auto-answer", as: "milliseconds (0–600000)") { text in
             Int(text).flatMap { (0...600_000).contains($0) ? Duration.milliseconds($0) : nil }
         }
