@@ -155,15 +155,25 @@ enum MessageWriter {
     /// `startLine` CRLF, `name: value` CRLF for each field, CRLF, body. CR and LF in the start line (a reason phrase
     /// or opaque URI set by hand) become spaces; field values cannot hold them.
     static func write(startLine: String, headers: SIPHeaders, body: Data) -> Data {
-        var text = startLine.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A })
-            ? String(startLine.map { $0 == "\r" || $0 == "\n" || $0 == "\r\n" ? " " : $0 }) : startLine
-        text += "\r\n"
+        // Written as bytes into one buffer (this runs for every message Parley sends).
+        var size = startLine.utf8.count + body.count + 4
+        for field in headers { size += field.name.utf8.count + field.value.utf8.count + 4 }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(size)
+        for byte in startLine.utf8 { bytes.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
+        bytes.append(0x0D)
+        bytes.append(0x0A)
         for field in headers {
-            text += field.name + ": " + field.value + "\r\n"
+            bytes.append(contentsOf: field.name.utf8)
+            bytes.append(0x3A)
+            bytes.append(0x20)
+            bytes.append(contentsOf: field.value.utf8)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
         }
-        text += "\r\n"
-        var data = Data(text.utf8)
-        data.append(body)
-        return data
+        bytes.append(0x0D)
+        bytes.append(0x0A)
+        bytes.append(contentsOf: body)
+        return Data(bytes)
     }
 }
