@@ -109,7 +109,7 @@ extension SIPUserAgent {
         let answer = makeAnswer(to: offer, previous: leg.localSDP, localHold: leg.localHold)
         leg.localSDP = answer
         var headers = capabilityHeaders
-        headers.append("Contact", contactAddress(for: leg.destination, secure: leg.isSecure).headerValue)
+        headers.append("Contact", contactHeader(for: leg.destination, secure: leg.isSecure))
         headers.append("Server", configuration.product)
         let ok = request.makeResponse(
             statusCode: 200, toTag: leg.localTag, headers: headers, contentType: Self.sdpType, body: answer.serialize())

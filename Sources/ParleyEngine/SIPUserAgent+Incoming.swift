@@ -123,7 +123,7 @@ extension SIPUserAgent {
     private func sendRinging(_ leg: CallLeg) {
         guard let key = leg.inviteKey else { return }
         let headers: SIPHeaders = [
-            "Contact": contactAddress(for: leg.destination, secure: leg.isSecure).headerValue,
+            "Contact": contactHeader(for: leg.destination, secure: leg.isSecure),
             "Server": configuration.product,
         ]
         let ringing = leg.invite.makeResponse(
@@ -154,7 +154,7 @@ extension SIPUserAgent {
         let answer = makeAnswer(to: leg.remoteSDP, previous: nil, localHold: false)
         leg.localSDP = answer
         var headers = capabilityHeaders
-        headers.append("Contact", contactAddress(for: leg.destination, secure: leg.isSecure).headerValue)
+        headers.append("Contact", contactHeader(for: leg.destination, secure: leg.isSecure))
         headers.append("Server", configuration.product)
         let ok = leg.invite.makeResponse(
             statusCode: 200, toTag: leg.localTag, copyingRecordRoute: true, headers: headers,

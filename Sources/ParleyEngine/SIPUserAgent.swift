@@ -19,6 +19,8 @@ final class SIPUserAgent {
     var legsByCallID: [String: CallLeg] = [:]
     /// Counters for the status report.
     var counters = EngineCounters()
+    /// Our Contact header values, by what decides them.
+    private var contactHeaders: [ContactKey: String] = [:]
     /// The registration, when configured.
     var registration: RegistrationClient? {
         didSet {
@@ -189,7 +191,7 @@ final class SIPUserAgent {
     ) {
         var headers = extra
         if contact, let destination = transactions.responseDestination(key) {
-            headers.append("Contact", contactAddress(for: destination, secure: request.uri.scheme == "sips").headerValue)
+            headers.append("Contact", contactHeader(for: destination, secure: request.uri.scheme == "sips"))
         }
         headers.append("Server", configuration.product)
         let response = request.makeResponse(
@@ -230,6 +232,16 @@ final class SIPUserAgent {
             scheme: sips ? "sips" : "sip", user: configuration.userName, host: Self.uriHost(listen.host),
             port: Int(listen.port), parameters: parameters)
         return SIPAddress(uri: uri)
+    }
+
+    /// Our Contact as header text, computed once per transport, IP family and security (it goes into every
+    /// provisional and final response that makes or refreshes a dialog).
+    func contactHeader(for destination: SIPDestination, secure: Bool) -> String {
+        let key = ContactKey(kind: destination.kind, ipv6: destination.address.host.utf8.contains(0x3A), secure: secure)
+        if let cached = contactHeaders[key] { return cached }
+        let value = contactAddress(for: destination, secure: secure).headerValue
+        contactHeaders[key] = value
+        return value
     }
 
     /// Our From/To address with `tag`, for messages to `destination`.
@@ -360,4 +372,11 @@ struct EngineCounters: Sendable {
     var strayResponses = 0
     var incomingCalls = 0
     var outgoingCalls = 0
+}
+
+/// What decides our Contact: the transport, the IP family of the peer, and whether the exchange is `sips:`.
+struct ContactKey: Hashable {
+    let kind: SIPTransportKind
+    let ipv6: Bool
+    let secure: Bool
 }
