@@ -156,7 +156,7 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
         }
     }
 
-    /// Sets the final state and lets go of the manager; then tells whoever asked, on a global queue (the manager
+    /// Sets the final state and lets go of the manager; then tells whoever asked, on a serial queue (the manager
     /// settles actions while it holds its own lock, where no outside code may run).
     func settle(_ state: State) {
         let handlers = core.withLock { core -> [@Sendable (State) -> Void] in
@@ -167,13 +167,17 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
             return core.settledHandlers
         }
         guard !handlers.isEmpty else { return }
-        DispatchQueue.global().async {
+        Self.settledQueue.async {
             for handler in handlers { handler(state) }
         }
     }
 
+    /// One serial queue for settlement handlers, so they run in the order the actions settled.
+    private static let settledQueue = DispatchQueue(label: "parley.action-settled")
+
     /// Calls `handler` once with the final state (complete, failed or timed out) when the action settles — at once,
-    /// on this thread, if it already has; otherwise soon after, on a global queue, outside every lock.
+    /// on this thread, if it already has; otherwise soon after, on a serial queue (in settling order), outside every
+    /// lock.
     public func whenSettled(_ handler: @escaping @Sendable (State) -> Void) {
         let settled = core.withLock { core -> State? in
             if core.state.isFinished { return core.state }

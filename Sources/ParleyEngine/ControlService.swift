@@ -133,7 +133,7 @@ public final class ControlService: Sendable {
         }
     }
 
-    /// Performs `action` through the manager and answers when it completes (polled every 10 ms).
+    /// Performs `action` through the manager and answers when it settles.
     func perform(
         _ action: ConversationAction, request: ControlRequest, reply: @escaping @Sendable (Data) -> Void
     ) throws(ControlError) {

@@ -96,17 +96,36 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// without one within `pushInviteWait` the conversation ends as failed. Unusable pushes are reported and ended
     /// at once; a cancel push ends the pending conversation as unanswered.
     public func handlePush(_ call: PushedCall) -> PushHandling {
-        let handling = reportPush(call)
+        // Run on the engine's thread, in turn with SIP messages, so the push and its INVITE cannot interleave (an
+        // INVITE claiming a half-registered push, or a push missing an INVITE that just arrived). The engine's
+        // thread never waits for the push handler's, so waiting here cannot deadlock.
+        let handling: PushHandling
+        if environment.isCurrent {
+            handling = reportPush(call)
+        } else {
+            let box = PushResult()
+            let done = DispatchSemaphore(value: 0)
+            environment.execute { [self] in
+                box.value.withLock { $0 = reportPush(call) }
+                done.signal()
+            }
+            if done.wait(timeout: .now() + 5) == .timedOut {
+                handling = .notReported(reason: "the engine did not take the push within 5 s (shutting down?)")
+            } else {
+                handling = box.value.withLock { $0 } ?? .notReported(reason: "no answer from the engine")
+            }
+        }
         emit(.pushHandled(callID: call.callID, handling: handling))
         return handling
     }
 
+    /// On the engine's thread.
     private func reportPush(_ call: PushedCall) -> PushHandling {
         let now = environment.now
         if call.isCancel {
             // The entry stays (declined) until the wait ends, so a late INVITE is refused rather than ringing.
             guard let uuid = pushedCalls.decline(callID: call.callID) else {
-                log.info("push: cancel for \(call.callID), which is not pending")
+                log.info("push: cancel for a call-id that is not pending")
                 return .cancelled(nil)
             }
             log.info("push: cancel for \(call.callID) before its INVITE")
@@ -117,31 +136,18 @@ public final class ParleyEngine: ConversationManagerDelegate {
             return .alreadyReported(known)
         }
         var problem: String?
-        var uuid = call.uuid
         if call.expiresAt < now {
             problem = "the push expired at \(call.expiresAt.formatted(.iso8601))"
         } else if !manager.configuration.supportedHandleTypes.contains(call.handle.kind) {
             problem = "handle kind \(call.handle.kind) is not supported"
         } else if !SIPGrammar.isCallID(call.callID) {
-            problem = "the Call-ID \(call.callID.debugDescription) is not usable"
-        } else if manager.conversation(call.uuid) != nil {
-            // The same push again was caught above by its Call-ID: this is another call reusing a live uuid.
-            problem = "uuid \(call.uuid) is already in use"
-            uuid = RandomUUID.make()
+            problem = "the Call-ID is not usable"
         }
         let update = Conversation.Update(
             localMember: localHandle, members: [call.handle], activeRemoteMembers: [call.handle])
-        if let problem {
-            log.info("push: unusable (\(problem)); reporting and ending it")
-            do {
-                try manager.reportNewIncomingConversation(uuid: uuid, update: update)
-                try manager.reportConversationEvent(.ended(now, .failed), for: uuid)
-            } catch {
-                log.error("push: could not even report the unusable push: \(error)")
-            }
-            return .reportedAndEnded(uuid, reason: problem)
-        }
+        if let problem { return reportUnusable(call, problem: problem, update: update, now: now) }
         if let existing = pushedCalls.register(call) { return .alreadyReported(existing) }
+        let uuid = call.uuid
         observed.state.withLock {
             $0.callIDs[uuid] = call.callID
             $0.uuids[call.callID] = uuid
@@ -149,24 +155,41 @@ public final class ParleyEngine: ConversationManagerDelegate {
         do {
             try manager.reportNewIncomingConversation(uuid: uuid, update: update)
         } catch {
-            pushedCalls.remove(uuid: uuid)
+            pushedCalls.remove(callID: call.callID)
             observed.state.withLock {
                 $0.callIDs[uuid] = nil
                 $0.uuids[call.callID] = nil
             }
-            log.error("push: the manager refused the conversation: \(error)")
-            return .reportedAndEnded(uuid, reason: "\(error)")
+            // A uuid still in use or recently ended, or any other refusal: report the push under a fresh uuid and
+            // end it, so the contract holds.
+            return reportUnusable(call, problem: "the manager refused it: \(error)", update: update, now: now)
         }
         log.info("push: reported \(uuid) for call-id \(call.callID); waiting for its INVITE")
         let wait = configuration.pushInviteWait
-        environment.execute { [agent, pushedCalls, manager, log, uuid] in
-            _ = agent.value.environment.schedule(after: wait) {
-                guard pushedCalls.remove(uuid: uuid) != nil else { return }
-                log.info("push: no INVITE for \(call.callID) within \(wait); ending \(uuid)")
-                try? manager.reportConversationEvent(.ended(agent.value.environment.now, .failed), for: uuid)
-            }
+        let callID = call.callID
+        _ = environment.schedule(after: wait) { [pushedCalls, manager, log, environment] in
+            guard pushedCalls.remove(callID: callID) != nil else { return }
+            log.info("push: no INVITE for \(callID) within \(wait); ending \(uuid)")
+            try? manager.reportConversationEvent(.ended(environment.now, .failed), for: uuid)
         }
         return .reported(uuid)
+    }
+
+    /// Reports an unusable push as a conversation and ends it at once as failed (a fresh uuid, so it cannot clash);
+    /// `.notReported` only if even that is refused (the manager was invalidated).
+    private func reportUnusable(
+        _ call: PushedCall, problem: String, update: Conversation.Update, now: Date
+    ) -> PushHandling {
+        log.info("push: unusable (\(problem)); reporting and ending it")
+        let uuid = RandomUUID.make()
+        do {
+            try manager.reportNewIncomingConversation(uuid: uuid, update: update)
+            try manager.reportConversationEvent(.ended(now, .failed), for: uuid)
+        } catch {
+            log.error("push: could not even report the unusable push: \(error)")
+            return .notReported(reason: "\(error)")
+        }
+        return .reportedAndEnded(uuid, reason: problem)
     }
 
     /// Makes the outgoing call of conversation `conversationUUID` (started later by a Start action) use `callID` as
@@ -306,6 +329,11 @@ public final class ParleyEngine: ConversationManagerDelegate {
         for observer in observers.withLock({ $0 }) { observer(transition) }
         emit(.conversationChanged(transition))
     }
+}
+
+/// The answer of a push handed to the engine's thread.
+private final class PushResult: Sendable {
+    let value = Mutex<PushHandling?>(nil)
 }
 
 /// What the engine tells observers (a frontend's event stream).

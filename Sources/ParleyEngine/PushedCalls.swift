@@ -41,9 +41,16 @@ public enum PushHandling: Sendable, Hashable, CustomStringConvertible {
     case reportedAndEnded(UUID, reason: String)
     /// A cancel push: the pending conversation (if any) ended as unanswered.
     case cancelled(UUID?)
+    /// Nothing could be reported (the engine is shutting down): a strike the device earns honestly.
+    case notReported(reason: String)
 
     /// Whether the device can tell the push service it reported a conversation.
-    public var reported: Bool { true }
+    public var reported: Bool {
+        switch self {
+        case .reported, .alreadyReported, .reportedAndEnded, .cancelled: true
+        case .notReported: false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -51,6 +58,7 @@ public enum PushHandling: Sendable, Hashable, CustomStringConvertible {
         case .alreadyReported(let uuid): "already reported \(uuid)"
         case .reportedAndEnded(let uuid, let reason): "reported and ended \(uuid): \(reason)"
         case .cancelled(let uuid): "cancelled \(uuid.map(\.uuidString) ?? "(nothing pending)")"
+        case .notReported(let reason): "not reported: \(reason)"
         }
     }
 }
@@ -110,6 +118,12 @@ final class PushedCallRegistry: Sendable {
             }
             entries.removeValue(forKey: key)
         }
+    }
+
+    /// Takes the entry for `callID` (its wait ended, or the manager refused it).
+    @discardableResult
+    func remove(callID: String) -> Entry? {
+        entries.withLock { $0.removeValue(forKey: callID) }
     }
 
     /// Takes the entry of conversation `uuid` (it ended or timed out).

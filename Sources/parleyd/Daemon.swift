@@ -100,7 +100,6 @@ final class Daemon: Sendable {
         }
         engine.observeTransitions { [weak self] transition in self?.observe(transition) }
         let signalSources = installSignalHandlers()
-        engine.start()
         if options.control {
             let directory = options.dataDirectory ?? Self.defaultDataDirectory()
             let control = try ControlEndpoint(
@@ -114,6 +113,8 @@ final class Daemon: Sendable {
                 })
             state.withLock { $0.control = control }
         }
+        // Only now, with everything that can fail at start-up in place, does the engine register anywhere.
+        engine.start()
         // "listening on" means ready: transports, control socket and token are all in place.
         log.info("parleyd \(DaemonVersion.current) listening on " + bound.map(\.description).joined(separator: " ")
             + (history.map { " history \($0.path)" } ?? " (no history)"))
@@ -172,8 +173,8 @@ final class Daemon: Sendable {
     /// Ends every call (BYE to connected ones), flushes the history, stops the loop and exits.
     func stop(exitCode: Int32) -> Never {
         if stopping.exchange(true, ordering: .acquiringAndReleasing) {
-            // Another path is already stopping; let it finish.
-            while true { sleep(60) }
+            // Asked again while stopping (a second Ctrl-C): leave at once.
+            _exit(1)
         }
         let (engine, push, control) = state.withLock { ($0.engine, $0.push, $0.control) }
         push?.stop()

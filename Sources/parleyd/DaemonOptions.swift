@@ -174,7 +174,8 @@ struct DaemonOptions {
         if let token = options.pushToken, token.isEmpty || token.count > 256 || token.contains(where: \.isWhitespace) {
             throw UsageError("--push-token must be 1–256 characters without spaces")
         }
-        if let wait = try arguments.option("--push-invite-wait", as: "seconds (1–600)", { Int($0).flatMap { (1...600).contains($0) ? $0 : nil } }) {
+        // Below the manager's 30 s action timeout, so a Join made before the INVITE cannot time out first.
+        if let wait = try arguments.option("--push-invite-wait", as: "seconds (1–25)", { Int($0).flatMap { (1...25).contains($0) ? $0 : nil } }) {
             options.pushInviteWait = .seconds(wait)
         }
         options.registration = try registration(&arguments, userName: options.userName)
@@ -233,9 +234,9 @@ struct DaemonOptions {
         }
         var result: [String] = []
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
-                .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-            if line.isEmpty { continue }
+            // A comment is a line starting with # (values such as passwords may contain #); CRLF files work too.
+            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") { continue }
             let parts = line.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             let name = parts[0].hasPrefix("--") ? parts[0] : "--" + parts[0]
             guard name != "--config" else { throw UsageError("\(path):\(number + 1): config files do not nest") }
