@@ -40,6 +40,19 @@ public enum TransactionKey: Sendable, Hashable {
         public var topVia: String
     }
 
+    /// Hashes only what tells transactions apart in practice (the branch; the Call-ID and CSeq for RFC 2543 keys):
+    /// equality still compares every field, and equal keys share those parts, so hashing stays consistent. Every
+    /// message a driver receives looks its key up a few times, so the shorter hash is worth it.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .client(let branch, _), .server(let branch, _, _):
+            hasher.combine(branch)
+        case .rfc2543(let key):
+            hasher.combine(key.callID)
+            hasher.combine(key.cseqNumber)
+        }
+    }
+
     /// The key of a client transaction sending `request`; nil when it has no top Via with a branch.
     public init?(clientRequest request: SIPRequest) {
         guard let branch = request.headers.topVia?.branch else { return nil }
