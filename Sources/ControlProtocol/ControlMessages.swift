@@ -27,6 +27,7 @@ public enum ControlRequestID: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// For logs.
     public var description: String {
         switch self {
         case .number(let number): String(number)
@@ -136,6 +137,7 @@ public struct ControlError: Error, @unchecked Sendable, CustomStringConvertible 
         self.details = details
     }
 
+    /// `invalidParams: missing "to"`.
     public var description: String { "\(code.rawValue): \(message)" }
 
     /// The error object.

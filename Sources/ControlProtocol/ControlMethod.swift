@@ -12,7 +12,9 @@ public struct ControlMethod: Sendable, Hashable {
     /// An example request's params.
     public let example: String
 
+    /// Methods are equal when their names are.
     public static func == (lhs: ControlMethod, rhs: ControlMethod) -> Bool { lhs.name == rhs.name }
+    /// Hashes the name.
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
     static let conversation = ("conversation", "string: a conversation's uuid, or a unique prefix of it")

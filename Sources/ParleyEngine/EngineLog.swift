@@ -21,6 +21,7 @@ public struct EngineLog: Sendable {
             }
         }
 
+        /// Error < info < debug.
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 

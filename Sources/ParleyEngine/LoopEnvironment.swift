@@ -17,17 +17,23 @@ public final class LoopEnvironment: SIPEnvironment {
         transportBox.set(transport)
     }
 
+    /// Sends through the attached transport (loop thread).
     public func send(_ bytes: Data, to destination: SIPDestination) {
         transportBox.transport?.send(bytes, to: destination)
     }
 
+    /// A loop timer (loop thread).
     public func schedule(after delay: Duration, _ work: @escaping () -> Void) -> EngineTimer {
         EngineTimer(id: loop.schedule(after: delay, work).id)
     }
 
+    /// Cancels a loop timer (loop thread).
     public func cancel(_ timer: EngineTimer) { loop.cancel(LoopTimer(id: timer.id)) }
+    /// The wall clock.
     public var now: Date { Date() }
+    /// Whether the caller runs on the loop thread.
     public var isCurrent: Bool { loop.inEventLoop }
+    /// Runs `work` on the loop thread.
     public func execute(_ work: @escaping @Sendable () -> Void) { loop.execute(work) }
 }
 

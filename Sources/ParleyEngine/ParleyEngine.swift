@@ -280,6 +280,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
 
     // MARK: ConversationManagerDelegate
 
+    /// Performs `action` over SIP on the engine's thread (hopping there when called from elsewhere).
     public func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {
         action.whenSettled { [weak self] state in self?.emit(.actionSettled(action, state)) }
         if environment.isCurrent {
@@ -289,6 +290,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
         }
     }
 
+    /// Logs and announces the transition; a conversation that reached `left` is recorded first and its SIP side
+    /// closed.
     public func conversationManager(_ manager: ConversationManager, conversationChanged conversation: Conversation) {
         let (previous, callID) = observed.state.withLock { observed -> (Conversation.State?, String?) in
             let previous = observed.states[conversation.uuid]

@@ -52,6 +52,7 @@ public enum PushHandling: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// For logs.
     public var description: String {
         switch self {
         case .reported(let uuid): "reported \(uuid)"

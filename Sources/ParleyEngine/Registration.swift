@@ -40,6 +40,7 @@ public enum RegistrationState: Sendable, Hashable, CustomStringConvertible {
     /// The last attempt failed; another follows after a back-off.
     case failed(reason: String)
 
+    /// For logs.
     public var description: String {
         switch self {
         case .unregistered: "unregistered"
