@@ -58,15 +58,7 @@ final class TransactionLayer {
             return request.method == .invite ? .retransmittedAcceptedInvite : .ackForSuccess
         }
         if var entry = servers[key] {
-            let effects: [TransactionEffect]
-            switch entry.machine {
-            case .invite(var machine):
-                effects = machine.receive(request)
-                entry.machine = .invite(machine)
-            case .nonInvite(var machine):
-                effects = machine.receive(request)
-                entry.machine = .nonInvite(machine)
-            }
+            let effects = entry.machine.receive(request)
             store(entry, applying: effects, key: key)
             return .absorbed
         }
@@ -148,15 +140,7 @@ final class TransactionLayer {
     /// INVITE transaction ended belongs to the dialog).
     func receive(_ response: SIPResponse) -> Bool {
         guard let key = TransactionKey(response: response), var entry = clients[key] else { return false }
-        let effects: [TransactionEffect]
-        switch entry.machine {
-        case .invite(var machine):
-            effects = machine.receive(response)
-            entry.machine = .invite(machine)
-        case .nonInvite(var machine):
-            effects = machine.receive(response)
-            entry.machine = .nonInvite(machine)
-        }
+        let effects = entry.machine.receive(response)
         clients[key] = entry
         run(effects, client: key)
         return true
@@ -182,15 +166,7 @@ final class TransactionLayer {
             && $0.value.destination.kind == destination.kind }.map(\.key)
         for key in failing {
             guard var entry = clients[key] else { continue }
-            let effects: [TransactionEffect]
-            switch entry.machine {
-            case .invite(var machine):
-                effects = machine.transportFailed()
-                entry.machine = .invite(machine)
-            case .nonInvite(var machine):
-                effects = machine.transportFailed()
-                entry.machine = .nonInvite(machine)
-            }
+            let effects = entry.machine.transportFailed()
             clients[key] = entry
             run(effects, client: key)
         }
@@ -267,30 +243,14 @@ final class TransactionLayer {
     private func serverTimerFired(_ timer: TransactionTimer, key: TransactionKey) {
         guard var entry = servers[key] else { return }
         entry.timers[timer] = nil
-        let effects: [TransactionEffect]
-        switch entry.machine {
-        case .invite(var machine):
-            effects = machine.timerFired(timer)
-            entry.machine = .invite(machine)
-        case .nonInvite(var machine):
-            effects = machine.timerFired(timer)
-            entry.machine = .nonInvite(machine)
-        }
+        let effects = entry.machine.timerFired(timer)
         store(entry, applying: effects, key: key)
     }
 
     private func clientTimerFired(_ timer: TransactionTimer, key: TransactionKey) {
         guard var entry = clients[key] else { return }
         entry.timers[timer] = nil
-        let effects: [TransactionEffect]
-        switch entry.machine {
-        case .invite(var machine):
-            effects = machine.timerFired(timer)
-            entry.machine = .invite(machine)
-        case .nonInvite(var machine):
-            effects = machine.timerFired(timer)
-            entry.machine = .nonInvite(machine)
-        }
+        let effects = entry.machine.timerFired(timer)
         clients[key] = entry
         run(effects, client: key)
     }
@@ -303,10 +263,32 @@ private struct ServerEntry {
     var timers: [TransactionTimer: EngineTimer] = [:]
 }
 
-/// The two server machines.
+/// The two server machines, with the inputs both take.
 private enum ServerMachine {
     case invite(InviteServerTransaction)
     case nonInvite(NonInviteServerTransaction)
+
+    mutating func receive(_ request: SIPRequest) -> [TransactionEffect] {
+        switch self {
+        case .invite(var machine):
+            defer { self = .invite(machine) }
+            return machine.receive(request)
+        case .nonInvite(var machine):
+            defer { self = .nonInvite(machine) }
+            return machine.receive(request)
+        }
+    }
+
+    mutating func timerFired(_ timer: TransactionTimer) -> [TransactionEffect] {
+        switch self {
+        case .invite(var machine):
+            defer { self = .invite(machine) }
+            return machine.timerFired(timer)
+        case .nonInvite(var machine):
+            defer { self = .nonInvite(machine) }
+            return machine.timerFired(timer)
+        }
+    }
 }
 
 /// A live client transaction, where it sends, its running timers, and who hears of its responses.
@@ -317,8 +299,41 @@ private struct ClientEntry {
     let handler: (ClientTransactionEvent) -> Void
 }
 
-/// The two client machines.
+/// The two client machines, with the inputs both take.
 private enum ClientMachine {
     case invite(InviteClientTransaction)
     case nonInvite(NonInviteClientTransaction)
+
+    mutating func receive(_ response: SIPResponse) -> [TransactionEffect] {
+        switch self {
+        case .invite(var machine):
+            defer { self = .invite(machine) }
+            return machine.receive(response)
+        case .nonInvite(var machine):
+            defer { self = .nonInvite(machine) }
+            return machine.receive(response)
+        }
+    }
+
+    mutating func transportFailed() -> [TransactionEffect] {
+        switch self {
+        case .invite(var machine):
+            defer { self = .invite(machine) }
+            return machine.transportFailed()
+        case .nonInvite(var machine):
+            defer { self = .nonInvite(machine) }
+            return machine.transportFailed()
+        }
+    }
+
+    mutating func timerFired(_ timer: TransactionTimer) -> [TransactionEffect] {
+        switch self {
+        case .invite(var machine):
+            defer { self = .invite(machine) }
+            return machine.timerFired(timer)
+        case .nonInvite(var machine):
+            defer { self = .nonInvite(machine) }
+            return machine.timerFired(timer)
+        }
+    }
 }
