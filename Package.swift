@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "CallHistory", targets: ["CallHistory"]),
         .library(name: "SIPMessages", targets: ["SIPMessages"]),
         .library(name: "SIPSignaling", targets: ["SIPSignaling"]),
+        .library(name: "ParleyIO", targets: ["ParleyIO"]),
         .library(name: "SIPTransport", targets: ["SIPTransport"]),
         .library(name: "ParleyEngine", targets: ["ParleyEngine"]),
         .library(name: "VoIPPush", targets: ["VoIPPush"]),
@@ -35,47 +36,52 @@ let package = Package(
         .target(name: "SIPMessages", dependencies: ["COSIP"]),
         // RFC 3261 transactions as pure state machines that return effects: no sockets, no clocks.
         .target(name: "SIPSignaling", dependencies: ["SIPMessages"]),
-        // OpenSSL 3 from Debian (libssl-dev); imported only by SIPTransport.
+        // OpenSSL 3 from Debian (libssl-dev); imported only by ParleyIO.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-        // Linux epoll, eventfd and prctl headers (glibc, nothing to link); imported only by SIPTransport.
+        // Linux epoll, eventfd and prctl headers (glibc, nothing to link); imported only by ParleyIO.
         .systemLibrary(name: "CLinux"),
-        // UDP, TCP and TLS on one epoll event loop; stream framing by Content-Length; digests and random tokens.
-        .target(name: "SIPTransport", dependencies: ["CLinux", "COpenSSL"]),
+        // Everything byte-level, once: the epoll loop and its timers, bounded byte queues, stream channels generic
+        // over a framing codec, stream servers, sockets, TLS, digests and secure random.
+        .target(name: "ParleyIO", dependencies: ["CLinux", "COpenSSL"]),
+        // SIP over UDP, TCP and TLS on ParleyIO; stream framing by Content-Length.
+        .target(name: "SIPTransport", dependencies: ["ParleyIO"]),
         // Where SIP meets the conversation lifecycle: the user agent, its transaction driver, history recording.
         .target(
             name: "ParleyEngine",
-            dependencies: ["ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "CallHistory", "ControlProtocol"]
+            dependencies: [
+                "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO", "CallHistory", "ControlProtocol",
+            ]
         ),
         // The VoIP push channel: wire protocol, the simulator's rules (pure), the simulator's sockets, the device client.
-        .target(name: "VoIPPush", dependencies: ["ConversationKit"]),
+        .target(name: "VoIPPush", dependencies: ["ConversationKit", "ParleyIO"]),
         // The control protocol between frontends and parleyd: messages, errors, the method table.
         .target(name: "ControlProtocol", dependencies: ["ConversationKit"]),
         // The control API's transport: newline-delimited JSON over a Unix socket, the same over WebSocket on loopback
         // TCP (RFC 6455, Origin allow-list), token hello, bounded queues.
-        .target(name: "ControlChannel", dependencies: ["SIPTransport"]),
+        .target(name: "ControlChannel", dependencies: ["ParleyIO"]),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
         .executableTarget(
             name: "parley",
             dependencies: [
                 "ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport", "VoIPPush",
-                "ControlChannel", "ControlProtocol",
+                "ControlChannel", "ControlProtocol", "ParleyIO",
             ]
         ),
         .executableTarget(
             name: "parleyd",
             dependencies: [
-                "ParleyEngine", "ConversationKit", "CallHistory", "SIPMessages", "SIPSignaling", "SIPTransport",
+                "ParleyEngine", "ConversationKit", "CallHistory", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO",
                 "CommandLineSupport", "VoIPPush", "ControlChannel", "ControlProtocol",
             ]
         ),
         .executableTarget(
             name: "parley-bench-engine",
-            dependencies: ["ParleyEngine", "ConversationKit", "SIPTransport"]
+            dependencies: ["ParleyEngine", "ConversationKit", "SIPTransport", "ParleyIO"]
         ),
         .executableTarget(
             name: "parley-bench-push",
-            dependencies: ["ParleyEngine", "ConversationKit", "SIPTransport", "VoIPPush"]
+            dependencies: ["ParleyEngine", "ConversationKit", "SIPTransport", "ParleyIO", "VoIPPush"]
         ),
         .executableTarget(
             name: "parley-bench-core",
@@ -85,18 +91,24 @@ let package = Package(
             name: "parley-bench-history",
             dependencies: ["CallHistory", "ConversationKit"]
         ),
+        // What test targets share: recorders that wait on events, a hand-driven WebSocket client.
+        .target(name: "ParleyTestSupport", dependencies: ["ControlChannel"]),
         .testTarget(name: "ConversationKitTests", dependencies: ["ConversationKit"]),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages"]),
         .testTarget(name: "SIPSignalingTests", dependencies: ["SIPSignaling", "SIPMessages"]),
-        .testTarget(name: "SIPTransportTests", dependencies: ["SIPTransport"]),
+        .testTarget(name: "ParleyIOTests", dependencies: ["ParleyIO", "ParleyTestSupport"]),
+        .testTarget(name: "SIPTransportTests", dependencies: ["SIPTransport", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(
             name: "ParleyEngineTests",
-            dependencies: ["ParleyEngine", "ConversationKit", "SIPMessages", "SIPTransport", "CallHistory", "ControlProtocol"]
+            dependencies: [
+                "ParleyEngine", "ConversationKit", "SIPMessages", "SIPTransport", "ParleyIO", "CallHistory", "ControlProtocol",
+            ]
         ),
         // Real peers (sipp, baresip) against the built parleyd on loopback.
-        .testTarget(name: "InteropTests", dependencies: ["parleyd", "parley", "ControlChannel", "ControlProtocol"]),
-        .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit"]),
-        .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "SIPTransport"]),
+        .testTarget(
+            name: "InteropTests", dependencies: ["parleyd", "parley", "ControlChannel", "ControlProtocol", "ParleyTestSupport"]),
+        .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
+        .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(
             name: "ConversationConformanceTests",

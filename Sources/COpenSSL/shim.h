@@ -1,6 +1,6 @@
 #ifndef PARLEY_COPENSSL_SHIM_H
 #define PARLEY_COPENSSL_SHIM_H
-// OpenSSL 3 (libssl, libcrypto) as SIPTransport sees it. Only SIPTransport imports this module.
+// OpenSSL 3 (libssl, libcrypto) as ParleyIO sees it. Only ParleyIO imports this module.
 //
 // Many OpenSSL settings are function-like macros over SSL_CTX_ctrl/BIO_ctrl, or constants built from macros
 // (SSL_OP_BIT), which Swift cannot import: each one Parley uses is a `static inline` function here.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ParleyIO
 
 /// Why a ``ControlClient`` call failed.
 public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -26,7 +27,7 @@ public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertib
         case .notListening(let path):
             "no parleyd is listening at \(path) (is it running with --data-dir \((path as NSString).deletingLastPathComponent)?)"
         case .pathTooLong(let path):
-            "control socket path \(path) is too long for a Unix socket (at most \(UnixSockets.maxPathBytes) bytes)"
+            "control socket path \(path) is too long for a Unix socket (at most \(UnixSocket.maxPathBytes) bytes)"
         case .refused(let code, let message):
             "parleyd refused the connection (\(code)): \(message)"
         case .timedOut(let seconds):
@@ -59,7 +60,7 @@ public final class ControlClient {
     /// A refusal throws ``ControlClientError/refused(code:message:)`` with the server's words.
     public init(socketPath: String, token: String, timeout: TimeInterval = 5) throws(ControlClientError) {
         self.socketPath = socketPath
-        switch UnixSockets.connect(to: socketPath) {
+        switch UnixSocket.connect(to: socketPath) {
         case .success(let fd):
             self.fd = fd
         case .failure(let error):

@@ -1,6 +1,6 @@
-import Dispatch
 import Foundation
 import Glibc
+import ParleyIO
 
 /// Why a ``ControlServer`` could not start.
 public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -38,81 +38,92 @@ public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertib
 /// `{"v":1,"type":"error","error":{"code":"…","message":"…"}}`; whether a line is valid JSON, and what it means,
 /// is the caller's business.
 ///
-/// All work happens on one private serial queue; `onLine` and `onClose` run on it, in order, and may call every
-/// method here except ``stop()`` (which waits for the queue).
+/// All work happens on one ParleyIO event loop (the one given, or the server's own); `onLine` and `onClose` run on
+/// it, in order, and may call every method here except ``stop()`` (which waits for the loop).
 public final class ControlServer: Sendable {
     /// Where the server listens.
     public let socketPath: String
-    private let core: ControlServerCore
+    private let handle: ControlServerHandle<LineFraming>
+    /// The socket file this server created: only that file is removed on stop.
+    private let identity: FileIdentity
 
-    deinit {
-        let core = core
-        core.queue.async { core.stop() }
-    }
-
-    /// Binds a Unix stream socket at `socketPath` (mode 0600) and starts serving at once.
+    /// Binds a Unix stream socket at `socketPath` (mode 0600) and starts serving at once, on `loop` (a loop of its
+    /// own when nil).
     ///
     /// A socket file left by a server that is gone (connecting to it is refused) is replaced; a live socket is
     /// ``ControlServerError/alreadyInUse(path:)`` and anything that is not a socket is
     /// ``ControlServerError/notASocket(path:)`` — neither is touched. `onLine` receives each line (without its LF)
     /// of authenticated clients; `onClose` hears when an authenticated client is gone (not after ``stop()``).
     public init(
-        socketPath: String, token: String, limits: ControlLimits = .init(),
+        socketPath: String, token: String, limits: ControlLimits = .init(), loop: EventLoop? = nil,
         onLine: @escaping @Sendable (ControlClientID, Data) -> Void,
         onClose: (@Sendable (ControlClientID) -> Void)? = nil
     ) throws(ControlServerError) {
         self.socketPath = socketPath
         let (fd, identity) = try Self.listen(at: socketPath)
-        core = ControlServerCore(
-            socketPath: socketPath, identity: identity, token: Array(token.utf8), limits: limits, onLine: onLine,
-            onClose: onClose)
-        core.queue.sync { core.start(listener: fd) }
+        self.identity = identity
+        do {
+            handle = try ControlServerHandle(
+                listening: fd, framing: LineFraming(maxLineBytes: limits.maxLineBytes), token: token, limits: limits,
+                loop: loop, onLine: onLine, onClose: onClose)
+        } catch {
+            unlink(socketPath)
+            throw .system(operation: error.operation, path: socketPath, code: error.code)
+        }
+    }
+
+    deinit {
+        removeSocketFile()
     }
 
     /// Queues `line` (one JSON object, without a newline; the LF is added) for `client`; nothing if the client is
     /// gone or not authenticated. A client whose queue would exceed ``ControlLimits/maxQueuedBytes`` is closed.
     public func send(_ line: Data, to client: ControlClientID) {
         precondition(!line.contains(0x0A), "a control line must not contain a newline")
-        core.perform { core in core.send(line, to: client) }
+        handle.send(line, to: client)
     }
 
     /// Queues `line` (as in ``send(_:to:)``) for every authenticated client.
     public func broadcast(_ line: Data) {
         precondition(!line.contains(0x0A), "a control line must not contain a newline")
-        core.perform { core in core.broadcast(line) }
+        handle.broadcast(line)
     }
 
     /// Closes `client`'s connection after writing what is queued for it; `onClose` follows.
     public func close(_ client: ControlClientID) {
-        core.perform { core in core.close(client) }
+        handle.close(client)
     }
 
     /// Authenticated clients connected now.
-    public var clientCount: Int {
-        core.performAndWait { core in core.authenticatedCount }
+    public var clientCount: Int { handle.clientCount }
+
+    /// Stops listening, closes every connection and removes the socket file; returns once every socket is closed.
+    /// Idempotent. Must not be called from `onLine` or `onClose`.
+    public func stop() {
+        handle.stop()
+        removeSocketFile()
     }
 
-    /// Stops listening, closes every connection and removes the socket file; returns once every socket is closed
-    /// (or after 2 s). Idempotent. Must not be called from `onLine` or `onClose`.
-    public func stop() {
-        dispatchPrecondition(condition: .notOnQueue(core.queue))
-        core.queue.sync { core.stop() }
-        _ = core.socketsClosed.wait(timeout: .now() + 2)
+    /// Removes the socket file only if it is still the one we bound (not one a later server made).
+    private func removeSocketFile() {
+        if case .success(let current) = UnixSocket.identity(of: socketPath), current == identity {
+            unlink(socketPath)
+        }
     }
 
     /// Creates the listening socket: path checks, stale socket removal, bind with mode 0600, listen.
     private static func listen(at path: String) throws(ControlServerError) -> (Int32, FileIdentity) {
-        guard !path.utf8.isEmpty, path.utf8.count <= UnixSockets.maxPathBytes, !path.utf8.contains(0) else {
-            throw .pathTooLong(path: path, maxBytes: UnixSockets.maxPathBytes)
+        guard !path.utf8.isEmpty, path.utf8.count <= UnixSocket.maxPathBytes, !path.utf8.contains(0) else {
+            throw .pathTooLong(path: path, maxBytes: UnixSocket.maxPathBytes)
         }
-        switch UnixSockets.identity(of: path) {
+        switch UnixSocket.identity(of: path) {
         case .failure(let error) where error.code == ENOENT:
             break
         case .failure(let error):
             throw .system(operation: "stat", path: path, code: error.code)
         case .success(let existing):
             guard existing.isSocket else { throw .notASocket(path: path) }
-            switch UnixSockets.connect(to: path) {
+            switch UnixSocket.connect(to: path) {
             case .success(let fd):
                 Glibc.close(fd)
                 throw .alreadyInUse(path: path)
@@ -123,12 +134,12 @@ public final class ControlServer: Sendable {
                 throw .system(operation: "probe existing socket", path: path, code: error.code)
             }
         }
-        let fd = UnixSockets.makeSocket(nonBlocking: true)
+        let fd = UnixSocket.makeSocket(nonBlocking: true)
         guard fd >= 0 else { throw .system(operation: "socket", path: path, code: errno) }
         // On Linux the socket file takes its mode from the socket's inode (less the umask): set 0600 before bind so
         // the file is never open to others, then chmod it again below in case this kernel ignores that.
         _ = fchmod(fd, 0o600)
-        let bound = UnixSockets.withAddress(path) { bind(fd, $0, $1) }
+        let bound = UnixSocket.withAddress(path) { bind(fd, $0, $1) }
         guard bound == 0 else {
             let code = errno
             Glibc.close(fd)
@@ -141,7 +152,7 @@ public final class ControlServer: Sendable {
         }
         guard chmod(path, 0o600) == 0 else { throw fail("chmod", errno) }
         guard Glibc.listen(fd, 64) == 0 else { throw fail("listen", errno) }
-        switch UnixSockets.identity(of: path) {
+        switch UnixSocket.identity(of: path) {
         case .success(let identity): return (fd, identity)
         case .failure(let error): throw fail("stat", error.code)
         }

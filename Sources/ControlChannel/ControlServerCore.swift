@@ -1,222 +1,183 @@
-import Dispatch
 import Foundation
-import Glibc
+import ParleyIO
 
-/// The server's state, confined to its queue.
-// @unchecked Sendable: every mutable member is touched only on `queue`. The public entry points reach it through
-// `perform` / `performAndWait` (inline when already on `queue`, which `onQueueKey` tells, else `queue.async` /
-// `queue.sync`) or `queue.sync`; the listener's and channels' Dispatch handlers and the hello deadlines are all
-// installed on `queue`. The `let` members are immutable; `socketsClosed` is a DispatchGroup, itself thread-safe.
-final class ControlServerCore: @unchecked Sendable {
-    let queue = DispatchQueue(label: "parley.control-server")
-    let socketsClosed = DispatchGroup()
-    private let onQueueKey = DispatchSpecificKey<Bool>()
+/// The rules of a control API endpoint, whatever carries its messages: the hello with the token (within the hello
+/// deadline), the welcome, the client cap, the transport's own errors, and handing every message of an authenticated
+/// client to `onLine`. One core for the Unix socket (``LineFraming``) and the WebSocket (``WebSocketFraming``), on a
+/// ParleyIO ``StreamServer``. Loop-confined: the public servers reach it on their loop.
+final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
+    typealias Codec = Framing.Codec
 
-    private let socketPath: String
-    /// The socket file this server created: only that file is removed on stop.
-    private let identity: FileIdentity
+    let loop: EventLoop
+    private let framing: Framing
     private let token: [UInt8]
     private let limits: ControlLimits
     private let onLine: @Sendable (ControlClientID, Data) -> Void
     private let onClose: (@Sendable (ControlClientID) -> Void)?
-
-    /// Where a connection is in its life.
-    private enum Stage {
-        /// Connected; its first line must be the hello.
-        case awaitingHello
-        /// The hello was good: lines go to `onLine`.
-        case authenticated
-    }
-
-    private struct Connection {
-        let channel: LineChannel
-        var stage: Stage
-    }
-
-    private var listener: (any DispatchSourceRead)?
-    /// Whether `listener` is suspended (accepting paused after an accept error).
-    private var listenerSuspended = false
-    private var connections: [ControlClientID: Connection] = [:]
-    /// Connections closed but still flushing their last lines; `stop` cuts them short.
-    private var lingering: [ControlClientID: LineChannel] = [:]
-    private var nextID: UInt64 = 1
-    private var stopped = false
+    private var server: StreamServer<ControlServerCore>?
+    private var sessions: [StreamClientID: Framing.Session] = [:]
+    /// Said to every connection the server stops.
+    private static var stopReason: String { "the server is stopping" }
 
     init(
-        socketPath: String, identity: FileIdentity, token: [UInt8], limits: ControlLimits,
+        loop: EventLoop, framing: Framing, token: [UInt8], limits: ControlLimits,
         onLine: @escaping @Sendable (ControlClientID, Data) -> Void, onClose: (@Sendable (ControlClientID) -> Void)?
     ) {
-        self.socketPath = socketPath
-        self.identity = identity
+        self.loop = loop
+        self.framing = framing
         self.token = token
         self.limits = limits
         self.onLine = onLine
         self.onClose = onClose
-        queue.setSpecific(key: onQueueKey, value: true)
     }
 
-    /// Runs `body` on the queue: now if already there (a handler calling back), else later, in submission order.
-    func perform(_ body: @escaping @Sendable (ControlServerCore) -> Void) {
-        if DispatchQueue.getSpecific(key: onQueueKey) == true {
-            body(self)
-        } else {
-            queue.async { [self] in body(self) }
-        }
+    /// Starts serving the listening socket `fd`. On the loop thread.
+    func start(listening fd: Int32) throws(IOError) {
+        let channel = StreamChannelOptions(
+            maxQueuedBytes: limits.maxQueuedBytes, lingerTime: .milliseconds(Int64(limits.lingerTime * 1000)))
+        let serverLimits = StreamServer<ControlServerCore>.Limits(
+            maxClients: limits.maxClients, helloTimeout: .milliseconds(Int64(limits.helloTimeout * 1000)),
+            channel: channel, socketSendBufferSize: limits.socketSendBufferSize)
+        server = try StreamServer(
+            loop: loop, listening: fd, limits: serverLimits, makeCodec: { [framing] in framing.makeCodec() },
+            delegate: self)
     }
 
-    /// Runs `body` on the queue and returns its result.
-    func performAndWait<T>(_ body: (ControlServerCore) -> T) -> T {
-        if DispatchQueue.getSpecific(key: onQueueKey) == true { return body(self) }
-        return queue.sync { body(self) }
-    }
+    /// Authenticated clients connected now.
+    var authenticatedCount: Int { server?.authenticatedClients.count ?? 0 }
 
-    var authenticatedCount: Int {
-        connections.values.count { $0.stage == .authenticated }
-    }
-
-    func start(listener fd: Int32) {
-        socketsClosed.enter()
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [self] in acceptConnections(fd) }
-        source.setCancelHandler { [self] in
-            Glibc.close(fd)
-            socketsClosed.leave()
-        }
-        listener = source
-        source.resume()
-    }
-
+    /// Stops listening and closes every connection (a WebSocket is offered a close frame 1001).
     func stop() {
-        guard !stopped else { return }
-        stopped = true
-        listener?.cancel()
-        if listenerSuspended {
-            listener?.resume()  // a suspended source never runs its cancel handler (and must not be released so)
-            listenerSuspended = false
+        let sessions = self.sessions
+        server?.stop(reason: Self.stopReason) { [framing] id in
+            sessions[id].flatMap { framing.farewell(.goingAway, reason: Self.stopReason, session: $0) }
         }
-        listener = nil
-        let open = connections.values.map(\.channel) + Array(lingering.values)
-        connections = [:]
-        lingering = [:]
-        for channel in open { channel.abort(reason: "the server is stopping") }
-        // Remove the socket file only if it is still the one we bound (not one a later server made).
-        if case .success(let current) = UnixSockets.identity(of: socketPath), current == identity {
-            unlink(socketPath)
-        }
+        server = nil
+        self.sessions = [:]
     }
 
     // MARK: Serving
 
-    func send(_ line: Data, to client: ControlClientID) {
-        guard let connection = connections[client], connection.stage == .authenticated else { return }
-        connection.channel.send(line + Data([0x0A]))
+    func send(_ message: Data, to client: ControlClientID) {
+        guard let server, server.stage(of: client.rawValue) == .authenticated else { return }
+        server.send(framing.encode(message), to: client.rawValue)
     }
 
-    func broadcast(_ line: Data) {
-        let framed = line + Data([0x0A])
-        // A snapshot: a client whose queue overflows is removed from `connections` while we go.
-        for (_, connection) in connections where connection.stage == .authenticated {
-            connection.channel.send(framed)
-        }
+    func broadcast(_ message: Data) {
+        guard let server else { return }
+        let framed = framing.encode(message)
+        for client in server.authenticatedClients { server.send(framed, to: client) }
     }
 
     func close(_ client: ControlClientID) {
-        connections[client]?.channel.close(flushing: true, reason: "closed by the server")
+        guard let server, let session = sessions[client.rawValue] else { return }
+        let reason = "closed by the server"
+        server.close(client.rawValue, reason: reason, lastWords: framing.farewell(.normal, reason: reason, session: session))
     }
 
-    // MARK: Connections
+    // MARK: StreamServerDelegate
 
-    private func acceptConnections(_ listener: Int32) {
-        for _ in 0..<64 {
-            switch UnixSockets.accept(listener) {
-            case .none:
-                return
-            case .failed:
-                // Out of descriptors, say: pause accepting instead of spinning on a readable listener.
-                guard !listenerSuspended else { return }
-                self.listener?.suspend()
-                listenerSuspended = true
-                queue.asyncAfter(deadline: .now() + 0.1) { [self] in
-                    guard !stopped, listenerSuspended else { return }
-                    self.listener?.resume()
-                    listenerSuspended = false
-                }
-                return
-            case .connection(let fd):
-                open(fd)
-            }
+    func server(_ server: StreamServer<ControlServerCore>, accepted client: StreamClientID, from peer: SocketAddress?) {
+        sessions[client] = framing.makeSession()
+    }
+
+    func server(_ server: StreamServer<ControlServerCore>, turnedAway client: StreamClientID) {
+        let session = framing.makeSession()
+        sessions[client] = session
+        // A WebSocket is turned away after its upgrade, so that a browser, which cannot read an HTTP refusal, learns
+        // why; a line connection at once.
+        if framing.carriesMessages(session) { rejectTooMany(client) }
+    }
+
+    func server(_ server: StreamServer<ControlServerCore>, received frame: Codec.Frame, from client: StreamClientID) {
+        guard var session = sessions[client] else { return }
+        let inbound = framing.interpret(frame, session: &session)
+        sessions[client] = session
+        handle(inbound, from: client)
+    }
+
+    func server(_ server: StreamServer<ControlServerCore>, failedToDecode failure: Codec.Failure, from client: StreamClientID) {
+        guard let session = sessions[client] else { return }
+        handle(framing.interpret(failure, session: session), from: client)
+    }
+
+    func server(_ server: StreamServer<ControlServerCore>, helloTimedOut client: StreamClientID) {
+        switch server.stage(of: client) {
+        case .awaitingHello: reject(client, .unauthorized, "no hello within \(limits.helloTimeout) s")
+        case .turnedAway: rejectTooMany(client)
+        case .authenticated, nil: break
         }
     }
 
-    private func open(_ fd: Int32) {
-        if let size = limits.socketSendBufferSize { UnixSockets.setSendBuffer(fd, bytes: size) }
-        let id = ControlClientID(nextID)
-        nextID += 1
-        let channel = LineChannel(
-            fd: fd, queue: queue,
-            limits: LineChannel.Limits(
-                maxLineBytes: limits.maxLineBytes, maxQueuedBytes: limits.maxQueuedBytes, lingerTime: limits.lingerTime),
-            closedGroup: socketsClosed)
-        lingering = lingering.filter { !$0.value.isFinished }
-        guard connections.count < limits.maxClients else {
-            lingering[id] = channel
-            channel.start(LineChannel.Handlers(onLine: { _ in }, onLineTooLarge: {}, onClose: { _ in }))
-            reject(channel, .tooManyClients, "the server already serves \(limits.maxClients) clients")
-            return
-        }
-        connections[id] = Connection(channel: channel, stage: .awaitingHello)
-        channel.start(LineChannel.Handlers(
-            onLine: { [weak self] line in self?.received(line, from: id) },
-            onLineTooLarge: { [weak self] in
-                guard let self else { return }
-                let code: ControlErrorCode = connections[id]?.stage == .authenticated ? .frameTooLarge : .unauthorized
-                connections[id]?.channel.send(
-                    ControlWire.error(code, "a line is over \(limits.maxLineBytes) bytes; closing") + Data([0x0A]))
-            },
-            onClose: { [weak self] _ in self?.closed(id) }))
-        queue.asyncAfter(deadline: .now() + limits.helloTimeout) { [weak self] in
-            guard let self, let connection = connections[id], connection.stage == .awaitingHello else { return }
-            reject(connection.channel, .unauthorized, "no hello within \(limits.helloTimeout) s")
+    func server(
+        _ server: StreamServer<ControlServerCore>, closed client: StreamClientID, stage: StreamClientStage,
+        reason: StreamCloseReason
+    ) {
+        sessions[client] = nil
+        switch stage {
+        case .authenticated: onClose?(ControlClientID(client))
+        case .awaitingHello, .turnedAway: break
         }
     }
 
-    private func received(_ line: Data, from id: ControlClientID) {
-        guard let connection = connections[id] else { return }
-        switch connection.stage {
+    // MARK: Messages
+
+    private func handle(_ inbound: ControlInbound, from client: StreamClientID) {
+        guard let server, let stage = server.stage(of: client) else { return }
+        switch inbound {
+        case .nothing:
+            break
+        case .reply(let bytes):
+            server.send(bytes, to: client)
+        case .upgraded(let response):
+            server.send(response, to: client)
+            if stage == .turnedAway { rejectTooMany(client) }
+        case .close(let lastWords, let reason):
+            server.close(client, reason: reason, lastWords: lastWords)
+        case .tooLarge(let closing):
+            let code: ControlErrorCode = stage == .authenticated ? .frameTooLarge : .unauthorized
+            let what = framing.unitName
+            server.send(framing.encode(ControlWire.error(code, "\(what) is over \(limits.maxLineBytes) bytes; closing")), to: client)
+            server.close(client, reason: "\(what) over \(limits.maxLineBytes) bytes", lastWords: closing)
+        case .message(let message):
+            received(message, from: client, stage: stage)
+        }
+    }
+
+    private func received(_ message: Data, from client: StreamClientID, stage: StreamClientStage) {
+        switch stage {
+        case .turnedAway:
+            break
         case .awaitingHello:
-            switch ControlWire.helloToken(in: line) {
+            switch ControlWire.helloToken(in: message) {
             case .failure(let fault):
-                reject(connection.channel, .unauthorized, fault.description)
+                reject(client, .unauthorized, fault.description)
             case .success(let given):
-                guard ControlWire.tokensMatch(given, token) else {
-                    reject(connection.channel, .unauthorized, "wrong token")
-                    return
-                }
-                connections[id]?.stage = .authenticated
-                connection.channel.send(ControlWire.welcome + Data([0x0A]))
+                guard ControlWire.tokensMatch(given, token) else { return reject(client, .unauthorized, "wrong token") }
+                server?.authenticate(client)
+                server?.send(framing.encode(ControlWire.welcome), to: client)
             }
         case .authenticated:
-            guard String(validating: line, as: UTF8.self) != nil else {
-                connection.channel.send(
-                    ControlWire.error(.invalidFrame, "a line is not valid UTF-8; it was skipped") + Data([0x0A]))
+            guard String(validating: message, as: UTF8.self) != nil else {
+                server?.send(
+                    framing.encode(ControlWire.error(.invalidFrame, "a line is not valid UTF-8; it was skipped")), to: client)
                 return
             }
-            onLine(id, line)
+            onLine(ControlClientID(client), message)
         }
     }
 
-    /// Sends an error line and closes the connection once it is written.
-    private func reject(_ channel: LineChannel, _ code: ControlErrorCode, _ message: String) {
-        channel.send(ControlWire.error(code, message) + Data([0x0A]))
-        channel.close(flushing: true, reason: message)
+    private func rejectTooMany(_ client: StreamClientID) {
+        reject(client, .tooManyClients, "the server already serves \(limits.maxClients) clients", closeCode: .tryAgainLater)
     }
 
-    private func closed(_ id: ControlClientID) {
-        guard let connection = connections.removeValue(forKey: id) else { return }
-        if !connection.channel.isFinished { lingering[id] = connection.channel }
-        switch connection.stage {
-        case .awaitingHello: break
-        case .authenticated: onClose?(id)
-        }
+    /// Sends an error (and for a WebSocket a close frame, or before the upgrade an HTTP 408) and closes once written.
+    private func reject(
+        _ client: StreamClientID, _ code: ControlErrorCode, _ message: String,
+        closeCode: WebSocketCloseCode = .policyViolation
+    ) {
+        guard let server, let session = sessions[client] else { return }
+        let words = framing.refusal(ControlWire.error(code, message), reason: message, closeCode: closeCode, session: session)
+        server.close(client, reason: message, lastWords: words)
     }
 }

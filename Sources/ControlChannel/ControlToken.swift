@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import SIPTransport
+import ParleyIO
 
 /// Why a control token could not be created or read.
 public enum ControlTokenError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -31,6 +31,10 @@ struct LineDecoder {
         buffer.append(contentsOf: bytes)
     }
 
+    mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+        buffer.append(contentsOf: bytes)
+    }
+
     /// The next complete line, `.tooLarge`, or nil when more bytes are needed.
     mutating func next() -> Item? {
         while true {

@@ -1,5 +1,5 @@
 import Foundation
-import SIPTransport
+import ParleyIO
 
 /// The server's side of the WebSocket opening handshake (RFC 6455 §4.2): reading the HTTP/1.1 request head and
 /// answering it. Pure: no I/O.

@@ -2,6 +2,7 @@ import ConversationKit
 import Foundation
 import SIPMessages
 import SIPSignaling
+import ParleyIO
 import SIPTransport
 
 /// The SIP side of one conversation: its INVITE, its dialog, its session descriptions and whatever is in flight.

@@ -1,6 +1,7 @@
 import ConversationKit
 import Foundation
 import SIPSignaling
+import ParleyIO
 import SIPTransport
 
 /// How the SIP user agent behaves: who it is, where it can be reached, how it answers.

@@ -1,14 +1,15 @@
 import Foundation
+import ParleyIO
 import SIPTransport
 
-/// The daemon's environment: one ``SIPEventLoop`` thread runs the transports, the timers and the whole SIP side.
+/// The daemon's environment: one ``EventLoop`` thread runs the transports, the timers and the whole SIP side.
 public final class LoopEnvironment: SIPEnvironment {
     /// The loop everything runs on.
-    public let loop: SIPEventLoop
+    public let loop: EventLoop
     private let transportBox = TransportBox()
 
     /// An environment on `loop`; attach the transport with ``attach(_:)`` before traffic starts.
-    public init(loop: SIPEventLoop) {
+    public init(loop: EventLoop) {
         self.loop = loop
     }
 

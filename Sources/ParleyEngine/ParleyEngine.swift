@@ -2,6 +2,7 @@ import CallHistory
 import ConversationKit
 import Foundation
 import SIPMessages
+import ParleyIO
 import SIPTransport
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyIO
 import SIPTransport
 
 /// A timer started through a ``SIPEnvironment``; opaque to the user agent.

@@ -2,6 +2,7 @@ import ConversationKit
 import Foundation
 import SIPMessages
 import SIPSignaling
+import ParleyIO
 import SIPTransport
 
 /// Inside a confirmed dialog: BYE both ways, hold and resume by re-INVITE both ways (with glare), INFO DTMF.

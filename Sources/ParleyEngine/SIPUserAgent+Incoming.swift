@@ -2,6 +2,7 @@ import ConversationKit
 import Foundation
 import SIPMessages
 import SIPSignaling
+import ParleyIO
 import SIPTransport
 
 /// Incoming conversations: INVITE → ringing (180), Join → 200 with the SDP answer → ACK → joined, CANCEL, the ring

@@ -2,6 +2,7 @@ import ConversationKit
 import Foundation
 import SIPMessages
 import SIPSignaling
+import ParleyIO
 import SIPTransport
 
 /// Outgoing conversations: Start → INVITE with an SDP offer; 180/183 → ringing; 2xx → ACK → joined; refusals end

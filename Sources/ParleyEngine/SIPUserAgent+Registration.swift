@@ -1,6 +1,7 @@
 import Foundation
 import SIPMessages
 import SIPSignaling
+import ParleyIO
 import SIPTransport
 
 /// REGISTER as a client: challenge and answer, refresh before expiry, back-off after failures, unregister on

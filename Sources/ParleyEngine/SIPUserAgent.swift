@@ -2,6 +2,7 @@ import ConversationKit
 import Foundation
 import SIPMessages
 import SIPSignaling
+import ParleyIO
 import SIPTransport
 
 /// The one place where SIP meets the conversation lifecycle: it turns received SIP into conversation events and

@@ -1,6 +1,7 @@
 import Foundation
 import SIPMessages
 import SIPSignaling
+import ParleyIO
 import SIPTransport
 
 /// What became of a request the transaction layer was handed.

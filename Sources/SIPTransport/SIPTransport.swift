@@ -1,8 +1,7 @@
-import Dispatch
 import Foundation
-import Synchronization
+import ParleyIO
 
-/// SIP over UDP, TCP and TLS on one `SIPEventLoop`: listens, frames what arrives into single messages, and sends to
+/// SIP over UDP, TCP and TLS on one `EventLoop`: listens, frames what arrives into single messages, and sends to
 /// destinations, opening or reusing connections as needed. It does not parse SIP beyond framing.
 ///
 /// Threading: everything runs on the loop thread. Members say "loop thread" when they must be called there (they
@@ -16,13 +15,13 @@ import Synchronization
 /// which traps when touched off the loop thread.
 public final class SIPTransport: Sendable {
     /// The loop this transport runs on.
-    public let loop: SIPEventLoop
+    public let loop: EventLoop
     private let core: LoopBound<TransportCore>
 
     /// A transport with no sockets yet. `onMessage` gets every framed message, on the loop thread; it is `sending`
     /// because it moves to that thread: whatever it captures must be `Sendable` or no longer used by the caller.
     public init(
-        loop: SIPEventLoop, tls: TLSConfiguration? = nil, limits: TransportLimits = .init(),
+        loop: EventLoop, tls: TLSConfiguration? = nil, limits: TransportLimits = .init(),
         onMessage: sending @escaping (InboundSIPMessage) -> Void
     ) {
         self.loop = loop
@@ -102,25 +101,4 @@ public final class SIPTransport: Sendable {
         let core = self.core
         return loop.executeAndWait { core.value.statistics } ?? TransportStatistics()
     }
-}
-
-extension SIPEventLoop {
-    /// Runs `work` on the loop and waits for its result; nil when the loop is shut down (the work then never runs).
-    /// Not on the loop thread (it would wait for itself).
-    public func executeAndWait<Value: Sendable>(_ work: @escaping @Sendable () -> Value) -> Value? {
-        preconditionNotInEventLoop()
-        let box = ResultBox<Value>()
-        guard offer({
-            box.value.withLock { $0 = work() }
-            box.done.signal()
-        }) else { return nil }
-        box.done.wait()
-        return box.value.withLock { $0 }
-    }
-}
-
-/// Where `executeAndWait` leaves the result for the waiting thread.
-private final class ResultBox<Value: Sendable>: Sendable {
-    let value = Mutex<Value?>(nil)
-    let done = DispatchSemaphore(value: 0)
 }

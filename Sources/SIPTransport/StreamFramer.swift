@@ -1,3 +1,4 @@
+import ParleyIO
 import Foundation
 import Glibc
 

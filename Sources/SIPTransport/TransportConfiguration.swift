@@ -1,24 +1,3 @@
-/// TLS settings of a transport: the certificate a server presents and how a client checks its peers.
-public struct TLSConfiguration: Sendable, Hashable {
-    /// PEM file with the certificate (chain) presented to peers; required to listen for TLS.
-    public var certificatePath: String?
-    /// PEM file with the private key of `certificatePath`; required to listen for TLS.
-    public var privateKeyPath: String?
-    /// Whether connections Parley opens check the server's certificate chain and name (RFC 5922). Off only for tests
-    /// against self-signed peers. Servers do not ask clients for certificates.
-    public var verifyPeer: Bool
-    /// PEM file of trusted CA certificates; nil uses the system's default locations.
-    public var caFilePath: String?
-
-    /// A configuration from its parts; by default verifying peers against the system's CAs.
-    public init(certificatePath: String? = nil, privateKeyPath: String? = nil, verifyPeer: Bool = true, caFilePath: String? = nil) {
-        self.certificatePath = certificatePath
-        self.privateKeyPath = privateKeyPath
-        self.verifyPeer = verifyPeer
-        self.caFilePath = caFilePath
-    }
-}
-
 /// Bounds that keep a peer from taking more than its share.
 public struct TransportLimits: Sendable, Hashable {
     /// Largest message accepted, in bytes (header section and body); larger datagrams are dropped and larger stream

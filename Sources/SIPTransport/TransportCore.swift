@@ -1,9 +1,18 @@
 import Foundation
 import Glibc
+import ParleyIO
 
 /// The state of one `SIPTransport`: its sockets, connections, TLS contexts, counters and handlers. Loop-confined: it
 /// is created on any thread but reached only through `LoopBound`, so only the loop thread ever uses it.
-final class TransportCore {
+///
+/// It is the delegate of its stream listeners and of every connection's ``StreamChannel``: accepted sockets become
+/// connections, framed messages go to `onMessage`, keep-alive pings are answered, and a connection's end reports the
+/// messages it never sent.
+final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
+    typealias Codec = StreamFramer
+    /// Each queued message remembers where it was going, so what never left is reported as a send failure.
+    typealias Tag = SIPDestination
+
     /// A peer of a given transport kind, for finding a connection to reuse.
     private struct PeerKey: Hashable {
         let kind: SIPTransportKind
@@ -16,23 +25,30 @@ final class TransportCore {
         case connectionClosed(ConnectionID)
     }
 
-    let loop: SIPEventLoop
+    /// A TCP or TLS listening socket and the address it serves.
+    private struct Listener {
+        let local: ListenAddress
+        let socket: StreamListener
+    }
+
+    let loop: EventLoop
     let limits: TransportLimits
-    /// `limits.idleConnectionTimeout` and `limits.connectionSetupTimeout` in nanoseconds (0: no limit).
-    let idleTimeoutNanoseconds: UInt64
-    let setupTimeoutNanoseconds: UInt64
     private let tlsConfiguration: TLSConfiguration?
     private let onMessage: (InboundSIPMessage) -> Void
     var onSendFailure: ((SIPDestination, TransportError) -> Void)?
     var onConnectionClosed: ((ConnectionID) -> Void)?
-    var statistics = TransportStatistics()
-    /// One buffer for every read on this transport (reads never nest: handlers run one at a time).
+    /// The counters kept here; the stream channels add theirs to `streamCounters`.
+    private var counted = TransportStatistics()
+    private let streamCounters = StreamCounters()
+    private let channelOptions: StreamChannelOptions
+    /// One buffer for every datagram read on this transport (reads never nest: handlers run one at a time), one byte
+    /// over the message limit so that a datagram over it is seen as such.
     let readBuffer: UnsafeMutableRawBufferPointer
 
     private var datagramListeners: [DatagramSocket] = []
     /// Unbound-by-the-user UDP sockets for families no listener serves, made on the first send.
     private var ephemeralSockets: [Int32: DatagramSocket] = [:]
-    private var streamListeners: [StreamListener] = []
+    private var streamListeners: [Listener] = []
     private var connections: [ConnectionID: StreamConnection] = [:]
     private var connectionsByPeer: [PeerKey: [StreamConnection]] = [:]
     private var serverTLS: TLSContext?
@@ -40,13 +56,14 @@ final class TransportCore {
     private var notifications: [Notification] = []
     private var isClosed = false
 
-    init(loop: SIPEventLoop, tls: TLSConfiguration?, limits: TransportLimits, onMessage: @escaping (InboundSIPMessage) -> Void) {
+    init(loop: EventLoop, tls: TLSConfiguration?, limits: TransportLimits, onMessage: @escaping (InboundSIPMessage) -> Void) {
         self.loop = loop
         self.limits = limits
-        idleTimeoutNanoseconds = limits.idleConnectionTimeout.clampedNanoseconds
-        setupTimeoutNanoseconds = limits.connectionSetupTimeout.clampedNanoseconds
         tlsConfiguration = tls
         self.onMessage = onMessage
+        channelOptions = StreamChannelOptions(
+            maxQueuedBytes: limits.maxQueuedBytesPerConnection, idleTimeout: limits.idleConnectionTimeout,
+            setupTimeout: limits.connectionSetupTimeout)
         readBuffer = .allocate(byteCount: max(limits.maxMessageBytes + 1, 65_536), alignment: 16)
     }
 
@@ -55,8 +72,35 @@ final class TransportCore {
     }
 
     var listenAddresses: [ListenAddress] {
-        datagramListeners.filter { !$0.isClosed }.map(\.local) + streamListeners.filter { !$0.isClosed }.map(\.local)
+        datagramListeners.filter { !$0.isClosed }.map(\.local) + streamListeners.filter { !$0.socket.isClosed }.map(\.local)
     }
+
+    /// The counters so far.
+    var statistics: TransportStatistics {
+        var statistics = counted
+        statistics.bytesReceived += streamCounters.bytesReceived
+        statistics.bytesSent += streamCounters.bytesSent
+        statistics.tlsHandshakeFailures = streamCounters.tlsHandshakeFailures
+        statistics.queueOverflows = streamCounters.queueOverflows
+        statistics.idleConnectionsClosed = streamCounters.idleClosed
+        statistics.acceptPauses = streamListeners.reduce(0) { $0 + $1.socket.pauses }
+        statistics.connectionsOpen = connections.count
+        return statistics
+    }
+
+    /// Counts what a datagram socket read and wrote.
+    func countDatagram(received bytes: Int) {
+        counted.datagramsReceived += 1
+        counted.bytesReceived += bytes
+    }
+
+    func countDatagramDropped(oversize: Bool) {
+        counted.datagramsDropped += 1
+        if oversize { counted.oversizeMessages += 1 }
+    }
+
+    func countReceiveBufferDrops(_ count: Int) { counted.receiveBufferDrops += count }
+    func countSent(_ bytes: Int) { counted.bytesSent += bytes }
 
     // MARK: - Listening
 
@@ -64,9 +108,18 @@ final class TransportCore {
         guard !isClosed else { throw .transportClosed }
         if address.kind == .tls, serverTLS == nil {
             guard let tlsConfiguration else { throw .tlsNotConfigured }
-            serverTLS = try TLSContext.server(tlsConfiguration)
+            serverTLS = try TransportError.catching { () throws(TLSError) in try TLSContext.server(tlsConfiguration) }
         }
-        let fd = try Socket.bound(address, limits: limits)
+        guard let ip = IPAddress(address.host) else {
+            throw .invalidListenAddress(address.description, reason: "'\(address.host)' is not a numeric IP address")
+        }
+        let fd: Int32
+        do {
+            fd = try Socket.bound(ip.socketAddress(port: address.port), stream: address.kind != .udp)
+        } catch {
+            throw error.operation.hasPrefix("bind") ? .bindFailed(address, code: error.code) : .system(error)
+        }
+        if address.kind == .udp { Self.tuneDatagramSocket(fd, limits: limits) }
         guard let bound = Socket.localAddress(fd) else {
             let code = errno
             Glibc.close(fd)
@@ -79,7 +132,10 @@ final class TransportCore {
                 datagramListeners.append(try DatagramSocket(core: self, fd: fd, local: actual, family: bound.family))
             case .tcp, .tls:
                 guard Glibc.listen(fd, SOMAXCONN) == 0 else { throw .system(operation: "listen", code: errno) }
-                streamListeners.append(try StreamListener(core: self, fd: fd, local: actual))
+                let socket = try TransportError.catching { () throws(IOError) in
+                    try StreamListener(loop: loop, fd: fd, delegate: self)
+                }
+                streamListeners.append(Listener(local: actual, socket: socket))
             }
         } catch {
             Glibc.close(fd)
@@ -88,40 +144,108 @@ final class TransportCore {
         return actual
     }
 
+    /// Large buffers (the kernel may cap them at net.core.rmem_max) and the drop counter in ancillary data.
+    static func tuneDatagramSocket(_ fd: Int32, limits: TransportLimits) {
+        let size = Int32(clamping: limits.udpReceiveBuffer)
+        Socket.setOption(fd, SOL_SOCKET, SO_RCVBUF, size)
+        Socket.setOption(fd, SOL_SOCKET, SO_SNDBUF, size)
+        Socket.setOption(fd, SOL_SOCKET, SO_RXQ_OVFL, 1)
+    }
+
     // MARK: - Receiving
 
     /// Hands one framed message to the transport's user.
     func deliver(_ message: InboundSIPMessage) {
-        statistics.messagesDelivered += 1
+        counted.messagesDelivered += 1
         onMessage(message)
     }
 
-    /// Takes an accepted socket: refused (closed at once) at the connection limit, else a new connection.
-    func accept(_ fd: Int32, remote: SIPPeerAddress, listener: StreamListener) {
-        guard !isClosed, connections.count < limits.maxConnections else {
-            statistics.connectionsRefused += 1
+    /// An accepted socket: refused (closed at once) at the connection limit, else a new connection.
+    func streamListener(_ socket: StreamListener, accepted fd: Int32, from peer: SocketAddress?) {
+        guard let listener = streamListeners.first(where: { $0.socket === socket }), let peer else {
             Glibc.close(fd)
             return
         }
-        Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        guard !isClosed, connections.count < limits.maxConnections else {
+            counted.connectionsRefused += 1
+            Glibc.close(fd)
+            return
+        }
+        Socket.setNoDelay(fd)
         var local = listener.local
         if let address = Socket.localAddress(fd) { local.host = address.ip.text }
         do {
             let session = try listener.local.kind == .tls ? serverSession() : nil
-            let connection = try StreamConnection(
-                core: self, fd: fd, kind: listener.local.kind, remote: remote, local: local, isAccepted: true,
-                serverName: nil, tls: session)
-            statistics.connectionsAccepted += 1
-            add(connection)
+            let id = ConnectionID.next()
+            let channel = try TransportError.catching { () throws(IOError) in
+                try StreamConnection.Channel(
+                    loop: loop, fd: fd, connecting: false, codec: StreamFramer(maxMessageBytes: limits.maxMessageBytes),
+                    tls: session, options: channelOptions, counters: streamCounters, delegate: self)
+            }
+            channel.userInfo = id.value
+            counted.connectionsAccepted += 1
+            add(StreamConnection(
+                id: id, kind: listener.local.kind, remote: peer.peerAddress, local: local, isAccepted: true,
+                serverName: nil, channel: channel))
         } catch {
-            statistics.connectionsRefused += 1
+            counted.connectionsRefused += 1
             Glibc.close(fd)
         }
     }
 
     private func serverSession() throws(TransportError) -> TLSSession {
         guard let serverTLS else { preconditionFailure("a TLS listener exists only once its context is loaded") }
-        return try TLSSession(context: serverTLS, isServer: true, expectedName: nil, sniName: nil)
+        return try TransportError.catching { () throws(TLSError) in
+            try TLSSession(context: serverTLS, isServer: true, expectedName: nil, sniName: nil)
+        }
+    }
+
+    // MARK: - StreamChannelDelegate
+
+    func streamChannelDidOpen(_ channel: StreamConnection.Channel) {
+        guard let connection = connections[ConnectionID(value: channel.userInfo)], !connection.isAccepted,
+            let address = channel.localAddress
+        else { return }
+        connection.local = ListenAddress(kind: connection.kind, host: address.ip.text, port: address.port)
+    }
+
+    func streamChannel(_ channel: StreamConnection.Channel, received frame: StreamFrame) {
+        guard let connection = connections[ConnectionID(value: channel.userInfo)] else { return }
+        switch frame {
+        case .message(let bytes):
+            deliver(InboundSIPMessage(
+                bytes: bytes, kind: connection.kind, source: connection.remote, connection: connection.id,
+                local: connection.local))
+        case .ping:
+            counted.keepAlivePongs += 1
+            channel.send(Data("\r\n".utf8))
+        }
+    }
+
+    func streamChannel(_ channel: StreamConnection.Channel, failedToDecode failure: StreamFramingError) {
+        counted.framingErrors += 1
+        if failure == .oversize { counted.oversizeMessages += 1 }
+    }
+
+    /// A connection has closed: forget it, count it, report what it never sent.
+    func streamChannel(
+        _ channel: StreamConnection.Channel, closedBecause reason: StreamCloseReason, unsent: [SIPDestination]
+    ) {
+        guard let connection = connections.removeValue(forKey: ConnectionID(value: channel.userInfo)) else { return }
+        let key = PeerKey(kind: connection.kind, address: connection.remote)
+        connectionsByPeer[key]?.removeAll { $0 === connection }
+        if connectionsByPeer[key]?.isEmpty == true { connectionsByPeer.removeValue(forKey: key) }
+        counted.connectionsClosed += 1
+        let error: TransportError =
+            switch reason {
+            case .peerClosed, .idle, .tlsFailed: .connectionClosed(connection.remote)
+            case .socketError(let code), .connectFailed(let code): .connectionFailed(connection.remote, code: code)
+            case .queueOverflow: .queueOverflow(connection.remote)
+            case .handshakeFailed(let why): .tlsHandshakeFailed(connection.remote, reason: why)
+            case .closed: isClosed ? .transportClosed : .connectionClosed(connection.remote)
+            }
+        for destination in unsent { reportSendFailure(destination, error) }
+        notify(.connectionClosed(connection.id))
     }
 
     // MARK: - Sending
@@ -133,7 +257,12 @@ final class TransportCore {
             sendDatagram(bytes, to: destination)
         case .tcp, .tls:
             do {
-                try connection(for: destination).enqueue(bytes, destination: destination)
+                let connection = try connection(for: destination)
+                switch connection.channel.send(bytes, tag: destination) {
+                case nil: break
+                case .overflow: reportSendFailure(destination, .queueOverflow(connection.remote))
+                case .notOpen: reportSendFailure(destination, .connectionClosed(connection.remote))
+                }
             } catch {
                 reportSendFailure(destination, error)
             }
@@ -151,16 +280,7 @@ final class TransportCore {
             socket = ephemeral
         } else {
             do throws(TransportError) {
-                let any = ListenAddress(kind: .udp, host: ip.isIPv6 ? "::" : "0.0.0.0", port: 0)
-                let fd = try Socket.bound(any, limits: limits)
-                let port = Socket.localAddress(fd)?.port ?? 0
-                do throws(TransportError) {
-                    socket = try DatagramSocket(core: self, fd: fd, local: ListenAddress(kind: .udp, host: any.host, port: port), family: ip.family)
-                } catch {
-                    Glibc.close(fd)
-                    throw error
-                }
-                ephemeralSockets[ip.family] = socket
+                socket = try ephemeralSocket(for: ip)
             } catch {
                 return reportSendFailure(destination, error)
             }
@@ -170,9 +290,33 @@ final class TransportCore {
         }
     }
 
+    /// The UDP socket for a family no listener serves, made on first use.
+    private func ephemeralSocket(for ip: IPAddress) throws(TransportError) -> DatagramSocket {
+        let any = ListenAddress(kind: .udp, host: ip.isIPv6 ? "::" : "0.0.0.0", port: 0)
+        let fd: Int32
+        do {
+            fd = try Socket.bound(IPAddress(any.host)!.socketAddress(port: 0), stream: false)
+        } catch {
+            throw .system(error)
+        }
+        Self.tuneDatagramSocket(fd, limits: limits)
+        let port = Socket.localAddress(fd)?.port ?? 0
+        do throws(TransportError) {
+            let socket = try DatagramSocket(
+                core: self, fd: fd, local: ListenAddress(kind: .udp, host: any.host, port: port), family: ip.family)
+            ephemeralSockets[ip.family] = socket
+            return socket
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+    }
+
     /// The named connection if it lives, else a live one to the same peer, else a new one.
     private func connection(for destination: SIPDestination) throws(TransportError) -> StreamConnection {
-        if let id = destination.connection, let named = connections[id], named.kind == destination.kind, named.state != .closed {
+        if let id = destination.connection, let named = connections[id], named.kind == destination.kind,
+            named.channel.isUsable
+        {
             return named
         }
         let key = PeerKey(kind: destination.kind, address: destination.address)
@@ -189,31 +333,39 @@ final class TransportCore {
         if destination.kind == .tls {
             if clientTLS == nil {
                 guard let tlsConfiguration else { throw .tlsNotConfigured }
-                clientTLS = try TLSContext.client(tlsConfiguration)
+                clientTLS = try TransportError.catching { () throws(TLSError) in try TLSContext.client(tlsConfiguration) }
             }
-            session = try TLSSession(
-                context: clientTLS!, isServer: false, expectedName: destination.serverName ?? ip.text,
-                sniName: destination.serverName)
+            let context = clientTLS!
+            session = try TransportError.catching { () throws(TLSError) in
+                try TLSSession(
+                    context: context, isServer: false, expectedName: destination.serverName ?? ip.text,
+                    sniName: destination.serverName)
+            }
         }
-        statistics.connectionsInitiated += 1
-        let fd = try Socket.open(family: ip.family, stream: true)
-        Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-        let result = ip.socketAddress(port: destination.address.port).withSockAddr { Glibc.connect(fd, $0, $1) }
-        guard result == 0 || errno == EINPROGRESS else {
-            let code = errno
-            Glibc.close(fd)
-            throw .connectionFailed(destination.address, code: code)
+        counted.connectionsInitiated += 1
+        let started: (fd: Int32, connected: Bool)
+        do {
+            started = try Socket.startConnect(to: ip.socketAddress(port: destination.address.port))
+        } catch {
+            throw error.operation == "socket" ? .system(error) : .connectionFailed(destination.address, code: error.code)
         }
         let local = ListenAddress(kind: destination.kind, host: ip.isIPv6 ? "::" : "0.0.0.0", port: 0)
-        let connection: StreamConnection
+        let id = ConnectionID.next()
+        let channel: StreamConnection.Channel
         do {
-            connection = try StreamConnection(
-                core: self, fd: fd, kind: destination.kind, remote: SIPPeerAddress(host: ip.text, port: destination.address.port),
-                local: local, isAccepted: false, serverName: destination.serverName, tls: session)
+            // A connect that finished at once is still reported through the channel's first writable event.
+            channel = try StreamConnection.Channel(
+                loop: loop, fd: started.fd, connecting: true,
+                codec: StreamFramer(maxMessageBytes: limits.maxMessageBytes), tls: session, options: channelOptions,
+                counters: streamCounters, delegate: self)
         } catch {
-            Glibc.close(fd)
-            throw error
+            Glibc.close(started.fd)
+            throw .system(error)
         }
+        channel.userInfo = id.value
+        let connection = StreamConnection(
+            id: id, kind: destination.kind, remote: SIPPeerAddress(host: ip.text, port: destination.address.port),
+            local: local, isAccepted: false, serverName: destination.serverName, channel: channel)
         add(connection)
         return connection
     }
@@ -223,32 +375,11 @@ final class TransportCore {
     private func add(_ connection: StreamConnection) {
         connections[connection.id] = connection
         connectionsByPeer[PeerKey(kind: connection.kind, address: connection.remote), default: []].append(connection)
-        statistics.connectionsOpen = connections.count
-    }
-
-    /// Called by a connection that has just closed: forget it, count it, report what it never sent.
-    func connectionDidClose(_ connection: StreamConnection, reason: ConnectionCloseReason, unsent: [SIPDestination]) {
-        connections.removeValue(forKey: connection.id)
-        let key = PeerKey(kind: connection.kind, address: connection.remote)
-        connectionsByPeer[key]?.removeAll { $0 === connection }
-        if connectionsByPeer[key]?.isEmpty == true { connectionsByPeer.removeValue(forKey: key) }
-        statistics.connectionsOpen = connections.count
-        statistics.connectionsClosed += 1
-        let error: TransportError =
-            switch reason {
-            case .peerClosed, .framing, .idle, .tlsFailed: .connectionClosed(connection.remote)
-            case .socketError(let code), .connectFailed(let code): .connectionFailed(connection.remote, code: code)
-            case .queueOverflow: .queueOverflow(connection.remote)
-            case .handshakeFailed(let why): .tlsHandshakeFailed(connection.remote, reason: why)
-            case .closedLocally: isClosed ? .transportClosed : .connectionClosed(connection.remote)
-            }
-        for destination in unsent { reportSendFailure(destination, error) }
-        notify(.connectionClosed(connection.id))
     }
 
     /// Closes one connection (no-op when it is already gone).
     func closeConnection(_ id: ConnectionID) {
-        connections[id]?.close(.closedLocally)
+        connections[id]?.channel.close(.closed("closed locally"))
     }
 
     /// Closes every listener and connection; later sends fail with `transportClosed`.
@@ -257,18 +388,17 @@ final class TransportCore {
         isClosed = true
         for listener in datagramListeners { listener.close() }
         for socket in ephemeralSockets.values { socket.close() }
-        for listener in streamListeners { listener.close() }
-        for connection in Array(connections.values) { connection.close(.closedLocally) }
+        for listener in streamListeners { listener.socket.close() }
+        for connection in Array(connections.values) { connection.channel.close(.closed("the transport is closing")) }
         datagramListeners = []
         ephemeralSockets = [:]
-        streamListeners = []
     }
 
     // MARK: - Notifications
 
     /// Counts a failed send and reports it to `onSendFailure` at the end of this loop turn (never from inside `send`).
     func reportSendFailure(_ destination: SIPDestination, _ error: TransportError) {
-        statistics.sendFailures += 1
+        counted.sendFailures += 1
         notify(.sendFailure(destination, error))
     }
 

@@ -1,4 +1,5 @@
 import Glibc
+import ParleyIO
 
 /// What went wrong in the transport: a bad setting of ours, a refusal of the system, or a peer's fault.
 public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -73,5 +74,41 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     static func systemMessage(_ code: Int32) -> String {
         guard let text = strerror(code) else { return "errno \(code)" }
         return "\(String(cString: text)) (errno \(code))"
+    }
+}
+
+extension TransportError {
+    /// A failed system call of the I/O layer.
+    static func system(_ error: IOError) -> TransportError { .system(operation: error.operation, code: error.code) }
+
+    /// A TLS set-up failure in the transport's words.
+    init(_ error: TLSError) {
+        switch error {
+        case .certificateMissing: self = .tlsCertificateMissing
+        case .file(let path, let reason): self = .tlsFile(path: path, reason: reason)
+        case .keyMismatch(let certificatePath, let privateKeyPath):
+            self = .tlsKeyMismatch(certificatePath: certificatePath, privateKeyPath: privateKeyPath)
+        case .uncheckableName(let name):
+            self = .tlsHandshakeFailed(SIPPeerAddress(host: name, port: 0), reason: "cannot check the certificate for '\(name)'")
+        case .system(let failure): self = .system(failure)
+        }
+    }
+
+    /// Runs `body`, turning its TLS error into the transport's.
+    static func catching<Value>(_ body: () throws(TLSError) -> Value) throws(TransportError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw TransportError(error)
+        }
+    }
+
+    /// Runs `body`, turning its I/O error into the transport's.
+    static func catching<Value>(_ body: () throws(IOError) -> Value) throws(TransportError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw .system(error)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyIO
 
 /// The push channel's stream framing: every frame is a 4-byte big-endian length followed by that many bytes of
 /// UTF-8 JSON. A frame may be empty (length 0: the codec then rejects it as JSON, but the stream stays in step);
@@ -125,5 +126,20 @@ public struct FrameEncoder: Sendable {
     /// The framed JSON of `message` (see ``PushCodec``).
     public func frame(_ message: PushMessage) throws(FrameError) -> Data {
         try frame(PushCodec.encode(message))
+    }
+}
+
+extension FrameDecoder: StreamCodec {
+    package mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        buffer.append(contentsOf: bytes)
+    }
+
+    package mutating func decode() -> Result<Data, FrameError>? {
+        do throws(FrameError) {
+            return try nextFrame().map { .success($0) }
+        } catch {
+            return .failure(error)
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ParleyIO
 
 /// Why a ``PushConnection`` call failed.
 public enum PushConnectionError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -52,9 +53,9 @@ public final class PushConnection {
         encoder = FrameEncoder(maximumLength: maxFrameLength)
         let started: (fd: Int32, connected: Bool)
         do {
-            started = try Sockets.startConnect(to: endpoint)
+            started = try Socket.startConnect(to: endpoint.socketAddress)
         } catch {
-            throw .socket(error)
+            throw .socket(PushSocketError(error))
         }
         fd = started.fd
         guard !started.connected else { return }
@@ -62,7 +63,7 @@ public final class PushConnection {
             Glibc.close(fd)
             throw .socket(PushSocketError("connect \(endpoint)", reason: "timed out after \(timeout) s"))
         }
-        let code = Sockets.pendingError(fd)
+        let code = Socket.pendingError(fd)
         guard code == 0 else {
             Glibc.close(fd)
             throw .socket(PushSocketError("connect \(endpoint)", code: code))

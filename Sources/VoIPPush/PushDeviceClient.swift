@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import ParleyIO
 import Synchronization
 
 /// The waits between reconnection attempts: `initial`, doubling (by `multiplier`) up to `maximum`.
@@ -36,8 +36,8 @@ public struct PushBackoff: Sendable, Hashable {
 /// handler and sends the ack the handler returns; reconnects with exponential back-off (``PushBackoff``, 0.2 s
 /// → 5 s) whenever the connection fails or drops, and registers again.
 ///
-/// **Threading.** Everything — socket work, the handler, ``Event``s — runs on one serial Dispatch queue: the
-/// configuration's `queue` if given, else a private one (``queue``). The handler is called there, one push at
+/// **Threading.** Everything — socket work, the handler, ``Event``s — runs on one ParleyIO event loop: the
+/// configuration's `loop` if given, else the client's own (``loop``). The handler is called there, one push at
 /// a time; the client reads nothing while it runs, and the moment it returns, its ``PushAck`` is written to the
 /// simulator. That is the PushKit contract by construction: the handler must report the incoming conversation
 /// to its engine *before returning* and say so with ``PushAck/reported``; returning ``PushAck/notReported(_:)``
@@ -66,20 +66,20 @@ public final class PushDeviceClient: Sendable {
         public var connectTimeout: TimeInterval
         /// Bytes that may wait to be written before the connection is dropped (and retried).
         public var maxQueuedBytes: Int
-        /// The serial queue the client and its handler run on; nil for a private one.
-        public var queue: DispatchQueue?
+        /// The event loop the client and its handler run on; nil for one of the client's own.
+        public var loop: EventLoop?
 
         /// A configuration with the documented defaults.
         public init(
             endpoint: PushEndpoint, token: String, backoff: PushBackoff = PushBackoff(), connectTimeout: TimeInterval = 5,
-            maxQueuedBytes: Int = 256 * 1024, queue: DispatchQueue? = nil
+            maxQueuedBytes: Int = 256 * 1024, loop: EventLoop? = nil
         ) {
             self.endpoint = endpoint
             self.token = token
             self.backoff = backoff
             self.connectTimeout = connectTimeout
             self.maxQueuedBytes = maxQueuedBytes
-            self.queue = queue
+            self.loop = loop
         }
     }
 
@@ -134,46 +134,66 @@ public final class PushDeviceClient: Sendable {
         case ignored(String)
     }
 
-    /// The serial queue the client, its handler and its events run on.
-    public let queue: DispatchQueue
+    /// The event loop the client, its handler and its events run on.
+    public let loop: EventLoop
     /// Where the client connects and which token it registers.
     public let configuration: Configuration
-    private let core: DeviceClientCore
+    /// The loop was made for this client: stopping it shuts the loop down.
+    private let ownsLoop: Bool
+    private let core: LoopBound<DeviceClientCore>
+    /// Read from any thread (the core publishes into it).
+    private let published: PublishedDeviceState
 
-    /// A client that calls `handler` for each push (on ``queue``) and `onEvent` for everything else. Call
+    /// A client that calls `handler` for each push (on ``loop``) and `onEvent` for everything else. Call
     /// ``start()`` to connect.
     public init(
         configuration: Configuration, onEvent: (@Sendable (Event) -> Void)? = nil,
         handler: @escaping @Sendable (PushDelivery) -> PushAck
     ) {
-        let queue = configuration.queue ?? DispatchQueue(label: "parley.push-device.\(configuration.token)")
-        self.queue = queue
+        ownsLoop = configuration.loop == nil
+        let loop: EventLoop
+        if let given = configuration.loop {
+            loop = given
+        } else {
+            do throws(IOError) {
+                loop = try EventLoop(name: "parley-push-device")
+            } catch {
+                // eventfd, epoll or a thread refused at start-up: the process has run out of what it needs to run.
+                preconditionFailure("cannot start the push client's event loop: \(error)")
+            }
+        }
+        self.loop = loop
         self.configuration = configuration
-        core = DeviceClientCore(configuration: configuration, queue: queue, handler: handler, onEvent: onEvent)
+        let core = DeviceClientCore(configuration: configuration, loop: loop, handler: handler, onEvent: onEvent)
+        published = core.published
+        self.core = LoopBound(core, identity: loop.identity)
     }
 
     deinit {
         let core = core
-        queue.async { core.stop() }
+        loop.execute { core.value.stop() }
+        if ownsLoop { loop.shutdownWithoutWaiting() }
     }
 
     /// The current state (a snapshot; it may change at once).
-    public var state: State { core.published.withLock { $0 } }
+    public var state: State { published.state.withLock { $0 } }
 
     /// Connects (and keeps reconnecting until ``stop()``). Idempotent.
     public func start() {
         let core = core
-        queue.async { core.start() }
+        loop.execute { core.value.start() }
     }
 
-    /// Closes the connection and stops reconnecting. When called off the queue it returns once the client has
+    /// Closes the connection and stops reconnecting. When called off the loop it returns once the client has
     /// stopped, so the handler is not called afterwards; called from the handler, the client stops once the
     /// handler's ack has been sent.
     public func stop() {
-        if DispatchQueue.getSpecific(key: core.queueKey) == core.queueIdentity {
-            core.stop()
+        let core = core
+        if loop.inEventLoop {
+            core.value.stop()
         } else {
-            queue.sync { core.stop() }
+            _ = loop.executeAndWait { core.value.stop() }
+            if ownsLoop { loop.shutdown() }
         }
     }
 }

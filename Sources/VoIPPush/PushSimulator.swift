@@ -1,7 +1,8 @@
 import ConversationKit
-import Dispatch
 import Foundation
 import Glibc
+import ParleyIO
+import Synchronization
 
 /// The "Apple" side of the VoIP push world: a ``PushService`` on a TCP listener. Devices connect and register
 /// their tokens, senders connect and send pushes, anyone asks for the status; the service's rules decide the
@@ -12,7 +13,8 @@ import Glibc
 /// gets an `error` and the connection is closed cleanly (the stream is out of step); a peer that does not read
 /// is closed when its queue overflows. None of it touches other connections.
 ///
-/// All work happens on one private serial queue; ``log`` lines are passed to the handler from it, in order.
+/// All work happens on one ParleyIO event loop (the one given, or the simulator's own); ``log`` lines are passed to
+/// the handler from it, in order.
 public final class PushSimulator: Sendable {
     /// The simulator's settings.
     public struct Configuration: Sendable {
@@ -43,62 +45,101 @@ public final class PushSimulator: Sendable {
 
     /// Where the simulator listens (with the real port when port 0 was asked for).
     public let endpoint: PushEndpoint
-    private let core: SimulatorCore
+    private let loop: EventLoop
+    /// The loop was made for this simulator: stopping it shuts the loop down.
+    private let ownsLoop: Bool
+    private let core: LoopBound<SimulatorCore>
+    /// The status when the simulator stopped (its loop may be gone since).
+    private let finalReport = Mutex<PushStatusReport?>(nil)
 
     deinit {
         let core = core
-        core.queue.async { core.stop() }
+        loop.execute { core.value.stop() }
+        if ownsLoop { loop.shutdownWithoutWaiting() }
     }
 
-    /// Listens on `endpoint` and starts serving at once. `clock` gives the service its time and runs its timers
-    /// (tests may pass a `ManualClock`); `log` receives one line per event.
+    /// Listens on `endpoint` and starts serving at once, on `loop` (a loop of its own when nil). `clock` gives the
+    /// service its time and runs its timers (tests may pass a `ManualClock`); `log` receives one line per event.
     public init(
         listeningOn endpoint: PushEndpoint, configuration: Configuration = Configuration(),
-        clock: any ConversationClock = SystemClock(), log: @escaping @Sendable (String) -> Void
+        clock: any ConversationClock = SystemClock(), loop: EventLoop? = nil, log: @escaping @Sendable (String) -> Void
     ) throws(PushSocketError) {
-        let (fd, bound) = try Sockets.listen(on: endpoint)
+        let listening: (fd: Int32, bound: SocketAddress)
+        do {
+            listening = try Socket.listening(on: endpoint.socketAddress, backlog: 128)
+        } catch {
+            throw PushSocketError(error)
+        }
+        guard let bound = PushEndpoint(listening.bound) else { preconditionFailure("a bound IP address is an endpoint") }
         self.endpoint = bound
-        core = SimulatorCore(configuration: configuration, clock: clock, log: log)
-        core.queue.sync { core.start(listener: fd) }
+        ownsLoop = loop == nil
+        let running: EventLoop
+        if let loop {
+            running = loop
+        } else {
+            do throws(IOError) {
+                running = try EventLoop(name: "parley-push-sim")
+            } catch {
+                Glibc.close(listening.fd)
+                throw PushSocketError(error)
+            }
+        }
+        self.loop = running
+        let started = LoopBound(
+            SimulatorCore(configuration: configuration, clock: clock, loop: running, log: log), identity: running.identity)
+        core = started
+        let failure = running.executeAndWait { () -> IOError? in
+            do throws(IOError) {
+                try started.value.start(listening: listening.fd)
+                return nil
+            } catch {
+                return error
+            }
+        } ?? IOError("event loop", code: ECANCELED)
+        if let failure {
+            Glibc.close(listening.fd)
+            if ownsLoop { running.shutdown() }
+            throw PushSocketError(failure)
+        }
     }
 
-    /// Stops listening and closes every connection; returns once every socket is closed (or after 2 s).
-    /// Idempotent. Must not be called from a log handler.
+    /// Stops listening and closes every connection; returns once every socket is closed. Idempotent. Must not be
+    /// called from a log handler.
     public func stop() {
-        core.queue.sync { core.stop() }
-        _ = core.socketsClosed.wait(timeout: .now() + 2)
+        let core = core
+        if let report = loop.executeAndWait({ () -> PushStatusReport in
+            core.value.stop()
+            return core.value.service.statusReport
+        }) {
+            finalReport.withLock { $0 = report }
+        }
+        if ownsLoop { loop.shutdown() }
     }
 
     /// Closes the connection holding `token`, as a network drop would (the device client reconnects).
     public func disconnect(token: String) {
-        core.queue.sync { core.apply(core.service.disconnect(token: token)) }
+        let core = core
+        _ = loop.executeAndWait { core.value.apply(core.value.service.disconnect(token: token)) }
     }
 
     /// The current status, as a `status` request would get it.
     public func statusReport() -> PushStatusReport {
-        core.queue.sync { core.service.statusReport }
+        let core = core
+        return loop.executeAndWait { core.value.service.statusReport } ?? finalReport.withLock { $0 } ?? PushStatusReport(devices: [], counters: PushCounters())
     }
 }
 
-/// The simulator's state, confined to its queue.
-// @unchecked Sendable: every mutable member is touched only on `queue`. The public entry points reach it through
-// `queue.sync`; the listener's and channels' Dispatch handlers are installed on `queue`; timer wake-ups from the clock
-// (any thread) hop onto `queue` with `queue.async` before touching anything. `socketsClosed` is a DispatchGroup,
-// itself thread-safe.
-final class SimulatorCore: @unchecked Sendable {
-    let queue = DispatchQueue(label: "parley.push-simulator")
-    let socketsClosed = DispatchGroup()
+/// The simulator's state on its loop: the service's rules, the connections' server, and the service's timers.
+/// Loop-confined (reached through `LoopBound`).
+final class SimulatorCore: StreamServerDelegate {
+    typealias Codec = FrameDecoder
+
     var service: PushService
     private let configuration: PushSimulator.Configuration
     private let clock: any ConversationClock
+    private let loop: EventLoop
     private let log: @Sendable (String) -> Void
-    private var listener: (any DispatchSourceRead)?
-    /// Whether `listener` is suspended (accepting paused after an accept error).
-    private var listenerSuspended = false
-    private var connections: [PushConnectionID: FramedChannel] = [:]
-    /// Connections closed but still flushing their last frames; `stop` cuts them short.
-    private var lingering: [PushConnectionID: FramedChannel] = [:]
-    private var nextConnection: UInt64 = 1
+    private var server: StreamServer<SimulatorCore>?
     /// The generation of each pending timer: a wake-up whose generation is not current is stale.
     private var timers: [PushTimer: UInt64] = [:]
     private var timerGeneration: UInt64 = 0
@@ -107,99 +148,72 @@ final class SimulatorCore: @unchecked Sendable {
     private var stopped = false
     private let encoder: FrameEncoder
 
-    init(configuration: PushSimulator.Configuration, clock: any ConversationClock, log: @escaping @Sendable (String) -> Void) {
+    init(
+        configuration: PushSimulator.Configuration, clock: any ConversationClock, loop: EventLoop,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.configuration = configuration
         self.service = PushService(configuration: configuration.service)
         self.clock = clock
+        self.loop = loop
         self.log = log
         self.encoder = FrameEncoder(maximumLength: max(configuration.maxFrameLength, PushFraming.defaultMaximumLength))
     }
 
-    func start(listener fd: Int32) {
-        socketsClosed.enter()
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [self] in acceptConnections(fd) }
-        source.setCancelHandler { [self] in
-            close(fd)
-            socketsClosed.leave()
-        }
-        listener = source
-        source.resume()
+    func start(listening fd: Int32) throws(IOError) {
+        let channel = StreamChannelOptions(
+            maxQueuedBytes: configuration.maxQueuedBytes,
+            lingerTime: .milliseconds(Int64(configuration.lingerTime * 1000)))
+        let limits = StreamServer<SimulatorCore>.Limits(
+            maxClients: .max, helloTimeout: .zero, channel: channel,
+            socketSendBufferSize: configuration.socketSendBufferSize)
+        let maxFrameLength = configuration.maxFrameLength
+        server = try StreamServer(
+            loop: loop, listening: fd, limits: limits, makeCodec: { FrameDecoder(maximumLength: maxFrameLength) },
+            delegate: self)
     }
 
     func stop() {
         guard !stopped else { return }
         stopped = true
-        listener?.cancel()
-        if listenerSuspended {
-            listener?.resume()  // a suspended source never runs its cancel handler (and must not be released so)
-            listenerSuspended = false
-        }
-        listener = nil
-        let open = Array(connections.values) + Array(lingering.values)
-        connections = [:]
-        lingering = [:]
-        for channel in open { channel.abort(reason: "the simulator is stopping") }
+        server?.stop(reason: "the simulator is stopping")
+        server = nil
         timers = [:]
         pendingEffects = []
     }
 
-    // MARK: Connections
+    // MARK: StreamServerDelegate
 
-    private func acceptConnections(_ listener: Int32) {
-        for _ in 0..<64 {
-            switch Sockets.accept(listener) {
-            case .none: return
-            case .failed(let error):
-                log("accept failed: \(error)")
-                // Out of descriptors, say: pause accepting instead of spinning on a readable listener.
-                guard !listenerSuspended else { return }
-                self.listener?.suspend()
-                listenerSuspended = true
-                queue.asyncAfter(deadline: .now() + 0.1) { [self] in
-                    guard !stopped, listenerSuspended else { return }
-                    self.listener?.resume()
-                    listenerSuspended = false
-                }
-                return
-            case .connection(let fd, let peer):
-                open(fd, peer: peer)
-            }
-        }
+    func server(_ server: StreamServer<SimulatorCore>, accepted client: StreamClientID, from peer: SocketAddress?) {
+        apply(service.connectionOpened(PushConnectionID(client), peer: peer?.description ?? "unknown peer"))
     }
 
-    private func open(_ fd: Int32, peer: String) {
-        if let size = configuration.socketSendBufferSize { Sockets.setSendBuffer(fd, bytes: size) }
-        let id = PushConnectionID(nextConnection)
-        nextConnection += 1
-        let limits = FramedChannel.Limits(
-            maxFrameLength: configuration.maxFrameLength, maxQueuedBytes: configuration.maxQueuedBytes,
-            lingerTime: configuration.lingerTime)
-        let channel = FramedChannel(fd: fd, queue: queue, limits: limits, closedGroup: socketsClosed)
-        connections[id] = channel
-        channel.start(FramedChannel.Handlers(
-            onFrame: { [weak self] body in self?.received(body, from: id) },
-            onFrameError: { [weak self] error in
-                guard let self else { return }
-                let fault = PushFault(code: .frameTooLarge, message: error.description)
-                apply(service.rejectFrame(from: id, fault: fault, closing: true))
-            },
-            onClose: { [weak self] reason in
-                guard let self else { return }
-                if let channel = connections.removeValue(forKey: id), !channel.isFinished { lingering[id] = channel }
-                lingering = lingering.filter { !$0.value.isFinished }
-                apply(service.connectionClosed(id, reason: reason, now: clock.now()))
-            }))
-        apply(service.connectionOpened(id, peer: peer))
+    func server(_ server: StreamServer<SimulatorCore>, turnedAway client: StreamClientID) {
+        server.close(client, reason: "turned away")  // never: the simulator has no cap
     }
 
-    private func received(_ body: Data, from id: PushConnectionID) {
+    func server(_ server: StreamServer<SimulatorCore>, received frame: Data, from client: StreamClientID) {
+        let id = PushConnectionID(client)
         do {
-            let message = try PushCodec.decode(body)
+            let message = try PushCodec.decode(frame)
             apply(service.receive(message, from: id, now: clock.now()))
         } catch {
             apply(service.rejectFrame(from: id, fault: error, closing: false))
         }
+    }
+
+    func server(_ server: StreamServer<SimulatorCore>, failedToDecode failure: FrameError, from client: StreamClientID) {
+        let fault = PushFault(code: .frameTooLarge, message: failure.description)
+        apply(service.rejectFrame(from: PushConnectionID(client), fault: fault, closing: true))
+    }
+
+    func server(_ server: StreamServer<SimulatorCore>, helloTimedOut client: StreamClientID) {}
+
+    func server(
+        _ server: StreamServer<SimulatorCore>, closed client: StreamClientID, stage: StreamClientStage,
+        reason: StreamCloseReason
+    ) {
+        apply(service.connectionClosed(PushConnectionID(client), reason: reason.description, now: clock.now()))
     }
 
     // MARK: Effects
@@ -207,7 +221,6 @@ final class SimulatorCore: @unchecked Sendable {
     /// Carries out effects in order. Effects produced while doing so (a close reports the connection closed)
     /// are queued behind the rest rather than run in the middle.
     func apply(_ effects: [PushService.Effect]) {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard !stopped else { return }
         pendingEffects += effects
         guard !applying else { return }
@@ -217,21 +230,20 @@ final class SimulatorCore: @unchecked Sendable {
             let effect = pendingEffects.removeFirst()
             switch effect {
             case .send(let message, let id):
-                guard let channel = connections[id] else { continue }
                 do {
-                    channel.send(try encoder.frame(message))
+                    server?.send(try encoder.frame(message), to: id.rawValue)
                 } catch {
                     preconditionFailure("the simulator built a frame over its own limit: \(error)")
                 }
             case .close(let id, let reason):
-                connections[id]?.close(flushing: true, reason: reason)
+                server?.close(id.rawValue, reason: reason)
             case .startTimer(let timer, let date):
                 timerGeneration += 1
                 let generation = timerGeneration
                 timers[timer] = generation
-                clock.wakeUp(at: date) { [weak self] in
-                    guard let self else { return }
-                    queue.async { self.timerDue(timer, generation: generation) }
+                let core = LoopWeak(self, identity: loop.identity)
+                clock.wakeUp(at: date) { [loop] in
+                    loop.execute { core.value?.timerDue(timer, generation: generation) }
                 }
             case .cancelTimer(let timer):
                 timers[timer] = nil

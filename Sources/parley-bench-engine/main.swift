@@ -1,6 +1,7 @@
 import ConversationKit
 import Foundation
 import ParleyEngine
+import ParleyIO
 import SIPTransport
 
 /// `parley-bench-engine [CALLS]`: the SIP engine alone, without sockets: sipp-like INVITE, ACK and BYE messages are

@@ -1,6 +1,7 @@
 import ConversationKit
 import Foundation
 import ParleyEngine
+import ParleyIO
 import SIPTransport
 import VoIPPush
 
@@ -12,7 +13,7 @@ import VoIPPush
 let pushes = CommandLine.arguments.count > 1 ? max(100, Int(CommandLine.arguments[1]) ?? 10_000) : 10_000
 
 let simulator = try PushSimulator(listeningOn: PushEndpoint("127.0.0.1:0")!, log: { _ in })
-let loop = try SIPEventLoop(name: "bench-engine")
+let loop = try EventLoop(name: "bench-engine")
 let environment = LoopEnvironment(loop: loop)
 let manager = try ConversationManager(configuration: .init(includesConversationInRecents: false))
 let engine = ParleyEngine(

@@ -2,6 +2,7 @@ import CallHistory
 import ConversationKit
 import Foundation
 import ParleyEngine
+import ParleyIO
 import SIPTransport
 import Synchronization
 
@@ -9,7 +10,7 @@ import Synchronization
 /// the optional call script and the `--exit-after` count.
 final class Daemon: Sendable {
     let options: DaemonOptions
-    let loop: SIPEventLoop
+    let loop: EventLoop
     let environment: LoopEnvironment
     let manager: ConversationManager
     let log: EngineLog
@@ -49,7 +50,7 @@ final class Daemon: Sendable {
             history = nil
         }
         manager = try ConversationManager(configuration: configuration)
-        loop = try SIPEventLoop(name: "parleyd-loop")
+        loop = try EventLoop(name: "parleyd-loop")
         environment = LoopEnvironment(loop: loop)
     }
 

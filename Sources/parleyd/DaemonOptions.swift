@@ -4,6 +4,7 @@ import Foundation
 import ParleyEngine
 import SIPMessages
 import SIPSignaling
+import ParleyIO
 import SIPTransport
 import VoIPPush
 

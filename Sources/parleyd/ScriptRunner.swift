@@ -1,13 +1,14 @@
 import ConversationKit
 import Foundation
 import ParleyEngine
+import ParleyIO
 import SIPTransport
 
 /// Runs a ``CallScript`` on one conversation: each action is performed through the manager (the same pipeline a
 /// frontend uses) and the next step starts when it has completed; `wait` steps use the loop's timers.
 struct ScriptRunner: Sendable {
     let manager: ConversationManager
-    let loop: SIPEventLoop
+    let loop: EventLoop
     let log: EngineLog
 
     func run(_ script: CallScript, on conversation: UUID) {

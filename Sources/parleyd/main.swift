@@ -3,6 +3,7 @@ import CommandLineSupport
 import ConversationKit
 import Foundation
 import ParleyEngine
+import ParleyIO
 import SIPTransport
 
 /// `parleyd`: Parley's SIP daemon. See `parleyd --help`.

@@ -1,5 +1,6 @@
 import ControlChannel
 import Foundation
+import ParleyTestSupport
 import Glibc
 import Testing
 

@@ -1,6 +1,6 @@
 import ControlChannel
 import Foundation
-import SIPTransport
+import ParleyIO
 import Testing
 
 /// Decodes every frame in `bytes` fed one byte at a time.

@@ -1,6 +1,7 @@
 import ControlChannel
 import ControlProtocol
 import Foundation
+import ParleyTestSupport
 import Testing
 
 /// The parley CLI as a terminal softphone: two parleyd instances driven through their control sockets.

@@ -3,6 +3,7 @@ import Foundation
 import ParleyEngine
 import SIPMessages
 import SIPSignaling
+import ParleyIO
 import SIPTransport
 import Testing
 

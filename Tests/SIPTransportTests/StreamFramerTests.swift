@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import SIPTransport
+@testable import ParleyIO
+import ParleyTestSupport
 
 /// Feeds `bytes` to `framer` and collects frames until it needs more.
 private func feed(_ framer: inout StreamFramer, _ bytes: some Sequence<UInt8>) throws -> [StreamFrame] {

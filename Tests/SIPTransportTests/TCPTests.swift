@@ -3,6 +3,8 @@ import Glibc
 import Testing
 
 @testable import SIPTransport
+@testable import ParleyIO
+import ParleyTestSupport
 
 @Suite("TCP")
 struct TCPTests {
@@ -10,7 +12,7 @@ struct TCPTests {
 
     private func listening(
         _ host: String, limits: TransportLimits = .init()
-    ) throws -> (SIPEventLoop, SIPTransport, EventRecorder<InboundSIPMessage>, ListenAddress) {
+    ) throws -> (EventLoop, SIPTransport, EventRecorder<InboundSIPMessage>, ListenAddress) {
         let loop = try makeLoop()
         let (transport, inbox) = makeTransport(loop, limits: limits)
         let address = try transport.listenSync(ListenAddress(kind: .tcp, host: host, port: 0))

@@ -3,6 +3,8 @@ import Glibc
 import Testing
 
 @testable import SIPTransport
+@testable import ParleyIO
+import ParleyTestSupport
 
 /// A self-signed certificate for "localhost" and its key, made once per test run with the openssl command, plus a
 /// key that does not match it.
@@ -56,7 +58,7 @@ struct TestCertificate: Sendable {
 struct TLSTests {
     let ok = Data("SIP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)
 
-    private func server(_ loop: SIPEventLoop) throws -> (SIPTransport, EventRecorder<InboundSIPMessage>, ListenAddress) {
+    private func server(_ loop: EventLoop) throws -> (SIPTransport, EventRecorder<InboundSIPMessage>, ListenAddress) {
         let certificate = try TestCertificate.shared.get()
         let (transport, inbox) = makeTransport(loop, tls: certificate.server)
         let address = try transport.listenSync(ListenAddress(parsing: "tls://127.0.0.1:0"))

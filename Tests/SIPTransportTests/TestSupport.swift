@@ -5,55 +5,17 @@ import Synchronization
 import Testing
 
 @testable import SIPTransport
-
-/// The longest any test waits for something that should happen at once on loopback; a wait that runs out fails.
-let patience: Duration = .seconds(5)
-
-/// Collects values from any thread and lets a test wait for them (a semaphore per value, never a sleep).
-final class EventRecorder<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
-    private let arrived = DispatchSemaphore(value: 0)
-
-    func record(_ value: Value) {
-        values.withLock { $0.append(value) }
-        arrived.signal()
-    }
-
-    /// Everything recorded so far.
-    var all: [Value] { values.withLock { $0 } }
-
-    /// Waits until `count` values have been recorded (at most `patience`); returns the first `count`, or nil.
-    func wait(for count: Int, within timeout: Duration = patience) -> [Value]? {
-        let deadline = DispatchTime.now() + .milliseconds(Int(timeout / .milliseconds(1)))
-        while values.withLock({ $0.count }) < count {
-            guard arrived.wait(timeout: deadline) == .success else { return nil }
-        }
-        return Array(values.withLock { $0 }.prefix(count))
-    }
-
-    /// Waits until the values recorded satisfy `condition` (at most `patience`); false if they never do.
-    func wait(until condition: ([Value]) -> Bool, within timeout: Duration = patience) -> Bool {
-        let deadline = DispatchTime.now() + .milliseconds(Int(timeout / .milliseconds(1)))
-        while !condition(values.withLock { $0 }) {
-            guard arrived.wait(timeout: deadline) == .success else { return false }
-        }
-        return true
-    }
-
-    /// Waits for the first value, at most `patience`.
-    func first(within timeout: Duration = patience) -> Value? {
-        wait(for: 1, within: timeout)?.first
-    }
-}
+@testable import ParleyIO
+import ParleyTestSupport
 
 /// An event loop for one test, shut down by `defer`.
-func makeLoop() throws -> SIPEventLoop {
-    try SIPEventLoop(name: "test-loop")
+func makeLoop() throws -> EventLoop {
+    try EventLoop(name: "test-loop")
 }
 
 /// A transport whose messages go to a recorder.
 func makeTransport(
-    _ loop: SIPEventLoop, tls: TLSConfiguration? = nil, limits: TransportLimits = .init()
+    _ loop: EventLoop, tls: TLSConfiguration? = nil, limits: TransportLimits = .init()
 ) -> (SIPTransport, EventRecorder<InboundSIPMessage>) {
     let recorder = EventRecorder<InboundSIPMessage>()
     let transport = SIPTransport(loop: loop, tls: tls, limits: limits) { recorder.record($0) }

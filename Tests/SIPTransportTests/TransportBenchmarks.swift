@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 
 @testable import SIPTransport
+@testable import ParleyIO
+import ParleyTestSupport
 
 /// A transport reachable from its own handler (set once, right after it is made).
 private final class TransportReference: Sendable {
@@ -16,8 +18,8 @@ struct TransportBenchmarks {
     @Test("echo round trips per second", arguments: [SIPTransportKind.udp, .tcp, .tls], [1, 64])
     func echo(kind: SIPTransportKind, window: Int) throws {
         let total = Int(ProcessInfo.processInfo.environment["PARLEY_TRANSPORT_BENCH_COUNT"] ?? "") ?? 100_000
-        let serverLoop = try SIPEventLoop(name: "bench-server")
-        let clientLoop = try SIPEventLoop(name: "bench-client")
+        let serverLoop = try EventLoop(name: "bench-server")
+        let clientLoop = try EventLoop(name: "bench-client")
         defer {
             clientLoop.shutdown()
             serverLoop.shutdown()

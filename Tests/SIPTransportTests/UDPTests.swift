@@ -4,6 +4,8 @@ import Glibc
 import Testing
 
 @testable import SIPTransport
+@testable import ParleyIO
+import ParleyTestSupport
 
 @Suite("UDP")
 struct UDPTests {

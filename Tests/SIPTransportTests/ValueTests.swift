@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import SIPTransport
+@testable import ParleyIO
+import ParleyTestSupport
 
 @Suite("Listen addresses, transport kinds, digests and random tokens")
 struct ValueTests {

@@ -5,32 +5,13 @@ import Synchronization
 import Testing
 
 @testable import VoIPPush
+import ParleyTestSupport
 
-/// The longest any test waits for something that should happen at once on loopback; a wait that runs out fails.
+/// The longest any test waits for something that should happen at once on loopback, in seconds.
 let patience: TimeInterval = 5
 
-/// Collects values from any thread and lets a test wait for them (a semaphore per value, never a sleep).
-final class Recorder<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
-    private let arrived = DispatchSemaphore(value: 0)
-
-    func record(_ value: Value) {
-        values.withLock { $0.append(value) }
-        arrived.signal()
-    }
-
-    /// Everything recorded so far.
-    var all: [Value] { values.withLock { $0 } }
-
-    /// Waits until the values recorded satisfy `condition` (at most `timeout` seconds); false if they never do.
-    func wait(within timeout: TimeInterval = patience, until condition: ([Value]) -> Bool) -> Bool {
-        let deadline = DispatchTime.now() + timeout
-        while !condition(all) {
-            guard arrived.wait(timeout: deadline) == .success else { return condition(all) }
-        }
-        return true
-    }
-}
+/// The shared recorder, under the name these tests know it by.
+typealias Recorder = EventRecorder
 
 /// A simulator on an ephemeral loopback port whose log lines go to a recorder.
 struct SimulatorProbe {

@@ -4,9 +4,9 @@ import Foundation
 /// One TLS session over memory BIOs: the connection reads ciphertext from its socket and `feed`s it in, and writes
 /// out what `takeOutput` hands back, so every socket call stays Parley's own (non-blocking, MSG_NOSIGNAL) and
 /// OpenSSL never sees a descriptor. Loop-confined, like its connection; `SSL_free` in deinit frees both BIOs.
-final class TLSSession {
+package final class TLSSession {
     /// How a handshake step ended.
-    enum HandshakeProgress: Equatable {
+    package enum HandshakeProgress: Equatable {
         case complete
         /// More bytes from the peer are needed.
         case needsInput
@@ -14,7 +14,7 @@ final class TLSSession {
     }
 
     /// How a read of decrypted bytes ended.
-    enum ReadProgress: Equatable {
+    package enum ReadProgress: Equatable {
         case bytes(Int)
         /// Nothing more until more ciphertext arrives.
         case needsInput
@@ -31,20 +31,20 @@ final class TLSSession {
 
     /// A server session (`expectedName` nil), or a client session that sends `serverName` as SNI when it is a DNS
     /// name and, when the context verifies, checks the certificate against `expectedName` (DNS name or IP).
-    init(context: TLSContext, isServer: Bool, expectedName: String?, sniName: String?) throws(TransportError) {
+    package init(context: TLSContext, isServer: Bool, expectedName: String?, sniName: String?) throws(TLSError) {
         self.context = context
         ERR_clear_error()
         guard let ssl = SSL_new(context.pointer) else {
-            throw .system(operation: "SSL_new (\(OpenSSLErrors.take(or: "out of memory")))", code: ENOMEM)
+            throw .system(IOError("SSL_new (\(OpenSSLErrors.take(or: "out of memory")))", code: ENOMEM))
         }
         guard let input = BIO_new(BIO_s_mem()) else {
             SSL_free(ssl)
-            throw .system(operation: "BIO_new", code: ENOMEM)
+            throw .system(IOError("BIO_new", code: ENOMEM))
         }
         guard let output = BIO_new(BIO_s_mem()) else {
             BIO_free(input)
             SSL_free(ssl)
-            throw .system(operation: "BIO_new", code: ENOMEM)
+            throw .system(IOError("BIO_new", code: ENOMEM))
         }
         copenssl_bio_retry_when_empty(input)
         copenssl_bio_retry_when_empty(output)
@@ -65,8 +65,7 @@ final class TLSSession {
                 IPAddress(expectedName) != nil
                 ? copenssl_expect_ip(ssl, expectedName) : SSL_set1_host(ssl, expectedName)
             guard accepted == 1 else {
-                throw .tlsHandshakeFailed(
-                    SIPPeerAddress(host: expectedName, port: 0), reason: "cannot check the certificate for '\(expectedName)'")
+                throw .uncheckableName(expectedName)
             }
         }
     }
@@ -76,14 +75,14 @@ final class TLSSession {
     }
 
     /// Hands ciphertext from the socket to OpenSSL (a memory BIO takes it all).
-    func feed(_ bytes: UnsafeRawBufferPointer) {
+    package func feed(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         let written = BIO_write(networkIn, base, Int32(bytes.count))
         precondition(written == Int32(bytes.count), "memory BIO refused \(bytes.count) bytes")
     }
 
     /// Moves the handshake on as far as the input allows.
-    func handshake() -> HandshakeProgress {
+    package func handshake() -> HandshakeProgress {
         ERR_clear_error()
         let result = SSL_do_handshake(ssl)
         if result == 1 { return .complete }
@@ -96,7 +95,7 @@ final class TLSSession {
     }
 
     /// Decrypts into `buffer`.
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadProgress {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadProgress {
         ERR_clear_error()
         let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
         if count > 0 { return .bytes(Int(count)) }
@@ -111,7 +110,7 @@ final class TLSSession {
     }
 
     /// Encrypts all of `bytes` (a memory BIO never pushes back); nil on success, the reason on failure.
-    func write(_ bytes: Data) -> String? {
+    package func write(_ bytes: Data) -> String? {
         guard !bytes.isEmpty else { return nil }
         ERR_clear_error()
         let result = bytes.withUnsafeBytes { raw in
@@ -121,14 +120,14 @@ final class TLSSession {
     }
 
     /// Queues close_notify (sent by the next `takeOutput`); the peer's is not waited for.
-    func shutdown() {
+    package func shutdown() {
         ERR_clear_error()
         _ = SSL_shutdown(ssl)
         ERR_clear_error()
     }
 
     /// The ciphertext OpenSSL produced since the last call, or nil.
-    func takeOutput() -> Data? {
+    package func takeOutput() -> Data? {
         let pending = copenssl_bio_pending(networkOut)
         guard pending > 0 else { return nil }
         var output = Data(count: Int(pending))

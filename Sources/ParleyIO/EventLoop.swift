@@ -2,8 +2,9 @@ internal import CLinux
 import Glibc
 import Synchronization
 
-/// One thread that runs every socket, timer and handler of the transports on it: epoll over non-blocking sockets,
-/// an eventfd to wake it, and a min-heap of timer deadlines on the monotonic clock.
+/// One thread that runs every socket, timer and handler on it: epoll over non-blocking sockets, an eventfd to wake
+/// it, and a min-heap of timer deadlines on the monotonic clock. Every socket in a Parley process is driven by one
+/// of these (SIP, the control API, the push channel), so there is one concurrency model: the loop thread.
 ///
 /// A loop lives until `shutdown()`: its thread holds a reference to it, so dropping the last one of yours does not
 /// stop it.
@@ -11,7 +12,7 @@ import Synchronization
 /// `Sendable`: the only state shared between threads is the work queue (a `Mutex`), the eventfd (written from any
 /// thread, a single atomic syscall), the loop thread's identity (an `Atomic`) and the join state (a `Mutex`). The
 /// epoll set, registrations and timers live in a `LoopBound` that traps when touched off the loop thread.
-public final class SIPEventLoop: Sendable {
+public final class EventLoop: Sendable {
     /// Work handed over from other threads, and whether the loop still takes any.
     private struct Inbox {
         var work: [@Sendable () -> Void] = []
@@ -29,17 +30,17 @@ public final class SIPEventLoop: Sendable {
 
     /// The name given to the thread (at most 15 bytes of it are visible to the system).
     public let name: String
-    let identity = LoopThreadIdentity()
+    package let identity = LoopThreadIdentity()
     private let inbox = Mutex(Inbox())
     private let lifecycle = Mutex(Lifecycle())
     private let wakeFD: Int32
     private let core: LoopBound<LoopCore>
 
     /// Starts the loop thread. Throws when the kernel refuses an eventfd, epoll set or thread.
-    public init(name: String = "parley-loop") throws(TransportError) {
+    public init(name: String = "parley-loop") throws(IOError) {
         self.name = name
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard fd >= 0 else { throw .system(operation: "eventfd", code: errno) }
+        guard fd >= 0 else { throw IOError("eventfd", code: errno) }
         wakeFD = fd
         let loopCore: LoopCore
         do {
@@ -53,13 +54,13 @@ public final class SIPEventLoop: Sendable {
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         let code = pthread_create(&thread, nil, { context in
-            let loop = Unmanaged<SIPEventLoop>.fromOpaque(context!).takeRetainedValue()
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
             loop.run()
             return nil
         }, context)
         guard code == 0 else {
-            Unmanaged<SIPEventLoop>.fromOpaque(context).release()
-            throw .system(operation: "pthread_create", code: code)
+            Unmanaged<EventLoop>.fromOpaque(context).release()
+            throw IOError("pthread_create", code: code)
         }
         lifecycle.withLock { $0.thread = thread }
     }
@@ -78,7 +79,7 @@ public final class SIPEventLoop: Sendable {
     }
 
     /// `execute`, telling whether the work was taken (false once `shutdown()` has begun). Work taken always runs.
-    func offer(_ work: @escaping @Sendable () -> Void) -> Bool {
+    package func offer(_ work: @escaping @Sendable () -> Void) -> Bool {
         let (accepted, mustWake) = inbox.withLock { inbox -> (Bool, Bool) in
             guard inbox.accepting else { return (false, false) }
             inbox.work.append(work)
@@ -109,7 +110,7 @@ public final class SIPEventLoop: Sendable {
     /// Stops the loop and waits for its thread to end: work already offered runs, pending timers are dropped,
     /// every socket registered on the loop is closed. Idempotent; callable from any thread but the loop's own.
     public func shutdown() {
-        precondition(!inEventLoop, "SIPEventLoop.shutdown() called on its own thread would wait for itself")
+        precondition(!inEventLoop, "EventLoop.shutdown() called on its own thread would wait for itself")
         let mustWake = inbox.withLock { inbox -> Bool in
             let first = inbox.accepting
             inbox.accepting = false
@@ -123,26 +124,45 @@ public final class SIPEventLoop: Sendable {
         }
     }
 
-    // MARK: - Internal: registrations for the transports on this loop
+    /// Stops the loop without waiting for its thread, which ends on its own once the work already offered has run
+    /// (for an owner going away, possibly on the loop thread itself). Idempotent.
+    public func shutdownWithoutWaiting() {
+        let mustWake = inbox.withLock { inbox -> Bool in
+            let first = inbox.accepting
+            inbox.accepting = false
+            return first
+        }
+        if mustWake { wake() }
+        lifecycle.withLock { state in
+            guard !state.joined, let thread = state.thread else { return }
+            pthread_detach(thread)
+            state.joined = true
+        }
+    }
+
+    // MARK: - Package: registrations of the sockets on this loop
 
     /// Adds a descriptor to the epoll set. Loop thread only.
-    func register(_ fd: Int32, interest: UInt32, handler: any LoopFDHandler) throws(TransportError) -> UInt64 {
+    package func register(_ fd: Int32, interest: UInt32, handler: any LoopFDHandler) throws(IOError) -> UInt64 {
         try core.value.register(fd, interest: interest, handler: handler)
     }
 
     /// Changes what a registration waits for. Loop thread only.
-    func modify(_ token: UInt64, interest: UInt32) {
+    package func modify(_ token: UInt64, interest: UInt32) {
         core.value.modify(token, interest: interest)
     }
 
     /// Removes a registration; call before closing its descriptor. Loop thread only.
-    func deregister(_ token: UInt64) {
+    package func deregister(_ token: UInt64) {
         core.value.deregister(token)
     }
 
+    /// A 64 KiB buffer for reads on the loop thread (reads never nest: handlers run one at a time). Loop thread only.
+    package var scratch: UnsafeMutableRawBufferPointer { core.value.scratch }
+
     /// Traps when called on the loop thread (for calls that wait for the loop).
-    func preconditionNotInEventLoop(_ function: StaticString = #function) {
-        precondition(!inEventLoop, "\(function) waits for the SIPEventLoop, so it must not be called on its thread")
+    package func preconditionNotInEventLoop(_ function: StaticString = #function) {
+        precondition(!inEventLoop, "\(function) waits for the EventLoop, so it must not be called on its thread")
     }
 
     // MARK: - The loop thread

@@ -1,4 +1,4 @@
-/// A timer on a `SIPEventLoop`: returned by `schedule(after:_:)`, passed to `cancel(_:)`.
+/// A timer on an `EventLoop`: returned by `schedule(after:_:)`, passed to `cancel(_:)`.
 public struct LoopTimer: Hashable, Sendable {
     /// Unique per loop, increasing in scheduling order.
     public let id: UInt64
@@ -13,7 +13,7 @@ public struct LoopTimer: Hashable, Sendable {
 /// Cancelling removes the work from `work` in O(1) and leaves the heap entry as a tombstone that is skipped when it
 /// surfaces; when tombstones outnumber live timers the heap is rebuilt in O(n), so its size stays within a constant
 /// factor of the live count.
-struct TimerQueue {
+package struct TimerQueue {
     struct Entry {
         let deadline: UInt64
         let id: UInt64
@@ -28,11 +28,13 @@ struct TimerQueue {
     private var nextID: UInt64 = 1
 
     /// Timers scheduled and neither fired nor cancelled.
-    var liveCount: Int { work.count }
+    package var liveCount: Int { work.count }
     /// Heap entries, tombstones included (for tests of the compaction).
-    var heapCount: Int { heap.count }
+    package var heapCount: Int { heap.count }
 
-    mutating func schedule(deadline: UInt64, _ action: @escaping () -> Void) -> LoopTimer {
+    package init() {}
+
+    package mutating func schedule(deadline: UInt64, _ action: @escaping () -> Void) -> LoopTimer {
         let id = nextID
         nextID += 1
         work[id] = action
@@ -42,14 +44,14 @@ struct TimerQueue {
 
     /// Cancels `timer`; false when it already fired or was cancelled.
     @discardableResult
-    mutating func cancel(_ timer: LoopTimer) -> Bool {
+    package mutating func cancel(_ timer: LoopTimer) -> Bool {
         guard work.removeValue(forKey: timer.id) != nil else { return false }
         if heap.count > 1024, heap.count > 2 * work.count { compact() }
         return true
     }
 
     /// The earliest live deadline, dropping tombstones from the top on the way.
-    mutating func nextDeadline() -> UInt64? {
+    package mutating func nextDeadline() -> UInt64? {
         while let first = heap.first {
             if work[first.id] != nil { return first.deadline }
             popFirst()
@@ -58,7 +60,7 @@ struct TimerQueue {
     }
 
     /// Removes and returns the work of the earliest live timer due at `now`, or nil.
-    mutating func popDue(now: UInt64) -> (() -> Void)? {
+    package mutating func popDue(now: UInt64) -> (() -> Void)? {
         while let first = heap.first, first.deadline <= now {
             popFirst()
             if let action = work.removeValue(forKey: first.id) { return action }
@@ -67,7 +69,7 @@ struct TimerQueue {
     }
 
     /// Drops every timer (loop shutdown).
-    mutating func removeAll() {
+    package mutating func removeAll() {
         heap.removeAll()
         work.removeAll()
     }

@@ -2,13 +2,14 @@ import ControlChannel
 import Foundation
 import Glibc
 
-/// A plain blocking TCP client speaking WebSocket by hand, for writing bytes the way no browser would.
-final class RawWebSocket {
-    let fd: Int32
+/// A plain blocking TCP client speaking WebSocket by hand, for writing bytes the way no browser would (the control
+/// API tests and the interop tests drive parleyd's WebSocket with it).
+public final class RawWebSocket {
+    public let fd: Int32
     private var buffer: [UInt8] = []
     private var decoder = WebSocketFrameDecoder(maxPayloadBytes: 1 << 20, expectsMasked: false)
 
-    init(port: UInt16) throws {
+    public init(port: UInt16) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -26,7 +27,7 @@ final class RawWebSocket {
 
     deinit { Glibc.close(fd) }
 
-    func write(_ bytes: some Collection<UInt8>) {
+    public func write(_ bytes: some Collection<UInt8>) {
         let array = Array(bytes)
         var written = 0
         while written < array.count {
@@ -37,7 +38,7 @@ final class RawWebSocket {
     }
 
     /// The upgrade request with the RFC's sample key and these extra (or replacing) headers.
-    static func request(_ extra: [String] = [], omitting: Set<String> = []) -> String {
+    public static func request(_ extra: [String] = [], omitting: Set<String> = []) -> String {
         let base = [
             "Host": "127.0.0.1", "Upgrade": "websocket", "Connection": "Upgrade",
             "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13",
@@ -49,7 +50,7 @@ final class RawWebSocket {
     }
 
     /// Sends the request and returns the response head (status line first), or nil at EOF or timeout.
-    func upgrade(_ request: String = RawWebSocket.request(), byteByByte: Bool = false) -> [String]? {
+    public func upgrade(_ request: String = RawWebSocket.request(), byteByByte: Bool = false) -> [String]? {
         if byteByByte {
             for byte in Array(request.utf8) { write([byte]) }
         } else {
@@ -58,7 +59,7 @@ final class RawWebSocket {
         return readResponseHead()
     }
 
-    func readResponseHead(timeout: TimeInterval = 5) -> [String]? {
+    public func readResponseHead(timeout: TimeInterval = 5) -> [String]? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let end = findHeadEnd() {
@@ -71,7 +72,7 @@ final class RawWebSocket {
     }
 
     /// The response body left after a refusal's head, up to EOF.
-    func readToEOF(timeout: TimeInterval = 5) -> String {
+    public func readToEOF(timeout: TimeInterval = 5) -> String {
         let deadline = Date().addingTimeInterval(timeout)
         while fill(until: deadline) {}
         defer { buffer = [] }
@@ -100,7 +101,7 @@ final class RawWebSocket {
     }
 
     /// Sends one masked frame (or unmasked when `masked` is false).
-    func send(_ opcode: WebSocketOpcode, _ payload: Data, isFinal: Bool = true, masked: Bool = true, byteByByte: Bool = false) {
+    public func send(_ opcode: WebSocketOpcode, _ payload: Data, isFinal: Bool = true, masked: Bool = true, byteByByte: Bool = false) {
         let bytes = WebSocketFrameEncoder.encode(
             WebSocketFrame(opcode, payload, isFinal: isFinal), maskingKey: masked ? [0x12, 0x34, 0x56, 0x78] : nil)
         if byteByByte {
@@ -110,10 +111,10 @@ final class RawWebSocket {
         }
     }
 
-    func sendText(_ text: String) { send(.text, Data(text.utf8)) }
+    public func sendText(_ text: String) { send(.text, Data(text.utf8)) }
 
     /// The next frame, or nil at EOF or after `timeout` seconds.
-    func readFrame(timeout: TimeInterval = 5) -> WebSocketFrame? {
+    public func readFrame(timeout: TimeInterval = 5) -> WebSocketFrame? {
         let deadline = Date().addingTimeInterval(timeout)
         decoder.feed(buffer)
         buffer = []
@@ -130,20 +131,20 @@ final class RawWebSocket {
     }
 
     /// The next text message's text, or nil.
-    func readText(timeout: TimeInterval = 5) -> String? {
+    public func readText(timeout: TimeInterval = 5) -> String? {
         guard let frame = readFrame(timeout: timeout), frame.opcode == .text else { return nil }
         return String(decoding: frame.payload, as: UTF8.self)
     }
 
     /// The code of the next frame if it is a close frame (0 for one without a code), or nil.
-    func readCloseCode(timeout: TimeInterval = 5) -> UInt16? {
+    public func readCloseCode(timeout: TimeInterval = 5) -> UInt16? {
         guard let frame = readFrame(timeout: timeout), frame.opcode == .close else { return nil }
         guard frame.payload.count >= 2 else { return 0 }
         return UInt16(frame.payload[frame.payload.startIndex]) << 8 | UInt16(frame.payload[frame.payload.startIndex + 1])
     }
 
     /// Whether the server closes the connection within `timeout` seconds (reading and dropping what comes first).
-    func closesConnection(timeout: TimeInterval = 5) -> Bool {
+    public func closesConnection(timeout: TimeInterval = 5) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while fill(until: deadline) { buffer = [] }
         return deadline.timeIntervalSinceNow > 0

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ParleyIO
 
 /// A UDP socket: a listener, or the ephemeral socket used to send to a family no listener serves. Reads datagrams and
 /// hands each one, whole, to the transport. Loop-confined.
@@ -26,7 +27,9 @@ final class DatagramSocket: LoopFDHandler {
         self.fd = fd
         self.local = local
         self.family = family
-        token = try core.loop.register(fd, interest: LoopInterest.readable, handler: self)
+        token = try TransportError.catching { () throws(IOError) in
+            try core.loop.register(fd, interest: LoopInterest.readable, handler: self)
+        }
     }
 
     deinit {
@@ -59,7 +62,7 @@ final class DatagramSocket: LoopFDHandler {
             }
         }
         guard result >= 0 else { return errno }
-        core.statistics.bytesSent += result
+        core.countSent(result)
         return nil
     }
 
@@ -86,12 +89,10 @@ final class DatagramSocket: LoopFDHandler {
                 continue
             }
             noteDrops(header)
-            core.statistics.datagramsReceived += 1
-            core.statistics.bytesReceived += count
+            core.countDatagram(received: count)
             let truncated = header.msg_flags & Int32(MSG_TRUNC) != 0
             guard count > 0, !truncated, count <= core.limits.maxMessageBytes else {
-                core.statistics.datagramsDropped += 1
-                if count > 0 { core.statistics.oversizeMessages += 1 }
+                core.countDatagramDropped(oversize: count > 0)
                 continue
             }
             guard let peer = peerAddress(sender.pointee) else { continue }
@@ -121,80 +122,7 @@ final class DatagramSocket: LoopFDHandler {
         let message = control.loadUnaligned(as: cmsghdr.self)
         guard message.cmsg_level == SOL_SOCKET, message.cmsg_type == SO_RXQ_OVFL else { return }
         let count = control.loadUnaligned(fromByteOffset: headerSize, as: UInt32.self)
-        core.statistics.receiveBufferDrops += Int(count &- lastDropCount)
+        core.countReceiveBufferDrops(Int(count &- lastDropCount))
         lastDropCount = count
-    }
-}
-
-/// A listening TCP or TLS socket: accepts connections up to the transport's limit. Loop-confined.
-final class StreamListener: LoopFDHandler {
-    let local: ListenAddress
-    private let fd: Int32
-    private unowned let core: TransportCore
-    private var token: UInt64 = 0
-    private(set) var isClosed = false
-    private var resumeTimer: LoopTimer?
-
-    init(core: TransportCore, fd: Int32, local: ListenAddress) throws(TransportError) {
-        self.core = core
-        self.fd = fd
-        self.local = local
-        token = try core.loop.register(fd, interest: LoopInterest.readable, handler: self)
-    }
-
-    func handle(events: UInt32) {
-        // At most 64 accepts a turn; epoll calls again while the backlog is not empty.
-        for _ in 0..<64 where !isClosed {
-            var storage = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let client = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.accept(fd, $0, &length)
-                }
-            }
-            if client < 0 {
-                let code = errno
-                // EAGAIN: backlog empty. ECONNABORTED and the like: that client is gone, try the next one. Out of
-                // descriptors or memory: the backlog stays readable, so stop watching it for a moment (else the
-                // level-triggered loop would spin) and retry then.
-                if code == EINTR || code == ECONNABORTED || code == EPROTO { continue }
-                if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM { pauseAccepting() }
-                return
-            }
-            // accept4 is a GNU extension Swift's Glibc does not show: flags are set by hand.
-            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            guard let remote = SocketAddress(storage) else {
-                Glibc.close(client)
-                continue
-            }
-            core.accept(client, remote: remote.peerAddress, listener: self)
-        }
-    }
-
-    func loopWillShutDown() {
-        guard !isClosed else { return }
-        isClosed = true
-        Glibc.close(fd)
-    }
-
-    func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        if let resumeTimer { core.loop.cancel(resumeTimer) }
-        core.loop.deregister(token)
-        Glibc.close(fd)
-    }
-
-    /// Stops accepting for 100 ms (descriptors or memory ran out).
-    private func pauseAccepting() {
-        guard resumeTimer == nil else { return }
-        core.statistics.acceptPauses += 1
-        core.loop.modify(token, interest: 0)
-        resumeTimer = core.loop.schedule(after: .milliseconds(100)) { [self] in
-            resumeTimer = nil
-            guard !isClosed else { return }
-            core.loop.modify(token, interest: LoopInterest.readable)
-        }
     }
 }

@@ -1,33 +1,47 @@
 import Foundation
 import Glibc
 
-/// Bytes waiting for a stream socket, in order, each chunk remembering the message it carries (nil for keep-alive
-/// pongs and TLS records of our own) so that what never left can be reported as a send failure.
-struct WriteQueue {
+/// Bytes waiting for a stream socket, in order, bounded: each chunk may carry a tag (what the bytes are for, such as
+/// the SIP message's destination) so that what never left can be reported as a send failure. The one byte queue of
+/// every stream channel in Parley.
+package struct ByteQueue<Tag> {
     private struct Chunk {
         let bytes: Data
         /// Bytes of `bytes` already written.
         var offset: Int
-        let destination: SIPDestination?
+        let tag: Tag?
     }
 
+    /// The most bytes the queue holds; ``append(_:tag:)`` refuses what would go over it.
+    package let limit: Int
     private var chunks: [Chunk] = []
     /// The first chunk still in use (chunks before it are written and dropped lazily).
     private var head = 0
     /// Bytes not yet written.
-    private(set) var byteCount = 0
+    package private(set) var byteCount = 0
 
-    var isEmpty: Bool { byteCount == 0 }
+    /// An empty queue holding at most `limit` bytes.
+    package init(limit: Int) {
+        precondition(limit > 0, "a byte queue must hold something")
+        self.limit = limit
+    }
 
-    mutating func append(_ bytes: Data, destination: SIPDestination?) {
-        guard !bytes.isEmpty else { return }
-        chunks.append(Chunk(bytes: bytes, offset: 0, destination: destination))
+    /// Whether every byte has been written.
+    package var isEmpty: Bool { byteCount == 0 }
+
+    /// Queues `bytes`; false (and nothing queued) when they would take the queue over its limit.
+    @discardableResult
+    package mutating func append(_ bytes: Data, tag: Tag? = nil) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        guard bytes.count <= limit - byteCount else { return false }
+        chunks.append(Chunk(bytes: bytes, offset: 0, tag: tag))
         byteCount += bytes.count
+        return true
     }
 
     /// Writes what the socket takes without blocking; returns the bytes written and the errno that stopped it, if
     /// one other than EAGAIN did.
-    mutating func write(to fd: Int32) -> (written: Int, error: Int32?) {
+    package mutating func write(to fd: Int32) -> (written: Int, error: Int32?) {
         var written = 0
         while head < chunks.count {
             let chunk = chunks[head]
@@ -52,9 +66,9 @@ struct WriteQueue {
         return (written, nil)
     }
 
-    /// Empties the queue, returning the destinations of the messages not (fully) written.
-    mutating func removeAll() -> [SIPDestination] {
-        let unsent = chunks[head...].compactMap(\.destination)
+    /// Empties the queue, returning the tags of the chunks not (fully) written.
+    package mutating func removeAll() -> [Tag] {
+        let unsent = chunks[head...].compactMap(\.tag)
         chunks = []
         head = 0
         byteCount = 0

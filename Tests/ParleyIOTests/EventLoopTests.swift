@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import SIPTransport
+@testable import ParleyIO
+import ParleyTestSupport
 
 @Suite("The event loop: work queue, timers, shutdown")
 struct EventLoopTests {
@@ -97,15 +98,9 @@ struct EventLoopTests {
         loop.shutdown()
         #expect(count.load(ordering: .relaxed) == 500)
     }
+}
 
-    @Test("shutdown closes the sockets of transports on the loop")
-    func shutdownClosesSockets() throws {
-        let loop = try makeLoop()
-        let (transport, _) = makeTransport(loop)
-        let address = try transport.listenSync(ListenAddress(parsing: "tcp://127.0.0.1:0"))
-        let client = try RawSocket(connectingTo: address)
-        loop.shutdown()
-        #expect(client.waitForClose())
-        #expect(throws: TransportError.transportClosed) { try transport.listenSync(address) }
-    }
+/// An event loop for one test, shut down by `defer`.
+func makeLoop() throws -> EventLoop {
+    try EventLoop(name: "test-loop")
 }

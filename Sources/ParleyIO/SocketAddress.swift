@@ -1,16 +1,16 @@
 import Glibc
 
 /// A numeric IPv4 or IPv6 address, read and written with inet_pton/inet_ntop.
-struct IPAddress: Hashable {
-    enum Storage: Hashable {
+package struct IPAddress: Hashable, Sendable {
+    package enum Storage: Hashable, Sendable {
         case v4(UInt32)
         case v6(UInt64, UInt64)
     }
 
-    let storage: Storage
+    package let storage: Storage
 
     /// Parses a numeric address (IPv6 without brackets); nil for anything else, host names included.
-    init?(_ text: some StringProtocol) {
+    package init?(_ text: some StringProtocol) {
         var v4 = in_addr()
         var v6 = in6_addr()
         let string = String(text)
@@ -25,25 +25,25 @@ struct IPAddress: Hashable {
         }
     }
 
-    init(_ address: in_addr) { storage = .v4(address.s_addr) }
+    package init(_ address: in_addr) { storage = .v4(address.s_addr) }
 
-    init(_ address: in6_addr) {
+    package init(_ address: in6_addr) {
         storage = withUnsafeBytes(of: address) { raw in
             .v6(raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         }
     }
 
-    var isIPv6: Bool {
+    package var isIPv6: Bool {
         switch storage {
         case .v4: false
         case .v6: true
         }
     }
 
-    var family: Int32 { isIPv6 ? AF_INET6 : AF_INET }
+    package var family: Int32 { isIPv6 ? AF_INET6 : AF_INET }
 
     /// The canonical text (inet_ntop): "127.0.0.1", "::1".
-    var text: String {
+    package var text: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         switch storage {
         case .v4(let raw):
@@ -66,7 +66,7 @@ struct IPAddress: Hashable {
     }
 
     /// A socket address for this IP and `port`.
-    func socketAddress(port: UInt16) -> SocketAddress {
+    package func socketAddress(port: UInt16) -> SocketAddress {
         switch storage {
         case .v4(let raw):
             var address = sockaddr_in()
@@ -85,12 +85,12 @@ struct IPAddress: Hashable {
 }
 
 /// A `sockaddr_in` or `sockaddr_in6`, as the socket calls want it.
-enum SocketAddress {
+package enum SocketAddress: Sendable {
     case v4(sockaddr_in)
     case v6(sockaddr_in6)
 
     /// Reads what the kernel wrote into a `sockaddr_storage`; nil for families other than IPv4/IPv6.
-    init?(_ storage: sockaddr_storage) {
+    package init?(_ storage: sockaddr_storage) {
         var copy = storage
         switch Int32(storage.ss_family) {
         case AF_INET:
@@ -102,31 +102,32 @@ enum SocketAddress {
         }
     }
 
-    var family: Int32 {
+    package var family: Int32 {
         switch self {
         case .v4: AF_INET
         case .v6: AF_INET6
         }
     }
 
-    var port: UInt16 {
+    package var port: UInt16 {
         switch self {
         case .v4(let address): UInt16(bigEndian: address.sin_port)
         case .v6(let address): UInt16(bigEndian: address.sin6_port)
         }
     }
 
-    var ip: IPAddress {
+    package var ip: IPAddress {
         switch self {
         case .v4(let address): IPAddress(address.sin_addr)
         case .v6(let address): IPAddress(address.sin6_addr)
         }
     }
 
-    var peerAddress: SIPPeerAddress { SIPPeerAddress(host: ip.text, port: port) }
+    /// "127.0.0.1:5070", "[::1]:5070".
+    package var description: String { ip.isIPv6 ? "[\(ip.text)]:\(port)" : "\(ip.text):\(port)" }
 
     /// Calls `body` with the address as a `sockaddr` pointer and its length.
-    func withSockAddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    package func withSockAddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         switch self {
         case .v4(var address):
             withUnsafePointer(to: &address) {
@@ -140,76 +141,3 @@ enum SocketAddress {
     }
 }
 
-/// Thin wrappers over the socket calls Parley makes, returning errno-carrying errors.
-enum Socket {
-    /// A non-blocking, close-on-exec socket.
-    static func open(family: Int32, stream: Bool) throws(TransportError) -> Int32 {
-        let type = (stream ? Int32(SOCK_STREAM.rawValue) : Int32(SOCK_DGRAM.rawValue))
-            | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let fd = socket(family, type, 0)
-        guard fd >= 0 else { throw .system(operation: "socket", code: errno) }
-        return fd
-    }
-
-    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
-        var value = value
-        _ = setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
-    }
-
-    static func option(_ fd: Int32, _ level: Int32, _ name: Int32) -> Int32 {
-        var value: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        _ = getsockopt(fd, level, name, &value, &length)
-        return value
-    }
-
-    /// The local address of a bound socket.
-    static func localAddress(_ fd: Int32) -> SocketAddress? {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let result = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return result == 0 ? SocketAddress(storage) : nil
-    }
-
-    /// The remote address of a connected socket.
-    static func remoteAddress(_ fd: Int32) -> SocketAddress? {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let result = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
-        }
-        return result == 0 ? SocketAddress(storage) : nil
-    }
-
-    /// Opens, configures and binds a socket for `address`; the caller listens or registers it.
-    static func bound(_ address: ListenAddress, limits: TransportLimits) throws(TransportError) -> Int32 {
-        guard let ip = IPAddress(address.host) else {
-            throw .invalidListenAddress(address.description, reason: "'\(address.host)' is not a numeric IP address")
-        }
-        let stream = address.kind != .udp
-        let fd = try open(family: ip.family, stream: stream)
-        if ip.isIPv6 { setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
-        if stream {
-            setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
-        } else {
-            tuneDatagramSocket(fd, limits: limits)
-        }
-        let result = ip.socketAddress(port: address.port).withSockAddr { Glibc.bind(fd, $0, $1) }
-        guard result == 0 else {
-            let code = errno
-            close(fd)
-            throw TransportError.bindFailed(address, code: code)
-        }
-        return fd
-    }
-
-    /// Large buffers (the kernel may cap them at net.core.rmem_max) and the drop counter in ancillary data.
-    static func tuneDatagramSocket(_ fd: Int32, limits: TransportLimits) {
-        let size = Int32(clamping: limits.udpReceiveBuffer)
-        setOption(fd, SOL_SOCKET, SO_RCVBUF, size)
-        setOption(fd, SOL_SOCKET, SO_SNDBUF, size)
-        setOption(fd, SOL_SOCKET, SO_RXQ_OVFL, 1)
-    }
-}

@@ -2,7 +2,7 @@ internal import CLinux
 import Glibc
 
 /// Something with a file descriptor registered on the loop's epoll set. Called on the loop thread only.
-protocol LoopFDHandler: AnyObject {
+package protocol LoopFDHandler: AnyObject {
     /// The descriptor is ready: `events` is the epoll mask (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP…).
     func handle(events: UInt32)
     /// The loop is shutting down: close the descriptor and free what hangs on it. No other loop call follows.
@@ -10,12 +10,12 @@ protocol LoopFDHandler: AnyObject {
 }
 
 /// epoll interest masks, as the plain `UInt32` that `epoll_event.events` holds.
-enum LoopInterest {
-    static let readable = UInt32(clinux_epoll_in())
-    static let writable = UInt32(clinux_epoll_out())
-    static let readWrite = readable | writable
-    static let error = UInt32(clinux_epoll_err())
-    static let hangUp = UInt32(clinux_epoll_hup())
+package enum LoopInterest {
+    package static let readable = UInt32(clinux_epoll_in())
+    package static let writable = UInt32(clinux_epoll_out())
+    package static let readWrite = readable | writable
+    package static let error = UInt32(clinux_epoll_err())
+    package static let hangUp = UInt32(clinux_epoll_hup())
 }
 
 /// The loop thread's own state: the epoll set, what is registered on it, and the timers. Loop-confined.
@@ -30,10 +30,12 @@ final class LoopCore {
     private var nextToken: UInt64 = 1
     var timers = TimerQueue()
     private let events: UnsafeMutablePointer<epoll_event>
+    /// The loop's read buffer (see `EventLoop.scratch`).
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
 
-    init(wakeFD: Int32) throws(TransportError) {
+    init(wakeFD: Int32) throws(IOError) {
         let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard fd >= 0 else { throw .system(operation: "epoll_create1", code: errno) }
+        guard fd >= 0 else { throw IOError("epoll_create1", code: errno) }
         epollFD = fd
         events = .allocate(capacity: Int(Self.eventCapacity))
         var event = epoll_event()
@@ -43,24 +45,25 @@ final class LoopCore {
             let code = errno
             close(fd)
             events.deallocate()
-            throw .system(operation: "epoll_ctl", code: code)
+            throw IOError("epoll_ctl", code: code)
         }
     }
 
     deinit {
         events.deallocate()
+        scratch.deallocate()
         close(epollFD)
     }
 
     /// Adds `fd` with interest `mask`; the returned token names the registration.
-    func register(_ fd: Int32, interest mask: UInt32, handler: any LoopFDHandler) throws(TransportError) -> UInt64 {
+    func register(_ fd: Int32, interest mask: UInt32, handler: any LoopFDHandler) throws(IOError) -> UInt64 {
         let token = nextToken
         nextToken += 1
         var event = epoll_event()
         event.events = mask
         event.data.u64 = token
         guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
-            throw .system(operation: "epoll_ctl", code: errno)
+            throw IOError("epoll_ctl", code: errno)
         }
         handlers[token] = handler
         descriptors[token] = fd
@@ -117,7 +120,7 @@ final class LoopCore {
 }
 
 /// The monotonic clock (CLOCK_MONOTONIC) in nanoseconds.
-func monotonicNanoseconds() -> UInt64 {
+package func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
@@ -125,7 +128,7 @@ func monotonicNanoseconds() -> UInt64 {
 
 extension Duration {
     /// Whole nanoseconds; zero or negative durations give 0, and huge ones saturate at `UInt64.max`.
-    var clampedNanoseconds: UInt64 {
+    package var clampedNanoseconds: UInt64 {
         guard self > .zero else { return 0 }
         let (seconds, attoseconds) = components
         let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)

@@ -2,11 +2,11 @@ internal import COpenSSL
 import Glibc
 
 /// OpenSSL's error queue of the calling thread, as one line (and emptied).
-enum OpenSSLErrors {
+package enum OpenSSLErrors {
     /// Loads libssl's error strings once per process.
-    static let initialized: Bool = copenssl_initialize() == 1
+    package static let initialized: Bool = copenssl_initialize() == 1
 
-    static func take(or fallback: String) -> String {
+    package static func take(or fallback: String) -> String {
         var reasons: [String] = []
         var buffer = [CChar](repeating: 0, count: 256)
         while true {
@@ -22,21 +22,21 @@ enum OpenSSLErrors {
 /// An SSL_CTX: one for the server side of a transport (its certificate and key), one for the client side (how peers
 /// are verified). Freed when the last session made from it is gone (sessions hold their own reference inside
 /// OpenSSL; this object holds one more).
-final class TLSContext {
+package final class TLSContext {
     let pointer: OpaquePointer
     /// Whether sessions made from this context verify their peer (client side with `verifyPeer`).
-    let verifiesPeer: Bool
+    package let verifiesPeer: Bool
 
-    private init(server: Bool, verifiesPeer: Bool) throws(TransportError) {
+    private init(server: Bool, verifiesPeer: Bool) throws(TLSError) {
         _ = OpenSSLErrors.initialized
         ERR_clear_error()
         guard let context = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) else {
-            throw .system(operation: "SSL_CTX_new (\(OpenSSLErrors.take(or: "out of memory")))", code: ENOMEM)
+            throw .system(IOError("SSL_CTX_new (\(OpenSSLErrors.take(or: "out of memory")))", code: ENOMEM))
         }
         pointer = context
         self.verifiesPeer = verifiesPeer
         guard copenssl_ctx_prepare(context) == 1 else {
-            throw .system(operation: "TLS 1.2 minimum (\(OpenSSLErrors.take(or: "refused")))", code: EINVAL)
+            throw .system(IOError("TLS 1.2 minimum (\(OpenSSLErrors.take(or: "refused")))", code: EINVAL))
         }
     }
 
@@ -45,9 +45,9 @@ final class TLSContext {
     }
 
     /// The server context: certificate chain and private key from PEM files, checked against each other.
-    static func server(_ configuration: TLSConfiguration) throws(TransportError) -> TLSContext {
+    package static func server(_ configuration: TLSConfiguration) throws(TLSError) -> TLSContext {
         guard let certificatePath = configuration.certificatePath, let keyPath = configuration.privateKeyPath else {
-            throw .tlsCertificateMissing
+            throw .certificateMissing
         }
         let context = try TLSContext(server: true, verifiesPeer: false)
         try context.useIdentity(certificatePath: certificatePath, keyPath: keyPath)
@@ -56,17 +56,17 @@ final class TLSContext {
 
     /// The client context: verification against `caFilePath` (or the system's CAs) when `verifyPeer`, and the
     /// configured certificate if there is one (presented when a server asks).
-    static func client(_ configuration: TLSConfiguration) throws(TransportError) -> TLSContext {
+    package static func client(_ configuration: TLSConfiguration) throws(TLSError) -> TLSContext {
         let context = try TLSContext(server: false, verifiesPeer: configuration.verifyPeer)
         if configuration.verifyPeer {
             SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER, nil)
             if let caPath = configuration.caFilePath {
                 try checkReadable(caPath)
                 guard SSL_CTX_load_verify_locations(context.pointer, caPath, nil) == 1 else {
-                    throw .tlsFile(path: caPath, reason: OpenSSLErrors.take(or: "no CA certificates in it"))
+                    throw .file(path: caPath, reason: OpenSSLErrors.take(or: "no CA certificates in it"))
                 }
             } else if SSL_CTX_set_default_verify_paths(context.pointer) != 1 {
-                throw .system(operation: "loading the system CA certificates (\(OpenSSLErrors.take(or: "?")))", code: ENOENT)
+                throw .system(IOError("loading the system CA certificates (\(OpenSSLErrors.take(or: "?")))", code: ENOENT))
             }
         } else {
             SSL_CTX_set_verify(context.pointer, SSL_VERIFY_NONE, nil)
@@ -77,30 +77,30 @@ final class TLSContext {
         return context
     }
 
-    private func useIdentity(certificatePath: String, keyPath: String) throws(TransportError) {
+    private func useIdentity(certificatePath: String, keyPath: String) throws(TLSError) {
         try Self.checkReadable(certificatePath)
         try Self.checkReadable(keyPath)
         ERR_clear_error()
         guard SSL_CTX_use_certificate_chain_file(pointer, certificatePath) == 1 else {
-            throw .tlsFile(path: certificatePath, reason: OpenSSLErrors.take(or: "not a PEM certificate"))
+            throw .file(path: certificatePath, reason: OpenSSLErrors.take(or: "not a PEM certificate"))
         }
         guard SSL_CTX_use_PrivateKey_file(pointer, keyPath, copenssl_filetype_pem()) == 1 else {
             if copenssl_error_is_key_mismatch(ERR_peek_last_error()) != 0 {
                 ERR_clear_error()
-                throw .tlsKeyMismatch(certificatePath: certificatePath, privateKeyPath: keyPath)
+                throw .keyMismatch(certificatePath: certificatePath, privateKeyPath: keyPath)
             }
-            throw .tlsFile(path: keyPath, reason: OpenSSLErrors.take(or: "not a PEM private key"))
+            throw .file(path: keyPath, reason: OpenSSLErrors.take(or: "not a PEM private key"))
         }
         guard SSL_CTX_check_private_key(pointer) == 1 else {
             ERR_clear_error()
-            throw .tlsKeyMismatch(certificatePath: certificatePath, privateKeyPath: keyPath)
+            throw .keyMismatch(certificatePath: certificatePath, privateKeyPath: keyPath)
         }
     }
 
     /// A clear error for a file that is missing or unreadable, before OpenSSL's less direct one.
-    private static func checkReadable(_ path: String) throws(TransportError) {
+    private static func checkReadable(_ path: String) throws(TLSError) {
         guard access(path, R_OK) == 0 else {
-            throw .tlsFile(path: path, reason: TransportError.systemMessage(errno))
+            throw .file(path: path, reason: "\(IOError.text(errno)) (errno \(errno))")
         }
     }
 }

@@ -1,0 +1,82 @@
+import Foundation
+import Glibc
+import ParleyIO
+
+/// A running control endpoint as the thread-safe public servers hold it: the loop it runs on (its own, or one it was
+/// given), and the loop-confined core. Every call hops onto the loop (or runs at once when already there).
+final class ControlServerHandle<Framing: ControlFraming>: Sendable {
+    let loop: EventLoop
+    /// The loop was made for this server: stopping the server shuts it down.
+    private let ownsLoop: Bool
+    private let core: LoopBound<ControlServerCore<Framing>>
+
+    /// Serves the listening socket `fd` with `framing`; on `loop`, or on a loop of its own when nil.
+    init(
+        listening fd: Int32, framing: Framing, token: String, limits: ControlLimits, loop: EventLoop?,
+        onLine: @escaping @Sendable (ControlClientID, Data) -> Void, onClose: (@Sendable (ControlClientID) -> Void)?
+    ) throws(IOError) {
+        ownsLoop = loop == nil
+        let running: EventLoop
+        if let loop { running = loop } else { running = try EventLoop(name: "parley-control") }
+        let loop = running
+        self.loop = loop
+        let bound = LoopBound(
+            ControlServerCore(
+                loop: loop, framing: framing, token: Array(token.utf8), limits: limits, onLine: onLine, onClose: onClose),
+            identity: loop.identity)
+        core = bound
+        let started = loop.executeAndWait { () -> IOError? in
+            do throws(IOError) {
+                try bound.value.start(listening: fd)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        guard let started else {
+            Glibc.close(fd)
+            throw IOError("the event loop is shut down", code: ECANCELED)
+        }
+        if let started {
+            Glibc.close(fd)
+            if ownsLoop { loop.shutdown() }
+            throw started
+        }
+    }
+
+    deinit {
+        let core = core
+        loop.execute { core.value.stop() }
+        if ownsLoop { loop.shutdownWithoutWaiting() }
+    }
+
+    func send(_ message: Data, to client: ControlClientID) {
+        perform { $0.send(message, to: client) }
+    }
+
+    func broadcast(_ message: Data) {
+        perform { $0.broadcast(message) }
+    }
+
+    func close(_ client: ControlClientID) {
+        perform { $0.close(client) }
+    }
+
+    var clientCount: Int {
+        let core = core
+        return loop.executeAndWait { core.value.authenticatedCount } ?? 0
+    }
+
+    func stop() {
+        loop.preconditionNotInEventLoop()
+        let core = core
+        _ = loop.executeAndWait { core.value.stop() }
+        if ownsLoop { loop.shutdown() }
+    }
+
+    /// Runs `body` on the core: now when on the loop (a handler calling back), else soon, in submission order.
+    private func perform(_ body: @escaping @Sendable (ControlServerCore<Framing>) -> Void) {
+        let core = core
+        if loop.inEventLoop { body(core.value) } else { loop.execute { body(core.value) } }
+    }
+}
