@@ -2,136 +2,537 @@ import ConversationKit
 import Foundation
 import SIPMessages
 import SIPSignaling
-import ParleyIO
 import SIPTransport
 
-/// The SIP side of one conversation: its INVITE, its dialog, its session descriptions and whatever is in flight.
+/// The SIP side of one conversation as a sealed, pure state machine: its INVITE, its dialog, its session descriptions
+/// and whatever is in flight. Each input (a request or response of the leg, a failed request, an action, a timer,
+/// the conversation's end) has one transition function, which returns the effects for ``SIPUserAgent`` (its driver)
+/// to carry out; nothing here sends, schedules, reads a clock or calls the manager.
 ///
-/// Confined to the environment's thread; owned by the ``SIPUserAgent``.
-final class CallLeg {
+/// ```
+///  callee:  ringing ──Join (200)──▶ answering ──ACK──▶ confirmed
+///              │                        │                  │
+///              │ End (486/603), CANCEL  │ no ACK (BYE),    │ BYE (either side), End,
+///              │ (487), ring timeout    │ BYE              │ re-INVITE 481/408/timeout,
+///              │ (480), BYE             │                  │ no ACK for our 2xx
+///              ▼                        ▼                  ▼
+///  caller:  calling ──1xx──▶ early ──2xx (ACK)──▶ confirmed
+///              │  └──2xx (ACK)───────────────────────▲
+///              │ End, ring timeout      │ End, ring timeout
+///              ▼                        ▼
+///          cancelling ──487, 2xx (ACK, BYE), no final response within 64·T1──▶ ended
+///  every state ──final refusal, transaction timeout, the ends above──▶ ended
+/// ```
+/// A re-INVITE (ours or the peer's) is a pending value inside `confirmed`, not a state of its own; so are tones.
+struct CallLeg {
     /// Which side sent the initial INVITE.
-    enum Role {
+    enum Role: Hashable {
         /// We sent the INVITE (an outgoing conversation).
         case caller
         /// We received it (an incoming conversation).
         case callee
     }
 
-    /// Where the leg stands in the SIP exchange (the conversation lifecycle proper lives in the manager).
-    enum Phase: Equatable {
-        /// Callee: the INVITE is being answered with provisional responses (ringing).
-        case ringing
-        /// Callee: our 2xx went out; the ACK has not arrived.
-        case awaitingACK
-        /// Caller: the INVITE went out; no provisional response with a dialog yet.
-        case calling
-        /// Caller: a provisional response arrived (the callee is being alerted).
-        case early
+    /// The states by name (for logs, the transition table and tests).
+    enum StateName: String, CaseIterable {
+        case ringing, answering, calling, early, cancelling, confirmed, ended
+    }
+
+    /// Where the leg stands; each case carries only what is valid in it.
+    fileprivate enum State {
+        /// Callee: the INVITE is answered with provisional responses (the conversation rings).
+        case ringing(Ringing)
+        /// Callee: our 2xx went out; its ACK has not arrived.
+        case answering(Answering)
+        /// Caller: the INVITE is out and unanswered — calling, early or cancelling (the nested machine says which).
+        case outgoing(OutgoingInvite)
         /// Both: the dialog is confirmed.
-        case confirmed
-        /// Both: our BYE or CANCEL is out, or a final refusal; waiting for the exchange to finish.
-        case terminating
-        /// Both: over; the leg is being forgotten.
+        case confirmed(Confirmed)
+        /// Both: over; the driver forgets the leg.
         case ended
     }
 
-    /// Our own re-INVITE in flight (pause or resume).
-    struct OwnReinvite {
-        /// The action it fulfils.
-        let action: ConversationAction
-        /// Whether it puts the remote side on hold.
-        let hold: Bool
-        /// The offer it carries.
-        let offer: SDPSession
-        /// The request (for its CSeq).
-        let request: SIPRequest
-    }
-
-    /// A 2xx we keep sending until its ACK arrives (RFC 3261 §13.3.1.4).
-    struct SuccessRetransmission {
-        /// The response.
-        let response: SIPResponse
-        /// Where it goes: where the request came from (the Via/rport source, not the Contact).
-        let destination: SIPDestination
-        /// The retransmission timer (unreliable transports only).
-        var timer: EngineTimer?
-        /// The current interval (T1, doubling up to T2).
-        var interval: Duration
-        /// The timer after which we give up (64·T1).
-        var giveUp: EngineTimer?
-    }
-
+    /// The conversation this leg is the SIP side of.
     let uuid: UUID
     let role: Role
     let callID: String
+    /// Our dialog tag.
     let localTag: String
-    /// The initial INVITE (received or sent).
-    var invite: SIPRequest
-    /// The initial INVITE's transaction (server for a callee, client for a caller).
-    var inviteKey: TransactionKey?
-    /// Where requests of this leg go (for a callee, to where the INVITE came from, or its Contact).
-    var destination: SIPDestination
     /// The remote party as a handle.
     let remoteHandle: Handle
-    var phase: Phase
-    var dialog: SIPDialog?
-    /// Our current session description (its origin version grows with each new offer or answer we send).
-    var localSDP: SDPSession?
-    /// The remote side's current session description.
-    var remoteSDP: SDPSession?
-    /// We put the remote side on hold.
-    var localHold = false
-    /// The remote side put us on hold.
-    var remoteHold = false
+    /// The initial INVITE (received or sent).
+    let invite: SIPRequest
+    /// Callee: the INVITE's server transaction.
+    let inviteKey: TransactionKey?
+    private var state: State
 
-    var ringTimer: EngineTimer?
-    var autoAnswerTimer: EngineTimer?
-    var successRetransmission: SuccessRetransmission?
-    /// The last ACK we sent for a 2xx (resent when the 2xx is retransmitted).
-    var lastACK: SIPRequest?
+    /// An incoming call: the INVITE arrived (and was found acceptable); the leg rings once ``ring(in:)`` is called.
+    static func incoming(
+        uuid: UUID, invite: SIPRequest, key: TransactionKey, callID: String, localTag: String, remoteHandle: Handle,
+        destination: SIPDestination, offer: SDPSession?
+    ) -> CallLeg {
+        CallLeg(
+            uuid: uuid, role: .callee, callID: callID, localTag: localTag, remoteHandle: remoteHandle, invite: invite,
+            inviteKey: key, state: .ringing(Ringing(destination: destination, offer: offer, dialog: nil, rung: false)))
+    }
 
-    /// Pending actions this leg will fulfil.
-    var pendingStart: ConversationAction?
-    var pendingJoin: ConversationAction?
-    var pendingEnd: ConversationAction?
-    var ownReinvite: OwnReinvite?
-    /// A retry of our re-INVITE after 491 is scheduled (RFC 3261 §14.1).
-    var glareRetry: EngineTimer?
-    /// Tones not yet sent as INFO, and the action they belong to.
-    var toneQueue: [Character] = []
-    var toneAction: ConversationAction?
-    /// Caller: End was asked for before any provisional response; CANCEL goes out when one arrives.
-    var cancelWhenProvisional = false
-    /// Caller: a provisional response (100 included) has arrived, so a CANCEL may go out (RFC 3261 §9.1).
-    var sawProvisional = false
-    /// Callee: ended while our 2xx waits for its ACK; the BYE goes when the ACK arrives (RFC 3261 §15).
-    var byeWhenAcknowledged = false
-    /// Caller: gives up on a CANCEL that is never answered with the INVITE's final response (64·T1).
-    var cancelGuard: EngineTimer?
+    /// An outgoing call for a Start action: the INVITE (with `offer`) goes to `destination`, and rings for at most
+    /// the ring timeout.
+    static func outgoing(
+        uuid: UUID, invite: SIPRequest, callID: String, localTag: String, remoteHandle: Handle,
+        destination: SIPDestination, offer: SDPSession, start: ConversationAction, in context: some CallLegContext
+    ) -> (CallLeg, [CallLegEffect]) {
+        let leg = CallLeg(
+            uuid: uuid, role: .caller, callID: callID, localTag: localTag, remoteHandle: remoteHandle, invite: invite,
+            inviteKey: nil,
+            state: .outgoing(OutgoingInvite(invite: invite, destination: destination, offer: offer, start: ActionRef(start))))
+        return (leg, [.startTimer(.ring, after: context.configuration.ringTimeout), .send(invite, .invite, to: destination)])
+    }
 
-    init(
-        uuid: UUID, role: Role, callID: String, localTag: String, invite: SIPRequest, destination: SIPDestination,
-        remoteHandle: Handle, phase: Phase
+    private init(
+        uuid: UUID, role: Role, callID: String, localTag: String, remoteHandle: Handle, invite: SIPRequest,
+        inviteKey: TransactionKey?, state: State
     ) {
         self.uuid = uuid
         self.role = role
         self.callID = callID
         self.localTag = localTag
-        self.invite = invite
-        self.destination = destination
         self.remoteHandle = remoteHandle
-        self.phase = phase
+        self.invite = invite
+        self.inviteKey = inviteKey
+        self.state = state
+    }
+
+    // MARK: What the driver may read
+
+    /// The state's name.
+    var stateName: StateName {
+        switch state {
+        case .ringing: .ringing
+        case .answering: .answering
+        case .outgoing(let outgoing): outgoing.stateName
+        case .confirmed: .confirmed
+        case .ended: .ended
+        }
+    }
+
+    /// The dialog, once there is one.
+    var dialog: SIPDialog? {
+        switch state {
+        case .ringing(let ringing): ringing.dialog
+        case .answering(let answering): answering.dialog
+        case .outgoing(let outgoing): outgoing.dialog
+        case .confirmed(let confirmed): confirmed.dialog
+        case .ended: nil
+        }
     }
 
     /// Whether the call is secure end to end (its INVITE's Request-URI is `sips:`): our Contact is then `sips:`.
     var isSecure: Bool { invite.uri.scheme == "sips" }
 
-    /// Every timer the leg holds, for cancelling them all at its end.
-    var timers: [EngineTimer] {
-        [
-            ringTimer, autoAnswerTimer, successRetransmission?.timer, successRetransmission?.giveUp, glareRetry,
-            cancelGuard,
-        ]
-            .compactMap { $0 }
+    /// Whether a request in a dialog is this leg's: our tag in To, and the dialog's tags once there is one.
+    func owns(inDialog request: SIPRequest) -> Bool {
+        guard request.headers.to?.tag == localTag else { return false }
+        guard let dialog else { return true }
+        return DialogID(incomingRequest: request) == dialog.id
+    }
+}
+
+
+// MARK: - Transitions: one function per input
+
+extension CallLeg {
+    /// Callee: the conversation was reported: send 180 (making the early dialog) and start the ring timers.
+    mutating func ring(in context: some CallLegContext) -> [CallLegEffect] {
+        guard case .ringing(var ringing) = state, !ringing.rung else { return [] }
+        let effects = startRinging(&ringing, in: context)
+        state = .ringing(ringing)
+        return effects
+    }
+
+    /// A BYE in the leg's dialog (the driver checked its tags).
+    mutating func receiveBye(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect] {
+        guard var dialog else { return [.respond(context.response(to: request, key: key, status: 481), transaction: key)] }
+        let verdict = dialog.receive(request: request)
+        guard verdict == .accept else { return refusal(verdict, of: request, key: key, in: context) }
+        let ok: [CallLegEffect] = [.respond(context.response(to: request, key: key, status: 200, toTag: localTag), transaction: key)]
+        switch state {
+        case .ringing:
+            // A BYE before our answer ends the INVITE too (RFC 3261 §15.1.2 asks callers not to, but some do).
+            guard let inviteKey else { return ok + end(.cancelled, in: context) }
+            let cancelled = context.response(to: invite, key: inviteKey, status: 487, toTag: localTag)
+            return ok + [.respond(cancelled, transaction: inviteKey)] + end(.cancelled, in: context)
+        case .outgoing(let outgoing):
+            return ok + settle(outgoing, outgoing.receivedBye(), in: context)
+        case .answering, .confirmed:
+            return ok + [.cancelTimer(.retransmitSuccess), .cancelTimer(.ackTimeout)] + end(.remoteEnded, in: context)
+        case .ended:
+            return ok
+        }
+    }
+
+    /// A re-INVITE in the leg's dialog: glare and its other refusals are decided here, from the dialog's verdict.
+    mutating func receiveReinvite(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect] {
+        guard var dialog else { return [.respond(context.response(to: request, key: key, status: 481), transaction: key)] }
+        // The peer's previous INVITE is not over until our 2xx is acknowledged (RFC 3261 §14.2).
+        if unacknowledgedSuccess != nil { return refusal(.rejectRetryLater, of: request, key: key, in: context) }
+        let verdict = dialog.receive(request: request)
+        guard verdict == .accept else { return refusal(verdict, of: request, key: key, in: context) }
+        guard case .confirmed(var confirmed) = state else {
+            // An early dialog takes no offer of the peer's while its INVITE is open.
+            setDialog(dialog)
+            return refusal(.rejectRequestPending, of: request, key: key, in: context)
+        }
+        confirmed.dialog = dialog
+        let effects = answerReinvite(request, key: key, in: &confirmed, context: context)
+        state = .confirmed(confirmed)
+        return effects
+    }
+
+    /// An INFO in the leg's dialog: answered 200 (a DTMF tone is logged).
+    mutating func receiveInfo(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect] {
+        guard var dialog else { return [.respond(context.response(to: request, key: key, status: 481), transaction: key)] }
+        let verdict = dialog.receive(request: request)
+        guard verdict == .accept else { return refusal(verdict, of: request, key: key, in: context) }
+        setDialog(dialog)
+        var effects: [CallLegEffect] = []
+        if request.headers.contentType?.mediaType.lowercased() == "application/dtmf-relay",
+            let signal = DTMFRelay.signal(in: request.body)
+        {
+            effects.append(.log(.info, "the remote side sent tone \(signal)"))
+        }
+        return effects + [.respond(context.response(to: request, key: key, status: 200, toTag: localTag), transaction: key)]
+    }
+
+    /// A CANCEL of the initial INVITE (the driver matched it to `inviteKey`).
+    mutating func receiveCancel(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect] {
+        let ok: [CallLegEffect] = [.respond(context.response(to: request, key: key, status: 200, toTag: localTag), transaction: key)]
+        guard case .ringing = state, let inviteKey, context.isProceeding(inviteKey) else { return ok }
+        let cancelled = context.response(to: invite, key: inviteKey, status: 487, toTag: localTag)
+        return ok + [.respond(cancelled, transaction: inviteKey)] + end(Self.cancelReason(request), in: context)
+    }
+
+    /// An ACK outside any transaction: it acknowledges our 2xx (to the INVITE or a re-INVITE).
+    mutating func receiveACK(_ request: SIPRequest, in context: some CallLegContext) -> [CallLegEffect] {
+        let cseq = request.headers.cseq?.number
+        let stopRetransmitting: [CallLegEffect] = [.cancelTimer(.retransmitSuccess), .cancelTimer(.ackTimeout)]
+        switch state {
+        case .answering(let answering) where answering.retransmission.cseq == cseq:
+            if answering.hangUpWhenAcknowledged {
+                // Ended while the ACK was on its way: now the BYE may go.
+                return stopRetransmitting + bye(answering.dialog, destination: answering.destination, in: context)
+                    + end(nil, in: context)
+            }
+            var media = answering.media
+            if media.remote == nil, !request.body.isEmpty { media.remote = try? SDPSession.parse(request.body) }
+            state = .confirmed(Confirmed(
+                dialog: answering.dialog, destination: answering.destination, media: media, tones: answering.tones))
+            return stopRetransmitting + (answering.join.map { [.fulfil($0)] } ?? [])
+        case .confirmed(var confirmed) where cseq != nil && confirmed.unacknowledgedAnswer?.cseq == cseq:
+            confirmed.unacknowledgedAnswer = nil
+            state = .confirmed(confirmed)
+            return stopRetransmitting
+        case .ringing, .answering, .outgoing, .confirmed, .ended:
+            return []
+        }
+    }
+
+    /// The INVITE (or a re-INVITE) came again after our 2xx: the 2xx goes again while its ACK is outstanding.
+    func inviteRetransmitted(_ request: SIPRequest, from source: SIPDestination) -> [CallLegEffect] {
+        guard let pending = unacknowledgedSuccess, pending.cseq == request.headers.cseq?.number else { return [] }
+        return [.sendStateless(.response(pending.response), to: source)]
+    }
+
+    /// Caller: a 2xx came again after the INVITE transaction ended: the ACK goes again (RFC 3261 §13.2.2.4).
+    func successRetransmitted(_ response: SIPResponse) -> [CallLegEffect] {
+        guard case .confirmed(let confirmed) = state, let ack = confirmed.lastACK,
+            ack.headers.cseq?.number == response.headers.cseq?.number
+        else { return [] }
+        return [.sendStateless(.request(ack), to: confirmed.destination)]
+    }
+
+    /// A response to one of the leg's requests.
+    mutating func receive(_ response: SIPResponse, to request: CallLegRequest, in context: some CallLegContext) -> [CallLegEffect] {
+        switch (request, state) {
+        case (.invite, .outgoing(var outgoing)):
+            let outcome = outgoing.receiveInviteResponse(response, leg: self, in: context)
+            return settle(outgoing, outcome, in: context)
+        case (.cancel, .outgoing(let outgoing)):
+            return settle(outgoing, outgoing.receiveCancelResponse(response), in: context)
+        case (.reinvite(let cseq), .confirmed(var confirmed)):
+            let (effects, failedStatus) = reinviteResponse(response, cseq: cseq, in: &confirmed, context: context)
+            state = .confirmed(confirmed)
+            guard let failedStatus else { return effects }
+            return effects + dialogFailed(status: failedStatus, confirmed: confirmed, in: context)
+        case (.info(let digit), .confirmed(var confirmed)):
+            let effects = toneResponse(
+                response, digit: digit, tones: &confirmed.tones, dialog: &confirmed.dialog,
+                destination: confirmed.destination, in: context)
+            state = .confirmed(confirmed)
+            return effects
+        case (.info(let digit), .answering(var answering)):
+            let effects = toneResponse(
+                response, digit: digit, tones: &answering.tones, dialog: &answering.dialog,
+                destination: answering.destination, in: context)
+            state = .answering(answering)
+            return effects
+        case (.invite, _), (.cancel, _), (.bye, _), (.reinvite, _), (.info, _):
+            return []  // late answers: the leg has moved on (our BYE's answer needs nothing)
+        }
+    }
+
+    /// One of the leg's requests got no final response (timer B or F) or could not be sent.
+    mutating func requestFailed(
+        _ request: CallLegRequest, _ failure: CallLegRequestFailure, in context: some CallLegContext
+    ) -> [CallLegEffect] {
+        switch (request, state) {
+        case (.invite, .outgoing(let outgoing)):
+            return settle(outgoing, outgoing.inviteFailed(failure), in: context)
+        case (.reinvite(let cseq), .confirmed(var confirmed)):
+            guard case .sent(let action, _, _, cseq) = confirmed.ownOffer else { return [] }
+            confirmed.ownOffer = .none
+            state = .confirmed(confirmed)
+            let reason = failure == .timeout ? "no answer to the re-INVITE" : "the transport failed"
+            return [.fail(action, reason: reason)] + dialogFailed(status: 408, confirmed: confirmed, in: context)
+        case (.info(let digit), .confirmed(var confirmed)):
+            guard let tones = confirmed.tones, tones.current == digit else { return [] }
+            confirmed.tones = nil
+            state = .confirmed(confirmed)
+            return [.fail(tones.action, reason: "tone \(digit) was not answered")]
+        case (.info(let digit), .answering(var answering)):
+            guard let tones = answering.tones, tones.current == digit else { return [] }
+            answering.tones = nil
+            state = .answering(answering)
+            return [.fail(tones.action, reason: "tone \(digit) was not answered")]
+        case (.invite, _), (.cancel, _), (.bye, _), (.reinvite, _), (.info, _):
+            return []
+        }
+    }
+
+    /// An action from the manager's pipeline: Join, End, Pause (hold or resume) or PlayTone.
+    mutating func perform(_ action: ConversationAction, in context: some CallLegContext) -> [CallLegEffect] {
+        let ref = ActionRef(action)
+        switch (action.kind, state) {
+        case (.join, .ringing(let ringing)):
+            guard let inviteKey, context.isProceeding(inviteKey) else {
+                return [.fail(ref, reason: "the INVITE is no longer open")]
+            }
+            let (answering, effects) = answer(ringing, join: ref, key: inviteKey, in: context)
+            state = .answering(answering)
+            return effects
+        case (.join, _):
+            return [.fail(ref, reason: "the conversation is not ringing")]
+        case (.end, _):
+            return performEnd(ref, in: context)
+        case (.pause(let isPaused), .confirmed(var confirmed)):
+            let effects = reinvite(hold: isPaused, action: ref, confirmed: &confirmed, in: context)
+            state = .confirmed(confirmed)
+            return effects
+        case (.playTone(let digits, _), .confirmed(var confirmed)):
+            let effects = playTones(
+                digits, action: ref, tones: &confirmed.tones, dialog: &confirmed.dialog,
+                destination: confirmed.destination, in: context)
+            state = .confirmed(confirmed)
+            return effects
+        case (.playTone(let digits, _), .answering(var answering)):
+            let effects = playTones(
+                digits, action: ref, tones: &answering.tones, dialog: &answering.dialog,
+                destination: answering.destination, in: context)
+            state = .answering(answering)
+            return effects
+        case (.pause, _), (.playTone, _):
+            return [.fail(ref, reason: "the call is not connected")]
+        case (.start, _), (.mute, _), (.merge, _), (.unmerge, _):
+            preconditionFailure("the user agent performs \(action.kind.name) itself")
+        }
+    }
+
+    /// A timer of the leg fired.
+    mutating func timerFired(_ timer: CallLegTimer, in context: some CallLegContext) -> [CallLegEffect] {
+        switch (timer, state) {
+        case (.ring, .ringing):
+            guard let inviteKey else { return [] }
+            let unanswered = context.response(to: invite, key: inviteKey, status: 480, toTag: localTag)
+            return [.log(.info, "nobody answered within \(context.configuration.ringTimeout)"), .respond(unanswered, transaction: inviteKey)]
+                + end(.unanswered, in: context)
+        case (.ring, .outgoing(var outgoing)):
+            let outcome = outgoing.ringTimedOut(leg: self, in: context)
+            return settle(outgoing, outcome, in: context)
+        case (.autoAnswer, .ringing):
+            return [.performJoin]
+        case (.retransmitSuccess, .answering(var answering)):
+            let effects = retransmit(&answering.retransmission, in: context)
+            state = .answering(answering)
+            return effects
+        case (.retransmitSuccess, .confirmed(var confirmed)):
+            guard var pending = confirmed.unacknowledgedAnswer else { return [] }
+            let effects = retransmit(&pending, in: context)
+            confirmed.unacknowledgedAnswer = pending
+            state = .confirmed(confirmed)
+            return effects
+        case (.ackTimeout, .answering(let answering)):
+            return ackNeverCame(answering.dialog, destination: answering.destination, in: context)
+        case (.ackTimeout, .confirmed(let confirmed)):
+            return ackNeverCame(confirmed.dialog, destination: confirmed.destination, in: context)
+        case (.glareRetry, .confirmed(var confirmed)):
+            let effects = retryReinvite(&confirmed, in: context)
+            state = .confirmed(confirmed)
+            return effects
+        case (.cancelGuard, .outgoing(let outgoing)):
+            return settle(outgoing, outgoing.cancelGuardFired(), in: context)
+        case (.ring, _), (.autoAnswer, _), (.retransmitSuccess, _), (.ackTimeout, _), (.glareRetry, _), (.cancelGuard, _):
+            return []  // a timer of a state the leg has left
+        }
+    }
+
+    /// The conversation ended by the manager's doing (an action timed out, the manager was invalidated): whatever
+    /// is still open in SIP is closed.
+    mutating func conversationLeft(in context: some CallLegContext) -> [CallLegEffect] {
+        switch state {
+        case .ringing:
+            return refuseRinging(reason: nil, in: context)
+        case .outgoing(var outgoing):
+            let outcome = outgoing.conversationLeft(leg: self, in: context)
+            return settle(outgoing, outcome, in: context)
+        case .answering(var answering):
+            answering.hangUpWhenAcknowledged = true
+            state = .answering(answering)
+            return []
+        case .confirmed(let confirmed):
+            return [.cancelTimer(.retransmitSuccess), .cancelTimer(.ackTimeout)]
+                + bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(nil, in: context)
+        case .ended:
+            return []
+        }
+    }
+
+    /// The engine shuts down: BYE the answered calls, CANCEL the unanswered outgoing ones (kept until the CANCEL can
+    /// go), refuse the ringing incoming ones with 480.
+    mutating func shutDown(in context: some CallLegContext) -> [CallLegEffect] {
+        switch state {
+        case .ringing:
+            return refuseRinging(reason: "Shutting Down", in: context)
+        case .outgoing(var outgoing):
+            let outcome = outgoing.shutDown(leg: self, in: context)
+            return settle(outgoing, outcome, in: context)
+        case .answering(let answering):
+            return bye(answering.dialog, destination: answering.destination, in: context) + end(nil, in: context)
+        case .confirmed(let confirmed):
+            return bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(nil, in: context)
+        case .ended:
+            return []
+        }
+    }
+}
+
+// MARK: - Transitions shared by several inputs
+
+extension CallLeg {
+    /// The leg is over: the driver forgets it; the pending End (if any) is done, else the conversation ends for
+    /// `reason` (nil: the conversation has ended already, nothing to report). The one way a leg ends.
+    private mutating func end(
+        _ reason: Conversation.EndedReason?, pendingEnd: ActionRef? = nil, in context: some CallLegContext
+    ) -> [CallLegEffect] {
+        state = .ended
+        if let pendingEnd { return [.forget, .fulfil(pendingEnd)] }
+        guard let reason else { return [.forget] }
+        return [.forget, .report(.ended(context.now, reason))]
+    }
+
+    /// Turns the outgoing INVITE's outcome into the leg's state.
+    private mutating func settle(
+        _ outgoing: OutgoingInvite, _ outcome: OutgoingInvite.Outcome, in context: some CallLegContext
+    ) -> [CallLegEffect] {
+        switch outcome {
+        case .unanswered(let effects):
+            state = .outgoing(outgoing)
+            return effects
+        case .answered(let confirmed, let effects):
+            state = .confirmed(confirmed)
+            return effects
+        case .over(let effects, let reason, let pendingEnd):
+            return effects + end(reason, pendingEnd: pendingEnd, in: context)
+        }
+    }
+
+    /// Callee: refuses the ringing INVITE with 480 and forgets the leg (the conversation has ended already).
+    private mutating func refuseRinging(reason: String?, in context: some CallLegContext) -> [CallLegEffect] {
+        guard let inviteKey else { return end(nil, in: context) }
+        let refusal = context.response(to: invite, key: inviteKey, status: 480, toTag: localTag, reason: reason)
+        return [.respond(refusal, transaction: inviteKey)] + end(nil, in: context)
+    }
+
+    /// End, in every state.
+    private mutating func performEnd(_ action: ActionRef, in context: some CallLegContext) -> [CallLegEffect] {
+        switch state {
+        case .ringing:
+            var effects: [CallLegEffect] = []
+            if let inviteKey, context.isProceeding(inviteKey) {
+                let refusal = context.response(
+                    to: invite, key: inviteKey, status: context.configuration.declineStatus, toTag: localTag)
+                effects.append(.respond(refusal, transaction: inviteKey))
+            }
+            return effects + end(nil, in: context) + [.fulfil(action)]
+        case .outgoing(var outgoing):
+            let outcome = outgoing.end(action, leg: self, in: context)
+            return settle(outgoing, outcome, in: context)
+        case .answering(var answering):
+            // The BYE waits for the ACK (RFC 3261 §15); the End is done now.
+            let failJoin = answering.join.map { [CallLegEffect.fail($0, reason: "ended")] } ?? []
+            answering.join = nil
+            answering.hangUpWhenAcknowledged = true
+            state = .answering(answering)
+            return failJoin + [.fulfil(action)]
+        case .confirmed(let confirmed):
+            // Done once the BYE is handed to its transaction (RFC 3261 §15.1.1): a dead peer cannot time it out.
+            return [.cancelTimer(.retransmitSuccess), .cancelTimer(.ackTimeout)]
+                + bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(nil, in: context)
+                + [.fulfil(action)]
+        case .ended:
+            return [.fulfil(action)]
+        }
+    }
+
+    /// Our 2xx was never acknowledged within 64·T1: the dialog is given up.
+    private mutating func ackNeverCame(
+        _ dialog: SIPDialog, destination: SIPDestination, in context: some CallLegContext
+    ) -> [CallLegEffect] {
+        [.cancelTimer(.retransmitSuccess), .log(.info, "no ACK for our 2xx within 64·T1; ending")]
+            + bye(dialog, destination: destination, in: context) + end(.failed, in: context)
+    }
+
+    /// The dialog failed (481 or 408 to our request, or no answer): BYE and end as failed.
+    private mutating func dialogFailed(status: Int, confirmed: Confirmed, in context: some CallLegContext) -> [CallLegEffect] {
+        [.log(.info, "the dialog failed (\(status)); ending")]
+            + bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(.failed, in: context)
+    }
+
+    /// Stores the dialog after a request it took (its remote sequence moved on).
+    private mutating func setDialog(_ dialog: SIPDialog) {
+        switch state {
+        case .ringing(var ringing):
+            ringing.dialog = dialog
+            state = .ringing(ringing)
+        case .answering(var answering):
+            answering.dialog = dialog
+            state = .answering(answering)
+        case .outgoing(var outgoing):
+            outgoing.setDialog(dialog)
+            state = .outgoing(outgoing)
+        case .confirmed(var confirmed):
+            confirmed.dialog = dialog
+            state = .confirmed(confirmed)
+        case .ended:
+            break
+        }
+    }
+
+    /// Our 2xx (to the INVITE or a re-INVITE) that waits for its ACK, if any.
+    private var unacknowledgedSuccess: Retransmission? {
+        switch state {
+        case .answering(let answering): answering.retransmission
+        case .confirmed(let confirmed): confirmed.unacknowledgedAnswer
+        case .ringing, .outgoing, .ended: nil
+        }
     }
 }

@@ -256,7 +256,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// Our tag in the dialog of the call with this Call-ID (for benchmarks and tests that play the peer).
     public func localTag(ofCallID callID: String) -> String? {
         precondition(environment.isCurrent, "read on the engine's thread")
-        return agent.value.legsByCallID[callID]?.localTag
+        return agent.value.localTag(ofCallID: callID)
     }
 
     /// Counters for status reports.

@@ -50,29 +50,3 @@ public enum RegistrationState: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
-
-/// The registration's SIP bookkeeping: one Call-ID and a growing CSeq for all REGISTERs (RFC 3261 §10.2.4), the
-/// digest session, and the timers.
-struct RegistrationClient {
-    let configuration: RegistrationConfiguration
-    let callID: String
-    let localTag: String
-    var cseq: UInt32 = 0
-    var digest = DigestSession()
-    /// Challenges already answered with these nonces (a second challenge with the same nonce means wrong credentials).
-    var answeredNonces: Set<String> = []
-    var state: RegistrationState = .unregistered
-    var refreshTimer: EngineTimer?
-    /// Consecutive failures, for the back-off.
-    var failures = 0
-
-    /// How long to wait before retrying after `failures` failures: 5 s doubling to 5 minutes.
-    var retryDelay: Duration { .seconds(min(300, 5 << min(failures, 6))) }
-
-    /// When to refresh a binding granted for `seconds`: halfway for short bindings, else 32 s before expiry... at
-    /// least a second from now.
-    static func refreshDelay(grantedSeconds seconds: Int) -> Duration {
-        let refresh = seconds > 64 ? seconds - 32 : seconds / 2
-        return .seconds(max(1, refresh))
-    }
-}

@@ -10,7 +10,7 @@ extension SIPUserAgent {
             start(action, handles: handles)
             return
         }
-        guard let leg = legs[action.conversationUUID] else {
+        guard legs[action.conversationUUID] != nil else {
             if performForPushedCall(action) { return }
             // The conversation has no SIP side (it ended meanwhile): an End needs nothing more, others cannot run.
             if case .end = action.kind {
@@ -23,17 +23,11 @@ extension SIPUserAgent {
         switch action.kind {
         case .start:
             preconditionFailure("handled above")
-        case .join:
-            answer(leg, action: action)
-        case .end:
-            end(leg, action: action)
-        case .pause(let isPaused):
-            reinvite(leg, hold: isPaused, action: action)
+        case .join, .end, .pause, .playTone:
+            drive(action.conversationUUID) { leg, context in leg.perform(action, in: context) }
         case .mute:
             // Media is local: muting changes what we send, not the signalling.
             _ = action.fulfill(at: environment.now)
-        case .playTone(let digits, _):
-            playTones(leg, digits: digits, action: action)
         case .merge, .unmerge:
             // Parley is the local focus of a merged group: each call keeps its own dialog, the manager keeps the
             // membership, and the mixing of media (when Parley carries media) happens here. Nothing to signal.
@@ -58,54 +52,5 @@ extension SIPUserAgent {
         case .start, .pause, .playTone, .merge, .unmerge:
             return false
         }
-    }
-
-    private func end(_ leg: CallLeg, action: ConversationAction) {
-        if let join = leg.pendingJoin {
-            leg.pendingJoin = nil
-            _ = join.fail(reason: "ended")
-        }
-        switch leg.phase {
-        case .ringing:
-            refuse(leg, action: action)
-        case .calling, .early:
-            cancel(leg, action: action)
-        case .awaitingACK, .confirmed:
-            hangUp(leg, action: action)
-        case .terminating:
-            // Already on its way out (our CANCEL or BYE is out): done when that finishes.
-            if leg.pendingEnd == nil { leg.pendingEnd = action } else { _ = action.fulfill(at: environment.now) }
-        case .ended:
-            _ = action.fulfill(at: environment.now)
-        }
-    }
-
-    /// Ends every call on shutdown: BYE the connected ones, CANCEL the unanswered outgoing ones, refuse the ringing
-    /// incoming ones with 480. Returns how many requests went out.
-    func endAll() -> Int {
-        var sent = 0
-        for leg in Array(legs.values) {
-            switch leg.phase {
-            case .ringing:
-                if let key = leg.inviteKey {
-                    respond(to: leg.invite, key: key, status: 480, toTag: leg.localTag, reason: "Shutting Down")
-                }
-            case .calling:
-                // Kept until a provisional response allows the CANCEL (or the INVITE times out).
-                if leg.sawProvisional { sendCancel(leg) } else { leg.cancelWhenProvisional = true }
-                continue
-            case .early:
-                sent += 1
-                sendCancel(leg)
-                continue
-            case .awaitingACK, .confirmed:
-                sent += 1
-                sendBye(leg)
-            case .terminating, .ended:
-                break
-            }
-            forget(leg)
-        }
-        return sent
     }
 }

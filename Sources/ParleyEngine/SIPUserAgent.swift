@@ -5,8 +5,10 @@ import SIPSignaling
 import ParleyIO
 import SIPTransport
 
-/// The one place where SIP meets the conversation lifecycle: it turns received SIP into conversation events and
-/// performed actions into SIP, over the transaction layer.
+/// The one place where SIP meets the conversation lifecycle: the driver of the call-leg machines (``CallLeg``) and
+/// the registration machine (``RegistrationMachine``). It routes received SIP to its transaction and leg, feeds the
+/// legs actions, timers and transaction events, and carries out the effects they return (sending, timers, reports
+/// to the manager, fulfilling actions).
 ///
 /// Confined to the environment's thread: every entry point (``receive(_:)``, ``perform(_:)``, timers) runs there.
 final class SIPUserAgent {
@@ -15,19 +17,19 @@ final class SIPUserAgent {
     let manager: ConversationManager
     let transactions: TransactionLayer
     let log: EngineLog
-    /// Live legs by conversation and by Call-ID.
+    /// Live legs by conversation, and their conversations by Call-ID.
     var legs: [UUID: CallLeg] = [:]
-    var legsByCallID: [String: CallLeg] = [:]
+    var legIDs: [String: UUID] = [:]
+    /// The running timers of each leg.
+    var legTimers: [LegTimerKey: EngineTimer] = [:]
     /// Counters for the status report.
     var counters = EngineCounters()
     /// Our Contact header values, by what decides them.
     private var contactHeaders: [ContactKey: String] = [:]
     /// The registration, when configured.
-    var registration: RegistrationClient? {
-        didSet {
-            if oldValue?.state != registration?.state { onRegistrationChanged?(registration?.state ?? .unregistered) }
-        }
-    }
+    var registration: RegistrationMachine?
+    /// The registration's one timer (refresh or retry).
+    var registrationTimer: EngineTimer?
     /// Told when the registration changes state.
     var onRegistrationChanged: ((RegistrationState) -> Void)?
     /// Told of each new call's conversation and Call-ID before the conversation is reported.
@@ -56,10 +58,11 @@ final class SIPUserAgent {
         self.log = log
         self.transactions = TransactionLayer(environment: environment, timers: configuration.timers)
         self.registration = configuration.registration.map {
-            RegistrationClient(
+            RegistrationMachine(
                 configuration: $0, callID: SecureRandom.token(20) + "@" + Self.uriHost(configuration.listenAddresses[0].host),
                 localTag: SecureRandom.token(10))
         }
+        transactions.user = self
     }
 
     // MARK: Receiving
@@ -120,14 +123,14 @@ final class SIPUserAgent {
             if request.headers.to?.tag == nil {
                 receiveNewInvite(request, key: key, source: source)
             } else {
-                receiveReinvite(request, key: key)
+                inDialog(request, key: key) { leg, context in leg.receiveReinvite(request, key: key, in: context) }
             }
         case .cancel:
             receiveCancel(request, key: key)
         case .bye:
-            receiveBye(request, key: key)
+            inDialog(request, key: key) { leg, context in leg.receiveBye(request, key: key, in: context) }
         case .info:
-            receiveInfo(request, key: key)
+            inDialog(request, key: key) { leg, context in leg.receiveInfo(request, key: key, in: context) }
         case .options:
             respond(to: request, key: key, status: 200, extra: capabilityHeaders)
         case .register, .publish, .subscribe, .refer, .message, .update, .prack, .notify:
@@ -143,22 +146,20 @@ final class SIPUserAgent {
         if transactions.receive(response) { return }
         // A 2xx retransmitted after the INVITE transaction ended: the ACK goes again (RFC 3261 §13.2.2.4).
         guard response.isSuccess, response.headers.cseq?.method == .invite, let callID = response.headers.callID,
-            let leg = legsByCallID[callID], let ack = leg.lastACK,
-            ack.headers.cseq?.number == response.headers.cseq?.number
+            let uuid = legIDs[callID], let effects = legs[uuid]?.successRetransmitted(response), !effects.isEmpty
         else {
             counters.strayResponses += 1
             return
         }
-        transactions.sendStateless(.request(ack), to: leg.destination)
+        apply(effects, leg: uuid)
     }
 
     /// A retransmitted INVITE after our 2xx: the 2xx goes again while its ACK is outstanding (RFC 3261 §13.3.1.4).
     private func resendSuccess(for request: SIPRequest, to source: SIPDestination) {
-        guard let callID = request.headers.callID, let leg = legsByCallID[callID],
-            let retransmission = leg.successRetransmission,
-            retransmission.response.headers.cseq?.number == request.headers.cseq?.number
+        guard let callID = request.headers.callID, let uuid = legIDs[callID],
+            let effects = legs[uuid]?.inviteRetransmitted(request, from: source)
         else { return }
-        transactions.sendStateless(.response(retransmission.response), to: source)
+        apply(effects, leg: uuid)
     }
 
     /// RFC 3581: a top Via asking for `rport` gets `received` and `rport` filled in with where the request really
@@ -190,19 +191,26 @@ final class SIPUserAgent {
         to request: SIPRequest, key: TransactionKey, status: Int, toTag: String? = nil, extra: SIPHeaders = [:],
         body: SDPSession? = nil, contact: Bool = false, reason: String? = nil
     ) {
+        transactions.respond(
+            response(to: request, key: key, status: status, toTag: toTag, extra: extra, body: body, contact: contact, reason: reason),
+            to: key)
+    }
+
+    /// A response to `request` with our Server header (and Contact when asked), a fresh To tag unless given.
+    func response(
+        to request: SIPRequest, key: TransactionKey, status: Int, toTag: String?, extra: SIPHeaders, body: SDPSession?,
+        contact: Bool, reason: String?
+    ) -> SIPResponse {
         var headers = extra
         if contact, let destination = transactions.responseDestination(key) {
             headers.append("Contact", contactHeader(for: destination, secure: request.uri.scheme == "sips"))
         }
         headers.append("Server", configuration.product)
-        let response = request.makeResponse(
+        return request.makeResponse(
             statusCode: status, reasonPhrase: reason, toTag: toTag ?? SecureRandom.token(10),
             copyingRecordRoute: (100..<300).contains(status) && request.method == .invite, headers: headers,
-            contentType: body == nil ? nil : Self.sdpType, body: body?.serialize() ?? Data())
-        transactions.respond(response, to: key)
+            contentType: body == nil ? nil : CallLeg.sdpType, body: body?.serialize() ?? Data())
     }
-
-    static let sdpType = SIPContentType(type: "application", subtype: "sdp")
 
     /// The listening address for a transport kind (the first one of that kind).
     func listenAddress(for kind: SIPTransportKind) -> ListenAddress? {
@@ -274,69 +282,6 @@ final class SIPUserAgent {
 
     /// Our media address as SDP writes it.
     var mediaAddress: String { configuration.listenAddresses[0].host }
-
-    /// Reports an event for a leg's conversation; a refusal (the conversation already ended) is logged, not fatal.
-    func report(_ event: Conversation.Event, for leg: CallLeg) {
-        do {
-            try manager.reportConversationEvent(event, for: leg.uuid)
-        } catch {
-            log.debug("\(leg.uuid) \(leg.callID): \(event) not applied: \(error)")
-        }
-    }
-
-    /// Registers a new leg under its conversation and Call-ID.
-    func add(_ leg: CallLeg) {
-        legs[leg.uuid] = leg
-        legsByCallID[leg.callID] = leg
-        onCallCreated?(leg.uuid, leg.callID)
-    }
-
-    /// The conversation reached `left` by the manager's doing (an action timed out, the manager was invalidated):
-    /// whatever is still open in SIP is closed.
-    func conversationLeft(_ uuid: UUID) {
-        guard let leg = legs[uuid] else { return }
-        switch leg.phase {
-        case .ringing:
-            if let key = leg.inviteKey {
-                respond(to: leg.invite, key: key, status: 480, toTag: leg.localTag)
-            }
-            forget(leg)
-        case .calling:
-            if leg.sawProvisional { sendCancel(leg) } else { leg.cancelWhenProvisional = true }
-        case .early:
-            sendCancel(leg)
-        case .awaitingACK:
-            leg.byeWhenAcknowledged = true
-        case .confirmed:
-            stopRetransmitting(leg)
-            sendBye(leg)
-            forget(leg)
-        case .terminating, .ended:
-            break
-        }
-    }
-
-    /// Forgets a leg: its timers stop and its Call-ID no longer matches. Transactions finish on their own.
-    func forget(_ leg: CallLeg) {
-        leg.phase = .ended
-        for timer in leg.timers { environment.cancel(timer) }
-        leg.ringTimer = nil
-        leg.autoAnswerTimer = nil
-        leg.successRetransmission = nil
-        leg.glareRetry = nil
-        leg.cancelGuard = nil
-        legs[leg.uuid] = nil
-        if legsByCallID[leg.callID] === leg { legsByCallID[leg.callID] = nil }
-    }
-
-    /// The leg a request within a dialog belongs to: same Call-ID, our tag in To, theirs in From.
-    func leg(forInDialog request: SIPRequest) -> CallLeg? {
-        guard let callID = request.headers.callID, let leg = legsByCallID[callID],
-            request.headers.to?.tag == leg.localTag
-        else { return nil }
-        if let dialog = leg.dialog, DialogID(incomingRequest: request) != dialog.id { return nil }
-        return leg
-    }
 
     /// The destination for a URI: its transport (`transport=` parameter, sips → TLS), host and port. Host names are
     /// resolved once, synchronously (A/AAAA; no NAPTR/SRV).

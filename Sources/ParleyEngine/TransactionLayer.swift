@@ -27,12 +27,28 @@ enum ClientTransactionEvent {
     case transportError
 }
 
+/// Whose request a client transaction carries: its events go back to that owner, by value (no closures).
+enum TransactionOwner {
+    /// A call leg's request.
+    case leg(UUID, CallLegRequest)
+    /// The registration's REGISTER.
+    case registration(RegistrationAttempt)
+}
+
+/// Who hears of the client transactions' events.
+protocol TransactionUser: AnyObject {
+    /// A client transaction of `owner` has news.
+    func clientTransaction(of owner: TransactionOwner, event: ClientTransactionEvent)
+}
+
 /// The driver of the RFC 3261 §17 machines: it keeps the live transactions, matches messages to them, runs their
 /// effects (sending through the environment, timers on its timeline) and forgets them when they end.
 ///
-/// Confined to the environment's thread. Handlers may call back into the layer (send an ACK, a BYE) from inside.
+/// Confined to the environment's thread. Its user may call back into the layer (send an ACK, a BYE) from inside.
 final class TransactionLayer {
     private let environment: any SIPEnvironment
+    /// Hears the client transactions' events.
+    weak var user: (any TransactionUser)?
     let timers: TransactionTimers
     private var servers: [TransactionKey: ServerEntry] = [:]
     private var clients: [TransactionKey: ClientEntry] = [:]
@@ -115,10 +131,7 @@ final class TransactionLayer {
 
     /// Starts a client transaction for `request` (which carries a fresh branch) towards `destination`.
     @discardableResult
-    func send(
-        _ request: SIPRequest, to destination: SIPDestination,
-        handler: @escaping (ClientTransactionEvent) -> Void
-    ) -> TransactionKey? {
+    func send(_ request: SIPRequest, to destination: SIPDestination, owner: TransactionOwner) -> TransactionKey? {
         guard let key = TransactionKey(clientRequest: request) else {
             preconditionFailure("A client request without a Via branch: \(request.method)")
         }
@@ -132,7 +145,7 @@ final class TransactionLayer {
             let started = NonInviteClientTransaction.start(request: request, transport: transport, timers: timers)
             (machine, effects) = (.nonInvite(started.transaction), started.effects)
         }
-        clients[key] = ClientEntry(machine: machine, destination: destination, handler: handler)
+        clients[key] = ClientEntry(machine: machine, destination: destination, owner: owner)
         run(effects, client: key)
         return key
     }
@@ -147,10 +160,16 @@ final class TransactionLayer {
         return true
     }
 
-    /// Drops a client transaction without telling its user (it gave up on it).
-    func abandon(client key: TransactionKey) {
-        guard let entry = clients.removeValue(forKey: key) else { return }
-        entry.timers.values.forEach(environment.cancel)
+    /// Drops the live client transactions of a call leg's request without telling anyone (the leg gave up on it).
+    func abandon(leg uuid: UUID, request: CallLegRequest) {
+        let keys = clients.compactMap { key, entry -> TransactionKey? in
+            guard case .leg(uuid, request) = entry.owner else { return nil }
+            return key
+        }
+        for key in keys {
+            guard let entry = clients.removeValue(forKey: key) else { continue }
+            entry.timers.values.forEach(environment.cancel)
+        }
     }
 
     /// Whether the client transaction `key` is still live.
@@ -228,11 +247,11 @@ final class TransactionLayer {
             case .cancelTimer(let timer):
                 if let old = clients[key]?.timers.removeValue(forKey: timer) { environment.cancel(old) }
             case .deliverResponse(let response):
-                entry.handler(.response(response))
+                user?.clientTransaction(of: entry.owner, event: .response(response))
             case .timeout:
-                entry.handler(.timeout)
+                user?.clientTransaction(of: entry.owner, event: .timeout)
             case .transportError:
-                entry.handler(.transportError)
+                user?.clientTransaction(of: entry.owner, event: .transportError)
             case .terminated:
                 if let entry = clients.removeValue(forKey: key) { entry.timers.values.forEach(environment.cancel) }
             case .deliverRequest:
@@ -292,12 +311,12 @@ private enum ServerMachine {
     }
 }
 
-/// A live client transaction, where it sends, its running timers, and who hears of its responses.
+/// A live client transaction, where it sends, its running timers, and whose request it carries.
 private struct ClientEntry {
     var machine: ClientMachine
     let destination: SIPDestination
     var timers: [TransactionTimer: EngineTimer] = [:]
-    let handler: (ClientTransactionEvent) -> Void
+    let owner: TransactionOwner
 }
 
 /// The two client machines, with the inputs both take.

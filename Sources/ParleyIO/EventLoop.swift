@@ -111,12 +111,7 @@ public final class EventLoop: Sendable {
     /// every socket registered on the loop is closed. Idempotent; callable from any thread but the loop's own.
     public func shutdown() {
         precondition(!inEventLoop, "EventLoop.shutdown() called on its own thread would wait for itself")
-        let mustWake = inbox.withLock { inbox -> Bool in
-            let first = inbox.accepting
-            inbox.accepting = false
-            return first
-        }
-        if mustWake { wake() }
+        stopAccepting()
         lifecycle.withLock { state in
             guard !state.joined, let thread = state.thread else { return }
             pthread_join(thread, nil)
@@ -127,17 +122,22 @@ public final class EventLoop: Sendable {
     /// Stops the loop without waiting for its thread, which ends on its own once the work already offered has run
     /// (for an owner going away, possibly on the loop thread itself). Idempotent.
     public func shutdownWithoutWaiting() {
+        stopAccepting()
+        lifecycle.withLock { state in
+            guard !state.joined, let thread = state.thread else { return }
+            pthread_detach(thread)
+            state.joined = true
+        }
+    }
+
+    /// Takes no more work and wakes the thread, which then runs the last batch and ends.
+    private func stopAccepting() {
         let mustWake = inbox.withLock { inbox -> Bool in
             let first = inbox.accepting
             inbox.accepting = false
             return first
         }
         if mustWake { wake() }
-        lifecycle.withLock { state in
-            guard !state.joined, let thread = state.thread else { return }
-            pthread_detach(thread)
-            state.joined = true
-        }
     }
 
     // MARK: - Package: registrations of the sockets on this loop

@@ -1,0 +1,167 @@
+import ConversationKit
+import Foundation
+import SIPMessages
+import SIPSignaling
+import SIPTransport
+
+/// The messages inside a confirmed dialog: BYE, the peer's re-INVITE and our own (hold and resume, with the glare
+/// retry), and INFO tones. Builders on the states' data: ``CallLeg``'s transitions decide and change state.
+extension CallLeg {
+    /// Our BYE in `dialog` (the dialog is over for us once it is handed to its transaction, RFC 3261 §15.1.1).
+    func bye(_ dialog: SIPDialog, destination: SIPDestination, in context: some CallLegContext) -> [CallLegEffect] {
+        var dialog = dialog
+        let target = context.destination(inDialog: dialog, fallback: destination)
+        let request = dialog.makeRequest(.bye, via: context.newVia(for: target), contact: nil)
+        return [.send(request, .bye, to: target)]
+    }
+
+    /// The peer's re-INVITE, taken by the dialog: answered 200 with our SDP (488 when its offer is unusable); a
+    /// change of the remote hold is reported as an update of the active members.
+    func answerReinvite(
+        _ request: SIPRequest, key: TransactionKey, in confirmed: inout Confirmed, context: some CallLegContext
+    ) -> [CallLegEffect] {
+        var offer: SDPSession?
+        if !request.body.isEmpty {
+            guard let parsed = try? SDPSession.parse(request.body), context.canAnswer(parsed) else {
+                let refusal = request.makeResponse(statusCode: 488)
+                confirmed.dialog.respond(refusal)
+                return [.respond(refusal, transaction: key)]
+            }
+            offer = parsed
+        }
+        let answer = context.makeAnswer(to: offer, previous: confirmed.media.local, localHold: confirmed.localHold)
+        confirmed.media.local = answer
+        var headers = context.capabilityHeaders
+        headers.append("Contact", context.contactHeader(for: confirmed.destination, secure: isSecure))
+        headers.append("Server", context.configuration.product)
+        let ok = request.makeResponse(
+            statusCode: 200, toTag: localTag, headers: headers, contentType: Self.sdpType, body: answer.serialize())
+        confirmed.dialog.respond(ok)
+        let (retransmission, retransmitting) = startRetransmitting(
+            ok, to: context.responseDestination(key) ?? confirmed.destination, in: context)
+        confirmed.unacknowledgedAnswer = retransmission
+        var effects: [CallLegEffect] = [.respond(ok, transaction: key)] + retransmitting
+        if let offer {
+            confirmed.media.remote = offer
+            let held = offer.isHold
+            if held != confirmed.remoteHold {
+                confirmed.remoteHold = held
+                effects.append(.log(.info, "the remote side \(held ? "put us on hold" : "resumed")"))
+                effects.append(.report(.updated(Conversation.Update(activeRemoteMembers: held ? [] : [remoteHandle]))))
+            }
+        }
+        return effects
+    }
+
+    /// Pause or resume: our re-INVITE with a sendonly or sendrecv offer, unless an offer is in progress.
+    func reinvite(
+        hold: Bool, action: ActionRef, confirmed: inout Confirmed, in context: some CallLegContext
+    ) -> [CallLegEffect] {
+        guard case .none = confirmed.ownOffer, confirmed.unacknowledgedAnswer == nil,
+            confirmed.dialog.inviteInProgress == nil
+        else { return [.fail(action, reason: "another offer is in progress; try again")] }
+        return sendReinvite(hold: hold, action: action, confirmed: &confirmed, in: context)
+    }
+
+    /// The glare wait is over: our re-INVITE goes again, unless its action is gone or an offer is in progress.
+    func retryReinvite(_ confirmed: inout Confirmed, in context: some CallLegContext) -> [CallLegEffect] {
+        guard case .waitingToRetry(let action, let hold) = confirmed.ownOffer else { return [] }
+        confirmed.ownOffer = .none
+        guard !action.action.isComplete else { return [] }
+        guard confirmed.dialog.inviteInProgress == nil, confirmed.unacknowledgedAnswer == nil else {
+            return [.fail(action, reason: "another offer is in progress")]
+        }
+        return sendReinvite(hold: hold, action: action, confirmed: &confirmed, in: context)
+    }
+
+    private func sendReinvite(
+        hold: Bool, action: ActionRef, confirmed: inout Confirmed, in context: some CallLegContext
+    ) -> [CallLegEffect] {
+        let offer = context.makeOffer(after: confirmed.media.local, hold: hold)
+        let target = context.destination(inDialog: confirmed.dialog, fallback: confirmed.destination)
+        var headers = context.capabilityHeaders
+        headers.append("User-Agent", context.configuration.product)
+        let request = confirmed.dialog.makeRequest(
+            .invite, via: context.newVia(for: target), contact: context.contactAddress(for: target, secure: isSecure),
+            headers: headers, contentType: Self.sdpType, body: offer.serialize())
+        let cseq = request.headers.cseq?.number ?? 0
+        confirmed.ownOffer = .sent(action: action, hold: hold, offer: offer, cseq: cseq)
+        return [.send(request, .reinvite(cseq: cseq), to: target)]
+    }
+
+    /// A response to our re-INVITE. Returns the effects, and the status that makes the dialog fail (the caller
+    /// then hangs up): a final answer that does not belong to the dialog, 481 or 408 (RFC 3261 §14.1).
+    func reinviteResponse(
+        _ response: SIPResponse, cseq: UInt32, in confirmed: inout Confirmed, context: some CallLegContext
+    ) -> ([CallLegEffect], failedStatus: Int?) {
+        guard case .sent(let action, let hold, let offer, cseq) = confirmed.ownOffer, !response.isProvisional else {
+            return ([], nil)
+        }
+        guard DialogID(responseAsUAC: response) == confirmed.dialog.id else {
+            // Its tags were changed: the dialog cannot go on.
+            confirmed.ownOffer = .none
+            return ([.fail(action, reason: "the answer to our re-INVITE does not match the dialog")], response.statusCode)
+        }
+        confirmed.dialog.receive(response: response)
+        if response.isSuccess {
+            confirmed.ownOffer = .none
+            confirmed.media.local = offer
+            let target = context.destination(inDialog: confirmed.dialog, fallback: confirmed.destination)
+            let ack = confirmed.dialog.makeACK(forInviteCSeq: cseq, via: context.newVia(for: target))
+            confirmed.lastACK = ack
+            if !response.body.isEmpty { confirmed.media.remote = try? SDPSession.parse(response.body) }
+            confirmed.localHold = hold
+            return ([.sendStateless(.request(ack), to: target), .fulfil(action)], nil)
+        }
+        if response.statusCode == 491 {
+            // Glare: try again after the RFC 3261 §14.1 delay, unless the action is gone by then.
+            confirmed.ownOffer = .waitingToRetry(action: action, hold: hold)
+            let delay = context.glareRetryDelay(isCallIDOwner: role == .caller)
+            return ([.log(.debug, "491 on our re-INVITE; retrying in \(delay)"), .startTimer(.glareRetry, after: delay)], nil)
+        }
+        confirmed.ownOffer = .none
+        let failed: [CallLegEffect] = [.fail(action, reason: "\(response.statusCode) \(response.reasonPhrase)")]
+        return (failed, response.statusCode == 481 || response.statusCode == 408 ? response.statusCode : nil)
+    }
+
+    /// PlayTone: one INFO per keypad digit, in order, each after the previous one is answered.
+    func playTones(
+        _ digits: String, action: ActionRef, tones: inout Tones?, dialog: inout SIPDialog, destination: SIPDestination,
+        in context: some CallLegContext
+    ) -> [CallLegEffect] {
+        guard tones == nil else { return [.fail(action, reason: "tones are already playing")] }
+        let signals = digits.filter { DTMFRelay.isSignal($0) }
+        guard let first = signals.first else { return [.fulfil(action)] }
+        tones = Tones(action: action, current: first, remaining: Array(signals.dropFirst()))
+        return info(first, dialog: &dialog, destination: destination, in: context)
+    }
+
+    /// A response to one of our INFO tones: the next goes when it is answered 2xx.
+    func toneResponse(
+        _ response: SIPResponse, digit: Character, tones: inout Tones?, dialog: inout SIPDialog,
+        destination: SIPDestination, in context: some CallLegContext
+    ) -> [CallLegEffect] {
+        guard var playing = tones, playing.current == digit, !response.isProvisional else { return [] }
+        guard response.isSuccess else {
+            tones = nil
+            return [.fail(playing.action, reason: "tone \(digit) refused: \(response.statusCode) \(response.reasonPhrase)")]
+        }
+        guard !playing.remaining.isEmpty else {
+            tones = nil
+            return [.fulfil(playing.action)]
+        }
+        playing.current = playing.remaining.removeFirst()
+        tones = playing
+        return info(playing.current, dialog: &dialog, destination: destination, in: context)
+    }
+
+    private func info(
+        _ digit: Character, dialog: inout SIPDialog, destination: SIPDestination, in context: some CallLegContext
+    ) -> [CallLegEffect] {
+        let target = context.destination(inDialog: dialog, fallback: destination)
+        let request = dialog.makeRequest(
+            .info, via: context.newVia(for: target), contact: nil, contentType: DTMFRelay.contentType,
+            body: DTMFRelay.body(for: digit))
+        return [.send(request, .info(digit), to: target)]
+    }
+}

@@ -1,0 +1,82 @@
+import ConversationKit
+import Foundation
+import SIPMessages
+import SIPSignaling
+import SIPTransport
+
+/// A pending action a call leg will fulfil or fail, compared by identity (effects are Equatable).
+struct ActionRef: Equatable, CustomStringConvertible {
+    let action: ConversationAction
+
+    init(_ action: ConversationAction) { self.action = action }
+
+    static func == (left: ActionRef, right: ActionRef) -> Bool { left.action === right.action }
+
+    var description: String { action.kind.name }
+}
+
+/// The requests a call leg sends in its own client transactions; the answers come back tagged with them.
+enum CallLegRequest: Hashable, Sendable {
+    /// The initial INVITE (caller).
+    case invite
+    /// Our CANCEL of the initial INVITE (caller).
+    case cancel
+    /// Our BYE.
+    case bye
+    /// Our re-INVITE (pause or resume), by CSeq number.
+    case reinvite(cseq: UInt32)
+    /// One DTMF tone as INFO.
+    case info(Character)
+}
+
+/// The timers of one call leg; the driver keeps at most one of each running.
+enum CallLegTimer: Hashable, Sendable, CaseIterable {
+    /// Callee: how long the call may ring; caller: how long it may ring before we cancel.
+    case ring
+    /// Callee: auto-answer after the configured delay.
+    case autoAnswer
+    /// Our 2xx is sent again (UDP: T1 doubling to T2) until its ACK arrives.
+    case retransmitSuccess
+    /// 64·T1 without the ACK of our 2xx: the dialog is given up.
+    case ackTimeout
+    /// Our re-INVITE got 491: it goes again after the RFC 3261 §14.1 wait.
+    case glareRetry
+    /// Caller: 64·T1 after our CANCEL without the INVITE's final response: the call is given up.
+    case cancelGuard
+}
+
+/// How a client transaction of the leg ended without a final response.
+enum CallLegRequestFailure: Hashable, Sendable {
+    /// Timer B or F: no final response in time.
+    case timeout
+    /// The transport could not deliver the request.
+    case transportError
+}
+
+/// What the driver (``SIPUserAgent``) does for a call leg. Only the driver does I/O; the leg decides.
+enum CallLegEffect: Equatable {
+    /// Start a client transaction for `request` towards `destination`; its answers come back as `purpose`.
+    case send(SIPRequest, CallLegRequest, to: SIPDestination)
+    /// Answer through a server transaction.
+    case respond(SIPResponse, transaction: TransactionKey)
+    /// Send outside any transaction (the ACK of a 2xx, a 2xx again).
+    case sendStateless(SIPMessage, to: SIPDestination)
+    /// Drop the client transaction of `request` without hearing from it again.
+    case abandon(CallLegRequest)
+    /// (Re)start a timer.
+    case startTimer(CallLegTimer, after: Duration)
+    /// Stop a timer.
+    case cancelTimer(CallLegTimer)
+    /// Report what happened to the conversation.
+    case report(Conversation.Event)
+    /// The conversation should be joined through the manager's pipeline (auto-answer).
+    case performJoin
+    /// An action is done.
+    case fulfil(ActionRef)
+    /// An action cannot be done, for this reason.
+    case fail(ActionRef, reason: String)
+    /// A line for the log (the driver prefixes the conversation and Call-ID).
+    case log(EngineLog.Level, String)
+    /// The leg is over: forget it, stop its timers. Its transactions finish on their own.
+    case forget
+}

@@ -1,0 +1,89 @@
+import ConversationKit
+import Foundation
+import SIPMessages
+import SIPSignaling
+import SIPTransport
+
+/// The data of each call-leg state: only what is valid in it. The states themselves (which of these a leg holds) are
+/// private to ``CallLeg``; these values are built by its transitions.
+extension CallLeg {
+    /// Callee, ringing.
+    struct Ringing {
+        /// Where requests of the call go (the INVITE's Contact, or its source).
+        var destination: SIPDestination
+        /// The INVITE's SDP offer (nil: we offer in our 2xx).
+        var offer: SDPSession?
+        /// The early dialog our 180 made.
+        var dialog: SIPDialog?
+        /// The 180 went out and the ring timers run.
+        var rung: Bool
+    }
+
+    /// A 2xx we keep sending until its ACK arrives (RFC 3261 §13.3.1.4).
+    struct Retransmission {
+        let response: SIPResponse
+        /// Where it goes: where the request came from (the Via/rport source, not the Contact).
+        let destination: SIPDestination
+        /// The current interval (T1, doubling up to T2).
+        var interval: Duration
+
+        var cseq: UInt32? { response.headers.cseq?.number }
+    }
+
+    /// DTMF tones being sent as INFO, one after the other.
+    struct Tones {
+        let action: ActionRef
+        /// The tone whose INFO is out.
+        var current: Character
+        /// The tones after it.
+        var remaining: [Character]
+    }
+
+    /// What both confirmed-dialog states share.
+    struct Media {
+        /// Our current session description.
+        var local: SDPSession
+        /// The remote side's current session description.
+        var remote: SDPSession?
+    }
+
+    /// Callee, answered, waiting for the ACK.
+    struct Answering {
+        var dialog: SIPDialog
+        var destination: SIPDestination
+        var media: Media
+        /// The Join our 2xx answers; fulfilled by the ACK.
+        var join: ActionRef?
+        var retransmission: Retransmission
+        /// The call ended (End, or the conversation ended) while the ACK was on its way: the BYE waits for it.
+        var hangUpWhenAcknowledged: Bool
+        var tones: Tones?
+    }
+
+    /// Our own offer in a confirmed dialog (pause or resume).
+    enum OwnOffer {
+        /// None in flight.
+        case none
+        /// Our re-INVITE is out.
+        case sent(action: ActionRef, hold: Bool, offer: SDPSession, cseq: UInt32)
+        /// It got 491: it goes again when the glare timer fires.
+        case waitingToRetry(action: ActionRef, hold: Bool)
+    }
+
+    /// Both, in a confirmed dialog.
+    struct Confirmed {
+        var dialog: SIPDialog
+        var destination: SIPDestination
+        var media: Media
+        /// We put the remote side on hold.
+        var localHold = false
+        /// The remote side put us on hold.
+        var remoteHold = false
+        /// Caller: the ACK we sent for a 2xx (sent again when the 2xx is).
+        var lastACK: SIPRequest?
+        var ownOffer = OwnOffer.none
+        /// Our 2xx to the peer's re-INVITE, until its ACK arrives.
+        var unacknowledgedAnswer: Retransmission?
+        var tones: Tones?
+    }
+}

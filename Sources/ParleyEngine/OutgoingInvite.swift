@@ -1,0 +1,227 @@
+import ConversationKit
+import Foundation
+import SIPMessages
+import SIPSignaling
+import SIPTransport
+
+/// A caller's INVITE until it is answered or over: the machine nested in ``CallLeg``'s outgoing phase (sealed as the
+/// leg is: a struct around a private enum; each transition returns an ``Outcome`` the leg turns into its own state).
+///
+/// ```
+///  calling ──1xx (>100)──▶ early
+///     │ 100: a CANCEL may go      │
+///     │ End, ring timeout,        │ End, ring timeout,
+///     │ the conversation ended    │ the conversation ended
+///     ▼                           ▼
+///  cancelling (CANCEL out, or due at the first provisional response)
+///  calling, early, cancelling ──2xx (ACK; cancelling: and BYE)──▶ answered / over
+///  calling, early, cancelling ──300–699, timer B, transport error, 64·T1 after our CANCEL──▶ over
+/// ```
+struct OutgoingInvite {
+    /// What a transition leads to.
+    enum Outcome {
+        /// Still unanswered (calling, early or cancelling).
+        case unanswered([CallLegEffect])
+        /// Answered: the dialog is confirmed.
+        case answered(CallLeg.Confirmed, [CallLegEffect])
+        /// Over: the End waiting for it (if any) is done, else the conversation ends for `reason` (nil: it has ended).
+        case over([CallLegEffect], reason: Conversation.EndedReason?, pendingEnd: ActionRef?)
+    }
+
+    /// Where the INVITE stands.
+    private enum State {
+        /// The INVITE went out; no provisional response, but perhaps a 100 (`sawTrying`: a CANCEL may go).
+        case calling(start: ActionRef?, sawTrying: Bool)
+        /// A provisional response arrived: the callee is alerted (the early dialog, when it had a To tag).
+        case early(dialog: SIPDialog?)
+        /// We are cancelling: our CANCEL is out (`cancelSent`), or goes at the first provisional response. `end` is
+        /// the End that asked for it (fulfilled already) or one that came later.
+        case cancelling(dialog: SIPDialog?, end: ActionRef?, cancelSent: Bool)
+    }
+
+    /// The INVITE we sent.
+    let invite: SIPRequest
+    /// Where it went.
+    let destination: SIPDestination
+    /// The offer it carried.
+    let offer: SDPSession
+    private var state: State
+
+    /// A new call: the INVITE is out, for the Start `start`.
+    init(invite: SIPRequest, destination: SIPDestination, offer: SDPSession, start: ActionRef) {
+        self.invite = invite
+        self.destination = destination
+        self.offer = offer
+        state = .calling(start: start, sawTrying: false)
+    }
+
+    /// The state's name.
+    var stateName: CallLeg.StateName {
+        switch state {
+        case .calling: .calling
+        case .early: .early
+        case .cancelling: .cancelling
+        }
+    }
+
+    /// The early dialog, if any.
+    var dialog: SIPDialog? {
+        switch state {
+        case .calling: nil
+        case .early(let dialog), .cancelling(let dialog, _, _): dialog
+        }
+    }
+
+    /// Stores the early dialog after a request it took.
+    mutating func setDialog(_ dialog: SIPDialog) {
+        switch state {
+        case .calling: break
+        case .early: state = .early(dialog: dialog)
+        case .cancelling(_, let end, let cancelSent): state = .cancelling(dialog: dialog, end: end, cancelSent: cancelSent)
+        }
+    }
+
+    // MARK: Transitions
+
+    /// A response to the INVITE.
+    mutating func receiveInviteResponse(_ response: SIPResponse, leg: CallLeg, in context: some CallLegContext) -> Outcome {
+        if response.isSuccess { return answered(response, leg: leg, in: context) }
+        guard response.isProvisional else {
+            let reason = CallLeg.endedReason(forFinal: response.statusCode)
+            return over([.log(.info, "\(response.statusCode) \(response.reasonPhrase) → \(reason)")], reason)
+        }
+        let withDialog = response.statusCode > 100 && response.headers.to?.tag != nil
+        switch state {
+        case .calling(let start, _) where response.statusCode == 100:
+            state = .calling(start: start, sawTrying: true)
+            return .unanswered([])
+        case .calling(let start, _):
+            state = .early(dialog: withDialog ? SIPDialog.asCaller(request: invite, response: response) : nil)
+            return .unanswered(start.map { [.fulfil($0)] } ?? [])
+        case .early(let dialog):
+            guard dialog == nil, withDialog else { return .unanswered([]) }
+            state = .early(dialog: SIPDialog.asCaller(request: invite, response: response))
+            return .unanswered([])
+        case .cancelling(var dialog, let end, let cancelSent):
+            if dialog == nil, withDialog { dialog = SIPDialog.asCaller(request: invite, response: response) }
+            state = .cancelling(dialog: dialog, end: end, cancelSent: true)
+            return .unanswered(cancelSent ? [] : leg.sendCancel(to: destination, in: context))
+        }
+    }
+
+    /// A response to our CANCEL: the INVITE's 487 normally follows; if the CANCEL came too late (481, or a 200
+    /// crossing it) the 2xx path hangs up. Either way the End is done once the callee has our CANCEL.
+    func receiveCancelResponse(_ response: SIPResponse) -> Outcome {
+        guard case .cancelling(_, let end?, _) = state, response.isSuccess else { return .unanswered([]) }
+        return .unanswered([.fulfil(end)])
+    }
+
+    /// The INVITE got no final response (timer B) or could not be sent.
+    func inviteFailed(_ failure: CallLegRequestFailure) -> Outcome {
+        over([.log(.info, failure == .timeout ? "no answer to the INVITE (timer B)" : "the transport failed")], .failed)
+    }
+
+    /// A BYE in the early dialog (the callee gave up before answering).
+    func receivedBye() -> Outcome { over([], .cancelled) }
+
+    /// End: CANCEL (now, or at the first provisional response); the End is done at once — the leg stays to see the
+    /// INVITE through (487, or a crossing 2xx that gets ACK and BYE), as hanging up does with its BYE.
+    mutating func end(_ action: ActionRef, leg: CallLeg, in context: some CallLegContext) -> Outcome {
+        switch state {
+        case .calling(let start, _):
+            let failStart = start.map { [CallLegEffect.fail($0, reason: "ended before it was answered")] } ?? []
+            return .unanswered(failStart + cancel(end: action, leg: leg, in: context) + [.fulfil(action)])
+        case .early:
+            return .unanswered(cancel(end: action, leg: leg, in: context) + [.fulfil(action)])
+        case .cancelling(let dialog, let end, let cancelSent):
+            // Already on its way out: done when the CANCEL is answered (or at once, if an End is already waiting).
+            guard end == nil else { return .unanswered([.fulfil(action)]) }
+            state = .cancelling(dialog: dialog, end: action, cancelSent: cancelSent)
+            return .unanswered([])
+        }
+    }
+
+    /// The ring timeout: cancel, and end the conversation as unanswered.
+    mutating func ringTimedOut(leg: CallLeg, in context: some CallLegContext) -> Outcome {
+        guard case .cancelling = state else {
+            let effects = cancel(end: nil, leg: leg, in: context)
+            return .unanswered(
+                [.log(.info, "not answered within \(context.configuration.ringTimeout); cancelling")] + effects
+                    + [.report(.ended(context.now, .unanswered))])
+        }
+        return .unanswered([])
+    }
+
+    /// 64·T1 after our CANCEL without the INVITE's final response: the call is given up.
+    func cancelGuardFired() -> Outcome {
+        guard case .cancelling = state else { return .unanswered([]) }
+        return over([.log(.info, "no final response after our CANCEL; giving up"), .abandon(.invite)], nil)
+    }
+
+    /// The conversation ended by the manager's doing: cancel.
+    mutating func conversationLeft(leg: CallLeg, in context: some CallLegContext) -> Outcome {
+        guard case .cancelling = state else { return .unanswered(cancel(end: nil, leg: leg, in: context)) }
+        return .unanswered([])
+    }
+
+    /// Shutdown: cancel (the leg is kept until the CANCEL can go); a leg already cancelling is given up.
+    mutating func shutDown(leg: CallLeg, in context: some CallLegContext) -> Outcome {
+        guard case .cancelling(_, _, let cancelSent) = state else { return .unanswered(cancel(end: nil, leg: leg, in: context)) }
+        return cancelSent ? over([], nil) : .unanswered([])
+    }
+
+    // MARK: Steps
+
+    /// Starts cancelling: CANCEL now if a provisional response has come (RFC 3261 §9.1), else as soon as one does.
+    private mutating func cancel(end: ActionRef?, leg: CallLeg, in context: some CallLegContext) -> [CallLegEffect] {
+        let (dialog, canSend): (SIPDialog?, Bool)
+        switch state {
+        case .calling(_, let sawTrying): (dialog, canSend) = (nil, sawTrying)
+        case .early(let early): (dialog, canSend) = (early, true)
+        case .cancelling: preconditionFailure("cancel(end:leg:in:) starts cancelling once")
+        }
+        state = .cancelling(dialog: dialog, end: end, cancelSent: canSend)
+        return canSend ? leg.sendCancel(to: destination, in: context) : []
+    }
+
+    /// The INVITE was answered: ACK it; the dialog is confirmed — unless we were cancelling, then hang up at once.
+    private func answered(_ response: SIPResponse, leg: CallLeg, in context: some CallLegContext) -> Outcome {
+        var dialog = self.dialog
+        if let early = dialog, DialogID(responseAsUAC: response) == early.id {
+            dialog?.receive(response: response)
+        } else {
+            dialog = SIPDialog.asCaller(request: invite, response: response)
+        }
+        guard let dialog, let cseq = invite.headers.cseq?.number else {
+            return over([.log(.error, "a 2xx without a usable dialog (no To tag); ending")], .failed)
+        }
+        let target = context.destination(inDialog: dialog, fallback: destination)
+        let ack = dialog.makeACK(forInviteCSeq: cseq, via: context.newVia(for: target))
+        let effects: [CallLegEffect] = [.sendStateless(.request(ack), to: target), .cancelTimer(.ring)]
+        switch state {
+        case .cancelling:
+            // Answered while we were cancelling: acknowledge, then hang up (RFC 3261 §9.1).
+            return over(effects + leg.bye(dialog, destination: target, in: context), nil)
+        case .calling(let start, _):
+            return confirmed(dialog, target: target, ack: ack, response: response, effects + (start.map { [.fulfil($0)] } ?? []), in: context)
+        case .early:
+            return confirmed(dialog, target: target, ack: ack, response: response, effects, in: context)
+        }
+    }
+
+    private func confirmed(
+        _ dialog: SIPDialog, target: SIPDestination, ack: SIPRequest, response: SIPResponse, _ effects: [CallLegEffect],
+        in context: some CallLegContext
+    ) -> Outcome {
+        let remote = response.body.isEmpty ? nil : try? SDPSession.parse(response.body)
+        let confirmed = CallLeg.Confirmed(
+            dialog: dialog, destination: target, media: CallLeg.Media(local: offer, remote: remote), lastACK: ack)
+        return .answered(confirmed, effects + [.report(.connected(context.now))])
+    }
+
+    /// The INVITE is over; the End waiting while we cancel, if any, is done by it.
+    private func over(_ effects: [CallLegEffect], _ reason: Conversation.EndedReason?) -> Outcome {
+        guard case .cancelling(_, let end, _) = state else { return .over(effects, reason: reason, pendingEnd: nil) }
+        return .over(effects, reason: reason, pendingEnd: end)
+    }
+}

@@ -1,0 +1,52 @@
+import ConversationKit
+import Foundation
+import SIPMessages
+import SIPSignaling
+import SIPTransport
+
+/// What the call legs ask of the user agent while they decide (see ``CallLegContext``).
+extension SIPUserAgent: CallLegContext {
+    /// Wall-clock time, from the environment.
+    var now: Date { environment.now }
+
+    /// Our SDP answer (or offer, when the INVITE had none) for a remote description.
+    func makeAnswer(to offer: SDPSession?, previous: SDPSession?, localHold: Bool) -> SDPSession {
+        let origin = nextOrigin(after: previous)
+        let direction: SDPDirection = localHold ? .sendonly : .sendrecv
+        if let offer,
+            let answer = offer.answer(
+                origin: origin, connectionAddress: mediaAddress, audioPort: configuration.mediaPort,
+                localDirection: direction)
+        {
+            return answer
+        }
+        return SDPSession(
+            origin: origin, connectionAddress: mediaAddress, audioPort: configuration.mediaPort, direction: direction)
+    }
+
+    /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume.
+    func makeOffer(after previous: SDPSession?, hold: Bool) -> SDPSession {
+        SDPSession(
+            origin: nextOrigin(after: previous), connectionAddress: mediaAddress, audioPort: configuration.mediaPort,
+            direction: hold ? .sendonly : .sendrecv)
+    }
+
+    /// Whether we share a codec with `offer` (PCMU or PCMA).
+    func canAnswer(_ offer: SDPSession) -> Bool {
+        offer.answer(origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: 1) != nil
+    }
+
+    func isProceeding(_ key: TransactionKey) -> Bool { transactions.serverState(key) == .proceeding }
+
+    func responseDestination(_ key: TransactionKey) -> SIPDestination? { transactions.responseDestination(key) }
+
+    func glareRetryDelay(isCallIDOwner: Bool) -> Duration {
+        var generator = SystemRandomNumberGenerator()
+        return ReINVITEGlare.retryDelay(isCallIDOwner: isCallIDOwner, using: &generator)
+    }
+
+    func rejection(_ verdict: DialogRequestVerdict, of request: SIPRequest) -> SIPResponse? {
+        var generator = SystemRandomNumberGenerator()
+        return verdict.rejection(of: request, using: &generator)
+    }
+}

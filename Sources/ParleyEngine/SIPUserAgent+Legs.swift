@@ -1,0 +1,166 @@
+import ConversationKit
+import Foundation
+import ParleyIO
+import SIPMessages
+import SIPSignaling
+import SIPTransport
+
+/// A running timer of one call leg.
+struct LegTimerKey: Hashable {
+    let leg: UUID
+    let timer: CallLegTimer
+}
+
+/// The driver's side of the call legs: feeding them inputs and carrying out their effects.
+extension SIPUserAgent {
+    /// Runs one transition of the leg of conversation `uuid` (nothing if it is gone) and carries out its effects.
+    /// The leg is stored back before any effect runs, so effects that call out (reports to the manager, whose
+    /// delegate may perform actions at once) find it as the transition left it.
+    func drive(_ uuid: UUID, _ transition: (inout CallLeg, SIPUserAgent) -> [CallLegEffect]) {
+        guard legs[uuid] != nil else { return }
+        let effects = transition(&legs[uuid]!, self)
+        apply(effects, leg: uuid)
+    }
+
+    /// A request within a dialog: to its leg (same Call-ID, our tag in To, theirs in From), else 481.
+    func inDialog(
+        _ request: SIPRequest, key: TransactionKey, _ transition: (inout CallLeg, SIPUserAgent) -> [CallLegEffect]
+    ) {
+        guard let uuid = leg(forInDialog: request) else { return respond(to: request, key: key, status: 481) }
+        drive(uuid, transition)
+    }
+
+    /// The conversation of the leg a request within a dialog belongs to.
+    func leg(forInDialog request: SIPRequest) -> UUID? {
+        guard let callID = request.headers.callID, let uuid = legIDs[callID], legs[uuid]?.owns(inDialog: request) == true
+        else { return nil }
+        return uuid
+    }
+
+    /// An ACK outside any transaction: it acknowledges our 2xx (to the INVITE or a re-INVITE).
+    func receiveACK(_ request: SIPRequest) {
+        guard let uuid = leg(forInDialog: request) else { return }
+        drive(uuid) { leg, context in leg.receiveACK(request, in: context) }
+    }
+
+    /// A CANCEL: to the incoming call whose INVITE it cancels, else 481.
+    func receiveCancel(_ request: SIPRequest, key: TransactionKey) {
+        guard let inviteKey = key.cancelledInvite, let callID = request.headers.callID, let uuid = legIDs[callID],
+            let leg = legs[uuid], leg.role == .callee, leg.inviteKey == inviteKey
+        else { return respond(to: request, key: key, status: 481) }
+        drive(uuid) { leg, context in leg.receiveCancel(request, key: key, in: context) }
+    }
+
+    /// Registers a new leg under its conversation and Call-ID.
+    func add(_ leg: CallLeg) {
+        legs[leg.uuid] = leg
+        legIDs[leg.callID] = leg.uuid
+        onCallCreated?(leg.uuid, leg.callID)
+    }
+
+    /// The conversation reached `left` by the manager's doing: whatever is still open in SIP is closed.
+    func conversationLeft(_ uuid: UUID) {
+        drive(uuid) { leg, context in leg.conversationLeft(in: context) }
+    }
+
+    /// Ends every call on shutdown (BYE, CANCEL, 480).
+    func endAll() {
+        for uuid in Array(legs.keys) {
+            drive(uuid) { leg, context in leg.shutDown(in: context) }
+        }
+    }
+
+    /// Our tag in the dialog of the call with this Call-ID.
+    func localTag(ofCallID callID: String) -> String? {
+        legIDs[callID].flatMap { legs[$0]?.localTag }
+    }
+
+    // MARK: Effects
+
+    /// Carries out a leg's effects, in order.
+    func apply(_ effects: [CallLegEffect], leg uuid: UUID) {
+        for effect in effects {
+            switch effect {
+            case .send(let request, let purpose, let destination):
+                transactions.send(request, to: destination, owner: .leg(uuid, purpose))
+            case .respond(let response, let key):
+                transactions.respond(response, to: key)
+            case .sendStateless(let message, let destination):
+                transactions.sendStateless(message, to: destination)
+            case .abandon(let purpose):
+                transactions.abandon(leg: uuid, request: purpose)
+            case .startTimer(let timer, let delay):
+                startTimer(timer, after: delay, leg: uuid)
+            case .cancelTimer(let timer):
+                if let running = legTimers.removeValue(forKey: LegTimerKey(leg: uuid, timer: timer)) {
+                    environment.cancel(running)
+                }
+            case .report(let event):
+                do {
+                    try manager.reportConversationEvent(event, for: uuid)
+                } catch {
+                    log.debug("\(uuid) \(callID(of: uuid)): \(event) not applied: \(error)")
+                }
+            case .performJoin:
+                do {
+                    try manager.perform([.join(conversationUUID: uuid)])
+                } catch {
+                    log.error("\(uuid) \(callID(of: uuid)): auto-answer refused: \(error)")
+                }
+            case .fulfil(let action):
+                _ = action.action.fulfill(at: environment.now)
+            case .fail(let action, let reason):
+                _ = action.action.fail(reason: reason)
+            case .log(let level, let line):
+                switch level {
+                case .error: log.error("\(uuid) \(callID(of: uuid)): \(line)")
+                case .info: log.info("\(uuid) \(callID(of: uuid)): \(line)")
+                case .debug: log.debug("\(uuid) \(callID(of: uuid)): \(line)")
+                }
+            case .forget:
+                forget(uuid)
+            }
+        }
+    }
+
+    private func startTimer(_ timer: CallLegTimer, after delay: Duration, leg uuid: UUID) {
+        let key = LegTimerKey(leg: uuid, timer: timer)
+        if let running = legTimers[key] { environment.cancel(running) }
+        legTimers[key] = environment.schedule(after: delay) { [weak self] in
+            guard let self, self.legTimers.removeValue(forKey: key) != nil else { return }
+            self.drive(uuid) { leg, context in leg.timerFired(timer, in: context) }
+        }
+    }
+
+    /// Forgets a leg: its timers stop and its Call-ID no longer matches. Transactions finish on their own.
+    private func forget(_ uuid: UUID) {
+        guard let leg = legs.removeValue(forKey: uuid) else { return }
+        if legIDs[leg.callID] == uuid { legIDs[leg.callID] = nil }
+        for timer in CallLegTimer.allCases {
+            if let running = legTimers.removeValue(forKey: LegTimerKey(leg: uuid, timer: timer)) {
+                environment.cancel(running)
+            }
+        }
+    }
+
+    /// The Call-ID of a live leg, for log lines.
+    private func callID(of uuid: UUID) -> String { legs[uuid]?.callID ?? "-" }
+}
+
+extension SIPUserAgent: TransactionUser {
+    /// A client transaction of a leg or of the registration has news.
+    func clientTransaction(of owner: TransactionOwner, event: ClientTransactionEvent) {
+        switch owner {
+        case .leg(let uuid, let request):
+            drive(uuid) { leg, context in
+                switch event {
+                case .response(let response): leg.receive(response, to: request, in: context)
+                case .timeout: leg.requestFailed(request, .timeout, in: context)
+                case .transportError: leg.requestFailed(request, .transportError, in: context)
+                }
+            }
+        case .registration(let attempt):
+            driveRegistration { machine, context in machine.receive(event, for: attempt, in: context) }
+        }
+    }
+}
