@@ -65,7 +65,7 @@ let package = Package(
             name: "parley",
             dependencies: [
                 "ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport", "VoIPPush",
-                "ControlChannel", "ControlProtocol", "ParleyIO",
+                "ControlChannel", "ControlProtocol", "ParleyIO", "ParleyEngine",
             ]
         ),
         .executableTarget(

@@ -204,8 +204,16 @@ extension CallLeg {
         return effects + [.respond(context.response(to: request, key: key, status: 200, toTag: localTag), transaction: key)]
     }
 
-    /// A CANCEL of the initial INVITE (the driver matched it to `inviteKey`).
+    /// A CANCEL of the initial INVITE (the driver matched it to `inviteKey`): 200 while the leg is the callee's,
+    /// and for a ringing one 487 to the INVITE too; 481 when there is no INVITE of the peer's to cancel.
     mutating func receiveCancel(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect] {
+        let hasTheirInvite: Bool
+        switch state {
+        case .ringing, .answering: hasTheirInvite = true
+        case .confirmed: hasTheirInvite = role == .callee
+        case .outgoing, .ended: hasTheirInvite = false
+        }
+        guard hasTheirInvite else { return [.respond(context.response(to: request, key: key, status: 481), transaction: key)] }
         let ok: [CallLegEffect] = [.respond(context.response(to: request, key: key, status: 200, toTag: localTag), transaction: key)]
         guard case .ringing = state, let inviteKey, context.isProceeding(inviteKey) else { return ok }
         let cancelled = context.response(to: invite, key: inviteKey, status: 487, toTag: localTag)

@@ -2,12 +2,13 @@ import CommandLineSupport
 import ConversationConformance
 import ConversationKit
 import Foundation
+import ParleyEngine
 
 /// `parley conformance FILE…` runs scenario files; `parley conformance --table` prints the transition table.
 enum ConformanceCommand {
     static let help = """
         usage: parley conformance [--quiet] FILE...
-               parley conformance --table [--effects]
+               parley conformance --table [--effects | --call-leg]
 
         Runs conformance scenario files (JSON; the format is in Examples/conformance/README.md) against the conversation engine and
         reports each step as passed (✓) or failed (✗) with a diff. Exits 1 if any step fails, 64 on usage
@@ -16,6 +17,7 @@ enum ConformanceCommand {
           --quiet     print only failing scenarios and the summary
           --table     print the lifecycle transition table (Markdown), generated from the engine
           --effects   with --table: list every accepted transition with its effects instead
+          --call-leg  with --table: the call-leg machine's table instead (the SIP side of a conversation)
         """
 
     static func run(_ raw: [String]) throws -> ExitCode {
@@ -26,14 +28,17 @@ enum ConformanceCommand {
         }
         let table = arguments.flag("--table")
         let effects = arguments.flag("--effects")
+        let callLeg = arguments.flag("--call-leg")
         let quiet = arguments.flag("--quiet", "-q")
         let files = try arguments.positionals()
         if table {
             guard files.isEmpty else { throw UsageError("--table takes no files") }
-            print(effects ? TransitionTable.effectsListing() : TransitionTable.markdown(), terminator: "")
+            guard !(effects && callLeg) else { throw UsageError("--effects and --call-leg are two different tables") }
+            let text = callLeg ? CallLegTable.markdown() : effects ? TransitionTable.effectsListing() : TransitionTable.markdown()
+            print(text, terminator: "")
             return .ok
         }
-        if effects { throw UsageError("--effects only goes with --table") }
+        if effects || callLeg { throw UsageError("\(effects ? "--effects" : "--call-leg") only goes with --table") }
         guard !files.isEmpty else { throw UsageError("name at least one scenario file") }
 
         var passed = 0, failed = 0

@@ -27,6 +27,10 @@ struct ParleyCLITests {
         #expect(table.status == 0)
         let document = try String(contentsOf: CLI.packageRoot.appending(path: "docs/lifecycle.md"), encoding: .utf8)
         #expect(table.stdout == document, "regenerate with: parley conformance --table > docs/lifecycle.md")
+        let callLeg = try CLI.run("conformance", "--table", "--call-leg")
+        #expect(callLeg.status == 0)
+        let callLegDocument = try String(contentsOf: CLI.packageRoot.appending(path: "docs/call-leg.md"), encoding: .utf8)
+        #expect(callLeg.stdout == callLegDocument, "regenerate with: parley conformance --table --call-leg > docs/call-leg.md")
         let effects = try CLI.run("conformance", "--table", "--effects")
         #expect(effects.stdout.contains("incoming ringing perform(join) → ringing → ringing [deliverAction]"))
     }

@@ -91,10 +91,14 @@ final class EngineHarness {
     let manager: ConversationManager
     let engine: ParleyEngine
     let transitions = TransitionLog()
-    let local = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)
+    let local: ListenAddress
     let peer = SIPPeerAddress(host: "127.0.0.1", port: 5062)
 
-    init(history: HistoryRecorder? = nil, configure: (inout EngineConfiguration) -> Void = { _ in }) throws {
+    init(
+        history: HistoryRecorder? = nil, local: ListenAddress = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070),
+        configure: (inout EngineConfiguration) -> Void = { _ in }
+    ) throws {
+        self.local = local
         var configuration = EngineConfiguration(listenAddresses: [local])
         configure(&configuration)
         manager = try ConversationManager(configuration: .init(), clock: ManualClock())

@@ -1,0 +1,243 @@
+import ConversationKit
+import Foundation
+import SIPMessages
+import SIPSignaling
+import SIPTransport
+
+/// Every (state × input) of the call-leg machine, walked from a representative leg in each state: what
+/// docs/call-leg.md shows (`parley conformance --table --call-leg`) and what the table test checks.
+public enum CallLegTable {
+    /// One cell: a state, an input, and what the machine did.
+    struct Cell {
+        let state: CallLeg.StateName
+        let input: Input
+        let next: CallLeg.StateName
+        let effects: [CallLegEffect]
+    }
+
+    /// The inputs of the table, one representative of each kind.
+    enum Input: String, CaseIterable {
+        case ring = "ring (the conversation was reported)"
+        case bye = "BYE"
+        case reinvite = "re-INVITE (hold offer)"
+        case info = "INFO (tone)"
+        case cancel = "CANCEL"
+        case ack = "ACK"
+        case inviteAgain = "INVITE again (after our 2xx)"
+        case successAgain = "2xx again (after our ACK)"
+        case trying = "100 to the INVITE"
+        case ringing = "180 to the INVITE"
+        case success = "200 to the INVITE"
+        case busy = "486 to the INVITE"
+        case cancelAnswered = "200 to our CANCEL"
+        case inviteTimeout = "timer B of the INVITE"
+        case join = "Join"
+        case end = "End"
+        case hold = "Pause (hold)"
+        case tones = "PlayTone"
+        case ringTimer = "timer: ring"
+        case autoAnswerTimer = "timer: autoAnswer"
+        case retransmitTimer = "timer: retransmitSuccess"
+        case ackTimer = "timer: ackTimeout"
+        case glareTimer = "timer: glareRetry"
+        case cancelGuardTimer = "timer: cancelGuard"
+        case left = "the conversation ended"
+        case shutdown = "shutdown"
+    }
+
+    /// The table as Markdown.
+    public static func markdown() -> String {
+        var text = """
+            # Call leg: transition table
+
+            Generated from `CallLeg` by `parley conformance --table --call-leg`; do not edit by hand.
+            One section per state of the SIP side of a conversation (see the diagram on `CallLeg`); each row is an
+            input applied to a representative leg in that state (callee for ringing, answering and confirmed; caller
+            for calling, early and cancelling), the state after it (bold when it changed) and the effects the
+            driver carries out, in order: `→ X` sends request X, `← N` answers with status N (`again`: outside the
+            transaction), `+t`/`−t` starts or stops timer t, `✓`/`✗` fulfils or fails the action, `report` tells the
+            manager. A re-INVITE of ours in flight, tones being sent and a 2xx waiting for its ACK are pending values
+            inside `answering` and `confirmed`, not states. — means the input changes nothing.
+
+            """
+        for state in CallLeg.StateName.allCases {
+            text += "\n## \(state.rawValue)\n\n| input | state after | effects |\n|---|---|---|\n"
+            for cell in cells(of: state) {
+                let next = cell.next == cell.state ? cell.next.rawValue : "**\(cell.next.rawValue)**"
+                let effects = cell.effects.compactMap(describe).joined(separator: ", ")
+                let nothing = cell.next == cell.state && effects.isEmpty
+                text += "| \(cell.input.rawValue) | \(nothing ? "—" : next) | \(effects.isEmpty ? "" : effects) |\n"
+            }
+        }
+        return text
+    }
+
+    /// Every cell of one state.
+    static func cells(of state: CallLeg.StateName) -> [Cell] {
+        Input.allCases.map { input in
+            let context = TableContext()
+            var leg = representative(state, in: context)
+            let effects = apply(input, to: &leg, in: context)
+            return Cell(state: state, input: input, next: leg.stateName, effects: effects)
+        }
+    }
+
+    /// Every cell of the machine.
+    static var allCells: [Cell] { CallLeg.StateName.allCases.flatMap(cells(of:)) }
+
+    // MARK: Representatives
+
+    static let peer = SIPDestination(kind: .udp, address: SIPPeerAddress(host: "192.0.2.2", port: 5062))
+    static let handle = Handle(kind: .generic, value: "sip:alice@192.0.2.2", displayName: "Alice")
+
+    /// A leg in `state`, reached from its start by the machine's own transitions.
+    static func representative(_ state: CallLeg.StateName, in context: TableContext) -> CallLeg {
+        switch state {
+        case .ringing:
+            var leg = incoming()
+            _ = leg.ring(in: context)
+            return leg
+        case .answering:
+            var leg = representative(.ringing, in: context)
+            _ = leg.perform(.join(conversationUUID: leg.uuid), in: context)
+            return leg
+        case .confirmed:
+            var leg = representative(.answering, in: context)
+            _ = leg.receiveACK(peerRequest(.ack, to: leg, cseq: 1), in: context)
+            return leg
+        case .calling:
+            return outgoing(in: context)
+        case .early:
+            var leg = outgoing(in: context)
+            _ = leg.receive(response(180, to: leg.invite), to: .invite, in: context)
+            return leg
+        case .cancelling:
+            var leg = representative(.early, in: context)
+            _ = leg.perform(.end(conversationUUID: leg.uuid), in: context)
+            return leg
+        case .ended:
+            var leg = representative(.ringing, in: context)
+            _ = leg.perform(.end(conversationUUID: leg.uuid), in: context)
+            return leg
+        }
+    }
+
+    private static func incoming() -> CallLeg {
+        let invite = SIPRequest(
+            method: .invite, uri: SIPURI("sip:parley@192.0.2.1:5070")!,
+            via: SIPVia(transport: "UDP", host: "192.0.2.2", port: 5062, branch: "z9hG4bK-table-invite"),
+            from: address("sip:alice@192.0.2.2:5062", tag: "peer-tag"), to: address("sip:parley@192.0.2.1:5070", tag: nil),
+            callID: "table@192.0.2.2", cseq: 1, contact: address("sip:alice@192.0.2.2:5062", tag: nil),
+            contentType: CallLeg.sdpType, body: TableContext.peerOffer(hold: false).serialize())
+        return CallLeg.incoming(
+            uuid: UUID(), invite: invite, key: TableContext.inviteKey, callID: "table@192.0.2.2", localTag: "our-tag",
+            remoteHandle: handle, destination: peer, offer: TableContext.peerOffer(hold: false))
+    }
+
+    private static func outgoing(in context: TableContext) -> CallLeg {
+        let offer = context.makeAnswer(to: nil, previous: nil, localHold: false)
+        let invite = SIPRequest(
+            method: .invite, uri: SIPURI("sip:bob@192.0.2.2:5062")!, via: context.newVia(for: peer),
+            from: address("sip:parley@192.0.2.1:5070", tag: "our-tag"), to: address("sip:bob@192.0.2.2:5062", tag: nil),
+            callID: "table-out@192.0.2.1", cseq: 1, contact: address("sip:parley@192.0.2.1:5070", tag: nil),
+            contentType: CallLeg.sdpType, body: offer.serialize())
+        let uuid = UUID()
+        return CallLeg.outgoing(
+            uuid: uuid, invite: invite, callID: "table-out@192.0.2.1", localTag: "our-tag", remoteHandle: handle,
+            destination: peer, offer: offer, start: ConversationAction(conversationUUID: uuid, kind: .start(handles: [handle], isVideo: false)),
+            in: context
+        ).0
+    }
+
+    // MARK: Inputs
+
+    private static func apply(_ input: Input, to leg: inout CallLeg, in context: TableContext) -> [CallLegEffect] {
+        let key = TableContext.requestKey
+        switch input {
+        case .ring: return leg.ring(in: context)
+        case .bye: return leg.receiveBye(peerRequest(.bye, to: leg, cseq: 5), key: key, in: context)
+        case .reinvite:
+            let request = peerRequest(
+                .invite, to: leg, cseq: 6, contentType: CallLeg.sdpType, body: TableContext.peerOffer(hold: true).serialize())
+            return leg.receiveReinvite(request, key: key, in: context)
+        case .info:
+            let request = peerRequest(
+                .info, to: leg, cseq: 7, contentType: DTMFRelay.contentType, body: Data("Signal=5\r\nDuration=160\r\n".utf8))
+            return leg.receiveInfo(request, key: key, in: context)
+        case .cancel: return leg.receiveCancel(leg.invite.makeCancel(), key: key, in: context)
+        case .ack: return leg.receiveACK(peerRequest(.ack, to: leg, cseq: 1), in: context)
+        case .inviteAgain: return leg.inviteRetransmitted(leg.invite, from: peer)
+        case .successAgain: return leg.successRetransmitted(response(200, to: leg.invite))
+        case .trying: return leg.receive(response(100, to: leg.invite, tag: nil), to: .invite, in: context)
+        case .ringing: return leg.receive(response(180, to: leg.invite), to: .invite, in: context)
+        case .success: return leg.receive(response(200, to: leg.invite), to: .invite, in: context)
+        case .busy: return leg.receive(response(486, to: leg.invite), to: .invite, in: context)
+        case .cancelAnswered: return leg.receive(response(200, to: leg.invite.makeCancel()), to: .cancel, in: context)
+        case .inviteTimeout: return leg.requestFailed(.invite, .timeout, in: context)
+        case .join: return leg.perform(.join(conversationUUID: leg.uuid), in: context)
+        case .end: return leg.perform(.end(conversationUUID: leg.uuid), in: context)
+        case .hold: return leg.perform(.pause(conversationUUID: leg.uuid, isPaused: true), in: context)
+        case .tones: return leg.perform(.playTone(conversationUUID: leg.uuid, digits: "1"), in: context)
+        case .ringTimer: return leg.timerFired(.ring, in: context)
+        case .autoAnswerTimer: return leg.timerFired(.autoAnswer, in: context)
+        case .retransmitTimer: return leg.timerFired(.retransmitSuccess, in: context)
+        case .ackTimer: return leg.timerFired(.ackTimeout, in: context)
+        case .glareTimer: return leg.timerFired(.glareRetry, in: context)
+        case .cancelGuardTimer: return leg.timerFired(.cancelGuard, in: context)
+        case .left: return leg.conversationLeft(in: context)
+        case .shutdown: return leg.shutDown(in: context)
+        }
+    }
+
+    /// A request of the peer's in the leg's dialog (its tag in From, ours in To).
+    static func peerRequest(
+        _ method: SIPMethod, to leg: CallLeg, cseq: UInt32, contentType: SIPContentType? = nil, body: Data = Data()
+    ) -> SIPRequest {
+        let remoteTag = leg.dialog?.id.remoteTag ?? "peer-tag"
+        return SIPRequest(
+            method: method, uri: SIPURI("sip:parley@192.0.2.1:5070")!,
+            via: SIPVia(transport: "UDP", host: "192.0.2.2", port: 5062, branch: "z9hG4bK-table-\(method)-\(cseq)"),
+            from: address("sip:alice@192.0.2.2:5062", tag: remoteTag),
+            to: address("sip:parley@192.0.2.1:5070", tag: leg.localTag), callID: leg.callID, cseq: cseq,
+            contact: address("sip:alice@192.0.2.2:5062", tag: nil), contentType: contentType, body: body)
+    }
+
+    /// The peer's response to a request of ours.
+    static func response(_ status: Int, to request: SIPRequest, tag: String? = "peer-tag") -> SIPResponse {
+        request.makeResponse(statusCode: status, toTag: tag ?? "")
+    }
+
+    private static func address(_ uri: String, tag: String?) -> SIPAddress {
+        var address = SIPAddress(uri: SIPURI(uri)!)
+        if let tag { address.parameters.set("tag", tag) }
+        return address
+    }
+
+    // MARK: Notation
+
+    private static func describe(_ effect: CallLegEffect) -> String? {
+        switch effect {
+        case .send(let request, _, _): "→ \(request.method)"
+        case .respond(let response, _): "← \(response.statusCode)"
+        case .sendStateless(.request(let request), _): "→ \(request.method)"
+        case .sendStateless(.response(let response), _): "← \(response.statusCode) again"
+        case .abandon(let request): "abandon \(request)"
+        case .startTimer(let timer, _): "+\(timer)"
+        case .cancelTimer(let timer): "−\(timer)"
+        case .report(let event): "report \(name(of: event))"
+        case .performJoin: "Join"
+        case .fulfil(let action): "✓ \(action)"
+        case .fail(let action, _): "✗ \(action)"
+        case .log, .forget: nil
+        }
+    }
+
+    private static func name(of event: Conversation.Event) -> String {
+        switch event {
+        case .startedConnecting: "startedConnecting"
+        case .connected: "connected"
+        case .ended(_, let reason): "ended(\(reason))"
+        case .updated: "updated"
+        }
+    }
+}
