@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "ParleyEngine", targets: ["ParleyEngine"]),
         .library(name: "VoIPPush", targets: ["VoIPPush"]),
         .library(name: "ControlChannel", targets: ["ControlChannel"]),
+        .library(name: "ParleyNode", targets: ["ParleyNode"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parleyd", targets: ["parleyd"]),
         .executable(name: "parley-bench-core", targets: ["parley-bench-core"]),
@@ -59,20 +60,28 @@ let package = Package(
         // The control API's transport: newline-delimited JSON over a Unix socket, the same over WebSocket on loopback
         // TCP (RFC 6455, Origin allow-list), token hello, bounded queues.
         .target(name: "ControlChannel", dependencies: ["ParleyIO"]),
+        // One Parley endpoint built from one configuration: loop, transports, engine, history, push client, control.
+        .target(
+            name: "ParleyNode",
+            dependencies: [
+                "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush", "ControlChannel",
+                "ControlProtocol",
+            ]
+        ),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
         .executableTarget(
             name: "parley",
             dependencies: [
                 "ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport", "VoIPPush",
-                "ControlChannel", "ControlProtocol", "ParleyIO", "ParleyEngine",
+                "ControlChannel", "ControlProtocol", "ParleyIO", "ParleyEngine", "ParleyNode",
             ]
         ),
         .executableTarget(
             name: "parleyd",
             dependencies: [
-                "ParleyEngine", "ConversationKit", "CallHistory", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO",
-                "CommandLineSupport", "VoIPPush", "ControlChannel", "ControlProtocol",
+                "ParleyNode", "ParleyEngine", "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO",
+                "CommandLineSupport", "VoIPPush",
             ]
         ),
         .executableTarget(
@@ -81,7 +90,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "parley-bench-push",
-            dependencies: ["ParleyEngine", "ConversationKit", "SIPTransport", "ParleyIO", "VoIPPush"]
+            dependencies: ["ParleyNode", "ParleyEngine", "ConversationKit", "SIPTransport", "VoIPPush"]
         ),
         .executableTarget(
             name: "parley-bench-core",

@@ -1,45 +1,36 @@
 import ConversationKit
 import Foundation
 import ParleyEngine
-import ParleyIO
+import ParleyNode
 import SIPTransport
 import VoIPPush
 
 /// `parley-bench-push [PUSHES]`: push-to-reported latency on loopback. A push simulator, and two devices registered
-/// with it: "engine", whose handler reports each push to a `ParleyEngine` (the daemon's path: the conversation is
-/// ringing before the handler returns), and "bare", whose handler acknowledges at once (the baseline: the
-/// simulator and the channel alone). A sender sends PUSHES pushes to each, one at a time, and times each from send
+/// with it: "engine", a `ParleyNode` (the daemon's path: the conversation is ringing before the push handler
+/// returns), and "bare", whose handler acknowledges at once (the baseline: the simulator and the channel alone). A sender sends PUSHES pushes to each, one at a time, and times each from send
 /// to the sender's `delivered, reported` outcome. The last line is `push_p99_ms: X` (the engine device's p99).
 let pushes = CommandLine.arguments.count > 1 ? max(100, Int(CommandLine.arguments[1]) ?? 10_000) : 10_000
 
 let simulator = try PushSimulator(listeningOn: PushEndpoint("127.0.0.1:0")!, log: { _ in })
-let loop = try EventLoop(name: "bench-engine")
-let environment = LoopEnvironment(loop: loop)
-let manager = try ConversationManager(configuration: .init(includesConversationInRecents: false))
-let engine = ParleyEngine(
-    configuration: EngineConfiguration(
-        listenAddresses: [ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)], pushInviteWait: .milliseconds(200)),
-    manager: manager, environment: environment)
 
-func device(_ token: String, handler: @escaping @Sendable (PushDelivery) -> PushAck) -> PushDeviceClient {
-    let client = PushDeviceClient(configuration: .init(endpoint: simulator.endpoint, token: token), handler: handler)
-    client.start()
-    let deadline = Date().addingTimeInterval(10)
-    while !client.state.isRegistered {
-        guard Date() < deadline else { fatalError("device \(token) did not register: \(client.state)") }
-        usleep(5_000)
-    }
-    return client
-}
+/// The engine device: a node as parleyd runs one (no history, no control endpoint), taking pushes as "engine".
+let node = try ParleyNode(configuration: NodeConfiguration(
+    listen: [ListenAddress(kind: .udp, host: "127.0.0.1", port: 0)], recordsHistory: false, pushService: simulator.endpoint,
+    pushToken: "engine", pushInviteWait: .milliseconds(200), control: false,
+    manager: .init(includesConversationInRecents: false)))
+let registered = DispatchSemaphore(value: 0)
+node.observePushState { if $0.isRegistered { registered.signal() } }
+node.start()
+guard registered.wait(timeout: .now() + 10) == .success else { fatalError("the node did not register: \(String(describing: node.pushState))") }
 
-let engineDevice = device("engine") { delivery in
-    let payload = delivery.payload
-    let handling = engine.handlePush(PushedCall(
-        uuid: payload.uuid, handle: payload.handle, callID: payload.callID, isVideo: payload.isVideo,
-        expiresAt: payload.expiresAt, isCancel: payload.cancel))
-    return PushAck(reported: handling.reported)
-}
-let bareDevice = device("bare") { _ in .reported }
+/// The baseline device: acknowledges at once.
+let bareRegistered = DispatchSemaphore(value: 0)
+let bareDevice = PushDeviceClient(
+    configuration: .init(endpoint: simulator.endpoint, token: "bare"),
+    onEvent: { if case .stateChanged(let state) = $0, state.isRegistered { bareRegistered.signal() } },
+    handler: { _ in .reported })
+bareDevice.start()
+guard bareRegistered.wait(timeout: .now() + 10) == .success else { fatalError("device bare did not register") }
 
 /// Sends `count` pushes to `token` one at a time; returns each latency in milliseconds and the elapsed seconds.
 func run(token: String, count: Int) throws -> (latencies: [Double], seconds: Double) {
@@ -73,7 +64,7 @@ _ = try run(token: "engine", count: 200)  // warm-up
 _ = try run(token: "bare", count: 200)
 let measured = try run(token: "engine", count: pushes)
 let baseline = try run(token: "bare", count: pushes)
-let reportedConversations = manager.conversations.count
+let reportedConversations = node.manager.conversations.count
 for (name, result) in [("engine", measured), ("bare (baseline)", baseline)] {
     let sorted = result.latencies.sorted()
     print(String(
@@ -85,7 +76,6 @@ let baseP99 = percentile(baseline.latencies.sorted(), 0.99)
 print("conversations still ringing at the end (each ends 200 ms after its push): \(reportedConversations)")
 print(String(format: "ratio_p99_engine_to_bare: %.2f", p99 / baseP99))
 print(String(format: "push_p99_ms: %.3f", p99))
-engineDevice.stop()
 bareDevice.stop()
+node.stop()
 simulator.stop()
-loop.shutdown()

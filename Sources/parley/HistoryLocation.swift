@@ -1,12 +1,13 @@
 import CallHistory
 import CommandLineSupport
 import Foundation
+import ParleyNode
 
 /// Where the call history lives: `--db FILE`, or `--data-dir DIR` (the file `DIR/history.sqlite`), else the
 /// default data directory: `$PARLEY_DATA_DIR`, else `$XDG_DATA_HOME/parley`, else `~/.local/share/parley`.
 struct HistoryLocation: Sendable, Equatable {
     /// The database file's name inside a data directory.
-    static let fileName = "history.sqlite"
+    static let fileName = DataDirectory.historyFileName
 
     /// The database file.
     let path: String
@@ -17,12 +18,8 @@ struct HistoryLocation: Sendable, Equatable {
     static func defaultDataDirectory(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> (path: String, source: String) {
-        if let dir = environment["PARLEY_DATA_DIR"], !dir.isEmpty { return (dir, "$PARLEY_DATA_DIR") }
-        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
-            return ((xdg as NSString).appendingPathComponent("parley"), "$XDG_DATA_HOME/parley")
-        }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return ((home as NSString).appendingPathComponent(".local/share/parley"), "~/.local/share/parley")
+        let directory = DataDirectory.resolve(environment: environment)
+        return (directory.path, directory.source)
     }
 
     /// Takes `--db` and `--data-dir` out of `arguments` (they exclude each other).

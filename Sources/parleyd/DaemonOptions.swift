@@ -6,37 +6,22 @@ import SIPMessages
 import SIPSignaling
 import ParleyIO
 import SIPTransport
+import ParleyIO
+import ParleyNode
 import VoIPPush
 
 /// parleyd's settings, from the command line and an optional config file (`--config FILE`: one `option value` per
-/// line, `#` comments; the command line wins for single-valued options, `listen` and `call` add up).
+/// line, `#` comments; the command line wins for single-valued options, `listen` and `call` add up): the node's
+/// configuration, and what the daemon itself does with calls (for tests and demos without a frontend).
 struct DaemonOptions {
-    var listen: [ListenAddress] = []
-    var tlsCertificate: String?
-    var tlsKey: String?
-    var tlsVerify = false
-    var tlsCA: String?
-    var dataDirectory: String?
-    var recordsHistory = true
-    var contactsFile: String?
-    var userName = "parley"
-    var displayName: String?
-    var autoAnswer: Duration?
-    var declineStatus = 486
-    var ringTimeout: Duration = .seconds(60)
-    var phoneDomain: String?
+    /// The node to run.
+    var node = NodeConfiguration(listen: [], version: DaemonVersion.current)
+    /// The most detailed log level written.
+    var logLevel: EngineLog.Level = .info
     var calls: [String] = []
     var callID: String?
     var script: CallScript?
     var exitAfter: Int?
-    var logLevel: EngineLog.Level = .info
-    var registration: RegistrationConfiguration?
-    var pushService: PushEndpoint?
-    var pushToken: String?
-    var pushInviteWait: Duration = .seconds(10)
-    var control = true
-    var webSocket: (host: String, port: UInt16)?
-    var allowedOrigins: Set<String> = []
 
     static let help = """
         usage: parleyd [options]
@@ -101,51 +86,52 @@ struct DaemonOptions {
         var options = DaemonOptions()
         for text in try arguments.options("--listen") {
             do {
-                options.listen.append(try ListenAddress(parsing: text))
+                options.node.listen.append(try ListenAddress(parsing: text))
             } catch {
                 throw UsageError("--listen \(text): \(error)")
             }
         }
-        if options.listen.isEmpty { options.listen = [ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)] }
-        options.tlsCertificate = try arguments.option("--tls-cert")
-        options.tlsKey = try arguments.option("--tls-key")
-        options.tlsVerify = arguments.flag("--tls-verify")
-        options.tlsCA = try arguments.option("--tls-ca")
-        let hasTLS = options.listen.contains { $0.kind == .tls }
-        if hasTLS && (options.tlsCertificate == nil || options.tlsKey == nil) {
+        if options.node.listen.isEmpty { options.node.listen = [ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)] }
+        let certificate = try arguments.option("--tls-cert"), key = try arguments.option("--tls-key")
+        options.node.tls = TLSConfiguration(
+            certificatePath: certificate, privateKeyPath: key, verifyPeer: arguments.flag("--tls-verify"),
+            caFilePath: try arguments.option("--tls-ca"))
+        let hasTLS = options.node.listen.contains { $0.kind == .tls }
+        if hasTLS && (certificate == nil || key == nil) {
             throw UsageError("a tls:// listener needs --tls-cert FILE and --tls-key FILE")
         }
-        options.dataDirectory = try arguments.option("--data-dir")
-        options.recordsHistory = !arguments.flag("--no-history")
-        options.control = !arguments.flag("--no-control")
+        options.node.dataDirectory = DataDirectory.resolve(try arguments.option("--data-dir"))
+        options.node.recordsHistory = !arguments.flag("--no-history")
+        options.node.control = !arguments.flag("--no-control")
         if let text = try arguments.option("--websocket") {
             guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
                 throw UsageError("--websocket expects HOST:PORT on loopback, e.g. 127.0.0.1:5080, got '\(text)'")
             }
             var host = String(text[..<colon])
             if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-            options.webSocket = (host, port)
+            options.node.webSocket = NodeConfiguration.WebSocketEndpoint(host: host, port: port)
         }
-        options.allowedOrigins = Set(try arguments.options("--allow-origin"))
-        if !options.allowedOrigins.isEmpty && options.webSocket == nil {
+        let origins = Set(try arguments.options("--allow-origin"))
+        if !origins.isEmpty && options.node.webSocket == nil {
             throw UsageError("--allow-origin goes with --websocket HOST:PORT")
         }
-        options.contactsFile = try arguments.option("--contacts")
-        if let user = try arguments.option("--user") { options.userName = user }
-        options.displayName = try arguments.option("--display-name")
-        if let name = options.displayName, name.isEmpty || name.count > 100 || name.contains(where: \.isNewline) {
+        options.node.webSocket?.allowedOrigins = origins
+        options.node.contactsFile = try arguments.option("--contacts")
+        if let user = try arguments.option("--user") { options.node.userName = user }
+        options.node.displayName = try arguments.option("--display-name")
+        if let name = options.node.displayName, name.isEmpty || name.count > 100 || name.contains(where: \.isNewline) {
             throw UsageError("--display-name must be 1–100 characters on one line")
         }
-        options.autoAnswer = try arguments.option("--auto-answer", as: "milliseconds (0–600000)") { text in
+        options.node.autoAnswer = try arguments.option("--auto-answer", as: "milliseconds (0–600000)") { text in
             Int(text).flatMap { (0...600_000).contains($0) ? Duration.milliseconds($0) : nil }
         }
         if let decline = try arguments.option("--decline", as: "486 or 603", { Int($0).flatMap { [486, 603].contains($0) ? $0 : nil } }) {
-            options.declineStatus = decline
+            options.node.declineStatus = decline
         }
         if let ring = try arguments.option("--ring-timeout", as: "seconds (1–3600)", { Int($0).flatMap { (1...3600).contains($0) ? $0 : nil } }) {
-            options.ringTimeout = .seconds(ring)
+            options.node.ringTimeout = .seconds(ring)
         }
-        options.phoneDomain = try arguments.option("--phone-domain")
+        options.node.phoneDomain = try arguments.option("--phone-domain")
         options.calls = try arguments.options("--call")
         options.callID = try arguments.option("--call-id")
         if let callID = options.callID {
@@ -166,25 +152,26 @@ struct DaemonOptions {
             guard let endpoint = PushEndpoint(service) else {
                 throw UsageError("--push-service expects HOST:PORT (IPv6 as [::1]:PORT), got '\(service)'")
             }
-            options.pushService = endpoint
+            options.node.pushService = endpoint
         }
-        options.pushToken = try arguments.option("--push-token")
-        if options.pushToken != nil && options.pushService == nil {
+        options.node.pushToken = try arguments.option("--push-token")
+        if options.node.pushToken != nil && options.node.pushService == nil {
             throw UsageError("--push-token needs --push-service HOST:PORT")
         }
-        if let token = options.pushToken, token.isEmpty || token.count > 256 || token.contains(where: \.isWhitespace) {
+        if let token = options.node.pushToken, token.isEmpty || token.count > 256 || token.contains(where: \.isWhitespace) {
             throw UsageError("--push-token must be 1–256 characters without spaces")
         }
         // Below the manager's 30 s action timeout, so a Join made before the INVITE cannot time out first.
         if let wait = try arguments.option("--push-invite-wait", as: "seconds (1–25)", { Int($0).flatMap { (1...25).contains($0) ? $0 : nil } }) {
-            options.pushInviteWait = .seconds(wait)
+            options.node.pushInviteWait = .seconds(wait)
         }
-        options.registration = try registration(&arguments, userName: options.userName)
-        if let service = options.pushService, options.registration != nil {
+        options.node.registration = try registration(&arguments, userName: options.node.userName)
+        if let service = options.node.pushService, options.node.registration != nil {
             // RFC 8599: the registrar learns how to wake us.
-            options.registration?.contactParameters = [
+            let token = options.node.effectivePushToken
+            options.node.registration?.contactParameters = [
                 SIPParameter(name: "pn-provider", value: "parley-sim"),
-                SIPParameter(name: "pn-prid", value: options.pushToken ?? "parleyd-\(options.userName)"),
+                SIPParameter(name: "pn-prid", value: token),
                 SIPParameter(name: "pn-param", value: service.description.replacingOccurrences(of: ":", with: ".")),
             ]
         }
@@ -192,6 +179,7 @@ struct DaemonOptions {
             options.logLevel = level
         }
         try arguments.finish()
+        options.node.log = EngineLog(level: options.logLevel) { level, message in DaemonOutput.line(level, message) }
         return options
     }
 

@@ -2,7 +2,7 @@ import ConversationKit
 import Foundation
 import ParleyEngine
 import ParleyIO
-import SIPTransport
+import ParleyIO
 
 /// Runs a ``CallScript`` on one conversation: each action is performed through the manager (the same pipeline a
 /// frontend uses) and the next step starts when it has completed; `wait` steps use the loop's timers.
@@ -30,20 +30,12 @@ struct ScriptRunner: Sendable {
             log.error("script: \(action.kindDescription) on \(conversation) refused: \(error)")
             return
         }
-        awaitCompletion(of: action) {
-            if case .failed(let reason) = action.state {
+        // The next step starts (on the loop) when this one's action settles.
+        action.whenSettled { state in
+            if case .failed(let reason) = state {
                 log.error("script: \(action.kindDescription) on \(conversation) failed: \(reason)")
             }
-            self.step(rest, conversation: conversation)
+            loop.execute { self.step(rest, conversation: conversation) }
         }
-    }
-
-    /// Checks every 10 ms (on the loop) until `action` is complete, then runs `next`.
-    private func awaitCompletion(of action: ConversationAction, then next: @escaping () -> Void) {
-        if action.isComplete {
-            next()
-            return
-        }
-        loop.schedule(after: .milliseconds(10)) { self.awaitCompletion(of: action, then: next) }
     }
 }

@@ -1,12 +1,8 @@
-import CallHistory
 import CommandLineSupport
-import ConversationKit
 import Foundation
-import ParleyEngine
-import ParleyIO
-import SIPTransport
+import ParleyNode
 
-/// `parleyd`: Parley's SIP daemon. See `parleyd --help`.
+/// `parleyd`: Parley's SIP daemon — options → configuration → `ParleyNode.run`. See `parleyd --help`.
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains("--help") || arguments.contains("-h") {
     print(DaemonOptions.help)
@@ -23,13 +19,14 @@ do {
     DaemonOutput.error("parleyd: \(error)\nRun 'parleyd --help' for usage.")
     exit(ExitCode.usage.rawValue)
 }
-let daemon: Daemon
-let signalSources: [DispatchSourceSignal]
+let node: ParleyNode
 do {
-    daemon = try Daemon(options: options)
-    signalSources = try daemon.start()
+    node = try ParleyNode(configuration: options.node)
 } catch {
     DaemonOutput.error("parleyd: \(error)")
     exit(ExitCode.failure.rawValue)
 }
-dispatchMain()
+let automation = DaemonAutomation(options: options, node: node)
+node.start()
+automation.start()
+node.run()

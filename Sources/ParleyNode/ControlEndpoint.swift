@@ -4,11 +4,12 @@ import ControlProtocol
 import ConversationKit
 import Foundation
 import ParleyEngine
+import ParleyIO
 import Synchronization
 
-/// parleyd's control API endpoints: the Unix socket `DATA_DIR/control.sock` (mode 0600), and optionally a WebSocket
-/// on a loopback port (for browser frontends; Origin-checked), both for clients holding `DATA_DIR/control.token`.
-/// Requests go to the engine's ``ControlService``; clients that subscribed get every event.
+/// A node's control API endpoints: the Unix socket `DATA_DIR/control.sock` (mode 0600), and optionally a WebSocket
+/// on a loopback port (for browser frontends; Origin-checked), both for clients holding `DATA_DIR/control.token`,
+/// both on the node's loop. Requests go to the engine's ``ControlService``; clients that subscribed get every event.
 final class ControlEndpoint: Sendable {
     private let unix: ControlServer
     private let webSocket: ControlWebSocketServer?
@@ -28,15 +29,14 @@ final class ControlEndpoint: Sendable {
     }
 
     init(
-        directory: String, engine: ParleyEngine, history: (any CallHistoryStore)?, contacts: ContactDirectory?,
-        webSocket: (host: String, port: UInt16, origins: Set<String>)?, log: EngineLog,
+        directory: DataDirectory, engine: ParleyEngine, history: (any CallHistoryStore)?, contacts: ContactDirectory?,
+        webSocket: NodeConfiguration.WebSocketEndpoint?, loop: EventLoop, log: EngineLog,
         status: @escaping @Sendable () -> [String: Any]
     ) throws {
-        try FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let token = try ControlToken.loadOrCreate(in: directory)
+        try directory.create()
+        let token = try ControlToken.loadOrCreate(in: directory.path)
         let service = ControlService(engine: engine, history: history, contacts: contacts, status: status)
-        let socketPath = (directory as NSString).appendingPathComponent("control.sock")
+        let socketPath = directory.controlSocketPath
 
         func handlers(_ subscribers: Subscribers, _ sender: Sender) -> (
             onLine: @Sendable (ControlClientID, Data) -> Void, onClose: @Sendable (ControlClientID) -> Void
@@ -54,7 +54,7 @@ final class ControlEndpoint: Sendable {
         let unixSender = Sender()
         let unixHandlers = handlers(unixSubscribers, unixSender)
         unix = try ControlServer(
-            socketPath: socketPath, token: token, onLine: unixHandlers.onLine, onClose: unixHandlers.onClose)
+            socketPath: socketPath, token: token, loop: loop, onLine: unixHandlers.onLine, onClose: unixHandlers.onClose)
         unixSender.set { [unix] line, client in unix.send(line, to: client) }
 
         let webSubscribers = Subscribers()
@@ -62,8 +62,8 @@ final class ControlEndpoint: Sendable {
             let webSender = Sender()
             let webHandlers = handlers(webSubscribers, webSender)
             let server = try ControlWebSocketServer(
-                host: webSocket.host, port: webSocket.port, token: token, allowedOrigins: webSocket.origins,
-                onLine: webHandlers.onLine, onClose: webHandlers.onClose)
+                host: webSocket.host, port: webSocket.port, token: token, allowedOrigins: webSocket.allowedOrigins,
+                loop: loop, onLine: webHandlers.onLine, onClose: webHandlers.onClose)
             webSender.set { line, client in server.send(line, to: client) }
             self.webSocket = server
         } else {
@@ -77,7 +77,7 @@ final class ControlEndpoint: Sendable {
             for client in unixClients { unix.send(line, to: client) }
             if let webSocket { for client in webClients { webSocket.send(line, to: client) } }
         }
-        log.info("control socket \(socketPath) (token in \(ControlToken.path(in: directory)))"
+        log.info("control socket \(socketPath) (token in \(ControlToken.path(in: directory.path)))"
             + (self.webSocket.map { " and ws://\(webSocket?.host ?? "127.0.0.1"):\($0.port)/" } ?? ""))
     }
 

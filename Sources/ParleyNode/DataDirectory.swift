@@ -1,0 +1,45 @@
+import Foundation
+
+/// Where a Parley node keeps its files (the call history, the control socket and token): the one resolver `parley`
+/// and `parleyd` share.
+public struct DataDirectory: Sendable, Hashable {
+    /// The directory.
+    public let path: String
+    /// How it was chosen, for messages: `--data-dir`, `$PARLEY_DATA_DIR`, `$XDG_DATA_HOME/parley` or
+    /// `~/.local/share/parley`.
+    public let source: String
+
+    /// `explicit` (a `--data-dir`) if given, else `$PARLEY_DATA_DIR`, else `$XDG_DATA_HOME/parley` (when absolute),
+    /// else `~/.local/share/parley` (`$HOME`, else the account's home directory).
+    public static func resolve(
+        _ explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> DataDirectory {
+        if let explicit, !explicit.isEmpty { return DataDirectory(path: explicit, source: "--data-dir") }
+        if let dir = environment["PARLEY_DATA_DIR"], !dir.isEmpty { return DataDirectory(path: dir, source: "$PARLEY_DATA_DIR") }
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            return DataDirectory(path: (xdg as NSString).appendingPathComponent("parley"), source: "$XDG_DATA_HOME/parley")
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return DataDirectory(path: (home as NSString).appendingPathComponent(".local/share/parley"), source: "~/.local/share/parley")
+    }
+
+    /// A directory chosen by the caller.
+    public init(path: String, source: String) {
+        self.path = path
+        self.source = source
+    }
+
+    /// The call history's database file: `history.sqlite`.
+    public var historyPath: String { (path as NSString).appendingPathComponent(Self.historyFileName) }
+    /// The control socket: `control.sock`.
+    public var controlSocketPath: String { (path as NSString).appendingPathComponent("control.sock") }
+
+    /// The history database's file name inside a data directory.
+    public static let historyFileName = "history.sqlite"
+
+    /// Creates the directory (and its parents) if missing, readable by its owner only.
+    public func create() throws {
+        try FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+}

@@ -1,0 +1,116 @@
+import ConversationKit
+import Foundation
+import ParleyEngine
+import ParleyIO
+import SIPSignaling
+import SIPTransport
+import VoIPPush
+
+/// Everything a Parley node is, as one value: where it listens, who it is, what it keeps, which push channel and
+/// control endpoints it serves. `parleyd` turns its command line into one; tests and benchmarks write one directly.
+public struct NodeConfiguration: Sendable {
+    /// A WebSocket endpoint of the control API (loopback only).
+    public struct WebSocketEndpoint: Sendable, Hashable {
+        /// A loopback address.
+        public var host: String
+        /// The port (0: any free port).
+        public var port: UInt16
+        /// Browser Origins allowed besides none.
+        public var allowedOrigins: Set<String>
+
+        /// An endpoint from its parts.
+        public init(host: String, port: UInt16, allowedOrigins: Set<String> = []) {
+            self.host = host
+            self.port = port
+            self.allowedOrigins = allowedOrigins
+        }
+    }
+
+    /// Where SIP is listened for (the ports actually bound are in ``ParleyNode/listenAddresses``).
+    public var listen: [ListenAddress]
+    /// The certificate of tls:// listeners and how TLS peers are checked.
+    public var tls: TLSConfiguration
+    /// Where the history, the control socket and its token live.
+    public var dataDirectory: DataDirectory
+    /// Whether ended conversations are recorded (in `dataDirectory/history.sqlite`).
+    public var recordsHistory: Bool
+    /// A contacts file (JSON or vCard) that names callers.
+    public var contactsFile: String?
+    /// Our SIP user name.
+    public var userName: String
+    /// The name callers see; nil: the user name capitalised ("Parley" for the default user).
+    public var displayName: String?
+    /// How End refuses a ringing call: 486 or 603.
+    public var declineStatus: Int
+    /// How long a call may ring unanswered.
+    public var ringTimeout: Duration
+    /// Answer incoming calls after this delay (nil: never).
+    public var autoAnswer: Duration?
+    /// The domain phone numbers are called at.
+    public var phoneDomain: String?
+    /// Register with a registrar (nil: do not).
+    public var registration: RegistrationConfiguration?
+    /// The VoIP push simulator to take pushes from (nil: none).
+    public var pushService: PushEndpoint?
+    /// The device token registered there (nil: `parleyd-USER`).
+    public var pushToken: String?
+    /// How long a pushed call waits for its INVITE.
+    public var pushInviteWait: Duration
+    /// Whether the control API is served on `dataDirectory/control.sock`.
+    public var control: Bool
+    /// The control API over WebSocket too (nil: not).
+    public var webSocket: WebSocketEndpoint?
+    /// The version the node reports (the User-Agent and Server headers, `status`).
+    public var version: String
+    /// Where log lines go, and how many.
+    public var log: EngineLog
+    /// The manager's limits and handle rules.
+    public var manager: ConversationManager.Configuration
+
+    /// A node with the embedded defaults: UDP on 127.0.0.1:5070, history and control in the default data directory.
+    public init(
+        listen: [ListenAddress] = [ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)],
+        tls: TLSConfiguration = TLSConfiguration(verifyPeer: false), dataDirectory: DataDirectory = .resolve(),
+        recordsHistory: Bool = true, contactsFile: String? = nil, userName: String = "parley",
+        displayName: String? = nil, declineStatus: Int = 486, ringTimeout: Duration = .seconds(60),
+        autoAnswer: Duration? = nil, phoneDomain: String? = nil, registration: RegistrationConfiguration? = nil,
+        pushService: PushEndpoint? = nil, pushToken: String? = nil, pushInviteWait: Duration = .seconds(10),
+        control: Bool = true, webSocket: WebSocketEndpoint? = nil, version: String = "0.3.0", log: EngineLog = .silent,
+        manager: ConversationManager.Configuration = .init()
+    ) {
+        self.listen = listen
+        self.tls = tls
+        self.dataDirectory = dataDirectory
+        self.recordsHistory = recordsHistory
+        self.contactsFile = contactsFile
+        self.userName = userName
+        self.displayName = displayName
+        self.declineStatus = declineStatus
+        self.ringTimeout = ringTimeout
+        self.autoAnswer = autoAnswer
+        self.phoneDomain = phoneDomain
+        self.registration = registration
+        self.pushService = pushService
+        self.pushToken = pushToken
+        self.pushInviteWait = pushInviteWait
+        self.control = control
+        self.webSocket = webSocket
+        self.version = version
+        self.log = log
+        self.manager = manager
+    }
+
+    /// The device token registered with the push service.
+    public var effectivePushToken: String { pushToken ?? "parleyd-\(userName)" }
+
+    /// The name callers see.
+    public var effectiveDisplayName: String { displayName ?? (userName == "parley" ? "Parley" : userName.capitalized) }
+
+    /// The engine's configuration, once the listeners are bound.
+    func engineConfiguration(listeningOn bound: [ListenAddress]) -> EngineConfiguration {
+        EngineConfiguration(
+            userName: userName, displayName: effectiveDisplayName, listenAddresses: bound, declineStatus: declineStatus,
+            ringTimeout: ringTimeout, autoAnswerDelay: autoAnswer, phoneDomain: phoneDomain,
+            product: "Parley/\(version)", registration: registration, pushInviteWait: pushInviteWait)
+    }
+}

@@ -1,0 +1,175 @@
+import CallHistory
+import ConversationKit
+import Dispatch
+import Foundation
+import ParleyEngine
+import ParleyIO
+import SIPTransport
+import Synchronization
+import VoIPPush
+
+/// Why a node could not start.
+public struct NodeError: Error, CustomStringConvertible {
+    /// For people.
+    public let description: String
+
+    init(_ description: String) { self.description = description }
+}
+
+/// One Parley endpoint, built from one ``NodeConfiguration``: the event loop every socket runs on, the SIP
+/// transports, the conversation manager and the engine, the call history, the control endpoints and the push
+/// device client, wired once here. `parleyd` is options → configuration → `ParleyNode` → ``run()``; tests and
+/// benchmarks build nodes the same way.
+///
+/// Start-up order: everything that can fail (contacts, history, listeners, control socket and token) is in place
+/// before ``start()`` registers anywhere or takes a push, so a node that failed to start has told no one it exists.
+public final class ParleyNode: Sendable {
+    /// What the node was built from.
+    public let configuration: NodeConfiguration
+    /// The loop every socket of the node runs on.
+    public let loop: EventLoop
+    /// The conversations.
+    public let manager: ConversationManager
+    /// The SIP engine.
+    public let engine: ParleyEngine
+    /// The call history, when kept.
+    public let history: SQLiteCallHistory?
+    /// The contacts that name callers, when given.
+    public let contacts: ContactDirectory?
+    /// The addresses listened on, with the ports actually bound.
+    public let listenAddresses: [ListenAddress]
+    /// The WebSocket port actually bound, when the control API is served over WebSocket.
+    public var webSocketPort: UInt16? { control?.webSocketPort }
+    private let transport: SIPTransport
+    private let control: ControlEndpoint?
+    private let push: PushWakeUp?
+    private let stopping = Atomic<Bool>(false)
+
+    /// Builds the node: loads contacts, opens the history, binds every listener, opens the control endpoints.
+    /// Nothing is announced to anyone until ``start()``.
+    public init(configuration: NodeConfiguration) throws {
+        self.configuration = configuration
+        let log = configuration.log
+        let contacts = try configuration.contactsFile.map {
+            try ContactDirectory.load(contentsOf: URL(fileURLWithPath: $0), normalizer: configuration.manager.handleNormalizer)
+        }
+        self.contacts = contacts
+        var history: SQLiteCallHistory?
+        if configuration.recordsHistory {
+            try configuration.dataDirectory.create()
+            history = try SQLiteCallHistory(
+                path: configuration.dataDirectory.historyPath, normalizer: configuration.manager.handleNormalizer)
+        }
+        self.history = history
+        let manager = try ConversationManager(configuration: configuration.manager)
+        self.manager = manager
+        let loop = try EventLoop(name: "parley-node")
+        self.loop = loop
+        let environment = LoopEnvironment(loop: loop)
+        let engineBox = EngineBox()
+        let transport = SIPTransport(loop: loop, tls: configuration.tls) { inbound in engineBox.engine?.receive(inbound) }
+        self.transport = transport
+        environment.attach(transport)
+        do {
+            let bound = try configuration.listen.map { try transport.listenSync($0) }
+            listenAddresses = bound
+            let engineConfiguration = configuration.engineConfiguration(listeningOn: bound)
+            guard engineConfiguration.problems.isEmpty else {
+                throw NodeError(engineConfiguration.problems.joined(separator: "; "))
+            }
+            let recorder = history.map { HistoryRecorder(store: $0, configuration: configuration.manager, contacts: contacts) }
+            let engine = ParleyEngine(
+                configuration: engineConfiguration, manager: manager, environment: environment, history: recorder, log: log)
+            self.engine = engine
+            engineBox.set(engine)
+            loop.execute {
+                transport.onSendFailure = { destination, error in
+                    engineBox.engine?.transportFailed(towards: destination, reason: "\(error)")
+                }
+            }
+            control = try configuration.control ? Self.controlEndpoint(configuration, engine, history, contacts, bound, loop) : nil
+            push = configuration.pushService.map { endpoint in
+                PushWakeUp(endpoint: endpoint, token: configuration.effectivePushToken, engine: engine, loop: loop, log: log)
+            }
+        } catch {
+            loop.shutdown()
+            throw error
+        }
+    }
+
+    private static func controlEndpoint(
+        _ configuration: NodeConfiguration, _ engine: ParleyEngine, _ history: SQLiteCallHistory?,
+        _ contacts: ContactDirectory?, _ bound: [ListenAddress], _ loop: EventLoop
+    ) throws -> ControlEndpoint {
+        let version = configuration.version, user = configuration.userName
+        let pushToken: String? = configuration.pushService == nil ? nil : configuration.effectivePushToken
+        return try ControlEndpoint(
+            directory: configuration.dataDirectory, engine: engine, history: history, contacts: contacts,
+            webSocket: configuration.webSocket, loop: loop, log: configuration.log,
+            status: {
+                [
+                    "version": version, "listening": bound.map(\.description), "user": user,
+                    "pushToken": pushToken.map { $0 as Any } ?? NSNull(),
+                ]
+            })
+    }
+
+    /// Where the push client is (nil without a push service).
+    public var pushState: PushDeviceClient.State? { push?.state }
+
+    /// Calls `observer` with every state the push client enters (on the node's loop); nothing without a push service.
+    public func observePushState(_ observer: @escaping @Sendable (PushDeviceClient.State) -> Void) {
+        push?.observe(observer)
+    }
+
+    /// Starts what the node does on its own: registering (when configured) and taking pushes. Logs
+    /// "parleyd VERSION listening on …" once everything is ready.
+    public func start() {
+        engine.start()
+        configuration.log.info(
+            "parleyd \(configuration.version) listening on " + listenAddresses.map(\.description).joined(separator: " ")
+                + (history.map { " history \($0.path)" } ?? " (no history)"))
+        push?.start()
+    }
+
+    /// Stops the node: the push client and the control endpoints close, every call ends (BYE, CANCEL or a
+    /// refusal) through the manager, the registration is removed, the history is flushed and the loop stops.
+    /// Idempotent: returns false when another stop is already under way.
+    @discardableResult
+    public func stop(grace: Duration = .seconds(2)) -> Bool {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        push?.stop()
+        control?.stop()
+        engine.shutdown(grace: grace)
+        loop.shutdown()
+        return true
+    }
+
+    /// Runs the node until SIGINT or SIGTERM (a second one exits at once), then stops it and exits 0. Never returns.
+    public func run() -> Never {
+        let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in
+                configuration.log.info("signal \(number == SIGINT ? "SIGINT" : "SIGTERM"): ending calls and stopping")
+                exit(afterStopping: 0)
+            }
+            source.resume()
+            return source
+        }
+        withExtendedLifetime(signals) { dispatchMain() }
+    }
+
+    /// Stops the node and exits with `code`; asked again while stopping (a second Ctrl-C), leaves at once.
+    public func exit(afterStopping code: Int32) -> Never {
+        guard stop() else { _exit(1) }
+        Foundation.exit(code)
+    }
+}
+
+/// The engine, set once after the transport (whose handler needs it) exists.
+private final class EngineBox: Sendable {
+    private let value = Mutex<ParleyEngine?>(nil)
+    var engine: ParleyEngine? { value.withLock { $0 } }
+    func set(_ engine: ParleyEngine) { value.withLock { $0 = engine } }
+}
