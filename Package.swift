@@ -111,6 +111,7 @@ let package = Package(
             name: "ParleyEngineTests",
             dependencies: [
                 "ParleyEngine", "ConversationKit", "SIPMessages", "SIPTransport", "ParleyIO", "CallHistory", "ControlProtocol",
+                "ParleyTestSupport",
             ]
         ),
         // Real peers (sipp, baresip) against the built parleyd on loopback.

@@ -156,28 +156,30 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
         }
     }
 
-    /// Sets the final state and lets go of the manager; then tells whoever asked, on a serial queue (the manager
-    /// settles actions while it holds its own lock, where no outside code may run).
+    /// Sets the final state and lets go of the manager; then tells whoever asked, on the manager's settlement queue
+    /// (the manager settles actions while it holds its own lock, where no outside code may run).
     func settle(_ state: State) {
-        let handlers = core.withLock { core -> [@Sendable (State) -> Void] in
+        let (handlers, queue) = core.withLock { core -> ([@Sendable (State) -> Void], DispatchQueue) in
+            let queue = core.manager?.settlementQueue ?? Self.defaultSettlementQueue
             core.state = state
             core.manager = nil
             core.pendingSequence = nil
             defer { core.settledHandlers = [] }
-            return core.settledHandlers
+            return (core.settledHandlers, queue)
         }
         guard !handlers.isEmpty else { return }
-        Self.settledQueue.async {
+        queue.async {
             for handler in handlers { handler(state) }
         }
     }
 
-    /// One serial queue for settlement handlers, so they run in the order the actions settled.
-    private static let settledQueue = DispatchQueue(label: "parley.action-settled")
+    /// The serial queue settlement handlers run on unless a manager is given another: one queue, so they run in
+    /// the order the actions settled.
+    public static let defaultSettlementQueue = DispatchQueue(label: "parley.action-settled")
 
     /// Calls `handler` once with the final state (complete, failed or timed out) when the action settles — at once,
-    /// on this thread, if it already has; otherwise soon after, on a serial queue (in settling order), outside every
-    /// lock.
+    /// on this thread, if it already has; otherwise soon after, on the manager's settlement queue (in settling
+    /// order), outside every lock.
     public func whenSettled(_ handler: @escaping @Sendable (State) -> Void) {
         let settled = core.withLock { core -> State? in
             if core.state.isFinished { return core.state }

@@ -20,20 +20,26 @@ public final class ConversationManager: Sendable {
     public let configuration: Configuration
     /// Where the manager reads the time.
     public let clock: any ConversationClock
+    /// The serial queue that runs actions' settlement handlers (``ConversationAction/whenSettled(_:)``), in the order
+    /// the actions settled.
+    public let settlementQueue: DispatchQueue
     private let core: Mutex<ManagerCore>
     private let relay = WakeUpRelay()
     /// Mirrors the core's delegate generation, so delivery can notice a replaced delegate between callbacks
     /// without taking the lock.
     private let delegateGeneration = Atomic<Int>(0)
 
-    /// Creates a manager; refuses a configuration with problems (see ``Configuration/problems``).
+    /// Creates a manager; refuses a configuration with problems (see ``Configuration/problems``). Settlement
+    /// handlers run on `settlementQueue` (a serial queue: tests pass their own and wait on it).
     public init(
-        configuration: Configuration = Configuration(), clock: any ConversationClock = SystemClock()
+        configuration: Configuration = Configuration(), clock: any ConversationClock = SystemClock(),
+        settlementQueue: DispatchQueue = ConversationAction.defaultSettlementQueue
     ) throws(ConversationManagerError) {
         let problems = configuration.problems
         guard problems.isEmpty else { throw .invalidConfiguration(problems) }
         self.configuration = configuration
         self.clock = clock
+        self.settlementQueue = settlementQueue
         self.core = Mutex(ManagerCore(configuration: configuration))
     }
 

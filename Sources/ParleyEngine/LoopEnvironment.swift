@@ -36,6 +36,11 @@ public final class LoopEnvironment: SIPEnvironment {
     public var isCurrent: Bool { loop.inEventLoop }
     /// Runs `work` on the loop thread.
     public func execute(_ work: @escaping @Sendable () -> Void) { loop.execute(work) }
+    /// Runs `work` on the loop thread and waits for it (nil once the loop is shut down, or after `timeout`).
+    public func executeAndWait<Value: Sendable>(within timeout: Duration?, _ work: @escaping @Sendable () -> Value) -> Value? {
+        guard let timeout else { return loop.executeAndWait(work) }
+        return loop.executeAndWait(within: timeout, work)
+    }
 }
 
 /// The transport, set once after the environment exists (the transport's handler needs the engine, which needs the

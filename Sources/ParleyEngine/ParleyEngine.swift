@@ -24,6 +24,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
     private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
     private let pushedCalls: PushedCallRegistry
+    /// Fired when the last live conversation leaves, while a shutdown waits for that.
+    private let lastConversationLeft = Mutex<ShutdownSignal?>(nil)
     /// Our local member handle (a constant of the configuration).
     private let localHandle: Handle
 
@@ -68,14 +70,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
 
     /// Where the registration stands.
     public var registrationState: RegistrationState {
-        let box = Mutex(RegistrationState.unregistered)
-        let done = DispatchSemaphore(value: 0)
-        let read: @Sendable () -> Void = { [agent] in
-            box.withLock { $0 = agent.value.registration?.state ?? .unregistered }
-            done.signal()
-        }
-        if environment.isCurrent { read() } else { environment.execute(read); done.wait() }
-        return box.withLock { $0 }
+        environment.executeAndWait { [agent] in agent.value.registration?.state ?? .unregistered } ?? .unregistered
     }
 
     /// Feeds one message from a transport (on the environment's thread).
@@ -100,22 +95,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
         // Run on the engine's thread, in turn with SIP messages, so the push and its INVITE cannot interleave (an
         // INVITE claiming a half-registered push, or a push missing an INVITE that just arrived). The engine's
         // thread never waits for the push handler's, so waiting here cannot deadlock.
-        let handling: PushHandling
-        if environment.isCurrent {
-            handling = reportPush(call)
-        } else {
-            let box = PushResult()
-            let done = DispatchSemaphore(value: 0)
-            environment.execute { [self] in
-                box.value.withLock { $0 = reportPush(call) }
-                done.signal()
-            }
-            if done.wait(timeout: .now() + 5) == .timedOut {
-                handling = .notReported(reason: "the engine did not take the push within 5 s (shutting down?)")
-            } else {
-                handling = box.value.withLock { $0 } ?? .notReported(reason: "no answer from the engine")
-            }
-        }
+        let handling = environment.executeAndWait(within: .seconds(5)) { [self] in reportPush(call) }
+            ?? .notReported(reason: "the engine did not take the push within 5 s (shutting down?)")
         emit(.pushHandled(callID: call.callID, handling: handling))
         return handling
     }
@@ -223,11 +204,21 @@ public final class ParleyEngine: ConversationManagerDelegate {
     }
 
     /// Ends every conversation through the manager's pipeline (End actions: BYE, CANCEL or a refusal, so each ends
-    /// as `localEnded`), waits up to `grace` for them, closes whatever SIP is still open, removes the registration,
-    /// then invalidates the manager and flushes the history. Call from outside the environment's thread.
+    /// as `localEnded`), waits up to `grace` for them, closes whatever SIP is still open, removes the registration and
+    /// waits (within the same grace) for those last requests to be answered, then invalidates the manager and flushes
+    /// the history. Every wait ends on an event — the last conversation leaving, the last client transaction ending —
+    /// or on the grace timer, which runs on the environment's clock; nothing polls. Call off the environment's thread.
     public func shutdown(grace: Duration = .seconds(2)) {
         precondition(!environment.isCurrent, "shutdown waits for the engine's thread")
-        let deadline = ContinuousClock.now + grace
+        let conversationsEnded = ShutdownSignal()
+        let requestsAnswered = ShutdownSignal()
+        lastConversationLeft.withLock { $0 = conversationsEnded }
+        _ = environment.executeAndWait { [environment] in
+            _ = environment.schedule(after: grace) {
+                conversationsEnded.fire()
+                requestsAnswered.fire()
+            }
+        }
         for conversation in manager.conversations where conversation.state != .leaving && conversation.state != .left {
             do {
                 try manager.perform([.end(conversationUUID: conversation.uuid)])
@@ -235,20 +226,16 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 log.debug("shutdown: cannot end \(conversation.uuid): \(error)")
             }
         }
-        while ContinuousClock.now < deadline && !manager.conversations.isEmpty {
-            usleep(10_000)
+        if manager.conversationCount == 0 { conversationsEnded.fire() }
+        conversationsEnded.wait()
+        // The last BYEs and the un-REGISTER get what is left of the grace period to be answered (their transactions
+        // retransmit meanwhile).
+        _ = environment.executeAndWait { [agent] in
+            agent.value.endAll()
+            agent.value.unregister()
+            agent.value.transactions.whenClientsDone { requestsAnswered.fire() }
         }
-        let done = DispatchSemaphore(value: 0)
-        environment.execute { [agent] in
-            _ = agent.value.endAll()
-            _ = agent.value.unregister()
-            done.signal()
-        }
-        done.wait()
-        // Give the last BYEs and the un-REGISTER a moment to be answered (their transactions retransmit meanwhile).
-        while ContinuousClock.now < deadline && statistics.pendingRequests > 0 {
-            usleep(10_000)
-        }
+        requestsAnswered.wait()
         manager.invalidate()
         history?.drain()
     }
@@ -261,22 +248,15 @@ public final class ParleyEngine: ConversationManagerDelegate {
 
     /// Counters for status reports.
     public var statistics: EngineStatistics {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex(EngineStatistics())
-        let read: @Sendable () -> Void = { [agent] in
+        environment.executeAndWait { [agent] in
             let counters = agent.value.counters
             let (servers, clients) = agent.value.transactions.count
-            box.withLock {
-                $0 = EngineStatistics(
-                    messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
-                    retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
-                    outgoingCalls: counters.outgoingCalls, liveCalls: agent.value.legs.count,
-                    liveTransactions: servers + clients, pendingRequests: clients)
-            }
-            done.signal()
-        }
-        if environment.isCurrent { read() } else { environment.execute(read); done.wait() }
-        return box.withLock { $0 }
+            return EngineStatistics(
+                messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
+                retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
+                outgoingCalls: counters.outgoingCalls, liveCalls: agent.value.legs.count,
+                liveTransactions: servers + clients, pendingRequests: clients)
+        } ?? EngineStatistics()
     }
 
     // MARK: ConversationManagerDelegate
@@ -317,6 +297,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             } else {
                 environment.execute { [agent] in agent.value.conversationLeft(uuid) }
             }
+            if manager.conversationCount == 0, let waiting = lastConversationLeft.withLock({ $0 }) { waiting.fire() }
             if let history {
                 history.record(conversation, callID: callID) { [self] record in
                     announce(transition)
@@ -335,9 +316,19 @@ public final class ParleyEngine: ConversationManagerDelegate {
     }
 }
 
-/// The answer of a push handed to the engine's thread.
-private final class PushResult: Sendable {
-    let value = Mutex<PushHandling?>(nil)
+/// A one-shot event a shutdown waits for: fired once (later calls do nothing), waited for once.
+final class ShutdownSignal: Sendable {
+    private let fired = Atomic<Bool>(false)
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    /// Fires the event; the first call wakes the waiter.
+    func fire() {
+        guard !fired.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        semaphore.signal()
+    }
+
+    /// Waits until the event has fired.
+    func wait() { semaphore.wait() }
 }
 
 /// What the engine tells observers (a frontend's event stream).

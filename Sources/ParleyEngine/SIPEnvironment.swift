@@ -29,4 +29,20 @@ public protocol SIPEnvironment: AnyObject, Sendable {
     var isCurrent: Bool { get }
     /// Runs `work` on the environment's thread, soon (from any thread).
     func execute(_ work: @escaping @Sendable () -> Void)
+    /// Runs `work` on the environment's thread and waits for its result — at once when already there; nil when the
+    /// environment runs no more work, or (with a timeout) did not run it in time.
+    func executeAndWait<Value: Sendable>(within timeout: Duration?, _ work: @escaping @Sendable () -> Value) -> Value?
+}
+
+extension SIPEnvironment {
+    /// `executeAndWait` with no timeout.
+    public func executeAndWait<Value: Sendable>(_ work: @escaping @Sendable () -> Value) -> Value? {
+        executeAndWait(within: nil, work)
+    }
+
+    /// For environments that run work on the caller's thread: at once.
+    public func executeAndWait<Value: Sendable>(within timeout: Duration?, _ work: @escaping @Sendable () -> Value) -> Value? {
+        precondition(isCurrent, "an environment off the caller's thread implements executeAndWait itself")
+        return work()
+    }
 }

@@ -57,6 +57,8 @@ final class TransactionLayer {
     private var accepted: [TransactionKey: EngineTimer] = [:]
     /// Messages that failed to serialise or had no transaction to go to, for the status counters.
     private(set) var absorbed = 0
+    /// Called once when no client transaction is live any more (see ``whenClientsDone(_:)``).
+    private var onClientsDone: (() -> Void)?
 
     init(environment: any SIPEnvironment, timers: TransactionTimers) {
         self.environment = environment
@@ -170,10 +172,21 @@ final class TransactionLayer {
             guard let entry = clients.removeValue(forKey: key) else { continue }
             entry.timers.values.forEach(environment.cancel)
         }
+        clientRemoved()
     }
 
-    /// Whether the client transaction `key` is still live.
-    func isLive(client key: TransactionKey) -> Bool { clients[key] != nil }
+    /// Calls `done` once no client transaction is live: now, or when the last one ends.
+    func whenClientsDone(_ done: @escaping () -> Void) {
+        guard clients.isEmpty else { return onClientsDone = done }
+        done()
+    }
+
+    /// Tells whoever waits that the last client transaction is gone.
+    private func clientRemoved() {
+        guard clients.isEmpty, let done = onClientsDone else { return }
+        onClientsDone = nil
+        done()
+    }
 
     /// Sends a message outside any transaction (the ACK of a 2xx, 2xx retransmissions, stateless replies).
     func sendStateless(_ message: SIPMessage, to destination: SIPDestination) {
@@ -190,16 +203,6 @@ final class TransactionLayer {
             clients[key] = entry
             run(effects, client: key)
         }
-    }
-
-    /// Stops every timer and forgets every transaction (shutdown).
-    func removeAll() {
-        for entry in servers.values { entry.timers.values.forEach(environment.cancel) }
-        for entry in clients.values { entry.timers.values.forEach(environment.cancel) }
-        accepted.values.forEach(environment.cancel)
-        accepted.removeAll()
-        servers.removeAll()
-        clients.removeAll()
     }
 
     // MARK: Effects
@@ -254,6 +257,7 @@ final class TransactionLayer {
                 user?.clientTransaction(of: entry.owner, event: .transportError)
             case .terminated:
                 if let entry = clients.removeValue(forKey: key) { entry.timers.values.forEach(environment.cancel) }
+                clientRemoved()
             case .deliverRequest:
                 preconditionFailure("A client transaction delivered a request")
             }

@@ -5,12 +5,6 @@ import Testing
 
 @Suite("Action settlement hooks")
 struct ActionSettledTests {
-    /// Waits up to 5 s for `count` recorded states.
-    static func wait(_ states: borrowing Mutex<[ConversationAction.State]>, count: Int) {
-        let deadline = Date().addingTimeInterval(5)
-        while states.withLock({ $0.count }) < count && Date() < deadline { usleep(1_000) }
-    }
-
     @Test("whenSettled hears the final state once: complete, failed, timed out; at once when already settled")
     func settled() throws {
         let harness = try Harness()
@@ -23,14 +17,14 @@ struct ActionSettledTests {
         #expect(states.withLock { $0 }.isEmpty, "not settled while running")
         join.fulfill()
         join.fulfill()
-        Self.wait(states, count: 1)
+        harness.settlementQueue.sync {}  // the handlers queued so far have run
         #expect(states.withLock { $0 } == [.complete])
 
         let end = ConversationAction.end(conversationUUID: harness.B)
         end.whenSettled { state in states.withLock { $0.append(state) } }
         try harness.manager.perform([end])
         end.fail(reason: "no")
-        Self.wait(states, count: 2)
+        harness.settlementQueue.sync {}  // the handlers queued so far have run
         #expect(states.withLock { $0 }.last == .failed(reason: "no"))
 
         let late = Mutex<ConversationAction.State?>(nil)
@@ -42,7 +36,7 @@ struct ActionSettledTests {
         slow.whenSettled { state in states.withLock { $0.append(state) } }
         try harness.manager.perform([slow])
         harness.clock.advance(by: 6)
-        Self.wait(states, count: 3)
+        harness.settlementQueue.sync {}  // the handlers queued so far have run
         #expect(states.withLock { $0 }.last == .timedOut)
     }
 }

@@ -78,6 +78,8 @@ final class RecordingDelegate: ConversationManagerDelegate {
 /// A manager on a manual clock with a recording delegate and named conversations A, B, C…
 struct Harness {
     let clock = ManualClock()
+    /// Where the manager runs settlement handlers: `settlementQueue.sync {}` waits for those queued so far.
+    let settlementQueue = DispatchQueue(label: "test.settlement")
     let manager: ConversationManager
     let delegate = RecordingDelegate()
     let alice = Handle(kind: .phoneNumber, value: "+14155550100", displayName: "Alice")
@@ -86,7 +88,7 @@ struct Harness {
     let A = UUID(), B = UUID(), C = UUID(), D = UUID()
 
     init(_ configuration: ConversationManager.Configuration = .init()) throws {
-        manager = try ConversationManager(configuration: configuration, clock: clock)
+        manager = try ConversationManager(configuration: configuration, clock: clock, settlementQueue: settlementQueue)
         manager.delegate = delegate
         for (uuid, name) in [(A, "A"), (B, "B"), (C, "C"), (D, "D")] { delegate.name(uuid, name) }
         _ = delegate.take()

@@ -5,6 +5,7 @@ import Foundation
 import ParleyEngine
 import SIPMessages
 import Synchronization
+import ParleyTestSupport
 import Testing
 
 @Suite("Control protocol: the service")
@@ -130,10 +131,11 @@ struct ControlHistoryTests {
         let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
         let harness = try EngineHarness(history: HistoryRecorder(store: store, configuration: .init()))
         let service = ControlService(engine: harness.engine, history: store) { [:] }
+        let recorded = EventRecorder<UUID>()
+        harness.engine.observeEvents { if case .historyRecorded(let uuid) = $0 { recorded.record(uuid) } }
         harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
         harness.environment.advance(by: .seconds(61))  // rings out: a missed call
-        let deadline = Date().addingTimeInterval(5)
-        while (try? store.count(HistoryQuery())) == 0 && Date() < deadline { usleep(10_000) }
+        _ = recorded.first()  // the history writer committed it
         let page = try ControlServiceTests.call(service, #"{"v":1,"id":1,"method":"history","params":{"missed":true}}"#)
         let records = try #require((page["result"] as? [String: Any])?["records"] as? [[String: Any]])
         #expect(records.count == 1)
@@ -157,20 +159,19 @@ struct ControlEventTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
         let harness = try EngineHarness(history: HistoryRecorder(store: store, configuration: .init()))
-        let names = Mutex<[String]>([])
+        let names = EventRecorder<String>()
         harness.engine.observeEvents { event in
             let line = ControlService.event(for: event)
             let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any]
-            names.withLock { $0.append(object?["event"] as? String ?? "?") }
+            names.record(object?["event"] as? String ?? "?")
         }
         _ = harness.engine.handlePush(PushedCall(
             uuid: UUID(), handle: PushedCallTests.alice, callID: "ev@peer", isVideo: false,
             expiresAt: harness.environment.now.addingTimeInterval(30), isCancel: true))
         harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
         harness.environment.advance(by: .seconds(61))
-        let deadline = Date().addingTimeInterval(5)
-        while !names.withLock({ $0.contains("historyChanged") }) && Date() < deadline { usleep(10_000) }
-        #expect(names.withLock { $0 } == ["pushReceived", "conversationChanged", "conversationChanged", "historyChanged"])
+        _ = names.wait(until: { $0.contains("historyChanged") })
+        #expect(names.all == ["pushReceived", "conversationChanged", "conversationChanged", "historyChanged"])
     }
 }
 
