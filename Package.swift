@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "ParleyEngine", targets: ["ParleyEngine"]),
         .library(name: "VoIPPush", targets: ["VoIPPush"]),
         .library(name: "ControlChannel", targets: ["ControlChannel"]),
+        .library(name: "ParleyControl", targets: ["ParleyControl"]),
         .library(name: "ParleyNode", targets: ["ParleyNode"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parleyd", targets: ["parleyd"]),
@@ -50,9 +51,11 @@ let package = Package(
         .target(
             name: "ParleyEngine",
             dependencies: [
-                "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO", "CallHistory", "ControlProtocol",
+                "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO", "CallHistory",
             ]
         ),
+        // The control protocol served against a running engine: every method through the manager's pipeline.
+        .target(name: "ParleyControl", dependencies: ["ParleyEngine", "ControlProtocol", "ConversationKit", "CallHistory"]),
         // The VoIP push channel: wire protocol, the simulator's rules (pure), the simulator's sockets, the device client.
         .target(name: "VoIPPush", dependencies: ["ConversationKit", "ParleyIO"]),
         // The control protocol between frontends and parleyd: messages, errors, the method table.
@@ -64,8 +67,8 @@ let package = Package(
         .target(
             name: "ParleyNode",
             dependencies: [
-                "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush", "ControlChannel",
-                "ControlProtocol",
+                "ParleyControl", "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush",
+                "ControlChannel", "ControlProtocol",
             ]
         ),
         // Hand-written argument parsing shared by the executables.
@@ -110,8 +113,8 @@ let package = Package(
         .testTarget(
             name: "ParleyEngineTests",
             dependencies: [
-                "ParleyEngine", "ConversationKit", "SIPMessages", "SIPTransport", "ParleyIO", "CallHistory", "ControlProtocol",
-                "ParleyTestSupport",
+                "ParleyEngine", "ParleyControl", "ConversationKit", "SIPMessages", "SIPTransport", "ParleyIO", "CallHistory",
+                "ControlProtocol", "ParleyTestSupport",
             ]
         ),
         // Real peers (sipp, baresip) against the built parleyd on loopback.

@@ -3,6 +3,7 @@ import ControlChannel
 import ControlProtocol
 import ConversationKit
 import Foundation
+import ParleyControl
 import ParleyEngine
 import ParleyIO
 import Synchronization

@@ -9,6 +9,8 @@ enum DaemonVersion {
 /// Log lines: `2026-11-29T17:02:03.123Z info conversation … → joined` on standard output, errors also on standard
 /// error. Each line is one write, so lines from different threads never interleave.
 enum DaemonOutput {
+    // nonisolated(unsafe): ISO8601DateFormatter is not Sendable, but this one is only ever used inside
+    // `lock.withLock` below, so no two threads touch it at once.
     nonisolated(unsafe) private static let formatter: ISO8601DateFormatter = {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

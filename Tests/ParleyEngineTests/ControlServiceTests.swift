@@ -2,6 +2,7 @@ import CallHistory
 import ControlProtocol
 import ConversationKit
 import Foundation
+import ParleyControl
 import ParleyEngine
 import SIPMessages
 import Synchronization

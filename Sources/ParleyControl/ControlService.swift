@@ -2,6 +2,7 @@ import CallHistory
 import ControlProtocol
 import ConversationKit
 import Foundation
+import ParleyEngine
 
 /// Serves the control protocol against a running engine: every method becomes an action through the same manager
 /// pipeline that network-caused actions use, and the answer goes out when the action has completed (or failed, or

@@ -2,6 +2,7 @@ import CallHistory
 import ControlProtocol
 import ConversationKit
 import Foundation
+import ParleyEngine
 
 /// The history and contacts methods: `history`, `markRead`, `deleteRecord`, `redial`, `contact`.
 extension ControlService {
