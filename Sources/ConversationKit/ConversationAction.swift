@@ -157,15 +157,14 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
     }
 
     /// Sets the final state and lets go of the manager; then tells whoever asked, on the manager's settlement queue
-    /// (the manager settles actions while it holds its own lock, where no outside code may run).
-    func settle(_ state: State) {
-        let (handlers, queue) = core.withLock { core -> ([@Sendable (State) -> Void], DispatchQueue) in
-            let queue = core.manager?.settlementQueue ?? Self.defaultSettlementQueue
+    /// `queue` (the manager settles actions while it holds its own lock, where no outside code may run).
+    func settle(_ state: State, on queue: DispatchQueue) {
+        let handlers = core.withLock { core -> [@Sendable (State) -> Void] in
             core.state = state
             core.manager = nil
             core.pendingSequence = nil
             defer { core.settledHandlers = [] }
-            return (core.settledHandlers, queue)
+            return core.settledHandlers
         }
         guard !handlers.isEmpty else { return }
         queue.async {

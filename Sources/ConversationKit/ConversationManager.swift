@@ -40,7 +40,7 @@ public final class ConversationManager: Sendable {
         self.configuration = configuration
         self.clock = clock
         self.settlementQueue = settlementQueue
-        self.core = Mutex(ManagerCore(configuration: configuration))
+        self.core = Mutex(ManagerCore(configuration: configuration, settlementQueue: settlementQueue))
     }
 
     /// The delegate, held weakly. Attaching one sends it `conversationManagerDidBegin`, then any callbacks that

@@ -51,6 +51,8 @@ struct ManagerCore: Sendable {
     }
 
     let configuration: ConversationManager.Configuration
+    /// Where settled actions' handlers run (the manager's settlement queue).
+    let settlementQueue: DispatchQueue
     var delegate = WeakDelegate()
     var hasDelegate = false
     var delegateGeneration = 0
@@ -73,7 +75,8 @@ struct ManagerCore: Sendable {
     var recentlyEnded = RecentlyEnded(capacity: 4096)
     private(set) var nextSequence: UInt64 = 0
 
-    init(configuration: ConversationManager.Configuration) {
+    init(configuration: ConversationManager.Configuration, settlementQueue: DispatchQueue) {
+        self.settlementQueue = settlementQueue
         self.configuration = configuration
     }
 
@@ -204,7 +207,7 @@ struct ManagerCore: Sendable {
             // An End whose conversation ended anyway reached its goal; anything else can no longer happen.
             let state: ConversationAction.State =
                 waiting.action.verb == .end ? .complete : .failed(reason: "conversation ended (\(reason))")
-            waiting.action.settle(state)
+            waiting.action.settle(state, on: settlementQueue)
         }
         regroup(groups.remove(entry.conversation.uuid), except: entry.conversation.uuid)
         failMerges(into: entry.conversation.uuid)
@@ -223,7 +226,7 @@ struct ManagerCore: Sendable {
             for waiting in doomed {
                 pendingUUIDs.remove(UUIDKey(waiting.action.uuid))
                 pendingMergeCount -= 1
-                waiting.action.settle(.failed(reason: "conversation \(ended) ended before the merge completed"))
+                waiting.action.settle(.failed(reason: "conversation \(ended) ended before the merge completed"), on: settlementQueue)
             }
         }
     }

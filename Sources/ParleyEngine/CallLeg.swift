@@ -130,11 +130,22 @@ struct CallLeg {
     /// Whether the call is secure end to end (its INVITE's Request-URI is `sips:`): our Contact is then `sips:`.
     var isSecure: Bool { invite.uri.scheme == "sips" }
 
+    /// The dialog's identifier, once there is a dialog (without copying the dialog).
+    var dialogID: DialogID? {
+        switch state {
+        case .ringing(let ringing): ringing.dialog?.id
+        case .answering(let answering): answering.dialog.id
+        case .outgoing(let outgoing): outgoing.dialog?.id
+        case .confirmed(let confirmed): confirmed.dialog.id
+        case .ended: nil
+        }
+    }
+
     /// Whether a request in a dialog is this leg's: our tag in To, and the dialog's tags once there is one.
     func owns(inDialog request: SIPRequest) -> Bool {
         guard request.headers.to?.tag == localTag else { return false }
-        guard let dialog else { return true }
-        return DialogID(incomingRequest: request) == dialog.id
+        guard let dialogID else { return true }
+        return DialogID(incomingRequest: request) == dialogID
     }
 }
 
@@ -259,33 +270,45 @@ extension CallLeg {
         return [.sendStateless(.request(ack), to: confirmed.destination)]
     }
 
-    /// A response to one of the leg's requests.
+    /// A response to one of the leg's requests. (Each transition switches on the state alone: a switch over a tuple
+    /// holding the state would copy it, and this is the hot path.)
     mutating func receive(_ response: SIPResponse, to request: CallLegRequest, in context: some CallLegContext) -> [CallLegEffect] {
-        switch (request, state) {
-        case (.invite, .outgoing(var outgoing)):
-            let outcome = outgoing.receiveInviteResponse(response, leg: self, in: context)
-            return settle(outgoing, outcome, in: context)
-        case (.cancel, .outgoing(let outgoing)):
-            return settle(outgoing, outgoing.receiveCancelResponse(response), in: context)
-        case (.reinvite(let cseq), .confirmed(var confirmed)):
-            let (effects, failedStatus) = reinviteResponse(response, cseq: cseq, in: &confirmed, context: context)
-            state = .confirmed(confirmed)
-            guard let failedStatus else { return effects }
-            return effects + dialogFailed(status: failedStatus, confirmed: confirmed, in: context)
-        case (.info(let digit), .confirmed(var confirmed)):
-            let effects = toneResponse(
-                response, digit: digit, tones: &confirmed.tones, dialog: &confirmed.dialog,
-                destination: confirmed.destination, in: context)
-            state = .confirmed(confirmed)
-            return effects
-        case (.info(let digit), .answering(var answering)):
+        switch state {
+        case .outgoing(var outgoing):
+            switch request {
+            case .invite:
+                let outcome = outgoing.receiveInviteResponse(response, leg: self, in: context)
+                return settle(outgoing, outcome, in: context)
+            case .cancel:
+                return settle(outgoing, outgoing.receiveCancelResponse(response), in: context)
+            case .bye, .reinvite, .info:
+                return []
+            }
+        case .confirmed(var confirmed):
+            switch request {
+            case .reinvite(let cseq):
+                let (effects, failedStatus) = reinviteResponse(response, cseq: cseq, in: &confirmed, context: context)
+                state = .confirmed(confirmed)
+                guard let failedStatus else { return effects }
+                return effects + dialogFailed(status: failedStatus, confirmed: confirmed, in: context)
+            case .info(let digit):
+                let effects = toneResponse(
+                    response, digit: digit, tones: &confirmed.tones, dialog: &confirmed.dialog,
+                    destination: confirmed.destination, in: context)
+                state = .confirmed(confirmed)
+                return effects
+            case .invite, .cancel, .bye:
+                return []  // late answers: the leg has moved on (our BYE's answer needs nothing)
+            }
+        case .answering(var answering):
+            guard case .info(let digit) = request else { return [] }
             let effects = toneResponse(
                 response, digit: digit, tones: &answering.tones, dialog: &answering.dialog,
                 destination: answering.destination, in: context)
             state = .answering(answering)
             return effects
-        case (.invite, _), (.cancel, _), (.bye, _), (.reinvite, _), (.info, _):
-            return []  // late answers: the leg has moved on (our BYE's answer needs nothing)
+        case .ringing, .ended:
+            return []
         }
     }
 
@@ -293,26 +316,32 @@ extension CallLeg {
     mutating func requestFailed(
         _ request: CallLegRequest, _ failure: CallLegRequestFailure, in context: some CallLegContext
     ) -> [CallLegEffect] {
-        switch (request, state) {
-        case (.invite, .outgoing(let outgoing)):
+        switch state {
+        case .outgoing(let outgoing):
+            guard case .invite = request else { return [] }
             return settle(outgoing, outgoing.inviteFailed(failure), in: context)
-        case (.reinvite(let cseq), .confirmed(var confirmed)):
-            guard case .sent(let action, _, _, cseq) = confirmed.ownOffer else { return [] }
-            confirmed.ownOffer = .none
-            state = .confirmed(confirmed)
-            let reason = failure == .timeout ? "no answer to the re-INVITE" : "the transport failed"
-            return [.fail(action, reason: reason)] + dialogFailed(status: 408, confirmed: confirmed, in: context)
-        case (.info(let digit), .confirmed(var confirmed)):
-            guard let tones = confirmed.tones, tones.current == digit else { return [] }
-            confirmed.tones = nil
-            state = .confirmed(confirmed)
-            return [.fail(tones.action, reason: "tone \(digit) was not answered")]
-        case (.info(let digit), .answering(var answering)):
-            guard let tones = answering.tones, tones.current == digit else { return [] }
+        case .confirmed(var confirmed):
+            switch request {
+            case .reinvite(let cseq):
+                guard case .sent(let action, _, _, cseq) = confirmed.ownOffer else { return [] }
+                confirmed.ownOffer = .none
+                state = .confirmed(confirmed)
+                let reason = failure == .timeout ? "no answer to the re-INVITE" : "the transport failed"
+                return [.fail(action, reason: reason)] + dialogFailed(status: 408, confirmed: confirmed, in: context)
+            case .info(let digit):
+                guard let tones = confirmed.tones, tones.current == digit else { return [] }
+                confirmed.tones = nil
+                state = .confirmed(confirmed)
+                return [.fail(tones.action, reason: "tone \(digit) was not answered")]
+            case .invite, .cancel, .bye:
+                return []
+            }
+        case .answering(var answering):
+            guard case .info(let digit) = request, let tones = answering.tones, tones.current == digit else { return [] }
             answering.tones = nil
             state = .answering(answering)
             return [.fail(tones.action, reason: "tone \(digit) was not answered")]
-        case (.invite, _), (.cancel, _), (.bye, _), (.reinvite, _), (.info, _):
+        case .ringing, .ended:
             return []
         }
     }
@@ -320,76 +349,101 @@ extension CallLeg {
     /// An action from the manager's pipeline: Join, End, Pause (hold or resume) or PlayTone.
     mutating func perform(_ action: ConversationAction, in context: some CallLegContext) -> [CallLegEffect] {
         let ref = ActionRef(action)
-        switch (action.kind, state) {
-        case (.join, .ringing(let ringing)):
+        switch action.kind {
+        case .join:
+            guard case .ringing(let ringing) = state else { return [.fail(ref, reason: "the conversation is not ringing")] }
             guard let inviteKey, context.isProceeding(inviteKey) else {
                 return [.fail(ref, reason: "the INVITE is no longer open")]
             }
             let (answering, effects) = answer(ringing, join: ref, key: inviteKey, in: context)
             state = .answering(answering)
             return effects
-        case (.join, _):
-            return [.fail(ref, reason: "the conversation is not ringing")]
-        case (.end, _):
+        case .end:
             return performEnd(ref, in: context)
-        case (.pause(let isPaused), .confirmed(var confirmed)):
+        case .pause(let isPaused):
+            guard case .confirmed(var confirmed) = state else { return [.fail(ref, reason: "the call is not connected")] }
             let effects = reinvite(hold: isPaused, action: ref, confirmed: &confirmed, in: context)
             state = .confirmed(confirmed)
             return effects
-        case (.playTone(let digits, _), .confirmed(var confirmed)):
-            let effects = playTones(
-                digits, action: ref, tones: &confirmed.tones, dialog: &confirmed.dialog,
-                destination: confirmed.destination, in: context)
-            state = .confirmed(confirmed)
-            return effects
-        case (.playTone(let digits, _), .answering(var answering)):
-            let effects = playTones(
-                digits, action: ref, tones: &answering.tones, dialog: &answering.dialog,
-                destination: answering.destination, in: context)
-            state = .answering(answering)
-            return effects
-        case (.pause, _), (.playTone, _):
-            return [.fail(ref, reason: "the call is not connected")]
-        case (.start, _), (.mute, _), (.merge, _), (.unmerge, _):
+        case .playTone(let digits, _):
+            switch state {
+            case .confirmed(var confirmed):
+                let effects = playTones(
+                    digits, action: ref, tones: &confirmed.tones, dialog: &confirmed.dialog,
+                    destination: confirmed.destination, in: context)
+                state = .confirmed(confirmed)
+                return effects
+            case .answering(var answering):
+                let effects = playTones(
+                    digits, action: ref, tones: &answering.tones, dialog: &answering.dialog,
+                    destination: answering.destination, in: context)
+                state = .answering(answering)
+                return effects
+            case .ringing, .outgoing, .ended:
+                return [.fail(ref, reason: "the call is not connected")]
+            }
+        case .start, .mute, .merge, .unmerge:
             preconditionFailure("the user agent performs \(action.kind.name) itself")
         }
     }
 
-    /// A timer of the leg fired.
+    /// A timer of the leg fired (a timer of a state the leg has left does nothing).
     mutating func timerFired(_ timer: CallLegTimer, in context: some CallLegContext) -> [CallLegEffect] {
-        switch (timer, state) {
-        case (.ring, .ringing):
-            guard let inviteKey else { return [] }
-            let unanswered = context.response(to: invite, key: inviteKey, status: 480, toTag: localTag)
-            return [.log(.info, "nobody answered within \(context.configuration.ringTimeout)"), .respond(unanswered, transaction: inviteKey)]
-                + end(.unanswered, in: context)
-        case (.ring, .outgoing(var outgoing)):
-            let outcome = outgoing.ringTimedOut(leg: self, in: context)
-            return settle(outgoing, outcome, in: context)
-        case (.autoAnswer, .ringing):
-            return [.performJoin]
-        case (.retransmitSuccess, .answering(var answering)):
-            let effects = retransmit(&answering.retransmission, in: context)
-            state = .answering(answering)
-            return effects
-        case (.retransmitSuccess, .confirmed(var confirmed)):
-            guard var pending = confirmed.unacknowledgedAnswer else { return [] }
-            let effects = retransmit(&pending, in: context)
-            confirmed.unacknowledgedAnswer = pending
-            state = .confirmed(confirmed)
-            return effects
-        case (.ackTimeout, .answering(let answering)):
-            return ackNeverCame(answering.dialog, destination: answering.destination, in: context)
-        case (.ackTimeout, .confirmed(let confirmed)):
-            return ackNeverCame(confirmed.dialog, destination: confirmed.destination, in: context)
-        case (.glareRetry, .confirmed(var confirmed)):
-            let effects = retryReinvite(&confirmed, in: context)
-            state = .confirmed(confirmed)
-            return effects
-        case (.cancelGuard, .outgoing(let outgoing)):
-            return settle(outgoing, outgoing.cancelGuardFired(), in: context)
-        case (.ring, _), (.autoAnswer, _), (.retransmitSuccess, _), (.ackTimeout, _), (.glareRetry, _), (.cancelGuard, _):
-            return []  // a timer of a state the leg has left
+        switch state {
+        case .ringing:
+            switch timer {
+            case .ring:
+                guard let inviteKey else { return [] }
+                let unanswered = context.response(to: invite, key: inviteKey, status: 480, toTag: localTag)
+                return [
+                    .log(.info, "nobody answered within \(context.configuration.ringTimeout)"),
+                    .respond(unanswered, transaction: inviteKey),
+                ] + end(.unanswered, in: context)
+            case .autoAnswer:
+                return [.performJoin]
+            case .retransmitSuccess, .ackTimeout, .glareRetry, .cancelGuard:
+                return []
+            }
+        case .outgoing(var outgoing):
+            switch timer {
+            case .ring:
+                let outcome = outgoing.ringTimedOut(leg: self, in: context)
+                return settle(outgoing, outcome, in: context)
+            case .cancelGuard:
+                return settle(outgoing, outgoing.cancelGuardFired(), in: context)
+            case .autoAnswer, .retransmitSuccess, .ackTimeout, .glareRetry:
+                return []
+            }
+        case .answering(var answering):
+            switch timer {
+            case .retransmitSuccess:
+                let effects = retransmit(&answering.retransmission, in: context)
+                state = .answering(answering)
+                return effects
+            case .ackTimeout:
+                return ackNeverCame(answering.dialog, destination: answering.destination, in: context)
+            case .ring, .autoAnswer, .glareRetry, .cancelGuard:
+                return []
+            }
+        case .confirmed(var confirmed):
+            switch timer {
+            case .retransmitSuccess:
+                guard var pending = confirmed.unacknowledgedAnswer else { return [] }
+                let effects = retransmit(&pending, in: context)
+                confirmed.unacknowledgedAnswer = pending
+                state = .confirmed(confirmed)
+                return effects
+            case .ackTimeout:
+                return ackNeverCame(confirmed.dialog, destination: confirmed.destination, in: context)
+            case .glareRetry:
+                let effects = retryReinvite(&confirmed, in: context)
+                state = .confirmed(confirmed)
+                return effects
+            case .ring, .autoAnswer, .cancelGuard:
+                return []
+            }
+        case .ended:
+            return []
         }
     }
 

@@ -54,13 +54,16 @@ enum CallLegRequestFailure: Hashable, Sendable {
 }
 
 /// What the driver (``SIPUserAgent``) does for a call leg. Only the driver does I/O; the leg decides.
+///
+/// The cases carrying a message are `indirect` (boxed): a message is a few hundred bytes, and effects travel in small
+/// arrays that transitions concatenate, so keeping the enum itself small is cheaper than copying messages around.
 enum CallLegEffect: Equatable {
     /// Start a client transaction for `request` towards `destination`; its answers come back as `purpose`.
-    case send(SIPRequest, CallLegRequest, to: SIPDestination)
+    indirect case send(SIPRequest, CallLegRequest, to: SIPDestination)
     /// Answer through a server transaction.
-    case respond(SIPResponse, transaction: TransactionKey)
+    indirect case respond(SIPResponse, transaction: TransactionKey)
     /// Send outside any transaction (the ACK of a 2xx, a 2xx again).
-    case sendStateless(SIPMessage, to: SIPDestination)
+    indirect case sendStateless(SIPMessage, to: SIPDestination)
     /// Drop the client transaction of `request` without hearing from it again.
     case abandon(CallLegRequest)
     /// (Re)start a timer.

@@ -5,10 +5,35 @@ import SIPMessages
 import SIPSignaling
 import SIPTransport
 
-/// A running timer of one call leg.
-struct LegTimerKey: Hashable {
-    let leg: UUID
-    let timer: CallLegTimer
+/// The running timers of one call leg, at most one of each kind (inline: no allocation per leg).
+struct LegTimers {
+    private var ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard: EngineTimer?
+
+    subscript(timer: CallLegTimer) -> EngineTimer? {
+        get {
+            switch timer {
+            case .ring: ring
+            case .autoAnswer: autoAnswer
+            case .retransmitSuccess: retransmitSuccess
+            case .ackTimeout: ackTimeout
+            case .glareRetry: glareRetry
+            case .cancelGuard: cancelGuard
+            }
+        }
+        set {
+            switch timer {
+            case .ring: ring = newValue
+            case .autoAnswer: autoAnswer = newValue
+            case .retransmitSuccess: retransmitSuccess = newValue
+            case .ackTimeout: ackTimeout = newValue
+            case .glareRetry: glareRetry = newValue
+            case .cancelGuard: cancelGuard = newValue
+            }
+        }
+    }
+
+    /// Every running timer.
+    var all: [EngineTimer] { [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard].compactMap { $0 } }
 }
 
 /// The driver's side of the call legs: feeding them inputs and carrying out their effects.
@@ -17,8 +42,8 @@ extension SIPUserAgent {
     /// The leg is stored back before any effect runs, so effects that call out (reports to the manager, whose
     /// delegate may perform actions at once) find it as the transition left it.
     func drive(_ uuid: UUID, _ transition: (inout CallLeg, SIPUserAgent) -> [CallLegEffect]) {
-        guard legs[uuid] != nil else { return }
-        let effects = transition(&legs[uuid]!, self)
+        guard let index = legs.index(forKey: uuid) else { return }
+        let effects = transition(&legs.values[index], self)
         apply(effects, leg: uuid)
     }
 
@@ -32,7 +57,8 @@ extension SIPUserAgent {
 
     /// The conversation of the leg a request within a dialog belongs to.
     func leg(forInDialog request: SIPRequest) -> UUID? {
-        guard let callID = request.headers.callID, let uuid = legIDs[callID], legs[uuid]?.owns(inDialog: request) == true
+        guard let callID = request.headers.callID, let uuid = legIDs[callID], let index = legs.index(forKey: uuid),
+            legs.values[index].owns(inDialog: request)
         else { return nil }
         return uuid
     }
@@ -46,7 +72,8 @@ extension SIPUserAgent {
     /// A CANCEL: to the incoming call whose INVITE it cancels, else 481.
     func receiveCancel(_ request: SIPRequest, key: TransactionKey) {
         guard let inviteKey = key.cancelledInvite, let callID = request.headers.callID, let uuid = legIDs[callID],
-            let leg = legs[uuid], leg.role == .callee, leg.inviteKey == inviteKey
+            let index = legs.index(forKey: uuid), legs.values[index].role == .callee,
+            legs.values[index].inviteKey == inviteKey
         else { return respond(to: request, key: key, status: 481) }
         drive(uuid) { leg, context in leg.receiveCancel(request, key: key, in: context) }
     }
@@ -72,7 +99,8 @@ extension SIPUserAgent {
 
     /// Our tag in the dialog of the call with this Call-ID.
     func localTag(ofCallID callID: String) -> String? {
-        legIDs[callID].flatMap { legs[$0]?.localTag }
+        guard let uuid = legIDs[callID], let index = legs.index(forKey: uuid) else { return nil }
+        return legs.values[index].localTag
     }
 
     // MARK: Effects
@@ -92,8 +120,9 @@ extension SIPUserAgent {
             case .startTimer(let timer, let delay):
                 startTimer(timer, after: delay, leg: uuid)
             case .cancelTimer(let timer):
-                if let running = legTimers.removeValue(forKey: LegTimerKey(leg: uuid, timer: timer)) {
+                if let running = legTimers[uuid]?[timer] {
                     environment.cancel(running)
+                    legTimers[uuid]?[timer] = nil
                 }
             case .report(let event):
                 do {
@@ -124,27 +153,27 @@ extension SIPUserAgent {
     }
 
     private func startTimer(_ timer: CallLegTimer, after delay: Duration, leg uuid: UUID) {
-        let key = LegTimerKey(leg: uuid, timer: timer)
-        if let running = legTimers[key] { environment.cancel(running) }
-        legTimers[key] = environment.schedule(after: delay) { [weak self] in
-            guard let self, self.legTimers.removeValue(forKey: key) != nil else { return }
+        let started = environment.schedule(after: delay) { [weak self] in
+            guard let self, self.legTimers[uuid]?[timer] != nil else { return }
+            self.legTimers[uuid]?[timer] = nil
             self.drive(uuid) { leg, context in leg.timerFired(timer, in: context) }
         }
+        if let running = legTimers[uuid, default: LegTimers()][timer] { environment.cancel(running) }
+        legTimers[uuid, default: LegTimers()][timer] = started
     }
 
     /// Forgets a leg: its timers stop and its Call-ID no longer matches. Transactions finish on their own.
     private func forget(_ uuid: UUID) {
         guard let leg = legs.removeValue(forKey: uuid) else { return }
         if legIDs[leg.callID] == uuid { legIDs[leg.callID] = nil }
-        for timer in CallLegTimer.allCases {
-            if let running = legTimers.removeValue(forKey: LegTimerKey(leg: uuid, timer: timer)) {
-                environment.cancel(running)
-            }
-        }
+        for running in legTimers.removeValue(forKey: uuid)?.all ?? [] { environment.cancel(running) }
     }
 
     /// The Call-ID of a live leg, for log lines.
-    private func callID(of uuid: UUID) -> String { legs[uuid]?.callID ?? "-" }
+    private func callID(of uuid: UUID) -> String {
+        guard let index = legs.index(forKey: uuid) else { return "-" }
+        return legs.values[index].callID
+    }
 }
 
 extension SIPUserAgent: TransactionUser {
