@@ -46,27 +46,27 @@ extension CallLeg {
             }
             dialog = made
         }
-        let (retransmission, retransmitting) = startRetransmitting(
-            ok, to: context.responseDestination(key) ?? ringing.destination, in: context)
+        var effects: [CallLegEffect] = [.cancelTimer(.ring), .cancelTimer(.autoAnswer), .respond(ok, transaction: key)]
+        effects.reserveCapacity(6)
+        let retransmission = startRetransmitting(
+            ok, to: context.responseDestination(key) ?? ringing.destination, into: &effects, in: context)
+        effects.append(.report(.startedConnecting(context.now)))
         let answering = Answering(
             dialog: dialog, destination: ringing.destination, media: Media(local: local, remote: ringing.offer),
             join: join, retransmission: retransmission, hangUpWhenAcknowledged: false, tones: nil)
-        return (
-            answering,
-            [.cancelTimer(.ring), .cancelTimer(.autoAnswer), .respond(ok, transaction: key)] + retransmitting
-                + [.report(.startedConnecting(context.now))]
-        )
+        return (answering, effects)
     }
 
     /// Keeps sending a 2xx until its ACK arrives: every T1 doubling to T2 on UDP; gives up after 64·T1 either way.
+    /// The timers are appended to `effects`.
     func startRetransmitting(
-        _ response: SIPResponse, to destination: SIPDestination, in context: some CallLegContext
-    ) -> (Retransmission, [CallLegEffect]) {
+        _ response: SIPResponse, to destination: SIPDestination, into effects: inout [CallLegEffect],
+        in context: some CallLegContext
+    ) -> Retransmission {
         let timers = context.configuration.timers
-        var effects: [CallLegEffect] = []
         if !destination.kind.isReliable { effects.append(.startTimer(.retransmitSuccess, after: timers.t1)) }
         effects.append(.startTimer(.ackTimeout, after: timers.t1 * 64))
-        return (Retransmission(response: response, destination: destination, interval: timers.t1), effects)
+        return Retransmission(response: response, destination: destination, interval: timers.t1)
     }
 
     /// Sends the 2xx again and doubles the wait (up to T2).

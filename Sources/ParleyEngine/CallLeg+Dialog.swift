@@ -37,10 +37,9 @@ extension CallLeg {
         let ok = request.makeResponse(
             statusCode: 200, toTag: localTag, headers: headers, contentType: Self.sdpType, body: answer.serialize())
         confirmed.dialog.respond(ok)
-        let (retransmission, retransmitting) = startRetransmitting(
-            ok, to: context.responseDestination(key) ?? confirmed.destination, in: context)
-        confirmed.unacknowledgedAnswer = retransmission
-        var effects: [CallLegEffect] = [.respond(ok, transaction: key)] + retransmitting
+        var effects: [CallLegEffect] = [.respond(ok, transaction: key)]
+        confirmed.unacknowledgedAnswer = startRetransmitting(
+            ok, to: context.responseDestination(key) ?? confirmed.destination, into: &effects, in: context)
         if let offer {
             confirmed.media.remote = offer
             let held = offer.isHold

@@ -297,7 +297,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             } else {
                 environment.execute { [agent] in agent.value.conversationLeft(uuid) }
             }
-            if manager.conversationCount == 0, let waiting = lastConversationLeft.withLock({ $0 }) { waiting.fire() }
+            if let waiting = lastConversationLeft.withLock({ $0 }), manager.conversationCount == 0 { waiting.fire() }
             if let history {
                 history.record(conversation, callID: callID) { [self] record in
                     announce(transition)

@@ -32,6 +32,18 @@ struct LegTimers {
         }
     }
 
+    /// Removes and returns the running timer of a kind.
+    mutating func take(_ timer: CallLegTimer) -> EngineTimer? {
+        defer { self[timer] = nil }
+        return self[timer]
+    }
+
+    /// Sets the running timer of a kind; returns the one it replaces.
+    mutating func replace(_ timer: CallLegTimer, with started: EngineTimer) -> EngineTimer? {
+        defer { self[timer] = started }
+        return self[timer]
+    }
+
     /// Every running timer.
     var all: [EngineTimer] { [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard].compactMap { $0 } }
 }
@@ -47,6 +59,13 @@ extension SIPUserAgent {
         apply(effects, leg: uuid)
     }
 
+    /// Reads the leg of conversation `uuid` in place (nil when it is gone). Dictionary.Values' getter would copy the
+    /// whole leg out to read one field; its modify accessor, which this goes through, does not.
+    func peek<Result>(_ uuid: UUID, _ read: (inout CallLeg) -> Result) -> Result? {
+        guard let index = legs.index(forKey: uuid) else { return nil }
+        return read(&legs.values[index])
+    }
+
     /// A request within a dialog: to its leg (same Call-ID, our tag in To, theirs in From), else 481.
     func inDialog(
         _ request: SIPRequest, key: TransactionKey, _ transition: (inout CallLeg, SIPUserAgent) -> [CallLegEffect]
@@ -57,8 +76,8 @@ extension SIPUserAgent {
 
     /// The conversation of the leg a request within a dialog belongs to.
     func leg(forInDialog request: SIPRequest) -> UUID? {
-        guard let callID = request.headers.callID, let uuid = legIDs[callID], let index = legs.index(forKey: uuid),
-            legs.values[index].owns(inDialog: request)
+        guard let callID = request.headers.callID, let uuid = legIDs[callID],
+            peek(uuid, { $0.owns(inDialog: request) }) == true
         else { return nil }
         return uuid
     }
@@ -72,17 +91,17 @@ extension SIPUserAgent {
     /// A CANCEL: to the incoming call whose INVITE it cancels, else 481.
     func receiveCancel(_ request: SIPRequest, key: TransactionKey) {
         guard let inviteKey = key.cancelledInvite, let callID = request.headers.callID, let uuid = legIDs[callID],
-            let index = legs.index(forKey: uuid), legs.values[index].role == .callee,
-            legs.values[index].inviteKey == inviteKey
+            peek(uuid, { $0.role == .callee && $0.inviteKey == inviteKey }) == true
         else { return respond(to: request, key: key, status: 481) }
         drive(uuid) { leg, context in leg.receiveCancel(request, key: key, in: context) }
     }
 
     /// Registers a new leg under its conversation and Call-ID.
-    func add(_ leg: CallLeg) {
-        legs[leg.uuid] = leg
-        legIDs[leg.callID] = leg.uuid
-        onCallCreated?(leg.uuid, leg.callID)
+    func add(_ leg: consuming CallLeg) {
+        let uuid = leg.uuid, callID = leg.callID
+        legs[uuid] = leg
+        legIDs[callID] = uuid
+        onCallCreated?(uuid, callID)
     }
 
     /// The conversation reached `left` by the manager's doing: whatever is still open in SIP is closed.
@@ -99,8 +118,8 @@ extension SIPUserAgent {
 
     /// Our tag in the dialog of the call with this Call-ID.
     func localTag(ofCallID callID: String) -> String? {
-        guard let uuid = legIDs[callID], let index = legs.index(forKey: uuid) else { return nil }
-        return legs.values[index].localTag
+        guard let uuid = legIDs[callID] else { return nil }
+        return peek(uuid) { $0.localTag }
     }
 
     // MARK: Effects
@@ -120,10 +139,7 @@ extension SIPUserAgent {
             case .startTimer(let timer, let delay):
                 startTimer(timer, after: delay, leg: uuid)
             case .cancelTimer(let timer):
-                if let running = legTimers[uuid]?[timer] {
-                    environment.cancel(running)
-                    legTimers[uuid]?[timer] = nil
-                }
+                if let running = legTimers[uuid]?.take(timer) { environment.cancel(running) }
             case .report(let event):
                 do {
                     try manager.reportConversationEvent(event, for: uuid)
@@ -154,12 +170,10 @@ extension SIPUserAgent {
 
     private func startTimer(_ timer: CallLegTimer, after delay: Duration, leg uuid: UUID) {
         let started = environment.schedule(after: delay) { [weak self] in
-            guard let self, self.legTimers[uuid]?[timer] != nil else { return }
-            self.legTimers[uuid]?[timer] = nil
+            guard let self, self.legTimers[uuid]?.take(timer) != nil else { return }
             self.drive(uuid) { leg, context in leg.timerFired(timer, in: context) }
         }
-        if let running = legTimers[uuid, default: LegTimers()][timer] { environment.cancel(running) }
-        legTimers[uuid, default: LegTimers()][timer] = started
+        if let replaced = legTimers[uuid, default: LegTimers()].replace(timer, with: started) { environment.cancel(replaced) }
     }
 
     /// Forgets a leg: its timers stop and its Call-ID no longer matches. Transactions finish on their own.
@@ -171,8 +185,7 @@ extension SIPUserAgent {
 
     /// The Call-ID of a live leg, for log lines.
     private func callID(of uuid: UUID) -> String {
-        guard let index = legs.index(forKey: uuid) else { return "-" }
-        return legs.values[index].callID
+        peek(uuid) { $0.callID } ?? "-"
     }
 }
 

@@ -146,8 +146,7 @@ final class SIPUserAgent {
         if transactions.receive(response) { return }
         // A 2xx retransmitted after the INVITE transaction ended: the ACK goes again (RFC 3261 §13.2.2.4).
         guard response.isSuccess, response.headers.cseq?.method == .invite, let callID = response.headers.callID,
-            let uuid = legIDs[callID], let index = legs.index(forKey: uuid),
-            case let effects = legs.values[index].successRetransmitted(response), !effects.isEmpty
+            let uuid = legIDs[callID], let effects = peek(uuid, { $0.successRetransmitted(response) }), !effects.isEmpty
         else {
             counters.strayResponses += 1
             return
@@ -157,9 +156,9 @@ final class SIPUserAgent {
 
     /// A retransmitted INVITE after our 2xx: the 2xx goes again while its ACK is outstanding (RFC 3261 §13.3.1.4).
     private func resendSuccess(for request: SIPRequest, to source: SIPDestination) {
-        guard let callID = request.headers.callID, let uuid = legIDs[callID], let index = legs.index(forKey: uuid)
+        guard let callID = request.headers.callID, let uuid = legIDs[callID],
+            let effects = peek(uuid, { $0.inviteRetransmitted(request, from: source) })
         else { return }
-        let effects = legs.values[index].inviteRetransmitted(request, from: source)
         apply(effects, leg: uuid)
     }
 
