@@ -34,9 +34,9 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
     /// Starts serving the listening socket `fd`. On the loop thread.
     func start(listening fd: Int32) throws(IOError) {
         let channel = StreamChannelOptions(
-            maxQueuedBytes: limits.maxQueuedBytes, lingerTime: .milliseconds(Int64(limits.lingerTime * 1000)))
+            maxQueuedBytes: limits.maxQueuedBytes, lingerTime: .seconds(atLeastAMillisecond: limits.lingerTime))
         let serverLimits = StreamServer<ControlServerCore>.Limits(
-            maxClients: limits.maxClients, helloTimeout: .milliseconds(Int64(limits.helloTimeout * 1000)),
+            maxClients: limits.maxClients, helloTimeout: .seconds(atLeastAMillisecond: limits.helloTimeout),
             channel: channel, socketSendBufferSize: limits.socketSendBufferSize)
         server = try StreamServer(
             loop: loop, listening: fd, limits: serverLimits, makeCodec: { [framing] in framing.makeCodec() },

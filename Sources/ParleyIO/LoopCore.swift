@@ -127,6 +127,13 @@ package func monotonicNanoseconds() -> UInt64 {
 }
 
 extension Duration {
+    /// `seconds` as a duration of at least a millisecond (a deadline of zero, a negative or NaN time would be no
+    /// deadline at all), and at most a year (an infinite time never comes).
+    package static func seconds(atLeastAMillisecond seconds: Double) -> Duration {
+        guard seconds.isFinite, seconds > 0.001 else { return seconds == .infinity ? .seconds(31_536_000) : .milliseconds(1) }
+        return .milliseconds(Int64(min(seconds, 31_536_000) * 1000))
+    }
+
     /// Whole nanoseconds; zero or negative durations give 0, and huge ones saturate at `UInt64.max`.
     package var clampedNanoseconds: UInt64 {
         guard self > .zero else { return 0 }

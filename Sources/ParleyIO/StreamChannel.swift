@@ -175,7 +175,7 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
         } else {
             state = .open
             flush()
-            delegate?.streamChannelDidOpen(self)
+            if state == .open { delegate?.streamChannelDidOpen(self) }
         }
     }
 
@@ -255,7 +255,7 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
             case .failure(let failure):
                 decoding = false
                 delegate?.streamChannel(self, failedToDecode: failure)
-                if isUsable { close(.closed("the stream cannot be framed: \(failure)")) }
+                if isUsable { close(.framing("the stream cannot be framed: \(failure)")) }
                 return
             }
         }
@@ -282,10 +282,21 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
             guard encrypt(bytes, tag: tag, tls) else { return .notOpen }
             flush()
         } else {
-            outbound.append(bytes, tag: tag)
+            guard enqueue(bytes, tag: tag) else { return .overflow }
             if state == .open { flush() }
         }
         return nil
+    }
+
+    /// Appends to the byte queue; when even its headroom is used up (TLS records of many small messages queued
+    /// during the handshake), the channel closes as overflowing rather than drop bytes from the middle of a stream.
+    private func enqueue(_ bytes: Data, tag: Tag? = nil) -> Bool {
+        guard outbound.append(bytes, tag: tag) else {
+            counters?.queueOverflows += 1
+            close(.queueOverflow(limit: options.maxQueuedBytes))
+            return false
+        }
+        return true
     }
 
     /// Encrypts into the queue; false (and the channel closed) when TLS fails.
@@ -294,13 +305,17 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
             close(.tlsFailed(reason))
             return false
         }
-        while let record = tls.takeOutput() { outbound.append(record, tag: tag) }
+        while let record = tls.takeOutput() {
+            guard enqueue(record, tag: tag) else { return false }
+        }
         return true
     }
 
     private func flushTLSOutput() {
         guard let tls, state != .closed else { return }
-        while let record = tls.takeOutput() { outbound.append(record) }
+        while let record = tls.takeOutput() {
+            guard enqueue(record) else { return }
+        }
         flush()
     }
 
@@ -340,35 +355,46 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
             if !flushing { finish() }
             return
         case .open where flushing:
-            if let lastWords { outbound.append(lastWords) }
-            if let tls {
-                tls.shutdown()
-                while let record = tls.takeOutput() { outbound.append(record) }
-            }
+            sayLastWords(lastWords, closeNotify: true)
             state = .draining
             closeReason = reason
             drainingSince = monotonicNanoseconds()
             rearmTimer()
-            flush()
             delegate?.streamChannel(self, closedBecause: reason, unsent: [])
+            flush()
         case .open, .connecting, .handshaking:
-            var farewell = false
-            if state == .open, let tls, Self.isLocal(reason) {
-                // close_notify, best effort: one non-blocking write, no waiting for the peer's.
-                tls.shutdown()
-                while let record = tls.takeOutput() { outbound.append(record) }
-                farewell = true
+            if state == .open {
+                // close_notify (for our own reasons), and last words: one non-blocking write, no waiting for the peer.
+                if sayLastWords(lastWords, closeNotify: Self.isLocal(reason)) { _ = outbound.write(to: fd) }
             }
-            if let lastWords, state == .open {
-                outbound.append(lastWords)
-                farewell = true
-            }
-            if farewell { _ = outbound.write(to: fd) }
             closeReason = reason
             let unsent = tearDown()
             delegate?.streamChannel(self, closedBecause: reason, unsent: unsent)
             delegate?.streamChannelFinished(self)
         }
+    }
+
+    /// Queues `lastWords` (encrypted, for TLS) and, when asked and TLS is on, close_notify; whether anything was
+    /// queued.
+    @discardableResult
+    private func sayLastWords(_ lastWords: Data?, closeNotify: Bool) -> Bool {
+        var said = false
+        if let lastWords {
+            if let tls {
+                _ = tls.write(lastWords)
+            } else {
+                outbound.append(lastWords)
+            }
+            said = true
+        }
+        if let tls, closeNotify {
+            tls.shutdown()
+            said = true
+        }
+        if let tls {
+            while let record = tls.takeOutput() { outbound.append(record) }
+        }
+        return said
     }
 
     /// The end of a drain: the descriptor closes.
@@ -397,7 +423,7 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
     private static func isLocal(_ reason: StreamCloseReason) -> Bool {
         switch reason {
         case .closed, .idle: true
-        case .peerClosed, .socketError, .connectFailed, .queueOverflow, .handshakeFailed, .tlsFailed: false
+        case .peerClosed, .socketError, .connectFailed, .queueOverflow, .handshakeFailed, .tlsFailed, .framing: false
         }
     }
 

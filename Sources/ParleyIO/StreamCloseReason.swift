@@ -16,6 +16,8 @@ package enum StreamCloseReason: Sendable, Hashable, CustomStringConvertible {
     case handshakeFailed(String)
     /// TLS failed after the handshake (a bad record, a protocol error).
     case tlsFailed(String)
+    /// The byte stream could not be framed any further (the codec's failure, in words).
+    case framing(String)
     /// Closed by its owner, for this reason (a framing fault, a refusal, a stop).
     case closed(String)
 
@@ -29,6 +31,7 @@ package enum StreamCloseReason: Sendable, Hashable, CustomStringConvertible {
         case .queueOverflow(let limit): "outgoing queue over \(limit) bytes: the peer is not reading"
         case .handshakeFailed(let reason): "TLS handshake failed: \(reason)"
         case .tlsFailed(let reason): "TLS failed: \(reason)"
+        case .framing(let reason): reason
         case .closed(let reason): reason
         }
     }

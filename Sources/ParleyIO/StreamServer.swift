@@ -49,15 +49,15 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
     package struct Limits: Sendable {
         /// Connections served at once (awaiting their hello or authenticated); more are turned away.
         package var maxClients: Int
-        /// How long a connection may take to authenticate; zero: no hello (connections are authenticated at once).
-        package var helloTimeout: Duration
+        /// How long a connection may take to authenticate; nil: no hello (connections are authenticated at once).
+        package var helloTimeout: Duration?
         /// Each connection's queue, linger and timeouts.
         package var channel: StreamChannelOptions
         /// The kernel send buffer of accepted sockets; nil keeps the system's.
         package var socketSendBufferSize: Int?
 
         /// Limits from their parts.
-        package init(maxClients: Int, helloTimeout: Duration, channel: StreamChannelOptions, socketSendBufferSize: Int? = nil) {
+        package init(maxClients: Int, helloTimeout: Duration?, channel: StreamChannelOptions, socketSendBufferSize: Int? = nil) {
             self.maxClients = maxClients
             self.helloTimeout = helloTimeout
             self.channel = channel
@@ -166,10 +166,10 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         nextID += 1
         channel.userInfo = id
         let underCap = clients.values.count { $0.stage != .turnedAway } < limits.maxClients
-        let hello = limits.helloTimeout > .zero
-        var entry = Client(channel: channel, stage: !underCap ? .turnedAway : (hello ? .awaitingHello : .authenticated))
-        if hello || !underCap {
-            entry.helloTimer = loop.schedule(after: hello ? limits.helloTimeout : .seconds(5)) { [weak self] in
+        var entry = Client(
+            channel: channel, stage: !underCap ? .turnedAway : (limits.helloTimeout == nil ? .authenticated : .awaitingHello))
+        if limits.helloTimeout != nil || !underCap {
+            entry.helloTimer = loop.schedule(after: limits.helloTimeout ?? .seconds(5)) { [weak self] in
                 self?.helloDeadlinePassed(id)
             }
         }

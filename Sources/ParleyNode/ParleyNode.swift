@@ -16,9 +16,10 @@ public struct NodeError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// One Parley endpoint, built from one ``NodeConfiguration``: the event loop every socket runs on, the SIP
-/// transports, the conversation manager and the engine, the call history, the control endpoints and the push
-/// device client, wired once here. `parleyd` is options → configuration → `ParleyNode` → ``run()``; tests and
+/// One Parley endpoint, built from one ``NodeConfiguration``: its event loops (one for SIP, its timers and the push
+/// channel — the engine's thread; one for the control API, whose requests may wait on the history database and must
+/// not hold up SIP), the SIP transports, the conversation manager and the engine, the call history, the control
+/// endpoints and the push device client, wired once here. `parleyd` is options → configuration → `ParleyNode` → ``run()``; tests and
 /// benchmarks build nodes the same way.
 ///
 /// Start-up order: everything that can fail (contacts, history, listeners, control socket and token) is in place
@@ -26,8 +27,10 @@ public struct NodeError: Error, CustomStringConvertible {
 public final class ParleyNode: Sendable {
     /// What the node was built from.
     public let configuration: NodeConfiguration
-    /// The loop every socket of the node runs on.
+    /// The engine's loop: SIP, its timers and the push channel.
     public let loop: EventLoop
+    /// The control API's loop (nil without a control endpoint).
+    private let controlLoop: EventLoop?
     /// The conversations.
     public let manager: ConversationManager
     /// The SIP engine.
@@ -44,6 +47,8 @@ public final class ParleyNode: Sendable {
     private let control: ControlEndpoint?
     private let push: PushWakeUp?
     private let stopping = Atomic<Bool>(false)
+    /// The signal sources, kept alive while the node serves.
+    private let signalSources = SignalSources()
 
     /// Builds the node: loads contacts, opens the history, binds every listener, opens the control endpoints.
     /// Nothing is announced to anyone until ``start()``.
@@ -87,7 +92,19 @@ public final class ParleyNode: Sendable {
                     engineBox.engine?.transportFailed(towards: destination, reason: "\(error)")
                 }
             }
-            control = try configuration.control ? Self.controlEndpoint(configuration, engine, history, contacts, bound, loop) : nil
+            if configuration.control {
+                let controlLoop = try EventLoop(name: "parley-control")
+                self.controlLoop = controlLoop
+                do {
+                    control = try Self.controlEndpoint(configuration, engine, history, contacts, bound, controlLoop)
+                } catch {
+                    controlLoop.shutdown()
+                    throw error
+                }
+            } else {
+                controlLoop = nil
+                control = nil
+            }
             push = configuration.pushService.map { endpoint in
                 PushWakeUp(endpoint: endpoint, token: configuration.effectivePushToken, engine: engine, loop: loop, log: log)
             }
@@ -123,8 +140,11 @@ public final class ParleyNode: Sendable {
     }
 
     /// Starts what the node does on its own: registering (when configured) and taking pushes. Logs
-    /// "parleyd VERSION listening on …" once everything is ready.
-    public func start() {
+    /// "parleyd VERSION listening on …" once everything is ready — with `stoppingOnSignals`, only after SIGINT and
+    /// SIGTERM stop the node cleanly (BYEs, un-REGISTER, the history flushed; a second signal exits at once), so
+    /// that whoever waits for that line may signal at once.
+    public func start(stoppingOnSignals: Bool = false) {
+        if stoppingOnSignals { installSignalHandlers() }
         engine.start()
         configuration.log.info(
             "parleyd \(configuration.version) listening on " + listenAddresses.map(\.description).joined(separator: " ")
@@ -140,14 +160,20 @@ public final class ParleyNode: Sendable {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return false }
         push?.stop()
         control?.stop()
+        controlLoop?.shutdown()
         engine.shutdown(grace: grace)
         loop.shutdown()
         return true
     }
 
-    /// Runs the node until SIGINT or SIGTERM (a second one exits at once), then stops it and exits 0. Never returns.
+    /// Serves until the node is stopped (by a signal, when started with `stoppingOnSignals`), then exits. Never
+    /// returns.
     public func run() -> Never {
-        let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+        dispatchMain()
+    }
+
+    private func installSignalHandlers() {
+        let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [self] in
@@ -157,7 +183,7 @@ public final class ParleyNode: Sendable {
             source.resume()
             return source
         }
-        withExtendedLifetime(signals) { dispatchMain() }
+        signalSources.keep(sources)
     }
 
     /// Stops the node and exits with `code`; asked again while stopping (a second Ctrl-C), leaves at once.
@@ -165,6 +191,14 @@ public final class ParleyNode: Sendable {
         guard stop() else { _exit(1) }
         Foundation.exit(code)
     }
+}
+
+/// Holds the signal sources so that they live as long as the node.
+// @unchecked Sendable: `sources` is written once, by `keep` from `start` before any of these signals can be
+// handled, and never read again: the box only keeps the sources (which deliver on their own queue) alive.
+private final class SignalSources: @unchecked Sendable {
+    private var sources: [any DispatchSourceSignal] = []
+    func keep(_ new: [any DispatchSourceSignal]) { sources = new }
 }
 
 /// The engine, set once after the transport (whose handler needs it) exists.

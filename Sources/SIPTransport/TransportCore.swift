@@ -225,6 +225,8 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
     func streamChannel(_ channel: StreamConnection.Channel, failedToDecode failure: StreamFramingError) {
         counted.framingErrors += 1
         if failure == .oversize { counted.oversizeMessages += 1 }
+        // Nothing after a framing fault can be trusted to start a message (RFC 3261 §18.3): closed at once.
+        channel.close(.framing("\(failure)"))
     }
 
     /// A connection has closed: forget it, count it, report what it never sent.
@@ -238,7 +240,7 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
         counted.connectionsClosed += 1
         let error: TransportError =
             switch reason {
-            case .peerClosed, .idle, .tlsFailed: .connectionClosed(connection.remote)
+            case .peerClosed, .idle, .tlsFailed, .framing: .connectionClosed(connection.remote)
             case .socketError(let code), .connectFailed(let code): .connectionFailed(connection.remote, code: code)
             case .queueOverflow: .queueOverflow(connection.remote)
             case .handshakeFailed(let why): .tlsHandshakeFailed(connection.remote, reason: why)

@@ -101,7 +101,7 @@ final class DeviceClientCore: StreamChannelDelegate {
             do throws(IOError) {
                 let options = StreamChannelOptions(
                     maxQueuedBytes: configuration.maxQueuedBytes,
-                    setupTimeout: .milliseconds(Int64(configuration.connectTimeout * 1000)))
+                    setupTimeout: .seconds(atLeastAMillisecond: configuration.connectTimeout))
                 channel = try Channel(
                     loop: loop, fd: started.fd, connecting: true, codec: FrameDecoder(), options: options,
                     delegate: self)
@@ -131,7 +131,8 @@ final class DeviceClientCore: StreamChannelDelegate {
     }
 
     func streamChannel(_ channel: StreamChannel<DeviceClientCore>, failedToDecode failure: FrameError) {
-        // The channel closes itself right after; the drop is reported then.
+        // What is queued (an ack) still goes; the drop is reported when the channel says it closed.
+        channel.close(.framing(failure.description), flushing: true)
     }
 
     func streamChannel(
@@ -145,7 +146,7 @@ final class DeviceClientCore: StreamChannelDelegate {
             feed(.connectFailed("connect \(endpoint): timed out after \(configuration.connectTimeout) s"))
         case .connectFailed(let code):
             feed(.connectFailed(PushSocketError("connect \(endpoint)", code: code).description))
-        case .peerClosed, .socketError, .idle, .queueOverflow, .handshakeFailed, .tlsFailed, .closed:
+        case .peerClosed, .socketError, .idle, .queueOverflow, .handshakeFailed, .tlsFailed, .closed, .framing:
             feed(machine.hasConnectionEstablished ? .dropped(reason.description) : .connectFailed(reason.description))
         }
     }

@@ -163,9 +163,9 @@ final class SimulatorCore: StreamServerDelegate {
     func start(listening fd: Int32) throws(IOError) {
         let channel = StreamChannelOptions(
             maxQueuedBytes: configuration.maxQueuedBytes,
-            lingerTime: .milliseconds(Int64(configuration.lingerTime * 1000)))
+            lingerTime: .seconds(atLeastAMillisecond: configuration.lingerTime))
         let limits = StreamServer<SimulatorCore>.Limits(
-            maxClients: .max, helloTimeout: .zero, channel: channel,
+            maxClients: .max, helloTimeout: nil, channel: channel,
             socketSendBufferSize: configuration.socketSendBufferSize)
         let maxFrameLength = configuration.maxFrameLength
         server = try StreamServer(

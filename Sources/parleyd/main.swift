@@ -27,6 +27,6 @@ do {
     exit(ExitCode.failure.rawValue)
 }
 let automation = DaemonAutomation(options: options, node: node)
-node.start()
+node.start(stoppingOnSignals: true)
 automation.start()
 node.run()
