@@ -81,18 +81,19 @@ struct RecentlyEnded: Sendable {
 }
 
 /// A uuid as a dictionary key with cheap hashing: two 64-bit words fed to the hasher instead of 16 bytes
-/// through its generic byte path (which showed up as the engine's largest single cost).
-struct UUIDKey: Hashable, Sendable {
+/// through its generic byte path (which showed up as the engine's largest single cost). The SIP engine keys its
+/// call legs by it too.
+package struct UUIDKey: Hashable, Sendable {
     let high: UInt64
     let low: UInt64
 
-    init(_ uuid: UUID) {
+    package init(_ uuid: UUID) {
         (high, low) = withUnsafeBytes(of: uuid.uuid) { raw in
             (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         }
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         // Both words: uuids can come from peers (push payloads), so pre-mixing them into one word would let
         // anyone craft colliding keys.
         hasher.combine(high)

@@ -10,7 +10,7 @@ extension SIPUserAgent {
             start(action, handles: handles)
             return
         }
-        guard legs.index(forKey: action.conversationUUID) != nil else {
+        guard legs.index(forKey: UUIDKey(action.conversationUUID)) != nil else {
             if performForPushedCall(action) { return }
             // The conversation has no SIP side (it ended meanwhile): an End needs nothing more, others cannot run.
             if case .end = action.kind {

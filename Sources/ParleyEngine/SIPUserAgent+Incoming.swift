@@ -68,7 +68,7 @@ extension SIPUserAgent {
                 uuid: uuid,
                 update: Conversation.Update(localMember: localHandle, members: [handle], activeRemoteMembers: [handle]))
         } catch {
-            legs[uuid] = nil
+            legs[UUIDKey(uuid)] = nil
             legIDs[callID] = nil
             onCallRefused?(uuid, callID)
             log.info("refused an incoming call \(callID) from \(handle.value): \(error)")

@@ -54,7 +54,7 @@ extension SIPUserAgent {
     /// The leg is stored back before any effect runs, so effects that call out (reports to the manager, whose
     /// delegate may perform actions at once) find it as the transition left it.
     func drive(_ uuid: UUID, _ transition: (inout CallLeg, SIPUserAgent) -> [CallLegEffect]) {
-        guard let index = legs.index(forKey: uuid) else { return }
+        guard let index = legs.index(forKey: UUIDKey(uuid)) else { return }
         let effects = transition(&legs.values[index], self)
         apply(effects, leg: uuid)
     }
@@ -62,7 +62,7 @@ extension SIPUserAgent {
     /// Reads the leg of conversation `uuid` in place (nil when it is gone). Dictionary.Values' getter would copy the
     /// whole leg out to read one field; its modify accessor, which this goes through, does not.
     func peek<Result>(_ uuid: UUID, _ read: (inout CallLeg) -> Result) -> Result? {
-        guard let index = legs.index(forKey: uuid) else { return nil }
+        guard let index = legs.index(forKey: UUIDKey(uuid)) else { return nil }
         return read(&legs.values[index])
     }
 
@@ -99,7 +99,7 @@ extension SIPUserAgent {
     /// Registers a new leg under its conversation and Call-ID.
     func add(_ leg: consuming CallLeg) {
         let uuid = leg.uuid, callID = leg.callID
-        legs[uuid] = leg
+        legs[UUIDKey(uuid)] = leg
         legIDs[callID] = uuid
         onCallCreated?(uuid, callID)
     }
@@ -111,7 +111,7 @@ extension SIPUserAgent {
 
     /// Ends every call on shutdown (BYE, CANCEL, 480).
     func endAll() {
-        for uuid in Array(legs.keys) {
+        for uuid in legs.values.map(\.uuid) {
             drive(uuid) { leg, context in leg.shutDown(in: context) }
         }
     }
@@ -139,7 +139,7 @@ extension SIPUserAgent {
             case .startTimer(let timer, let delay):
                 startTimer(timer, after: delay, leg: uuid)
             case .cancelTimer(let timer):
-                if let running = legTimers[uuid]?.take(timer) { environment.cancel(running) }
+                if let running = legTimers[UUIDKey(uuid)]?.take(timer) { environment.cancel(running) }
             case .report(let event):
                 do {
                     try manager.reportConversationEvent(event, for: uuid)
@@ -169,18 +169,20 @@ extension SIPUserAgent {
     }
 
     private func startTimer(_ timer: CallLegTimer, after delay: Duration, leg uuid: UUID) {
+        let key = UUIDKey(uuid)
         let started = environment.schedule(after: delay) { [weak self] in
-            guard let self, self.legTimers[uuid]?.take(timer) != nil else { return }
+            guard let self, self.legTimers[key]?.take(timer) != nil else { return }
             self.drive(uuid) { leg, context in leg.timerFired(timer, in: context) }
         }
-        if let replaced = legTimers[uuid, default: LegTimers()].replace(timer, with: started) { environment.cancel(replaced) }
+        if let replaced = legTimers[key, default: LegTimers()].replace(timer, with: started) { environment.cancel(replaced) }
     }
 
     /// Forgets a leg: its timers stop and its Call-ID no longer matches. Transactions finish on their own.
     private func forget(_ uuid: UUID) {
-        guard let leg = legs.removeValue(forKey: uuid) else { return }
+        let key = UUIDKey(uuid)
+        guard let leg = legs.removeValue(forKey: key) else { return }
         if legIDs[leg.callID] == uuid { legIDs[leg.callID] = nil }
-        for running in legTimers.removeValue(forKey: uuid)?.all ?? [] { environment.cancel(running) }
+        for running in legTimers.removeValue(forKey: key)?.all ?? [] { environment.cancel(running) }
     }
 
     /// The Call-ID of a live leg, for log lines.

@@ -17,11 +17,11 @@ final class SIPUserAgent {
     let manager: ConversationManager
     let transactions: TransactionLayer
     let log: EngineLog
-    /// Live legs by conversation, and their conversations by Call-ID.
-    var legs: [UUID: CallLeg] = [:]
+    /// Live legs by conversation (its uuid as a cheaply hashed key), and their conversations by Call-ID.
+    var legs: [UUIDKey: CallLeg] = [:]
     var legIDs: [String: UUID] = [:]
     /// The running timers of each leg.
-    var legTimers: [UUID: LegTimers] = [:]
+    var legTimers: [UUIDKey: LegTimers] = [:]
     /// Counters for the status report.
     var counters = EngineCounters()
     /// Our Contact header values, by what decides them.
