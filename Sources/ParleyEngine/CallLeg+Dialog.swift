@@ -66,7 +66,7 @@ extension CallLeg {
     func retryReinvite(_ confirmed: inout Confirmed, in context: some CallLegContext) -> [CallLegEffect] {
         guard case .waitingToRetry(let action, let hold) = confirmed.ownOffer else { return [] }
         confirmed.ownOffer = .none
-        guard !action.action.isComplete else { return [] }
+        guard !context.isSettled(action) else { return [] }
         guard confirmed.dialog.inviteInProgress == nil, confirmed.unacknowledgedAnswer == nil else {
             return [.fail(action, reason: "another offer is in progress")]
         }

@@ -7,7 +7,7 @@ import SIPTransport
 /// The SIP side of one conversation as a sealed, pure state machine: its INVITE, its dialog, its session descriptions
 /// and whatever is in flight. Each input (a request or response of the leg, a failed request, an action, a timer,
 /// the conversation's end) has one transition function, which returns the effects for ``SIPUserAgent`` (its driver)
-/// to carry out; nothing here sends, schedules, reads a clock or calls the manager.
+/// to carry out; nothing here sends, schedules or calls the manager (the time comes from the ``CallLegContext``).
 ///
 /// ```
 ///  callee:  ringing ──Join (200)──▶ answering ──ACK──▶ confirmed
@@ -149,7 +149,6 @@ struct CallLeg {
     }
 }
 
-
 // MARK: - Transitions: one function per input
 
 extension CallLeg {
@@ -280,7 +279,8 @@ extension CallLeg {
                 let outcome = outgoing.receiveInviteResponse(response, leg: self, in: context)
                 return settle(outgoing, outcome, in: context)
             case .cancel:
-                return settle(outgoing, outgoing.receiveCancelResponse(response), in: context)
+                let outcome = outgoing.receiveCancelResponse(response)
+                return settle(outgoing, outcome, in: context)
             case .bye, .reinvite, .info:
                 return []
             }

@@ -5,7 +5,8 @@ import SIPSignaling
 import SIPTransport
 
 /// What a call leg asks of the world while it decides: how our messages look (Contact, Via, SDP), where in-dialog
-/// requests go, what the transaction layer knows of a server transaction, the time, and the random waits of glare.
+/// requests go, what the transaction layer knows of a server transaction, whether an action is settled, the time, and
+/// the random waits of glare.
 /// Queries and message builders only: nothing here sends, schedules or changes state, so the leg's transitions stay
 /// pure. ``SIPUserAgent`` is the context in the daemon; tests give a fixed one.
 protocol CallLegContext {
@@ -40,6 +41,8 @@ protocol CallLegContext {
     func isProceeding(_ key: TransactionKey) -> Bool
     /// Where responses of server transaction `key` go.
     func responseDestination(_ key: TransactionKey) -> SIPDestination?
+    /// Whether `action` is settled already (the manager fails an action whose deadline passed).
+    func isSettled(_ action: ActionRef) -> Bool
     /// The wait before retrying our re-INVITE after 491 (RFC 3261 §14.1).
     func glareRetryDelay(isCallIDOwner: Bool) -> Duration
     /// The dialog's refusal of a request it did not take (481, 491, 500 with Retry-After).

@@ -6,7 +6,7 @@ import SIPTransport
 
 extension CallLegTable {
     /// A fixed context for walking the machine: a frozen clock, counted branches, the default configuration, every
-    /// server transaction still proceeding, glare waits of exactly one second.
+    /// server transaction still proceeding, every action still unsettled, glare waits of exactly one second.
     final class TableContext: CallLegContext {
         let configuration = EngineConfiguration(
             listenAddresses: [ListenAddress(kind: .udp, host: "192.0.2.1", port: 5070)], autoAnswerDelay: .seconds(1))
@@ -66,24 +66,18 @@ extension CallLegTable {
         func destination(inDialog dialog: SIPDialog?, fallback: SIPDestination) -> SIPDestination { fallback }
         func isProceeding(_ key: TransactionKey) -> Bool { true }
         func responseDestination(_ key: TransactionKey) -> SIPDestination? { CallLegTable.peer }
+        func isSettled(_ action: ActionRef) -> Bool { false }
         func glareRetryDelay(isCallIDOwner: Bool) -> Duration { .seconds(1) }
 
         func rejection(_ verdict: DialogRequestVerdict, of request: SIPRequest) -> SIPResponse? {
-            var generator = SplitMix(state: 1)
+            var generator = HighestDraw()
             return verdict.rejection(of: request, using: &generator)
         }
     }
 
-    /// The same "random" numbers every time (SplitMix64 from a fixed seed).
-    private struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+    /// The same draw every time: every random range yields its highest value (a Retry-After of 10). Not all zeros:
+    /// the standard library's rejection sampling would then never accept a draw.
+    private struct HighestDraw: RandomNumberGenerator {
+        mutating func next() -> UInt64 { .max }
     }
 }

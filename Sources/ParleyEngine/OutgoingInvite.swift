@@ -34,9 +34,20 @@ struct OutgoingInvite {
         case calling(start: ActionRef?, sawTrying: Bool)
         /// A provisional response arrived: the callee is alerted (the early dialog, when it had a To tag).
         case early(dialog: SIPDialog?)
-        /// We are cancelling: our CANCEL is out (`cancelSent`), or goes at the first provisional response. `end` is
-        /// the End that asked for it (fulfilled already) or one that came later.
-        case cancelling(dialog: SIPDialog?, end: ActionRef?, cancelSent: Bool)
+        /// We are cancelling: our CANCEL is out (`cancelSent`), or goes at the first provisional response; `end`
+        /// says whether an End is done already or waits for the CANCEL.
+        case cancelling(dialog: SIPDialog?, end: CancelEnd, cancelSent: Bool)
+    }
+
+    /// The End of a call being cancelled: each End is fulfilled once, and while one is (or was) there, the
+    /// INVITE's end reports nothing (the End ends the conversation).
+    private enum CancelEnd {
+        /// No End: the ring timeout, the conversation ending or shutdown started the CANCEL.
+        case none
+        /// The End that started the CANCEL, fulfilled then.
+        case fulfilled
+        /// An End that came while cancelling: done once the callee has our CANCEL (its 200) or the INVITE is over.
+        case waiting(ActionRef)
     }
 
     /// The INVITE we sent.
@@ -110,9 +121,12 @@ struct OutgoingInvite {
     }
 
     /// A response to our CANCEL: the INVITE's 487 normally follows; if the CANCEL came too late (481, or a 200
-    /// crossing it) the 2xx path hangs up. Either way the End is done once the callee has our CANCEL.
-    func receiveCancelResponse(_ response: SIPResponse) -> Outcome {
-        guard case .cancelling(_, let end?, _) = state, response.isSuccess else { return .unanswered([]) }
+    /// crossing it) the 2xx path hangs up. Either way a waiting End is done once the callee has our CANCEL.
+    mutating func receiveCancelResponse(_ response: SIPResponse) -> Outcome {
+        guard case .cancelling(let dialog, .waiting(let end), let cancelSent) = state, response.isSuccess else {
+            return .unanswered([])
+        }
+        state = .cancelling(dialog: dialog, end: .fulfilled, cancelSent: cancelSent)
         return .unanswered([.fulfil(end)])
     }
 
@@ -130,21 +144,23 @@ struct OutgoingInvite {
         switch state {
         case .calling(let start, _):
             let failStart = start.map { [CallLegEffect.fail($0, reason: "ended before it was answered")] } ?? []
-            return .unanswered(failStart + cancel(end: action, leg: leg, in: context) + [.fulfil(action)])
+            return .unanswered(failStart + cancel(end: .fulfilled, leg: leg, in: context) + [.fulfil(action)])
         case .early:
-            return .unanswered(cancel(end: action, leg: leg, in: context) + [.fulfil(action)])
-        case .cancelling(let dialog, let end, let cancelSent):
-            // Already on its way out: done when the CANCEL is answered (or at once, if an End is already waiting).
-            guard end == nil else { return .unanswered([.fulfil(action)]) }
-            state = .cancelling(dialog: dialog, end: action, cancelSent: cancelSent)
+            return .unanswered(cancel(end: .fulfilled, leg: leg, in: context) + [.fulfil(action)])
+        case .cancelling(let dialog, .none, let cancelSent):
+            // Already on its way out: done when the CANCEL is answered.
+            state = .cancelling(dialog: dialog, end: .waiting(action), cancelSent: cancelSent)
             return .unanswered([])
+        case .cancelling:
+            // An End is there already: this one is done at once.
+            return .unanswered([.fulfil(action)])
         }
     }
 
     /// The ring timeout: cancel, and end the conversation as unanswered.
     mutating func ringTimedOut(leg: CallLeg, in context: some CallLegContext) -> Outcome {
         guard case .cancelling = state else {
-            let effects = cancel(end: nil, leg: leg, in: context)
+            let effects = cancel(end: .none, leg: leg, in: context)
             return .unanswered(
                 [.log(.info, "not answered within \(context.configuration.ringTimeout); cancelling")] + effects
                     + [.report(.ended(context.now, .unanswered))])
@@ -160,20 +176,20 @@ struct OutgoingInvite {
 
     /// The conversation ended by the manager's doing: cancel.
     mutating func conversationLeft(leg: CallLeg, in context: some CallLegContext) -> Outcome {
-        guard case .cancelling = state else { return .unanswered(cancel(end: nil, leg: leg, in: context)) }
+        guard case .cancelling = state else { return .unanswered(cancel(end: .none, leg: leg, in: context)) }
         return .unanswered([])
     }
 
     /// Shutdown: cancel (the leg is kept until the CANCEL can go); a leg already cancelling is given up.
     mutating func shutDown(leg: CallLeg, in context: some CallLegContext) -> Outcome {
-        guard case .cancelling(_, _, let cancelSent) = state else { return .unanswered(cancel(end: nil, leg: leg, in: context)) }
+        guard case .cancelling(_, _, let cancelSent) = state else { return .unanswered(cancel(end: .none, leg: leg, in: context)) }
         return cancelSent ? over([], nil) : .unanswered([])
     }
 
     // MARK: Steps
 
     /// Starts cancelling: CANCEL now if a provisional response has come (RFC 3261 §9.1), else as soon as one does.
-    private mutating func cancel(end: ActionRef?, leg: CallLeg, in context: some CallLegContext) -> [CallLegEffect] {
+    private mutating func cancel(end: CancelEnd, leg: CallLeg, in context: some CallLegContext) -> [CallLegEffect] {
         let (dialog, canSend): (SIPDialog?, Bool)
         switch state {
         case .calling(_, let sawTrying): (dialog, canSend) = (nil, sawTrying)
@@ -219,9 +235,13 @@ struct OutgoingInvite {
         return .answered(confirmed, effects + [.report(.connected(context.now))])
     }
 
-    /// The INVITE is over; the End waiting while we cancel, if any, is done by it.
+    /// The INVITE is over; the End waiting while we cancel, if any, is done by it, and after an End nothing is
+    /// reported.
     private func over(_ effects: [CallLegEffect], _ reason: Conversation.EndedReason?) -> Outcome {
-        guard case .cancelling(_, let end, _) = state else { return .over(effects, reason: reason, pendingEnd: nil) }
-        return .over(effects, reason: reason, pendingEnd: end)
+        switch state {
+        case .calling, .early, .cancelling(_, .none, _): .over(effects, reason: reason, pendingEnd: nil)
+        case .cancelling(_, .fulfilled, _): .over(effects, reason: nil, pendingEnd: nil)
+        case .cancelling(_, .waiting(let end), _): .over(effects, reason: reason, pendingEnd: end)
+        }
     }
 }

@@ -11,7 +11,8 @@ struct RegistrationAttempt: Equatable {
 }
 
 /// What the registration asks of the world while it decides: where the registrar is, how our Contact and Via look,
-/// the time, a fresh cnonce and the digest hash. Queries and builders only; ``SIPUserAgent`` is the context.
+/// the time, a fresh cnonce and the digest hash. Queries and builders only (finding the registrar may resolve its
+/// host name, synchronously, as every request of the engine's does); ``SIPUserAgent`` is the context.
 protocol RegistrationContext {
     var configuration: EngineConfiguration { get }
     var now: Date { get }

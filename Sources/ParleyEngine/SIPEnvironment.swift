@@ -15,7 +15,7 @@ public struct EngineTimer: Hashable, Sendable {
 /// thread. The daemon's is the event loop with its transports (``LoopEnvironment``); tests use one with a manual
 /// timeline, so nothing in the engine sleeps or reads a clock of its own.
 ///
-/// All calls except ``execute(_:)`` and ``isCurrent`` happen on the environment's one thread.
+/// All calls except ``execute(_:)``, ``executeAndWait(_:)`` and ``isCurrent`` happen on the environment's one thread.
 public protocol SIPEnvironment: AnyObject, Sendable {
     /// Sends one message; failures come back through the transport-failure path, never as a throw.
     func send(_ bytes: Data, to destination: SIPDestination)

@@ -40,6 +40,8 @@ extension SIPUserAgent: CallLegContext {
 
     func responseDestination(_ key: TransactionKey) -> SIPDestination? { transactions.responseDestination(key) }
 
+    func isSettled(_ action: ActionRef) -> Bool { action.action.isComplete }
+
     func glareRetryDelay(isCallIDOwner: Bool) -> Duration {
         var generator = SystemRandomNumberGenerator()
         return ReINVITEGlare.retryDelay(isCallIDOwner: isCallIDOwner, using: &generator)

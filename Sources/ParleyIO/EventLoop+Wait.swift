@@ -6,14 +6,7 @@ extension EventLoop {
     /// On the loop thread itself it runs `work` at once (waiting would wait for itself), so callers that may be on
     /// either side need no check of their own.
     public func executeAndWait<Value: Sendable>(_ work: @escaping @Sendable () -> Value) -> Value? {
-        if inEventLoop { return work() }
-        let box = ResultBox<Value>()
-        guard offer({
-            box.value.withLock { $0 = work() }
-            box.done.signal()
-        }) else { return nil }
-        box.done.wait()
-        return box.value.withLock { $0 }
+        wait(for: work, until: .distantFuture)
     }
 
     /// `executeAndWait`, giving up after `timeout`: nil when the loop is shut down or did not run `work` in time
@@ -21,14 +14,17 @@ extension EventLoop {
     public func executeAndWait<Value: Sendable>(
         within timeout: Duration, _ work: @escaping @Sendable () -> Value
     ) -> Value? {
+        wait(for: work, until: .now() + .milliseconds(Int(timeout / .milliseconds(1))))
+    }
+
+    private func wait<Value: Sendable>(for work: @escaping @Sendable () -> Value, until deadline: DispatchTime) -> Value? {
         if inEventLoop { return work() }
         let box = ResultBox<Value>()
         guard offer({
             box.value.withLock { $0 = work() }
             box.done.signal()
         }) else { return nil }
-        let milliseconds = Int(timeout / .milliseconds(1))
-        guard box.done.wait(timeout: .now() + .milliseconds(milliseconds)) == .success else { return nil }
+        guard box.done.wait(timeout: deadline) == .success else { return nil }
         return box.value.withLock { $0 }
     }
 }

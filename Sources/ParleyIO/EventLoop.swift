@@ -183,6 +183,7 @@ public final class EventLoop: Sendable {
             if woken, drainInbox() { break }
         }
         core.shutDownHandlers()
+        identity.release()
     }
 
     /// How long epoll may sleep: until the earliest timer (rounded up to whole milliseconds), or forever.

@@ -1,14 +1,20 @@
 import Glibc
 import Synchronization
 
-/// Which thread is an event loop's thread: claimed once by that thread when it starts, readable from any thread.
+/// Which thread is an event loop's thread: claimed once by that thread when it starts and given up when it ends (a
+/// later thread may get the same `pthread_t`), readable from any thread.
 package final class LoopThreadIdentity: Sendable {
-    /// The loop thread's `pthread_t` (an unsigned long on Linux), or 0 before the thread has started.
+    /// The loop thread's `pthread_t` (an unsigned long on Linux), or 0 before the thread has started or after it ended.
     private let thread = Atomic<UInt>(0)
 
     /// Called by the loop thread itself, before it runs anything else.
     package func claim() {
         thread.store(pthread_self(), ordering: .releasing)
+    }
+
+    /// Called by the loop thread itself, after it ran its last handler.
+    package func release() {
+        thread.store(0, ordering: .releasing)
     }
 
     /// Whether the calling thread is the loop thread.

@@ -230,10 +230,13 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
         switch tls.handshake() {
         case .complete:
             state = .open
-            let waiting = pendingPlaintext
-            pendingPlaintext = []
-            pendingPlaintextBytes = 0
-            for item in waiting where state == .open { _ = encrypt(item.bytes, tag: item.tag, tls) }
+            // Each message leaves the waiting list only once it is encrypted: a close on the way (the queue full,
+            // a TLS error) then reports it and every one after it as unsent.
+            while state == .open, let item = pendingPlaintext.first {
+                guard encrypt(item.bytes, tag: item.tag, tls) else { break }
+                pendingPlaintext.removeFirst()
+                pendingPlaintextBytes -= item.bytes.count
+            }
             flushTLSOutput()
             if state == .open { delegate?.streamChannelDidOpen(self) }
         case .needsInput:

@@ -18,7 +18,7 @@ package enum StreamCloseReason: Sendable, Hashable, CustomStringConvertible {
     case tlsFailed(String)
     /// The byte stream could not be framed any further (the codec's failure, in words).
     case framing(String)
-    /// Closed by its owner, for this reason (a framing fault, a refusal, a stop).
+    /// Closed by its owner, for this reason (a refusal, a stop).
     case closed(String)
 
     /// For logs and the peer's last line.

@@ -10,7 +10,8 @@ import Synchronization
 
 /// A node's control API endpoints: the Unix socket `DATA_DIR/control.sock` (mode 0600), and optionally a WebSocket
 /// on a loopback port (for browser frontends; Origin-checked), both for clients holding `DATA_DIR/control.token`,
-/// both on the node's loop. Requests go to the engine's ``ControlService``; clients that subscribed get every event.
+/// both on the node's control loop. Requests go to the engine's ``ControlService``; clients that subscribed get
+/// every event.
 final class ControlEndpoint: Sendable {
     private let unix: ControlServer
     private let webSocket: ControlWebSocketServer?

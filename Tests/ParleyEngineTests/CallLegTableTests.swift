@@ -95,6 +95,38 @@ struct CallLegTableTests {
         }
     }
 
+    @Test("a leg cancelling after its End settles no End again: only another End is done, at once")
+    func cancellingAfterEndSettlesNothing() {
+        for cell in CallLegTable.cells(of: .cancelling) {
+            let settled = cell.effects.filter {
+                switch $0 {
+                case .fulfil(let action), .fail(let action, _): action.action.kind.name == "end"
+                default: false
+                }
+            }
+            #expect(settled.count == (cell.input == .end ? 1 : 0), "cancelling × \(cell.input.rawValue): \(settled)")
+            #expect(!cell.effects.contains { if case .report = $0 { true } else { false } } || cell.input == .ringTimer)
+        }
+    }
+
+    @Test("an End that comes while the ring timeout cancels is done once: at our CANCEL's 200, or when the INVITE ends")
+    func waitingEndIsDoneOnce() {
+        for answeredFirst in [true, false] {
+            let context = CallLegTable.TableContext()
+            var leg = CallLegTable.representative(.early, in: context)
+            var effects = leg.timerFired(.ring, in: context)
+            effects += leg.perform(.end(conversationUUID: leg.uuid), in: context)
+            #expect(!effects.contains { if case .fulfil = $0 { true } else { false } })
+            if answeredFirst {
+                effects += leg.receive(CallLegTable.response(200, to: leg.invite.makeCancel()), to: .cancel, in: context)
+            }
+            effects += leg.receive(CallLegTable.response(487, to: leg.invite), to: .invite, in: context)
+            let ends = effects.filter { if case .fulfil(let action) = $0 { action.action.kind.name == "end" } else { false } }
+            #expect(ends.count == 1, "CANCEL answered first: \(answeredFirst)")
+            #expect(leg.stateName == .ended)
+        }
+    }
+
     @Test("docs/call-leg.md is the table the machine generates")
     func documentIsCurrent() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

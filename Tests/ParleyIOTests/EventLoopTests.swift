@@ -98,6 +98,20 @@ struct EventLoopTests {
         loop.shutdown()
         #expect(count.load(ordering: .relaxed) == 500)
     }
+
+    @Test("a loop that ended is nobody's: a later thread with its pthread_t is not in it")
+    func identityEndsWithTheThread() throws {
+        let ended = try makeLoop()
+        ended.shutdown()
+        // glibc hands a new thread the descriptor (so the pthread_t) of one that was joined; ten loops in a row give
+        // it every chance to.
+        for _ in 0..<10 {
+            let later = try makeLoop()
+            defer { later.shutdown() }
+            #expect(later.executeAndWait { ended.inEventLoop } == false)
+            #expect(ended.executeAndWait { 1 } == nil)
+        }
+    }
 }
 
 /// An event loop for one test, shut down by `defer`.

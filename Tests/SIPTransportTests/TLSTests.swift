@@ -145,6 +145,28 @@ struct TLSTests {
         #expect(named.error.description.contains(missing), "\(named.error)")
     }
 
+    @Test("messages queued during the handshake that outgrow the queue as TLS records all fail, none silently")
+    func handshakeBacklogOverflow() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (server, _, address) = try server(loop)
+        defer { withExtendedLifetime(server) {} }
+        // 4,000 messages of 10 bytes fit the 40,000-byte limit as plaintext; as TLS records (22 bytes more each)
+        // they outgrow the limit and its 64 KiB headroom while the handshake's end encrypts them.
+        let (client, _) = makeTransport(
+            loop, tls: TLSConfiguration(verifyPeer: false), limits: TransportLimits(maxQueuedBytesPerConnection: 40_000))
+        let events = TransportEvents(client)
+        let destination = SIPDestination(kind: .tls, address: SIPPeerAddress(host: "127.0.0.1", port: address.port))
+        let message = Data("0123456789".utf8)
+        loop.execute {
+            for _ in 0..<4000 { client.send(message, to: destination) }
+        }
+        let failures = try #require(events.failures.wait(for: 4000))
+        #expect(failures.allSatisfy { $0.error == .queueOverflow(destination.address) })
+        #expect(events.failures.wait(for: 4001, within: .milliseconds(200)) == nil)
+        #expect(client.statisticsSync().queueOverflows == 1)
+    }
+
     @Test("a client that never finishes its handshake is closed after the setup timeout")
     func silentClient() throws {
         let loop = try makeLoop()
