@@ -87,17 +87,7 @@ public final class RawWebSocket {
 
     /// Reads more bytes; false at EOF, on an error or after the deadline.
     private func fill(until deadline: Date) -> Bool {
-        while true {
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { return false }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(remaining * 1000) + 1) > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { return false }
-            buffer.append(contentsOf: chunk[0..<count])
-            return true
-        }
+        readSome(from: fd, into: &buffer, until: deadline)
     }
 
     /// Sends one masked frame (or unmasked when `masked` is false).

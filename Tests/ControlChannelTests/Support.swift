@@ -2,6 +2,7 @@ import ControlChannel
 import Dispatch
 import Foundation
 import Glibc
+import ParleyTestSupport
 import Synchronization
 
 /// A fresh directory under /tmp (short, so socket paths fit in sun_path), removed by `remove()`.
@@ -101,14 +102,7 @@ final class RawSocket {
                 buffer.removeFirst(newline + 1)
                 return line
             }
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { return nil }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(remaining * 1000) + 1) > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { return nil }
-            buffer.append(contentsOf: chunk[0..<count])
+            guard readSome(from: fd, into: &buffer, until: deadline) else { return nil }
         }
     }
 }
