@@ -54,8 +54,10 @@ let package = Package(
                 "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO", "CallHistory",
             ]
         ),
-        // The control protocol served against a running engine: every method through the manager's pipeline.
-        .target(name: "ParleyControl", dependencies: ["ParleyEngine", "ControlProtocol", "ConversationKit", "CallHistory"]),
+        // The control protocol served against a running engine, and parleyd's control endpoints (Unix socket, WebSocket).
+        .target(
+            name: "ParleyControl",
+            dependencies: ["ParleyEngine", "ControlProtocol", "ControlChannel", "ParleyIO", "ConversationKit", "CallHistory"]),
         // The VoIP push channel: wire protocol, the simulator's rules (pure), the simulator's sockets, the device client.
         .target(name: "VoIPPush", dependencies: ["ConversationKit", "ParleyIO"]),
         // The control protocol between frontends and parleyd: messages, errors, the method table.
@@ -77,7 +79,7 @@ let package = Package(
             name: "parley",
             dependencies: [
                 "ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport", "VoIPPush",
-                "ControlChannel", "ControlProtocol", "ParleyIO", "ParleyEngine", "ParleyNode",
+                "ControlChannel", "ControlProtocol", "ParleyIO", "ParleyEngine", "ParleyNode", "ParleyControl",
             ]
         ),
         .executableTarget(

@@ -83,6 +83,17 @@ public final class ControlServer: Sendable {
         handle.send(line, to: client)
     }
 
+    /// Marks `client` subscribed: it gets ``sendToSubscribers(_:)`` and keeps its slot when the server is full.
+    public func subscribe(_ client: ControlClientID) {
+        handle.subscribe(client)
+    }
+
+    /// Queues `line` (as in ``send(_:to:)``) for every subscribed client.
+    public func sendToSubscribers(_ line: Data) {
+        precondition(!line.contains(0x0A), "a control line must not contain a newline")
+        handle.sendToSubscribers(line)
+    }
+
     /// Queues `line` (as in ``send(_:to:)``) for every authenticated client.
     public func broadcast(_ line: Data) {
         precondition(!line.contains(0x0A), "a control line must not contain a newline")

@@ -16,6 +16,10 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
     private let onClose: (@Sendable (ControlClientID) -> Void)?
     private var server: StreamServer<ControlServerCore>?
     private var sessions: [StreamClientID: Framing.Session] = [:]
+    /// Clients that asked for events: they get ``sendToSubscribers(_:)`` and are never evicted.
+    private var subscribers: Set<StreamClientID> = []
+    /// When each authenticated client last sent a message (monotonic nanoseconds).
+    private var lastHeard: [StreamClientID: UInt64] = [:]
     /// Said to every connection the server stops.
     private static var stopReason: String { "the server is stopping" }
 
@@ -54,6 +58,8 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
         }
         server = nil
         self.sessions = [:]
+        subscribers = []
+        lastHeard = [:]
     }
 
     // MARK: Serving
@@ -67,6 +73,17 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
         guard let server else { return }
         let framed = framing.encode(message)
         for client in server.authenticatedClients { server.send(framed, to: client) }
+    }
+
+    func subscribe(_ client: ControlClientID) {
+        guard server?.stage(of: client.rawValue) == .authenticated else { return }
+        subscribers.insert(client.rawValue)
+    }
+
+    func sendToSubscribers(_ message: Data) {
+        guard let server, !subscribers.isEmpty else { return }
+        let framed = framing.encode(message)
+        for client in subscribers { server.send(framed, to: client) }
     }
 
     func close(_ client: ControlClientID) {
@@ -87,6 +104,20 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
         // A WebSocket is turned away after its upgrade, so that a browser, which cannot read an HTTP refusal, learns
         // why; a line connection at once.
         if framing.carriesMessages(session) { rejectTooMany(client) }
+    }
+
+    /// Full: the authenticated client idle longest among those that never subscribed and have been quiet for the
+    /// eviction idle time gives up its slot (told `evicted`).
+    func serverIsFull(_ server: StreamServer<ControlServerCore>) -> Bool {
+        let now = monotonicNanoseconds()
+        let idleEnough = UInt64(max(0, limits.evictionIdleTime) * 1e9)
+        let victim = server.authenticatedClients
+            .filter { !subscribers.contains($0) && now &- (lastHeard[$0] ?? 0) >= idleEnough }
+            .min { (lastHeard[$0] ?? 0, $0) < (lastHeard[$1] ?? 0, $1) }
+        guard let victim else { return false }
+        reject(victim, .evicted, "closed to make room for a new client: this one was idle and never subscribed",
+               closeCode: .tryAgainLater)
+        return true
     }
 
     func server(_ server: StreamServer<ControlServerCore>, received frame: Codec.Frame, from client: StreamClientID) {
@@ -114,6 +145,8 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
         reason: StreamCloseReason
     ) {
         sessions[client] = nil
+        subscribers.remove(client)
+        lastHeard[client] = nil
         switch stage {
         case .authenticated: onClose?(ControlClientID(client))
         case .awaitingHello, .turnedAway: break
@@ -155,6 +188,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
             case .success(let given):
                 guard ControlWire.tokensMatch(given, token) else { return reject(client, .unauthorized, "wrong token") }
                 server?.authenticate(client)
+                lastHeard[client] = monotonicNanoseconds()
                 server?.send(framing.encode(ControlWire.welcome), to: client)
             }
         case .authenticated:
@@ -163,6 +197,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
                     framing.encode(ControlWire.error(.invalidFrame, "a line is not valid UTF-8; it was skipped")), to: client)
                 return
             }
+            lastHeard[client] = monotonicNanoseconds()
             onLine(ControlClientID(client), message)
         }
     }

@@ -58,6 +58,14 @@ final class ControlServerHandle<Framing: ControlFraming>: Sendable {
         perform { $0.broadcast(message) }
     }
 
+    func subscribe(_ client: ControlClientID) {
+        perform { $0.subscribe(client) }
+    }
+
+    func sendToSubscribers(_ message: Data) {
+        perform { $0.sendToSubscribers(message) }
+    }
+
     func close(_ client: ControlClientID) {
         perform { $0.close(client) }
     }

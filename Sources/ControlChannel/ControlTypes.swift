@@ -13,6 +13,9 @@ public struct ControlLimits: Sendable, Hashable {
     public var helloTimeout: TimeInterval
     /// How long a connection being closed after an error may take to read that error: 1 s.
     public var lingerTime: TimeInterval
+    /// How long an authenticated client that never subscribed must have sent nothing before a new client may take
+    /// its slot when the server is full: 10 s.
+    public var evictionIdleTime: TimeInterval
     /// The kernel send buffer for accepted connections; nil keeps the system's. Tests shrink it so that a client
     /// that does not read fills its outgoing queue quickly.
     public var socketSendBufferSize: Int?
@@ -20,7 +23,8 @@ public struct ControlLimits: Sendable, Hashable {
     /// Limits; the defaults are those documented on each member.
     public init(
         maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1024 * 1024, maxClients: Int = 64,
-        helloTimeout: TimeInterval = 5, lingerTime: TimeInterval = 1, socketSendBufferSize: Int? = nil
+        helloTimeout: TimeInterval = 5, lingerTime: TimeInterval = 1, evictionIdleTime: TimeInterval = 10,
+        socketSendBufferSize: Int? = nil
     ) {
         precondition(maxLineBytes > 0 && maxQueuedBytes > 0 && maxClients > 0, "control limits must be positive")
         self.maxLineBytes = maxLineBytes
@@ -28,6 +32,7 @@ public struct ControlLimits: Sendable, Hashable {
         self.maxClients = maxClients
         self.helloTimeout = helloTimeout
         self.lingerTime = lingerTime
+        self.evictionIdleTime = evictionIdleTime
         self.socketSendBufferSize = socketSendBufferSize
     }
 }
@@ -52,8 +57,11 @@ public enum ControlErrorCode: String, Sendable, Hashable, CaseIterable {
     case frameTooLarge
     /// A line was not valid UTF-8. The line is skipped; the connection stays.
     case invalidFrame
-    /// The server already serves ``ControlLimits/maxClients`` connections. The connection is closed.
+    /// The server already serves ``ControlLimits/maxClients`` connections and none can be evicted. The connection
+    /// is closed.
     case tooManyClients
+    /// An idle client that never subscribed was closed to make room for a new one.
+    case evicted
 }
 
 /// The lines of the transport's own handshake and errors.
@@ -71,9 +79,9 @@ enum ControlWire {
     /// `{"v":1,"type":"welcome"}`.
     static let welcome = Data("{\"v\":1,\"type\":\"welcome\"}".utf8)
 
-    /// `{"v":1,"type":"error","error":{"code":"…","message":"…"}}`.
+    /// `{"v":1,"type":"error","id":null,"error":{"code":"…","message":"…"}}`.
     static func error(_ code: ControlErrorCode, _ message: String) -> Data {
-        Data("{\"v\":1,\"type\":\"error\",\"error\":{\"code\":\"\(code.rawValue)\",\"message\":".utf8)
+        Data("{\"v\":1,\"type\":\"error\",\"id\":null,\"error\":{\"code\":\"\(code.rawValue)\",\"message\":".utf8)
             + jsonString(message) + Data("}}".utf8)
     }
 

@@ -83,17 +83,51 @@ public struct HandleNormalizer: Sendable, Hashable {
     /// The canonical form of `handle` (its display name is ignored), or nil when it can never match anything,
     /// e.g. a phone number without digits or with invalid characters, a malformed or empty email address,
     /// or an empty generic value.
+    ///
+    /// A SIP URI whose user part is a telephone number (`sip:+14155550100@host`, with or without `;user=phone`) is
+    /// that phone number, whatever the handle's kind says: callers arrive as SIP URIs, contacts list numbers.
     public func normalize(_ handle: Handle) -> NormalizedHandle? {
-        normalizedValue(kind: handle.kind, value: handle.value).map { NormalizedHandle(kind: handle.kind, value: $0) }
+        if handle.kind == .generic, let number = Self.telephoneUser(inSIPURI: handle.value) {
+            return normalizedPhoneNumber(number).map { NormalizedHandle(kind: .phoneNumber, value: $0) }
+        }
+        return normalizedValue(kind: handle.kind, value: handle.value).map { NormalizedHandle(kind: handle.kind, value: $0) }
     }
 
     /// The canonical value for a handle of `kind` written as `value`, or nil when it can never match anything.
     public func normalizedValue(kind: Handle.Kind, value: String) -> String? {
         switch kind {
         case .generic: value.isEmpty ? nil : value
-        case .phoneNumber: normalizedPhoneNumber(value)
+        case .phoneNumber: normalizedPhoneNumber(Self.telephoneUser(inSIPURI: value) ?? value)
         case .emailAddress: Self.normalizedEmailAddress(value)
         }
+    }
+
+    /// The user part of `sip:USER@host…` or `sips:…` when it is a telephone number: `;user=phone` says so, or
+    /// it is at least three digits with an optional leading `+` and visual separators (`-`, `.`, `(`, `)`).
+    public static func telephoneUser(inSIPURI value: String) -> String? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        let lowered = text.lowercased()
+        guard lowered.hasPrefix("sip:") || lowered.hasPrefix("sips:"), let at = text.firstIndex(of: "@") else { return nil }
+        guard let colon = text.firstIndex(of: ":"), colon < at else { return nil }
+        let bareUser = String(text[text.index(after: colon)..<at].prefix { $0 != ";" })
+        guard !bareUser.isEmpty else { return nil }
+        if lowered.contains(";user=phone") { return bareUser }
+        return looksLikeTelephoneNumber(bareUser) ? bareUser : nil
+    }
+
+    /// At least three ASCII digits, an optional leading `+`, and only `separators` besides.
+    public static func looksLikeTelephoneNumber(_ text: String, separators: String = "-.()") -> Bool {
+        var digits = 0
+        for (index, character) in text.enumerated() {
+            if isASCIIDigit(character) {
+                digits += 1
+            } else if character == "+" && index == 0 {
+                continue
+            } else if !separators.contains(character) {
+                return false
+            }
+        }
+        return digits >= 3
     }
 
     // MARK: - Phone numbers

@@ -4,74 +4,93 @@ import ConversationKit
 import Foundation
 import ParleyEngine
 
-/// The history and contacts methods: `history`, `markRead`, `deleteRecord`, `redial`, `contact`.
+/// The call-history methods of the control protocol. Every change is followed by a `historyChanged` event.
 extension ControlService {
     func serveHistory(
-        _ request: ControlRequest, history: any CallHistoryStore, reply: @escaping @Sendable (Data) -> Void
-    ) throws(ControlError) -> Bool {
-        let params = request.params
-        switch request.method {
-        case "history":
-            var query = HistoryQuery(limit: try Self.int("limit", in: params, range: 1...200) ?? 20)
-            if let text = params["cursor"] as? String {
-                guard let cursor = HistoryCursor(text) else {
-                    throw ControlError(.invalidParams, "\"cursor\" is not a cursor this parleyd gave out")
+        _ command: ControlCommand, history: any CallHistoryStore, id: ControlRequestID,
+        reply: @escaping @Sendable (Data) -> Void
+    ) throws(ControlError) {
+        switch command {
+        case .history(let params):
+            var query = try self.query(params.filter)
+            query.limit = params.limit ?? 20
+            if let cursor = params.cursor {
+                guard let parsed = HistoryCursor(cursor) else {
+                    throw ControlError(.invalidParams, "\"cursor\" is not a cursor this parleyd gave.", field: "cursor")
                 }
-                query.cursor = cursor
+                query.cursor = parsed
             }
-            if try Self.bool("missed", in: params) == true { query.statuses = [.missed] }
-            query.unreadOnly = try Self.bool("unread", in: params) ?? false
-            if params["handle"] != nil { query.handle = Self.handle(for: try Self.string("handle", in: params)) }
             let page = try Self.storage { () throws(CallHistoryError) in try history.query(query) }
-            var result: [String: Any] = ["records": page.records.map(Self.json)]
-            result["nextCursor"] = page.nextCursor.map(\.description) ?? NSNull()
-            reply(ControlEncoding.result(result, id: request.id))
-        case "markRead":
+            let result = HistoryResult(records: page.records.map(info(for:)), nextCursor: page.nextCursor?.description)
+            reply(ControlMessage.result(result, id: id))
+        case .historyCount(let filter):
+            let query = try self.query(filter)
+            let count = try Self.storage { () throws(CallHistoryError) in try history.count(query) }
+            reply(ControlMessage.result(HistoryCountResult(count: count), id: id))
+        case .markRead(let params):
             let changed: Int
-            if try Self.bool("all", in: params) == true {
+            let ids: [Int64]
+            if params.all == true {
                 changed = try Self.storage { () throws(CallHistoryError) in try history.markAllRead() }
+                ids = []
             } else {
-                let id = try Self.recordID(params)
-                changed = try Self.storage { () throws(CallHistoryError) in try history.markRead(ids: [id]) }
+                let record = try Self.recordID(params.id)
+                changed = try Self.storage { () throws(CallHistoryError) in try history.markRead(ids: [record]) }
+                ids = [record]
             }
-            reply(ControlEncoding.result(["changed": changed], id: request.id))
-        case "deleteRecord":
-            let id = try Self.recordID(params)
-            try Self.storage { () throws(CallHistoryError) in try history.delete(id: id) }
-            reply(ControlEncoding.result(["deleted": id], id: request.id))
-        case "redial":
-            let id = try Self.recordID(params)
-            let record = try Self.storage { () throws(CallHistoryError) in try history.record(id: id) }
-            try perform(record.redialAction(), request: request, reply: reply)
+            reply(ControlMessage.result(HistoryCountResult(count: changed), id: id))
+            if changed > 0 { publish(HistoryChanged(change: "read", records: ids)) }
+        case .deleteRecord(let params):
+            let record = try Self.recordID(params.id)
+            try Self.storage { () throws(CallHistoryError) in try history.delete(id: record) }
+            reply(ControlMessage.result(HistoryCountResult(count: 1), id: id))
+            publish(HistoryChanged(change: "deleted", records: [record]))
+        case .clearHistory:
+            let deleted = try Self.storage { () throws(CallHistoryError) in
+                try history.deleteAll(endedBefore: .distantFuture)
+            }
+            reply(ControlMessage.result(HistoryCountResult(count: deleted), id: id))
+            if deleted > 0 { publish(HistoryChanged(change: "cleared", records: [])) }
+        case .redial(let params):
+            let record = try Self.storage { () throws(CallHistoryError) in try history.record(id: params.id) }
+            try perform(record.redialAction(), id: id, reply: reply)
         default:
-            return false
+            preconditionFailure("serveHistory serves only the history methods")
         }
-        return true
     }
 
-    /// A record as JSON (the same fields `parley history --json` prints).
-    static func json(_ record: CallRecord) -> [String: Any] {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        guard let data = try? encoder.encode(record),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return ["id": record.id] }
-        return object
+    /// The store's query for the protocol's filters.
+    private func query(_ filter: HistoryFilter) throws(ControlError) -> HistoryQuery {
+        var query = filter.missed == true ? HistoryQuery.missed(unreadOnly: filter.unread == true) : HistoryQuery()
+        query.unreadOnly = filter.unread == true
+        if let handle = filter.handle {
+            guard case .success(let found) = DialTarget.handle(for: handle, configuration: engine.configuration) else {
+                query.handle = Handle(kind: .generic, value: handle)
+                return query
+            }
+            query.handle = found
+        }
+        if let direction = filter.direction.flatMap(Conversation.Direction.init(rawValue:)) { query.direction = direction }
+        return query
     }
 
-    static func recordID(_ params: [String: Any]) throws(ControlError) -> Int64 {
-        guard let id = try int("id", in: params, range: 1...Int.max) else {
-            throw ControlError(.invalidParams, "missing \"id\" (a history record id)")
-        }
-        return Int64(id)
+    /// A record as the protocol writes it, named from the contacts as they are now.
+    func info(for record: CallRecord) -> HistoryRecordInfo {
+        let members = record.remoteHandles.map { HandleInfo($0.handle, contactName: contacts.contactName(for: $0.handle)) }
+        return HistoryRecordInfo(
+            id: record.id, uuid: record.uuid.uuidString, direction: record.direction.rawValue,
+            status: record.status.rawValue, endedReason: record.endedReason.rawValue,
+            displayName: members.isEmpty ? record.displayName : members.map(\.shownName).joined(separator: ", "),
+            members: members, localMember: record.localHandle.map { HandleInfo($0, contactName: nil) },
+            isVideo: record.isVideo, group: record.groupUUID?.uuidString, callID: record.callID,
+            createdAt: ControlTime.string(record.startedAt), connectedAt: record.connectedAt.map(ControlTime.string),
+            endedAt: ControlTime.string(record.endedAt), durationMs: ControlTime.milliseconds(record.duration),
+            isRead: record.isRead)
     }
 
-    static func int(_ key: String, in params: [String: Any], range: ClosedRange<Int>) throws(ControlError) -> Int? {
-        guard let value = params[key] else { return nil }
-        guard let number = value as? Int, range.contains(number) else {
-            throw ControlError(.invalidParams, "\"\(key)\" must be an integer in \(range.lowerBound)…\(range.upperBound)")
-        }
-        return number
+    static func recordID(_ id: Int64?) throws(ControlError) -> Int64 {
+        guard let id, id > 0 else { throw ControlError(.invalidParams, "Missing \"id\" (a history record's id).", field: "id") }
+        return id
     }
 
     /// Runs a store call, turning its errors into control errors (an unknown id is `notFound`).
@@ -79,8 +98,10 @@ extension ControlService {
         do {
             return try body()
         } catch {
-            if case .unknownRecord = error { throw ControlError(.notFound, "\(error)") }
-            throw ControlError(.failed, "call history: \(error)")
+            if case .unknownRecord = error {
+                throw ControlError(.notFound, "That history record does not exist.", details: .init(technical: "\(error)"))
+            }
+            throw ControlError(.failed, "The call history could not be read or written.", details: .init(technical: "\(error)"))
         }
     }
 }

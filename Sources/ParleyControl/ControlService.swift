@@ -3,28 +3,36 @@ import ControlProtocol
 import ConversationKit
 import Foundation
 import ParleyEngine
+import Synchronization
 
 /// Serves the control protocol against a running engine: every method becomes an action through the same manager
-/// pipeline that network-caused actions use, and the answer goes out when the action has completed (or failed, or
-/// timed out). Transport-agnostic: it takes a request line and gives response lines.
+/// pipeline that network-caused actions use. `start` and `redial` are answered as soon as their conversation exists;
+/// every other action when it has completed (or failed, or timed out). Every change of a conversation, and of the
+/// history, becomes an event for the sink the transport gives (``publishEvents(to:)``). Transport-agnostic: it takes
+/// a request line and gives response lines.
 public final class ControlService: Sendable {
     /// The engine served.
     public let engine: ParleyEngine
-    private let status: @Sendable () -> [String: Any]
-    /// The call history, for the history methods (nil: they answer `refused`).
+    /// The call history, for the history methods (nil: they answer `unavailable`).
     let history: (any CallHistoryStore)?
-    /// The contacts, for `contact`.
-    let contacts: ContactDirectory?
+    /// The contacts that name people.
+    let contacts: ContactBook
+    private let facts: @Sendable () -> DaemonFacts
+    private let limits: [String: Int]
+    /// What the events have said so far (see ControlService+Events).
+    let events = Mutex(EventState())
 
-    /// A service for `engine`; `status` adds the daemon's facts (versions, addresses, registration) to `status`.
+    /// A service for `engine`; `facts` tells `status` the daemon's own facts, `limits` its connection limits.
     public init(
-        engine: ParleyEngine, history: (any CallHistoryStore)? = nil, contacts: ContactDirectory? = nil,
-        status: @escaping @Sendable () -> [String: Any]
+        engine: ParleyEngine, history: (any CallHistoryStore)? = nil, contacts: ContactBook = ContactBook(nil),
+        limits: [String: Int] = [:], facts: @escaping @Sendable () -> DaemonFacts
     ) {
         self.engine = engine
         self.history = history
         self.contacts = contacts
-        self.status = status
+        self.limits = limits
+        self.facts = facts
+        engine.observeEvents { [weak self] event in self?.publish(event) }
     }
 
     /// What the transport should do besides answering.
@@ -42,202 +50,156 @@ public final class ControlService: Sendable {
         do {
             request = try ControlRequest.parse(line)
         } catch {
-            reply(ControlEncoding.error(error.error, id: error.id))
+            reply(ControlMessage.error(error.error, id: error.id))
             return .none
         }
         do {
-            return try serve(request, reply: reply)
+            return try serve(request.command, id: request.id, reply: reply)
         } catch {
-            reply(ControlEncoding.error(error, id: request.id))
+            reply(ControlMessage.error(error, id: request.id))
             return .none
         }
     }
 
     private func serve(
-        _ request: ControlRequest, reply: @escaping @Sendable (Data) -> Void
+        _ command: ControlCommand, id: ControlRequestID, reply: @escaping @Sendable (Data) -> Void
     ) throws(ControlError) -> Directive {
         let manager = engine.manager
-        switch request.method {
-        case "status":
-            var result = status()
-            result["conversations"] = manager.conversations.count
-            result["protocol"] = ControlProtocol.version
-            let statistics = engine.statistics
-            result["counters"] = [
-                "messagesReceived": statistics.messagesReceived, "malformedMessages": statistics.malformedMessages,
-                "incomingCalls": statistics.incomingCalls, "outgoingCalls": statistics.outgoingCalls,
-                "liveCalls": statistics.liveCalls, "liveTransactions": statistics.liveTransactions,
-            ]
-            result["registration"] = "\(engine.registrationState)"
-            reply(ControlEncoding.result(result, id: request.id))
-            return .none
-        case "list":
-            let conversations = manager.conversations.sorted { $0.createdAt < $1.createdAt }
-                .map { ConversationEncoding.json($0, callID: engine.callID(of: $0.uuid)) }
-            reply(ControlEncoding.result(["conversations": conversations], id: request.id))
-            return .none
-        case "subscribe":
-            reply(ControlEncoding.result(["events": ControlEvent.allCases.map(\.rawValue)], id: request.id))
+        switch command {
+        case .status:
+            reply(ControlMessage.result(status(), id: id))
+        case .list:
+            let conversations = manager.conversations.sorted { $0.createdAt < $1.createdAt }.map { info(for: $0) }
+            reply(ControlMessage.result(ListResult(conversations: conversations), id: id))
+        case .subscribe:
+            reply(ControlMessage.result(SubscribeResult(events: ControlEventMessage.Name.allCases.map(\.rawValue)), id: id))
             return .subscribe
-        case "start":
-            let to = try Self.string("to", in: request.params)
-            let isVideo = try Self.bool("video", in: request.params) ?? false
-            let handle = Self.handle(for: to)
-            try perform(.start(handles: [handle], isVideo: isVideo), request: request, reply: reply)
-            return .none
-        case "join":
-            try perform(.join(conversationUUID: try conversation(in: request.params)), request: request, reply: reply)
-            return .none
-        case "end":
-            try perform(.end(conversationUUID: try conversation(in: request.params)), request: request, reply: reply)
-            return .none
-        case "hold", "resume":
-            let uuid = try conversation(in: request.params)
-            try perform(.pause(conversationUUID: uuid, isPaused: request.method == "hold"), request: request, reply: reply)
-            return .none
-        case "mute":
-            let uuid = try conversation(in: request.params)
-            let muted = try Self.bool("muted", in: request.params) ?? true
-            try perform(.mute(conversationUUID: uuid, isMuted: muted), request: request, reply: reply)
-            return .none
-        case "playTone":
-            let uuid = try conversation(in: request.params)
-            let digits = try Self.string("digits", in: request.params)
-            guard !digits.isEmpty, digits.allSatisfy({ "0123456789*#ABCDabcd".contains($0) }) else {
-                throw ControlError(.invalidParams, "\"digits\" takes keypad digits (0-9, *, #, A-D), got \(digits.debugDescription)")
+        case .start(let params):
+            let handle: Handle
+            switch DialTarget.handle(for: params.to, configuration: engine.configuration) {
+            case .success(let found): handle = found
+            case .failure(let problem):
+                throw ControlError(.invalidParams, problem.message, details: .init(field: "to", technical: problem.technical))
             }
-            try perform(.playTone(conversationUUID: uuid, digits: digits), request: request, reply: reply)
-            return .none
-        case "merge":
-            let uuid = try conversation(in: request.params)
-            let other = try conversation(in: request.params, key: "with")
-            try perform(.merge(conversationUUID: uuid, with: other), request: request, reply: reply)
-            return .none
-        case "unmerge":
-            try perform(.unmerge(conversationUUID: try conversation(in: request.params)), request: request, reply: reply)
-            return .none
-        case "contact":
-            let handle = Self.handle(for: try Self.string("handle", in: request.params))
-            let name = contacts?.displayName(for: handle)
-            reply(ControlEncoding.result(
-                ["handle": ConversationEncoding.json(handle), "displayName": name == handle.value ? NSNull() : (name ?? NSNull()) as Any],
-                id: request.id))
-            return .none
-        case "history", "markRead", "deleteRecord", "redial":
-            guard let history else { throw ControlError(.refused, "this parleyd keeps no call history (--no-history)") }
-            _ = try serveHistory(request, history: history, reply: reply)
-            return .none
-        default:
-            throw ControlError(
-                .unknownMethod, "no method \(request.method.debugDescription)",
-                details: ["methods": ControlMethod.all.map(\.name)])
+            try perform(.start(handles: [handle], isVideo: params.video ?? false), id: id, reply: reply)
+        case .join(let params):
+            try perform(.join(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
+        case .end(let params):
+            try perform(.end(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
+        case .hold(let params):
+            try perform(.pause(conversationUUID: try conversation(params.conversation), isPaused: true), id: id, reply: reply)
+        case .resume(let params):
+            try perform(.pause(conversationUUID: try conversation(params.conversation), isPaused: false), id: id, reply: reply)
+        case .mute(let params):
+            let uuid = try conversation(params.conversation)
+            try perform(.mute(conversationUUID: uuid, isMuted: params.muted ?? true), id: id, reply: reply)
+        case .playTone(let params):
+            let uuid = try conversation(params.conversation)
+            try perform(.playTone(conversationUUID: uuid, digits: params.digits), id: id, reply: reply)
+        case .merge(let params):
+            let uuid = try conversation(params.conversation)
+            let other = try conversation(params.with, field: "with")
+            try perform(.merge(conversationUUID: uuid, with: other), id: id, reply: reply)
+        case .unmerge(let params):
+            try perform(.unmerge(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
+        case .contact(let params):
+            let handle: Handle
+            switch DialTarget.handle(for: params.handle, configuration: engine.configuration) {
+            case .success(let found): handle = found
+            case .failure: handle = Handle(kind: .generic, value: params.handle)
+            }
+            let name = contacts.contactName(for: handle)
+            reply(ControlMessage.result(ContactResult(handle: HandleInfo(handle, contactName: name), contactName: name), id: id))
+        case .reloadContacts:
+            reply(ControlMessage.result(try reloadContacts(), id: id))
+        case .history, .historyCount, .markRead, .deleteRecord, .clearHistory, .redial:
+            guard let history else {
+                throw ControlError(.unavailable, "This parleyd keeps no call history (it runs with --no-history).")
+            }
+            try serveHistory(command, history: history, id: id, reply: reply)
         }
+        return .none
     }
 
-    /// Performs `action` through the manager and answers when it settles.
+    /// Reads the contacts file again and renames live conversations (their `conversationChanged` events follow).
+    @discardableResult
+    public func reloadContacts() throws(ControlError) -> ReloadContactsResult {
+        guard contacts.isReloadable else {
+            throw ControlError(.unavailable, "This parleyd has no contacts file (start it with --contacts FILE).")
+        }
+        let directory: ContactDirectory
+        do {
+            directory = try contacts.reload()
+        } catch {
+            throw ControlError(.failed, "The contacts file could not be read; the old contacts stay.", details: .init(technical: "\(error)"))
+        }
+        refreshLiveConversations()
+        return ReloadContactsResult(contacts: directory.count, conflicts: directory.conflicts.count)
+    }
+
+    private func status() -> StatusResult {
+        let statistics = engine.statistics
+        let counters = [
+            "messagesReceived": statistics.messagesReceived, "malformedMessages": statistics.malformedMessages,
+            "incomingCalls": statistics.incomingCalls, "outgoingCalls": statistics.outgoingCalls,
+            "liveCalls": statistics.liveCalls, "liveTransactions": statistics.liveTransactions,
+        ]
+        return StatusResult(
+            daemon: facts(), registration: Self.registration(engine.registrationState),
+            conversations: engine.manager.conversations.count, counters: counters, limits: limits)
+    }
+
+    /// Performs `action` through the manager. A Start is answered at once (its conversation exists now, in `idle`);
+    /// any other action when it settles (the manager times it out if the engine never does).
     func perform(
-        _ action: ConversationAction, request: ControlRequest, reply: @escaping @Sendable (Data) -> Void
+        _ action: ConversationAction, id: ControlRequestID, reply: @escaping @Sendable (Data) -> Void
     ) throws(ControlError) {
         do {
             try engine.manager.perform([action])
         } catch {
-            throw ControlError(.refused, "\(error)", details: ["action": action.kind.name])
+            throw ControlError.refused(error, action: action.kind.name)
         }
-        let id = request.id
-        let engine = engine
-        // The answer goes when the action settles (the manager times it out if the engine never does).
-        action.whenSettled { state in
-            switch state {
-            case .complete:
-                var result: [String: Any] = ["action": action.kind.name, "state": "complete"]
-                if let conversation = engine.manager.conversation(action.conversationUUID) {
-                    result["conversation"] = ConversationEncoding.json(
-                        conversation, callID: engine.callID(of: conversation.uuid))
-                } else {
-                    result["conversation"] = ["uuid": action.conversationUUID.uuidString, "state": "left"]
-                }
-                reply(ControlEncoding.result(result, id: id))
-            case .failed(let reason):
-                reply(ControlEncoding.error(ControlError(.failed, reason, details: ["action": action.kind.name]), id: id))
-            case .timedOut:
-                reply(ControlEncoding.error(ControlError(.timedOut, "the \(action.kind.name) action timed out"), id: id))
-            case .idle, .running:
-                preconditionFailure("an action settles only as complete, failed or timed out")
+        if case .start = action.kind {
+            reply(ControlMessage.result(actionResult(action, state: "pending"), id: id))
+            return
+        }
+        action.whenSettled { [self] state in
+            if case .complete = state {
+                reply(ControlMessage.result(actionResult(action, state: "complete"), id: id))
+            } else {
+                reply(ControlMessage.error(error(settling: action, as: state) ?? ControlError(.failed, "That did not work."), id: id))
             }
         }
+    }
+
+    private func actionResult(_ action: ConversationAction, state: String) -> ActionResult {
+        ActionResult(
+            action: action.kind.name, actionUUID: action.uuid.uuidString, state: state,
+            conversation: latestInfo(of: action.conversationUUID))
     }
 
     /// The conversation a parameter names: a full uuid or a unique prefix of a live one.
-    private func conversation(in params: [String: Any], key: String = "conversation") throws(ControlError) -> UUID {
-        let text = try Self.string(key, in: params).lowercased()
-        if let uuid = UUID(uuidString: text), engine.manager.conversation(uuid) != nil { return uuid }
-        let matches = engine.manager.conversations.filter { $0.uuid.uuidString.lowercased().hasPrefix(text) }
+    private func conversation(_ text: String, field: String = "conversation") throws(ControlError) -> UUID {
+        let lowered = text.lowercased()
+        if let uuid = UUID(uuidString: lowered), engine.manager.conversation(uuid) != nil { return uuid }
+        let matches = engine.manager.conversations.filter { $0.uuid.uuidString.lowercased().hasPrefix(lowered) }
         switch matches.count {
         case 1: return matches[0].uuid
-        case 0: throw ControlError(.notFound, "no live conversation \(text.debugDescription)")
+        case 0: throw ControlError(.notFound, "No live call matches \(text.debugDescription).", field: field)
         default:
             throw ControlError(
-                .notFound, "\(text.debugDescription) names \(matches.count) conversations; give more of the uuid",
-                details: ["matches": matches.map(\.uuid.uuidString)])
+                .notFound, "\(text.debugDescription) matches \(matches.count) calls; give more of the uuid.",
+                details: .init(field: field, matches: matches.map(\.uuid.uuidString)))
         }
     }
 
-    /// A SIP URI as a generic handle; digits (with + and separators) as a phone number.
-    static func handle(for text: String) -> Handle {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let isNumber = !trimmed.isEmpty && trimmed.allSatisfy { $0.isNumber || "+-(). ".contains($0) }
-        return Handle(kind: isNumber ? .phoneNumber : .generic, value: trimmed, displayName: trimmed)
-    }
-
-    static func string(_ key: String, in params: [String: Any]) throws(ControlError) -> String {
-        guard let value = params[key] else { throw ControlError(.invalidParams, "missing \"\(key)\"") }
-        guard let string = value as? String, !string.isEmpty else {
-            throw ControlError(.invalidParams, "\"\(key)\" must be a non-empty string")
+    /// The protocol's view of a registration state.
+    static func registration(_ state: RegistrationState) -> RegistrationInfo {
+        switch state {
+        case .unregistered: RegistrationInfo(state: "unregistered")
+        case .registering: RegistrationInfo(state: "registering")
+        case .registered(let until): RegistrationInfo(state: "registered", expiresAt: ControlTime.string(until))
+        case .failed(let reason): RegistrationInfo(state: "failed", reason: reason)
         }
-        return string
-    }
-
-    static func bool(_ key: String, in params: [String: Any]) throws(ControlError) -> Bool? {
-        guard let value = params[key] else { return nil }
-        guard let bool = value as? Bool else { throw ControlError(.invalidParams, "\"\(key)\" must be true or false") }
-        return bool
-    }
-
-    /// The event line for an engine event.
-    public static func event(for event: EngineEvent) -> Data {
-        switch event {
-        case .conversationChanged(let transition):
-            return Self.event(for: transition)
-        case .historyRecorded(let uuid):
-            return ControlEncoding.event(ControlEvent.historyChanged.rawValue, data: ["conversation": uuid.uuidString])
-        case .registrationChanged(let state):
-            return ControlEncoding.event(ControlEvent.registrationChanged.rawValue, data: ["state": "\(state)"])
-        case .pushHandled(let callID, let handling):
-            return ControlEncoding.event(
-                ControlEvent.pushReceived.rawValue, data: ["callID": callID, "handling": "\(handling)"])
-        case .actionSettled(let action, let state):
-            var data: [String: Any] = [
-                "action": action.kind.name, "conversation": action.conversationUUID.uuidString,
-                "uuid": action.uuid.uuidString,
-            ]
-            switch state {
-            case .complete: data["state"] = "complete"
-            case .failed(let reason):
-                data["state"] = "failed"
-                data["reason"] = reason
-            case .timedOut: data["state"] = "timedOut"
-            case .idle, .running: data["state"] = "\(state)"
-            }
-            return ControlEncoding.event(ControlEvent.actionSettled.rawValue, data: data)
-        }
-    }
-
-    /// The event line for a transition.
-    public static func event(for transition: ConversationTransition) -> Data {
-        var data: [String: Any] = [
-            "conversation": ConversationEncoding.json(transition.conversation, callID: transition.callID)
-        ]
-        data["from"] = transition.from.map { "\($0)" } ?? NSNull()
-        return ControlEncoding.event(ControlEvent.conversationChanged.rawValue, data: data)
     }
 }

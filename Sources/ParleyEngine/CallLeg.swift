@@ -209,7 +209,7 @@ extension CallLeg {
         if request.headers.contentType?.mediaType.lowercased() == "application/dtmf-relay",
             let signal = DTMFRelay.signal(in: request.body)
         {
-            effects.append(.log(.info, "the remote side sent tone \(signal)"))
+            effects.append(.tonesReceived(String(signal)))
         }
         return effects + [.respond(context.response(to: request, key: key, status: 200, toTag: localTag), transaction: key)]
     }

@@ -76,6 +76,8 @@ enum CallLegEffect: Equatable {
     case performJoin
     /// An action is done.
     case fulfil(ActionRef)
+    /// The peer sent keypad tones.
+    case tonesReceived(String)
     /// An action cannot be done, for this reason.
     case fail(ActionRef, reason: String)
     /// A line for the log (the driver prefixes the conversation and Call-ID).

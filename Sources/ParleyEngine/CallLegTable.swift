@@ -228,6 +228,7 @@ public enum CallLegTable {
         case .performJoin: "Join"
         case .fulfil(let action): "✓ \(action)"
         case .fail(let action, _): "✗ \(action)"
+        case .tonesReceived(let digits): "tones \(digits)"
         case .log, .forget: nil
         }
     }

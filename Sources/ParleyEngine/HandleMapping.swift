@@ -5,7 +5,8 @@ import SIPMessages
 /// How SIP addresses become conversation handles and back.
 ///
 /// A SIP URI whose user part is a telephone number (`+14155550100`, `4155550100`, or any with `user=phone`) is a
-/// phone-number handle holding that number; every other `sip:`/`sips:` address is a generic handle holding the URI
+/// phone-number handle holding the URI (`sip:+14155550100@host[;user=phone]`, dialled back as it is; matched by
+/// the number); every other `sip:`/`sips:` address is a generic handle holding the URI
 /// `sip:user@host[:port]` (without parameters), so that it can be dialled back as it is. A `tel:` URI is a phone
 /// number. The display name comes from the header's display name, else the handle's value.
 enum HandleMapping {
@@ -16,8 +17,11 @@ enum HandleMapping {
         if uri.scheme == "tel", let number = uri.opaquePart {
             return Handle(kind: .phoneNumber, value: number, displayName: name ?? number)
         }
-        if let user = uri.user, isPhoneNumber(user) || uri.parameters["user"] == "phone" {
-            return Handle(kind: .phoneNumber, value: user, displayName: name ?? user)
+        if let user = uri.user, HandleNormalizer.looksLikeTelephoneNumber(user) || uri.parameters["user"] == "phone" {
+            // The whole URI stays the value, so that calling back reaches exactly this address; the number inside
+            // is what contacts and history match on (HandleNormalizer reads it out of the URI).
+            let value = uri.parameters["user"] == "phone" ? dialString(uri) + ";user=phone" : dialString(uri)
+            return Handle(kind: .phoneNumber, value: value, displayName: name ?? user)
         }
         let value = dialString(uri)
         return Handle(kind: .generic, value: value, displayName: name ?? value)
@@ -51,21 +55,6 @@ enum HandleMapping {
             else { return .failure(HandleDialError("\(value) is not a SIP address")) }
             return .success(uri)
         }
-    }
-
-    /// Digits with an optional leading `+` and visual separators, at least 3 digits.
-    private static func isPhoneNumber(_ user: String) -> Bool {
-        var digits = 0
-        for (index, character) in user.enumerated() {
-            if character.isASCII && character.isNumber {
-                digits += 1
-            } else if character == "+" && index == 0 {
-                continue
-            } else if !"-.()".contains(character) {
-                return false
-            }
-        }
-        return digits >= 3
     }
 }
 

@@ -54,6 +54,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
             }
         }
         agent.onRegistrationChanged = { [weak self] state in self?.emit(.registrationChanged(state)) }
+        agent.onTonesReceived = { [weak self] uuid, digits in self?.emit(.tonesReceived(uuid, digits: digits)) }
+        agent.onFinalStatus = { [observed] uuid, status in observed.state.withLock { $0.finalStatuses[uuid] = status } }
         agent.onCallRefused = { [observed] uuid, callID in
             observed.state.withLock {
                 $0.callIDs[uuid] = nil
@@ -203,6 +205,17 @@ public final class ParleyEngine: ConversationManagerDelegate {
         observed.state.withLock { $0.callIDs[conversationUUID] }
     }
 
+    /// How one of the last 256 conversations to end looked when it left (before its history record is written and its
+    /// `left` transition announced).
+    public func endedTransition(of conversationUUID: UUID) -> ConversationTransition? {
+        observed.state.withLock { $0.ended[conversationUUID] }
+    }
+
+    /// The final SIP response that refused a live conversation's INVITE (486 Busy Here…), if one did.
+    public func finalStatus(of conversationUUID: UUID) -> SIPFinalStatus? {
+        observed.state.withLock { $0.finalStatuses[conversationUUID] }
+    }
+
     /// Ends every conversation through the manager's pipeline (End actions: BYE, CANCEL or a refusal, so each ends
     /// as `localEnded`), waits up to `grace` for them, closes whatever SIP is still open, removes the registration and
     /// waits (within the same grace) for those last requests to be answered, then invalidates the manager and flushes
@@ -263,6 +276,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
 
     /// Performs `action` over SIP on the engine's thread (hopping there when called from elsewhere).
     public func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {
+        emit(.actionPerformed(action))
         action.whenSettled { [weak self] state in self?.emit(.actionSettled(action, state)) }
         if environment.isCurrent {
             agent.value.perform(action)
@@ -274,21 +288,24 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// Logs and announces the transition; a conversation that reached `left` is recorded first and its SIP side
     /// closed.
     public func conversationManager(_ manager: ConversationManager, conversationChanged conversation: Conversation) {
-        let (previous, callID) = observed.state.withLock { observed -> (Conversation.State?, String?) in
+        let (previous, callID, finalStatus) = observed.state.withLock {
+            observed -> (Conversation.State?, String?, SIPFinalStatus?) in
             let previous = observed.states[conversation.uuid]
+            let finalStatus = observed.finalStatuses[conversation.uuid]
             if conversation.state == .left {
                 observed.states[conversation.uuid] = nil
+                observed.finalStatuses[conversation.uuid] = nil
             } else {
                 observed.states[conversation.uuid] = conversation.state
             }
-            return (previous, observed.callIDs[conversation.uuid])
+            return (previous, observed.callIDs[conversation.uuid], finalStatus)
         }
-        guard previous != conversation.state else { return }
         let transition = ConversationTransition(
-            conversation: conversation, from: previous, callID: callID)
+            conversation: conversation, from: previous, callID: callID, finalStatus: finalStatus)
         if conversation.state == .left {
             observed.state.withLock {
                 if let callID = $0.callIDs.removeValue(forKey: conversation.uuid) { $0.uuids[callID] = nil }
+                $0.rememberEnded(transition)
             }
             pushedCalls.removeUnlessDeclined(uuid: conversation.uuid)
             let uuid = conversation.uuid
@@ -301,7 +318,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             if let history {
                 history.record(conversation, callID: callID) { [self] record in
                     announce(transition)
-                    if record != nil { emit(.historyRecorded(conversation.uuid)) }
+                    if let record { emit(.historyRecorded(conversation.uuid, recordID: record.id)) }
                 }
                 return
             }
@@ -309,9 +326,12 @@ public final class ParleyEngine: ConversationManagerDelegate {
         announce(transition)
     }
 
+    /// Every change goes to the event observers; state changes are also logged and go to transition observers.
     private func announce(_ transition: ConversationTransition) {
-        log.info(transition.description)
-        for observer in observers.withLock({ $0 }) { observer(transition) }
+        if transition.changesState {
+            log.info(transition.description)
+            for observer in observers.withLock({ $0 }) { observer(transition) }
+        }
         emit(.conversationChanged(transition))
     }
 }
@@ -333,10 +353,14 @@ final class ShutdownSignal: Sendable {
 
 /// What the engine tells observers (a frontend's event stream).
 public enum EngineEvent: Sendable {
-    /// A conversation changed state.
+    /// Anything about a conversation changed (its state, members, capabilities, mute, group…).
     case conversationChanged(ConversationTransition)
-    /// An ended conversation is now stored in the call history.
-    case historyRecorded(UUID)
+    /// An ended conversation is now stored in the call history, as this record.
+    case historyRecorded(UUID, recordID: Int64)
+    /// The peer sent keypad tones in this conversation.
+    case tonesReceived(UUID, digits: String)
+    /// An action went to the engine (it is pending on its conversation until it settles).
+    case actionPerformed(ConversationAction)
     /// The registration changed state.
     case registrationChanged(RegistrationState)
     /// A VoIP push was handled.
@@ -345,14 +369,21 @@ public enum EngineEvent: Sendable {
     case actionSettled(ConversationAction, ConversationAction.State)
 }
 
-/// One change of a conversation's state, as the engine logs it.
+/// One change of a conversation, as the engine logs it (when its state changed) and announces it.
 public struct ConversationTransition: Sendable, CustomStringConvertible {
     /// The conversation after the change.
     public let conversation: Conversation
-    /// The state before (nil for a conversation seen for the first time).
+    /// The state before (nil for a conversation seen for the first time; equal to the state when only other
+    /// members changed).
     public let from: Conversation.State?
     /// The SIP Call-ID, when the conversation has a SIP side.
     public let callID: String?
+
+    /// The final SIP response that refused its INVITE, if one did (486 Busy Here…).
+    public var finalStatus: SIPFinalStatus? = nil
+
+    /// Whether the state changed (or the conversation is new).
+    public var changesState: Bool { from != conversation.state }
 
     /// `conversation 1B4E28BA-… call-id a84b4c76e66710@pc33: ringing → joining`, with the ended reason on `left`.
     public var description: String {
@@ -360,6 +391,20 @@ public struct ConversationTransition: Sendable, CustomStringConvertible {
             ? "left (\(conversation.endedReason.map(\.description) ?? "?"))" : "\(conversation.state)"
         let start = from.map { "\($0)" } ?? "new"
         return "conversation \(conversation.uuid.uuidString) call-id \(callID ?? "-"): \(start) → \(to)"
+    }
+}
+
+/// A final SIP response as a frontend shows it: `486 Busy Here`.
+public struct SIPFinalStatus: Sendable, Hashable {
+    /// The status code.
+    public let code: Int
+    /// The reason phrase as the peer wrote it.
+    public let reason: String
+
+    /// A status.
+    public init(code: Int, reason: String) {
+        self.code = code
+        self.reason = reason
     }
 }
 
@@ -389,6 +434,16 @@ private final class ObservedConversations: Sendable {
         var states: [UUID: Conversation.State] = [:]
         var callIDs: [UUID: String] = [:]
         var uuids: [String: UUID] = [:]
+        var finalStatuses: [UUID: SIPFinalStatus] = [:]
+        /// The last transitions to `left`, newest last, for whoever asks after the manager forgot them.
+        var ended: [UUID: ConversationTransition] = [:]
+        var endedOrder: [UUID] = []
+
+        mutating func rememberEnded(_ transition: ConversationTransition) {
+            let uuid = transition.conversation.uuid
+            if ended.updateValue(transition, forKey: uuid) == nil { endedOrder.append(uuid) }
+            if endedOrder.count > 256 { ended[endedOrder.removeFirst()] = nil }
+        }
     }
     let state = Mutex(State())
 }

@@ -162,6 +162,9 @@ extension SIPUserAgent {
                 case .info: log.info("\(uuid) \(callID(of: uuid)): \(line)")
                 case .debug: log.debug("\(uuid) \(callID(of: uuid)): \(line)")
                 }
+            case .tonesReceived(let digits):
+                log.info("\(uuid) \(callID(of: uuid)): the remote side sent tone \(digits)")
+                onTonesReceived?(uuid, digits)
             case .forget:
                 forget(uuid)
             }
@@ -196,6 +199,9 @@ extension SIPUserAgent: TransactionUser {
     func clientTransaction(of owner: TransactionOwner, event: ClientTransactionEvent) {
         switch owner {
         case .leg(let uuid, let request):
+            if case .response(let response) = event, request == .invite, response.statusCode >= 300 {
+                onFinalStatus?(uuid, SIPFinalStatus(code: response.statusCode, reason: response.reasonPhrase))
+            }
             drive(uuid) { leg, context in
                 switch event {
                 case .response(let response): leg.receive(response, to: request, in: context)

@@ -18,7 +18,7 @@ extension SIPUserAgent {
         }
         let target: SIPURI
         let destination: SIPDestination
-        switch HandleMapping.uri(for: handle, phoneDomain: configuration.phoneDomain).flatMap({ uri in
+        switch HandleMapping.uri(for: handle, phoneDomain: configuration.effectivePhoneDomain).flatMap({ uri in
             self.destination(for: uri).map { (uri, $0) }
         }) {
         case .success(let (uri, found)):

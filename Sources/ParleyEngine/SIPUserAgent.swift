@@ -34,6 +34,10 @@ final class SIPUserAgent {
     var onRegistrationChanged: ((RegistrationState) -> Void)?
     /// Told of each new call's conversation and Call-ID before the conversation is reported.
     var onCallCreated: ((UUID, String) -> Void)?
+    /// Told of keypad tones the peer sent in a call.
+    var onTonesReceived: ((UUID, String) -> Void)?
+    /// Told of the final response that refused a call's INVITE, before the leg hears it.
+    var onFinalStatus: ((UUID, SIPFinalStatus) -> Void)?
     /// Told when a call's conversation was never reported (the manager refused it), so nothing waits for its end.
     var onCallRefused: ((UUID, String) -> Void)?
     /// The session id our SDP origins use (one per process).

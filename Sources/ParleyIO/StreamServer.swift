@@ -25,6 +25,8 @@ package protocol StreamServerDelegate: AnyObject {
     func server(_ server: StreamServer<Self>, accepted client: StreamClientID, from peer: SocketAddress?)
     /// A connection came in over the cap (stage `turnedAway`): tell it why and close it (flushing).
     func server(_ server: StreamServer<Self>, turnedAway client: StreamClientID)
+    /// Every slot is taken and a connection is coming in: close one (true) to let it in, or leave it turned away.
+    func serverIsFull(_ server: StreamServer<Self>) -> Bool
     /// A frame from a connection, whatever its stage.
     func server(_ server: StreamServer<Self>, received frame: Codec.Frame, from client: StreamClientID)
     /// A connection's stream cannot be framed any further. It is closed right after unless the owner closes it.
@@ -33,6 +35,11 @@ package protocol StreamServerDelegate: AnyObject {
     func server(_ server: StreamServer<Self>, helloTimedOut client: StreamClientID)
     /// A connection stopped being usable (not called for connections ``StreamServer/stop(reason:lastWords:)`` closes).
     func server(_ server: StreamServer<Self>, closed client: StreamClientID, stage: StreamClientStage, reason: StreamCloseReason)
+}
+
+extension StreamServerDelegate {
+    /// No slot is freed: a connection over the cap is turned away.
+    package func serverIsFull(_ server: StreamServer<Self>) -> Bool { false }
 }
 
 /// A listening socket and the connections it accepted, on an ``EventLoop``: the accept loop, a cap on the number of
@@ -165,7 +172,10 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         let id = nextID
         nextID += 1
         channel.userInfo = id
-        let underCap = clients.values.count { $0.stage != .turnedAway } < limits.maxClients
+        var underCap = clients.values.count { $0.stage != .turnedAway } < limits.maxClients
+        if !underCap, delegate?.serverIsFull(self) == true {
+            underCap = clients.values.count { $0.stage != .turnedAway } < limits.maxClients
+        }
         var entry = Client(
             channel: channel, stage: !underCap ? .turnedAway : (limits.helloTimeout == nil ? .authenticated : .awaitingHello))
         if limits.helloTimeout != nil || !underCap {

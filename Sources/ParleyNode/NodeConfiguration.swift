@@ -1,3 +1,4 @@
+import ControlChannel
 import ConversationKit
 import Foundation
 import ParleyEngine
@@ -60,6 +61,8 @@ public struct NodeConfiguration: Sendable {
     public var control: Bool
     /// The control API over WebSocket too (nil: not).
     public var webSocket: WebSocketEndpoint?
+    /// The control endpoints' limits (client slots, hello deadline, message and queue sizes), each endpoint's own.
+    public var controlLimits = ControlLimits()
     /// The version the node reports (the User-Agent and Server headers, `status`).
     public var version: String
     /// Where log lines go, and how many.

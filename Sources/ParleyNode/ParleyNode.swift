@@ -1,7 +1,10 @@
 import CallHistory
+import ControlChannel
+import ControlProtocol
 import ConversationKit
 import Dispatch
 import Foundation
+import ParleyControl
 import ParleyEngine
 import ParleyIO
 import SIPTransport
@@ -37,8 +40,8 @@ public final class ParleyNode: Sendable {
     public let engine: ParleyEngine
     /// The call history, when kept.
     public let history: SQLiteCallHistory?
-    /// The contacts that name callers, when given.
-    public let contacts: ContactDirectory?
+    /// The contacts that name people (reloaded on SIGHUP and by the `reloadContacts` method).
+    public let contacts: ContactBook
     /// The addresses listened on, with the ports actually bound.
     public let listenAddresses: [ListenAddress]
     /// The WebSocket port actually bound, when the control API is served over WebSocket.
@@ -55,9 +58,13 @@ public final class ParleyNode: Sendable {
     public init(configuration: NodeConfiguration) throws {
         self.configuration = configuration
         let log = configuration.log
-        let contacts = try configuration.contactsFile.map {
-            try ContactDirectory.load(contentsOf: URL(fileURLWithPath: $0), normalizer: configuration.manager.handleNormalizer)
+        let normalizer = configuration.manager.handleNormalizer
+        let load = configuration.contactsFile.map { path in
+            { @Sendable () throws -> ContactDirectory in
+                try ContactDirectory.load(contentsOf: URL(fileURLWithPath: path), normalizer: normalizer)
+            }
         }
+        let contacts = ContactBook(try load?(), source: load)
         self.contacts = contacts
         var history: SQLiteCallHistory?
         if configuration.recordsHistory {
@@ -82,7 +89,7 @@ public final class ParleyNode: Sendable {
             guard engineConfiguration.problems.isEmpty else {
                 throw NodeError(engineConfiguration.problems.joined(separator: "; "))
             }
-            let recorder = history.map { HistoryRecorder(store: $0, configuration: configuration.manager, contacts: contacts) }
+            let recorder = history.map { HistoryRecorder(store: $0, configuration: configuration.manager, contacts: contacts.current) }
             let engine = ParleyEngine(
                 configuration: engineConfiguration, manager: manager, environment: environment, history: recorder, log: log)
             self.engine = engine
@@ -116,19 +123,23 @@ public final class ParleyNode: Sendable {
 
     private static func controlEndpoint(
         _ configuration: NodeConfiguration, _ engine: ParleyEngine, _ history: SQLiteCallHistory?,
-        _ contacts: ContactDirectory?, _ bound: [ListenAddress], _ loop: EventLoop
+        _ contacts: ContactBook, _ bound: [ListenAddress], _ loop: EventLoop
     ) throws -> ControlEndpoint {
-        let version = configuration.version, user = configuration.userName
         let pushToken: String? = configuration.pushService == nil ? nil : configuration.effectivePushToken
+        let facts = DaemonFacts(
+            version: configuration.version, user: configuration.userName,
+            listening: bound.map(\.description), pushToken: pushToken)
+        try configuration.dataDirectory.create()
         return try ControlEndpoint(
-            directory: configuration.dataDirectory, engine: engine, history: history, contacts: contacts,
-            webSocket: configuration.webSocket, loop: loop, log: configuration.log,
-            status: {
-                [
-                    "version": version, "listening": bound.map(\.description), "user": user,
-                    "pushToken": pushToken.map { $0 as Any } ?? NSNull(),
-                ]
-            })
+            directory: configuration.dataDirectory.path, engine: engine, history: history, contacts: contacts,
+            webSocket: configuration.webSocket.map { ($0.host, $0.port, $0.allowedOrigins) },
+            limits: configuration.controlLimits, loop: loop, log: configuration.log, facts: { facts })
+    }
+
+    /// Reads the contacts file again (as SIGHUP does); live conversations are renamed in their events.
+    public func reloadContacts() throws(ControlError) -> ReloadContactsResult {
+        guard let control else { throw ControlError(.unavailable, "This node has no control API.") }
+        return try control.service.reloadContacts()
     }
 
     /// Where the push client is (nil without a push service).
@@ -183,7 +194,18 @@ public final class ParleyNode: Sendable {
             source.resume()
             return source
         }
-        signalSources.keep(sources)
+        signal(SIGHUP, SIG_IGN)
+        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hangUp.setEventHandler { [self] in
+            do {
+                let result = try reloadContacts()
+                configuration.log.info("signal SIGHUP: \(result.contacts) contacts loaded again")
+            } catch {
+                configuration.log.error("signal SIGHUP: contacts not reloaded: \(error)")
+            }
+        }
+        hangUp.resume()
+        signalSources.keep(sources + [hangUp])
     }
 
     /// Stops the node and exits with `code`; asked again while stopping (a second Ctrl-C), leaves at once.

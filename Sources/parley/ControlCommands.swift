@@ -3,33 +3,36 @@ import ControlChannel
 import ControlProtocol
 import Foundation
 
-/// `parley call|answer|end|hold|resume|mute|unmute|dtmf|merge|unmerge|list|status|watch`: a terminal softphone that
-/// drives a running parleyd through its control socket (`DATA_DIR/control.sock`, token in `DATA_DIR/control.token`).
+/// `parley call|answer|end|hold|resume|mute|unmute|dtmf|merge|unmerge|redial|list|status|watch|reload-contacts`: a
+/// terminal softphone that drives a running parleyd through its control socket (`DATA_DIR/control.sock`, token in
+/// `DATA_DIR/control.token`), speaking the typed control protocol.
 enum ControlCommands {
     static let help = """
         usage: parley <command> [--data-dir DIR] [--json] …   (drives a running parleyd)
 
-          call URI [--video]        place a call (a SIP URI or a phone number); answers when it rings
+          call URI [--video]        place a call (a SIP URI or a phone number); returns once it rings, connects or fails
           answer CONV               answer a ringing conversation
           end CONV                  end or refuse a conversation
-          hold CONV / resume CONV   pause or resume a joined conversation
+          hold CONV / resume CONV   put a joined conversation on hold, or take it off
           mute CONV / unmute CONV   mute or unmute yourself
           dtmf CONV DIGITS          send keypad tones (0-9 * # A-D)
           merge CONV OTHER          merge two joined conversations
           unmerge CONV              take a conversation out of its group
-          list                      the live conversations (# is the CONV index for the commands above)
-          status                    parleyd's versions, addresses, registration and counters
-          watch                     print every conversation change as it happens (Ctrl-C to stop)
+          list                      the live conversations: who, state, direction, duration, flags, group
+          status                    parleyd's version, addresses, registration, counters and limits
+          watch                     print every change as it happens (Ctrl-C to stop)
+          reload-contacts           read parleyd's --contacts file again (as SIGHUP does)
 
         CONV is a uuid, a unique uuid prefix, or the # from `parley list`. --data-dir is parleyd's data directory
-        (default $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley). Exit codes: 0 ok,
-        1 the daemon refused or failed the request (or is not running), 64 usage error.
+        (default $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley). --json prints the
+        protocol's own messages. Exit codes: 0 ok, 1 the daemon refused or failed the request (or is not running),
+        64 usage error.
         """
 
     /// The commands this file serves.
     static let names: Set<String> = [
         "call", "answer", "end", "hold", "resume", "mute", "unmute", "dtmf", "merge", "unmerge", "list", "status",
-        "watch",
+        "watch", "redial", "reload-contacts",
     ]
 
     static func run(_ command: String, _ commandLine: [String]) throws -> ExitCode {
@@ -44,7 +47,7 @@ enum ControlCommands {
         let positionals = try arguments.positionals()
         let expected: Int
         switch command {
-        case "list", "status", "watch": expected = 0
+        case "list", "status", "watch", "reload-contacts": expected = 0
         case "call", "answer", "end", "hold", "resume", "mute", "unmute", "unmerge", "redial": expected = 1
         default: expected = 2
         }
@@ -52,143 +55,150 @@ enum ControlCommands {
             throw UsageError("parley \(command) takes \(expected) argument\(expected == 1 ? "" : "s"), got \(positionals.count)")
         }
         if video && command != "call" { throw UsageError("--video goes with parley call") }
-        let client = try connect(directory)
-        defer { client.close() }
-        if command == "watch" { return try watch(client, json: json) }
-        var counter = 0
-        func request(_ method: String, _ params: [String: Any] = [:]) throws -> [String: Any] {
-            counter += 1
-            try client.send(ControlEncoding.request(method, params: params, id: .number(counter)))
-            while true {
-                let line = try client.readLine(timeout: 40)
-                guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { continue }
-                if object["event"] != nil { continue }
-                return object
-            }
-        }
-        func conversation(_ text: String) throws -> String {
-            guard let index = Int(text), index >= 1, index < 10_000 else { return text }
-            let listed = (try request("list")["result"] as? [String: Any])?["conversations"] as? [[String: Any]] ?? []
-            guard index <= listed.count, let uuid = listed[index - 1]["uuid"] as? String else {
-                throw ControlCommandError("no conversation #\(index) (parley list shows \(listed.count))")
-            }
-            return uuid
-        }
-        let reply: [String: Any]
+        let session = try ControlSession(directory: directory)
+        defer { session.close() }
         switch command {
-        case "list", "status": reply = try request(command)
-        case "call": reply = try request("start", ["to": positionals[0], "video": video])
-        case "redial":
-            guard let id = Int(positionals[0]), id > 0 else { throw UsageError("redial takes a history record id") }
-            reply = try request("redial", ["id": id])
-        case "answer": reply = try request("join", ["conversation": try conversation(positionals[0])])
-        case "end", "hold", "resume", "unmerge":
-            reply = try request(command, ["conversation": try conversation(positionals[0])])
-        case "mute", "unmute":
-            reply = try request("mute", ["conversation": try conversation(positionals[0]), "muted": command == "mute"])
-        case "dtmf":
-            reply = try request("playTone", ["conversation": try conversation(positionals[0]), "digits": positionals[1]])
+        case "watch": return try ControlRendering.watch(session, json: json)
+        case "list": return try show(session.request(.list, as: ListResult.self), json: json, command) { ControlRendering.list($0) }
+        case "status":
+            return try show(session.request(.status, as: StatusResult.self), json: json, command) { ControlRendering.status($0) }
+        case "reload-contacts":
+            return try show(session.request(.reloadContacts, as: ReloadContactsResult.self), json: json, command) {
+                "\($0.contacts) contacts loaded" + ($0.conflicts > 0 ? " (\($0.conflicts) handles claimed twice; the first kept)" : "")
+            }
+        case "call", "redial":
+            let start: ControlCommand
+            if command == "call" {
+                start = .start(StartParams(to: positionals[0], video: video ? true : nil))
+            } else {
+                guard let id = Int64(positionals[0]), id > 0 else { throw UsageError("redial takes a history record id") }
+                start = .redial(RecordParams(id: id))
+            }
+            return try show(try session.startAndFollow(start), json: json, command) { result in
+                "start: done  " + ControlRendering.line(result.conversation)
+            }
         default:
-            reply = try request(
-                "merge", ["conversation": try conversation(positionals[0]), "with": try conversation(positionals[1])])
+            let conversation = try session.conversation(positionals[0])
+            let action: ControlCommand
+            switch command {
+            case "answer": action = .join(ConversationParams(conversation: conversation))
+            case "end": action = .end(ConversationParams(conversation: conversation))
+            case "hold": action = .hold(ConversationParams(conversation: conversation))
+            case "resume": action = .resume(ConversationParams(conversation: conversation))
+            case "unmerge": action = .unmerge(ConversationParams(conversation: conversation))
+            case "mute", "unmute": action = .mute(MuteParams(conversation: conversation, muted: command == "mute"))
+            case "dtmf": action = .playTone(ToneParams(conversation: conversation, digits: positionals[1]))
+            default: action = .merge(MergeParams(conversation: conversation, with: try session.conversation(positionals[1])))
+            }
+            return try show(session.request(action, as: ActionResult.self), json: json, command) { result in
+                "\(result.action): done  " + ControlRendering.line(result.conversation)
+            }
         }
-        return render(command, reply, json: json)
     }
 
-    private static func connect(_ directory: String) throws -> ControlClient {
+    /// Prints a reply: the protocol's own line with `--json`, else `render`'s text or the error's message.
+    private static func show<Result: Codable & Sendable>(
+        _ reply: (line: Data, response: ControlResponse<Result>), json: Bool, _ command: String,
+        render: (Result) -> String
+    ) -> ExitCode {
+        switch reply.response {
+        case .result(let result):
+            print(json ? String(decoding: reply.line, as: UTF8.self) : render(result))
+            return .ok
+        case .error(let error):
+            if json {
+                print(String(decoding: reply.line, as: UTF8.self))
+            } else {
+                printError("parley \(command): \(ControlRendering.describe(error))")
+            }
+            return .failure
+        }
+    }
+}
+
+/// One connection to parleyd's control socket, with typed requests.
+final class ControlSession {
+    private let client: ControlClient
+    private var counter = 0
+    /// Events read while waiting for an answer, for whoever follows events next.
+    private var pendingEvents: [Data] = []
+
+    init(directory: String) throws {
         let socket = (directory as NSString).appendingPathComponent("control.sock")
         let token: String
         do {
             token = try ControlToken.read(from: directory)
         } catch {
-            throw ControlCommandError("cannot read parleyd's control token in \(directory): \(error) (is parleyd running with --data-dir \(directory)?)")
+            throw ControlCommandError(
+                "cannot read parleyd's control token in \(directory): \(error) (is parleyd running with --data-dir \(directory)?)")
         }
-        return try ControlClient(socketPath: socket, token: token)
+        client = try ControlClient(socketPath: socket, token: token)
     }
 
-    private static func render(_ command: String, _ reply: [String: Any], json: Bool) -> ExitCode {
-        if json {
-            printJSON(reply)
-            return reply["error"] == nil ? .ok : .failure
-        }
-        if let error = reply["error"] as? [String: Any] {
-            printError("parley \(command): \(error["message"] as? String ?? "failed") (\(error["code"] as? String ?? "error"))")
-            return .failure
-        }
-        let result = reply["result"] as? [String: Any] ?? [:]
-        switch command {
-        case "list":
-            let conversations = result["conversations"] as? [[String: Any]] ?? []
-            if conversations.isEmpty {
-                print("no live conversations")
-                return .ok
-            }
-            print("  #  conversation  state     direction  group     who")
-            for (index, conversation) in conversations.enumerated() {
-                print("  \(index + 1)  " + line(conversation))
-            }
-        case "status":
-            for key in result.keys.sorted() { print("\(key): \(describe(result[key] as Any))") }
-        default:
-            let state = (result["conversation"] as? [String: Any]).map(line) ?? ""
-            print("\(result["action"] as? String ?? command): done  \(state)")
-        }
-        return .ok
-    }
+    func close() { client.close() }
 
-    /// `1b4e28ba  joined    incoming   Alice <sip:alice@127.0.0.1:5062>`.
-    static func line(_ conversation: [String: Any]) -> String {
-        let uuid = (conversation["uuid"] as? String ?? "").prefix(8).lowercased()
-        let state = (conversation["state"] as? String ?? "?").padding(toLength: 9, withPad: " ", startingAt: 0)
-        let direction = (conversation["direction"] as? String ?? "").padding(toLength: 10, withPad: " ", startingAt: 0)
-        let members = (conversation["members"] as? [[String: Any]] ?? []).map { member -> String in
-            let value = member["value"] as? String ?? ""
-            let name = member["displayName"] as? String ?? value
-            return name == value ? value : "\(name) <\(value)>"
-        }
-        let reason = (conversation["endedReason"] as? String).map { " (\($0))" } ?? ""
-        let group = ((conversation["group"] as? String).map { String($0.prefix(8)).lowercased() } ?? "-")
-            .padding(toLength: 9, withPad: " ", startingAt: 0)
-        return "\(uuid)      \(state) \(direction) \(group) \(members.joined(separator: ", "))\(reason)"
-    }
-
-    private static func watch(_ client: ControlClient, json: Bool) throws -> ExitCode {
-        try client.send(ControlEncoding.request("subscribe", id: .number(1)))
-        print(json ? "" : "watching parleyd (Ctrl-C to stop)", terminator: json ? "" : "\n")
-        flushOutput()
+    /// Sends `command` and waits (up to 40 s) for its answer; events that arrive meanwhile are kept.
+    func request<Result: Codable & Sendable>(
+        _ command: ControlCommand, as type: Result.Type
+    ) throws -> (line: Data, response: ControlResponse<Result>) {
+        counter += 1
+        let id = ControlRequestID.number(counter)
+        try client.send(ControlRequest(id: id, command: command).encoded())
         while true {
-            let received: Data
-            do {
-                received = try client.readLine(timeout: 3600)
-            } catch {
-                if case .timedOut = error { continue }
-                throw error
+            let line = try client.readLine(timeout: 40)
+            let kind = ControlMessage.kind(of: line)
+            if kind.event != nil {
+                pendingEvents.append(line)
+                continue
             }
-            guard let object = try? JSONSerialization.jsonObject(with: received) as? [String: Any],
-                object["event"] as? String == "conversationChanged", let data = object["data"] as? [String: Any],
-                let conversation = data["conversation"] as? [String: Any]
-            else { continue }
-            if json {
-                printJSON(object)
-            } else {
-                let from = data["from"] as? String ?? "new"
-                print("\(from.padding(toLength: 8, withPad: " ", startingAt: 0)) → \(line(conversation))")
-            }
-            flushOutput()
+            guard kind.id == id else { continue }
+            return (line, try ControlMessage.response(line, as: type).response)
         }
     }
 
-    private static func describe(_ value: Any) -> String {
-        if let data = try? JSONSerialization.data(
-            withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
-        {
-            return String(decoding: data, as: UTF8.self)
-        }
-        return "\(value)"
+    /// The next event line (kept ones first).
+    func nextEvent(timeout: TimeInterval) throws -> Data {
+        if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
+        return try client.readLine(timeout: timeout)
     }
 
-    private static func printJSON(_ object: [String: Any]) {
-        print(describe(object))
+    /// A `#` from `parley list` as the conversation's uuid; anything else as given.
+    func conversation(_ text: String) throws -> String {
+        guard let index = Int(text), index >= 1, index < 10_000 else { return text }
+        guard case .result(let listed) = try request(.list, as: ListResult.self).response else {
+            throw ControlCommandError("parleyd did not list its conversations")
+        }
+        guard index <= listed.conversations.count else {
+            throw ControlCommandError("no conversation #\(index) (parley list shows \(listed.conversations.count))")
+        }
+        return listed.conversations[index - 1].uuid
+    }
+
+    /// Starts a call and follows its events until the Start settles: the answer, with the conversation as it is then.
+    func startAndFollow(_ start: ControlCommand) throws -> (line: Data, response: ControlResponse<ActionResult>) {
+        _ = try request(.subscribe, as: SubscribeResult.self)
+        let started = try request(start, as: ActionResult.self)
+        guard case .result(var result) = started.response else { return started }
+        while true {
+            switch ControlEventMessage.decode(try nextEvent(timeout: 120)) {
+            case .conversationChanged(let change)? where change.conversation.uuid == result.conversation.uuid:
+                result.conversation = change.conversation
+            case .actionSettled(let settled)? where settled.actionUUID == result.actionUUID:
+                if let error = settled.error {
+                    return (ControlMessage.error(error, id: .number(counter)), .error(error))
+                }
+                result.state = settled.state
+                // The settlement and the conversation's own events travel apart: read the conversation as it is now.
+                if case .result(let listed) = try request(.list, as: ListResult.self).response,
+                    let now = listed.conversations.first(where: { $0.uuid == result.conversation.uuid })
+                {
+                    result.conversation = now
+                }
+                return (ControlMessage.result(result, id: .number(counter)), .result(result))
+            default:
+                continue
+            }
+        }
     }
 }
 

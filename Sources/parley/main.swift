@@ -7,7 +7,8 @@ let commands: [(name: String, summary: String, run: @Sendable ([String]) throws 
     ("conformance", "run conformance scenario files, or print the lifecycle transition table", ConformanceCommand.run),
     ("contacts", "load a contacts file (JSON or vCard) and match handles against it", ContactsCommand.run),
     ("history", "list, count, show, mark read and delete recorded conversations", HistoryCommand.run),
-    ("redial", "show the Start action that would call a history record's parties again", HistoryCommand.redial),
+    ("redial", "call a history record's party again through a running parleyd (--dry-run: only show the action)",
+        HistoryCommand.redial),
     ("push-sim", "run the VoIP push simulator (the \"Apple\" side of VoIP pushes) on a TCP port", PushSimCommand.run),
     ("push", "send a VoIP push through the simulator, or show its status", PushCommand.run),
     ("call", "place a call through a running parleyd (see 'parley call --help' for the softphone commands)",
@@ -24,6 +25,8 @@ let commands: [(name: String, summary: String, run: @Sendable ([String]) throws 
     ("list", "the live conversations of a running parleyd", { try ControlCommands.run("list", $0) }),
     ("status", "a running parleyd's versions, addresses and counters", { try ControlCommands.run("status", $0) }),
     ("watch", "print a running parleyd's conversation changes as they happen", { try ControlCommands.run("watch", $0) }),
+    ("reload-contacts", "make a running parleyd read its contacts file again", { try ControlCommands.run("reload-contacts", $0) }),
+    ("reference", "print a generated reference document (control-api: docs/control-api.md)", ReferenceCommand.run),
 ]
 
 @MainActor func usage() -> String {
@@ -33,7 +36,7 @@ let commands: [(name: String, summary: String, run: @Sendable ([String]) throws 
         "commands:",
     ]
     for command in commands {
-        lines.append("  " + command.name.padding(toLength: 13, withPad: " ", startingAt: 0) + command.summary)
+        lines.append("  " + command.name.padding(toLength: 16, withPad: " ", startingAt: 0) + command.summary)
     }
     lines += [
         "",

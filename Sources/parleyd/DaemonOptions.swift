@@ -6,7 +6,6 @@ import SIPMessages
 import SIPSignaling
 import ParleyIO
 import SIPTransport
-import ParleyIO
 import ParleyNode
 import VoIPPush
 
@@ -40,6 +39,8 @@ struct DaemonOptions {
           --no-history            record nothing
           --websocket HOST:PORT   also serve the control API over WebSocket on this loopback address
           --allow-origin ORIGIN   a browser Origin allowed on the WebSocket (repeatable; none by default)
+          --control-clients N     client slots on each control endpoint (default 64; when full, an idle client
+                                  that never subscribed makes room)
           --no-control            no control socket (by default frontends connect to DATA_DIR/control.sock with
                                   the token in DATA_DIR/control.token; see docs/control-api.md)
           --contacts FILE         name callers from a contacts file (JSON or vCard)
@@ -124,6 +125,11 @@ struct DaemonOptions {
         }
         options.node.autoAnswer = try arguments.option("--auto-answer", as: "milliseconds (0–600000)") { text in
             Int(text).flatMap { (0...600_000).contains($0) ? Duration.milliseconds($0) : nil }
+        }
+        if let clients = try arguments.option("--control-clients", as: "a number of clients (1–4096)", {
+            Int($0).flatMap { (1...4096).contains($0) ? $0 : nil }
+        }) {
+            options.node.controlLimits.maxClients = clients
         }
         if let decline = try arguments.option("--decline", as: "486 or 603", { Int($0).flatMap { [486, 603].contains($0) ? $0 : nil } }) {
             options.node.declineStatus = decline

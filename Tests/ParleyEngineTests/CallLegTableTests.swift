@@ -68,7 +68,8 @@ struct CallLegTableTests {
                 case .respond(let response, _): #expect(response.statusCode == 481, "\(cell.input.rawValue)")
                 case .fulfil(let action): #expect(action.action.kind.name == "end")
                 case .fail: break
-                case .send, .sendStateless, .abandon, .startTimer, .cancelTimer, .report, .performJoin, .log, .forget:
+                case .send, .sendStateless, .abandon, .startTimer, .cancelTimer, .report, .performJoin, .log, .forget,
+                    .tonesReceived:
                     Issue.record("ended × \(cell.input.rawValue) did \(effect)")
                 }
             }

@@ -9,10 +9,26 @@ import Synchronization
 import ParleyTestSupport
 import Testing
 
-@Suite("Control protocol: the service")
-struct ControlServiceTests {
+/// A service on an engine harness, with every event it publishes recorded.
+final class ServiceProbe: Sendable {
+    let service: ControlService
+    let events = EventRecorder<ControlEventMessage>()
+
+    init(_ harness: EngineHarness, history: (any CallHistoryStore)? = nil, contacts: ContactBook = ContactBook(nil)) {
+        service = ControlService(engine: harness.engine, history: history, contacts: contacts) {
+            DaemonFacts(version: "test", user: "parley", listening: ["udp://127.0.0.1:5070"], pushToken: nil)
+        }
+        service.publishEvents { [events] line in
+            guard let event = ControlEventMessage.decode(line) else {
+                Issue.record("the service published a line that is not an event: \(String(decoding: line, as: UTF8.self))")
+                return
+            }
+            events.record(event)
+        }
+    }
+
     /// Sends one request line and waits (up to 5 s) for its single reply.
-    static func call(_ service: ControlService, _ line: String) throws -> [String: Any] {
+    func call(_ line: String) throws -> [String: Any] {
         let done = DispatchSemaphore(value: 0)
         let box = Mutex<Data?>(nil)
         service.handle(Data(line.utf8)) { reply in
@@ -20,86 +36,153 @@ struct ControlServiceTests {
             done.signal()
         }
         guard done.wait(timeout: .now() + 5) == .success, let data = box.withLock({ $0 }) else {
-            throw ControlTestError.noReply(line)
+            throw ProbeError.noReply(line)
         }
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
-    enum ControlTestError: Error { case noReply(String) }
-
-    static func service(_ harness: EngineHarness) -> ControlService {
-        ControlService(engine: harness.engine) { ["daemon": "test"] }
+    /// The error code of a reply, if it is an error.
+    func errorCode(_ line: String) throws -> String? {
+        ((try call(line))["error"] as? [String: Any])?["code"] as? String
     }
 
-    @Test("malformed JSON, unknown methods, wrong parameter types and versions get structured errors")
+    /// The conversation changes published so far for `uuid`, by what changed.
+    func changes(of uuid: UUID) -> [[String]] {
+        events.all.compactMap {
+            guard case .conversationChanged(let change) = $0, change.conversation.uuid == uuid.uuidString else { return nil }
+            return change.changes
+        }
+    }
+
+    enum ProbeError: Error { case noReply(String) }
+}
+
+@Suite("Control protocol: the service")
+struct ControlServiceTests {
+    @Test("malformed JSON, unknown methods, wrong or missing parameters and versions get structured errors")
     func errors() throws {
-        let harness = try EngineHarness()
-        let service = Self.service(harness)
-        let cases: [(String, String)] = [
-            ("{nope", "parseError"),
-            (#"[1, 2]"#, "invalidRequest"),
-            (#"{"v": 1, "method": "list"}"#, "invalidRequest"),
-            (#"{"v": 2, "id": 1, "method": "list"}"#, "unsupportedVersion"),
-            (#"{"v": 1, "id": 1, "method": "fly"}"#, "unknownMethod"),
-            (#"{"v": 1, "id": 1, "method": "start", "params": {"to": 5}}"#, "invalidParams"),
-            (#"{"v": 1, "id": 1, "method": "join", "params": {}}"#, "invalidParams"),
-            (#"{"v": 1, "id": 1, "method": "join", "params": {"conversation": "ffff"}}"#, "notFound"),
-            (#"{"v": 1, "id": "x", "method": "playTone", "params": {"conversation": "a", "digits": "12x"}}"#, "notFound"),
+        let probe = ServiceProbe(try EngineHarness())
+        let cases: [(String, String, String?)] = [
+            ("{nope", "parseError", nil),
+            (#"[1, 2]"#, "invalidRequest", nil),
+            (#"{"v": 1, "method": "list"}"#, "invalidRequest", "id"),
+            (#"{"v": 1, "id": {"x": 1}, "method": "list"}"#, "invalidRequest", "id"),
+            (#"{"v": 2, "id": 1, "method": "list"}"#, "unsupportedVersion", "v"),
+            (#"{"v": 1, "id": 1, "method": "fly"}"#, "unknownMethod", nil),
+            (#"{"v": 1, "id": 1, "method": "start", "params": {"to": 5}}"#, "invalidParams", "to"),
+            (#"{"v": 1, "id": 1, "method": "start", "params": []}"#, "invalidParams", "params"),
+            (#"{"v": 1, "id": 1, "method": "join", "params": {}}"#, "invalidParams", "conversation"),
+            (#"{"v": 1, "id": 1, "method": "mute", "params": {"conversation": "a", "muted": "yes"}}"#, "invalidParams", "muted"),
+            (#"{"v": 1, "id": 1, "method": "history", "params": {"limit": 0}}"#, "invalidParams", "limit"),
+            (#"{"v": 1, "id": 1, "method": "history", "params": {"limit": 5}}"#, "unavailable", nil),
+            (#"{"v": 1, "id": 1, "method": "join", "params": {"conversation": "ffff"}}"#, "notFound", "conversation"),
+            (#"{"v": 1, "id": "x", "method": "playTone", "params": {"conversation": "a", "digits": "12x"}}"#, "invalidParams", "digits"),
         ]
-        for (line, code) in cases {
-            let reply = try Self.call(service, line)
+        for (line, code, field) in cases {
+            let reply = try probe.call(line)
             let error = try #require(reply["error"] as? [String: Any], "\(line) → \(reply)")
             #expect(error["code"] as? String == code, "\(line) → \(error)")
-            #expect((error["message"] as? String)?.isEmpty == false)
+            #expect((error["message"] as? String)?.hasSuffix(".") == true, "a sentence: \(error)")
+            if let field { #expect((error["details"] as? [String: Any])?["field"] as? String == field, "\(line) → \(error)") }
         }
+        let missing = try probe.call(#"{"v": 1, "id": 1, "method": "start", "params": {}}"#)
+        #expect((missing["error"] as? [String: Any])?["message"] as? String == #"Missing "to"."#)
     }
 
-    @Test("start → INVITE; the answer comes when the call rings; list and join by uuid prefix; end")
+    @Test("unknown members from a newer client are ignored")
+    func unknownMembers() throws {
+        let probe = ServiceProbe(try EngineHarness())
+        let reply = try probe.call(#"{"v": 1, "id": 3, "method": "list", "trace": "abc", "params": {"future": true}}"#)
+        #expect((reply["result"] as? [String: Any])?["conversations"] != nil, "\(reply)")
+    }
+
+    @Test("bad dial targets are invalidParams and start nothing")
+    func badTargets() throws {
+        let harness = try EngineHarness()
+        let probe = ServiceProbe(harness)
+        for target in ["not a uri", "+14155550100", "tel:+14155550100", "sip:", "   "] {
+            let reply = try probe.call(#"{"v":1,"id":1,"method":"start","params":{"to":"\#(target)"}}"#)
+            let error = try #require(reply["error"] as? [String: Any], "\(target) → \(reply)")
+            #expect(error["code"] as? String == "invalidParams", "\(target) → \(error)")
+            #expect((error["details"] as? [String: Any])?["field"] as? String == "to")
+        }
+        #expect(harness.manager.conversations.isEmpty)
+        #expect(harness.sent().isEmpty)
+    }
+
+    @Test("start answers at once with the idle conversation; its events follow; the end result is the whole conversation")
     func callThroughTheAPI() throws {
         let harness = try EngineHarness()
-        let service = Self.service(harness)
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<Data?>(nil)
-        service.handle(Data(#"{"v":1,"id":7,"method":"start","params":{"to":"sip:bob@127.0.0.1:5062"}}"#.utf8)) { reply in
-            box.withLock { $0 = reply }
-            done.signal()
-        }
-        let invite = try #require(harness.sent().first?.request)
-        #expect(invite.method == .invite)
-        harness.deliver(PeerMessages.response(180, "Ringing", to: invite))
-        #expect(done.wait(timeout: .now() + 5) == .success)
-        let reply = try #require(try JSONSerialization.jsonObject(with: box.withLock { $0 }!) as? [String: Any])
+        let probe = ServiceProbe(harness)
+        let reply = try probe.call(#"{"v":1,"id":7,"method":"start","params":{"to":"sip:bob@127.0.0.1:5062"}}"#)
         #expect(reply["id"] as? Int == 7)
         let result = try #require(reply["result"] as? [String: Any])
+        #expect(result["state"] as? String == "pending")
         let conversation = try #require(result["conversation"] as? [String: Any])
-        #expect(conversation["state"] as? String == "ringing")
-        #expect(conversation["callID"] as? String == invite.headers.callID)
+        #expect(conversation["state"] as? String == "idle")
+        #expect(conversation["pendingActions"] as? [String] == ["start"])
+        #expect(conversation["connectedAt"] is NSNull, "absent members are null: \(conversation)")
+        let uuid = try #require(UUID(uuidString: conversation["uuid"] as? String ?? ""))
 
-        let list = try Self.call(service, #"{"v":1,"id":8,"method":"list"}"#)
-        let listed = try #require((list["result"] as? [String: Any])?["conversations"] as? [[String: Any]])
-        #expect(listed.count == 1)
-        let uuid = try #require(listed.first?["uuid"] as? String)
+        let invite = try #require(harness.sent().first?.request)
+        harness.deliver(PeerMessages.response(180, "Ringing", to: invite))
+        #expect(probe.events.wait(until: { events in
+            events.contains { if case .actionSettled(let settled) = $0 { settled.state == "complete" } else { false } }
+        }))
+        #expect(probe.events.wait(until: { _ in
+            probe.events.all.contains { event in
+                guard case .conversationChanged(let change) = event else { return false }
+                return change.changes.contains("pendingActions") && change.conversation.pendingActions.isEmpty
+            }
+        }), "\(probe.changes(of: uuid))")
+        #expect(probe.changes(of: uuid).contains { $0.contains("state") })
 
-        let ended = try Self.call(service, #"{"v":1,"id":9,"method":"end","params":{"conversation":"\#(uuid.prefix(8))"}}"#)
-        #expect((ended["result"] as? [String: Any])?["state"] as? String == "complete")
+        let ended = try probe.call(#"{"v":1,"id":9,"method":"end","params":{"conversation":"\#(uuid.uuidString.prefix(8))"}}"#)
+        let endResult = try #require(ended["result"] as? [String: Any], "\(ended)")
+        #expect(endResult["state"] as? String == "complete")
+        let after = try #require(endResult["conversation"] as? [String: Any])
+        #expect(after["direction"] as? String == "outgoing" && after["members"] as? [Any] != nil, "\(after)")
         #expect(harness.sent().map(\.method) == ["CANCEL"])
 
-        let status = try Self.call(service, #"{"v":1,"id":10,"method":"status"}"#)
+        let status = try probe.call(#"{"v":1,"id":10,"method":"status"}"#)
         let facts = try #require(status["result"] as? [String: Any])
-        #expect(facts["daemon"] as? String == "test")
+        #expect((facts["daemon"] as? [String: Any])?["version"] as? String == "test")
         #expect(facts["protocol"] as? Int == 1)
+        #expect((facts["registration"] as? [String: Any])?["state"] as? String == "unregistered")
     }
 
-    @Test("a refused action is an error naming why; subscribe returns the event list")
+    @Test("a busy callee fails the start with a sentence and the SIP status; the conversation says it too")
+    func busy() throws {
+        let harness = try EngineHarness()
+        let probe = ServiceProbe(harness)
+        _ = try probe.call(#"{"v":1,"id":1,"method":"start","params":{"to":"sip:bob@127.0.0.1:5062"}}"#)
+        let invite = try #require(harness.sent().first?.request)
+        harness.deliver(PeerMessages.response(486, "Busy Here", to: invite))
+        var failure: ActionSettled?
+        #expect(probe.events.wait(until: { events in
+            failure = events.lazy.compactMap { if case .actionSettled(let settled) = $0 { settled } else { nil } }.first
+            return failure != nil
+        }))
+        #expect(failure?.error?.message == "The line is busy.")
+        #expect(failure?.error?.details?.sipStatus == 486 && failure?.error?.details?.sipReason == "Busy Here")
+        let left = probe.events.all.lazy.compactMap { event -> ConversationInfo? in
+            if case .conversationChanged(let change) = event, change.conversation.state == "left" { change.conversation } else { nil }
+        }.first
+        #expect(left?.endedReason == "busy" && left?.sipStatus == 486, "\(String(describing: left))")
+    }
+
+    @Test("a refused action is a sentence for people; subscribe returns the event list")
     func refusedAndSubscribe() throws {
         let harness = try EngineHarness()
-        let service = Self.service(harness)
+        let probe = ServiceProbe(harness)
         harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
         let uuid = try #require(harness.conversation?.uuid.uuidString)
-        let hold = try Self.call(service, #"{"v":1,"id":1,"method":"hold","params":{"conversation":"\#(uuid)"}}"#)
-        #expect((hold["error"] as? [String: Any])?["code"] as? String == "refused")
+        let hold = try probe.call(#"{"v":1,"id":1,"method":"hold","params":{"conversation":"\#(uuid)"}}"#)
+        let error = try #require(hold["error"] as? [String: Any])
+        #expect(error["code"] as? String == "refused")
+        #expect(error["message"] as? String == "Can't hold this call: it is still ringing.", "\(error)")
         let done = DispatchSemaphore(value: 0)
-        let directive = service.handle(Data(#"{"v":1,"id":2,"method":"subscribe"}"#.utf8)) { _ in done.signal() }
+        let directive = probe.service.handle(Data(#"{"v":1,"id":2,"method":"subscribe"}"#.utf8)) { _ in done.signal() }
         guard case .subscribe = directive else {
             Issue.record("subscribe should ask the transport to send events")
             return
@@ -107,124 +190,157 @@ struct ControlServiceTests {
         #expect(done.wait(timeout: .now() + 5) == .success)
     }
 
-    @Test("every method and event is in docs/control-api.md, and the document names no other")
+    @Test("docs/control-api.md is exactly what the protocol's types generate")
     func referenceDocument() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appending(path: "docs/control-api.md")
         let text = try String(contentsOf: url, encoding: .utf8)
-        let documented = Set(text.split(separator: "\n").compactMap { line -> String? in
-            guard line.hasPrefix("### `") else { return nil }
-            return String(line.dropFirst(5).prefix { $0 != "`" })
-        })
-        let known = Set(ControlMethod.all.map(\.name) + ControlEvent.allCases.map(\.rawValue))
-        #expect(documented == known, "documented \(documented.sorted()) vs code \(known.sorted())")
-        for code in ControlError.Code.allCases { #expect(text.contains("`\(code.rawValue)`"), "error code \(code) undocumented") }
+        let generated = ControlReference.markdown(limits: ControlEndpoint.documentedLimits())
+        #expect(text == generated, "docs/control-api.md drifted: run `parley reference control-api > docs/control-api.md`")
+        for method in ControlMethodName.allCases { #expect(text.contains("### `\(method.rawValue)`")) }
+        for code in ControlError.Code.allCases { #expect(text.contains("| `\(code.rawValue)` |"), "error code \(code) undocumented") }
     }
 }
 
-@Suite("Control protocol: history methods")
+@Suite("Control protocol: every change is an event")
+struct ControlChangeEventTests {
+    @Test("mute, a remote hold and resume, and received tones are events naming what changed")
+    func changes() throws {
+        let harness = try EngineHarness()
+        let probe = ServiceProbe(harness)
+        let tag = try IncomingCallTests.answered(harness)
+        let uuid = try #require(harness.conversation?.uuid)
+        let mute = try probe.call(#"{"v":1,"id":1,"method":"mute","params":{"conversation":"\#(uuid.uuidString)"}}"#)
+        #expect(((mute["result"] as? [String: Any])?["conversation"] as? [String: Any])?["isMuted"] as? Bool == true)
+        #expect(probe.events.wait(until: { _ in probe.changes(of: uuid).contains { $0.contains("isMuted") } }), "\(probe.changes(of: uuid))")
+
+        harness.deliver(
+            PeerMessages.inDialog("INVITE", localTag: tag, cseq: 2, branch: "z9hG4bK-re-1", contentType: "application/sdp"),
+            body: PeerMessages.holdOffer(version: 2))
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 2, branch: "z9hG4bK-ack-2"))
+        #expect(probe.events.wait(until: { _ in
+            probe.changes(of: uuid).contains { $0.contains("isRemotelyHeld") && $0.contains("activeRemoteMembers") }
+        }), "\(probe.changes(of: uuid))")
+        let held = probe.events.all.last { if case .conversationChanged = $0 { true } else { false } }
+        if case .conversationChanged(let change)? = held { #expect(change.conversation.isRemotelyHeld && change.from == "joined") }
+
+        harness.deliver(
+            PeerMessages.inDialog("INVITE", localTag: tag, cseq: 3, branch: "z9hG4bK-re-2", contentType: "application/sdp"),
+            body: PeerMessages.offer.replacingOccurrences(of: "o=peer 1 1", with: "o=peer 1 3"))
+        #expect(probe.events.wait(until: { _ in probe.changes(of: uuid).filter { $0.contains("isRemotelyHeld") }.count == 2 }))
+
+        harness.deliver(
+            PeerMessages.inDialog("INFO", localTag: tag, cseq: 4, branch: "z9hG4bK-info", contentType: "application/dtmf-relay"),
+            body: "Signal=5\nDuration=160\n")
+        #expect(probe.events.wait(until: { events in
+            events.contains(.tonesReceived(TonesReceived(conversation: uuid.uuidString, digits: "5")))
+        }))
+    }
+
+    @Test("merge and unmerge are group changes on both conversations; contacts name callers by phone-number SIP URIs")
+    func groupsAndNames() throws {
+        let harness = try EngineHarness()
+        let contacts = ContactBook(ContactDirectory(contacts: [
+            .init(name: "Alice Liddell", handles: [Handle(kind: .phoneNumber, value: "+1 (415) 555-0100")])
+        ]))
+        let probe = ServiceProbe(harness, contacts: contacts)
+        var tags: [String] = []
+        for index in 1...2 {
+            let from = index == 1 ? "sip:+14155550100@127.0.0.1:5062" : "sip:bob@127.0.0.1:5062"
+            harness.deliver(
+                PeerMessages.invite(callID: "call-\(index)@peer", branch: "z9hG4bK-in-\(index)")
+                    .replacingOccurrences(of: "tag=peer-tag", with: "tag=peer-\(index)")
+                    .replacingOccurrences(of: "From: \"Alice\" <sip:alice@127.0.0.1:5062>", with: "From: \"sipp\" <\(from)>"),
+                body: PeerMessages.offer)
+            tags.append(try #require(harness.sent().first?.toTag))
+        }
+        let list = try probe.call(#"{"v":1,"id":1,"method":"list"}"#)
+        let listed = try #require((list["result"] as? [String: Any])?["conversations"] as? [[String: Any]])
+        #expect(listed.first?["displayName"] as? String == "Alice Liddell", "\(listed)")
+        let member = try #require((listed.first?["members"] as? [[String: Any]])?.first)
+        #expect(member["value"] as? String == "sip:+14155550100@127.0.0.1:5062", "the URI stays whole: \(member)")
+        #expect(member["contactName"] as? String == "Alice Liddell" && member["displayName"] as? String == "sipp")
+        let contact = try probe.call(#"{"v":1,"id":2,"method":"contact","params":{"handle":"sip:+14155550100@example.com;user=phone"}}"#)
+        #expect((contact["result"] as? [String: Any])?["contactName"] as? String == "Alice Liddell", "\(contact)")
+
+        let uuids = harness.manager.conversations.sorted { $0.createdAt < $1.createdAt }.map(\.uuid)
+        for (index, uuid) in uuids.enumerated() {
+            try harness.manager.perform([.join(conversationUUID: uuid)])
+            _ = harness.sent()
+            harness.deliver(
+                PeerMessages.inDialog("ACK", localTag: tags[index], cseq: 1, branch: "z9hG4bK-ack-\(index)", callID: "call-\(index + 1)@peer")
+                    .replacingOccurrences(of: "tag=peer-tag", with: "tag=peer-\(index + 1)"))
+        }
+        let merge = try probe.call(
+            #"{"v":1,"id":3,"method":"merge","params":{"conversation":"\#(uuids[0])","with":"\#(uuids[1])"}}"#)
+        #expect((merge["result"] as? [String: Any])?["state"] as? String == "complete", "\(merge)")
+        #expect(probe.events.wait(until: { _ in uuids.allSatisfy { probe.changes(of: $0).contains { $0.contains("group") } } }))
+        let unmerge = try probe.call(#"{"v":1,"id":4,"method":"unmerge","params":{"conversation":"\#(uuids[1])"}}"#)
+        #expect((unmerge["result"] as? [String: Any])?["state"] as? String == "complete", "\(unmerge)")
+        #expect(probe.events.wait(until: { _ in probe.changes(of: uuids[1]).filter { $0.contains("group") }.count == 2 }))
+        #expect(try probe.errorCode(#"{"v":1,"id":5,"method":"history"}"#) == "unavailable")
+    }
+}
+
+@Suite("Control protocol: history for frontends")
 struct ControlHistoryTests {
-    @Test("a finished call is in history; markRead, redial and deleteRecord work; bad ids are notFound")
+    @Test("historyCount for badges; markRead, deleteRecord and clearHistory emit historyChanged with the ids; redial")
     func historyMethods() throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "parley-control-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
         let harness = try EngineHarness(history: HistoryRecorder(store: store, configuration: .init()))
-        let service = ControlService(engine: harness.engine, history: store) { [:] }
-        let recorded = EventRecorder<UUID>()
-        harness.engine.observeEvents { if case .historyRecorded(let uuid) = $0 { recorded.record(uuid) } }
-        harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
+        let probe = ServiceProbe(harness, history: store)
+        harness.deliver(
+            PeerMessages.invite().replacingOccurrences(of: "sip:alice@127.0.0.1:5062>", with: "sip:+14155550100@127.0.0.1:5062>"),
+            body: PeerMessages.offer)
         harness.environment.advance(by: .seconds(61))  // rings out: a missed call
-        _ = recorded.first()  // the history writer committed it
-        let page = try ControlServiceTests.call(service, #"{"v":1,"id":1,"method":"history","params":{"missed":true}}"#)
+        #expect(probe.events.wait(until: { events in
+            events.contains { if case .historyChanged(let change) = $0 { change.change == "inserted" } else { false } }
+        }))
+        let badge = try probe.call(#"{"v":1,"id":1,"method":"historyCount","params":{"missed":true,"unread":true}}"#)
+        #expect((badge["result"] as? [String: Any])?["count"] as? Int == 1, "\(badge)")
+        let page = try probe.call(#"{"v":1,"id":2,"method":"history","params":{"missed":true}}"#)
         let records = try #require((page["result"] as? [String: Any])?["records"] as? [[String: Any]])
-        #expect(records.count == 1)
-        let id = try #require(records.first?["id"] as? Int)
-        let marked = try ControlServiceTests.call(service, #"{"v":1,"id":2,"method":"markRead","params":{"id":\#(id)}}"#)
-        #expect((marked["result"] as? [String: Any])?["changed"] as? Int == 1)
-        let missing = try ControlServiceTests.call(service, #"{"v":1,"id":3,"method":"deleteRecord","params":{"id":999}}"#)
-        #expect((missing["error"] as? [String: Any])?["code"] as? String == "notFound")
-        let deleted = try ControlServiceTests.call(service, #"{"v":1,"id":4,"method":"deleteRecord","params":{"id":\#(id)}}"#)
-        #expect((deleted["result"] as? [String: Any])?["deleted"] as? Int == id)
+        let record = try #require(records.first)
+        let id = try #require(record["id"] as? Int)
+        #expect(record["durationMs"] as? Int == 0 && record["connectedAt"] is NSNull, "\(record)")
+        #expect(((record["members"] as? [[String: Any]])?.first)?["value"] as? String == "sip:+14155550100@127.0.0.1:5062")
+
+        _ = try probe.call(#"{"v":1,"id":3,"method":"markRead","params":{"id":\#(id)}}"#)
+        #expect(probe.events.wait(until: { $0.contains(.historyChanged(HistoryChanged(change: "read", records: [Int64(id)]))) }))
+        let after = try probe.call(#"{"v":1,"id":4,"method":"historyCount","params":{"missed":true,"unread":true}}"#)
+        #expect((after["result"] as? [String: Any])?["count"] as? Int == 0)
+
+        let redial = try probe.call(#"{"v":1,"id":5,"method":"redial","params":{"id":\#(id)}}"#)
+        #expect((redial["result"] as? [String: Any])?["state"] as? String == "pending", "\(redial)")
+        let invite = try #require(harness.sent().first { $0.request?.method == .invite }?.request)
+        #expect(invite.uri.description == "sip:+14155550100@127.0.0.1:5062", "redial dials exactly who called")
+
+        #expect(try probe.errorCode(#"{"v":1,"id":6,"method":"deleteRecord","params":{"id":999}}"#) == "notFound")
+        _ = try probe.call(#"{"v":1,"id":7,"method":"deleteRecord","params":{"id":\#(id)}}"#)
+        #expect(probe.events.wait(until: { $0.contains(.historyChanged(HistoryChanged(change: "deleted", records: [Int64(id)]))) }))
         #expect(try store.count(HistoryQuery()) == 0)
     }
 }
 
-@Suite("Control protocol: events")
+@Suite("Control protocol: the events of the engine")
 struct ControlEventTests {
-    @Test("the event stream carries conversation changes, history records and handled pushes")
+    @Test("the event stream carries handled pushes, conversation changes and history records, in order")
     func events() throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "parley-events-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
         let harness = try EngineHarness(history: HistoryRecorder(store: store, configuration: .init()))
-        let names = EventRecorder<String>()
-        harness.engine.observeEvents { event in
-            let line = ControlService.event(for: event)
-            let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any]
-            names.record(object?["event"] as? String ?? "?")
-        }
+        let probe = ServiceProbe(harness, history: store)
         _ = harness.engine.handlePush(PushedCall(
             uuid: UUID(), handle: PushedCallTests.alice, callID: "ev@peer", isVideo: false,
             expiresAt: harness.environment.now.addingTimeInterval(30), isCancel: true))
         harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
         harness.environment.advance(by: .seconds(61))
-        _ = names.wait(until: { $0.contains("historyChanged") })
-        #expect(names.all == ["pushReceived", "conversationChanged", "conversationChanged", "historyChanged"])
-    }
-}
-
-@Suite("Control protocol: every conversation method")
-struct ControlMethodTests {
-    @Test("join, mute, playTone, merge, unmerge and contact through the service")
-    func methods() throws {
-        let harness = try EngineHarness()
-        let contacts = ContactDirectory(contacts: [
-            .init(name: "Alice Liddell", handles: [Handle(kind: .generic, value: "sip:alice@127.0.0.1:5062")])
-        ])
-        let service = ControlService(engine: harness.engine, contacts: contacts) { [:] }
-        var uuids: [String] = []
-        var tags: [String] = []
-        for index in 1...2 {
-            harness.deliver(
-                PeerMessages.invite(callID: "call-\(index)@peer", branch: "z9hG4bK-in-\(index)").replacingOccurrences(
-                    of: "tag=peer-tag", with: "tag=peer-\(index)"),
-                body: PeerMessages.offer)
-            tags.append(try #require(harness.sent().first?.toTag))
-        }
-        for conversation in harness.manager.conversations.sorted(by: { $0.createdAt < $1.createdAt }) {
-            uuids.append(conversation.uuid.uuidString)
-        }
-        for (index, uuid) in uuids.enumerated() {
-            let done = DispatchSemaphore(value: 0)
-            let box = Mutex<Data?>(nil)
-            service.handle(Data(#"{"v":1,"id":\#(index),"method":"join","params":{"conversation":"\#(uuid)"}}"#.utf8)) {
-                reply in
-                box.withLock { $0 = reply }
-                done.signal()
-            }
-            _ = harness.sent()
-            harness.deliver(
-                PeerMessages.inDialog("ACK", localTag: tags[index], cseq: 1, branch: "z9hG4bK-ack-\(index)", callID: "call-\(index + 1)@peer")
-                    .replacingOccurrences(of: "tag=peer-tag", with: "tag=peer-\(index + 1)"))
-            #expect(done.wait(timeout: .now() + 5) == .success)
-            #expect(box.withLock { $0 }.map { String(decoding: $0, as: UTF8.self) }?.contains(#""state":"joined""#) == true)
-        }
-        let mute = try ControlServiceTests.call(service, #"{"v":1,"id":10,"method":"mute","params":{"conversation":"\#(uuids[0])"}}"#)
-        #expect(((mute["result"] as? [String: Any])?["conversation"] as? [String: Any])?["isMuted"] as? Bool == true)
-        let merge = try ControlServiceTests.call(
-            service, #"{"v":1,"id":11,"method":"merge","params":{"conversation":"\#(uuids[0])","with":"\#(uuids[1])"}}"#)
-        #expect((merge["result"] as? [String: Any])?["state"] as? String == "complete", "\(merge)")
-        #expect(harness.manager.conversations.allSatisfy { $0.groupUUID != nil })
-        let unmerge = try ControlServiceTests.call(
-            service, #"{"v":1,"id":12,"method":"unmerge","params":{"conversation":"\#(uuids[1])"}}"#)
-        #expect((unmerge["result"] as? [String: Any])?["state"] as? String == "complete", "\(unmerge)")
-        let contact = try ControlServiceTests.call(
-            service, #"{"v":1,"id":13,"method":"contact","params":{"handle":"sip:alice@127.0.0.1:5062"}}"#)
-        #expect((contact["result"] as? [String: Any])?["displayName"] as? String == "Alice Liddell", "\(contact)")
-        let noHistory = try ControlServiceTests.call(service, #"{"v":1,"id":14,"method":"history"}"#)
-        #expect((noHistory["error"] as? [String: Any])?["code"] as? String == "refused")
+        #expect(probe.events.wait(until: { $0.contains { $0.name == .historyChanged } }))
+        #expect(probe.events.all.map(\.name.rawValue) == ["pushReceived", "conversationChanged", "conversationChanged", "historyChanged"])
     }
 }

@@ -1,0 +1,265 @@
+import Foundation
+
+/// The methods of the control protocol.
+public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
+    /// Versions, addresses, registration, counters, limits.
+    case status
+    /// The live conversations.
+    case list
+    /// Events from now on.
+    case subscribe
+    /// Call someone.
+    case start
+    /// Answer.
+    case join
+    /// End or refuse.
+    case end
+    /// Put on hold.
+    case hold
+    /// Take off hold.
+    case resume
+    /// Mute or unmute.
+    case mute
+    /// Send keypad tones.
+    case playTone
+    /// Merge two calls.
+    case merge
+    /// Split a call from its group.
+    case unmerge
+    /// A page of call history.
+    case history
+    /// How many records match (badges).
+    case historyCount
+    /// Mark records read.
+    case markRead
+    /// Delete a record.
+    case deleteRecord
+    /// Delete every record.
+    case clearHistory
+    /// Call a record's party again.
+    case redial
+    /// The contact name for a handle.
+    case contact
+    /// Read the contacts file again.
+    case reloadContacts
+}
+
+/// One documented member of a params or result object.
+public struct ControlField: Sendable, Hashable {
+    /// The member's name.
+    public let name: String
+    /// Its JSON type in words: `string`, `boolean`, `integer`, `string or null`…
+    public let type: String
+    /// Whether a request may leave it out.
+    public let isOptional: Bool
+    /// What it means.
+    public let summary: String
+
+    /// A field.
+    public init(_ name: String, _ type: String, optional: Bool = false, _ summary: String) {
+        self.name = name
+        self.type = type
+        self.isOptional = optional
+        self.summary = summary
+    }
+}
+
+/// A method's parameters: Codable, documented member by member, with an example and checks beyond types.
+public protocol ControlParams: Codable, Sendable, Equatable {
+    /// The members, for the reference and for error messages.
+    static var fields: [ControlField] { get }
+    /// A request's params with every member set (the reference's example; round-tripped by a test).
+    static var example: Self { get }
+    /// Checks values the types cannot (ranges, digits); throws `invalidParams` naming the field.
+    func validate() throws(ControlError)
+}
+
+extension ControlParams {
+    /// Nothing beyond the types.
+    public func validate() throws(ControlError) {}
+}
+
+/// No parameters.
+public struct NoParams: ControlParams {
+    /// None.
+    public init() {}
+    /// None.
+    public static let fields: [ControlField] = []
+    /// `{}`.
+    public static let example = NoParams()
+}
+
+/// A typed request: the method and its parameters, decoded and checked.
+public enum ControlCommand: Sendable, Equatable, Encodable {
+    /// `status`.
+    case status
+    /// `list`.
+    case list
+    /// `subscribe`.
+    case subscribe
+    /// `start`.
+    case start(StartParams)
+    /// `join`.
+    case join(ConversationParams)
+    /// `end`.
+    case end(ConversationParams)
+    /// `hold`.
+    case hold(ConversationParams)
+    /// `resume`.
+    case resume(ConversationParams)
+    /// `mute`.
+    case mute(MuteParams)
+    /// `playTone`.
+    case playTone(ToneParams)
+    /// `merge`.
+    case merge(MergeParams)
+    /// `unmerge`.
+    case unmerge(ConversationParams)
+    /// `history`.
+    case history(HistoryParams)
+    /// `historyCount`.
+    case historyCount(HistoryFilter)
+    /// `markRead`.
+    case markRead(MarkReadParams)
+    /// `deleteRecord`.
+    case deleteRecord(RecordParams)
+    /// `clearHistory`.
+    case clearHistory
+    /// `redial`.
+    case redial(RecordParams)
+    /// `contact`.
+    case contact(ContactParams)
+    /// `reloadContacts`.
+    case reloadContacts
+
+    /// The method it is.
+    public var method: ControlMethodName {
+        switch self {
+        case .status: .status
+        case .list: .list
+        case .subscribe: .subscribe
+        case .start: .start
+        case .join: .join
+        case .end: .end
+        case .hold: .hold
+        case .resume: .resume
+        case .mute: .mute
+        case .playTone: .playTone
+        case .merge: .merge
+        case .unmerge: .unmerge
+        case .history: .history
+        case .historyCount: .historyCount
+        case .markRead: .markRead
+        case .deleteRecord: .deleteRecord
+        case .clearHistory: .clearHistory
+        case .redial: .redial
+        case .contact: .contact
+        case .reloadContacts: .reloadContacts
+        }
+    }
+
+    /// The params type of each method (for the reference).
+    public static func paramsType(of method: ControlMethodName) -> any ControlParams.Type {
+        switch method {
+        case .status, .list, .subscribe, .clearHistory, .reloadContacts: NoParams.self
+        case .start: StartParams.self
+        case .join, .end, .hold, .resume, .unmerge: ConversationParams.self
+        case .mute: MuteParams.self
+        case .playTone: ToneParams.self
+        case .merge: MergeParams.self
+        case .history: HistoryParams.self
+        case .historyCount: HistoryFilter.self
+        case .markRead: MarkReadParams.self
+        case .deleteRecord, .redial: RecordParams.self
+        case .contact: ContactParams.self
+        }
+    }
+
+    /// The command of `method` with the params found in the request `data`.
+    static func decode(_ method: ControlMethodName, from data: Data) throws(ControlError) -> ControlCommand {
+        switch method {
+        case .status: _ = try params(NoParams.self, data); return .status
+        case .list: _ = try params(NoParams.self, data); return .list
+        case .subscribe: _ = try params(NoParams.self, data); return .subscribe
+        case .clearHistory: _ = try params(NoParams.self, data); return .clearHistory
+        case .reloadContacts: _ = try params(NoParams.self, data); return .reloadContacts
+        case .start: return .start(try params(StartParams.self, data))
+        case .join: return .join(try params(ConversationParams.self, data))
+        case .end: return .end(try params(ConversationParams.self, data))
+        case .hold: return .hold(try params(ConversationParams.self, data))
+        case .resume: return .resume(try params(ConversationParams.self, data))
+        case .unmerge: return .unmerge(try params(ConversationParams.self, data))
+        case .mute: return .mute(try params(MuteParams.self, data))
+        case .playTone: return .playTone(try params(ToneParams.self, data))
+        case .merge: return .merge(try params(MergeParams.self, data))
+        case .history: return .history(try params(HistoryParams.self, data))
+        case .historyCount: return .historyCount(try params(HistoryFilter.self, data))
+        case .markRead: return .markRead(try params(MarkReadParams.self, data))
+        case .deleteRecord: return .deleteRecord(try params(RecordParams.self, data))
+        case .redial: return .redial(try params(RecordParams.self, data))
+        case .contact: return .contact(try params(ContactParams.self, data))
+        }
+    }
+
+    /// Writes the params object.
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .status, .list, .subscribe, .clearHistory, .reloadContacts: try NoParams().encode(to: encoder)
+        case .start(let params): try params.encode(to: encoder)
+        case .join(let params), .end(let params), .hold(let params), .resume(let params), .unmerge(let params):
+            try params.encode(to: encoder)
+        case .mute(let params): try params.encode(to: encoder)
+        case .playTone(let params): try params.encode(to: encoder)
+        case .merge(let params): try params.encode(to: encoder)
+        case .history(let params): try params.encode(to: encoder)
+        case .historyCount(let params): try params.encode(to: encoder)
+        case .markRead(let params): try params.encode(to: encoder)
+        case .deleteRecord(let params), .redial(let params): try params.encode(to: encoder)
+        case .contact(let params): try params.encode(to: encoder)
+        }
+    }
+
+    /// Decodes the `params` member (an absent or null one as `{}`) and validates it; decoding errors become
+    /// `invalidParams` naming the field.
+    private static func params<Params: ControlParams>(_ type: Params.Type, _ data: Data) throws(ControlError) -> Params {
+        let params: Params
+        do {
+            if let given = try ControlJSON.decoder.decode(ParamsBox<Params>.self, from: data).params {
+                params = given
+            } else {
+                params = try ControlJSON.decoder.decode(Params.self, from: Data("{}".utf8))
+            }
+        } catch let error as DecodingError {
+            throw invalidParams(error, fields: Params.fields)
+        } catch {
+            throw ControlError(.invalidParams, "The parameters could not be read.", field: "params")
+        }
+        try params.validate()
+        return params
+    }
+
+    private struct ParamsBox<Params: Decodable>: Decodable {
+        var params: Params?
+    }
+
+    /// `Missing "to".`, `"video" must be a boolean.`
+    static func invalidParams(_ error: DecodingError, fields: [ControlField]) -> ControlError {
+        func name(_ path: [any CodingKey]) -> String? { path.last { $0.intValue == nil && $0.stringValue != "params" }?.stringValue }
+        func type(of field: String) -> String { fields.first { $0.name == field }?.type ?? "something else" }
+        switch error {
+        case .keyNotFound(let key, _):
+            return ControlError(.invalidParams, "Missing \"\(key.stringValue)\".", field: key.stringValue)
+        case .valueNotFound(_, let context):
+            let field = name(context.codingPath) ?? "params"
+            return ControlError(.invalidParams, "Missing \"\(field)\".", field: field)
+        case .typeMismatch(_, let context):
+            let field = name(context.codingPath) ?? "params"
+            return ControlError(.invalidParams, "\"\(field)\" must be \(type(of: field)).", field: field)
+        case .dataCorrupted(let context):
+            let field = name(context.codingPath) ?? "params"
+            return ControlError(.invalidParams, "\"\(field)\" must be \(type(of: field)).", field: field)
+        @unknown default:
+            return ControlError(.invalidParams, "The parameters could not be read.", field: "params")
+        }
+    }
+}

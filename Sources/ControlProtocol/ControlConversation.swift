@@ -1,0 +1,183 @@
+import ConversationKit
+import Foundation
+
+/// A handle as the protocol writes it: who someone is, and what to show for them.
+public struct HandleInfo: Codable, Sendable, Equatable {
+    /// `phoneNumber`, `emailAddress` or `generic`.
+    public var kind: String
+    /// The address as it was given or received: a SIP URI is kept whole, so it can be dialled back exactly.
+    public var value: String
+    /// The SIP display name, else the value.
+    public var displayName: String
+    /// The name of the matching contact (by Parley's matching rules), or null.
+    @Nullable public var contactName: String?
+
+    /// A handle.
+    public init(_ handle: Handle, contactName: String?) {
+        kind = handle.kind.description
+        value = handle.value
+        displayName = handle.displayName
+        self.contactName = contactName
+    }
+
+    /// What a UI shows: the contact's name, else the display name.
+    public var shownName: String { contactName ?? displayName }
+
+    /// The members.
+    public static let fields = [
+        ControlField("kind", "a string", "`phoneNumber`, `emailAddress` or `generic`"),
+        ControlField("value", "a string", "the address; a SIP URI stays whole so it can be dialled back as it is"),
+        ControlField("displayName", "a string", "the SIP display name, else the value"),
+        ControlField("contactName", "a string or null", "the matching contact's name (`--contacts`), else null"),
+    ]
+}
+
+/// A conversation's full state as the protocol writes it, in `list`, action results and `conversationChanged`.
+public struct ConversationInfo: Codable, Sendable, Equatable {
+    /// The uuid.
+    public var uuid: String
+    /// `idle`, `ringing`, `joining`, `joined`, `paused`, `leaving` or `left`.
+    public var state: String
+    /// `incoming` or `outgoing`.
+    public var direction: String
+    /// What a UI shows for the other side: contact names, else SIP display names, joined with ", ".
+    public var displayName: String
+    /// The remote members.
+    public var members: [HandleInfo]
+    /// The remote members whose media flows now.
+    public var activeRemoteMembers: [HandleInfo]
+    /// Our own handle, when known.
+    @Nullable public var localMember: HandleInfo?
+    /// The peer has put us on hold (joined or paused, members but none active).
+    public var isRemotelyHeld: Bool
+    /// We are muted.
+    public var isMuted: Bool
+    /// It carries video.
+    public var isVideo: Bool
+    /// What it can do now.
+    public var capabilities: [String]
+    /// The actions running on it now (a UI's spinner), by name.
+    public var pendingActions: [String]
+    /// The group it is merged into, or null.
+    @Nullable public var group: String?
+    /// Its SIP Call-ID, or null.
+    @Nullable public var callID: String?
+    /// When parleyd first knew of it.
+    public var createdAt: String
+    /// When media first connected, or null.
+    @Nullable public var connectedAt: String?
+    /// When it ended, or null.
+    @Nullable public var endedAt: String?
+    /// Why it ended, or null while live.
+    @Nullable public var endedReason: String?
+    /// The final SIP status that ended it (486, 603…), or null.
+    @Nullable public var sipStatus: Int?
+    /// That status's reason phrase, or null.
+    @Nullable public var sipReason: String?
+
+    /// The protocol's view of `conversation`; `contactName` names handles from the contact directory.
+    public init(
+        _ conversation: Conversation, callID: String?, pendingActions: [String], finalStatus: (Int, String)? = nil,
+        contactName: (Handle) -> String?
+    ) {
+        let members = conversation.members.sorted { $0.value < $1.value }.map { HandleInfo($0, contactName: contactName($0)) }
+        uuid = conversation.uuid.uuidString
+        state = "\(conversation.state)"
+        direction = conversation.direction.rawValue
+        displayName = members.isEmpty ? "" : members.map(\.shownName).joined(separator: ", ")
+        self.members = members
+        activeRemoteMembers = conversation.activeRemoteMembers.sorted { $0.value < $1.value }
+            .map { HandleInfo($0, contactName: contactName($0)) }
+        localMember = conversation.localMember.map { HandleInfo($0, contactName: nil) }
+        isRemotelyHeld = (conversation.state == .joined || conversation.state == .paused)
+            && !conversation.members.isEmpty && conversation.activeRemoteMembers.isEmpty
+        isMuted = conversation.isMuted
+        isVideo = conversation.isVideo
+        capabilities = conversation.capabilities.names
+        self.pendingActions = pendingActions
+        group = conversation.groupUUID?.uuidString
+        self.callID = callID
+        createdAt = ControlTime.string(conversation.createdAt)
+        connectedAt = conversation.connectedAt.map(ControlTime.string)
+        endedAt = conversation.endedAt.map(ControlTime.string)
+        endedReason = conversation.endedReason?.rawValue
+        sipStatus = finalStatus?.0
+        sipReason = finalStatus?.1
+    }
+
+    /// A conversation that has left and of which nothing more is remembered: state `left`, no members.
+    public static func forgotten(uuid: String) -> ConversationInfo {
+        let members = #"{"uuid": "\#(uuid)", "state": "left", "direction": "outgoing", "displayName": "", "members": [], "#
+            + #""activeRemoteMembers": [], "isRemotelyHeld": false, "isMuted": false, "isVideo": false, "capabilities": [], "#
+            + #""pendingActions": [], "createdAt": "\#(ControlTime.string(Date()))"}"#
+        do {
+            return try ControlJSON.decoder.decode(ConversationInfo.self, from: Data(members.utf8))
+        } catch {
+            preconditionFailure("the forgotten conversation's members do not decode: \(error)")
+        }
+    }
+
+    /// The members that differ between `self` and `previous`, by name, in declaration order.
+    public func changes(since previous: ConversationInfo?) -> [String] {
+        guard let previous else { return ["new"] }
+        var changed: [String] = []
+        if state != previous.state { changed.append("state") }
+        if displayName != previous.displayName { changed.append("displayName") }
+        if members != previous.members { changed.append("members") }
+        if activeRemoteMembers != previous.activeRemoteMembers { changed.append("activeRemoteMembers") }
+        if localMember != previous.localMember { changed.append("localMember") }
+        if isRemotelyHeld != previous.isRemotelyHeld { changed.append("isRemotelyHeld") }
+        if isMuted != previous.isMuted { changed.append("isMuted") }
+        if isVideo != previous.isVideo { changed.append("isVideo") }
+        if capabilities != previous.capabilities { changed.append("capabilities") }
+        if pendingActions != previous.pendingActions { changed.append("pendingActions") }
+        if group != previous.group { changed.append("group") }
+        if callID != previous.callID { changed.append("callID") }
+        if connectedAt != previous.connectedAt { changed.append("connectedAt") }
+        if endedAt != previous.endedAt { changed.append("endedAt") }
+        if endedReason != previous.endedReason { changed.append("endedReason") }
+        if sipStatus != previous.sipStatus || sipReason != previous.sipReason { changed.append("sipStatus") }
+        return changed
+    }
+
+    /// The members.
+    public static let fields = [
+        ControlField("uuid", "a string", "the conversation's uuid"),
+        ControlField("state", "a string", "`idle`, `ringing`, `joining`, `joined`, `paused`, `leaving` or `left`"),
+        ControlField("direction", "a string", "`incoming` or `outgoing`"),
+        ControlField("displayName", "a string", "who the other side is, for a UI: contact names, else SIP display names"),
+        ControlField("members", "an array of handles", "the remote members"),
+        ControlField("activeRemoteMembers", "an array of handles", "the remote members whose media flows now"),
+        ControlField("localMember", "a handle or null", "our own handle"),
+        ControlField("isRemotelyHeld", "a boolean", "the peer put us on hold (no remote member active while joined)"),
+        ControlField("isMuted", "a boolean", "we are muted"),
+        ControlField("isVideo", "a boolean", "it carries video"),
+        ControlField("capabilities", "an array of strings", "`merging`, `unmerging`, `pausing`, `playingTones`, `video`"),
+        ControlField("pendingActions", "an array of strings", "actions running on it now (`start`, `hold`…): show a spinner"),
+        ControlField("group", "a string or null", "the uuid of the group it is merged into"),
+        ControlField("callID", "a string or null", "its SIP Call-ID"),
+        ControlField("createdAt", "a timestamp", "when parleyd first knew of it"),
+        ControlField("connectedAt", "a timestamp or null", "when media first connected"),
+        ControlField("endedAt", "a timestamp or null", "when it ended"),
+        ControlField("endedReason", "a string or null", "why it ended (see Ended reasons)"),
+        ControlField("sipStatus", "an integer or null", "the final SIP status that ended it (486, 603…)"),
+        ControlField("sipReason", "a string or null", "that status's reason phrase"),
+    ]
+}
+
+/// Times on the wire: ISO 8601 in UTC with milliseconds (`2026-11-29T17:02:03.123Z`); durations are integer
+/// milliseconds in members ending in `Ms`.
+public enum ControlTime {
+    /// `2026-11-29T17:02:03.123Z`.
+    public static func string(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+
+    /// Reads a wire timestamp.
+    public static func date(_ string: String) -> Date? {
+        try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(string)
+    }
+
+    /// Whole milliseconds of `interval`.
+    public static func milliseconds(_ interval: TimeInterval) -> Int64 { Int64((interval * 1000).rounded()) }
+}

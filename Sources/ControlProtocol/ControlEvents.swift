@@ -1,0 +1,178 @@
+import Foundation
+
+/// The events a subscribed client receives, each `{"v":1,"event":NAME,"data":{…}}`.
+public enum ControlEventMessage: Sendable, Equatable {
+    /// Anything about a conversation changed.
+    case conversationChanged(ConversationChanged)
+    /// The peer sent keypad tones.
+    case tonesReceived(TonesReceived)
+    /// Records were added, marked read or deleted.
+    case historyChanged(HistoryChanged)
+    /// The registration changed.
+    case registrationChanged(RegistrationInfo)
+    /// A VoIP push was handled.
+    case pushReceived(PushReceived)
+    /// An action completed, failed or timed out.
+    case actionSettled(ActionSettled)
+
+    /// The event names, in reference order.
+    public enum Name: String, Sendable, CaseIterable {
+        /// `conversationChanged`.
+        case conversationChanged
+        /// `tonesReceived`.
+        case tonesReceived
+        /// `historyChanged`.
+        case historyChanged
+        /// `registrationChanged`.
+        case registrationChanged
+        /// `pushReceived`.
+        case pushReceived
+        /// `actionSettled`.
+        case actionSettled
+    }
+
+    /// Its name.
+    public var name: Name {
+        switch self {
+        case .conversationChanged: .conversationChanged
+        case .tonesReceived: .tonesReceived
+        case .historyChanged: .historyChanged
+        case .registrationChanged: .registrationChanged
+        case .pushReceived: .pushReceived
+        case .actionSettled: .actionSettled
+        }
+    }
+
+    /// The whole message.
+    public func encoded() -> Data {
+        switch self {
+        case .conversationChanged(let data): Self.encode(name, data)
+        case .tonesReceived(let data): Self.encode(name, data)
+        case .historyChanged(let data): Self.encode(name, data)
+        case .registrationChanged(let data): Self.encode(name, data)
+        case .pushReceived(let data): Self.encode(name, data)
+        case .actionSettled(let data): Self.encode(name, data)
+        }
+    }
+
+    /// Reads an event message (for clients); nil for anything else.
+    public static func decode(_ line: Data) -> ControlEventMessage? {
+        guard let name = ControlMessage.kind(of: line).event.flatMap(Name.init(rawValue:)) else { return nil }
+        let decoder = ControlJSON.decoder
+        switch name {
+        case .conversationChanged:
+            return (try? decoder.decode(Envelope<ConversationChanged>.self, from: line)).map { .conversationChanged($0.data) }
+        case .tonesReceived:
+            return (try? decoder.decode(Envelope<TonesReceived>.self, from: line)).map { .tonesReceived($0.data) }
+        case .historyChanged:
+            return (try? decoder.decode(Envelope<HistoryChanged>.self, from: line)).map { .historyChanged($0.data) }
+        case .registrationChanged:
+            return (try? decoder.decode(Envelope<RegistrationInfo>.self, from: line)).map { .registrationChanged($0.data) }
+        case .pushReceived:
+            return (try? decoder.decode(Envelope<PushReceived>.self, from: line)).map { .pushReceived($0.data) }
+        case .actionSettled:
+            return (try? decoder.decode(Envelope<ActionSettled>.self, from: line)).map { .actionSettled($0.data) }
+        }
+    }
+
+    private struct Envelope<Payload: Codable>: Codable {
+        var v: Int
+        var event: String
+        var data: Payload
+    }
+
+    private static func encode<Payload: Codable>(_ name: Name, _ data: Payload) -> Data {
+        ControlJSON.encode(Envelope(v: ControlProtocol.version, event: name.rawValue, data: data))
+    }
+}
+
+/// `conversationChanged`: the conversation now, what it was, and what changed.
+public struct ConversationChanged: Codable, Sendable, Equatable {
+    /// The conversation after the change.
+    public var conversation: ConversationInfo
+    /// The state before, or null for a conversation seen for the first time.
+    @Nullable public var from: String?
+    /// The members of ``ConversationInfo`` that changed (`["new"]` for a new conversation).
+    public var changes: [String]
+
+    /// An event.
+    public init(conversation: ConversationInfo, from: String?, changes: [String]) {
+        self.conversation = conversation
+        self.from = from
+        self.changes = changes
+    }
+}
+
+/// `tonesReceived`: keypad tones the peer sent (SIP INFO).
+public struct TonesReceived: Codable, Sendable, Equatable {
+    /// The conversation's uuid.
+    public var conversation: String
+    /// The digits, in order.
+    public var digits: String
+
+    /// An event.
+    public init(conversation: String, digits: String) {
+        self.conversation = conversation
+        self.digits = digits
+    }
+}
+
+/// `historyChanged`: what happened to which records.
+public struct HistoryChanged: Codable, Sendable, Equatable {
+    /// `inserted`, `read`, `deleted` or `cleared`.
+    public var change: String
+    /// The ids of the records concerned (empty for "every record": markRead all, clearHistory).
+    public var records: [Int64]
+    /// The conversation recorded (`inserted`), else null.
+    @Nullable public var conversation: String?
+
+    /// An event.
+    public init(change: String, records: [Int64], conversation: String? = nil) {
+        self.change = change
+        self.records = records
+        self.conversation = conversation
+    }
+}
+
+/// `pushReceived`: a VoIP push and what parleyd did with it.
+public struct PushReceived: Codable, Sendable, Equatable {
+    /// The call's SIP Call-ID.
+    public var callID: String
+    /// `reported`, `alreadyReported`, `reportedAndEnded`, `cancelled` or `notReported`.
+    public var handling: String
+    /// The conversation concerned, or null.
+    @Nullable public var conversation: String?
+    /// Why it was ended or not reported, or null.
+    @Nullable public var reason: String?
+
+    /// An event.
+    public init(callID: String, handling: String, conversation: String?, reason: String?) {
+        self.callID = callID
+        self.handling = handling
+        self.conversation = conversation
+        self.reason = reason
+    }
+}
+
+/// `actionSettled`: any action — from a frontend or caused by the network — completed, failed or timed out.
+public struct ActionSettled: Codable, Sendable, Equatable {
+    /// The action's name.
+    public var action: String
+    /// The action's uuid.
+    public var actionUUID: String
+    /// The conversation's uuid.
+    public var conversation: String
+    /// `complete`, `failed` or `timedOut`.
+    public var state: String
+    /// Why it failed or timed out (a toast-ready message, SIP status in its details), or null.
+    @Nullable public var error: ControlError?
+
+    /// An event.
+    public init(action: String, actionUUID: String, conversation: String, state: String, error: ControlError?) {
+        self.action = action
+        self.actionUUID = actionUUID
+        self.conversation = conversation
+        self.state = state
+        self.error = error
+    }
+}

@@ -1,0 +1,267 @@
+import Foundation
+
+/// `{"to": "sip:bob@127.0.0.1:5062", "video": false}`.
+public struct StartParams: ControlParams {
+    /// Whom to call: a SIP URI or a phone number.
+    public var to: String
+    /// A video call (default false).
+    public var video: Bool?
+
+    /// Params.
+    public init(to: String, video: Bool? = nil) {
+        self.to = to
+        self.video = video
+    }
+
+    /// The members.
+    public static let fields = [
+        ControlField(
+            "to", "a string",
+            "whom to call: a SIP URI (`sip:bob@127.0.0.1:5062`, `sips:…`) or a phone number (`+1 415 555 0100`), "
+                + "dialled at `--phone-domain`, else the registrar's domain"),
+        ControlField("video", "a boolean", optional: true, "a video call (default false; needs `parleyd --video`)"),
+    ]
+    /// An example.
+    public static let example = StartParams(to: "sip:bob@127.0.0.1:5062", video: false)
+
+    /// `to` must not be blank.
+    public func validate() throws(ControlError) {
+        guard !to.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ControlError(.invalidParams, "Say whom to call.", field: "to")
+        }
+    }
+}
+
+/// `{"conversation": "1b4e28ba"}`.
+public struct ConversationParams: ControlParams {
+    /// A conversation's uuid, or a unique prefix of it.
+    public var conversation: String
+
+    /// Params.
+    public init(conversation: String) { self.conversation = conversation }
+
+    /// The members.
+    public static let fields = [conversationField]
+    /// The `conversation` member every conversation method takes.
+    static let conversationField = ControlField(
+        "conversation", "a string", "a live conversation's uuid, or a unique prefix of it (any case)")
+    /// An example.
+    public static let example = ConversationParams(conversation: "1b4e28ba")
+}
+
+/// `{"conversation": "1b4e28ba", "muted": true}`.
+public struct MuteParams: ControlParams {
+    /// The conversation.
+    public var conversation: String
+    /// True to mute (default), false to unmute.
+    public var muted: Bool?
+
+    /// Params.
+    public init(conversation: String, muted: Bool? = nil) {
+        self.conversation = conversation
+        self.muted = muted
+    }
+
+    /// The members.
+    public static let fields = [
+        ConversationParams.conversationField,
+        ControlField("muted", "a boolean", optional: true, "true to mute (default), false to unmute"),
+    ]
+    /// An example.
+    public static let example = MuteParams(conversation: "1b4e28ba", muted: true)
+}
+
+/// `{"conversation": "1b4e28ba", "digits": "12#"}`.
+public struct ToneParams: ControlParams {
+    /// The conversation.
+    public var conversation: String
+    /// Keypad digits.
+    public var digits: String
+
+    /// Params.
+    public init(conversation: String, digits: String) {
+        self.conversation = conversation
+        self.digits = digits
+    }
+
+    /// The members.
+    public static let fields = [
+        ConversationParams.conversationField,
+        ControlField("digits", "a string", "keypad digits: 0-9, *, #, A-D (one SIP INFO each)"),
+    ]
+    /// An example.
+    public static let example = ToneParams(conversation: "1b4e28ba", digits: "12#")
+
+    /// Only keypad digits.
+    public func validate() throws(ControlError) {
+        guard !digits.isEmpty, digits.allSatisfy({ "0123456789*#ABCDabcd".contains($0) }) else {
+            throw ControlError(.invalidParams, "Keypad tones are 0-9, *, # and A-D.", field: "digits")
+        }
+    }
+}
+
+/// `{"conversation": "1b4e28ba", "with": "9f0c"}`.
+public struct MergeParams: ControlParams {
+    /// The conversation.
+    public var conversation: String
+    /// The other one.
+    public var with: String
+
+    /// Params.
+    public init(conversation: String, with: String) {
+        self.conversation = conversation
+        self.with = with
+    }
+
+    /// The members.
+    public static let fields = [
+        ConversationParams.conversationField,
+        ControlField("with", "a string", "the other conversation's uuid or prefix"),
+    ]
+    /// An example.
+    public static let example = MergeParams(conversation: "1b4e28ba", with: "9f0c")
+}
+
+/// The filters of `history` and `historyCount`.
+public struct HistoryFilter: ControlParams {
+    /// Missed calls only.
+    public var missed: Bool?
+    /// Unread records only.
+    public var unread: Bool?
+    /// Calls with this party.
+    public var handle: String?
+    /// `incoming` or `outgoing` only.
+    public var direction: String?
+
+    /// Filters.
+    public init(missed: Bool? = nil, unread: Bool? = nil, handle: String? = nil, direction: String? = nil) {
+        self.missed = missed
+        self.unread = unread
+        self.handle = handle
+        self.direction = direction
+    }
+
+    /// The members.
+    public static let fields = [
+        ControlField("missed", "a boolean", optional: true, "missed calls only"),
+        ControlField("unread", "a boolean", optional: true, "unread records only"),
+        ControlField(
+            "handle", "a string", optional: true, "calls with this party (phone numbers match in any written form)"),
+        ControlField("direction", "`incoming` or `outgoing`", optional: true, "one direction only"),
+    ]
+    /// An example: the missed-calls badge.
+    public static let example = HistoryFilter(missed: true, unread: true)
+
+    /// A known direction.
+    public func validate() throws(ControlError) {
+        if let direction, direction != "incoming", direction != "outgoing" {
+            throw ControlError(.invalidParams, "\"direction\" must be `incoming` or `outgoing`.", field: "direction")
+        }
+    }
+}
+
+/// `{"limit": 20, "cursor": "…", "missed": true}`.
+public struct HistoryParams: ControlParams {
+    /// Records per page, 1–200 (default 20).
+    public var limit: Int?
+    /// The previous page's `nextCursor`.
+    public var cursor: String?
+    /// Which records.
+    public var filter: HistoryFilter
+
+    /// Params.
+    public init(limit: Int? = nil, cursor: String? = nil, filter: HistoryFilter = HistoryFilter()) {
+        self.limit = limit
+        self.cursor = cursor
+        self.filter = filter
+    }
+
+    private enum CodingKeys: String, CodingKey { case limit, cursor }
+
+    /// Reads the paging members and the filters from the same object.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        limit = try container.decodeIfPresent(Int.self, forKey: .limit)
+        cursor = try container.decodeIfPresent(String.self, forKey: .cursor)
+        filter = try HistoryFilter(from: decoder)
+    }
+
+    /// Writes them into one object.
+    public func encode(to encoder: any Encoder) throws {
+        try filter.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(limit, forKey: .limit)
+        try container.encodeIfPresent(cursor, forKey: .cursor)
+    }
+
+    /// The members.
+    public static let fields = [
+        ControlField("limit", "an integer from 1 to 200", optional: true, "records per page (default 20)"),
+        ControlField("cursor", "a string", optional: true, "the `nextCursor` of the previous page"),
+    ] + HistoryFilter.fields
+    /// An example.
+    public static let example = HistoryParams(limit: 10, cursor: nil, filter: HistoryFilter(missed: true))
+
+    /// A limit in range.
+    public func validate() throws(ControlError) {
+        if let limit, !(1...200).contains(limit) {
+            throw ControlError(.invalidParams, "\"limit\" must be an integer from 1 to 200.", field: "limit")
+        }
+        try filter.validate()
+    }
+}
+
+/// `{"id": 42}` or `{"all": true}`.
+public struct MarkReadParams: ControlParams {
+    /// One record.
+    public var id: Int64?
+    /// Every record instead.
+    public var all: Bool?
+
+    /// Params.
+    public init(id: Int64? = nil, all: Bool? = nil) {
+        self.id = id
+        self.all = all
+    }
+
+    /// The members.
+    public static let fields = [
+        ControlField("id", "an integer", optional: true, "a history record's id"),
+        ControlField("all", "a boolean", optional: true, "true: every record instead (give `id` or `all`)"),
+    ]
+    /// An example.
+    public static let example = MarkReadParams(id: 42)
+
+    /// One of the two.
+    public func validate() throws(ControlError) {
+        if all != true, id == nil { throw ControlError(.invalidParams, "Missing \"id\" (or \"all\": true).", field: "id") }
+    }
+}
+
+/// `{"id": 42}`.
+public struct RecordParams: ControlParams {
+    /// A history record's id.
+    public var id: Int64
+
+    /// Params.
+    public init(id: Int64) { self.id = id }
+
+    /// The members.
+    public static let fields = [ControlField("id", "an integer", "a history record's id")]
+    /// An example.
+    public static let example = RecordParams(id: 42)
+}
+
+/// `{"handle": "+1 415 555 0100"}`.
+public struct ContactParams: ControlParams {
+    /// A phone number, email address or SIP URI.
+    public var handle: String
+
+    /// Params.
+    public init(handle: String) { self.handle = handle }
+
+    /// The members.
+    public static let fields = [ControlField("handle", "a string", "a phone number, email address or SIP URI")]
+    /// An example.
+    public static let example = ContactParams(handle: "+1 415 555 0100")
+}

@@ -1,0 +1,162 @@
+import ConversationKit
+import Foundation
+
+/// docs/control-api.md, generated from this module's types (a test fails when the file drifts; `parley reference
+/// control-api > docs/control-api.md` writes it again).
+public enum ControlReference {
+    /// One documented limit of a connection.
+    public struct Limit: Sendable {
+        /// What it is called.
+        public let name: String
+        /// Its default.
+        public let value: String
+        /// What happens at it.
+        public let effect: String
+        /// A limit.
+        public init(_ name: String, _ value: String, _ effect: String) {
+            self.name = name
+            self.value = value
+            self.effect = effect
+        }
+    }
+
+    /// What each method does, and what it answers.
+    public static func summary(of method: ControlMethodName) -> (does: String, result: String) {
+        switch method {
+        case .status: ("versions, listening addresses, registration, counters and limits", "`StatusResult`: `{\"protocol\": 1, \"daemon\": {\"version\", \"user\", \"listening\", \"pushToken\"}, \"registration\": {registration}, \"conversations\": n, \"counters\": {…}, \"limits\": {…}}`")
+        case .list: ("the live conversations, oldest first", "`{\"conversations\": [conversation, …]}`")
+        case .subscribe: ("from now on, every event comes on this connection (see Events)", "`{\"events\": [names]}`")
+        case .start: ("call someone; answered as soon as the conversation exists (state `idle`), then follow its events — `pendingActions` holds `start` until the call rings, connects or fails (`actionSettled`)", "an action result with `state: \"pending\"`")
+        case .join: ("answer a ringing conversation", "an action result")
+        case .end: ("end, cancel or refuse a conversation", "an action result; its conversation is in state `left`")
+        case .hold: ("put a joined conversation on hold (re-INVITE with a=sendonly)", "an action result")
+        case .resume: ("take a conversation off hold (re-INVITE with a=sendrecv)", "an action result")
+        case .mute: ("mute or unmute ourselves", "an action result")
+        case .playTone: ("send keypad tones (one SIP INFO application/dtmf-relay per digit)", "an action result")
+        case .merge: ("merge two joined conversations into a group (parleyd is the local focus)", "an action result")
+        case .unmerge: ("take a conversation out of its group", "an action result")
+        case .history: ("recorded conversations, newest first, a page at a time", "`{\"records\": [record, …], \"nextCursor\": string or null}`")
+        case .historyCount: ("how many records match the filters — a missed-calls badge is `{\"missed\": true, \"unread\": true}`", "`{\"count\": n}`")
+        case .markRead: ("mark one record, or all, as read (a `historyChanged` event follows)", "`{\"count\": records changed}`")
+        case .deleteRecord: ("delete one record (a `historyChanged` event follows)", "`{\"count\": 1}`")
+        case .clearHistory: ("delete every record (a `historyChanged` event follows)", "`{\"count\": records deleted}`")
+        case .redial: ("call a record's party again, at the address it called from; answered like `start`", "an action result with `state: \"pending\"`")
+        case .contact: ("the contact name for a handle, by Parley's matching rules", "`{\"handle\": handle, \"contactName\": string or null}`")
+        case .reloadContacts: ("read the `--contacts` file again (as SIGHUP does); live conversations are renamed", "`{\"contacts\": n, \"conflicts\": n}`")
+        }
+    }
+
+    /// What each event says.
+    public static func summary(of event: ControlEventMessage.Name) -> String {
+        switch event {
+        case .conversationChanged:
+            "anything about a conversation changed (state, members, hold, mute, video, group, capabilities, pending actions…): `{\"conversation\": conversation, \"from\": previous state or null, \"changes\": [member names, or \"new\"]}`"
+        case .tonesReceived: "the peer sent keypad tones: `{\"conversation\": uuid, \"digits\": \"5\"}`"
+        case .historyChanged:
+            "records were added, marked read or deleted: `{\"change\": \"inserted\" | \"read\" | \"deleted\" | \"cleared\", \"records\": [ids] (empty for every record), \"conversation\": uuid or null}`"
+        case .registrationChanged:
+            "the registration changed: `{\"state\": \"unregistered\" | \"registering\" | \"registered\" | \"failed\", \"expiresAt\": timestamp or null, \"reason\": string or null}`"
+        case .pushReceived:
+            "a VoIP push was handled: `{\"callID\", \"handling\": \"reported\" | \"alreadyReported\" | \"reportedAndEnded\" | \"cancelled\" | \"notReported\", \"conversation\": uuid or null, \"reason\": string or null}`"
+        case .actionSettled:
+            "any action — from a frontend or caused by the network — completed, failed or timed out: `{\"action\", \"actionUUID\", \"conversation\", \"state\": \"complete\" | \"failed\" | \"timedOut\", \"error\": error or null}`"
+        }
+    }
+
+    /// The whole document.
+    public static func markdown(limits: [Limit]) -> String {
+        var text = header
+        text += "\n## Limits\n\n| limit | default | at the limit |\n|---|---|---|\n"
+        for limit in limits { text += "| \(limit.name) | \(limit.value) | \(limit.effect) |\n" }
+        text += "\n## Shapes\n\nEvery member is always present; one that has no value is `null`. Times are ISO 8601 "
+            + "timestamps in UTC with milliseconds (`2026-11-29T17:02:03.123Z`); durations are integer milliseconds in "
+            + "members ending in `Ms`.\n"
+        text += table("A conversation", ConversationInfo.fields)
+        text += table("A handle", HandleInfo.fields)
+        text += table("A history record", HistoryRecordInfo.fields)
+        text += "\nAn action result is `{\"action\": name, \"actionUUID\": uuid, \"state\": \"complete\" or \"pending\", "
+            + "\"conversation\": conversation}`.\n"
+        text += "\nEnded reasons: " + Conversation.EndedReason.allCases.map { "`\($0.rawValue)`" }.joined(separator: ", ")
+            + ". States: " + Conversation.State.allCases.map { "`\($0.rawValue)`" }.joined(separator: ", ") + ".\n"
+        text += "\n## Methods\n"
+        for method in ControlMethodName.allCases {
+            let (does, result) = summary(of: method)
+            let type = ControlCommand.paramsType(of: method)
+            text += "\n### `\(method.rawValue)`\n\n\(does).\n\n"
+            if type.fields.isEmpty {
+                text += "No parameters.\n"
+            } else {
+                text += "| param | type | |\n|---|---|---|\n"
+                for field in type.fields {
+                    text += "| `\(field.name)` | \(field.type)\(field.isOptional ? ", optional" : "") | \(field.summary) |\n"
+                }
+            }
+            text += "\n```json\n" + example(method, type) + "\n```\n\nResult: \(result).\n"
+        }
+        text += "\n## Events\n\nAfter `subscribe`, `{\"v\": 1, \"event\": name, \"data\": {…}}`:\n"
+        for event in ControlEventMessage.Name.allCases {
+            text += "\n### `\(event.rawValue)`\n\n" + summary(of: event) + "\n"
+        }
+        text += "\n## Errors\n\n`{\"v\": 1, \"id\": 7, \"error\": {\"code\": \"refused\", \"message\": \"Can't hold this call: "
+            + "it is still ringing.\", \"details\": {…}}}`. `message` is a short sentence for people (a toast); "
+            + "`code` is what a program switches on; `details` (when present) holds what applies of `field`, "
+            + "`sipStatus`, `sipReason`, `retryAfter`, `action`, `methods`, `matches` and `technical` (the log's words).\n"
+            + "Connection-level errors come from the transport, outside any request: `{\"v\": 1, \"type\": \"error\", "
+            + "\"id\": null, \"error\": {\"code\": \"tooManyClients\", \"message\": \"…\"}}`.\n\n| code | meaning |\n|---|---|\n"
+        for code in ControlError.Code.allCases { text += "| `\(code.rawValue)` | \(code.meaning) |\n" }
+        return text
+    }
+
+    private static func table(_ title: String, _ fields: [ControlField]) -> String {
+        var text = "\n\(title):\n\n| member | type | |\n|---|---|---|\n"
+        for field in fields { text += "| `\(field.name)` | \(field.type) | \(field.summary) |\n" }
+        return text
+    }
+
+    private static func example(_ method: ControlMethodName, _ type: any ControlParams.Type) -> String {
+        func line(_ params: some ControlParams) -> String {
+            let encoded = String(decoding: ControlJSON.encode(params), as: UTF8.self)
+            return "{\"v\": 1, \"id\": 1, \"method\": \"\(method.rawValue)\", \"params\": \(encoded)}"
+        }
+        return line(type.example)
+    }
+
+    private static let header = """
+        # parleyd control API (version 1)
+
+        <!-- Generated from the ControlProtocol module by `parley reference control-api`; a test fails when it drifts. -->
+
+        Frontends drive a running parleyd and watch it over a Unix domain socket at `DATA_DIR/control.sock` (mode
+        0600), one JSON object per line (UTF-8, LF-terminated), or — started with `--websocket 127.0.0.1:PORT` — over
+        an RFC 6455 WebSocket on that loopback port, one JSON message per text frame. Browsers send an `Origin`: it
+        must be one given with `--allow-origin` (repeatable), else the upgrade gets 403; clients without an Origin are
+        let in.
+
+        ## Connecting
+
+        Only who can read parleyd's token may connect: parleyd writes 64 hex characters to `DATA_DIR/control.token`
+        (mode 0600) when it starts. The first message a client sends is
+
+        ```json
+        {"v": 1, "type": "hello", "token": "<the token>"}
+        ```
+
+        and parleyd answers `{"v": 1, "type": "welcome"}`, or a connection-level error (`unauthorized`) and closes.
+
+        ## Messages
+
+        ```json
+        {"v": 1, "id": 7, "method": "start", "params": {"to": "sip:bob@127.0.0.1:5062"}}
+        {"v": 1, "id": 7, "result": {"action": "start", "actionUUID": "…", "state": "pending", "conversation": {…}}}
+        {"v": 1, "id": 7, "error": {"code": "invalidParams", "message": "Missing \\"to\\".", "details": {"field": "to"}}}
+        {"v": 1, "event": "conversationChanged", "data": {"conversation": {…}, "from": "ringing", "changes": ["state"]}}
+        ```
+
+        `id` is an integer or a string of 1–128 bytes and comes back in the answer; answers to one connection's
+        requests may come in any order. `v` must be 1. Unknown members are ignored (a newer client may send more);
+        a missing or mistyped parameter is `invalidParams` with `details.field` naming it. Actions other than `start`
+        and `redial` are answered when the engine has completed them (a hold when the re-INVITE is accepted, an end
+        when the BYE or CANCEL is out), failed them, or timed them out.
+
+        """
+}

@@ -1,0 +1,232 @@
+import Foundation
+
+/// A history record as the protocol writes it; the same names and units as ``ConversationInfo``.
+public struct HistoryRecordInfo: Codable, Sendable, Equatable {
+    /// The record's id (for markRead, deleteRecord, redial).
+    public var id: Int64
+    /// The conversation's uuid.
+    public var uuid: String
+    /// `incoming` or `outgoing`.
+    public var direction: String
+    /// `connected`, `missed`, `declined`, `busy`, `cancelled`, `failed`, `answeredElsewhere`, `declinedElsewhere`.
+    public var status: String
+    /// The conversation's ended reason.
+    public var endedReason: String
+    /// What a UI shows for the other side.
+    public var displayName: String
+    /// The remote members, with the address each called from (redial dials exactly that).
+    public var members: [HandleInfo]
+    /// Our own handle.
+    @Nullable public var localMember: HandleInfo?
+    /// It carried video.
+    public var isVideo: Bool
+    /// The group it was merged into.
+    @Nullable public var group: String?
+    /// Its SIP Call-ID.
+    @Nullable public var callID: String?
+    /// When it began.
+    public var createdAt: String
+    /// When media connected.
+    @Nullable public var connectedAt: String?
+    /// When it ended.
+    public var endedAt: String
+    /// Connected time in milliseconds (0 when it never connected).
+    public var durationMs: Int64
+    /// Whether it was marked read.
+    public var isRead: Bool
+
+    /// A record.
+    public init(
+        id: Int64, uuid: String, direction: String, status: String, endedReason: String, displayName: String,
+        members: [HandleInfo], localMember: HandleInfo?, isVideo: Bool, group: String?, callID: String?,
+        createdAt: String, connectedAt: String?, endedAt: String, durationMs: Int64, isRead: Bool
+    ) {
+        self.id = id
+        self.uuid = uuid
+        self.direction = direction
+        self.status = status
+        self.endedReason = endedReason
+        self.displayName = displayName
+        self.members = members
+        self.localMember = localMember
+        self.isVideo = isVideo
+        self.group = group
+        self.callID = callID
+        self.createdAt = createdAt
+        self.connectedAt = connectedAt
+        self.endedAt = endedAt
+        self.durationMs = durationMs
+        self.isRead = isRead
+    }
+
+    /// The members.
+    public static let fields = [
+        ControlField("id", "an integer", "the record's id"),
+        ControlField("uuid", "a string", "the conversation's uuid"),
+        ControlField("direction", "a string", "`incoming` or `outgoing`"),
+        ControlField(
+            "status", "a string",
+            "`connected`, `missed`, `declined`, `busy`, `cancelled`, `failed`, `answeredElsewhere`, `declinedElsewhere`"),
+        ControlField("endedReason", "a string", "the conversation's ended reason"),
+        ControlField("displayName", "a string", "who the other side was: contact names, else SIP display names"),
+        ControlField("members", "an array of handles", "the remote members, each with the address it called from"),
+        ControlField("localMember", "a handle or null", "our own handle"),
+        ControlField("isVideo", "a boolean", "it carried video"),
+        ControlField("group", "a string or null", "the group it was merged into"),
+        ControlField("callID", "a string or null", "its SIP Call-ID"),
+        ControlField("createdAt", "a timestamp", "when it began"),
+        ControlField("connectedAt", "a timestamp or null", "when media connected"),
+        ControlField("endedAt", "a timestamp", "when it ended"),
+        ControlField("durationMs", "an integer", "connected time in milliseconds (0 if it never connected)"),
+        ControlField("isRead", "a boolean", "whether it was marked read"),
+    ]
+}
+
+/// The registration as the protocol writes it.
+public struct RegistrationInfo: Codable, Sendable, Equatable {
+    /// `unregistered`, `registering`, `registered` or `failed`.
+    public var state: String
+    /// Until when the binding holds (registered), or null.
+    @Nullable public var expiresAt: String?
+    /// Why the last attempt failed, or null.
+    @Nullable public var reason: String?
+
+    /// A registration state.
+    public init(state: String, expiresAt: String? = nil, reason: String? = nil) {
+        self.state = state
+        self.expiresAt = expiresAt
+        self.reason = reason
+    }
+}
+
+/// The daemon's own facts, for `status`.
+public struct DaemonFacts: Codable, Sendable, Equatable {
+    /// parleyd's version.
+    public var version: String
+    /// Our address of record, or null.
+    @Nullable public var user: String?
+    /// The SIP listening addresses (`udp://127.0.0.1:5070`).
+    public var listening: [String]
+    /// The push token, or null without a push service.
+    @Nullable public var pushToken: String?
+
+    /// Facts.
+    public init(version: String, user: String?, listening: [String], pushToken: String?) {
+        self.version = version
+        self.user = user
+        self.listening = listening
+        self.pushToken = pushToken
+    }
+}
+
+/// The result of `status`.
+public struct StatusResult: Codable, Sendable, Equatable {
+    /// The control protocol version.
+    public var `protocol`: Int
+    /// The daemon's facts.
+    public var daemon: DaemonFacts
+    /// The registration.
+    public var registration: RegistrationInfo
+    /// Live conversations.
+    public var conversations: Int
+    /// What the engine counted.
+    public var counters: [String: Int]
+    /// The connection limits (see Limits).
+    public var limits: [String: Int]
+
+    /// A status.
+    public init(
+        daemon: DaemonFacts, registration: RegistrationInfo, conversations: Int, counters: [String: Int],
+        limits: [String: Int]
+    ) {
+        self.protocol = ControlProtocol.version
+        self.daemon = daemon
+        self.registration = registration
+        self.conversations = conversations
+        self.counters = counters
+        self.limits = limits
+    }
+}
+
+/// The result of `list`.
+public struct ListResult: Codable, Sendable, Equatable {
+    /// Oldest first.
+    public var conversations: [ConversationInfo]
+    /// A list.
+    public init(conversations: [ConversationInfo]) { self.conversations = conversations }
+}
+
+/// The result of `subscribe`.
+public struct SubscribeResult: Codable, Sendable, Equatable {
+    /// The events that will come.
+    public var events: [String]
+    /// A subscription.
+    public init(events: [String]) { self.events = events }
+}
+
+/// The result of every action method (start, join, end, hold, resume, mute, playTone, merge, unmerge, redial).
+public struct ActionResult: Codable, Sendable, Equatable {
+    /// The action's name.
+    public var action: String
+    /// The action's uuid (its `actionSettled` event names it).
+    public var actionUUID: String
+    /// `complete`, or `pending` for start and redial (answered as soon as the conversation exists).
+    public var state: String
+    /// The conversation after the action (for `end`, in state `left`).
+    public var conversation: ConversationInfo
+
+    /// A result.
+    public init(action: String, actionUUID: String, state: String, conversation: ConversationInfo) {
+        self.action = action
+        self.actionUUID = actionUUID
+        self.state = state
+        self.conversation = conversation
+    }
+}
+
+/// The result of `history`.
+public struct HistoryResult: Codable, Sendable, Equatable {
+    /// Newest first.
+    public var records: [HistoryRecordInfo]
+    /// Give it as `cursor` for the next page; null on the last.
+    @Nullable public var nextCursor: String?
+    /// A page.
+    public init(records: [HistoryRecordInfo], nextCursor: String?) {
+        self.records = records
+        self.nextCursor = nextCursor
+    }
+}
+
+/// The result of `historyCount`, `markRead`, `deleteRecord` and `clearHistory`.
+public struct HistoryCountResult: Codable, Sendable, Equatable {
+    /// How many records matched, changed or went.
+    public var count: Int
+    /// A count.
+    public init(count: Int) { self.count = count }
+}
+
+/// The result of `contact`.
+public struct ContactResult: Codable, Sendable, Equatable {
+    /// The handle as read.
+    public var handle: HandleInfo
+    /// The contact's name, or null.
+    @Nullable public var contactName: String?
+    /// A lookup.
+    public init(handle: HandleInfo, contactName: String?) {
+        self.handle = handle
+        self.contactName = contactName
+    }
+}
+
+/// The result of `reloadContacts`.
+public struct ReloadContactsResult: Codable, Sendable, Equatable {
+    /// Contacts loaded.
+    public var contacts: Int
+    /// Handles claimed by two contacts (the first kept).
+    public var conflicts: Int
+    /// A reload.
+    public init(contacts: Int, conflicts: Int) {
+        self.contacts = contacts
+        self.conflicts = conflicts
+    }
+}

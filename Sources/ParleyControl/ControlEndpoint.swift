@@ -1,0 +1,106 @@
+import CallHistory
+import ControlChannel
+import ControlProtocol
+import ConversationKit
+import Foundation
+import ParleyEngine
+import ParleyIO
+import Synchronization
+
+/// parleyd's control API endpoints: the Unix socket `DATA_DIR/control.sock` (mode 0600), and optionally a WebSocket
+/// on a loopback port (for browser frontends; Origin-checked), both for clients holding `DATA_DIR/control.token`,
+/// both on the control loop. Requests go to one ``ControlService``; clients that subscribed get every event.
+///
+/// Client slots are fair: when an endpoint is full, a new client takes the slot of the authenticated client that has
+/// been idle longest among those that never subscribed and sent nothing for ``ControlLimits/evictionIdleTime``
+/// (it gets an `evicted` error). Subscribed clients — the frontends showing calls — are never evicted.
+public final class ControlEndpoint: Sendable {
+    private let unix: ControlServer
+    private let webSocket: ControlWebSocketServer?
+    /// The service both endpoints serve.
+    public let service: ControlService
+    /// The WebSocket port actually bound, if any.
+    public var webSocketPort: UInt16? { webSocket?.port }
+
+    /// Sends on whichever server was created (set once, right after it exists: its handlers need it to reply).
+    private final class Sender: Sendable {
+        private let send = Mutex<(@Sendable (Data, ControlClientID) -> Void)?>(nil)
+        func set(_ body: @escaping @Sendable (Data, ControlClientID) -> Void) { send.withLock { $0 = body } }
+        func callAsFunction(_ line: Data, _ client: ControlClientID) { send.withLock { $0 }?(line, client) }
+    }
+
+    /// Marks subscribers on whichever server was created (set once, like ``Sender``).
+    private final class Subscriber: Sendable {
+        private let subscribe = Mutex<(@Sendable (ControlClientID) -> Void)?>(nil)
+        func set(_ body: @escaping @Sendable (ControlClientID) -> Void) { subscribe.withLock { $0 = body } }
+        func callAsFunction(_ client: ControlClientID) { subscribe.withLock { $0 }?(client) }
+    }
+
+    /// The endpoints for `engine` in `directory`; `facts` are the daemon's own, for `status`.
+    public init(
+        directory: String, engine: ParleyEngine, history: (any CallHistoryStore)?, contacts: ContactBook,
+        webSocket: (host: String, port: UInt16, allowedOrigins: Set<String>)?, limits: ControlLimits,
+        loop: EventLoop, log: EngineLog, facts: @escaping @Sendable () -> DaemonFacts
+    ) throws {
+        let token = try ControlToken.loadOrCreate(in: directory)
+        let documented = [
+            "maxClients": limits.maxClients, "helloTimeoutMs": Int(limits.helloTimeout * 1000),
+            "maxMessageBytes": limits.maxLineBytes, "maxQueuedBytes": limits.maxQueuedBytes,
+            "evictionIdleTimeMs": Int(limits.evictionIdleTime * 1000), "maxIDBytes": ControlProtocol.maxIDBytes,
+        ]
+        let service = ControlService(engine: engine, history: history, contacts: contacts, limits: documented, facts: facts)
+        self.service = service
+        let socketPath = (directory as NSString).appendingPathComponent("control.sock")
+
+        /// Each message goes to the service; a subscribe marks the client on its server.
+        func handler(_ sender: Sender, subscribe: Subscriber) -> @Sendable (ControlClientID, Data) -> Void {
+            { client, line in
+                if case .subscribe = service.handle(line, reply: { reply in sender(reply, client) }) { subscribe(client) }
+            }
+        }
+
+        let unixSender = Sender()
+        let unixSubscriber = Subscriber()
+        unix = try ControlServer(
+            socketPath: socketPath, token: token, limits: limits, loop: loop, onLine: handler(unixSender, subscribe: unixSubscriber))
+        unixSender.set { [unix] line, client in unix.send(line, to: client) }
+        unixSubscriber.set { [unix] client in unix.subscribe(client) }
+
+        if let webSocket {
+            let webSender = Sender()
+            let webSubscriber = Subscriber()
+            let server = try ControlWebSocketServer(
+                host: webSocket.host, port: webSocket.port, token: token, allowedOrigins: webSocket.allowedOrigins,
+                limits: limits, loop: loop, onLine: handler(webSender, subscribe: webSubscriber))
+            webSender.set { line, client in server.send(line, to: client) }
+            webSubscriber.set { client in server.subscribe(client) }
+            self.webSocket = server
+        } else {
+            self.webSocket = nil
+        }
+        service.publishEvents { [unix, webSocket = self.webSocket] line in
+            unix.sendToSubscribers(line)
+            webSocket?.sendToSubscribers(line)
+        }
+        log.info("control socket \(socketPath) (token in \(ControlToken.path(in: directory)))"
+            + (self.webSocket.map { " and ws://\(webSocket?.host ?? "127.0.0.1"):\($0.port)/" } ?? ""))
+    }
+
+    /// The limits as the reference documents them.
+    public static func documentedLimits(_ limits: ControlLimits = ControlLimits()) -> [ControlReference.Limit] {
+        [
+            .init("client slots per endpoint", "\(limits.maxClients)", "a new client takes the slot of the longest-idle client that never subscribed (`evicted`); with none, it gets `tooManyClients` (`parleyd --control-clients N`)"),
+            .init("idle time before a client can be evicted", "\(Int(limits.evictionIdleTime)) s", "clients that subscribed, or sent a request more recently, keep their slot"),
+            .init("hello deadline", "\(Int(limits.helloTimeout)) s", "`unauthorized`, closed"),
+            .init("message size", "\(limits.maxLineBytes / 1024) KiB", "`frameTooLarge`, closed"),
+            .init("queued output per client", "\(limits.maxQueuedBytes / 1024 / 1024) MiB", "a client that does not read is closed; others are not affected"),
+            .init("request id", "\(ControlProtocol.maxIDBytes) bytes", "`invalidRequest`"),
+        ]
+    }
+
+    /// Closes both endpoints and removes the socket file.
+    public func stop() {
+        webSocket?.stop()
+        unix.stop()
+    }
+}

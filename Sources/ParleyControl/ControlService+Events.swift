@@ -1,0 +1,193 @@
+import ControlProtocol
+import ConversationKit
+import Foundation
+import ParleyEngine
+
+/// What the event stream has said: the last view of each live conversation, so that an event names what changed and
+/// a change that changes nothing a frontend sees is not sent.
+struct EventState {
+    /// The last snapshot of a live conversation and what was said of it.
+    struct Known {
+        var conversation: Conversation
+        var callID: String?
+        var finalStatus: SIPFinalStatus?
+        var info: ConversationInfo
+    }
+
+    var live: [UUID: Known] = [:]
+    var sink: (@Sendable (Data) -> Void)?
+}
+
+extension ControlService {
+    /// From now on every event goes to `sink` (one line each), in the order the changes happened.
+    public func publishEvents(to sink: @escaping @Sendable (Data) -> Void) {
+        events.withLock { $0.sink = sink }
+    }
+
+    /// The protocol's view of a live conversation now.
+    func info(for conversation: Conversation) -> ConversationInfo {
+        info(
+            for: conversation, callID: engine.callID(of: conversation.uuid),
+            finalStatus: engine.finalStatus(of: conversation.uuid))
+    }
+
+    func info(for conversation: Conversation, callID: String?, finalStatus: SIPFinalStatus?) -> ConversationInfo {
+        ConversationInfo(
+            conversation, callID: callID,
+            pendingActions: engine.manager.pendingActions(for: conversation.uuid).map(\.kind.name),
+            finalStatus: finalStatus.map { ($0.code, $0.reason) }, contactName: contacts.contactName(for:))
+    }
+
+    /// The newest view of a conversation: live from the manager, else as it ended.
+    func latestInfo(of uuid: UUID) -> ConversationInfo {
+        if let conversation = engine.manager.conversation(uuid) { return info(for: conversation) }
+        if let left = engine.endedTransition(of: uuid) {
+            return info(for: left.conversation, callID: left.callID, finalStatus: left.finalStatus)
+        }
+        if let known = events.withLock({ $0.live[uuid] }) { return known.info }
+        // Gone, and out of the engine's memory of ended conversations (hundreds ended since): say only that it left.
+        return ConversationInfo.forgotten(uuid: uuid.uuidString)
+    }
+
+    /// Turns an engine event into protocol events and sends them.
+    func publish(_ event: EngineEvent) {
+        events.withLock { state in
+            for message in messages(for: event, state: &state) { state.sink?(message.encoded()) }
+        }
+    }
+
+    /// Sends a history change (the service's own methods change the history too).
+    func publish(_ change: HistoryChanged) {
+        events.withLock { $0.sink?(ControlEventMessage.historyChanged(change).encoded()) }
+    }
+
+    /// Live conversations whose view changed without the engine knowing (contacts reloaded) are said again.
+    func refreshLiveConversations() {
+        events.withLock { state in
+            for uuid in state.live.keys.sorted(by: { $0.uuidString < $1.uuidString }) {
+                guard let message = rerender(uuid, state: &state) else { continue }
+                state.sink?(message.encoded())
+            }
+        }
+    }
+
+    private func messages(for event: EngineEvent, state: inout EventState) -> [ControlEventMessage] {
+        switch event {
+        case .conversationChanged(let transition):
+            let conversation = transition.conversation
+            let uuid = conversation.uuid
+            let view = info(for: conversation, callID: transition.callID, finalStatus: transition.finalStatus)
+            let changes = view.changes(since: state.live[uuid]?.info)
+            if conversation.state == .left {
+                state.live[uuid] = nil
+            } else {
+                state.live[uuid] = EventState.Known(
+                    conversation: conversation, callID: transition.callID, finalStatus: transition.finalStatus, info: view)
+            }
+            guard !changes.isEmpty else { return [] }
+            return [.conversationChanged(ConversationChanged(
+                conversation: view, from: transition.from.map(\.rawValue), changes: changes))]
+        case .actionPerformed(let action):
+            return rerender(action.conversationUUID, state: &state).map { [$0] } ?? []
+        case .actionSettled(let action, let settled):
+            let settledEvent = ControlEventMessage.actionSettled(ActionSettled(
+                action: action.kind.name, actionUUID: action.uuid.uuidString,
+                conversation: action.conversationUUID.uuidString, state: Self.name(of: settled),
+                error: error(settling: action, as: settled, state: state)))
+            return [settledEvent] + (rerender(action.conversationUUID, state: &state).map { [$0] } ?? [])
+        case .tonesReceived(let uuid, let digits):
+            return [.tonesReceived(TonesReceived(conversation: uuid.uuidString, digits: digits))]
+        case .historyRecorded(let uuid, let recordID):
+            return [.historyChanged(HistoryChanged(change: "inserted", records: [recordID], conversation: uuid.uuidString))]
+        case .registrationChanged(let registration):
+            return [.registrationChanged(Self.registration(registration))]
+        case .pushHandled(let callID, let handling):
+            return [.pushReceived(Self.push(callID: callID, handling))]
+        }
+    }
+
+    /// A live conversation's view again (pending actions or contact names moved); the event, if anything changed.
+    private func rerender(_ uuid: UUID, state: inout EventState) -> ControlEventMessage? {
+        guard var known = state.live[uuid] else { return nil }
+        let view = info(for: known.conversation, callID: known.callID, finalStatus: known.finalStatus)
+        let changes = view.changes(since: known.info)
+        guard !changes.isEmpty else { return nil }
+        known.info = view
+        state.live[uuid] = known
+        return .conversationChanged(ConversationChanged(
+            conversation: view, from: known.conversation.state.rawValue, changes: changes))
+    }
+
+    /// The error a settled action reports (nil when it completed): a sentence for people, the SIP status when the
+    /// network gave one.
+    func error(settling action: ConversationAction, as settled: ConversationAction.State) -> ControlError? {
+        events.withLock { error(settling: action, as: settled, state: $0) }
+    }
+
+    private func error(
+        settling action: ConversationAction, as settled: ConversationAction.State, state: EventState
+    ) -> ControlError? {
+        let name = action.kind.name
+        switch settled {
+        case .complete, .idle, .running:
+            return nil
+        case .timedOut:
+            return ControlError(
+                .timedOut, "Couldn't \(ControlError.verb(forAction: name)) the call in time; try again.",
+                details: .init(action: name))
+        case .failed(let reason):
+            let uuid = action.conversationUUID
+            let known = state.live[uuid]?.finalStatus.map { ($0.code, $0.reason) }
+                ?? (engine.finalStatus(of: uuid) ?? engine.endedTransition(of: uuid)?.finalStatus).map { ($0.code, $0.reason) }
+                ?? Self.leadingStatus(in: reason)
+            return ControlError(
+                .failed, Self.failureSentence(action: name, status: known?.0),
+                details: .init(sipStatus: known?.0, sipReason: known?.1, action: name, technical: reason))
+        }
+    }
+
+    /// `486 Busy Here` → (486, "Busy Here").
+    static func leadingStatus(in reason: String) -> (Int, String)? {
+        let parts = reason.split(separator: " ", maxSplits: 1)
+        guard let first = parts.first, first.count == 3, let code = Int(first), (300...699).contains(code) else { return nil }
+        return (code, parts.count > 1 ? String(parts[1]) : "")
+    }
+
+    /// What a person reads when an action failed.
+    static func failureSentence(action: String, status: Int?) -> String {
+        switch status {
+        case 486?, 600?: "The line is busy."
+        case 603?, 607?: "The call was declined."
+        case 404?, 604?: "That number or address does not exist."
+        case 408?, 480?: "No answer."
+        case 487?: "The call was cancelled."
+        case 401?, 403?, 407?: "The call was not allowed."
+        case 488?, 606?: "The other side cannot take this kind of call."
+        case let code?: "The call failed (SIP \(code))."
+        case nil: "Couldn't \(ControlError.verb(forAction: action)) the call."
+        }
+    }
+
+    static func name(of state: ConversationAction.State) -> String {
+        switch state {
+        case .complete: "complete"
+        case .failed: "failed"
+        case .timedOut: "timedOut"
+        case .idle: "idle"
+        case .running: "running"
+        }
+    }
+
+    static func push(callID: String, _ handling: PushHandling) -> PushReceived {
+        switch handling {
+        case .reported(let uuid): PushReceived(callID: callID, handling: "reported", conversation: uuid.uuidString, reason: nil)
+        case .alreadyReported(let uuid):
+            PushReceived(callID: callID, handling: "alreadyReported", conversation: uuid.uuidString, reason: nil)
+        case .reportedAndEnded(let uuid, let reason):
+            PushReceived(callID: callID, handling: "reportedAndEnded", conversation: uuid.uuidString, reason: reason)
+        case .cancelled(let uuid):
+            PushReceived(callID: callID, handling: "cancelled", conversation: uuid?.uuidString, reason: nil)
+        case .notReported(let reason): PushReceived(callID: callID, handling: "notReported", conversation: nil, reason: reason)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import ConversationKit
+import Foundation
+import SIPMessages
+
+/// What a person typed into a dial field, checked before anything is started: a SIP URI (`sip:`, `sips:`, or
+/// `user@host`), a `tel:` URI or a phone number (digits with `+` and separators), dialled at the phone domain.
+/// A target that cannot be called is refused here, so it never becomes a conversation or a history record.
+public enum DialTarget {
+    /// The handle to start a call to `text`, or why it cannot be called.
+    public static func handle(for text: String, configuration: EngineConfiguration) -> Result<Handle, DialTargetError> {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { return .failure(DialTargetError("Say whom to call.")) }
+        let handle: Handle
+        let lowered = trimmed.lowercased()
+        if lowered.hasPrefix("tel:") {
+            let number = String(trimmed.dropFirst(4).prefix { $0 != ";" })
+            handle = Handle(kind: .phoneNumber, value: number, displayName: number)
+        } else if HandleNormalizer.looksLikeTelephoneNumber(trimmed, separators: " -.()") {
+            handle = Handle(kind: .phoneNumber, value: trimmed, displayName: trimmed)
+        } else {
+            let written = lowered.hasPrefix("sip:") || lowered.hasPrefix("sips:") ? trimmed : "sip:" + trimmed
+            guard let uri = SIPURI(written), uri.isSIP, uri.scheme == "sip" || uri.scheme == "sips", !uri.host.isEmpty,
+                uri.user?.isEmpty != true
+            else {
+                return .failure(DialTargetError("\(trimmed.debugDescription) is not a SIP address or a phone number."))
+            }
+            handle = HandleMapping.handle(for: SIPAddress(uri: uri))
+        }
+        switch HandleMapping.uri(for: handle, phoneDomain: configuration.effectivePhoneDomain) {
+        case .success: return .success(handle)
+        case .failure(let problem):
+            if handle.kind == .phoneNumber, configuration.effectivePhoneDomain == nil {
+                return .failure(DialTargetError(
+                    "Can't dial the number \(handle.value): no phone domain (start parleyd with --phone-domain or --registrar).",
+                    technical: problem.description))
+            }
+            return .failure(DialTargetError("\(trimmed.debugDescription) cannot be called.", technical: problem.description))
+        }
+    }
+}
+
+/// Why a dial target cannot be called: a sentence for people, and the engine's own words.
+public struct DialTargetError: Error, Sendable, CustomStringConvertible {
+    /// For a toast.
+    public let message: String
+    /// For a log.
+    public let technical: String?
+
+    init(_ message: String, technical: String? = nil) {
+        self.message = message
+        self.technical = technical
+    }
+
+    /// The message.
+    public var description: String { message }
+}
+
+extension EngineConfiguration {
+    /// Where phone numbers are dialled: `phoneDomain`, else the registrar's domain (the address of record's host).
+    public var effectivePhoneDomain: String? {
+        phoneDomain ?? registration.map { $0.addressOfRecord.host }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+}

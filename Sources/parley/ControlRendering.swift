@@ -1,0 +1,116 @@
+import CommandLineSupport
+import ControlChannel
+import ControlProtocol
+import Foundation
+
+/// How the terminal softphone shows what parleyd says.
+enum ControlRendering {
+    /// The `parley list` table.
+    static func list(_ result: ListResult, now: Date = Date()) -> String {
+        guard !result.conversations.isEmpty else { return "no live conversations" }
+        var lines = ["  #  conversation  state     direction  duration  flags         group     who"]
+        for (index, conversation) in result.conversations.enumerated() {
+            lines.append("  \(index + 1)  " + line(conversation, now: now))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `1b4e28ba      joined    incoming   00:42     muted         -         Alice Liddell <sip:alice@127.0.0.1:5062>`.
+    static func line(_ conversation: ConversationInfo, now: Date = Date()) -> String {
+        let uuid = conversation.uuid.prefix(8).lowercased()
+        let state = pad(conversation.state, 9)
+        let direction = pad(conversation.direction, 10)
+        let duration = pad(conversation.connectedAt.flatMap(ControlTime.date).map { since in
+            let end = conversation.endedAt.flatMap(ControlTime.date) ?? now
+            let seconds = max(0, Int(end.timeIntervalSince(since)))
+            return String(format: "%02d:%02d", seconds / 60, seconds % 60)
+        } ?? "-", 9)
+        var flags: [String] = []
+        if conversation.state == "paused" { flags.append("held") }
+        if conversation.isRemotelyHeld { flags.append("held-by-peer") }
+        if conversation.isMuted { flags.append("muted") }
+        if conversation.isVideo { flags.append("video") }
+        let flagText = pad(flags.isEmpty ? "-" : flags.joined(separator: ","), 13)
+        let group = pad(conversation.group.map { String($0.prefix(8)).lowercased() } ?? "-", 9)
+        let who = conversation.members.map { member in
+            member.shownName == member.value ? member.value : "\(member.shownName) <\(member.value)>"
+        }
+        let reason = conversation.endedReason.map { " (\($0)\(conversation.sipStatus.map { ", SIP \($0)" } ?? ""))" } ?? ""
+        return "\(uuid)      \(state) \(direction) \(duration) \(flagText) \(group) \(who.joined(separator: ", "))\(reason)"
+    }
+
+    /// The `parley status` table.
+    static func status(_ status: StatusResult) -> String {
+        let registration = status.registration
+        var rows: [(String, String)] = [
+            ("parleyd", status.daemon.version), ("protocol", String(status.protocol)),
+            ("user", status.daemon.user ?? "-"), ("listening", status.daemon.listening.joined(separator: " ")),
+            ("registration", registration.state + (registration.expiresAt.map { " until \($0)" } ?? "")
+                + (registration.reason.map { ": \($0)" } ?? "")),
+            ("push token", status.daemon.pushToken ?? "-"), ("live conversations", String(status.conversations)),
+        ]
+        rows += status.counters.keys.sorted().map { ("  \($0)", String(status.counters[$0] ?? 0)) }
+        rows.append(("limits", ""))
+        rows += status.limits.keys.sorted().map { ("  \($0)", String(status.limits[$0] ?? 0)) }
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { row in row.1.isEmpty ? row.0 : pad(row.0, width) + "  " + row.1 }.joined(separator: "\n")
+    }
+
+    /// A failed request for people: the sentence, then the code and the SIP status.
+    static func describe(_ error: ControlError) -> String {
+        var facts = [error.code.rawValue]
+        if let status = error.details?.sipStatus {
+            facts.append("SIP \(status)\(error.details?.sipReason.map { " \($0)" } ?? "")")
+        }
+        if let field = error.details?.field { facts.append("field \(field)") }
+        return "\(error.message) (\(facts.joined(separator: ", ")))"
+    }
+
+    /// `parley watch`: every event, one line each (state changes with →, other changes with ~).
+    static func watch(_ session: ControlSession, json: Bool) throws -> ExitCode {
+        _ = try session.request(.subscribe, as: SubscribeResult.self)
+        if !json { print("watching parleyd (Ctrl-C to stop)") }
+        flushOutput()
+        while true {
+            let received: Data
+            do {
+                received = try session.nextEvent(timeout: 3600)
+            } catch let error as ControlClientError {
+                if case .timedOut = error { continue }
+                throw error
+            }
+            guard let event = ControlEventMessage.decode(received) else { continue }
+            if json {
+                print(String(decoding: received, as: UTF8.self))
+            } else if let text = describe(event) {
+                print(text)
+            }
+            flushOutput()
+        }
+    }
+
+    /// One event in words (nil: nothing worth a line).
+    static func describe(_ event: ControlEventMessage) -> String? {
+        switch event {
+        case .conversationChanged(let change):
+            if change.changes.contains("state") || change.changes == ["new"] {
+                return "\(pad(change.from ?? "new", 8)) → \(line(change.conversation))"
+            }
+            return "         ~ \(change.conversation.uuid.prefix(8).lowercased()) \(change.changes.joined(separator: ", ")): "
+                + line(change.conversation)
+        case .tonesReceived(let tones): return "tones    ← \(tones.conversation.prefix(8).lowercased()) \(tones.digits)"
+        case .historyChanged(let change):
+            return "history  \(change.change) \(change.records.map(String.init).joined(separator: ", "))"
+        case .registrationChanged(let registration):
+            return "registration \(registration.state)\(registration.reason.map { ": \($0)" } ?? "")"
+        case .pushReceived(let push): return "push     \(push.handling) \(push.callID)"
+        case .actionSettled(let settled):
+            guard let error = settled.error else { return nil }
+            return "failed   \(settled.action) on \(settled.conversation.prefix(8).lowercased()): \(describe(error))"
+        }
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text.padding(toLength: width, withPad: " ", startingAt: 0)
+    }
+}
