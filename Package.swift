@@ -125,6 +125,7 @@ let package = Package(
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit"]),
         .testTarget(
             name: "ConversationConformanceTests",
             dependencies: ["ConversationConformance", "ConversationKit"],

@@ -85,6 +85,32 @@ private struct Fixture {
         try first.send(line("{}"))
         #expect(fixture.recorder.waitForLines(1).count == 1)
     }
+
+    @Test("full: a new client takes the slot of the idle client that never subscribed; subscribers are never evicted")
+    func idleUnsubscribedClientsMakeRoom() throws {
+        let fixture = try Fixture(limits: ControlLimits(maxClients: 2, evictionIdleTime: 0))
+        defer { fixture.finish() }
+        let watcher = try fixture.client()
+        try watcher.send(line(#"{"n":1}"#))
+        let watcherID = try #require(fixture.recorder.waitForLines(1).first?.0)
+        fixture.server.subscribe(watcherID)
+        #expect(fixture.server.clientCount == 1)  // a round trip through the loop: the subscription is in place
+        let idle = try fixture.client()
+        let newcomer = try fixture.client()  // welcomed: the idle one made room
+        let evicted = try idle.readLine(timeout: 5)
+        #expect(String(decoding: evicted, as: UTF8.self).contains(#""code":"evicted""#))
+        try newcomer.send(line(#"{"n":2}"#))
+        let newcomerID = try #require(fixture.recorder.waitForLines(2).last?.0)
+        fixture.server.subscribe(newcomerID)
+        #expect(fixture.server.clientCount == 2)
+        #expect(throws: ControlClientError.refused(code: "tooManyClients", message: "the server already serves 2 clients")) {
+            try fixture.client()
+        }
+        fixture.server.sendToSubscribers(line(#"{"event":"x"}"#))
+        for client in [watcher, newcomer] {
+            #expect(String(decoding: try client.readLine(timeout: 5), as: UTF8.self) == #"{"event":"x"}"#)
+        }
+    }
 }
 
 @Suite struct ControlServerLineTests {

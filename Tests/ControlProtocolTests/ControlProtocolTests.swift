@@ -1,0 +1,134 @@
+import ControlProtocol
+import ConversationKit
+import Foundation
+import Testing
+
+@Suite("Control protocol: the typed messages")
+struct ControlProtocolTests {
+    /// Every method's documented example, as a command.
+    static func exampleCommand(_ method: ControlMethodName) -> ControlCommand {
+        switch method {
+        case .status: .status
+        case .list: .list
+        case .subscribe: .subscribe
+        case .clearHistory: .clearHistory
+        case .reloadContacts: .reloadContacts
+        case .start: .start(.example)
+        case .join: .join(.example)
+        case .end: .end(.example)
+        case .hold: .hold(.example)
+        case .resume: .resume(.example)
+        case .unmerge: .unmerge(.example)
+        case .mute: .mute(.example)
+        case .playTone: .playTone(.example)
+        case .merge: .merge(.example)
+        case .history: .history(.example)
+        case .historyCount: .historyCount(.example)
+        case .markRead: .markRead(.example)
+        case .deleteRecord: .deleteRecord(.example)
+        case .redial: .redial(.example)
+        case .contact: .contact(.example)
+        }
+    }
+
+    @Test("every request round-trips: encoded, parsed back, equal; its members are the documented ones", arguments: ControlMethodName.allCases)
+    func requestsRoundTrip(_ method: ControlMethodName) throws {
+        let request = ControlRequest(id: .string("r-\(method.rawValue)"), command: Self.exampleCommand(method))
+        let line = request.encoded()
+        let parsed = try ControlRequest.parse(line)
+        #expect(parsed == request)
+        #expect(parsed.command.method == method)
+        let object = try #require(try JSONSerialization.jsonObject(with: line) as? [String: Any])
+        let params = try #require(object["params"] as? [String: Any])
+        let documented = Set(ControlCommand.paramsType(of: method).fields.map(\.name))
+        #expect(Set(params.keys).isSubset(of: documented), "\(method): \(params.keys.sorted()) vs \(documented.sorted())")
+    }
+
+    @Test("unknown members are ignored; a missing required one is invalidParams naming it")
+    func unknownAndMissing() throws {
+        let newer = #"{"v":1,"id":1,"method":"merge","params":{"conversation":"a","with":"b","priority":9},"hint":"x"}"#
+        #expect(try ControlRequest.parse(Data(newer.utf8)).command == .merge(MergeParams(conversation: "a", with: "b")))
+        for (method, missing) in [("merge", "with"), ("playTone", "digits"), ("contact", "handle"), ("deleteRecord", "id")] {
+            let params = method == "merge" ? #"{"conversation":"a"}"# : method == "playTone" ? #"{"conversation":"a"}"# : "{}"
+            let line = #"{"v":1,"id":2,"method":"\#(method)","params":\#(params)}"#
+            do {
+                _ = try ControlRequest.parse(Data(line.utf8))
+                Issue.record("\(method) without \(missing) parsed")
+            } catch {
+                #expect(error.id == .number(2))
+                #expect(error.error.code == .invalidParams && error.error.details?.field == missing, "\(error.error)")
+                #expect(error.error.message == "Missing \"\(missing)\".")
+            }
+        }
+        let absent = try ControlRequest.parse(Data(#"{"v":1,"id":3,"method":"history"}"#.utf8))
+        #expect(absent.command == .history(HistoryParams()), "absent params are {}")
+    }
+
+    @Test("ids: integers and short strings; anything else cannot be answered by id")
+    func ids() throws {
+        #expect(try ControlRequest.parse(Data(#"{"v":1,"id":-5,"method":"list"}"#.utf8)).id == .number(-5))
+        let long = String(repeating: "x", count: ControlProtocol.maxIDBytes + 1)
+        for bad in [#""""#, "\"\(long)\"", "1.5", "true", "null"] {
+            do {
+                _ = try ControlRequest.parse(Data(#"{"v":1,"id":\#(bad),"method":"list"}"#.utf8))
+                Issue.record("id \(bad) accepted")
+            } catch {
+                #expect(error.id == nil && error.error.code == .invalidRequest, "\(bad): \(error.error)")
+            }
+        }
+    }
+
+    @Test("responses and every event round-trip through their decoders; optional members are written as null")
+    func responsesAndEvents() throws {
+        let error = ControlError(.failed, "The line is busy.", details: .init(sipStatus: 486, sipReason: "Busy Here", action: "start"))
+        let line = ControlMessage.error(error, id: .number(4))
+        let decoded = try ControlMessage.response(line, as: ListResult.self)
+        #expect(decoded.id == .number(4))
+        guard case .error(let back) = decoded.response else {
+            Issue.record("not an error: \(decoded)")
+            return
+        }
+        #expect(back == error)
+        let anonymous = String(decoding: ControlMessage.error(error, id: nil), as: UTF8.self)
+        #expect(anonymous.contains(#""id":null"#))
+
+        let record = HistoryRecordInfo(
+            id: 1, uuid: "U", direction: "incoming", status: "missed", endedReason: "unanswered", displayName: "Alice",
+            members: [], localMember: nil, isVideo: false, group: nil, callID: nil, createdAt: "2026-12-01T12:00:00.000Z",
+            connectedAt: nil, endedAt: "2026-12-01T12:01:00.000Z", durationMs: 0, isRead: false)
+        let page = String(decoding: ControlMessage.result(HistoryResult(records: [record], nextCursor: nil), id: .number(5)), as: UTF8.self)
+        for member in HistoryRecordInfo.fields.map(\.name) { #expect(page.contains("\"\(member)\":"), "\(member) missing: \(page)") }
+        #expect(page.contains(#""nextCursor":null"#) && page.contains(#""connectedAt":null"#))
+
+        let events: [ControlEventMessage] = [
+            .tonesReceived(TonesReceived(conversation: "U", digits: "5#")),
+            .historyChanged(HistoryChanged(change: "read", records: [1, 2])),
+            .registrationChanged(RegistrationInfo(state: "failed", reason: "403 Forbidden")),
+            .pushReceived(PushReceived(callID: "c@h", handling: "cancelled", conversation: nil, reason: nil)),
+            .actionSettled(ActionSettled(action: "start", actionUUID: "A", conversation: "U", state: "failed", error: error)),
+        ]
+        for event in events { #expect(ControlEventMessage.decode(event.encoded()) == event, "\(event)") }
+        #expect(Set(events.map(\.name) + [.conversationChanged]) == Set(ControlEventMessage.Name.allCases))
+    }
+
+    @Test("a conversation's view: every documented member present, null when empty; changes name what differs")
+    func conversationView() throws {
+        let manager = try ConversationManager(configuration: .init())
+        let uuid = UUID()
+        let alice = Handle(kind: .phoneNumber, value: "sip:+14155550100@127.0.0.1", displayName: "sipp")
+        try manager.reportNewIncomingConversation(uuid: uuid, update: .init(members: [alice], activeRemoteMembers: [alice]))
+        let conversation = try #require(manager.conversation(uuid))
+        let view = ConversationInfo(conversation, callID: nil, pendingActions: []) { _ in "Alice Liddell" }
+        #expect(view.displayName == "Alice Liddell" && view.members.first?.displayName == "sipp")
+        let text = String(decoding: try JSONEncoder().encode(view), as: UTF8.self)
+        for member in ConversationInfo.fields.map(\.name) { #expect(text.contains("\"\(member)\":"), "\(member): \(text)") }
+        #expect(text.contains(#""callID":null"#) && text.contains(#""group":null"#))
+        #expect(view.changes(since: nil) == ["new"])
+        var muted = view
+        muted.isMuted = true
+        muted.pendingActions = ["mute"]
+        #expect(muted.changes(since: view) == ["isMuted", "pendingActions"])
+        #expect(view.changes(since: view).isEmpty)
+        #expect(ControlTime.date(view.createdAt) != nil, "timestamps parse back: \(view.createdAt)")
+    }
+}
