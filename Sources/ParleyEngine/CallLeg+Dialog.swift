@@ -29,6 +29,7 @@ extension CallLeg {
             }
             offer = parsed
         }
+        let wasVideo = confirmed.media.local.isVideo
         let answer = context.makeAnswer(to: offer, previous: confirmed.media.local, localHold: confirmed.localHold)
         confirmed.media.local = answer
         var headers = context.capabilityHeaders
@@ -38,6 +39,11 @@ extension CallLeg {
             statusCode: 200, toTag: localTag, headers: headers, contentType: Self.sdpType, body: answer.serialize())
         confirmed.dialog.respond(ok)
         var effects: [CallLegEffect] = [.respond(ok, transaction: key)]
+        if answer.isVideo != wasVideo {
+            // The peer turned video on or off (an upgrade or downgrade by re-INVITE): the capability changes.
+            effects.append(.log(.info, "the remote side turned video \(answer.isVideo ? "on" : "off")"))
+            effects.append(.report(.updated(Conversation.Update(capabilities: context.capabilities(video: answer.isVideo)))))
+        }
         confirmed.unacknowledgedAnswer = startRetransmitting(
             ok, to: context.responseDestination(key) ?? confirmed.destination, into: &effects, in: context)
         if let offer {
@@ -110,7 +116,12 @@ extension CallLeg {
             confirmed.lastACK = ack
             if !response.body.isEmpty { confirmed.media.remote = try? SDPSession.parse(response.body) }
             confirmed.localHold = hold
-            return ([.sendStateless(.request(ack), to: target), .fulfil(action)], nil)
+            var effects: [CallLegEffect] = [.sendStateless(.request(ack), to: target), .fulfil(action)]
+            if offer.isVideo, confirmed.media.remote?.isVideo == false {
+                confirmed.media.local.video = nil
+                effects.append(.report(.updated(Conversation.Update(capabilities: context.capabilities(video: false)))))
+            }
+            return (effects, nil)
         }
         if response.statusCode == 491 {
             // Glare: try again after the RFC 3261 §14.1 delay, unless the action is gone by then.

@@ -32,6 +32,8 @@ protocol CallLegContext {
     func makeAnswer(to offer: SDPSession?, previous: SDPSession?, localHold: Bool) -> SDPSession
     /// Our SDP offer for a re-INVITE: the next version after `previous`, sendonly when holding.
     func makeOffer(after previous: SDPSession?, hold: Bool) -> SDPSession
+    /// The capabilities of a call of ours, with or without video (reported when an offer/answer turns video on or off).
+    func capabilities(video: Bool) -> Conversation.Capabilities
     /// Whether a received offer is one we can answer (a common codec).
     func canAnswer(_ offer: SDPSession) -> Bool
     /// Where in-dialog requests go: the dialog's next hop when it is a numeric address on the same transport,

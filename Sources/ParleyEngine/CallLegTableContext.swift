@@ -63,6 +63,7 @@ extension CallLegTable {
         }
 
         func canAnswer(_ offer: SDPSession) -> Bool { true }
+        func capabilities(video: Bool) -> Conversation.Capabilities { video ? Conversation.Capabilities.audioCall.union(.video) : .audioCall }
         func destination(inDialog dialog: SIPDialog?, fallback: SIPDestination) -> SIPDestination { fallback }
         func isProceeding(_ key: TransactionKey) -> Bool { true }
         func responseDestination(_ key: TransactionKey) -> SIPDestination? { CallLegTable.peer }

@@ -232,7 +232,10 @@ struct OutgoingInvite {
         let remote = response.body.isEmpty ? nil : try? SDPSession.parse(response.body)
         let confirmed = CallLeg.Confirmed(
             dialog: dialog, destination: target, media: CallLeg.Media(local: offer, remote: remote), lastACK: ack)
-        return .answered(confirmed, effects + [.report(.connected(context.now))])
+        // Video offered but refused in the answer: the call goes on as audio, and says so.
+        let refusedVideo: [CallLegEffect] = offer.isVideo && remote?.isVideo != true
+            ? [.report(.updated(Conversation.Update(capabilities: context.capabilities(video: false))))] : []
+        return .answered(confirmed, effects + refusedVideo + [.report(.connected(context.now))])
     }
 
     /// The INVITE is over; the End waiting while we cancel, if any, is done by it, and after an End nothing is

@@ -16,19 +16,28 @@ extension SIPUserAgent: CallLegContext {
         if let offer,
             let answer = offer.answer(
                 origin: origin, connectionAddress: mediaAddress, audioPort: configuration.mediaPort,
-                localDirection: direction)
+                localDirection: direction, videoPort: videoPort)
         {
             return answer
         }
-        return SDPSession(
-            origin: origin, connectionAddress: mediaAddress, audioPort: configuration.mediaPort, direction: direction)
+        return makeOffer(after: previous, hold: localHold)
     }
 
-    /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume.
+    /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume; video stays as it was.
     func makeOffer(after previous: SDPSession?, hold: Bool) -> SDPSession {
         SDPSession(
             origin: nextOrigin(after: previous), connectionAddress: mediaAddress, audioPort: configuration.mediaPort,
-            direction: hold ? .sendonly : .sendrecv)
+            direction: hold ? .sendonly : .sendrecv,
+            video: previous?.isVideo == true ? videoPort.map { SDPVideo(port: $0) } : nil)
+    }
+
+    /// Where video would go, when this node takes video (`supportsVideo`): two ports above audio's RTP and RTCP.
+    var videoPort: Int? { manager.configuration.supportsVideo ? configuration.mediaPort + 2 : nil }
+
+    /// The manager's default capabilities, with video when asked and supported.
+    func capabilities(video: Bool) -> Conversation.Capabilities {
+        let defaults = manager.configuration.defaultCapabilities.subtracting(.video)
+        return video && manager.configuration.supportsVideo ? defaults.union(.video) : defaults
     }
 
     /// Whether we share a codec with `offer` (PCMU or PCMA).

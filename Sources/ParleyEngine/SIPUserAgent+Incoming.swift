@@ -66,7 +66,9 @@ extension SIPUserAgent {
         do {
             try manager.reportNewIncomingConversation(
                 uuid: uuid,
-                update: Conversation.Update(localMember: localHandle, members: [handle], activeRemoteMembers: [handle]))
+                update: Conversation.Update(
+                    localMember: localHandle, members: [handle], activeRemoteMembers: [handle],
+                    capabilities: capabilities(video: offer?.isVideo == true)))
         } catch {
             legs[UUIDKey(uuid)] = nil
             legIDs[callID] = nil

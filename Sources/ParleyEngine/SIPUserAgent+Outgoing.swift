@@ -31,8 +31,10 @@ extension SIPUserAgent {
         let host = Self.uriHost(listenAddress(for: destination)?.host ?? mediaAddress)
         let callID = pushedCalls.takeOutgoing(uuid: action.conversationUUID) ?? SecureRandom.token(20) + "@" + host
         let localTag = SecureRandom.token(10)
+        let wantsVideo = if case .start(_, let isVideo) = action.kind { isVideo } else { false }
         let offer = SDPSession(
-            origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: configuration.mediaPort)
+            origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: configuration.mediaPort,
+            video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil)
         var headers = capabilityHeaders
         headers.append("User-Agent", configuration.product)
         let to = SIPAddress(

@@ -49,12 +49,38 @@ enum SDPReader {
         guard let connection = mediaConnection ?? sessionConnection else {
             throw SDPParseError(reason: "No connection address in SDP")
         }
+        let video = try medias.first(where: { string($0.pointee.m_media)?.lowercased() == "video" }).map(videoStream)
         return SDPSession(
             origin: SDPOrigin(
                 username: username, sessionID: sessionID, sessionVersion: sessionVersion, address: originAddress),
             connectionAddress: connection, audioPort: port, codecs: codecs,
             direction: direction(in: cosip_sdp_media_attributes(audio)) ?? sessionDirection ?? .sendrecv,
-            sessionName: string(sdp.pointee.s_name) ?? "-", audioProtocol: proto)
+            sessionName: string(sdp.pointee.s_name) ?? "-", audioProtocol: proto, video: video)
+    }
+
+    /// An `m=video` stream: port, transport, payload types named by their `a=rtpmap`, direction.
+    private static func videoStream(_ media: UnsafeMutablePointer<sdp_media_t>) throws(SDPParseError) -> SDPVideo {
+        guard let portText = string(media.pointee.m_port), let port = SIPSyntax.port(portText),
+            let transport = string(media.pointee.m_proto)
+        else { throw SDPParseError(reason: "Malformed SDP video line") }
+        var names: [Int: String] = [:]
+        for element in OSIPList.elements(cosip_sdp_media_attributes(media)) {
+            let attribute = element.assumingMemoryBound(to: sdp_attribute_t.self)
+            guard string(attribute.pointee.a_att_field)?.lowercased() == "rtpmap", let value = string(attribute.pointee.a_att_value)
+            else { continue }
+            let parts = value.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, let type = SIPSyntax.decimal(String(parts[0]), limit: 127) {
+                names[type] = String(parts[1].prefix { $0 != "/" })
+            }
+        }
+        var formats: [SDPVideoFormat] = []
+        for element in OSIPList.elements(cosip_sdp_media_payloads(media)) {
+            let text = String(cString: element.assumingMemoryBound(to: CChar.self))
+            guard let type = SIPSyntax.decimal(text, limit: 127) else { throw SDPParseError(reason: "Malformed SDP payload type") }
+            formats.append(SDPVideoFormat(payloadType: type, encodingName: names[type] ?? ""))
+        }
+        return SDPVideo(
+            port: port, transport: transport, formats: formats, direction: direction(in: cosip_sdp_media_attributes(media)))
     }
 
     /// The first direction attribute in a list of `sdp_attribute_t`.

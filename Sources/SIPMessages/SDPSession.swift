@@ -98,7 +98,7 @@ public struct SDPOrigin: Sendable, Hashable {
 
 /// A session description as Parley uses it for offer/answer: one audio stream with G.711 codecs.
 ///
-/// Parsing reads the first `m=audio` stream. `connectionAddress` is the stream's `c=` or else the session's;
+/// Parsing reads the first `m=audio` stream and the first `m=video` stream. `connectionAddress` is the stream's `c=` or else the session's;
 /// `direction` is the stream's attribute, else the session's, else sendrecv (linphone resumes a call with no
 /// direction attribute at all). Payload types other than 0 and 8 are not represented. Writing always states the
 /// direction and the rtpmap of each codec.
@@ -117,12 +117,16 @@ public struct SDPSession: Sendable, Hashable {
     public var codecs: [SDPCodec]
     /// The direction as written (media level over session level), sendrecv when absent.
     public var direction: SDPDirection
+    /// The first `m=video` stream, if any (written after the audio stream).
+    public var video: SDPVideo?
 
     /// A description.
     public init(
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, codecs: [SDPCodec] = [.pcmu, .pcma],
-        direction: SDPDirection = .sendrecv, sessionName: String = "-", audioProtocol: String = "RTP/AVP"
+        direction: SDPDirection = .sendrecv, sessionName: String = "-", audioProtocol: String = "RTP/AVP",
+        video: SDPVideo? = nil
     ) {
+        self.video = video
         self.origin = origin
         self.sessionName = sessionName
         self.connectionAddress = connectionAddress
@@ -131,6 +135,9 @@ public struct SDPSession: Sendable, Hashable {
         self.codecs = codecs
         self.direction = direction
     }
+
+    /// Whether it carries video: a video stream with a port.
+    public var isVideo: Bool { video?.isActive == true }
 
     /// Whether this is an RFC 2543 hold: the connection address is 0.0.0.0 (or ::), whatever the direction says.
     public var isOldStyleHold: Bool { connectionAddress == "0.0.0.0" || connectionAddress == "::" }
@@ -147,15 +154,19 @@ public struct SDPSession: Sendable, Hashable {
     /// The answer to this offer (RFC 3264 §6): the offered codecs Parley also supports, in the offer's order; the
     /// direction mirrored from the offer's effective direction and narrowed to `localDirection` (our own hold); port 0
     /// if the offer refused the stream. Nil when no codec is common or the protocol is not RTP/AVP (answer 488).
+    ///
+    /// An offered video stream is answered too: at `videoPort` when we take video and share a format, else with
+    /// port 0.
     public func answer(
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, supportedCodecs: [SDPCodec] = [.pcmu, .pcma],
-        localDirection: SDPDirection = .sendrecv
+        localDirection: SDPDirection = .sendrecv, videoPort: Int? = nil
     ) -> SDPSession? {
         let common = codecs.filter(supportedCodecs.contains)
         guard !common.isEmpty, audioProtocol.uppercased() == "RTP/AVP" else { return nil }
         return SDPSession(
             origin: origin, connectionAddress: connectionAddress, audioPort: self.audioPort == 0 ? 0 : audioPort,
-            codecs: common, direction: effectiveDirection.reversed.intersection(localDirection))
+            codecs: common, direction: effectiveDirection.reversed.intersection(localDirection),
+            video: video?.answer(port: videoPort))
     }
 
     /// Parses an SDP body through libosip2's `sdp_message_parse`.
@@ -177,6 +188,7 @@ public struct SDPSession: Sendable, Hashable {
         ]
         lines += codecs.map { "a=rtpmap:\($0.payloadType) \($0.encodingName)/8000" }
         lines.append("a=\(direction.rawValue)")
+        if let video { lines += video.lines(direction: direction) }
         // A value with a line break would end its line early: breaks become spaces (rare: checked byte-wise first).
         var bytes: [UInt8] = []
         bytes.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 2 })

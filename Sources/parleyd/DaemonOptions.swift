@@ -43,6 +43,8 @@ struct DaemonOptions {
                                   that never subscribed makes room)
           --no-control            no control socket (by default frontends connect to DATA_DIR/control.sock with
                                   the token in DATA_DIR/control.token; see docs/control-api.md)
+          --video                 take video calls: offer and answer an m=video stream (VP8, H.264) and report
+                                  isVideo (signalling only: no video is carried yet)
           --contacts FILE         name callers from a contacts file (JSON or vCard)
           --user NAME             our SIP user name (default parley)
           --display-name NAME     the name callers see (default: the user name, or "Parley" for the default user)
@@ -126,6 +128,7 @@ struct DaemonOptions {
         options.node.autoAnswer = try arguments.option("--auto-answer", as: "milliseconds (0–600000)") { text in
             Int(text).flatMap { (0...600_000).contains($0) ? Duration.milliseconds($0) : nil }
         }
+        if arguments.flag("--video") { options.node.manager.supportsVideo = true }
         if let clients = try arguments.option("--control-clients", as: "a number of clients (1–4096)", {
             Int($0).flatMap { (1...4096).contains($0) ? $0 : nil }
         }) {

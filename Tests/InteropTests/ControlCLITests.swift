@@ -144,3 +144,32 @@ struct ControlWebSocketTests {
         #expect(refused.first?.contains("403") == true, "\(refused)")
     }
 }
+
+@Suite("Control API: video signalling between two parleyd", .serialized)
+struct ControlVideoTests {
+    @Test("parley call --video: both parleyd negotiate m=video and report isVideo; without --video the callee takes audio")
+    func videoCall() throws {
+        let bob = try Parleyd(["--user", "bob", "--video", "--auto-answer", "0"])
+        let carol = try Parleyd(["--user", "carol", "--auto-answer", "0"])
+        let alice = try Parleyd(["--user", "alice", "--video"])
+        let a = ["--data-dir", alice.dataDirectory.path]
+        for (peer, expectVideo) in [(bob, true), (carol, false)] {
+            let call = try ControlCLITests.parley(["call", "sip:x@127.0.0.1:\(peer.port)", "--video", "--json"] + a)
+            #expect(call.status == 0, "\(call.output)")
+            let result = try JSONSerialization.jsonObject(with: Data(call.output.split(separator: "\n")[0].utf8)) as? [String: Any]
+            let uuid = try #require(((result?["result"] as? [String: Any])?["conversation"] as? [String: Any])?["uuid"] as? String)
+            var listed: [String: Any]?
+            for _ in 0..<100 where listed?["state"] as? String != "joined" {  // bounded: 10 s
+                let list = try ControlCLITests.parley(["list", "--json"] + a)
+                let object = try? JSONSerialization.jsonObject(with: Data(list.output.utf8)) as? [String: Any]
+                listed = ((object?["result"] as? [String: Any])?["conversations"] as? [[String: Any]])?.first { $0["uuid"] as? String == uuid }
+                if listed?["state"] as? String != "joined" { usleep(100_000) }
+            }
+            #expect(listed?["isVideo"] as? Bool == expectVideo, "\(String(describing: listed))")
+            let remote = try ControlCLITests.parley(["list", "--json", "--data-dir", peer.dataDirectory.path])
+            #expect(remote.output.contains(#""isVideo":\#(expectVideo)"#), "\(remote.output)")
+            #expect(try ControlCLITests.parley(["end", uuid] + a).status == 0)
+            try peer.waitForEnded(1)
+        }
+    }
+}

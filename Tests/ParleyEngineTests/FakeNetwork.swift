@@ -96,12 +96,12 @@ final class EngineHarness {
 
     init(
         history: HistoryRecorder? = nil, local: ListenAddress = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070),
-        configure: (inout EngineConfiguration) -> Void = { _ in }
+        video: Bool = false, configure: (inout EngineConfiguration) -> Void = { _ in }
     ) throws {
         self.local = local
         var configuration = EngineConfiguration(listenAddresses: [local])
         configure(&configuration)
-        manager = try ConversationManager(configuration: .init(), clock: ManualClock())
+        manager = try ConversationManager(configuration: .init(supportsVideo: video), clock: ManualClock())
         engine = ParleyEngine(
             configuration: configuration, manager: manager, environment: environment, history: history)
         engine.observeTransitions { [transitions] in transitions.add($0) }
@@ -138,6 +138,9 @@ enum PeerMessages {
         a=rtpmap:8 PCMA/8000
 
         """
+
+    /// The offer with a VP8 video stream added.
+    static let videoOffer = offer + "m=video 6002 RTP/AVP 96\na=rtpmap:96 VP8/90000\n"
 
     static func holdOffer(version: Int) -> String {
         offer.replacingOccurrences(of: "o=peer 1 1", with: "o=peer 1 \(version)") + "a=sendonly\n"

@@ -125,4 +125,30 @@ struct SDPTests {
             #expect(offer.codecs.contains(.pcmu), "\(name)")
         }
     }
+
+    /// An audio and video offer as linphone and baresip write one (video formats named by rtpmap).
+    static let videoOffer = [
+        "v=0", "o=peer 1 1 IN IP4 127.0.0.1", "s=-", "c=IN IP4 127.0.0.1", "t=0 0",
+        "m=audio 6000 RTP/AVP 0 8", "a=rtpmap:0 PCMU/8000", "m=video 6002 RTP/AVP 100 96", "a=rtpmap:100 H264/90000",
+        "a=rtpmap:96 VP8/90000", "a=sendrecv",
+    ]
+
+    @Test("a video stream is read, answered with the common formats at our port, refused with port 0 when we take none")
+    func video() throws {
+        let offer = try Self.sdp(Self.videoOffer)
+        #expect(offer.isVideo && offer.video?.port == 6002)
+        #expect(offer.video?.formats == [SDPVideoFormat(payloadType: 100, encodingName: "H264"), SDPVideoFormat(payloadType: 96, encodingName: "VP8")])
+        let taken = try #require(offer.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000, videoPort: 4002))
+        #expect(taken.isVideo && taken.video?.port == 4002 && taken.video?.formats.map(\.payloadType) == [100, 96])
+        let text = String(decoding: taken.serialize(), as: UTF8.self)
+        #expect(text.contains("m=video 4002 RTP/AVP 100 96\r\na=rtpmap:100 H264/90000\r\na=rtpmap:96 VP8/90000\r\n"), "\(text)")
+        let reread = try SDPSession.parse(taken.serialize())
+        #expect(reread.video?.formats == taken.video?.formats && reread.video?.direction == .sendrecv, "written with a direction")
+        let refused = try #require(offer.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000))
+        #expect(!refused.isVideo && refused.video?.port == 0, "the m-line is answered with port 0")
+        #expect(String(decoding: refused.serialize(), as: UTF8.self).contains("m=video 0 RTP/AVP 100\r\n"))
+        let unknown = try Self.sdp(Self.videoOffer.map { $0.replacingOccurrences(of: "H264", with: "theora").replacingOccurrences(of: "VP8", with: "mpv") })
+        #expect(unknown.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000, videoPort: 4002)?.isVideo == false)
+        #expect(try Self.sdp(Array(Self.videoOffer.prefix(7))).video == nil, "audio only")
+    }
 }

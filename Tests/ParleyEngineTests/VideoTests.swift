@@ -1,0 +1,68 @@
+import ControlProtocol
+import ConversationKit
+import Foundation
+import ParleyEngine
+import SIPMessages
+import Testing
+
+@Suite("Engine: video signalling")
+struct VideoTests {
+    @Test("an incoming video offer rings as a video call and is answered with video; without --video, as audio with video refused")
+    func incomingVideo() throws {
+        for supported in [true, false] {
+            let harness = try EngineHarness(video: supported)
+            harness.deliver(PeerMessages.invite(), body: PeerMessages.videoOffer)
+            _ = harness.sent()
+            let conversation = try #require(harness.conversation)
+            #expect(conversation.isVideo == supported)
+            try harness.manager.perform([.join(conversationUUID: conversation.uuid)])
+            let ok = try #require(harness.sent().first)
+            let answer = try SDPSession.parse(ok.body)
+            #expect(answer.isVideo == supported && answer.video != nil, "every offered m-line is answered: \(ok.bodyText)")
+        }
+    }
+
+    @Test("the peer upgrades an audio call to video by re-INVITE, and back: capability changes, seen as events")
+    func remoteUpgrade() throws {
+        let harness = try EngineHarness(video: true)
+        let probe = ServiceProbe(harness)
+        let tag = try IncomingCallTests.answered(harness)
+        let uuid = try #require(harness.conversation?.uuid)
+        #expect(harness.conversation?.isVideo == false)
+        harness.deliver(
+            PeerMessages.inDialog("INVITE", localTag: tag, cseq: 2, branch: "z9hG4bK-up", contentType: "application/sdp"),
+            body: PeerMessages.videoOffer.replacingOccurrences(of: "o=peer 1 1", with: "o=peer 1 2"))
+        #expect(try SDPSession.parse(try #require(harness.sent().first).body).isVideo)
+        #expect(harness.conversation?.isVideo == true)
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 2, branch: "z9hG4bK-ack-up"))
+        harness.deliver(
+            PeerMessages.inDialog("INVITE", localTag: tag, cseq: 3, branch: "z9hG4bK-down", contentType: "application/sdp"),
+            body: PeerMessages.offer.replacingOccurrences(of: "o=peer 1 1", with: "o=peer 1 3"))
+        #expect(harness.conversation?.isVideo == false)
+        #expect(probe.events.wait(until: { _ in probe.changes(of: uuid).filter { $0.contains("isVideo") }.count == 2 }),
+            "\(probe.changes(of: uuid))")
+    }
+
+    @Test("a video start offers m=video; an answer without video leaves an audio call; hold keeps video in the offer")
+    func outgoingVideo() throws {
+        let harness = try EngineHarness(video: true)
+        try harness.manager.perform([.start(handles: [Handle(kind: .generic, value: "sip:bob@127.0.0.1:5062")], isVideo: true)])
+        let invite = try #require(harness.sent().first?.request)
+        #expect(try SDPSession.parse(invite.body).isVideo)
+        #expect(harness.conversation?.isVideo == true)
+        harness.deliver(PeerMessages.response(200, "OK", to: invite, sdp: true), body: PeerMessages.videoOffer)
+        #expect(harness.conversation?.state == .joined && harness.conversation?.isVideo == true)
+        _ = harness.sent()
+        try harness.manager.perform([.pause(conversationUUID: try #require(harness.conversation?.uuid), isPaused: true)])
+        let reinvite = try #require(harness.sent().first?.request)
+        #expect(try SDPSession.parse(reinvite.body).isVideo, "hold keeps the video stream")
+        harness.deliver(PeerMessages.response(200, "OK", to: reinvite, toTag: nil, sdp: true), body: PeerMessages.offer)
+        #expect(harness.conversation?.isVideo == false, "the peer answered the hold without video")
+
+        let audioOnly = try EngineHarness(video: true)
+        try audioOnly.manager.perform([.start(handles: [Handle(kind: .generic, value: "sip:bob@127.0.0.1:5062")], isVideo: true)])
+        let second = try #require(audioOnly.sent().first?.request)
+        audioOnly.deliver(PeerMessages.response(200, "OK", to: second, sdp: true), body: PeerMessages.offer)
+        #expect(audioOnly.conversation?.state == .joined && audioOnly.conversation?.isVideo == false)
+    }
+}
