@@ -5,18 +5,18 @@ Subcommands (Scripts/bench-control runs them; each prints one `key=value ...` li
   echo-server --socket PATH [--reply-file F]
         a bare Unix-socket line server: every line comes back to its sender as it is (with --reply-file, every
         line after the first is answered with F's contents instead, a reply the size of parleyd's). A connection
-        whose first line is {"publish":true} is a publisher: each line it sends after that goes to every
-        connection that sent a line containing "subscribe" (the fan-out baseline).
+        whose first line is {"publish":true} is a publisher: what it sends after that goes, one write per read, to
+        every connection that sent a line containing "subscribe" (the fan-out baseline).
   rtt --socket PATH [--token FILE] --method M --count N [--warmup W] [--echo]
         one client, one request at a time: the round trip of each request line, p50/p99 over N after W warm-ups.
   wait-live --socket PATH --token FILE --count N --timeout S
         polls `list` until N conversations are ringing (or S seconds pass); prints how many there are.
   fanout --socket PATH [--token FILE] --clients N --ready F --stop F [--drain S] [--record F]
         N subscribers in this one process (selectors); per conversationChanged event, the time from the first
-        subscriber receiving it to the last (monotonic_ns at receipt). Runs until F (--stop) exists, then reads
-        for --drain more seconds. --record writes what subscriber 0 received, with receipt times, for `publish`.
+        subscriber receiving it to the last (monotonic_ns right after each read). Runs until F (--stop) exists,
+        then reads for --drain more seconds. --record writes subscriber 0's reads, with their times, for `publish`.
   publish --socket PATH --replay F
-        replays a --record file into the echo server's broadcast, with the recorded timing.
+        replays a --record file into the echo server's broadcast, read by read, with the recorded timing.
 """
 import argparse
 import errno
@@ -26,6 +26,7 @@ import selectors
 import socket
 import sys
 import time
+import zlib
 
 EVENT_MARK = b'"event":"conversationChanged"'
 
@@ -190,10 +191,9 @@ def echo_server(args):
             chunk = bytes(conn[0][: end + 1])
             del conn[0][: end + 1]
             if conn[3] == "publisher":
-                # One send per line per subscriber, as a daemon fanning out one event at a time would.
-                for line in chunk.splitlines(keepends=True):
-                    for subscriber in list(subscribers):
-                        send(subscriber, line)
+                # What one read brought goes to every subscriber in one write each: the floor of a fan-out.
+                for subscriber in list(subscribers):
+                    send(subscriber, chunk)
                 continue
             lines = chunk.splitlines(keepends=True)
             if conn[2] == 0 and lines[0].startswith(b'{"publish":true}'):
@@ -299,30 +299,33 @@ def fanout(args):
         answer = reader.readline()
         if not args.echo and b'"result"' not in answer:
             raise SystemExit("bench-control.py: subscribe refused: %s" % answer[:200].decode(errors="replace"))
-        clients.append((sock, reader))
+        if reader.buffer:
+            raise SystemExit("bench-control.py: data before the first call on subscriber %d" % index)
+        clients.append(sock)
 
+    # Every subscriber gets the same byte stream (the same events in the same order), so the loop only notes, per
+    # read, how far into its stream a subscriber is and when (cheap, so that the loop comes round fast and the
+    # receipt times are sharp); afterwards each event's end offset in subscriber 0's stream gives the read in
+    # which each subscriber got it. A subscriber whose stream differs (lost, extra or other bytes: a CRC and the
+    # length tell) is counted as diverged and left out.
     selector = selectors.DefaultSelector()
-    buffers = []
-    for index, (sock, reader) in enumerate(clients):
+    for index, sock in enumerate(clients):
         sock.setblocking(False)
         selector.register(sock, selectors.EVENT_READ, index)
-        buffers.append(bytearray(reader.buffer))  # nothing is expected before the first call
-
-    # event key -> [first receipt ns, last receipt ns, receipts, bit mask of the clients that have it]
-    events = {}
-    per_client = [0] * args.clients
-    other_events = 0
-    duplicates = 0
+    reads = [[] for _ in clients]  # per subscriber: (stream offset after the read, receipt ns)
+    offsets = [0] * len(clients)
+    crcs = [0] * len(clients)
+    tails = [b""] * len(clients)
+    stream0 = []  # subscriber 0's reads: (receipt ns, bytes)
     closed = []
-    error_lines = []
-    record = [] if args.record else None
+    socket_errors = []
     open(args.ready, "w").close()
 
     clock = time.monotonic_ns
     started = clock()
     stop_at = None
     hard_stop = time.monotonic() + args.max_seconds
-    open_count = args.clients
+    open_count = len(clients)
     next_check = 0.0
     while open_count:
         now_s = time.monotonic()
@@ -332,77 +335,78 @@ def fanout(args):
                 stop_at = now_s + args.drain
         if stop_at is not None and now_s > stop_at:
             break
-        # Every ready socket is read (and its receipt time taken) first, the lines are handled afterwards, so
-        # handling one client's lines does not delay the receipt times of the others.
         received = []
         for key, _ in selector.select(0.05):
-            sock = key.fileobj
             try:
-                data = sock.recv(1 << 18)
+                data = key.fileobj.recv(1 << 18)
             except BlockingIOError:
                 continue
             except OSError as error:
                 data = b""
-                error_lines.append("client %d: %s" % (key.data, error))
+                socket_errors.append("subscriber %d: %s" % (key.data, error))
             received.append((key.data, clock(), data))
             if not data:
                 closed.append(key.data)
-                selector.unregister(sock)
+                selector.unregister(key.fileobj)
                 open_count -= 1
         for index, now, data in received:
-            if not data:
-                continue
-            buffer = buffers[index]
-            buffer += data
-            end = buffer.rfind(b"\n")
-            if end < 0:
-                continue
-            lines = bytes(buffer[:end]).split(b"\n")
-            del buffer[: end + 1]
-            bit = 1 << index
-            for line in lines:
-                if record is not None and index == 0:
-                    record.append((now - started, line))
-                if EVENT_MARK not in line:
-                    if b'"type":"error"' in line and len(error_lines) < 20:
-                        error_lines.append("client %d: %s" % (index, line[:200].decode(errors="replace")))
-                    else:
-                        other_events += 1
-                    continue
-                per_client[index] += 1
-                key = hash(line)
-                entry = events.get(key)
-                occurrence = 0
-                while entry is not None and entry[3] & bit:
-                    # The same bytes again on this client (an identical event): the next occurrence's entry.
-                    occurrence += 1
-                    duplicates += 1
-                    key = (hash(line), occurrence)
-                    entry = events.get(key)
-                if entry is None:
-                    events[key] = [now, now, 1, bit]
-                else:
-                    entry[1] = now
-                    entry[2] += 1
-                    entry[3] |= bit
+            if data:
+                offsets[index] += len(data)
+                reads[index].append((offsets[index], now))
+                crcs[index] = zlib.crc32(data, crcs[index])
+                tails[index] = data
+                if index == 0:
+                    stream0.append((now, data))
     elapsed_s = (clock() - started) / 1e9
-    for sock, _ in clients:
+    for sock in clients:
         sock.close()
-    if record is not None:
+    if args.record:
         with open(args.record, "wb") as out:
-            for offset, line in record:
-                out.write(b"%d\t%s\n" % (offset, line))
+            for now, data in stream0:
+                out.write(b"%d %d\n" % (now - started, len(data)))
+                out.write(data)
 
-    alive = args.clients - len(closed)
-    complete = sorted(entry[1] - entry[0] for entry in events.values() if entry[2] >= alive)
-    incomplete = sum(1 for entry in events.values() if entry[2] < alive)
-    emit(events=len(events), complete=len(complete), incomplete=incomplete, duplicates=duplicates,
-         p50_us="%.1f" % (percentile(complete, 0.50) / 1000), p99_us="%.1f" % (percentile(complete, 0.99) / 1000),
-         max_us="%.1f" % ((complete[-1] if complete else 0) / 1000),
-         per_client_min=min(per_client), per_client_max=max(per_client), other_lines=other_events // max(1, alive),
-         closed=len(closed), errors=len(error_lines), seconds="%.1f" % elapsed_s)
-    for line in error_lines[:5]:
+    stream = b"".join(data for _, data in stream0)
+    event_ends = []
+    other_lines = 0
+    error_lines = []
+    position = 0
+    for line in stream.split(b"\n")[:-1]:
+        position += len(line) + 1
+        if EVENT_MARK in line:
+            event_ends.append(position)
+        elif b'"type":"error"' in line:
+            error_lines.append(line[:200].decode(errors="replace"))
+        else:
+            other_lines += 1
+    same = [i for i in range(len(clients)) if offsets[i] == offsets[0] and crcs[i] == crcs[0] and i not in closed]
+    diverged = [i for i in range(len(clients)) if i not in same]
+    first = [None] * len(event_ends)
+    last = [0] * len(event_ends)
+    for index in same:
+        client_reads = reads[index]
+        j = 0
+        for k, end in enumerate(event_ends):
+            while client_reads[j][0] < end:
+                j += 1
+            now = client_reads[j][1]
+            if first[k] is None or now < first[k]:
+                first[k] = now
+            if now > last[k]:
+                last[k] = now
+    spreads = sorted(last[k] - first[k] for k in range(len(event_ends)) if first[k] is not None)
+    emit(events=len(event_ends), p50_us="%.1f" % (percentile(spreads, 0.50) / 1000),
+         p99_us="%.1f" % (percentile(spreads, 0.99) / 1000),
+         max_us="%.1f" % ((spreads[-1] if spreads else 0) / 1000),
+         subscribers=len(same), diverged=len(diverged), closed=len(closed), errors=len(error_lines) + len(socket_errors),
+         other_lines=other_lines, stream_bytes=offsets[0], reads_per_subscriber=len(reads[0]),
+         seconds="%.1f" % elapsed_s)
+    for line in (error_lines + socket_errors)[:5]:
         print("  " + line, file=sys.stderr)
+    for index in diverged[:3]:
+        print("  subscriber %d diverged: %d bytes (subscriber 0: %d)%s, its last read ended %r" % (
+            index, offsets[index], offsets[0], ", closed by the server" if index in closed else "",
+            tails[index][-160:]), file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -410,39 +414,32 @@ def fanout(args):
 
 
 def publish(args):
-    entries = []
+    chunks = []
     with open(args.replay, "rb") as source:
-        for raw in source:
-            offset, _, line = raw.rstrip(b"\n").partition(b"\t")
-            entries.append((int(offset), line + b"\n"))
+        while True:
+            header = source.readline()
+            if not header:
+                break
+            offset, length = (int(part) for part in header.split())
+            chunks.append((offset, source.read(length)))
     sock = connect(args.socket)
     sock.sendall(b'{"publish":true}\n')
-    if not entries:
-        sock.close()
-        emit(lines=0)
-        return
-    base = entries[0][0]
+    time.sleep(0.05)
     clock = time.monotonic_ns
+    base = chunks[0][0] if chunks else 0
     start = clock()
-    index = 0
-    while index < len(entries):
-        due = start + entries[index][0] - base
+    for offset, data in chunks:
+        # What subscriber 0 got in one read leaves in one write, at the same time after the first.
+        due = start + offset - base
         wait = due - clock()
         if wait > 200_000:
             time.sleep((wait - 100_000) / 1e9)
-            continue
         while clock() < due:
             pass
-        # Lines that arrived in one read at subscriber 0 leave together, as parleyd sent them.
-        batch = []
-        offset = entries[index][0]
-        while index < len(entries) and entries[index][0] == offset:
-            batch.append(entries[index][1])
-            index += 1
-        sock.sendall(b"".join(batch))
+        sock.sendall(data)
     time.sleep(0.2)
     sock.close()
-    emit(lines=len(entries))
+    emit(chunks=len(chunks), bytes=sum(len(data) for _, data in chunks))
 
 
 def main():

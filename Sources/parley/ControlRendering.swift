@@ -68,8 +68,8 @@ enum ControlRendering {
 
     /// `parley watch`: every event, one line each (state changes with →, other changes with ~).
     static func watch(_ session: ControlSession, json: Bool) throws -> ExitCode {
-        _ = try session.request(.subscribe, as: SubscribeResult.self)
-        if !json { print("watching parleyd (Ctrl-C to stop)") }
+        let subscribed = try session.request(.subscribe, as: SubscribeResult.self)
+        print(json ? String(decoding: subscribed.line, as: UTF8.self) : "watching parleyd (Ctrl-C to stop)")
         flushOutput()
         while true {
             let received: Data

@@ -78,9 +78,13 @@ struct BaresipInteropTests {
         #expect(parleyd.transitions == [["idle", "ringing", "joined", "left (remoteEnded)"]], "\(baresip.transcript)")
     }
 
-    @Test("baresip holds and resumes parleyd (sendonly, sendrecv): parleyd answers recvonly, sendrecv; stays joined")
+    @Test("baresip holds and resumes parleyd (sendonly, sendrecv): parleyd answers recvonly, sendrecv; stays joined; events say so")
     func baresipHoldsAndResumes() throws {
         let parleyd = try Parleyd(["--auto-answer", "0"])
+        let watch = try RunningProcess(
+            try Interop.binary("parley"), ["watch", "--json", "--data-dir", parleyd.dataDirectory.path], name: "parley watch")
+        defer { watch.process.terminate() }
+        _ = try watch.waitForLine("the subscription") { _ in true }
         let baresip = try Baresip(dial: parleyd.uri(.udp))
         let isACK: (String) -> Bool = { $0.hasPrefix("CSeq: ") && $0.hasSuffix(" ACK") }
         try baresip.quotingTranscript {
@@ -100,6 +104,15 @@ struct BaresipInteropTests {
             "\(baresip.transcript)")
         let holdLines = parleyd.process.lines.filter { $0.contains("the remote side") }
         #expect(holdLines.count == 2 && holdLines[0].hasSuffix("put us on hold") && holdLines[1].hasSuffix("resumed"))
+        // A frontend watching sees the remote hold and the resume as data.
+        _ = try watch.waitForLine("the conversation leaving") { $0.contains(#""state":"left""#) }
+        let heldFlags = watch.lines.compactMap { line -> Bool? in
+            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let data = event["data"] as? [String: Any], (data["changes"] as? [String])?.contains("isRemotelyHeld") == true
+            else { return nil }
+            return (data["conversation"] as? [String: Any])?["isRemotelyHeld"] as? Bool
+        }
+        #expect(heldFlags == [true, false], "\(watch.lines)")
         let invites = baresip.messages.filter { $0.startLine.hasPrefix("INVITE ") }
         let answers = baresip.messages.filter {
             $0.startLine.hasPrefix("SIP/2.0 200") && $0.header("CSeq")?.hasSuffix("INVITE") == true
