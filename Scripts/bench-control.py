@@ -14,7 +14,8 @@ Subcommands (Scripts/bench-control runs them; each prints one `key=value ...` li
   fanout --socket PATH [--token FILE] --clients N --ready F --stop F [--drain S] [--record F]
         N subscribers in this one process (selectors); per conversationChanged event, the time from the first
         subscriber receiving it to the last (monotonic_ns right after each read). Runs until F (--stop) exists,
-        then reads for --drain more seconds. --record writes subscriber 0's reads, with their times, for `publish`.
+        then until nothing came for --quiet seconds (at most --drain). --record writes subscriber 0's reads, with
+        their times, for `publish`.
   publish --socket PATH --replay F
         replays a --record file into the echo server's broadcast, read by read, with the recorded timing.
 """
@@ -327,13 +328,15 @@ def fanout(args):
     hard_stop = time.monotonic() + args.max_seconds
     open_count = len(clients)
     next_check = 0.0
+    last_data = time.monotonic()
     while open_count:
         now_s = time.monotonic()
         if stop_at is None and now_s >= next_check:
             next_check = now_s + 0.05
             if os.path.exists(args.stop) or now_s > hard_stop:
                 stop_at = now_s + args.drain
-        if stop_at is not None and now_s > stop_at:
+        # After the stop file: until nothing came for --quiet seconds (parleyd may still be behind), at most --drain.
+        if stop_at is not None and (now_s > stop_at or now_s - last_data > args.quiet):
             break
         received = []
         for key, _ in selector.select(0.05):
@@ -349,6 +352,8 @@ def fanout(args):
                 closed.append(key.data)
                 selector.unregister(key.fileobj)
                 open_count -= 1
+        if received:
+            last_data = time.monotonic()
         for index, now, data in received:
             if data:
                 offsets[index] += len(data)
@@ -476,7 +481,8 @@ def main():
     command.add_argument("--clients", type=int, default=50)
     command.add_argument("--ready", required=True)
     command.add_argument("--stop", required=True)
-    command.add_argument("--drain", type=float, default=1.0)
+    command.add_argument("--drain", type=float, default=10.0, help="most seconds read after the stop file")
+    command.add_argument("--quiet", type=float, default=0.5, help="stop once nothing came for this long")
     command.add_argument("--max-seconds", type=float, default=120.0)
     command.add_argument("--record")
     command.add_argument("--echo", action="store_true")

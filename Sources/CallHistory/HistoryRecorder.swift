@@ -11,12 +11,14 @@ public struct HistoryRecorder: Sendable {
     public let normalizer: HandleNormalizer
     /// Whether ended conversations are recorded at all (`Configuration.includesConversationInRecents`).
     public let includesConversationsInRecents: Bool
-    /// Names for handles that arrived without one, so Recents shows "Alice Liddell" rather than a number.
-    public let contacts: ContactDirectory?
+    /// The contacts that name parties, so Recents shows "Alice Liddell" rather than a number or "sipp" (read at each
+    /// record: a reloaded book names the next records).
+    public let contacts: ContactBook?
 
-    /// A recorder for a manager with `configuration`, naming unnamed parties from `contacts`.
+    /// A recorder for a manager with `configuration`, naming parties from `contacts` (the SIP display name when no
+    /// contact matches).
     public init(
-        store: any CallHistoryStore, configuration: ConversationManager.Configuration, contacts: ContactDirectory? = nil
+        store: any CallHistoryStore, configuration: ConversationManager.Configuration, contacts: ContactBook? = nil
     ) {
         self.store = store
         self.normalizer = configuration.handleNormalizer
@@ -39,10 +41,9 @@ public struct HistoryRecorder: Sendable {
         else { return nil }
         if let contacts {
             for index in record.remoteHandles.indices {
-                let handle = record.remoteHandles[index].handle
-                // Only a handle that came without a name of its own gets the contact's.
-                if handle.displayName == handle.value {
-                    record.remoteHandles[index].handle.displayName = contacts.displayName(for: handle)
+                // The person's own address book wins over the name the caller sent.
+                if let name = contacts.contactName(for: record.remoteHandles[index].handle) {
+                    record.remoteHandles[index].handle.displayName = name
                 }
             }
         }

@@ -61,6 +61,9 @@ public struct NodeConfiguration: Sendable {
     public var control: Bool
     /// The control API over WebSocket too (nil: not).
     public var webSocket: WebSocketEndpoint?
+    /// Whether the node runs without its control API when another parleyd already serves this data directory's
+    /// socket (scripted runs: `--call`, `--exit-after`), instead of failing to start.
+    public var controlIsOptional = false
     /// The control endpoints' limits (client slots, hello deadline, message and queue sizes), each endpoint's own.
     public var controlLimits = ControlLimits()
     /// The version the node reports (the User-Agent and Server headers, `status`).

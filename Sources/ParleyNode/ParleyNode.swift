@@ -89,7 +89,7 @@ public final class ParleyNode: Sendable {
             guard engineConfiguration.problems.isEmpty else {
                 throw NodeError(engineConfiguration.problems.joined(separator: "; "))
             }
-            let recorder = history.map { HistoryRecorder(store: $0, configuration: configuration.manager, contacts: contacts.current) }
+            let recorder = history.map { HistoryRecorder(store: $0, configuration: configuration.manager, contacts: contacts) }
             let engine = ParleyEngine(
                 configuration: engineConfiguration, manager: manager, environment: environment, history: recorder, log: log)
             self.engine = engine
@@ -104,6 +104,9 @@ public final class ParleyNode: Sendable {
                 self.controlLoop = controlLoop
                 do {
                     control = try Self.controlEndpoint(configuration, engine, history, contacts, bound, controlLoop)
+                } catch ControlServerError.alreadyInUse(let path) where configuration.controlIsOptional {
+                    log.info("control socket \(path) is served by another parleyd: this scripted run has no control API")
+                    control = nil
                 } catch {
                     controlLoop.shutdown()
                     throw error

@@ -5,7 +5,7 @@ import Foundation
 /// `parley contacts FILE [--match VALUE]`: loads a contacts file and shows what a handle resolves to.
 enum ContactsCommand {
     static let help = """
-        usage: parley contacts FILE [--match VALUE [--kind KIND]] [--country-code CC] [--trunk-prefix P]
+        usage: parley contacts FILE [--match VALUE [--kind KIND]] [--country-code CC] [--trunk-prefix P] [--json]
 
         Loads a contacts file (JSON or vCard), reports its contacts and any handle claimed by two contacts, and
         with --match resolves a handle to a contact name by Parley's matching rules: phone numbers by E.164
@@ -15,6 +15,7 @@ enum ContactsCommand {
           --kind KIND          phoneNumber (default), emailAddress or generic
           --country-code CC    default country code for national numbers (default 1)
           --trunk-prefix P     national trunk prefix (default 1 for country code 1, else 0)
+          --json               print the contacts, conflicts and match as one JSON object
         """
 
     static func run(_ raw: [String]) throws -> ExitCode {
@@ -23,6 +24,7 @@ enum ContactsCommand {
             print(help)
             return .ok
         }
+        let json = arguments.flag("--json")
         let match = try arguments.option("--match")
         let kind = try arguments.option("--kind", as: "generic, phoneNumber or emailAddress", Handle.Kind.init(name:))
         let countryCode = try arguments.option("--country-code") ?? "1"
@@ -38,6 +40,7 @@ enum ContactsCommand {
             throw UsageError(error.description)
         }
         let directory = try ContactDirectory.load(contentsOf: URL(fileURLWithPath: files[0]), normalizer: normalizer)
+        if json { return try printJSON(directory, match: match.map { Handle(kind: kind ?? .phoneNumber, value: $0) }, normalizer) }
         print("\(directory.count) contact\(directory.count == 1 ? "" : "s") loaded from \(files[0])")
         for conflict in directory.conflicts { print("warning: \(conflict)") }
         guard let match else {
@@ -57,5 +60,22 @@ enum ContactsCommand {
         }
         print("\(handle) → \(normalized) → no contact")
         return .failure
+    }
+
+    /// `--json`: the contacts, the conflicts, and the match (exit 1 when nothing matches).
+    private static func printJSON(_ directory: ContactDirectory, match: Handle?, _ normalizer: HandleNormalizer) throws -> ExitCode {
+        struct Output: Encodable {
+            let contacts: [Contact]
+            let conflicts: [String]
+            let match: Match?
+        }
+        struct Match: Encodable {
+            let handle: Handle
+            let normalized: String?
+            let contact: String?
+        }
+        let found = match.map { Match(handle: $0, normalized: normalizer.normalize($0)?.value, contact: directory.contact(for: $0)?.name) }
+        print(try jsonLine(Output(contacts: directory.contacts, conflicts: directory.conflicts.map(\.description), match: found)))
+        return match == nil || found?.contact != nil ? .ok : .failure
     }
 }

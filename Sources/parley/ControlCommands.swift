@@ -91,7 +91,7 @@ enum ControlCommands {
             default: action = .merge(MergeParams(conversation: conversation, with: try session.conversation(positionals[1])))
             }
             return try show(session.request(action, as: ActionResult.self), json: json, command) { result in
-                "\(result.action): done  " + ControlRendering.line(result.conversation)
+                "\(command): done  " + ControlRendering.line(result.conversation)
             }
         }
     }

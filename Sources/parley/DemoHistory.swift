@@ -28,7 +28,7 @@ final class DemoHistory: Sendable {
         store = try SQLiteCallHistory(
             path: (directory as NSString).appendingPathComponent(HistoryLocation.fileName),
             normalizer: configuration.handleNormalizer)
-        recorder = HistoryRecorder(store: store, configuration: configuration, contacts: contacts)
+        recorder = HistoryRecorder(store: store, configuration: configuration, contacts: ContactBook(contacts))
     }
 
     /// A fresh temporary data directory.

@@ -157,6 +157,7 @@ struct DaemonOptions {
             }
         }
         options.exitAfter = try arguments.option("--exit-after", as: "a positive number") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        options.node.controlIsOptional = options.exitAfter != nil || !options.calls.isEmpty
         if let service = try arguments.option("--push-service") {
             guard let endpoint = PushEndpoint(service) else {
                 throw UsageError("--push-service expects HOST:PORT (IPv6 as [::1]:PORT), got '\(service)'")

@@ -64,14 +64,14 @@ struct StoreAccessTests {
         #expect(second.nextCursor == nil)
     }
 
-    @Test("the recorder names unnamed parties from contacts and keeps names that came with the call")
+    @Test("the recorder names parties from contacts, over the name that came with the call")
     func recorderContacts() throws {
         let temp = try TemporaryHistory()
         let store = try temp.open()
         let contacts = ContactDirectory(contacts: [
             Contact(name: "Alice Liddell", handles: [Handle(kind: .phoneNumber, value: "+1 415 555 0100")]),
         ])
-        let recorder = HistoryRecorder(store: store, configuration: .init(), contacts: contacts)
+        let recorder = HistoryRecorder(store: store, configuration: .init(), contacts: ContactBook(contacts))
         let clock = ManualClock()
         let manager = try ConversationManager(configuration: .init(), clock: clock)
         let collector = Collector()
@@ -84,6 +84,12 @@ struct StoreAccessTests {
             try recorder.conversationChanged(try #require(collector.last))
         }
         let names = try store.query(HistoryQuery()).records.map(\.displayName)
-        #expect(names == ["Front desk", "Alice Liddell"])
+        #expect(names == ["Alice Liddell", "Alice Liddell"])
+        let stranger = Handle(kind: .phoneNumber, value: "650-555-0199", displayName: "Front desk")
+        let uuid = UUID()
+        try manager.reportNewIncomingConversation(uuid: uuid, update: .init(members: [stranger]))
+        try manager.reportConversationEvent(.ended(clock.now(), .unanswered), for: uuid)
+        try recorder.conversationChanged(try #require(collector.last))
+        #expect(try store.query(HistoryQuery(limit: 1)).records.first?.displayName == "Front desk", "no contact: the SIP name")
     }
 }
