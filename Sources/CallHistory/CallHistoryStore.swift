@@ -10,6 +10,9 @@ public protocol CallHistoryStore: Sendable {
     /// Stores many records in one transaction; returns how many were new.
     @discardableResult
     func insert(contentsOf records: [CallRecord]) throws(CallHistoryError) -> Int
+    /// Stores many records in one transaction; returns them with their ids (a conversation already there keeps
+    /// its first record, whose id the returned one carries).
+    func insertReturningRecords(_ records: [CallRecord]) throws(CallHistoryError) -> [CallRecord]
     /// The record with this id.
     func record(id: Int64) throws(CallHistoryError) -> CallRecord
     /// The record of this conversation, if stored.

@@ -125,14 +125,30 @@ public final class SQLiteCallHistory: CallHistoryStore {
 
     @discardableResult
     public func insert(contentsOf records: [CallRecord]) throws(CallHistoryError) -> Int {
+        try insertAll(records).added
+    }
+
+    public func insertReturningRecords(_ records: [CallRecord]) throws(CallHistoryError) -> [CallRecord] {
+        try insertAll(records).stored
+    }
+
+    /// One transaction: each record not there yet is inserted; every record comes back with its id.
+    private func insertAll(_ records: [CallRecord]) throws(CallHistoryError) -> (stored: [CallRecord], added: Int) {
         try use { connection throws(CallHistoryError) in
             try connection.transaction { () throws(CallHistoryError) in
+                var stored: [CallRecord] = []
+                stored.reserveCapacity(records.count)
                 var added = 0
-                for record in records where try RecordReader.id(uuid: record.uuid, in: connection) == nil {
-                    _ = try RecordWriter.insert(record, into: connection, normalizer: normalizer)
-                    added += 1
+                for var record in records {
+                    if let existing = try RecordReader.id(uuid: record.uuid, in: connection) {
+                        record.id = existing
+                    } else {
+                        record.id = try RecordWriter.insert(record, into: connection, normalizer: normalizer)
+                        added += 1
+                    }
+                    stored.append(record)
                 }
-                return added
+                return (stored, added)
             }
         }
     }

@@ -82,9 +82,10 @@ final class ControlServerHandle<Framing: ControlFraming>: Sendable {
         if ownsLoop { loop.shutdown() }
     }
 
-    /// Runs `body` on the core: now when on the loop (a handler calling back), else soon, in submission order.
+    /// Runs `body` on the core soon, in submission order — also when called on the loop (a handler calling back),
+    /// so that what one thread queues (events) is never overtaken by what the loop itself sends (replies).
     private func perform(_ body: @escaping @Sendable (ControlServerCore<Framing>) -> Void) {
         let core = core
-        if loop.inEventLoop { body(core.value) } else { loop.execute { body(core.value) } }
+        loop.execute { body(core.value) }
     }
 }

@@ -22,6 +22,8 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case mute
     /// Send keypad tones.
     case playTone
+    /// Turn video on or off.
+    case video
     /// Merge two calls.
     case merge
     /// Split a call from its group.
@@ -111,6 +113,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case mute(MuteParams)
     /// `playTone`.
     case playTone(ToneParams)
+    /// `video`.
+    case video(VideoParams)
     /// `merge`.
     case merge(MergeParams)
     /// `unmerge`.
@@ -145,6 +149,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .resume: .resume
         case .mute: .mute
         case .playTone: .playTone
+        case .video: .video
         case .merge: .merge
         case .unmerge: .unmerge
         case .history: .history
@@ -166,6 +171,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .join, .end, .hold, .resume, .unmerge: ConversationParams.self
         case .mute: MuteParams.self
         case .playTone: ToneParams.self
+        case .video: VideoParams.self
         case .merge: MergeParams.self
         case .history: HistoryParams.self
         case .historyCount: HistoryFilter.self
@@ -191,6 +197,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .unmerge: return .unmerge(try params(ConversationParams.self, data))
         case .mute: return .mute(try params(MuteParams.self, data))
         case .playTone: return .playTone(try params(ToneParams.self, data))
+        case .video: return .video(try params(VideoParams.self, data))
         case .merge: return .merge(try params(MergeParams.self, data))
         case .history: return .history(try params(HistoryParams.self, data))
         case .historyCount: return .historyCount(try params(HistoryFilter.self, data))
@@ -210,6 +217,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
             try params.encode(to: encoder)
         case .mute(let params): try params.encode(to: encoder)
         case .playTone(let params): try params.encode(to: encoder)
+        case .video(let params): try params.encode(to: encoder)
         case .merge(let params): try params.encode(to: encoder)
         case .history(let params): try params.encode(to: encoder)
         case .historyCount(let params): try params.encode(to: encoder)

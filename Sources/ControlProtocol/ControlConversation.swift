@@ -136,7 +136,8 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         if connectedAt != previous.connectedAt { changed.append("connectedAt") }
         if endedAt != previous.endedAt { changed.append("endedAt") }
         if endedReason != previous.endedReason { changed.append("endedReason") }
-        if sipStatus != previous.sipStatus || sipReason != previous.sipReason { changed.append("sipStatus") }
+        if sipStatus != previous.sipStatus { changed.append("sipStatus") }
+        if sipReason != previous.sipReason { changed.append("sipReason") }
         return changed
     }
 
@@ -153,7 +154,9 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         ControlField("isMuted", "a boolean", "we are muted"),
         ControlField("isVideo", "a boolean", "it carries video"),
         ControlField("capabilities", "an array of strings", "`merging`, `unmerging`, `pausing`, `playingTones`, `video`"),
-        ControlField("pendingActions", "an array of strings", "actions running on it now (`start`, `hold`…): show a spinner"),
+        ControlField(
+            "pendingActions", "an array of strings",
+            "actions running on it now, by the method that asks for each (`start`, `join`, `end`, `hold`, `resume`, `mute`, `unmute`, `playTone`, `merge`, `unmerge`): show a spinner"),
         ControlField("group", "a string or null", "the uuid of the group it is merged into"),
         ControlField("callID", "a string or null", "its SIP Call-ID"),
         ControlField("createdAt", "a timestamp", "when parleyd first knew of it"),

@@ -100,6 +100,28 @@ public struct ToneParams: ControlParams {
     }
 }
 
+/// `{"conversation": "1b4e28ba", "enabled": true}`.
+public struct VideoParams: ControlParams {
+    /// The conversation.
+    public var conversation: String
+    /// True to turn video on, false to turn it off.
+    public var enabled: Bool
+
+    /// Params.
+    public init(conversation: String, enabled: Bool) {
+        self.conversation = conversation
+        self.enabled = enabled
+    }
+
+    /// The members.
+    public static let fields = [
+        ConversationParams.conversationField,
+        ControlField("enabled", "a boolean", "true: turn video on (an upgrade), false: turn it off"),
+    ]
+    /// An example.
+    public static let example = VideoParams(conversation: "1b4e28ba", enabled: true)
+}
+
 /// `{"conversation": "1b4e28ba", "with": "9f0c"}`.
 public struct MergeParams: ControlParams {
     /// The conversation.

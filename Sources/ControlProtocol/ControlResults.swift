@@ -69,7 +69,9 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
             "`connected`, `missed`, `declined`, `busy`, `cancelled`, `failed`, `answeredElsewhere`, `declinedElsewhere`"),
         ControlField("endedReason", "a string", "the conversation's ended reason"),
         ControlField("displayName", "a string", "who the other side was: contact names, else SIP display names"),
-        ControlField("members", "an array of handles", "the remote members, each with the address it called from"),
+        ControlField(
+            "members", "an array of handles",
+            "the remote members, each with the address it called from; a member's `displayName` is the name recorded with the call (the contact's name then, else the SIP display name), its `contactName` the contact's name now"),
         ControlField("localMember", "a handle or null", "our own handle"),
         ControlField("isVideo", "a boolean", "it carried video"),
         ControlField("group", "a string or null", "the group it was merged into"),

@@ -34,7 +34,7 @@ extension ControlService {
     func info(for conversation: Conversation, callID: String?, finalStatus: SIPFinalStatus?) -> ConversationInfo {
         ConversationInfo(
             conversation, callID: callID,
-            pendingActions: engine.manager.pendingActions(for: conversation.uuid).map(\.kind.name),
+            pendingActions: engine.manager.pendingActions(for: conversation.uuid).map(Self.name(of:)),
             finalStatus: finalStatus.map { ($0.code, $0.reason) }, contactName: contacts.contactName(for:))
     }
 
@@ -91,7 +91,7 @@ extension ControlService {
             return rerender(action.conversationUUID, state: &state).map { [$0] } ?? []
         case .actionSettled(let action, let settled):
             let settledEvent = ControlEventMessage.actionSettled(ActionSettled(
-                action: action.kind.name, actionUUID: action.uuid.uuidString,
+                action: Self.name(of: action), actionUUID: action.uuid.uuidString,
                 conversation: action.conversationUUID.uuidString, state: Self.name(of: settled),
                 error: error(settling: action, as: settled, state: state)))
             return [settledEvent] + (rerender(action.conversationUUID, state: &state).map { [$0] } ?? [])
@@ -107,8 +107,11 @@ extension ControlService {
     }
 
     /// A live conversation's view again (pending actions or contact names moved); the event, if anything changed.
+    ///
+    /// When the manager already holds a newer snapshot, nothing is said now: its own `conversationChanged` is on the
+    /// way and will carry the pending actions as they are then (an older snapshot never follows a newer one).
     private func rerender(_ uuid: UUID, state: inout EventState) -> ControlEventMessage? {
-        guard var known = state.live[uuid] else { return nil }
+        guard var known = state.live[uuid], engine.manager.conversation(uuid) == known.conversation else { return nil }
         let view = info(for: known.conversation, callID: known.callID, finalStatus: known.finalStatus)
         let changes = view.changes(since: known.info)
         guard !changes.isEmpty else { return nil }
@@ -127,7 +130,7 @@ extension ControlService {
     private func error(
         settling action: ConversationAction, as settled: ConversationAction.State, state: EventState
     ) -> ControlError? {
-        let name = action.kind.name
+        let name = Self.name(of: action)
         switch settled {
         case .complete, .idle, .running:
             return nil

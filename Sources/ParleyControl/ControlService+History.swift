@@ -64,11 +64,7 @@ extension ControlService {
         var query = filter.missed == true ? HistoryQuery.missed(unreadOnly: filter.unread == true) : HistoryQuery()
         query.unreadOnly = filter.unread == true
         if let handle = filter.handle {
-            guard case .success(let found) = DialTarget.handle(for: handle, configuration: engine.configuration) else {
-                query.handle = Handle(kind: .generic, value: handle)
-                return query
-            }
-            query.handle = found
+            query.handle = DialTarget.parse(handle) ?? Handle(kind: .generic, value: handle)
         }
         if let direction = filter.direction.flatMap(Conversation.Direction.init(rawValue:)) { query.direction = direction }
         return query

@@ -102,12 +102,13 @@ public final class ControlService: Sendable {
             try perform(.merge(conversationUUID: uuid, with: other), id: id, reply: reply)
         case .unmerge(let params):
             try perform(.unmerge(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
+        case .video(let params):
+            try setVideo(params.enabled, on: try conversation(params.conversation), id: id, reply: reply)
         case .contact(let params):
-            let handle: Handle
-            switch DialTarget.handle(for: params.handle, configuration: engine.configuration) {
-            case .success(let found): handle = found
-            case .failure: handle = Handle(kind: .generic, value: params.handle)
+            guard contacts.current != nil else {
+                throw ControlError(.unavailable, "This parleyd has no contacts (start it with --contacts FILE).")
             }
+            let handle = DialTarget.parse(params.handle) ?? Handle(kind: .generic, value: params.handle)
             let name = contacts.contactName(for: handle)
             reply(ControlMessage.result(ContactResult(handle: HandleInfo(handle, contactName: name), contactName: name), id: id))
         case .reloadContacts:
@@ -157,7 +158,7 @@ public final class ControlService: Sendable {
         do {
             try engine.manager.perform([action])
         } catch {
-            throw ControlError.refused(error, action: action.kind.name)
+            throw ControlError.refused(error, action: Self.name(of: action))
         }
         if case .start = action.kind {
             reply(ControlMessage.result(actionResult(action, state: "pending"), id: id))
@@ -172,9 +173,33 @@ public final class ControlService: Sendable {
         }
     }
 
+    /// Video on or off: a media change through the engine (not a manager action), answered when the peer has
+    /// answered the re-INVITE.
+    private func setVideo(
+        _ enabled: Bool, on uuid: UUID, id: ControlRequestID, reply: @escaping @Sendable (Data) -> Void
+    ) throws(ControlError) {
+        guard engine.manager.configuration.supportsVideo || !enabled else {
+            throw ControlError(.refused, "Video calls are off in this parleyd (start it with --video).", details: .init(action: "video"))
+        }
+        guard let conversation = engine.manager.conversation(uuid), conversation.state == .joined else {
+            throw ControlError(.refused, "Can't change video on this call: it is not connected.", details: .init(action: "video"))
+        }
+        let request = UUID()
+        engine.setVideo(enabled, for: uuid) { [self] failure in
+            if let failure {
+                let message = enabled ? "The other side did not take video." : "Couldn't turn video off."
+                reply(ControlMessage.error(ControlError(.failed, message, details: .init(action: "video", technical: failure)), id: id))
+                return
+            }
+            let result = ActionResult(
+                action: "video", actionUUID: request.uuidString, state: "complete", conversation: latestInfo(of: uuid))
+            reply(ControlMessage.result(result, id: id))
+        }
+    }
+
     private func actionResult(_ action: ConversationAction, state: String) -> ActionResult {
         ActionResult(
-            action: action.kind.name, actionUUID: action.uuid.uuidString, state: state,
+            action: Self.name(of: action), actionUUID: action.uuid.uuidString, state: state,
             conversation: latestInfo(of: action.conversationUUID))
     }
 
@@ -191,6 +216,12 @@ public final class ControlService: Sendable {
                 .notFound, "\(text.debugDescription) matches \(matches.count) calls; give more of the uuid.",
                 details: .init(field: field, matches: matches.map(\.uuid.uuidString)))
         }
+    }
+
+    /// An action as the protocol names it: the method that asks for it (`hold`, not the manager's `pause`), with
+    /// `unmute` for a mute that unmutes.
+    static func name(of action: ConversationAction) -> String {
+        action.kind.name == "pause" ? "hold" : action.kind.name
     }
 
     /// The protocol's view of a registration state.

@@ -58,31 +58,46 @@ extension CallLeg {
         return effects
     }
 
-    /// Pause or resume: our re-INVITE with a sendonly or sendrecv offer, unless an offer is in progress.
+    /// Pause, resume, or video on or off: our re-INVITE with the offer's new shape, unless an offer is in progress.
     func reinvite(
-        hold: Bool, action: ActionRef, confirmed: inout Confirmed, in context: some CallLegContext
+        _ request: OfferRequest, shape: OfferShape, confirmed: inout Confirmed, in context: some CallLegContext
     ) -> [CallLegEffect] {
         guard case .none = confirmed.ownOffer, confirmed.unacknowledgedAnswer == nil,
             confirmed.dialog.inviteInProgress == nil
-        else { return [.fail(action, reason: "another offer is in progress; try again")] }
-        return sendReinvite(hold: hold, action: action, confirmed: &confirmed, in: context)
+        else { return [failed(request, reason: "another offer is in progress; try again")] }
+        return sendReinvite(request, shape: shape, confirmed: &confirmed, in: context)
+    }
+
+    /// The shape of the current offer, with `change` applied.
+    func shape(of confirmed: Confirmed, _ change: (inout OfferShape) -> Void) -> OfferShape {
+        var shape = OfferShape(hold: confirmed.localHold, video: confirmed.media.local.isVideo)
+        change(&shape)
+        return shape
     }
 
     /// The glare wait is over: our re-INVITE goes again, unless its action is gone or an offer is in progress.
     func retryReinvite(_ confirmed: inout Confirmed, in context: some CallLegContext) -> [CallLegEffect] {
-        guard case .waitingToRetry(let action, let hold) = confirmed.ownOffer else { return [] }
+        guard case .waitingToRetry(let request, let shape) = confirmed.ownOffer else { return [] }
         confirmed.ownOffer = .none
-        guard !context.isSettled(action) else { return [] }
+        if case .action(let action) = request, context.isSettled(action) { return [] }
         guard confirmed.dialog.inviteInProgress == nil, confirmed.unacknowledgedAnswer == nil else {
-            return [.fail(action, reason: "another offer is in progress")]
+            return [failed(request, reason: "another offer is in progress")]
         }
-        return sendReinvite(hold: hold, action: action, confirmed: &confirmed, in: context)
+        return sendReinvite(request, shape: shape, confirmed: &confirmed, in: context)
+    }
+
+    /// How a request for our re-INVITE ends when it cannot be done.
+    func failed(_ request: OfferRequest, reason: String) -> CallLegEffect {
+        switch request {
+        case .action(let action): .fail(action, reason: reason)
+        case .video(let on): .videoSettled(on, failure: reason)
+        }
     }
 
     private func sendReinvite(
-        hold: Bool, action: ActionRef, confirmed: inout Confirmed, in context: some CallLegContext
+        _ offerRequest: OfferRequest, shape: OfferShape, confirmed: inout Confirmed, in context: some CallLegContext
     ) -> [CallLegEffect] {
-        let offer = context.makeOffer(after: confirmed.media.local, hold: hold)
+        let offer = context.makeOffer(after: confirmed.media.local, hold: shape.hold, video: shape.video)
         let target = context.destination(inDialog: confirmed.dialog, fallback: confirmed.destination)
         var headers = context.capabilityHeaders
         headers.append("User-Agent", context.configuration.product)
@@ -90,7 +105,7 @@ extension CallLeg {
             .invite, via: context.newVia(for: target), contact: context.contactAddress(for: target, secure: isSecure),
             headers: headers, contentType: Self.sdpType, body: offer.serialize())
         let cseq = request.headers.cseq?.number ?? 0
-        confirmed.ownOffer = .sent(action: action, hold: hold, offer: offer, cseq: cseq)
+        confirmed.ownOffer = .sent(offerRequest, shape, offer: offer, cseq: cseq)
         return [.send(request, .reinvite(cseq: cseq), to: target)]
     }
 
@@ -99,39 +114,60 @@ extension CallLeg {
     func reinviteResponse(
         _ response: SIPResponse, cseq: UInt32, in confirmed: inout Confirmed, context: some CallLegContext
     ) -> ([CallLegEffect], failedStatus: Int?) {
-        guard case .sent(let action, let hold, let offer, cseq) = confirmed.ownOffer, !response.isProvisional else {
+        guard case .sent(let request, let shape, let offer, cseq) = confirmed.ownOffer, !response.isProvisional else {
             return ([], nil)
         }
         guard DialogID(responseAsUAC: response) == confirmed.dialog.id else {
             // Its tags were changed: the dialog cannot go on.
             confirmed.ownOffer = .none
-            return ([.fail(action, reason: "the answer to our re-INVITE does not match the dialog")], response.statusCode)
+            return ([failed(request, reason: "the answer to our re-INVITE does not match the dialog")], response.statusCode)
         }
         confirmed.dialog.receive(response: response)
         if response.isSuccess {
             confirmed.ownOffer = .none
+            let wasVideo = confirmed.media.local.isVideo
             confirmed.media.local = offer
             let target = context.destination(inDialog: confirmed.dialog, fallback: confirmed.destination)
             let ack = confirmed.dialog.makeACK(forInviteCSeq: cseq, via: context.newVia(for: target))
             confirmed.lastACK = ack
             if !response.body.isEmpty { confirmed.media.remote = try? SDPSession.parse(response.body) }
-            confirmed.localHold = hold
-            var effects: [CallLegEffect] = [.sendStateless(.request(ack), to: target), .fulfil(action)]
-            if offer.isVideo, confirmed.media.remote?.isVideo == false {
-                confirmed.media.local.video = nil
-                effects.append(.report(.updated(Conversation.Update(capabilities: context.capabilities(video: false)))))
+            confirmed.localHold = shape.hold
+            if offer.isVideo, confirmed.media.remote?.isVideo != true { confirmed.media.local.video = nil }
+            var effects: [CallLegEffect] = [.sendStateless(.request(ack), to: target)]
+            let isVideo = confirmed.media.local.isVideo
+            if isVideo != wasVideo {
+                effects.append(.report(.updated(Conversation.Update(capabilities: context.capabilities(video: isVideo)))))
+            }
+            switch request {
+            case .action(let action): effects.append(.fulfil(action))
+            case .video(let on): effects.append(.videoSettled(on, failure: isVideo == on ? nil : "the other side did not take video"))
             }
             return (effects, nil)
         }
         if response.statusCode == 491 {
             // Glare: try again after the RFC 3261 §14.1 delay, unless the action is gone by then.
-            confirmed.ownOffer = .waitingToRetry(action: action, hold: hold)
+            confirmed.ownOffer = .waitingToRetry(request, shape)
             let delay = context.glareRetryDelay(isCallIDOwner: role == .caller)
             return ([.log(.debug, "491 on our re-INVITE; retrying in \(delay)"), .startTimer(.glareRetry, after: delay)], nil)
         }
         confirmed.ownOffer = .none
-        let failed: [CallLegEffect] = [.fail(action, reason: "\(response.statusCode) \(response.reasonPhrase)")]
-        return (failed, response.statusCode == 481 || response.statusCode == 408 ? response.statusCode : nil)
+        let failure: [CallLegEffect] = [failed(request, reason: "\(response.statusCode) \(response.reasonPhrase)")]
+        return (failure, response.statusCode == 481 || response.statusCode == 408 ? response.statusCode : nil)
+    }
+
+    /// An INFO in the leg's dialog: answered 200; a DTMF tone in it goes to the driver (tonesReceived).
+    mutating func receiveInfo(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect] {
+        guard var dialog else { return [.respond(context.response(to: request, key: key, status: 481), transaction: key)] }
+        let verdict = dialog.receive(request: request)
+        guard verdict == .accept else { return refusal(verdict, of: request, key: key, in: context) }
+        setDialog(dialog)
+        var effects: [CallLegEffect] = []
+        if request.headers.contentType?.mediaType.lowercased() == "application/dtmf-relay",
+            let signal = DTMFRelay.signal(in: request.body)
+        {
+            effects.append(.tonesReceived(String(signal)))
+        }
+        return effects + [.respond(context.response(to: request, key: key, status: 200, toTag: localTag), transaction: key)]
     }
 
     /// PlayTone: one INFO per keypad digit, in order, each after the previous one is answered.

@@ -199,21 +199,6 @@ extension CallLeg {
         return effects
     }
 
-    /// An INFO in the leg's dialog: answered 200 (a DTMF tone is logged).
-    mutating func receiveInfo(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect] {
-        guard var dialog else { return [.respond(context.response(to: request, key: key, status: 481), transaction: key)] }
-        let verdict = dialog.receive(request: request)
-        guard verdict == .accept else { return refusal(verdict, of: request, key: key, in: context) }
-        setDialog(dialog)
-        var effects: [CallLegEffect] = []
-        if request.headers.contentType?.mediaType.lowercased() == "application/dtmf-relay",
-            let signal = DTMFRelay.signal(in: request.body)
-        {
-            effects.append(.tonesReceived(String(signal)))
-        }
-        return effects + [.respond(context.response(to: request, key: key, status: 200, toTag: localTag), transaction: key)]
-    }
-
     /// A CANCEL of the initial INVITE (the driver matched it to `inviteKey`): 200 while the leg is the callee's,
     /// and for a ringing one 487 to the INVITE too; 481 when there is no INVITE of the peer's to cancel.
     mutating func receiveCancel(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect] {
@@ -323,11 +308,11 @@ extension CallLeg {
         case .confirmed(var confirmed):
             switch request {
             case .reinvite(let cseq):
-                guard case .sent(let action, _, _, cseq) = confirmed.ownOffer else { return [] }
+                guard case .sent(let offerRequest, _, _, cseq) = confirmed.ownOffer else { return [] }
                 confirmed.ownOffer = .none
                 state = .confirmed(confirmed)
                 let reason = failure == .timeout ? "no answer to the re-INVITE" : "the transport failed"
-                return [.fail(action, reason: reason)] + dialogFailed(status: 408, confirmed: confirmed, in: context)
+                return [failed(offerRequest, reason: reason)] + dialogFailed(status: 408, confirmed: confirmed, in: context)
             case .info(let digit):
                 guard let tones = confirmed.tones, tones.current == digit else { return [] }
                 confirmed.tones = nil
@@ -362,7 +347,7 @@ extension CallLeg {
             return performEnd(ref, in: context)
         case .pause(let isPaused):
             guard case .confirmed(var confirmed) = state else { return [.fail(ref, reason: "the call is not connected")] }
-            let effects = reinvite(hold: isPaused, action: ref, confirmed: &confirmed, in: context)
+            let effects = reinvite(.action(ref), shape: shape(of: confirmed) { $0.hold = isPaused }, confirmed: &confirmed, in: context)
             state = .confirmed(confirmed)
             return effects
         case .playTone(let digits, _):
@@ -385,6 +370,14 @@ extension CallLeg {
         case .start, .mute, .merge, .unmerge:
             preconditionFailure("the user agent performs \(action.kind.name) itself")
         }
+    }
+
+    /// The frontend turns video on or off: a re-INVITE with or without the video stream (connected calls only).
+    mutating func requestVideo(_ on: Bool, in context: some CallLegContext) -> [CallLegEffect] {
+        guard case .confirmed(var confirmed) = state else { return [.videoSettled(on, failure: "the call is not connected")] }
+        let effects = reinvite(.video(on), shape: shape(of: confirmed) { $0.video = on }, confirmed: &confirmed, in: context)
+        state = .confirmed(confirmed)
+        return effects
     }
 
     /// A timer of the leg fired (a timer of a state the leg has left does nothing).
@@ -570,7 +563,7 @@ extension CallLeg {
     }
 
     /// Stores the dialog after a request it took (its remote sequence moved on).
-    private mutating func setDialog(_ dialog: SIPDialog) {
+    mutating func setDialog(_ dialog: SIPDialog) {
         switch state {
         case .ringing(var ringing):
             ringing.dialog = dialog

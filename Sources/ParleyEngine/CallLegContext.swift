@@ -30,8 +30,9 @@ protocol CallLegContext {
     func newVia(for destination: SIPDestination) -> SIPVia
     /// Our SDP answer to `offer` (or an offer when there is none), the next version after `previous`.
     func makeAnswer(to offer: SDPSession?, previous: SDPSession?, localHold: Bool) -> SDPSession
-    /// Our SDP offer for a re-INVITE: the next version after `previous`, sendonly when holding.
-    func makeOffer(after previous: SDPSession?, hold: Bool) -> SDPSession
+    /// Our SDP offer for a re-INVITE: the next version after `previous`, sendonly when holding, with a video stream
+    /// when `video` (and this node takes video).
+    func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession
     /// The capabilities of a call of ours, with or without video (reported when an offer/answer turns video on or off).
     func capabilities(video: Bool) -> Conversation.Capabilities
     /// Whether a received offer is one we can answer (a common codec).

@@ -78,6 +78,8 @@ enum CallLegEffect: Equatable {
     case fulfil(ActionRef)
     /// The peer sent keypad tones.
     case tonesReceived(String)
+    /// The frontend's request to turn video on or off is over: done (nil) or why not.
+    case videoSettled(Bool, failure: String?)
     /// An action cannot be done, for this reason.
     case fail(ActionRef, reason: String)
     /// A line for the log (the driver prefixes the conversation and Call-ID).

@@ -60,14 +60,28 @@ extension CallLeg {
         var tones: Tones?
     }
 
-    /// Our own offer in a confirmed dialog (pause or resume).
+    /// Who asked for our re-INVITE.
+    enum OfferRequest: Equatable {
+        /// A Pause action (hold or resume).
+        case action(ActionRef)
+        /// The frontend turning video on (true) or off: a media change, reported as a capability update.
+        case video(Bool)
+    }
+
+    /// What our re-INVITE offers: hold or not, video or not.
+    struct OfferShape: Equatable {
+        var hold: Bool
+        var video: Bool
+    }
+
+    /// Our own offer in a confirmed dialog (pause, resume, video on or off).
     enum OwnOffer {
         /// None in flight.
         case none
         /// Our re-INVITE is out.
-        case sent(action: ActionRef, hold: Bool, offer: SDPSession, cseq: UInt32)
+        case sent(OfferRequest, OfferShape, offer: SDPSession, cseq: UInt32)
         /// It got 491: it goes again when the glare timer fires.
-        case waitingToRetry(action: ActionRef, hold: Bool)
+        case waitingToRetry(OfferRequest, OfferShape)
     }
 
     /// Both, in a confirmed dialog.

@@ -229,6 +229,7 @@ public enum CallLegTable {
         case .fulfil(let action): "✓ \(action)"
         case .fail(let action, _): "✗ \(action)"
         case .tonesReceived(let digits): "tones \(digits)"
+        case .videoSettled(let on, let failure): "video \(on ? "on" : "off") \(failure == nil ? "done" : "refused")"
         case .log, .forget: nil
         }
     }

@@ -53,10 +53,10 @@ extension CallLegTable {
         }
 
         func makeAnswer(to offer: SDPSession?, previous: SDPSession?, localHold: Bool) -> SDPSession {
-            makeOffer(after: previous, hold: localHold)
+            makeOffer(after: previous, hold: localHold, video: false)
         }
 
-        func makeOffer(after previous: SDPSession?, hold: Bool) -> SDPSession {
+        func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession {
             SDPSession(
                 origin: previous?.origin.nextVersion() ?? SDPOrigin(sessionID: 1, sessionVersion: 1, address: "192.0.2.1"),
                 connectionAddress: "192.0.2.1", audioPort: 40_000, direction: hold ? .sendonly : .sendrecv)

@@ -10,21 +10,8 @@ public enum DialTarget {
     public static func handle(for text: String, configuration: EngineConfiguration) -> Result<Handle, DialTargetError> {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return .failure(DialTargetError("Say whom to call.")) }
-        let handle: Handle
-        let lowered = trimmed.lowercased()
-        if lowered.hasPrefix("tel:") {
-            let number = String(trimmed.dropFirst(4).prefix { $0 != ";" })
-            handle = Handle(kind: .phoneNumber, value: number, displayName: number)
-        } else if HandleNormalizer.looksLikeTelephoneNumber(trimmed, separators: " -.()") {
-            handle = Handle(kind: .phoneNumber, value: trimmed, displayName: trimmed)
-        } else {
-            let written = lowered.hasPrefix("sip:") || lowered.hasPrefix("sips:") ? trimmed : "sip:" + trimmed
-            guard let uri = SIPURI(written), uri.isSIP, uri.scheme == "sip" || uri.scheme == "sips", !uri.host.isEmpty,
-                uri.user?.isEmpty != true
-            else {
-                return .failure(DialTargetError("\(trimmed.debugDescription) is not a SIP address or a phone number."))
-            }
-            handle = HandleMapping.handle(for: SIPAddress(uri: uri))
+        guard let handle = parse(trimmed) else {
+            return .failure(DialTargetError("\(trimmed.debugDescription) is not a SIP address or a phone number."))
         }
         switch HandleMapping.uri(for: handle, phoneDomain: configuration.effectivePhoneDomain) {
         case .success: return .success(handle)
@@ -36,6 +23,27 @@ public enum DialTarget {
             }
             return .failure(DialTargetError("\(trimmed.debugDescription) cannot be called.", technical: problem.description))
         }
+    }
+}
+
+extension DialTarget {
+    /// The handle `text` names — a `tel:` URI or a phone number, else a SIP URI (`sip:` may be left out) — whether
+    /// or not it can be dialled from here; nil when it is neither. What `contact` lookups and history filters use.
+    public static func parse(_ text: String) -> Handle? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let lowered = trimmed.lowercased()
+        if lowered.hasPrefix("tel:") {
+            let number = String(trimmed.dropFirst(4).prefix { $0 != ";" })
+            return number.isEmpty ? nil : Handle(kind: .phoneNumber, value: number, displayName: number)
+        }
+        if HandleNormalizer.looksLikeTelephoneNumber(trimmed, separators: " -.()") {
+            return Handle(kind: .phoneNumber, value: trimmed, displayName: trimmed)
+        }
+        let written = lowered.hasPrefix("sip:") || lowered.hasPrefix("sips:") ? trimmed : "sip:" + trimmed
+        guard let uri = SIPURI(written), uri.isSIP, uri.scheme == "sip" || uri.scheme == "sips", !uri.host.isEmpty,
+            uri.user?.isEmpty != true
+        else { return nil }
+        return HandleMapping.handle(for: SIPAddress(uri: uri))
     }
 }
 

@@ -53,8 +53,8 @@ final class HistoryWriter: Sendable {
         }
         guard !batch.isEmpty else { return }
         do {
-            try recorder.store.insert(contentsOf: batch.map(\.0))
-            for (record, done) in batch { done(record) }
+            let stored = try recorder.store.insertReturningRecords(batch.map(\.0))
+            for (record, (_, done)) in zip(stored, batch) { done(record) }
         } catch {
             log.error("call history: \(batch.count) record(s) could not be written: \(error)")
             for (_, done) in batch { done(nil) }

@@ -259,6 +259,13 @@ public final class ParleyEngine: ConversationManagerDelegate {
         return agent.value.localTag(ofCallID: callID)
     }
 
+    /// Turns video on or off in a connected call by re-INVITE (LiveCommunicationKit's capability change: not an
+    /// action of the manager, a media change reported as an update); `completion` hears nil once the peer took it,
+    /// else why not. From any thread; the completion runs on the engine's.
+    public func setVideo(_ on: Bool, for conversationUUID: UUID, completion: @escaping @Sendable (String?) -> Void) {
+        environment.execute { [agent] in agent.value.setVideo(on, uuid: conversationUUID, completion: completion) }
+    }
+
     /// Counters for status reports.
     public var statistics: EngineStatistics {
         environment.executeAndWait { [agent] in

@@ -20,15 +20,14 @@ extension SIPUserAgent: CallLegContext {
         {
             return answer
         }
-        return makeOffer(after: previous, hold: localHold)
+        return makeOffer(after: previous, hold: localHold, video: previous?.isVideo == true)
     }
 
-    /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume; video stays as it was.
-    func makeOffer(after previous: SDPSession?, hold: Bool) -> SDPSession {
+    /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume; a video stream when asked and supported.
+    func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession {
         SDPSession(
             origin: nextOrigin(after: previous), connectionAddress: mediaAddress, audioPort: configuration.mediaPort,
-            direction: hold ? .sendonly : .sendrecv,
-            video: previous?.isVideo == true ? videoPort.map { SDPVideo(port: $0) } : nil)
+            direction: hold ? .sendonly : .sendrecv, video: video ? videoPort.map { SDPVideo(port: $0) } : nil)
     }
 
     /// Where video would go, when this node takes video (`supportsVideo`): two ports above audio's RTP and RTCP.

@@ -162,6 +162,9 @@ extension SIPUserAgent {
                 case .info: log.info("\(uuid) \(callID(of: uuid)): \(line)")
                 case .debug: log.debug("\(uuid) \(callID(of: uuid)): \(line)")
                 }
+            case .videoSettled(let on, let failure):
+                log.info("\(uuid) \(callID(of: uuid)): video \(on ? "on" : "off") \(failure.map { "refused: \($0)" } ?? "done")")
+                videoRequests.removeValue(forKey: UUIDKey(uuid))?(failure)
             case .tonesReceived(let digits):
                 log.info("\(uuid) \(callID(of: uuid)): the remote side sent tone \(digits)")
                 onTonesReceived?(uuid, digits)
@@ -180,10 +183,21 @@ extension SIPUserAgent {
         if let replaced = legTimers[key, default: LegTimers()].replace(timer, with: started) { environment.cancel(replaced) }
     }
 
+    /// A frontend turns video on or off in a connected call; `completion` hears nil when done, else why not.
+    func setVideo(_ on: Bool, uuid: UUID, completion: @escaping (String?) -> Void) {
+        let key = UUIDKey(uuid)
+        guard legs[key] != nil else { return completion("the conversation has no SIP call") }
+        guard manager.configuration.supportsVideo || !on else { return completion("this parleyd takes no video (--video)") }
+        guard videoRequests[key] == nil else { return completion("a video change is already in progress") }
+        videoRequests[key] = completion
+        drive(uuid) { leg, context in leg.requestVideo(on, in: context) }
+    }
+
     /// Forgets a leg: its timers stop and its Call-ID no longer matches. Transactions finish on their own.
     private func forget(_ uuid: UUID) {
         let key = UUIDKey(uuid)
         guard let leg = legs.removeValue(forKey: key) else { return }
+        videoRequests.removeValue(forKey: key)?("the call ended")
         if legIDs[leg.callID] == uuid { legIDs[leg.callID] = nil }
         for running in legTimers.removeValue(forKey: key)?.all ?? [] { environment.cancel(running) }
     }

@@ -34,6 +34,8 @@ final class SIPUserAgent {
     var onRegistrationChanged: ((RegistrationState) -> Void)?
     /// Told of each new call's conversation and Call-ID before the conversation is reported.
     var onCallCreated: ((UUID, String) -> Void)?
+    /// Frontends' requests to turn video on or off, waiting for their re-INVITE's answer, by leg.
+    var videoRequests: [UUIDKey: (String?) -> Void] = [:]
     /// Told of keypad tones the peer sent in a call.
     var onTonesReceived: ((UUID, String) -> Void)?
     /// Told of the final response that refused a call's INVITE, before the leg hears it.

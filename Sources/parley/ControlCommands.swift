@@ -16,6 +16,7 @@ enum ControlCommands {
           hold CONV / resume CONV   put a joined conversation on hold, or take it off
           mute CONV / unmute CONV   mute or unmute yourself
           dtmf CONV DIGITS          send keypad tones (0-9 * # A-D)
+          video CONV on|off         turn video on or off in a joined conversation (parleyd --video; re-INVITE)
           merge CONV OTHER          merge two joined conversations
           unmerge CONV              take a conversation out of its group
           list                      the live conversations: who, state, direction, duration, flags, group
@@ -32,7 +33,7 @@ enum ControlCommands {
     /// The commands this file serves.
     static let names: Set<String> = [
         "call", "answer", "end", "hold", "resume", "mute", "unmute", "dtmf", "merge", "unmerge", "list", "status",
-        "watch", "redial", "reload-contacts",
+        "watch", "redial", "reload-contacts", "video",
     ]
 
     static func run(_ command: String, _ commandLine: [String]) throws -> ExitCode {
@@ -88,6 +89,9 @@ enum ControlCommands {
             case "unmerge": action = .unmerge(ConversationParams(conversation: conversation))
             case "mute", "unmute": action = .mute(MuteParams(conversation: conversation, muted: command == "mute"))
             case "dtmf": action = .playTone(ToneParams(conversation: conversation, digits: positionals[1]))
+            case "video":
+                guard ["on", "off"].contains(positionals[1]) else { throw UsageError("parley video takes on or off") }
+                action = .video(VideoParams(conversation: conversation, enabled: positionals[1] == "on"))
             default: action = .merge(MergeParams(conversation: conversation, with: try session.conversation(positionals[1])))
             }
             return try show(session.request(action, as: ActionResult.self), json: json, command) { result in

@@ -21,6 +21,7 @@ struct ControlProtocolTests {
         case .unmerge: .unmerge(.example)
         case .mute: .mute(.example)
         case .playTone: .playTone(.example)
+        case .video: .video(.example)
         case .merge: .merge(.example)
         case .history: .history(.example)
         case .historyCount: .historyCount(.example)

@@ -123,9 +123,18 @@ ENDED = ("failed", "remoteEnded", "unanswered", "joinedElsewhere", "declinedElse
          "cancelled", "localEnded")
 EVENTS = ("conversationChanged", "tonesReceived", "historyChanged", "registrationChanged", "pushReceived",
           "actionSettled")
-METHODS = ("status", "list", "subscribe", "start", "join", "end", "hold", "resume", "mute", "playTone", "merge",
-           "unmerge", "history", "historyCount", "markRead", "deleteRecord", "clearHistory", "redial", "contact",
-           "reloadContacts")
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "control-api.md")
+
+
+def documented_methods():
+    """The method names docs/control-api.md lists (its `### `name`` headings under ## Methods)."""
+    with open(DOC, encoding="utf-8") as f:
+        text = f.read()
+    section = text.split("## Methods", 1)[1].split("\n## ", 1)[0]
+    return tuple(re.findall(r"^### `(\w+)`", section, re.M))
+
+
+METHODS = documented_methods()
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
@@ -295,7 +304,8 @@ class Client:
         conv = data["conversation"]
         prev, self.snapshots[conv["uuid"]] = self.snapshots.get(conv["uuid"]), conv
         if prev is None:
-            self.ck.equal("a conversation's first conversationChanged", (data["changes"], data["from"]), (["new"], None))
+            self.ck.equal("a conversation's first conversationChanged", (data["changes"], data["from"]),
+                          (["new"], None))
             return
         missing = [m for m in sorted(conv) if conv[m] != prev.get(m) and m not in data["changes"]]
         if missing:  # reported once, at the end: see Checker.report_changes
@@ -308,7 +318,8 @@ class Client:
 
 
 def changed(uuid, test=lambda conv, data: True):
-    """Matches conversationChanged events of one conversation."""
+    """Matches conversationChanged events of one conversation. Waits test snapshots, not `changes`: whether
+    `changes` is right is one check of its own (Checker.report_changes)."""
     return lambda ev: (ev.get("event") == "conversationChanged" and ev["data"]["conversation"]["uuid"] == uuid
                        and test(ev["data"]["conversation"], ev["data"]))
 
@@ -440,6 +451,11 @@ def dial_bob(run):
              ("pending", "idle", "outgoing", True))
     ring = run.bb.wait_event("incoming call on B", is_new("incoming"), mark_b)
     wait_settled(run, run.u, result, mark, "start")
+    run.u.wait_event("A ringing", changed(conv["uuid"], lambda c, d: c["state"] != "idle"), mark)
+    early = [e["data"]["changes"] for e in run.u.events[mark:] if changed(
+        conv["uuid"], lambda c, d: c["state"] == "idle" and "start" not in c["pendingActions"])(e)]
+    ck.check("start: \"pendingActions holds start until the call rings, connects or fails\"", not early,
+             "no idle snapshot without start", f"idle snapshots without start, their changes: {early}")
     return conv["uuid"], ring["data"]["conversation"]["uuid"], result
 
 
@@ -486,7 +502,8 @@ def expect_inserted(run, uuid, mark):
 def phase_connect(run):
     """Connection-level errors: wrong token (both transports), no hello first, a foreign Origin."""
     ck = run.ck
-    for label, transport in (("unix", UnixTransport(run.a.socket_path)), ("websocket", WebSocketTransport(run.ws_port))):
+    for label, transport in (("unix", UnixTransport(run.a.socket_path)),
+                             ("websocket", WebSocketTransport(run.ws_port))):
         reply = Client(transport, label, ck).hello("0" * 64)
         ck.equal(f"{label}: a wrong token gets the connection-level error unauthorized, then close",
                  (reply.get("type"), reply.get("id", "absent"), error_of(reply)[0], closes(transport)),
@@ -495,8 +512,9 @@ def phase_connect(run):
     early.send({"v": 1, "id": 1, "method": "status", "params": {}})
     ck.equal("a request instead of hello gets unauthorized", error_of(early.wait_reply("error"))[0], "unauthorized")
     with socket.create_connection(("127.0.0.1", run.ws_port), timeout=WAIT) as s:
-        s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key:"
-                  b" dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: http://elsewhere.example\r\n\r\n")
+        s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                  b"Origin: http://elsewhere.example\r\n\r\n")
         status_line = s.recv(200).split(b"\r\n")[0].decode("latin-1")
     ck.check("websocket: an Origin not allowed with --allow-origin gets 403", " 403 " in status_line + " ", "HTTP 403",
              status_line)
@@ -521,43 +539,48 @@ def phase_basics(run):
         ck.equal(f"{client.label} subscribe lists every documented event", sorted(events or []), sorted(EVENTS))
 
 
-ERROR_CASES = [  # (what, raw message, code, details.field, id in the answer)
-    ("not JSON", "nope{", "parseError", None, None),
-    ("not an object", "[1, 2]", "invalidRequest", None, None),
-    ("no id", '{"v": 1, "method": "status", "params": {}}', "invalidRequest", None, None),
-    ("a 129-byte id", '{"v": 1, "id": "%s", "method": "status"}' % ("x" * 129), "invalidRequest", None, None),
-    ("an id neither integer nor string", '{"v": 1, "id": 1.5, "method": "status"}', "invalidRequest", None, None),
-    ("no method", '{"v": 1, "id": 40}', "invalidRequest", None, 40),
-    ("v missing", '{"id": 41, "method": "status", "params": {}}', "unsupportedVersion", None, 41),
-    ("v 2", '{"v": 2, "id": 42, "method": "status", "params": {}}', "unsupportedVersion", None, 42),
-    ("an unknown method", '{"v": 1, "id": "m43", "method": "frobnicate", "params": {}}', "unknownMethod", None, "m43"),
-    ("hold without conversation", '{"v": 1, "id": 44, "method": "hold", "params": {}}', "invalidParams",
-     "conversation", 44),
-    ("hold with a number", '{"v": 1, "id": 45, "method": "hold", "params": {"conversation": 5}}', "invalidParams",
-     "conversation", 45),
-    ("start without to", '{"v": 1, "id": 46, "method": "start", "params": {}}', "invalidParams", "to", 46),
-    ("history limit 0", '{"v": 1, "id": 47, "method": "history", "params": {"limit": 0}}', "invalidParams", "limit", 47),
-    ("history direction sideways", '{"v": 1, "id": 48, "method": "history", "params": {"direction": "sideways"}}',
-     "invalidParams", "direction", 48),
-    ("historyCount missed \"yes\"", '{"v": 1, "id": 49, "method": "historyCount", "params": {"missed": "yes"}}',
-     "invalidParams", "missed", 49),
-    ("markRead without id or all", '{"v": 1, "id": 50, "method": "markRead", "params": {}}', "invalidParams", "id", 50),
-    ("deleteRecord id \"1\"", '{"v": 1, "id": 51, "method": "deleteRecord", "params": {"id": "1"}}', "invalidParams",
-     "id", 51),
-    ("redial without id", '{"v": 1, "id": 52, "method": "redial", "params": {}}', "invalidParams", "id", 52),
-    ("contact without handle", '{"v": 1, "id": 53, "method": "contact", "params": {}}', "invalidParams", "handle", 53),
-    ("hold an unknown uuid", '{"v": 1, "id": 54, "method": "hold", "params": {"conversation": "zzzz"}}', "notFound",
-     None, 54),
-    ("deleteRecord an unknown id", '{"v": 1, "id": 55, "method": "deleteRecord", "params": {"id": 999999}}',
-     "notFound", None, 55),
-    ("redial an unknown id", '{"v": 1, "id": 56, "method": "redial", "params": {"id": 999999}}', "notFound", None, 56),
+def rq(rid, method, params=None, v=1):
+    return {"v": v, "id": rid, "method": method, "params": params or {}}
+
+
+ERROR_CASES = [  # (what, message, code, details.field that must be named or None)
+    ("not JSON", "nope{", "parseError", None),
+    ("not an object", [1, 2], "invalidRequest", None),
+    ("no id", {"v": 1, "method": "status"}, "invalidRequest", None),
+    ("a 129-byte id", rq("x" * 129, "status"), "invalidRequest", None),
+    ("an id neither integer nor string", rq(1.5, "status"), "invalidRequest", None),
+    ("no method", {"v": 1, "id": 40}, "invalidRequest", None),
+    ("v missing", {"id": 41, "method": "status"}, "unsupportedVersion", None),
+    ("v 2", rq(42, "status", v=2), "unsupportedVersion", None),
+    ("an unknown method", rq("m43", "frobnicate"), "unknownMethod", None),
+    ("hold without conversation", rq(44, "hold"), "invalidParams", "conversation"),
+    ("hold with a number", rq(45, "hold", {"conversation": 5}), "invalidParams", "conversation"),
+    ("start without to", rq(46, "start"), "invalidParams", "to"),
+    ("history limit 0", rq(47, "history", {"limit": 0}), "invalidParams", "limit"),
+    ("history direction sideways", rq(48, "history", {"direction": "sideways"}), "invalidParams", "direction"),
+    ("historyCount missed \"yes\"", rq(49, "historyCount", {"missed": "yes"}), "invalidParams", "missed"),
+    ("markRead without id or all", rq(50, "markRead"), "invalidParams", "id"),
+    ("deleteRecord id \"1\"", rq(51, "deleteRecord", {"id": "1"}), "invalidParams", "id"),
+    ("redial without id", rq(52, "redial"), "invalidParams", "id"),
+    ("contact without handle", rq(53, "contact"), "invalidParams", "handle"),
+    ("hold an unknown uuid", rq(54, "hold", {"conversation": "zzzz"}), "notFound", None),
+    ("deleteRecord an unknown id", rq(55, "deleteRecord", {"id": 999999}), "notFound", None),
+    ("redial an unknown id", rq(56, "redial", {"id": 999999}), "notFound", None),
 ]
+
+
+def echoed_id(message):
+    """The id the answer must carry: the request's when it is a valid id, else null."""
+    rid = message.get("id") if isinstance(message, dict) else None
+    valid = is_int(rid) or (is_str(rid) and 1 <= len(rid.encode()) <= 128)
+    return rid if valid else None
 
 
 def phase_errors(run):
     ck, u = run.ck, run.u
-    for what, raw, code, field, rid in ERROR_CASES:
-        u.send(raw)
+    for what, message, code, field in ERROR_CASES:
+        rid = echoed_id(message)
+        u.send(message if isinstance(message, str) else json.dumps(message))
         reply = u.wait_reply(f"answer to {what}", lambda m: isinstance(m, dict) and m.get("id", "absent") == rid)
         got_code, got_field = error_of(reply)
         ck.equal(f"error for {what}: code, details.field, a message", (got_code, got_field if field else None,
@@ -567,7 +590,7 @@ def phase_errors(run):
                      sorted(((reply["error"].get("details") or {}).get("methods")) or []), sorted(METHODS))
     reply = u.request("status", {"aNewerClientsParam": True}, rid="i" * 128)
     ck.check("a 128-byte string id is echoed; unknown params are ignored", "result" in reply, "a result", reply)
-    u.send({"v": 1, "id": 60, "method": "status", "params": {}, "aNewerClientsMember": [1]})
+    u.send({**rq(60, "status"), "aNewerClientsMember": [1]})
     ck.check("unknown request members are ignored", "result" in u.wait_reply("status", lambda m: m.get("id") == 60),
              "a result", "an error")
     ck.equal("history on a --no-history parleyd", error_of(run.bb.request("history"))[0], "unavailable")
@@ -585,7 +608,6 @@ def phase_call(run):
     ck.equal("outgoing call: displayName, member value and contactName", (conv["displayName"], [
         (m["value"], m["contactName"]) for m in conv["members"]]), (run.bob_name, [(run.bob_uri, run.bob_name)]))
     w.wait_event("websocket sees the unix client's new call", changed(ua, lambda c, d: d["changes"] == ["new"]), mark_w)
-    u.wait_event("A ringing", changed(ua, lambda c, d: c["state"] == "ringing"))
     ck.equal("hold while ringing", error_of(u.request("hold", {"conversation": ua}))[0], "refused")
     join_on_b(run, ua, ub)
     listed = w.result("list")["conversations"]
@@ -610,8 +632,11 @@ def phase_call(run):
              (record["direction"], record["status"], record["durationMs"] > 0, record["callID"], record["displayName"],
               record["members"][0]["contactName"]),
              ("outgoing", "connected", True, live["callID"], run.bob_name, run.bob_name))
-    ck.equal("record member handle = the live member handle (displayName: \"the SIP display name, else the value\")",
-             record["members"], live["members"])
+    # Doc: a record member's displayName is the name recorded with the call (the contact's name then, else the SIP
+    # display name); contactName is the contact's name now. Kind and value are the live member's.
+    ck.equal("record member: the live member's kind and value; displayName recorded from the contacts",
+             [(m["kind"], m["value"], m["displayName"]) for m in record["members"]],
+             [(m["kind"], m["value"], m["contactName"] or m["displayName"]) for m in live["members"]])
 
 
 def hold_and_resume(run, ua, ub):
@@ -624,8 +649,9 @@ def hold_and_resume(run, ua, ub):
              "`hold`…)\")", any("hold" in p for p in pending), "a snapshot with pendingActions [\"hold\"]",
              {"pendingActions seen": pending, "result action": result["action"]})
     wait_settled(run, u, result, mark, "hold")
-    bb.wait_event("B sees isRemotelyHeld", changed(ub, lambda c, d: c["isRemotelyHeld"] and "isRemotelyHeld"
-                                                   in d["changes"]), mark_b)
+    bb.wait_event("B sees isRemotelyHeld", changed(ub, lambda c, d: c["isRemotelyHeld"]), mark_b)
+    ck.equal("video on without --video: refused, nothing sent",
+             error_of(u.request("video", {"conversation": ua, "enabled": True})), ("refused", None))
     mark, mark_b = u.mark(), bb.mark()
     result = u.result("resume", {"conversation": ua})
     ck.equal("resume: answered with the conversation joined", result["conversation"]["state"], "joined")
@@ -638,10 +664,11 @@ def mute_from_both(run, ua):
     for actor, watcher, muted in ((run.u, run.w, True), (run.w, run.u, False)):
         mark, watch_mark = actor.mark(), watcher.mark()
         result = actor.result("mute", {"conversation": ua, "muted": muted})
-        run.ck.equal(f"{actor.label} mute {muted}: answered with isMuted {muted}", result["conversation"]["isMuted"], muted)
+        run.ck.equal(f"{actor.label} mute {muted}: answered with isMuted {muted}", result["conversation"]["isMuted"],
+                     muted)
         wait_settled(run, actor, result, mark, f"mute {muted}")
         watcher.wait_event(f"{watcher.label} sees isMuted {muted} from {actor.label}",
-                           changed(ua, lambda c, d: c["isMuted"] is muted and "isMuted" in d["changes"]), watch_mark)
+                           changed(ua, lambda c, d: c["isMuted"] is muted), watch_mark)
 
 
 def send_tones(run, sender, receiver, from_uuid, to_uuid, digits):
@@ -683,7 +710,7 @@ def phase_merge(run):
     ck.check("merge: answered with the conversation in a group", is_str(group), "a group uuid", result["conversation"])
     wait_settled(run, u, result, mark, "merge")
     for uuid in (a1, a2):
-        u.wait_event("group change", changed(uuid, lambda c, d: c["group"] == group and "group" in d["changes"]), mark)
+        u.wait_event("group change", changed(uuid, lambda c, d: c["group"] == group), mark)
     ck.equal("list: both merged calls carry the group", {c["uuid"]: c["group"] for c in u.result("list")[
         "conversations"]}, {a1: group, a2: group})
     mark = u.mark()
@@ -762,7 +789,8 @@ def phase_busy(run):
     ua, ub, _ = dial_bob(run)
     mark = u.mark()
     run.bb.result("end", {"conversation": ub})
-    conv = u.wait_event("refused call left", changed(ua, lambda c, d: c["state"] == "left"), mark)["data"]["conversation"]
+    ev = u.wait_event("refused call left", changed(ua, lambda c, d: c["state"] == "left"), mark)
+    conv = ev["data"]["conversation"]
     ck.equal("refused call: endedReason, sipStatus, a sipReason", (conv["endedReason"], conv["sipStatus"],
                                                                    is_str(conv["sipReason"])), ("busy", 486, True))
     ck.equal("refused call's record status", expect_inserted(run, ua, mark)["status"], "busy")

@@ -172,4 +172,24 @@ struct ControlVideoTests {
             try peer.waitForEnded(1)
         }
     }
+
+    @Test("parley video CONV on|off upgrades an audio call to video and back, seen by both parleyd")
+    func upgrade() throws {
+        let bob = try Parleyd(["--user", "bob", "--video", "--auto-answer", "0"])
+        let alice = try Parleyd(["--user", "alice", "--video"])
+        let a = ["--data-dir", alice.dataDirectory.path]
+        let b = ["--data-dir", bob.dataDirectory.path]
+        #expect(try ControlCLITests.parley(["call", "sip:bob@127.0.0.1:\(bob.port)"] + a).status == 0)
+        try bob.waitForTransition(to: "joined")
+        for _ in 0..<100 where !(try ControlCLITests.parley(["list"] + a).output.contains("joined")) { usleep(100_000) }
+        for (setting, flag) in [("on", true), ("off", false)] {
+            let run = try ControlCLITests.parley(["video", "1", setting] + a)
+            #expect(run.status == 0 && run.output.contains("video: done"), "\(run.output)")
+            #expect(run.output.contains("video") == true)
+            #expect(try ControlCLITests.parley(["list", "--json"] + a).output.contains(#""isVideo":\#(flag)"#))
+            #expect(try ControlCLITests.parley(["list", "--json"] + b).output.contains(#""isVideo":\#(flag)"#))
+        }
+        #expect(try ControlCLITests.parley(["end", "1"] + a).status == 0)
+        try bob.waitForEnded(1)
+    }
 }

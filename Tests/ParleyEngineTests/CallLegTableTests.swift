@@ -69,7 +69,7 @@ struct CallLegTableTests {
                 case .fulfil(let action): #expect(action.action.kind.name == "end")
                 case .fail: break
                 case .send, .sendStateless, .abandon, .startTimer, .cancelTimer, .report, .performJoin, .log, .forget,
-                    .tonesReceived:
+                    .tonesReceived, .videoSettled:
                     Issue.record("ended × \(cell.input.rawValue) did \(effect)")
                 }
             }

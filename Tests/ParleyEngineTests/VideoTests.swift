@@ -2,6 +2,7 @@ import ControlProtocol
 import ConversationKit
 import Foundation
 import ParleyEngine
+import ParleyTestSupport
 import SIPMessages
 import Testing
 
@@ -64,5 +65,40 @@ struct VideoTests {
         let second = try #require(audioOnly.sent().first?.request)
         audioOnly.deliver(PeerMessages.response(200, "OK", to: second, sdp: true), body: PeerMessages.offer)
         #expect(audioOnly.conversation?.state == .joined && audioOnly.conversation?.isVideo == false)
+    }
+
+    @Test("the frontend turns video on and off by re-INVITE (the video method); a peer answering without video refuses it")
+    func localUpgrade() throws {
+        let harness = try EngineHarness(video: true)
+        let probe = ServiceProbe(harness)
+        _ = try IncomingCallTests.answered(harness)
+        let uuid = try #require(harness.conversation?.uuid)
+        func video(_ enabled: Bool, answer: String) throws -> [String: Any] {
+            let replies = EventRecorder<Data>()
+            probe.service.handle(Data(#"{"v":1,"id":1,"method":"video","params":{"conversation":"\#(uuid)","enabled":\#(enabled)}}"#.utf8)) {
+                replies.record($0)
+            }
+            let reinvite = try #require(harness.sent().first?.request)
+            #expect(try SDPSession.parse(reinvite.body).isVideo == enabled)
+            harness.deliver(PeerMessages.response(200, "OK", to: reinvite, toTag: nil, sdp: true), body: answer)
+            #expect(harness.sent().map(\.method) == ["ACK"])
+            let reply = try #require(replies.first())
+            return try #require(try JSONSerialization.jsonObject(with: reply) as? [String: Any])
+        }
+        let on = try video(true, answer: PeerMessages.videoOffer)
+        #expect(((on["result"] as? [String: Any])?["conversation"] as? [String: Any])?["isVideo"] as? Bool == true, "\(on)")
+        let off = try video(false, answer: PeerMessages.offer)
+        #expect(((off["result"] as? [String: Any])?["conversation"] as? [String: Any])?["isVideo"] as? Bool == false, "\(off)")
+        let refused = try video(true, answer: PeerMessages.offer)
+        #expect((refused["error"] as? [String: Any])?["message"] as? String == "The other side did not take video.", "\(refused)")
+        #expect(harness.conversation?.isVideo == false)
+        #expect(probe.events.wait(until: { _ in probe.changes(of: uuid).filter { $0.contains("isVideo") }.count == 2 }))
+        let audioHarness = try EngineHarness()
+        let noVideo = ServiceProbe(audioHarness)
+        _ = try IncomingCallTests.answered(audioHarness)
+        let audioCall = try #require(audioHarness.conversation?.uuid)
+        let refusal = try noVideo.call(#"{"v":1,"id":2,"method":"video","params":{"conversation":"\#(audioCall)","enabled":true}}"#)
+        #expect((refusal["error"] as? [String: Any])?["code"] as? String == "refused", "\(refusal)")
+        #expect(audioHarness.sent().isEmpty, "nothing was sent")
     }
 }
