@@ -79,9 +79,12 @@ public final class ControlServer: Sendable {
     /// Queues `line` (one JSON object, without a newline; the LF is added) for `client`; nothing if the client is
     /// gone or not authenticated. A client whose queue would exceed ``ControlLimits/maxQueuedBytes`` is closed.
     public func send(_ line: Data, to client: ControlClientID) {
-        precondition(!line.contains(0x0A), "a control line must not contain a newline")
+        precondition(!Self.hasNewline(line), "a control line must not contain a newline")
         handle.send(line, to: client)
     }
+
+    /// Whether any client subscribed now (read from any thread; a hint, as a client may subscribe right after).
+    public var hasSubscribers: Bool { handle.subscribers.value > 0 }
 
     /// Marks `client` subscribed: it gets ``sendToSubscribers(_:)`` and keeps its slot when the server is full.
     public func subscribe(_ client: ControlClientID) {
@@ -90,13 +93,13 @@ public final class ControlServer: Sendable {
 
     /// Queues `line` (as in ``send(_:to:)``) for every subscribed client.
     public func sendToSubscribers(_ line: Data) {
-        precondition(!line.contains(0x0A), "a control line must not contain a newline")
+        precondition(!Self.hasNewline(line), "a control line must not contain a newline")
         handle.sendToSubscribers(line)
     }
 
     /// Queues `line` (as in ``send(_:to:)``) for every authenticated client.
     public func broadcast(_ line: Data) {
-        precondition(!line.contains(0x0A), "a control line must not contain a newline")
+        precondition(!Self.hasNewline(line), "a control line must not contain a newline")
         handle.broadcast(line)
     }
 
@@ -113,6 +116,11 @@ public final class ControlServer: Sendable {
     public func stop() {
         handle.stop()
         removeSocketFile()
+    }
+
+    /// Whether `line` holds a LF (memchr: a reply can be tens of kilobytes).
+    private static func hasNewline(_ line: Data) -> Bool {
+        line.withUnsafeBytes { bytes in bytes.baseAddress.map { memchr($0, 0x0A, bytes.count) != nil } ?? false }
     }
 
     /// Removes the socket file only if it is still the one we bound (not one a later server made).

@@ -17,7 +17,10 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
     private var server: StreamServer<ControlServerCore>?
     private var sessions: [StreamClientID: Framing.Session] = [:]
     /// Clients that asked for events: they get ``sendToSubscribers(_:)`` and are never evicted.
-    private var subscribers: Set<StreamClientID> = []
+    private var subscribers: Set<StreamClientID> = [] {
+        didSet { subscriberCount.set(subscribers.count) }
+    }
+    private let subscriberCount: SubscriberCount
     /// When each authenticated client last sent a message (monotonic nanoseconds).
     private var lastHeard: [StreamClientID: UInt64] = [:]
     /// Said to every connection the server stops.
@@ -25,8 +28,10 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
 
     init(
         loop: EventLoop, framing: Framing, token: [UInt8], limits: ControlLimits,
-        onLine: @escaping @Sendable (ControlClientID, Data) -> Void, onClose: (@Sendable (ControlClientID) -> Void)?
+        onLine: @escaping @Sendable (ControlClientID, Data) -> Void, onClose: (@Sendable (ControlClientID) -> Void)?,
+        subscriberCount: SubscriberCount
     ) {
+        self.subscriberCount = subscriberCount
         self.loop = loop
         self.framing = framing
         self.token = token

@@ -1,6 +1,14 @@
 import Foundation
 import Glibc
 import ParleyIO
+import Synchronization
+
+/// How many clients of a server subscribed, readable from any thread (the core, on its loop, keeps it).
+final class SubscriberCount: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func set(_ value: Int) { count.store(value, ordering: .relaxed) }
+}
 
 /// A running control endpoint as the thread-safe public servers hold it: the loop it runs on (its own, or one it was
 /// given), and the loop-confined core. Every call hops onto the loop (or runs at once when already there).
@@ -9,6 +17,8 @@ final class ControlServerHandle<Framing: ControlFraming>: Sendable {
     /// The loop was made for this server: stopping the server shuts it down.
     private let ownsLoop: Bool
     private let core: LoopBound<ControlServerCore<Framing>>
+    /// The subscribed clients, for whoever decides whether an event is worth making.
+    let subscribers = SubscriberCount()
 
     /// Serves the listening socket `fd` with `framing`; on `loop`, or on a loop of its own when nil.
     init(
@@ -22,7 +32,8 @@ final class ControlServerHandle<Framing: ControlFraming>: Sendable {
         self.loop = loop
         let bound = LoopBound(
             ControlServerCore(
-                loop: loop, framing: framing, token: Array(token.utf8), limits: limits, onLine: onLine, onClose: onClose),
+                loop: loop, framing: framing, token: Array(token.utf8), limits: limits, onLine: onLine, onClose: onClose,
+                subscriberCount: subscribers),
             identity: loop.identity)
         core = bound
         let started = loop.executeAndWait { () -> IOError? in

@@ -83,6 +83,9 @@ public final class ControlWebSocketServer: Sendable {
         handle.send(line, to: client)
     }
 
+    /// Whether any client subscribed now (read from any thread; a hint, as a client may subscribe right after).
+    public var hasSubscribers: Bool { handle.subscribers.value > 0 }
+
     /// Marks `client` subscribed: it gets ``sendToSubscribers(_:)`` and keeps its slot when the server is full.
     public func subscribe(_ client: ControlClientID) {
         handle.subscribe(client)

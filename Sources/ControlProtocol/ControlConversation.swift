@@ -148,7 +148,9 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         ControlField("direction", "a string", "`incoming` or `outgoing`"),
         ControlField("displayName", "a string", "who the other side is, for a UI: contact names, else SIP display names"),
         ControlField("members", "an array of handles", "the remote members"),
-        ControlField("activeRemoteMembers", "an array of handles", "the remote members whose media flows now"),
+        ControlField(
+            "activeRemoteMembers", "an array of handles",
+            "the remote members taking part now: the caller while it rings, the peer once connected; empty while the peer holds us"),
         ControlField("localMember", "a handle or null", "our own handle"),
         ControlField("isRemotelyHeld", "a boolean", "the peer put us on hold (no remote member active while joined)"),
         ControlField("isMuted", "a boolean", "we are muted"),

@@ -78,10 +78,12 @@ public final class ControlEndpoint: Sendable {
         } else {
             self.webSocket = nil
         }
-        service.publishEvents { [unix, webSocket = self.webSocket] line in
-            unix.sendToSubscribers(line)
-            webSocket?.sendToSubscribers(line)
-        }
+        service.publishEvents(
+            to: { [unix, webSocket = self.webSocket] line in
+                unix.sendToSubscribers(line)
+                webSocket?.sendToSubscribers(line)
+            },
+            listening: { [unix, webSocket = self.webSocket] in unix.hasSubscribers || webSocket?.hasSubscribers == true })
         log.info("control socket \(socketPath) (token in \(ControlToken.path(in: directory)))"
             + (self.webSocket.map { " and ws://\(webSocket?.host ?? "127.0.0.1"):\($0.port)/" } ?? ""))
     }
@@ -92,7 +94,7 @@ public final class ControlEndpoint: Sendable {
             .init("client slots per endpoint", "\(limits.maxClients)", "a new client takes the slot of the longest-idle client that never subscribed (`evicted`); with none, it gets `tooManyClients` (`parleyd --control-clients N`)"),
             .init("idle time before a client can be evicted", "\(Int(limits.evictionIdleTime)) s", "clients that subscribed, or sent a request more recently, keep their slot"),
             .init("hello deadline", "\(Int(limits.helloTimeout)) s", "`unauthorized`, closed"),
-            .init("message size", "\(limits.maxLineBytes / 1024) KiB", "`frameTooLarge`, closed"),
+            .init("message size, client to parleyd", "\(limits.maxLineBytes / 1024) KiB", "`frameTooLarge`, closed (replies and events may be larger: `list` with 100 calls is about 75 KB)"),
             .init("queued output per client", "\(limits.maxQueuedBytes / 1024 / 1024) MiB", "a client that does not read is closed; others are not affected"),
             .init("request id", "\(ControlProtocol.maxIDBytes) bytes", "`invalidRequest`"),
         ]

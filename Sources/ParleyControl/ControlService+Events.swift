@@ -4,24 +4,32 @@ import Foundation
 import ParleyEngine
 
 /// What the event stream has said: the last view of each live conversation, so that an event names what changed and
-/// a change that changes nothing a frontend sees is not sent.
+/// a change that changes nothing a frontend sees is not sent. While nobody listens, only snapshots are kept (cheap):
+/// views are made, and encoded, only for someone.
 struct EventState {
-    /// The last snapshot of a live conversation and what was said of it.
+    /// The last snapshot of a live conversation and what was said of it (nil: nothing, nobody listened).
     struct Known {
         var conversation: Conversation
         var callID: String?
         var finalStatus: SIPFinalStatus?
-        var info: ConversationInfo
+        var info: ConversationInfo?
     }
 
     var live: [UUID: Known] = [:]
     var sink: (@Sendable (Data) -> Void)?
+    var listening: @Sendable () -> Bool = { false }
 }
 
 extension ControlService {
-    /// From now on every event goes to `sink` (one line each), in the order the changes happened.
-    public func publishEvents(to sink: @escaping @Sendable (Data) -> Void) {
-        events.withLock { $0.sink = sink }
+    /// From now on every event goes to `sink` (one line each), in the order the changes happened, while `listening`
+    /// says someone is there to hear it (events nobody would read are neither made nor encoded).
+    public func publishEvents(
+        to sink: @escaping @Sendable (Data) -> Void, listening: @escaping @Sendable () -> Bool = { true }
+    ) {
+        events.withLock {
+            $0.sink = sink
+            $0.listening = listening
+        }
     }
 
     /// The protocol's view of a live conversation now.
@@ -44,7 +52,9 @@ extension ControlService {
         if let left = engine.endedTransition(of: uuid) {
             return info(for: left.conversation, callID: left.callID, finalStatus: left.finalStatus)
         }
-        if let known = events.withLock({ $0.live[uuid] }) { return known.info }
+        if let known = events.withLock({ $0.live[uuid] }) {
+            return known.info ?? info(for: known.conversation, callID: known.callID, finalStatus: known.finalStatus)
+        }
         // Gone, and out of the engine's memory of ended conversations (hundreds ended since): say only that it left.
         return ConversationInfo.forgotten(uuid: uuid.uuidString)
     }
@@ -58,12 +68,16 @@ extension ControlService {
 
     /// Sends a history change (the service's own methods change the history too).
     func publish(_ change: HistoryChanged) {
-        events.withLock { $0.sink?(ControlEventMessage.historyChanged(change).encoded()) }
+        events.withLock { state in
+            guard let sink = state.sink, state.listening() else { return }
+            sink(ControlEventMessage.historyChanged(change).encoded())
+        }
     }
 
     /// Live conversations whose view changed without the engine knowing (contacts reloaded) are said again.
     func refreshLiveConversations() {
         events.withLock { state in
+            guard state.sink != nil, state.listening() else { return }
             for uuid in state.live.keys.sorted(by: { $0.uuidString < $1.uuidString }) {
                 guard let message = rerender(uuid, state: &state) else { continue }
                 state.sink?(message.encoded())
@@ -72,12 +86,25 @@ extension ControlService {
     }
 
     private func messages(for event: EngineEvent, state: inout EventState) -> [ControlEventMessage] {
+        let listening = state.sink != nil && state.listening()
         switch event {
         case .conversationChanged(let transition):
             let conversation = transition.conversation
             let uuid = conversation.uuid
+            guard listening else {
+                if conversation.state == .left {
+                    state.live[uuid] = nil
+                } else {
+                    state.live[uuid] = EventState.Known(
+                        conversation: conversation, callID: transition.callID, finalStatus: transition.finalStatus, info: nil)
+                }
+                return []
+            }
             let view = info(for: conversation, callID: transition.callID, finalStatus: transition.finalStatus)
-            let changes = view.changes(since: state.live[uuid]?.info)
+            let previous = state.live[uuid].map { known in
+                known.info ?? info(for: known.conversation, callID: known.callID, finalStatus: known.finalStatus)
+            }
+            let changes = view.changes(since: previous)
             if conversation.state == .left {
                 state.live[uuid] = nil
             } else {
@@ -88,13 +115,26 @@ extension ControlService {
             return [.conversationChanged(ConversationChanged(
                 conversation: view, from: transition.from.map(\.rawValue), changes: changes))]
         case .actionPerformed(let action):
+            guard listening else { return [] }
             return rerender(action.conversationUUID, state: &state).map { [$0] } ?? []
         case .actionSettled(let action, let settled):
+            guard listening else { return [] }
             let settledEvent = ControlEventMessage.actionSettled(ActionSettled(
                 action: Self.name(of: action), actionUUID: action.uuid.uuidString,
                 conversation: action.conversationUUID.uuidString, state: Self.name(of: settled),
                 error: error(settling: action, as: settled, state: state)))
             return [settledEvent] + (rerender(action.conversationUUID, state: &state).map { [$0] } ?? [])
+        case .tonesReceived, .historyRecorded, .registrationChanged, .pushHandled:
+            guard listening else { return [] }
+            return Self.message(for: event)
+        }
+    }
+
+    /// The events that are one message each, whatever came before.
+    private static func message(for event: EngineEvent) -> [ControlEventMessage] {
+        switch event {
+        case .conversationChanged, .actionPerformed, .actionSettled:
+            return []
         case .tonesReceived(let uuid, let digits):
             return [.tonesReceived(TonesReceived(conversation: uuid.uuidString, digits: digits))]
         case .historyRecorded(let uuid, let recordID):
@@ -113,7 +153,7 @@ extension ControlService {
     private func rerender(_ uuid: UUID, state: inout EventState) -> ControlEventMessage? {
         guard var known = state.live[uuid], engine.manager.conversation(uuid) == known.conversation else { return nil }
         let view = info(for: known.conversation, callID: known.callID, finalStatus: known.finalStatus)
-        let changes = view.changes(since: known.info)
+        let changes = view.changes(since: known.info ?? view)
         guard !changes.isEmpty else { return nil }
         known.info = view
         state.live[uuid] = known

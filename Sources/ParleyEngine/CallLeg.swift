@@ -5,9 +5,10 @@ import SIPSignaling
 import SIPTransport
 
 /// The SIP side of one conversation as a sealed, pure state machine: its INVITE, its dialog, its session descriptions
-/// and whatever is in flight. Each input (a request or response of the leg, a failed request, an action, a timer,
-/// the conversation's end) has one transition function, which returns the effects for ``SIPUserAgent`` (its driver)
-/// to carry out; nothing here sends, schedules or calls the manager (the time comes from the ``CallLegContext``).
+/// and whatever is in flight. Each input (a request or response of the leg, a failed request, an action, a video
+/// request, a timer, the conversation's end) has one transition function, which returns the effects for
+/// ``SIPUserAgent`` (its driver) to carry out; nothing here sends, schedules or calls the manager (the time comes
+/// from the ``CallLegContext``).
 ///
 /// ```
 ///  callee:  ringing ──Join (200)──▶ answering ──ACK──▶ confirmed

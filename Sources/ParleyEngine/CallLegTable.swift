@@ -35,6 +35,7 @@ public enum CallLegTable {
         case end = "End"
         case hold = "Pause (hold)"
         case tones = "PlayTone"
+        case videoOn = "video on (the frontend)"
         case ringTimer = "timer: ring"
         case autoAnswerTimer = "timer: autoAnswer"
         case retransmitTimer = "timer: retransmitSuccess"
@@ -178,6 +179,7 @@ public enum CallLegTable {
         case .end: return leg.perform(.end(conversationUUID: leg.uuid), in: context)
         case .hold: return leg.perform(.pause(conversationUUID: leg.uuid, isPaused: true), in: context)
         case .tones: return leg.perform(.playTone(conversationUUID: leg.uuid, digits: "1"), in: context)
+        case .videoOn: return leg.requestVideo(true, in: context)
         case .ringTimer: return leg.timerFired(.ring, in: context)
         case .autoAnswerTimer: return leg.timerFired(.autoAnswer, in: context)
         case .retransmitTimer: return leg.timerFired(.retransmitSuccess, in: context)

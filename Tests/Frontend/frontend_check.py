@@ -478,10 +478,12 @@ def wait_settled(run, client, result, mark, what):
 def end_on_a(run, uuid):
     mark = run.u.mark()
     result = run.u.result("end", {"conversation": uuid})
-    run.ck.check("end: \"its conversation is in state left\"", result["conversation"]["state"] == "left", "state left",
+    run.ck.check("end: \"its conversation is `leaving` or `left`\"", result["conversation"]["state"] in ("leaving", "left"),
+                 "state leaving or left",
                  {m: result["conversation"][m] for m in ("uuid", "state", "pendingActions", "endedReason")})
     wait_settled(run, run.u, result, mark, "end")
-    return result["conversation"]
+    left = run.u.wait_event("the left event that follows end", changed(uuid, lambda c, d: c["state"] == "left"), mark)
+    return left["data"]["conversation"]
 
 
 def expect_inserted(run, uuid, mark):
