@@ -46,7 +46,7 @@ public enum ControlEventMessage: Sendable, Equatable {
     /// The whole message.
     public func encoded() -> Data {
         switch self {
-        case .conversationChanged(let data): Self.encode(name, data)
+        case .conversationChanged(let data): JSONOut.envelope(id: nil, event: name.rawValue, payloadKey: "data", data)
         case .tonesReceived(let data): Self.encode(name, data)
         case .historyChanged(let data): Self.encode(name, data)
         case .registrationChanged(let data): Self.encode(name, data)

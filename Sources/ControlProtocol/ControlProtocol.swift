@@ -138,7 +138,8 @@ public enum ControlResponse<Result: Codable & Sendable>: Sendable {
 public enum ControlMessage {
     /// `{"v":1,"id":…,"result":…}`.
     public static func result<Result: Encodable>(_ result: Result, id: ControlRequestID) -> Data {
-        ControlJSON.encode(ResultEnvelope(v: ControlProtocol.version, id: id, result: result))
+        if let fast = result as? any ControlFastJSON { return JSONOut.envelope(id: id, event: nil, payloadKey: "result", fast) }
+        return ControlJSON.encode(ResultEnvelope(v: ControlProtocol.version, id: id, result: result))
     }
 
     /// `{"v":1,"id":…,"error":{…}}` (`"id": null` when the request's id could not be read).

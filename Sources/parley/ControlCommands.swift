@@ -75,7 +75,7 @@ enum ControlCommands {
                 guard let id = Int64(positionals[0]), id > 0 else { throw UsageError("redial takes a history record id") }
                 start = .redial(RecordParams(id: id))
             }
-            return try show(try session.startAndFollow(start), json: json, command) { result in
+            return show(try session.startAndFollow(start), json: json, command) { result in
                 "start: done  " + ControlRendering.line(result.conversation)
             }
         default:

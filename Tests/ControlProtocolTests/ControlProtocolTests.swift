@@ -132,4 +132,33 @@ struct ControlProtocolTests {
         #expect(view.changes(since: view).isEmpty)
         #expect(ControlTime.date(view.createdAt) != nil, "timestamps parse back: \(view.createdAt)")
     }
+
+    @Test("the hand-written JSON of conversations is byte for byte what JSONEncoder writes, odd strings included")
+    func fastJSONMatchesFoundation() throws {
+        struct Envelope<Result: Encodable>: Encodable {
+            let v: Int
+            let id: ControlRequestID
+            let result: Result
+        }
+        let manager = try ConversationManager(configuration: .init())
+        let odd = Handle(kind: .generic, value: "sip:a/b@h", displayName: "Quote \" back \\ tab \t nl \n bell \u{07} é 🎉")
+        let plain = Handle(kind: .phoneNumber, value: "+14155550100")
+        let uuid = UUID()
+        try manager.reportNewIncomingConversation(uuid: uuid, update: .init(members: [odd, plain], activeRemoteMembers: [odd]))
+        let conversation = try #require(manager.conversation(uuid))
+        let views = [
+            ConversationInfo(conversation, callID: "c@h", pendingActions: ["join"], finalStatus: (486, "Busy"), contactName: { _ in nil }),
+            ConversationInfo(conversation, callID: nil, pendingActions: [], contactName: { $0 == plain ? "Alice" : nil }),
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let list = ListResult(conversations: views)
+        #expect(String(decoding: ControlMessage.result(list, id: .number(3)), as: UTF8.self)
+            == String(decoding: try encoder.encode(Envelope(v: 1, id: .number(3), result: list)), as: UTF8.self))
+        let action = ActionResult(action: "hold", actionUUID: "A", state: "complete", conversation: views[1])
+        #expect(String(decoding: ControlMessage.result(action, id: .string("x\"y")), as: UTF8.self)
+            == String(decoding: try encoder.encode(Envelope(v: 1, id: .string("x\"y"), result: action)), as: UTF8.self))
+        let change = ControlEventMessage.conversationChanged(ConversationChanged(conversation: views[0], from: nil, changes: ["new"]))
+        #expect(ControlEventMessage.decode(change.encoded()) == change)
+    }
 }
