@@ -80,14 +80,17 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         _ conversation: Conversation, callID: String?, pendingActions: [String], finalStatus: (Int, String)? = nil,
         contactName: (Handle) -> String?
     ) {
-        let members = conversation.members.sorted { $0.value < $1.value }.map { HandleInfo($0, contactName: contactName($0)) }
+        let remote = conversation.members.sorted { $0.value < $1.value }
+        let members = remote.map { HandleInfo($0, contactName: contactName($0)) }
         uuid = conversation.uuid.uuidString
         state = "\(conversation.state)"
         direction = conversation.direction.rawValue
         displayName = members.isEmpty ? "" : members.map(\.shownName).joined(separator: ", ")
         self.members = members
-        activeRemoteMembers = conversation.activeRemoteMembers.sorted { $0.value < $1.value }
-            .map { HandleInfo($0, contactName: contactName($0)) }
+        // Active members are members: their views are made once.
+        activeRemoteMembers = conversation.activeRemoteMembers.sorted { $0.value < $1.value }.map { handle in
+            remote.firstIndex(of: handle).map { members[$0] } ?? HandleInfo(handle, contactName: contactName(handle))
+        }
         localMember = conversation.localMember.map { HandleInfo($0, contactName: nil) }
         isRemotelyHeld = (conversation.state == .joined || conversation.state == .paused)
             && !conversation.members.isEmpty && conversation.activeRemoteMembers.isEmpty
@@ -175,8 +178,11 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
 public enum ControlTime {
     /// `2026-11-29T17:02:03.123Z`.
     public static func string(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        style.format(date)
     }
+
+    /// The one style (made once: a format style is not free to build).
+    private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     /// Reads a wire timestamp.
     public static func date(_ string: String) -> Date? {

@@ -44,7 +44,8 @@ struct JSONOut {
         comma()
         bytes.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
         needsComma = false
     }
 
@@ -57,7 +58,8 @@ struct JSONOut {
 
     mutating func member(_ name: StaticString, _ value: Bool) {
         key(name)
-        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        let word: StaticString = value ? "true" : "false"
+        word.withUTF8Buffer { bytes.append(contentsOf: $0) }
         needsComma = true
     }
 
@@ -80,30 +82,46 @@ struct JSONOut {
     }
 
     mutating func null() {
-        bytes.append(contentsOf: Array("null".utf8))
+        ("null" as StaticString).withUTF8Buffer { bytes.append(contentsOf: $0) }
         needsComma = true
     }
 
-    /// A JSON string literal.
+    /// A JSON string literal (most strings need no escape and are copied whole).
     mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
-            default: bytes.append(byte)
+        var text = text
+        text.withUTF8 { utf8 in
+            if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                bytes.append(contentsOf: utf8)
+            } else {
+                for byte in utf8 { escaped(byte) }
             }
         }
         bytes.append(UInt8(ascii: "\""))
         needsComma = true
+    }
+
+    /// One byte of a string, escaped as JSONEncoder does.
+    private mutating func escaped(_ byte: UInt8) {
+        let escape: UInt8
+        switch byte {
+        case UInt8(ascii: "\""): escape = UInt8(ascii: "\"")
+        case UInt8(ascii: "\\"): escape = UInt8(ascii: "\\")
+        case 0x0A: escape = UInt8(ascii: "n")
+        case 0x0D: escape = UInt8(ascii: "r")
+        case 0x09: escape = UInt8(ascii: "t")
+        case 0x08: escape = UInt8(ascii: "b")
+        case 0x0C: escape = UInt8(ascii: "f")
+        case 0..<0x20:
+            let hex = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+            return
+        default:
+            bytes.append(byte)
+            return
+        }
+        bytes.append(UInt8(ascii: "\\"))
+        bytes.append(escape)
     }
 
     private mutating func comma() {

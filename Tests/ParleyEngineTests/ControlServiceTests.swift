@@ -110,6 +110,23 @@ struct ControlServiceTests {
         #expect(harness.sent().isEmpty)
     }
 
+    @Test("a phone number is dialled at --phone-domain, else at the registrar's domain")
+    func phoneDomain() throws {
+        let registered = try EngineHarness { configuration in
+            configuration.registration = RegistrationConfiguration(
+                registrar: SIPURI("sip:127.0.0.1:5062")!, addressOfRecord: SIPURI("sip:parley@127.0.0.2")!)
+        }
+        // Numeric hosts: the fake network resolves no names.
+        let explicit = try EngineHarness { configuration in configuration.phoneDomain = "127.0.0.3" }
+        for (harness, host) in [(registered, "127.0.0.2"), (explicit, "127.0.0.3")] {
+            let probe = ServiceProbe(harness)
+            let reply = try probe.call(#"{"v":1,"id":1,"method":"start","params":{"to":"+1 415 555 0100"}}"#)
+            #expect((reply["result"] as? [String: Any])?["state"] as? String == "pending", "\(reply)")
+            let invite = try #require(harness.sent().first { $0.request?.method == .invite }?.request)
+            #expect(invite.uri.description == "sip:+14155550100@\(host);user=phone")
+        }
+    }
+
     @Test("start answers at once with the idle conversation; its events follow; the end result is the whole conversation")
     func callThroughTheAPI() throws {
         let harness = try EngineHarness()
