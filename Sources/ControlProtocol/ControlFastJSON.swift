@@ -7,6 +7,13 @@ import Foundation
 protocol ControlFastJSON {
     /// Appends the value's JSON.
     func writeJSON(_ out: inout JSONOut)
+    /// About how many bytes that is (so that the buffer grows once).
+    var estimatedJSONBytes: Int { get }
+}
+
+extension ControlFastJSON {
+    /// One conversation's worth.
+    var estimatedJSONBytes: Int { 1024 }
 }
 
 /// JSON text being written: members in the order given (callers give them sorted), strings escaped as RFC 8259 asks
@@ -171,6 +178,8 @@ extension ConversationInfo: ControlFastJSON {
 }
 
 extension ListResult: ControlFastJSON {
+    var estimatedJSONBytes: Int { 64 + 800 * conversations.count }
+
     func writeJSON(_ out: inout JSONOut) {
         out.object { out in
             out.key("conversations")
@@ -207,7 +216,7 @@ extension JSONOut {
     static func envelope(
         id: ControlRequestID?, event: String?, payloadKey: StaticString, _ payload: some ControlFastJSON
     ) -> Data {
-        var out = JSONOut(capacity: 1024)
+        var out = JSONOut(capacity: payload.estimatedJSONBytes + 64)
         out.object { out in
             if let event {
                 out.key("data")
