@@ -180,12 +180,14 @@ extension ControlService {
                 details: .init(action: name))
         case .failed(let reason):
             let uuid = action.conversationUUID
-            let known = state.live[uuid]?.finalStatus.map { ($0.code, $0.reason) }
-                ?? (engine.finalStatus(of: uuid) ?? engine.endedTransition(of: uuid)?.finalStatus).map { ($0.code, $0.reason) }
-                ?? Self.leadingStatus(in: reason)
+            let status = state.live[uuid]?.finalStatus ?? engine.finalStatus(of: uuid)
+                ?? engine.endedTransition(of: uuid)?.finalStatus
+            let known = status.map { ($0.code, $0.reason) } ?? Self.leadingStatus(in: reason)
             return ControlError(
                 .failed, Self.failureSentence(action: name, status: known?.0),
-                details: .init(sipStatus: known?.0, sipReason: known?.1, action: name, technical: reason))
+                details: .init(
+                    sipStatus: known?.0, sipReason: known?.1, retryAfter: status?.retryAfter, action: name,
+                    technical: reason))
         }
     }
 

@@ -407,11 +407,14 @@ public struct SIPFinalStatus: Sendable, Hashable {
     public let code: Int
     /// The reason phrase as the peer wrote it.
     public let reason: String
+    /// Seconds after which trying again may work, from the response's Retry-After (RFC 3261 §20.33), if any.
+    public let retryAfter: Int?
 
     /// A status.
-    public init(code: Int, reason: String) {
+    public init(code: Int, reason: String, retryAfter: Int? = nil) {
         self.code = code
         self.reason = reason
+        self.retryAfter = retryAfter
     }
 }
 

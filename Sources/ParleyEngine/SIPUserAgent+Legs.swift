@@ -214,7 +214,8 @@ extension SIPUserAgent: TransactionUser {
         switch owner {
         case .leg(let uuid, let request):
             if case .response(let response) = event, request == .invite, response.statusCode >= 300 {
-                onFinalStatus?(uuid, SIPFinalStatus(code: response.statusCode, reason: response.reasonPhrase))
+                let retryAfter = response.headers["Retry-After"].flatMap { Int($0.prefix { $0.isNumber }) }
+                onFinalStatus?(uuid, SIPFinalStatus(code: response.statusCode, reason: response.reasonPhrase, retryAfter: retryAfter))
             }
             drive(uuid) { leg, context in
                 switch event {

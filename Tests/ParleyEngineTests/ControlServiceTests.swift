@@ -168,13 +168,13 @@ struct ControlServiceTests {
         #expect((facts["registration"] as? [String: Any])?["state"] as? String == "unregistered")
     }
 
-    @Test("a busy callee fails the start with a sentence and the SIP status; the conversation says it too")
+    @Test("a busy callee fails the start with a sentence, the SIP status and its Retry-After; the conversation says it too")
     func busy() throws {
         let harness = try EngineHarness()
         let probe = ServiceProbe(harness)
         _ = try probe.call(#"{"v":1,"id":1,"method":"start","params":{"to":"sip:bob@127.0.0.1:5062"}}"#)
         let invite = try #require(harness.sent().first?.request)
-        harness.deliver(PeerMessages.response(486, "Busy Here", to: invite))
+        harness.deliver(PeerMessages.response(486, "Busy Here", to: invite) + "\nRetry-After: 120 (in a meeting)")
         var failure: ActionSettled?
         #expect(probe.events.wait(until: { events in
             failure = events.lazy.compactMap { if case .actionSettled(let settled) = $0 { settled } else { nil } }.first
@@ -182,6 +182,7 @@ struct ControlServiceTests {
         }))
         #expect(failure?.error?.message == "The line is busy.")
         #expect(failure?.error?.details?.sipStatus == 486 && failure?.error?.details?.sipReason == "Busy Here")
+        #expect(failure?.error?.details?.retryAfter == 120)
         let left = probe.events.all.lazy.compactMap { event -> ConversationInfo? in
             if case .conversationChanged(let change) = event, change.conversation.state == "left" { change.conversation } else { nil }
         }.first
