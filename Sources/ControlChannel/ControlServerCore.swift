@@ -106,23 +106,32 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
     func server(_ server: StreamServer<ControlServerCore>, turnedAway client: StreamClientID) {
         let session = framing.makeSession()
         sessions[client] = session
-        // A WebSocket is turned away after its upgrade, so that a browser, which cannot read an HTTP refusal, learns
-        // why; a line connection at once.
-        if framing.carriesMessages(session) { rejectTooMany(client) }
+        // Full: with a client that could make room, the newcomer may still say hello (and take that slot); else a
+        // WebSocket is turned away after its upgrade, so that a browser, which cannot read an HTTP refusal, learns
+        // why, and a line connection at once.
+        if evictable() == nil, framing.carriesMessages(session) { rejectTooMany(client) }
     }
 
-    /// Full: the authenticated client idle longest among those that never subscribed and have been quiet for the
-    /// eviction idle time gives up its slot (told `evicted`).
-    func serverIsFull(_ server: StreamServer<ControlServerCore>) -> Bool {
+    /// The authenticated client idle longest among those that never subscribed and have sent nothing for the
+    /// eviction idle time: the one that gives up its slot to a newcomer when the server is full.
+    private func evictable() -> StreamClientID? {
+        guard let server else { return nil }
         let now = monotonicNanoseconds()
-        let idleEnough = UInt64(max(0, limits.evictionIdleTime) * 1e9)
-        let victim = server.authenticatedClients
+        let idleEnough = UInt64(min(max(0, limits.evictionIdleTime), 86_400) * 1e9)
+        return server.authenticatedClients
             .filter { !subscribers.contains($0) && now &- (lastHeard[$0] ?? 0) >= idleEnough }
             .min { (lastHeard[$0] ?? 0, $0) < (lastHeard[$1] ?? 0, $1) }
-        guard let victim else { return false }
+    }
+
+    /// A connection over the cap said hello with the right token: it gets the evictable client's slot (that one is
+    /// told `evicted`), or is turned away when there is none. Only an authenticated newcomer evicts anyone.
+    private func admitOverCap(_ client: StreamClientID) {
+        guard let server, let victim = evictable() else { return rejectTooMany(client) }
         reject(victim, .evicted, "closed to make room for a new client: this one was idle and never subscribed",
                closeCode: .tryAgainLater)
-        return true
+        server.admit(client)
+        lastHeard[client] = monotonicNanoseconds()
+        server.send(framing.encode(ControlWire.welcome), to: client)
     }
 
     func server(_ server: StreamServer<ControlServerCore>, received frame: Codec.Frame, from client: StreamClientID) {
@@ -169,7 +178,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
             server.send(bytes, to: client)
         case .upgraded(let response):
             server.send(response, to: client)
-            if stage == .turnedAway { rejectTooMany(client) }
+            if stage == .turnedAway, evictable() == nil { rejectTooMany(client) }
         case .close(let lastWords, let reason):
             server.close(client, reason: reason, lastWords: lastWords)
         case .tooLarge(let closing):
@@ -184,14 +193,13 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
 
     private func received(_ message: Data, from client: StreamClientID, stage: StreamClientStage) {
         switch stage {
-        case .turnedAway:
-            break
-        case .awaitingHello:
+        case .turnedAway, .awaitingHello:
             switch ControlWire.helloToken(in: message) {
             case .failure(let fault):
                 reject(client, .unauthorized, fault.description)
             case .success(let given):
                 guard ControlWire.tokensMatch(given, token) else { return reject(client, .unauthorized, "wrong token") }
+                guard stage == .awaitingHello else { return admitOverCap(client) }
                 server?.authenticate(client)
                 lastHeard[client] = monotonicNanoseconds()
                 server?.send(framing.encode(ControlWire.welcome), to: client)

@@ -13,8 +13,8 @@ public struct ControlLimits: Sendable, Hashable {
     public var helloTimeout: TimeInterval
     /// How long a connection being closed after an error may take to read that error: 1 s.
     public var lingerTime: TimeInterval
-    /// How long an authenticated client that never subscribed must have sent nothing before a new client may take
-    /// its slot when the server is full: 10 s.
+    /// How long an authenticated client that never subscribed must have sent nothing before a new client (with the
+    /// right token) may take its slot when the server is full: 60 s, longer than an action may take to be answered.
     public var evictionIdleTime: TimeInterval
     /// The kernel send buffer for accepted connections; nil keeps the system's. Tests shrink it so that a client
     /// that does not read fills its outgoing queue quickly.
@@ -23,7 +23,7 @@ public struct ControlLimits: Sendable, Hashable {
     /// Limits; the defaults are those documented on each member.
     public init(
         maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1024 * 1024, maxClients: Int = 64,
-        helloTimeout: TimeInterval = 5, lingerTime: TimeInterval = 1, evictionIdleTime: TimeInterval = 10,
+        helloTimeout: TimeInterval = 5, lingerTime: TimeInterval = 1, evictionIdleTime: TimeInterval = 60,
         socketSendBufferSize: Int? = nil
     ) {
         precondition(maxLineBytes > 0 && maxQueuedBytes > 0 && maxClients > 0, "control limits must be positive")

@@ -47,6 +47,16 @@ public struct ConversationParams: ControlParams {
         "conversation", "a string", "a live conversation's uuid, or a unique prefix of it (any case)")
     /// An example.
     public static let example = ConversationParams(conversation: "1b4e28ba")
+
+    /// Not blank.
+    public func validate() throws(ControlError) { try Self.check(conversation, "conversation") }
+
+    /// A blank conversation (or other) would match every uuid as a prefix: refused.
+    static func check(_ value: String, _ field: String) throws(ControlError) {
+        guard !value.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ControlError(.invalidParams, "Say which call (\"\(field)\").", field: field)
+        }
+    }
 }
 
 /// `{"conversation": "1b4e28ba", "muted": true}`.
@@ -69,6 +79,9 @@ public struct MuteParams: ControlParams {
     ]
     /// An example.
     public static let example = MuteParams(conversation: "1b4e28ba", muted: true)
+
+    /// Not blank.
+    public func validate() throws(ControlError) { try ConversationParams.check(conversation, "conversation") }
 }
 
 /// `{"conversation": "1b4e28ba", "digits": "12#"}`.
@@ -94,6 +107,7 @@ public struct ToneParams: ControlParams {
 
     /// Only keypad digits.
     public func validate() throws(ControlError) {
+        try ConversationParams.check(conversation, "conversation")
         guard !digits.isEmpty, digits.allSatisfy({ "0123456789*#ABCDabcd".contains($0) }) else {
             throw ControlError(.invalidParams, "Keypad tones are 0-9, *, # and A-D.", field: "digits")
         }
@@ -120,6 +134,9 @@ public struct VideoParams: ControlParams {
     ]
     /// An example.
     public static let example = VideoParams(conversation: "1b4e28ba", enabled: true)
+
+    /// Not blank.
+    public func validate() throws(ControlError) { try ConversationParams.check(conversation, "conversation") }
 }
 
 /// `{"conversation": "1b4e28ba", "with": "9f0c"}`.
@@ -142,6 +159,12 @@ public struct MergeParams: ControlParams {
     ]
     /// An example.
     public static let example = MergeParams(conversation: "1b4e28ba", with: "9f0c")
+
+    /// Neither blank.
+    public func validate() throws(ControlError) {
+        try ConversationParams.check(conversation, "conversation")
+        try ConversationParams.check(with, "with")
+    }
 }
 
 /// The filters of `history` and `historyCount`.

@@ -13,7 +13,8 @@ import Synchronization
 ///
 /// Client slots are fair: when an endpoint is full, a new client takes the slot of the authenticated client that has
 /// been idle longest among those that never subscribed and sent nothing for ``ControlLimits/evictionIdleTime``
-/// (it gets an `evicted` error). Subscribed clients — the frontends showing calls — are never evicted.
+/// (it gets an `evicted` error) — once the newcomer's hello carried the token. Subscribed clients — the frontends
+/// showing calls — are never evicted.
 public final class ControlEndpoint: Sendable {
     private let unix: ControlServer
     private let webSocket: ControlWebSocketServer?
@@ -91,8 +92,8 @@ public final class ControlEndpoint: Sendable {
     /// The limits as the reference documents them.
     public static func documentedLimits(_ limits: ControlLimits = ControlLimits()) -> [ControlReference.Limit] {
         [
-            .init("client slots per endpoint", "\(limits.maxClients)", "a new client takes the slot of the longest-idle client that never subscribed (`evicted`); with none, it gets `tooManyClients` (`parleyd --control-clients N`)"),
-            .init("idle time before a client can be evicted", "\(Int(limits.evictionIdleTime)) s", "clients that subscribed, or sent a request more recently, keep their slot"),
+            .init("client slots per endpoint", "\(limits.maxClients)", "a new client that says hello with the token takes the slot of the longest-idle client that never subscribed (`evicted`); with none, it gets `tooManyClients` (`parleyd --control-clients N`)"),
+            .init("idle time before a client can be evicted", "\(Int(limits.evictionIdleTime)) s", "clients that subscribed, or sent a request more recently (an action is answered within 30 s), keep their slot"),
             .init("hello deadline", "\(Int(limits.helloTimeout)) s", "`unauthorized`, closed"),
             .init("message size, client to parleyd", "\(limits.maxLineBytes / 1024) KiB", "`frameTooLarge`, closed (replies and events may be larger: `list` with 100 calls is about 75 KB)"),
             .init("queued output per client", "\(limits.maxQueuedBytes / 1024 / 1024) MiB", "a client that does not read is closed; others are not affected"),

@@ -132,7 +132,7 @@ extension CallLeg {
             confirmed.lastACK = ack
             if !response.body.isEmpty { confirmed.media.remote = try? SDPSession.parse(response.body) }
             confirmed.localHold = shape.hold
-            if offer.isVideo, confirmed.media.remote?.isVideo != true { confirmed.media.local.video = nil }
+            if offer.isVideo, confirmed.media.remote?.isVideo != true { confirmed.media.local.video?.port = 0 }
             var effects: [CallLegEffect] = [.sendStateless(.request(ack), to: target)]
             let isVideo = confirmed.media.local.isVideo
             if isVideo != wasVideo {

@@ -230,10 +230,14 @@ struct OutgoingInvite {
         in context: some CallLegContext
     ) -> Outcome {
         let remote = response.body.isEmpty ? nil : try? SDPSession.parse(response.body)
+        // Video offered but refused in the answer: the call goes on as audio (its video line kept at port 0), and
+        // says so.
+        let videoRefused = offer.isVideo && remote?.isVideo != true
+        var local = offer
+        if videoRefused { local.video?.port = 0 }
         let confirmed = CallLeg.Confirmed(
-            dialog: dialog, destination: target, media: CallLeg.Media(local: offer, remote: remote), lastACK: ack)
-        // Video offered but refused in the answer: the call goes on as audio, and says so.
-        let refusedVideo: [CallLegEffect] = offer.isVideo && remote?.isVideo != true
+            dialog: dialog, destination: target, media: CallLeg.Media(local: local, remote: remote), lastACK: ack)
+        let refusedVideo: [CallLegEffect] = videoRefused
             ? [.report(.updated(Conversation.Update(capabilities: context.capabilities(video: false))))] : []
         return .answered(confirmed, effects + refusedVideo + [.report(.connected(context.now))])
     }

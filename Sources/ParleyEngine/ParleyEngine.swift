@@ -55,7 +55,10 @@ public final class ParleyEngine: ConversationManagerDelegate {
         }
         agent.onRegistrationChanged = { [weak self] state in self?.emit(.registrationChanged(state)) }
         agent.onTonesReceived = { [weak self] uuid, digits in self?.emit(.tonesReceived(uuid, digits: digits)) }
-        agent.onFinalStatus = { [observed] uuid, status in observed.state.withLock { $0.finalStatuses[uuid] = status } }
+        agent.onFinalStatus = { [observed] uuid, status in
+            // Only for a live conversation (a 487 to our CANCEL may come after it left): removed when it leaves.
+            observed.state.withLock { if $0.states[uuid] != nil { $0.finalStatuses[uuid] = status } }
+        }
         agent.onCallRefused = { [observed] uuid, callID in
             observed.state.withLock {
                 $0.callIDs[uuid] = nil

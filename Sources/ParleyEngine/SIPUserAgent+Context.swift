@@ -23,11 +23,14 @@ extension SIPUserAgent: CallLegContext {
         return makeOffer(after: previous, hold: localHold, video: previous?.isVideo == true)
     }
 
-    /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume; a video stream when asked and supported.
+    /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume; a video stream when asked and supported. A video
+    /// line the session had stays, with port 0 when video is off (RFC 3264 §8: m-lines are never removed).
     func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession {
-        SDPSession(
+        let stream = video ? videoPort.map { SDPVideo(port: $0) } : nil
+        let kept = previous?.video.map { SDPVideo(port: 0, transport: $0.transport, formats: Array($0.formats.prefix(1))) }
+        return SDPSession(
             origin: nextOrigin(after: previous), connectionAddress: mediaAddress, audioPort: configuration.mediaPort,
-            direction: hold ? .sendonly : .sendrecv, video: video ? videoPort.map { SDPVideo(port: $0) } : nil)
+            direction: hold ? .sendonly : .sendrecv, video: stream ?? kept)
     }
 
     /// Where video would go, when this node takes video (`supportsVideo`): two ports above audio's RTP and RTCP.

@@ -68,7 +68,7 @@ extension SIPUserAgent {
                 uuid: uuid,
                 update: Conversation.Update(
                     localMember: localHandle, members: [handle], activeRemoteMembers: [handle],
-                    capabilities: capabilities(video: offer?.isVideo == true)))
+                    capabilities: capabilities(video: offer?.video?.answer(port: videoPort).isActive == true)))
         } catch {
             legs[UUIDKey(uuid)] = nil
             legIDs[callID] = nil

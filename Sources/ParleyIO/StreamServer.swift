@@ -23,10 +23,9 @@ package protocol StreamServerDelegate: AnyObject {
     /// A connection came in under the cap (stage `awaitingHello`, or `authenticated` when the server has no hello
     /// deadline).
     func server(_ server: StreamServer<Self>, accepted client: StreamClientID, from peer: SocketAddress?)
-    /// A connection came in over the cap (stage `turnedAway`): tell it why and close it (flushing).
+    /// A connection came in over the cap (stage `turnedAway`): tell it why and close it (flushing), or let it in
+    /// later with ``StreamServer/admit(_:)`` once another has made room.
     func server(_ server: StreamServer<Self>, turnedAway client: StreamClientID)
-    /// Every slot is taken and a connection is coming in: close one (true) to let it in, or leave it turned away.
-    func serverIsFull(_ server: StreamServer<Self>) -> Bool
     /// A frame from a connection, whatever its stage.
     func server(_ server: StreamServer<Self>, received frame: Codec.Frame, from client: StreamClientID)
     /// A connection's stream cannot be framed any further. It is closed right after unless the owner closes it.
@@ -35,11 +34,6 @@ package protocol StreamServerDelegate: AnyObject {
     func server(_ server: StreamServer<Self>, helloTimedOut client: StreamClientID)
     /// A connection stopped being usable (not called for connections ``StreamServer/stop(reason:lastWords:)`` closes).
     func server(_ server: StreamServer<Self>, closed client: StreamClientID, stage: StreamClientStage, reason: StreamCloseReason)
-}
-
-extension StreamServerDelegate {
-    /// No slot is freed: a connection over the cap is turned away.
-    package func serverIsFull(_ server: StreamServer<Self>) -> Bool { false }
 }
 
 /// A listening socket and the connections it accepted, on an ``EventLoop``: the accept loop, a cap on the number of
@@ -118,6 +112,15 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         clients[client] = entry
     }
 
+    /// Lets a turned-away connection in as authenticated (the owner closed another to make room for it).
+    package func admit(_ client: StreamClientID) {
+        guard var entry = clients[client], entry.stage == .turnedAway else { return }
+        if let timer = entry.helloTimer { loop.cancel(timer) }
+        entry.helloTimer = nil
+        entry.stage = .authenticated
+        clients[client] = entry
+    }
+
     /// Queues bytes for a live connection; false when it is gone or closing (or overflowed now).
     @discardableResult
     package func send(_ bytes: Data, to client: StreamClientID) -> Bool {
@@ -172,10 +175,7 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         let id = nextID
         nextID += 1
         channel.userInfo = id
-        var underCap = clients.values.count { $0.stage != .turnedAway } < limits.maxClients
-        if !underCap, delegate?.serverIsFull(self) == true {
-            underCap = clients.values.count { $0.stage != .turnedAway } < limits.maxClients
-        }
+        let underCap = clients.values.count { $0.stage != .turnedAway } < limits.maxClients
         var entry = Client(
             channel: channel, stage: !underCap ? .turnedAway : (limits.helloTimeout == nil ? .authenticated : .awaitingHello))
         if limits.helloTimeout != nil || !underCap {

@@ -49,7 +49,9 @@ enum SDPReader {
         guard let connection = mediaConnection ?? sessionConnection else {
             throw SDPParseError(reason: "No connection address in SDP")
         }
-        let video = try medias.first(where: { string($0.pointee.m_media)?.lowercased() == "video" }).map(videoStream)
+        // An unusable video line is left out (answered as no video), not a reason to refuse the call.
+        let video = medias.first(where: { string($0.pointee.m_media)?.lowercased() == "video" })
+            .flatMap { try? videoStream($0) }
         return SDPSession(
             origin: SDPOrigin(
                 username: username, sessionID: sessionID, sessionVersion: sessionVersion, address: originAddress),

@@ -166,7 +166,11 @@ public struct SDPSession: Sendable, Hashable {
         return SDPSession(
             origin: origin, connectionAddress: connectionAddress, audioPort: self.audioPort == 0 ? 0 : audioPort,
             codecs: common, direction: effectiveDirection.reversed.intersection(localDirection),
-            video: video?.answer(port: videoPort))
+            video: video.map { offered in
+                offered.answer(
+                    port: videoPort,
+                    direction: (offered.direction ?? effectiveDirection).reversed.intersection(localDirection))
+            })
     }
 
     /// Parses an SDP body through libosip2's `sdp_message_parse`.

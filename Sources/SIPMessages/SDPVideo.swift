@@ -43,14 +43,14 @@ public struct SDPVideo: Sendable, Hashable {
     /// The answer to this offered stream (RFC 3264 §6): the offered formats we support, at `port`; port 0 — the
     /// stream refused, but still answered so the m-lines line up — when we take no video (`port` nil), the offer
     /// refused it, or no format is common.
-    public func answer(port: Int?) -> SDPVideo {
+    public func answer(port: Int?, direction answerDirection: SDPDirection? = nil) -> SDPVideo {
         let common = formats.filter { offered in
             SDPVideoFormat.supported.contains { $0.encodingName.caseInsensitiveCompare(offered.encodingName) == .orderedSame }
         }
         guard let port, isActive, !common.isEmpty, transport.uppercased() == "RTP/AVP" else {
             return SDPVideo(port: 0, transport: transport, formats: Array(formats.prefix(1)))
         }
-        return SDPVideo(port: port, transport: transport, formats: common)
+        return SDPVideo(port: port, transport: transport, formats: common, direction: answerDirection)
     }
 
     /// The stream's SDP lines (`m=`, one `a=rtpmap` per named format, the direction).

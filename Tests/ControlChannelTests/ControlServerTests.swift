@@ -86,7 +86,7 @@ private struct Fixture {
         #expect(fixture.recorder.waitForLines(1).count == 1)
     }
 
-    @Test("full: a new client takes the slot of the idle client that never subscribed; subscribers are never evicted")
+    @Test("full: a new client with the token takes the slot of the idle client that never subscribed; subscribers are never evicted")
     func idleUnsubscribedClientsMakeRoom() throws {
         let fixture = try Fixture(limits: ControlLimits(maxClients: 2, evictionIdleTime: 0))
         defer { fixture.finish() }
@@ -96,6 +96,11 @@ private struct Fixture {
         fixture.server.subscribe(watcherID)
         #expect(fixture.server.clientCount == 1)  // a round trip through the loop: the subscription is in place
         let idle = try fixture.client()
+        // A connection without the token evicts nobody: it is refused, and the idle client keeps its slot.
+        let stranger = try RawSocket(path: fixture.directory.socketPath)
+        stranger.write(#"{"v":1,"type":"hello","token":"\#(String(repeating: "0", count: 64))"}"# + "\n")
+        #expect(stranger.readLine()?.contains(#""code":"unauthorized""#) == true)
+        #expect(fixture.server.clientCount == 2)
         let newcomer = try fixture.client()  // welcomed: the idle one made room
         let evicted = try idle.readLine(timeout: 5)
         #expect(String(decoding: evicted, as: UTF8.self).contains(#""code":"evicted""#))

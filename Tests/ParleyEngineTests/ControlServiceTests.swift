@@ -76,6 +76,7 @@ struct ControlServiceTests {
             (#"{"v": 1, "id": 1, "method": "history", "params": {"limit": 0}}"#, "invalidParams", "limit"),
             (#"{"v": 1, "id": 1, "method": "history", "params": {"limit": 5}}"#, "unavailable", nil),
             (#"{"v": 1, "id": 1, "method": "join", "params": {"conversation": "ffff"}}"#, "notFound", "conversation"),
+            (#"{"v": 1, "id": 1, "method": "end", "params": {"conversation": " "}}"#, "invalidParams", "conversation"),
             (#"{"v": 1, "id": "x", "method": "playTone", "params": {"conversation": "a", "digits": "12x"}}"#, "invalidParams", "digits"),
         ]
         for (line, code, field) in cases {

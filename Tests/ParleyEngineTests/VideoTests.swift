@@ -23,6 +23,17 @@ struct VideoTests {
         }
     }
 
+    @Test("a video offer with no format we take rings as audio, its m=video answered with port 0")
+    func unusableVideo() throws {
+        let harness = try EngineHarness(video: true)
+        harness.deliver(PeerMessages.invite(), body: PeerMessages.offer + "m=video 6002 RTP/AVP 34\n")
+        _ = harness.sent()
+        #expect(harness.conversation?.isVideo == false)
+        try harness.manager.perform([.join(conversationUUID: try #require(harness.conversation?.uuid))])
+        let answer = try SDPSession.parse(try #require(harness.sent().first).body)
+        #expect(answer.video?.port == 0)
+    }
+
     @Test("the peer upgrades an audio call to video by re-INVITE, and back: capability changes, seen as events")
     func remoteUpgrade() throws {
         let harness = try EngineHarness(video: true)
@@ -65,6 +76,10 @@ struct VideoTests {
         let second = try #require(audioOnly.sent().first?.request)
         audioOnly.deliver(PeerMessages.response(200, "OK", to: second, sdp: true), body: PeerMessages.offer)
         #expect(audioOnly.conversation?.state == .joined && audioOnly.conversation?.isVideo == false)
+        _ = audioOnly.sent()
+        try audioOnly.manager.perform([.pause(conversationUUID: try #require(audioOnly.conversation?.uuid), isPaused: true)])
+        let hold = try SDPSession.parse(try #require(audioOnly.sent().first?.request).body)
+        #expect(hold.video?.port == 0, "the refused video line stays, at port 0, and is not offered again")
     }
 
     @Test("the frontend turns video on and off by re-INVITE (the video method); a peer answering without video refuses it")
@@ -87,7 +102,7 @@ struct VideoTests {
         }
         let on = try video(true, answer: PeerMessages.videoOffer)
         #expect(((on["result"] as? [String: Any])?["conversation"] as? [String: Any])?["isVideo"] as? Bool == true, "\(on)")
-        let off = try video(false, answer: PeerMessages.offer)
+        let off = try video(false, answer: PeerMessages.offer + "m=video 0 RTP/AVP 96\n")
         #expect(((off["result"] as? [String: Any])?["conversation"] as? [String: Any])?["isVideo"] as? Bool == false, "\(off)")
         let refused = try video(true, answer: PeerMessages.offer)
         #expect((refused["error"] as? [String: Any])?["message"] as? String == "The other side did not take video.", "\(refused)")
