@@ -46,6 +46,11 @@ extension ControlService {
             finalStatus: finalStatus.map { ($0.code, $0.reason) }, contactName: contacts.contactName(for:))
     }
 
+    /// A remembered snapshot's view, made now.
+    func view(of known: EventState.Known) -> ConversationInfo {
+        info(for: known.conversation, callID: known.callID, finalStatus: known.finalStatus)
+    }
+
     /// The newest view of a conversation: live from the manager, else as it ended.
     func latestInfo(of uuid: UUID) -> ConversationInfo {
         if let conversation = engine.manager.conversation(uuid) { return info(for: conversation) }
@@ -53,7 +58,7 @@ extension ControlService {
             return info(for: left.conversation, callID: left.callID, finalStatus: left.finalStatus)
         }
         if let known = events.withLock({ $0.live[uuid] }) {
-            return known.info ?? info(for: known.conversation, callID: known.callID, finalStatus: known.finalStatus)
+            return known.info ?? view(of: known)
         }
         // Gone, and out of the engine's memory of ended conversations (hundreds ended since): say only that it left.
         return ConversationInfo.forgotten(uuid: uuid.uuidString)
@@ -101,9 +106,7 @@ extension ControlService {
                 return []
             }
             let view = info(for: conversation, callID: transition.callID, finalStatus: transition.finalStatus)
-            let previous = state.live[uuid].map { known in
-                known.info ?? info(for: known.conversation, callID: known.callID, finalStatus: known.finalStatus)
-            }
+            let previous = state.live[uuid].map { known in known.info ?? self.view(of: known) }
             let changes = view.changes(since: previous)
             if conversation.state == .left {
                 state.live[uuid] = nil
@@ -152,7 +155,7 @@ extension ControlService {
     /// way and will carry the pending actions as they are then (an older snapshot never follows a newer one).
     private func rerender(_ uuid: UUID, state: inout EventState) -> ControlEventMessage? {
         guard var known = state.live[uuid], engine.manager.conversation(uuid) == known.conversation else { return nil }
-        let view = info(for: known.conversation, callID: known.callID, finalStatus: known.finalStatus)
+        let view = self.view(of: known)
         let changes = view.changes(since: known.info ?? view)
         guard !changes.isEmpty else { return nil }
         known.info = view
