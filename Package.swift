@@ -65,12 +65,14 @@ let package = Package(
         // The control API's transport: newline-delimited JSON over a Unix socket, the same over WebSocket on loopback
         // TCP (RFC 6455, Origin allow-list), token hello, bounded queues.
         .target(name: "ControlChannel", dependencies: ["ParleyIO"]),
+        // The web softphone parleyd serves on its WebSocket port: HTML, CSS and ES modules embedded in the binary.
+        .target(name: "WebSoftphone", dependencies: ["ControlChannel"], resources: [.embedInCode("Site")]),
         // One Parley endpoint built from one configuration: loop, transports, engine, history, push client, control.
         .target(
             name: "ParleyNode",
             dependencies: [
                 "ParleyControl", "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush",
-                "ControlChannel", "ControlProtocol",
+                "ControlChannel", "ControlProtocol", "WebSoftphone",
             ]
         ),
         // Hand-written argument parsing shared by the executables.

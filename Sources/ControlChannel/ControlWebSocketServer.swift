@@ -36,6 +36,10 @@ public enum ControlWebSocketServerError: Error, Sendable, Hashable, CustomString
 /// then goes to `onLine`. Binary messages (1003), invalid UTF-8 (1007), unmasked or otherwise invalid frames (1002)
 /// and messages over ``ControlLimits/maxLineBytes`` (a `frameTooLarge` error, then 1009) close the connection.
 ///
+/// With a ``WebSite``, the listener also serves its pages (a web frontend) on plain GETs, and only the site's
+/// ``WebSite/socketPath`` upgrades; the pages' own origin (`http://127.0.0.1:PORT` and the other names of the
+/// listener) may then use the socket without being in `allowedOrigins`.
+///
 /// All work happens on one ParleyIO event loop (the one given, or the server's own); `onLine` and `onClose` run on
 /// it, in order, and may call every method here except ``stop()`` (which waits for the loop).
 public final class ControlWebSocketServer: Sendable {
@@ -51,7 +55,7 @@ public final class ControlWebSocketServer: Sendable {
     /// `onLine` receives each text message of authenticated clients; `onClose` hears when an authenticated client
     /// is gone (not after ``stop()``).
     public init(
-        host: String = "127.0.0.1", port: UInt16, token: String, allowedOrigins: Set<String> = [],
+        host: String = "127.0.0.1", port: UInt16, token: String, allowedOrigins: Set<String> = [], site: WebSite? = nil,
         limits: ControlLimits = .init(), loop: EventLoop? = nil, onLine: @escaping @Sendable (ControlClientID, Data) -> Void,
         onClose: (@Sendable (ControlClientID) -> Void)? = nil
     ) throws(ControlWebSocketServerError) {
@@ -67,10 +71,15 @@ public final class ControlWebSocketServer: Sendable {
                 ? .addressInUse(host: host, port: port) : .system(operation: error.operation, code: error.code)
         }
         self.port = listening.bound.port
+        var framing = WebSocketFraming(maxMessageBytes: limits.maxLineBytes, allowedOrigins: allowedOrigins)
+        if let site {
+            framing.site = site
+            framing.pageHosts = WebSite.hosts(listening: host, port: listening.bound.port)
+            framing.allowedOrigins.formUnion(framing.pageHosts.map { "http://\($0)" })
+        }
         do {
             handle = try ControlServerHandle(
-                listening: listening.fd,
-                framing: WebSocketFraming(maxMessageBytes: limits.maxLineBytes, allowedOrigins: allowedOrigins),
+                listening: listening.fd, framing: framing,
                 token: token, limits: limits, loop: loop, onLine: onLine, onClose: onClose)
         } catch {
             throw .system(operation: error.operation, code: error.code)

@@ -73,7 +73,10 @@ struct WebSocketFraming: ControlFraming {
     }
 
     let maxMessageBytes: Int
-    let allowedOrigins: Set<String>
+    var allowedOrigins: Set<String>
+    /// The pages served beside the socket, if any, and the `Host` values they are served under.
+    var site: WebSite? = nil
+    var pageHosts: Set<String> = []
 
     func makeCodec() -> WebSocketServerCodec { WebSocketServerCodec(maxMessageBytes: maxMessageBytes) }
     func makeSession() -> Session { Session() }
@@ -82,9 +85,11 @@ struct WebSocketFraming: ControlFraming {
     func interpret(_ frame: WebSocketInbound, session: inout Session) -> ControlInbound {
         switch frame {
         case .requestHead(let head):
-            switch WebSocketHandshake.answer(head, allowedOrigins: allowedOrigins) {
+            switch WebSocketHandshake.answer(head, allowedOrigins: allowedOrigins, site: site, pageHosts: pageHosts) {
             case .refuse(let status, let reason, let response):
                 return .close(lastWords: response, reason: "handshake refused with \(status): \(reason)")
+            case .serve(let status, let response):
+                return .close(lastWords: response, reason: "a page request answered with \(status)")
             case .accept(let response):
                 session.upgraded = true
                 return .upgraded(response)

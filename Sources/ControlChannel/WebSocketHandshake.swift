@@ -28,37 +28,39 @@ public enum WebSocketHandshake {
     public enum Answer: Sendable, Hashable {
         /// Upgrade: these are the `101 Switching Protocols` response's bytes.
         case accept(response: Data)
+        /// A page of the listener's ``WebSite`` (200) or its 404 or 421: the response's bytes; the connection is
+        /// closed after them.
+        case serve(status: Int, response: Data)
         /// Refuse with this status; the response's bytes; the connection is closed after them.
         case refuse(status: Int, reason: String, response: Data)
     }
 
-    /// Answers the request head `head` (without its blank line or with it). An `Origin` that is present must be in
-    /// `allowedOrigins`; a request without one (not from a browser) is allowed.
-    public static func answer(_ head: [UInt8], allowedOrigins: Set<String>) -> Answer {
-        guard let text = String(validating: head, as: UTF8.self) else { return refuse(400, "the request head is not UTF-8") }
-        var lines = text.components(separatedBy: "\r\n")
-        while lines.last?.isEmpty == true { lines.removeLast() }
-        guard !lines.isEmpty else { return refuse(400, "an empty request") }
-        let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)
-        guard requestLine.count == 3, requestLine[2] == "HTTP/1.1" else { return refuse(400, "not an HTTP/1.1 request line") }
-        guard requestLine[0] == "GET" else { return refuse(405, "only GET upgrades to a WebSocket", extra: ["Allow: GET"]) }
-        var headers: [String: [String]] = [:]
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
-                !line[..<colon].contains(where: { $0 == " " || $0 == "\t" })
-            else { return refuse(400, "a malformed header line") }
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            headers[name, default: []].append(value)
+    /// Answers the request head `head` (without its blank line or with it). Only GET is answered. With a `site`, its
+    /// ``WebSite/socketPath`` upgrades and every other path is a page (or 404) for a `Host` in `pageHosts`; without
+    /// one, every path upgrades. An `Origin` that is present must be in `allowedOrigins`; a request without one (not
+    /// from a browser) is allowed.
+    public static func answer(
+        _ head: [UInt8], allowedOrigins: Set<String>, site: WebSite? = nil, pageHosts: Set<String> = []
+    ) -> Answer {
+        let request: HTTPRequestHead
+        switch HTTPRequestHead.parse(head) {
+        case .failure(let malformed): return refuse(400, malformed.reason)
+        case .success(let parsed): request = parsed
         }
-        func tokens(_ name: String) -> [String] {
-            (headers[name] ?? []).flatMap { $0.split(separator: ",") }.map {
-                $0.trimmingCharacters(in: .whitespaces).lowercased()
-            }
+        guard request.method == "GET" else { return refuse(405, "only GET is answered here", extra: ["Allow: GET"]) }
+        if let site, request.path != site.socketPath {
+            let (status, response) = site.answer(request, hosts: pageHosts)
+            return .serve(status: status, response: response)
         }
+        return upgrade(request, allowedOrigins: allowedOrigins)
+    }
+
+    private static func upgrade(_ request: HTTPRequestHead, allowedOrigins: Set<String>) -> Answer {
+        let headers = request.headers
+        guard request.version == "HTTP/1.1" else { return refuse(400, "a WebSocket upgrade needs HTTP/1.1") }
         guard headers["host"]?.count == 1 else { return refuse(400, "exactly one Host header is required") }
-        guard tokens("upgrade").contains("websocket") else { return refuse(400, "Upgrade: websocket is required") }
-        guard tokens("connection").contains("upgrade") else { return refuse(400, "Connection: Upgrade is required") }
+        guard request.tokens("upgrade").contains("websocket") else { return refuse(400, "Upgrade: websocket is required") }
+        guard request.tokens("connection").contains("upgrade") else { return refuse(400, "Connection: Upgrade is required") }
         guard headers["sec-websocket-version"] == ["13"] else {
             return refuse(426, "only WebSocket version 13 is supported", extra: ["Sec-WebSocket-Version: 13"])
         }
@@ -67,7 +69,7 @@ public enum WebSocketHandshake {
         else { return refuse(400, "Sec-WebSocket-Key must be the base64 of 16 bytes") }
         if let origins = headers["origin"] {
             guard origins.count == 1, let origin = origins.first, allowedOrigins.contains(origin) else {
-                return refuse(403, "this origin may not use the control API")
+                return refuse(403, "this origin may not use the control API (parleyd --allow-origin ORIGIN)")
             }
         }
         let response = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -82,16 +84,7 @@ public enum WebSocketHandshake {
     static var timedOut: Answer { refuse(408, "no request within the time allowed") }
 
     private static func refuse(_ status: Int, _ reason: String, extra: [String] = []) -> Answer {
-        let phrase =
-            switch status {
-            case 400: "Bad Request"
-            case 403: "Forbidden"
-            case 405: "Method Not Allowed"
-            case 408: "Request Timeout"
-            case 426: "Upgrade Required"
-            case 431: "Request Header Fields Too Large"
-            default: "Error"
-            }
+        let phrase = HTTPStatus.phrase(status)
         let body = reason + "\n"
         var head = "HTTP/1.1 \(status) \(phrase)\r\nContent-Type: text/plain; charset=utf-8\r\n"
         for line in extra { head += line + "\r\n" }

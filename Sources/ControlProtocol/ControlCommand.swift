@@ -42,6 +42,8 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case redial
     /// The contact name for a handle.
     case contact
+    /// Contacts matching a query (autocomplete).
+    case contacts
     /// Read the contacts file again.
     case reloadContacts
 }
@@ -133,6 +135,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case redial(RecordParams)
     /// `contact`.
     case contact(ContactParams)
+    /// `contacts`.
+    case contacts(ContactSearchParams)
     /// `reloadContacts`.
     case reloadContacts
 
@@ -159,6 +163,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .clearHistory: .clearHistory
         case .redial: .redial
         case .contact: .contact
+        case .contacts: .contacts
         case .reloadContacts: .reloadContacts
         }
     }
@@ -178,6 +183,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .markRead: MarkReadParams.self
         case .deleteRecord, .redial: RecordParams.self
         case .contact: ContactParams.self
+        case .contacts: ContactSearchParams.self
         }
     }
 
@@ -205,6 +211,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .deleteRecord: return .deleteRecord(try params(RecordParams.self, data))
         case .redial: return .redial(try params(RecordParams.self, data))
         case .contact: return .contact(try params(ContactParams.self, data))
+        case .contacts: return .contacts(try params(ContactSearchParams.self, data))
         }
     }
 
@@ -224,6 +231,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .markRead(let params): try params.encode(to: encoder)
         case .deleteRecord(let params), .redial(let params): try params.encode(to: encoder)
         case .contact(let params): try params.encode(to: encoder)
+        case .contacts(let params): try params.encode(to: encoder)
         }
     }
 

@@ -310,3 +310,32 @@ public struct ContactParams: ControlParams {
     /// An example.
     public static let example = ContactParams(handle: "+1 415 555 0100")
 }
+
+/// `{"query": "ali", "limit": 10}`.
+public struct ContactSearchParams: ControlParams {
+    /// Part of a name or a handle; empty or absent: every contact.
+    public var query: String?
+    /// At most this many contacts (1–200, default 50).
+    public var limit: Int?
+
+    /// Params.
+    public init(query: String? = nil, limit: Int? = nil) {
+        self.query = query
+        self.limit = limit
+    }
+
+    /// The members.
+    public static let fields = [
+        ControlField("query", "a string", optional: true, "part of a name, address or number (empty: every contact)"),
+        ControlField("limit", "an integer from 1 to 200", optional: true, "contacts at most (default 50)"),
+    ]
+    /// An example.
+    public static let example = ContactSearchParams(query: "ali", limit: 10)
+
+    /// A limit in range.
+    public func validate() throws(ControlError) {
+        if let limit, !(1...200).contains(limit) {
+            throw ControlError(.invalidParams, "\"limit\" must be an integer from 1 to 200.", field: "limit")
+        }
+    }
+}

@@ -23,7 +23,7 @@ public enum ControlReference {
     /// What each method does, and what it answers.
     public static func summary(of method: ControlMethodName) -> (does: String, result: String) {
         switch method {
-        case .status: ("versions, listening addresses, registration, counters and limits", "`StatusResult`: `{\"protocol\": 1, \"daemon\": {\"version\", \"user\", \"listening\", \"pushToken\"}, \"registration\": {registration}, \"conversations\": n, \"counters\": {…}, \"limits\": {…}}`")
+        case .status: ("versions, listening addresses, registration, counters and limits", "`StatusResult`: `{\"protocol\": 1, \"daemon\": {\"version\", \"user\", \"listening\", \"pushToken\", \"webPage\"}, \"registration\": {registration}, \"conversations\": n, \"counters\": {…}, \"limits\": {…}}`")
         case .list: ("the live conversations, oldest first", "`{\"conversations\": [conversation, …]}`")
         case .subscribe: ("from now on, every event comes on this connection (see Events)", "`{\"events\": [names]}`")
         case .start: ("call someone; answered as soon as the conversation exists (usually still `idle`: the call may already be ringing), then follow its events — `pendingActions` holds `start` until the call rings, connects or fails (`actionSettled`)", "an action result with `state: \"pending\"`")
@@ -43,6 +43,7 @@ public enum ControlReference {
         case .clearHistory: ("delete every record (a `historyChanged` event follows)", "`{\"count\": records deleted}`")
         case .redial: ("call a record's party again, at the address it called from; answered like `start`", "an action result with `state: \"pending\"`")
         case .contact: ("the contact name for a handle, by Parley's matching rules", "`{\"handle\": handle, \"contactName\": string or null}`")
+        case .contacts: ("the contacts whose name or handle contains `query` (any case; digits match phone numbers in any written form), by name: a dial field's autocomplete", "`{\"contacts\": [{\"name\": string, \"handles\": [handle, …]}, …]}`")
         case .reloadContacts: ("read the `--contacts` file again (as SIGHUP does); live conversations are renamed", "`{\"contacts\": n, \"conflicts\": n}`")
         }
     }
@@ -129,9 +130,11 @@ public enum ControlReference {
 
         Frontends drive a running parleyd and watch it over a Unix domain socket at `DATA_DIR/control.sock` (mode
         0600), one JSON object per line (UTF-8, LF-terminated), or — started with `--websocket 127.0.0.1:PORT` — over
-        an RFC 6455 WebSocket on that loopback port, one JSON message per text frame. Browsers send an `Origin`: it
-        must be one given with `--allow-origin` (repeatable), else the upgrade gets 403; clients without an Origin are
-        let in.
+        an RFC 6455 WebSocket at `ws://127.0.0.1:PORT/ws`, one JSON message per text frame. Browsers send an
+        `Origin`: it must be the web softphone's own (`http://127.0.0.1:PORT`, the page parleyd serves at `/` on that
+        port; `parley web` prints its address with the token) or one given with `--allow-origin` (repeatable), else
+        the upgrade gets 403; clients without an Origin are let in. Every other path on the port is a page of the
+        softphone or 404.
 
         ## Connecting
 

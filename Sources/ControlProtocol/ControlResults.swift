@@ -111,13 +111,16 @@ public struct DaemonFacts: Codable, Sendable, Equatable {
     public var listening: [String]
     /// The push token, or null without a push service.
     @Nullable public var pushToken: String?
+    /// The web softphone's address (`http://127.0.0.1:PORT/`, without the token), or null without `--websocket`.
+    @Nullable public var webPage: String?
 
     /// Facts.
-    public init(version: String, user: String?, listening: [String], pushToken: String?) {
+    public init(version: String, user: String?, listening: [String], pushToken: String?, webPage: String? = nil) {
         self.version = version
         self.user = user
         self.listening = listening
         self.pushToken = pushToken
+        self.webPage = webPage
     }
 }
 
@@ -231,4 +234,25 @@ public struct ReloadContactsResult: Codable, Sendable, Equatable {
         self.contacts = contacts
         self.conflicts = conflicts
     }
+}
+
+/// One contact in the result of `contacts`.
+public struct ContactInfo: Codable, Sendable, Equatable {
+    /// The contact's name.
+    public var name: String
+    /// Its addresses and numbers, as written in the contacts file.
+    public var handles: [HandleInfo]
+    /// A contact.
+    public init(name: String, handles: [HandleInfo]) {
+        self.name = name
+        self.handles = handles
+    }
+}
+
+/// The result of `contacts`.
+public struct ContactsResult: Codable, Sendable, Equatable {
+    /// The matching contacts, by name.
+    public var contacts: [ContactInfo]
+    /// A search's answer.
+    public init(contacts: [ContactInfo]) { self.contacts = contacts }
 }

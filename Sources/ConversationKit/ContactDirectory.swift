@@ -104,6 +104,27 @@ public struct ContactDirectory: Sendable {
         contact(for: handle)?.name ?? handle.displayName
     }
 
+    /// The contacts whose name or one of whose handles contains `query`, ignoring case; a query with digits also
+    /// matches phone numbers by their digits alone, however either is written ("555 01" finds "+1 (415) 555-0100").
+    /// Sorted by name; at most `limit`. An empty query matches every contact.
+    public func search(_ query: String, limit: Int) -> [Contact] {
+        let needle = query.trimmingCharacters(in: .whitespaces).lowercased()
+        let digits = needle.filter(HandleNormalizer.isASCIIDigit)
+        let matchesDigitsOnly = !digits.isEmpty && needle.allSatisfy { HandleNormalizer.isASCIIDigit($0) || " +-().".contains($0) }
+        func matches(_ contact: Contact) -> Bool {
+            guard !needle.isEmpty else { return true }
+            if contact.name.lowercased().contains(needle) { return true }
+            return contact.handles.contains { handle in
+                handle.value.lowercased().contains(needle)
+                    || (matchesDigitsOnly && handle.kind == .phoneNumber && handle.value.filter(HandleNormalizer.isASCIIDigit).contains(digits))
+            }
+        }
+        let found = contacts.filter(matches).sorted {
+            $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending
+        }
+        return Array(found.prefix(max(0, limit)))
+    }
+
     // MARK: - Loading
 
     /// Reads a contacts file, choosing the format by content: JSON when the first non-whitespace character is

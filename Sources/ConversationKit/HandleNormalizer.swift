@@ -176,7 +176,7 @@ public struct HandleNormalizer: Sendable, Hashable {
         return "+" + defaultCountryCode + national
     }
 
-    private static func isASCIIDigit(_ character: Character) -> Bool {
+    static func isASCIIDigit(_ character: Character) -> Bool {
         guard let ascii = character.asciiValue else { return false }
         return (48...57).contains(ascii)
     }

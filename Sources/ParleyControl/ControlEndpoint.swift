@@ -40,7 +40,7 @@ public final class ControlEndpoint: Sendable {
     /// The endpoints for `engine` in `directory`; `facts` are the daemon's own, for `status`.
     public init(
         directory: String, engine: ParleyEngine, history: (any CallHistoryStore)?, contacts: ContactBook,
-        webSocket: (host: String, port: UInt16, allowedOrigins: Set<String>)?, limits: ControlLimits,
+        webSocket: (host: String, port: UInt16, allowedOrigins: Set<String>, site: WebSite?)?, limits: ControlLimits,
         loop: EventLoop, log: EngineLog, facts: @escaping @Sendable () -> DaemonFacts
     ) throws {
         let token = try ControlToken.loadOrCreate(in: directory)
@@ -49,7 +49,14 @@ public final class ControlEndpoint: Sendable {
             "maxMessageBytes": limits.maxLineBytes, "maxQueuedBytes": limits.maxQueuedBytes,
             "evictionIdleTimeMs": Int(limits.evictionIdleTime * 1000), "maxIDBytes": ControlProtocol.maxIDBytes,
         ]
-        let service = ControlService(engine: engine, history: history, contacts: contacts, limits: documented, facts: facts)
+        let webPage = Mutex<String?>(nil)
+        let service = ControlService(
+            engine: engine, history: history, contacts: contacts, limits: documented,
+            facts: {
+                var known = facts()
+                known.webPage = webPage.withLock { $0 }
+                return known
+            })
         self.service = service
         let socketPath = (directory as NSString).appendingPathComponent("control.sock")
 
@@ -72,9 +79,10 @@ public final class ControlEndpoint: Sendable {
             let webSubscriber = Subscriber()
             let server = try ControlWebSocketServer(
                 host: webSocket.host, port: webSocket.port, token: token, allowedOrigins: webSocket.allowedOrigins,
-                limits: limits, loop: loop, onLine: handler(webSender, subscribe: webSubscriber))
+                site: webSocket.site, limits: limits, loop: loop, onLine: handler(webSender, subscribe: webSubscriber))
             webSender.set { line, client in server.send(line, to: client) }
             webSubscriber.set { client in server.subscribe(client) }
+            if webSocket.site != nil { webPage.withLock { $0 = "http://\(Self.urlHost(webSocket.host)):\(server.port)/" } }
             self.webSocket = server
         } else {
             self.webSocket = nil
@@ -85,8 +93,16 @@ public final class ControlEndpoint: Sendable {
                 webSocket?.sendToSubscribers(line)
             },
             listening: { [unix, webSocket = self.webSocket] in unix.hasSubscribers || webSocket?.hasSubscribers == true })
+        let socketURL = webSocket.flatMap { endpoint in
+            self.webSocket.map { "ws://\(Self.urlHost(endpoint.host)):\($0.port)\(endpoint.site?.socketPath ?? "/")" }
+        }
         log.info("control socket \(socketPath) (token in \(ControlToken.path(in: directory)))"
-            + (self.webSocket.map { " and ws://\(webSocket?.host ?? "127.0.0.1"):\($0.port)/" } ?? ""))
+            + (socketURL.map { " and \($0)" } ?? "") + (webPage.withLock { $0 }.map { "; web softphone at \($0) (parley web)" } ?? ""))
+    }
+
+    /// A host as a URL writes it: an IPv6 address in brackets.
+    private static func urlHost(_ host: String) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 
     /// The limits as the reference documents them.

@@ -111,6 +111,14 @@ public final class ControlService: Sendable {
             let handle = DialTarget.parse(params.handle) ?? Handle(kind: .generic, value: params.handle)
             let name = contacts.contactName(for: handle)
             reply(ControlMessage.result(ContactResult(handle: HandleInfo(handle, contactName: name), contactName: name), id: id))
+        case .contacts(let params):
+            guard let directory = contacts.current else {
+                throw ControlError(.unavailable, "This parleyd has no contacts (start it with --contacts FILE).")
+            }
+            let found = directory.search(params.query ?? "", limit: params.limit ?? 50).map { contact in
+                ContactInfo(name: contact.name, handles: contact.handles.map { HandleInfo($0, contactName: contact.name) })
+            }
+            reply(ControlMessage.result(ContactsResult(contacts: found), id: id))
         case .reloadContacts:
             reply(ControlMessage.result(try reloadContacts(), id: id))
         case .history, .historyCount, .markRead, .deleteRecord, .clearHistory, .redial:

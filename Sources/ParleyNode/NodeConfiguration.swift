@@ -6,6 +6,7 @@ import ParleyIO
 import SIPSignaling
 import SIPTransport
 import VoIPPush
+import WebSoftphone
 
 /// Everything a Parley node is, as one value: where it listens, who it is, what it keeps, which push channel and
 /// control endpoints it serves. `parleyd` turns its command line into one; tests and benchmarks write one directly.
@@ -16,14 +17,17 @@ public struct NodeConfiguration: Sendable {
         public var host: String
         /// The port (0: any free port).
         public var port: UInt16
-        /// Browser Origins allowed besides none.
+        /// Browser Origins allowed besides none (and the served page's own).
         public var allowedOrigins: Set<String>
+        /// The pages served on the port beside the socket (the web softphone), or nil: every path upgrades.
+        public var site: WebSite?
 
-        /// An endpoint from its parts.
-        public init(host: String, port: UInt16, allowedOrigins: Set<String> = []) {
+        /// An endpoint from its parts, serving the web softphone unless `site` says otherwise.
+        public init(host: String, port: UInt16, allowedOrigins: Set<String> = [], site: WebSite? = WebSoftphone.site) {
             self.host = host
             self.port = port
             self.allowedOrigins = allowedOrigins
+            self.site = site
         }
     }
 

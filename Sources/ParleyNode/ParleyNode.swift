@@ -135,7 +135,7 @@ public final class ParleyNode: Sendable {
         try configuration.dataDirectory.create()
         return try ControlEndpoint(
             directory: configuration.dataDirectory.path, engine: engine, history: history, contacts: contacts,
-            webSocket: configuration.webSocket.map { ($0.host, $0.port, $0.allowedOrigins) },
+            webSocket: configuration.webSocket.map { ($0.host, $0.port, $0.allowedOrigins, $0.site) },
             limits: configuration.controlLimits, loop: loop, log: configuration.log, facts: { facts })
     }
 

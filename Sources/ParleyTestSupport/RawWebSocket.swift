@@ -37,8 +37,9 @@ public final class RawWebSocket {
         }
     }
 
-    /// The upgrade request with the RFC's sample key and these extra (or replacing) headers.
-    public static func request(_ extra: [String] = [], omitting: Set<String> = []) -> String {
+    /// The upgrade request for `path` (parleyd upgrades on /ws) with the RFC's sample key and these extra (or
+    /// replacing) headers.
+    public static func request(_ extra: [String] = [], omitting: Set<String> = [], path: String = "/ws") -> String {
         let base = [
             "Host": "127.0.0.1", "Upgrade": "websocket", "Connection": "Upgrade",
             "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13",
@@ -46,7 +47,7 @@ public final class RawWebSocket {
         let replaced = Set(extra.map { String($0.prefix { $0 != ":" }) })
         let lines = base.filter { !omitting.contains($0.key) && !replaced.contains($0.key) }.sorted { $0.key < $1.key }
             .map { "\($0.key): \($0.value)" } + extra
-        return "GET /control HTTP/1.1\r\n" + lines.map { $0 + "\r\n" }.joined() + "\r\n"
+        return "GET \(path) HTTP/1.1\r\n" + lines.map { $0 + "\r\n" }.joined() + "\r\n"
     }
 
     /// Sends the request and returns the response head (status line first), or nil at EOF or timeout.

@@ -3,7 +3,7 @@ import ControlChannel
 import ControlProtocol
 import Foundation
 
-/// `parley call|answer|end|hold|resume|mute|unmute|dtmf|merge|unmerge|redial|list|status|watch|reload-contacts`: a
+/// `parley call|answer|end|hold|resume|mute|unmute|dtmf|merge|unmerge|redial|list|status|watch|reload-contacts|web`: a
 /// terminal softphone that drives a running parleyd through its control socket (`DATA_DIR/control.sock`, token in
 /// `DATA_DIR/control.token`), speaking the typed control protocol.
 enum ControlCommands {
@@ -23,6 +23,7 @@ enum ControlCommands {
           status                    parleyd's version, addresses, registration, counters and limits
           watch                     print every change as it happens (Ctrl-C to stop)
           reload-contacts           read parleyd's --contacts file again (as SIGHUP does)
+          web [--open]              the web softphone's address with the token (parleyd --websocket); --open opens it
 
         CONV is a uuid, a unique uuid prefix, or the # from `parley list`. --data-dir is parleyd's data directory
         (default $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley). --json prints the
@@ -33,7 +34,7 @@ enum ControlCommands {
     /// The commands this file serves.
     static let names: Set<String> = [
         "call", "answer", "end", "hold", "resume", "mute", "unmute", "dtmf", "merge", "unmerge", "list", "status",
-        "watch", "redial", "reload-contacts", "video",
+        "watch", "redial", "reload-contacts", "video", "web",
     ]
 
     static func run(_ command: String, _ commandLine: [String]) throws -> ExitCode {
@@ -44,11 +45,12 @@ enum ControlCommands {
         }
         let json = arguments.flag("--json")
         let video = arguments.flag("--video")
+        let open = arguments.flag("--open")
         let directory = try arguments.option("--data-dir") ?? HistoryLocation.defaultDataDirectory().path
         let positionals = try arguments.positionals()
         let expected: Int
         switch command {
-        case "list", "status", "watch", "reload-contacts": expected = 0
+        case "list", "status", "watch", "reload-contacts", "web": expected = 0
         case "call", "answer", "end", "hold", "resume", "mute", "unmute", "unmerge", "redial": expected = 1
         default: expected = 2
         }
@@ -56,10 +58,12 @@ enum ControlCommands {
             throw UsageError("parley \(command) takes \(expected) argument\(expected == 1 ? "" : "s"), got \(positionals.count)")
         }
         if video && command != "call" { throw UsageError("--video goes with parley call") }
+        if open && command != "web" { throw UsageError("--open goes with parley web") }
         let session = try ControlSession(directory: directory)
         defer { session.close() }
         switch command {
         case "watch": return try ControlRendering.watch(session, json: json)
+        case "web": return try WebCommand.run(session, json: json, open: open)
         case "list": return try show(session.request(.list, as: ListResult.self), json: json, command) { ControlRendering.list($0) }
         case "status":
             return try show(session.request(.status, as: StatusResult.self), json: json, command) { ControlRendering.status($0) }
@@ -123,13 +127,14 @@ enum ControlCommands {
 /// One connection to parleyd's control socket, with typed requests.
 final class ControlSession {
     private let client: ControlClient
+    /// The token the session said hello with (`parley web` hands it to the page).
+    let token: String
     private var counter = 0
     /// Events read while waiting for an answer, for whoever follows events next.
     private var pendingEvents: [Data] = []
 
     init(directory: String) throws {
         let socket = (directory as NSString).appendingPathComponent("control.sock")
-        let token: String
         do {
             token = try ControlToken.read(from: directory)
         } catch {

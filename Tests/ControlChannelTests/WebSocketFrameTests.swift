@@ -140,6 +140,7 @@ private func decodeByteByByte(_ bytes: Data, masked: Bool = true, limit: Int = 1
     private func status(_ answer: WebSocketHandshake.Answer) -> Int {
         switch answer {
         case .accept: 101
+        case .serve(let status, _): status
         case .refuse(let status, _, _): status
         }
     }

@@ -29,6 +29,7 @@ struct ControlProtocolTests {
         case .deleteRecord: .deleteRecord(.example)
         case .redial: .redial(.example)
         case .contact: .contact(.example)
+        case .contacts: .contacts(.example)
         }
     }
 

@@ -7,30 +7,16 @@ describes them. Exits 0 when every check passes, else 1 printing one line per fa
 
     python3 Tests/Frontend/frontend_check.py --parleyd PATH_TO_PARLEYD --workdir DIR
 """
-import argparse, base64, hashlib, json, os, re, shutil, socket, subprocess, sys, time
+import argparse, json, os, re, shutil, socket, subprocess, sys, time
 from datetime import datetime
 
+from websocket_client import Closed, recv_some, WebSocketTransport
+
 WAIT = 5.0  # seconds any one answer or event may take
+WS_PATH = "/ws"  # the path parleyd's WebSocket upgrades at
 
 
 # ------------------------------------------------------------------------------------------------ transports
-
-class Closed(Exception):
-    """The peer closed the connection."""
-
-
-def recv_some(sock, deadline):
-    sock.settimeout(max(0.001, deadline - time.monotonic()))
-    try:
-        data = sock.recv(65536)
-    except socket.timeout:
-        raise TimeoutError("timed out")
-    except OSError as e:
-        raise Closed(str(e))
-    if not data:
-        raise Closed("connection closed")
-    return data
-
 
 class UnixTransport:
     """One JSON object per LF-terminated line on DATA_DIR/control.sock."""
@@ -49,60 +35,6 @@ class UnixTransport:
             self.buf += recv_some(self.sock, deadline)
         line, self.buf = self.buf.split(b"\n", 1)
         return line.decode()
-
-
-class WebSocketTransport:
-    """RFC 6455 client: one JSON message per text frame; our frames are masked, as a client's must be."""
-    GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
-        self.buf, key = b"", base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall((f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                           f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-        deadline = time.monotonic() + WAIT
-        while b"\r\n\r\n" not in self.buf:
-            self.buf += recv_some(self.sock, deadline)
-        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-        accept = base64.b64encode(hashlib.sha1((key + self.GUID).encode()).digest()).decode()
-        if lines[0].split()[1:2] != ["101"] or headers.get("sec-websocket-accept") != accept:
-            raise Closed(f"bad upgrade answer {lines[0]!r}, accept {headers.get('sec-websocket-accept')!r}")
-
-    def send_frame(self, opcode, payload):
-        n, mask = len(payload), os.urandom(4)
-        size = bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big") if n < 65536 \
-            else bytes([0x80 | 127]) + n.to_bytes(8, "big")
-        self.sock.sendall(bytes([0x80 | opcode]) + size + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
-
-    def send_text(self, text):
-        self.send_frame(0x1, text.encode())
-
-    def read_exact(self, n, deadline):
-        while len(self.buf) < n:
-            self.buf += recv_some(self.sock, deadline)
-        data, self.buf = self.buf[:n], self.buf[n:]
-        return data
-
-    def recv_text(self, deadline):
-        message = b""
-        while True:
-            b0, b1 = self.read_exact(2, deadline)
-            n = b1 & 0x7F
-            if n >= 126:
-                n = int.from_bytes(self.read_exact(2 if n == 126 else 8, deadline), "big")
-            mask = self.read_exact(4, deadline) if b1 & 0x80 else bytes(4)
-            payload = bytes(b ^ mask[i % 4] for i, b in enumerate(self.read_exact(n, deadline)))
-            opcode = b0 & 0x0F
-            if opcode == 0x8:
-                raise Closed("close frame")
-            if opcode == 0x9:
-                self.send_frame(0xA, payload)
-            elif opcode in (0x0, 0x1):
-                message += payload
-                if b0 & 0x80:
-                    return message.decode()
 
 
 def closes(transport):
@@ -356,9 +288,18 @@ class Daemon:
         self.name, self.dir = name, os.path.join(workdir, name)
         shutil.rmtree(self.dir, ignore_errors=True)
         self.log = open(os.path.join(workdir, name + ".log"), "w")
-        self.proc = subprocess.Popen([binary, "--data-dir", self.dir] + args, stdin=subprocess.DEVNULL,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.command = [binary, "--data-dir", self.dir] + args
+        self.proc = self.launch()
         self.socket_path = os.path.join(self.dir, "control.sock")
+
+    def launch(self):
+        return subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def restart(self):
+        """Stops it (SIGTERM) and starts it again on the same data directory, ports and token."""
+        self.stop(close_log=False)
+        self.proc = self.launch()
+        self.wait_ready()
 
     def token(self):
         with open(os.path.join(self.dir, "control.token")) as f:
@@ -380,7 +321,7 @@ class Daemon:
         ck.equal(f"{label}: hello is answered with welcome", client.hello(self.token()), {"v": 1, "type": "welcome"})
         return client
 
-    def stop(self):
+    def stop(self, close_log=True):
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -388,7 +329,8 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=3)
-        self.log.close()
+        if close_log:
+            self.log.close()
 
 
 class Run:
@@ -418,7 +360,7 @@ class Run:
             d.wait_ready()
         self.lazy, self.lazy_since = UnixTransport(self.a.socket_path), time.monotonic()  # never says hello
         self.u = self.a.connect(self.ck, "A/unix")
-        self.w = self.a.connect(self.ck, "A/websocket", WebSocketTransport(self.ws_port))
+        self.w = self.a.connect(self.ck, "A/websocket", WebSocketTransport(self.ws_port, WS_PATH, timeout=WAIT))
         self.bb = self.b.connect(self.ck, "B/unix")
 
     def spawn(self, name, port, *args):
@@ -505,7 +447,7 @@ def phase_connect(run):
     """Connection-level errors: wrong token (both transports), no hello first, a foreign Origin."""
     ck = run.ck
     for label, transport in (("unix", UnixTransport(run.a.socket_path)),
-                             ("websocket", WebSocketTransport(run.ws_port))):
+                             ("websocket", WebSocketTransport(run.ws_port, WS_PATH, timeout=WAIT))):
         reply = Client(transport, label, ck).hello("0" * 64)
         ck.equal(f"{label}: a wrong token gets the connection-level error unauthorized, then close",
                  (reply.get("type"), reply.get("id", "absent"), error_of(reply)[0], closes(transport)),
@@ -514,7 +456,7 @@ def phase_connect(run):
     early.send({"v": 1, "id": 1, "method": "status", "params": {}})
     ck.equal("a request instead of hello gets unauthorized", error_of(early.wait_reply("error"))[0], "unauthorized")
     with socket.create_connection(("127.0.0.1", run.ws_port), timeout=WAIT) as s:
-        s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        s.sendall(f"GET {WS_PATH} HTTP/1.1\r\n".encode() + b"Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                   b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
                   b"Origin: http://elsewhere.example\r\n\r\n")
         status_line = s.recv(200).split(b"\r\n")[0].decode("latin-1")
@@ -531,7 +473,9 @@ def phase_basics(run):
         ck.equal(f"{name}: protocol, daemon members, user, our listener",
                  (status.get("protocol"), sorted(daemon), daemon.get("user"),
                   f"udp://127.0.0.1:{run.port_a}" in daemon.get("listening", [])),
-                 (1, ["listening", "pushToken", "user", "version"], "alice", True))
+                 (1, ["listening", "pushToken", "user", "version", "webPage"], "alice", True))
+        ck.equal(f"{name}: webPage is the softphone's address on the WebSocket port", daemon.get("webPage"),
+                 f"http://127.0.0.1:{run.ws_port}/")
         ck.shape(f"{name}.registration", status.get("registration"), REGISTRATION)
         ck.equal(f"{name}: conversations, counters and limits", (is_int(status.get("conversations")),
                  isinstance(status.get("counters"), dict), isinstance(status.get("limits"), dict)), (True, True, True))
@@ -700,6 +644,14 @@ def reload_contacts(run, ua):
         ck.check(f"contact {handle!r} (contact file has phoneNumber +14155550100 for Phone Pat)",
                  result.get("contactName") == name and shaped(HANDLE)(result.get("handle")),
                  f"contactName {name!r} and a handle", result)
+    for query, names in (("", ["Phone Pat", run.bob_name]), ("pat", ["Phone Pat"]), ("555 01", ["Phone Pat"]),
+                         ("ROBERT", [run.bob_name]), ("nobody", [])):
+        found = u.result("contacts", {"query": query})["contacts"]
+        ck.check(f"contacts {query!r}: the matching contacts by name, each with its handles",
+                 [c.get("name") for c in found] == names and all(list_of(shaped(HANDLE))(c.get("handles")) for c in found),
+                 names, found)
+    ck.equal("contacts limit", len(u.result("contacts", {"limit": 1})["contacts"]), 1)
+    ck.equal("contacts limit out of range", error_of(u.request("contacts", {"limit": 0})), ("invalidParams", "limit"))
 
 
 def phase_merge(run):

@@ -1,0 +1,176 @@
+// The web softphone: a view of parleyd over its control API. Everything it shows comes from `list`, `status`,
+// `history` and the events that follow `subscribe`; every button is one request. Calls live in the daemon, so a
+// reload, a frozen or a closed tab loses nothing: on each (re)connect the page subscribes, lists, and is current.
+import { Connection, takeCredentials } from "./connection.js";
+import { CallsView } from "./calls.js";
+import { DialView } from "./dial.js";
+import { RecentsView } from "./recents.js";
+import { Alerts } from "./alerts.js";
+import { toast, nameOf } from "./dom.js";
+
+const conversations = new Map(); // uuid → conversation, as parleyd last said
+const pushed = new Set(); // conversations that came from a VoIP push
+let connected = false;
+
+const credentials = takeCredentials(window.location, window.sessionStorage, window.history);
+const connectionChip = document.querySelector("[data-connection]");
+const notice = document.querySelector("[data-notice]");
+const retryNow = document.querySelector("[data-retry-now]");
+
+function showNotice(text) {
+  notice.textContent = text;
+  notice.hidden = !text;
+}
+
+function showConnection(state, text) {
+  connectionChip.dataset.state = state;
+  connectionChip.textContent = text;
+  document.body.dataset.connectionState = state;
+  retryNow.hidden = !(state === "retrying" || state === "unreachable");
+}
+
+let countdown = null;
+function onState(change) {
+  clearInterval(countdown);
+  connected = change.state === "connected";
+  dial.refresh();
+  switch (change.state) {
+    case "connecting":
+      showConnection("connecting", "connecting…");
+      break;
+    case "connected":
+      showConnection("connected", "connected");
+      showNotice("");
+      break;
+    case "unauthorized":
+      window.sessionStorage.removeItem("parley.token");
+      showConnection("unauthorized", "token refused");
+      showNotice("parleyd refused this page's token (it changes when parleyd's data directory does). "
+        + "Run `parley web` again and open the address it prints.");
+      break;
+    case "retrying":
+    case "unreachable": {
+      let left = change.seconds;
+      const say = () => {
+        showConnection(change.state, `disconnected — retrying in ${left} s`);
+        if (change.state === "unreachable") {
+          showNotice(`Cannot connect to parleyd at ${credentials.server}. Is it running with --websocket? This page `
+            + `comes from ${window.location.origin}, which parleyd must allow: start it with --allow-origin ${window.location.origin}.`);
+        } else {
+          showNotice("parleyd is not reachable. Your calls go on in the daemon; this page catches up when it is back.");
+        }
+      };
+      say();
+      countdown = setInterval(() => { left = Math.max(0, left - 1); say(); }, 1000);
+      break;
+    }
+  }
+}
+
+/** Runs a request, turning a failure into a toast; resolves with the result or null. */
+async function act(method, params = {}) {
+  try {
+    return await connection.request(method, params);
+  } catch (error) {
+    toast(error.message ?? `${method} failed`, "error");
+    return null;
+  }
+}
+
+function render() {
+  const live = [...conversations.values()].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  calls.render(live);
+  alerts.setRinging(live.filter((c) => c.state === "ringing" && c.direction === "incoming")
+    .map((c) => ({ uuid: c.uuid, name: nameOf(c) })));
+  const count = live.length;
+  document.querySelector("[data-live-count]").textContent = `${count} call${count === 1 ? "" : "s"}`;
+  document.querySelector("[data-live-count]").dataset.count = String(count);
+}
+
+function showRegistration(registration) {
+  const chip = document.querySelector("[data-registration]");
+  chip.dataset.state = registration.state;
+  const until = registration.expiresAt ? ` until ${new Date(registration.expiresAt).toLocaleTimeString()}` : "";
+  chip.textContent = registration.state === "failed" ? `registration failed: ${registration.reason ?? "unknown"}`
+    : registration.state === "registered" ? `registered${until}`
+    : registration.state === "unregistered" ? "not registering" : registration.state;
+}
+
+const ENDED_TEXT = {
+  failed: "failed", remoteEnded: "ended by them", unanswered: "not answered", declined: "declined", busy: "busy",
+  cancelled: "cancelled", localEnded: "ended", joinedElsewhere: "answered elsewhere", declinedElsewhere: "declined elsewhere",
+};
+
+function onEvent(name, data) {
+  switch (name) {
+    case "conversationChanged": {
+      const conversation = data.conversation;
+      if (conversation.state === "left") {
+        if (conversations.delete(conversation.uuid)) {
+          const sip = conversation.sipStatus ? ` (${conversation.sipStatus} ${conversation.sipReason ?? ""})`.trimEnd() : "";
+          const refused = conversation.endedReason === "localEnded" && conversation.direction === "incoming"
+            && !conversation.connectedAt;
+          const why = refused ? "declined" : ENDED_TEXT[conversation.endedReason] ?? conversation.endedReason ?? "ended";
+          toast(`Call with ${nameOf(conversation)}: ${why}${sip}`, conversation.endedReason === "failed" ? "error" : "info");
+        }
+      } else {
+        conversations.set(conversation.uuid, conversation);
+      }
+      render();
+      break;
+    }
+    case "actionSettled":
+      if (data.state !== "complete" && data.error) toast(data.error.message, "error");
+      break;
+    case "historyChanged":
+      recents.load();
+      break;
+    case "registrationChanged":
+      showRegistration(data);
+      break;
+    case "pushReceived":
+      if (data.conversation) { pushed.add(data.conversation); render(); }
+      break;
+    case "tonesReceived":
+      toast(`Tones from ${nameOf(conversations.get(data.conversation) ?? {})}: ${data.digits}`);
+      break;
+  }
+}
+
+async function catchUp() {
+  const [status, list] = await Promise.all([connection.request("status"), connection.request("list")]);
+  document.querySelector("[data-user]").textContent = status.daemon.user ?? "no account";
+  showRegistration(status.registration);
+  conversations.clear();
+  for (const conversation of list.conversations) conversations.set(conversation.uuid, conversation);
+  render();
+  await recents.load();
+}
+
+const calls = new CallsView({ act, viaPush: (uuid) => pushed.has(uuid) });
+const alerts = new Alerts();
+let contactsAvailable = true;
+const dial = new DialView({
+  canCall: () => connected,
+  call: async (to, video) => Boolean(await act("start", { to, video })),
+  suggest: async (query) => {
+    if (!contactsAvailable || !connected) return [];
+    try {
+      return (await connection.request("contacts", { query, limit: 8 })).contacts;
+    } catch (error) {
+      if (error.code === "unavailable") contactsAvailable = false;
+      return [];
+    }
+  },
+});
+const recents = new RecentsView({ request: (m, p) => connection.request(m, p), act, fill: (address) => dial.fill(address) });
+const connection = new Connection({ ...credentials, onState, onEvent, onReady: catchUp });
+retryNow.addEventListener("click", () => connection.retryNow());
+
+if (credentials.token) {
+  connection.open();
+} else {
+  showConnection("no-token", "no token");
+  showNotice("This page needs parleyd's token. In a terminal, run `parley web` and open the address it prints "
+    + "(the token travels in the part after #, which never leaves the browser).");
+}

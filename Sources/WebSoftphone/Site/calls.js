@@ -1,0 +1,178 @@
+// The live conversations: a banner for each incoming call that rings, a card for every other one. Buttons come
+// from the conversation's state and capabilities exactly as the lifecycle allows them (docs/lifecycle.md), so the
+// page never offers an action the engine would refuse.
+import { el, clock, since, nameOf, handleOf } from "./dom.js";
+
+const STATE_TEXT = {
+  idle: "calling…", ringing: "ringing", joining: "connecting…", joined: "connected", paused: "on hold",
+  leaving: "ending…", left: "ended",
+};
+const TONES = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "*", "0", "#"];
+
+/** The actions a conversation offers now: [method, label, params]. `others` are the other live conversations. */
+export function actionsFor(conversation, others) {
+  const { state, capabilities: can, direction, group, isMuted, isVideo } = conversation;
+  const live = ["idle", "ringing", "joining", "joined", "paused"].includes(state);
+  const actions = [];
+  if (state === "ringing" && direction === "incoming") actions.push(["join", "Answer"]);
+  if (live) actions.push(["end", state === "ringing" && direction === "incoming" ? "Decline" : "End"]);
+  if (state === "joined" && can.includes("pausing")) actions.push(["hold", "Hold"]);
+  if (state === "paused") actions.push(["resume", "Resume"]);
+  if (["joining", "joined", "paused"].includes(state)) actions.push(isMuted ? ["unmute", "Unmute"] : ["mute", "Mute"]);
+  if (["joining", "joined"].includes(state) && can.includes("playingTones")) actions.push(["keypad", "Keypad"]);
+  if (state === "joined" && can.includes("video")) actions.push(["video", isVideo ? "Video off" : "Video on"]);
+  if (mergeTargets(conversation, others).length > 0) actions.push(["merge", "Merge…"]);
+  if (group && ["joined", "paused"].includes(state) && can.includes("unmerging")) actions.push(["unmerge", "Unmerge"]);
+  return actions;
+}
+
+/** The conversations `conversation` can be merged with: joined or paused, able to merge, not in its group. */
+export function mergeTargets(conversation, others) {
+  const mergeable = (c) => ["joined", "paused"].includes(c.state) && c.capabilities.includes("merging");
+  if (!mergeable(conversation)) return [];
+  return others.filter((c) => c.uuid !== conversation.uuid && mergeable(c) && (!c.group || c.group !== conversation.group));
+}
+
+/** Renders `conversations` into the page and keeps their timers running. `act(method, params)` runs an action;
+ *  `viaPush(uuid)` says whether a call came from a push. */
+export class CallsView {
+  constructor({ act, viaPush }) {
+    this.act = act;
+    this.viaPush = viaPush;
+    this.panels = new Map(); // uuid → {keypad: bool, merge: bool, sent: string}
+    this.sending = new Set(); // "uuid method" while the request is out
+    this.conversations = [];
+    setInterval(() => this.tick(), 1000);
+  }
+
+  render(conversations) {
+    this.conversations = conversations;
+    const incoming = conversations.filter((c) => c.state === "ringing" && c.direction === "incoming");
+    const cards = conversations.filter((c) => !incoming.includes(c));
+    document.querySelector("[data-incoming-list]").replaceChildren(...incoming.map((c) => this.banner(c)));
+    document.querySelector("[data-calls]").replaceChildren(...cards.map((c) => this.card(c, conversations)));
+    document.querySelector("[data-no-calls]").hidden = conversations.length > 0;
+    for (const uuid of this.panels.keys()) if (!conversations.some((c) => c.uuid === uuid)) this.panels.delete(uuid);
+    this.tick();
+  }
+
+  banner(conversation) {
+    const name = nameOf(conversation);
+    return el("section", {
+        class: "incoming", role: "alert", "data-incoming": true, "data-uuid": conversation.uuid,
+        "aria-label": `Incoming call from ${name}`,
+      },
+      el("div", { class: "who" },
+        el("strong", { "data-name": true }, name),
+        el("span", { class: "handle", "data-handle": true }, handleOf(conversation)),
+        this.viaPush(conversation.uuid) ? el("span", { class: "badge", "data-badge": "push" }, "via push") : null,
+        conversation.isVideo ? el("span", { class: "badge", "data-badge": "video" }, "video") : null),
+      el("span", { class: "timer", "data-ring-timer": true, "data-since": conversation.createdAt }, "0:00"),
+      this.buttons(conversation, this.conversations));
+  }
+
+  card(conversation, all) {
+    const name = nameOf(conversation);
+    const panel = this.panels.get(conversation.uuid) ?? {};
+    const badges = [
+      conversation.state === "paused" ? ["held", "on hold"] : null,
+      conversation.isRemotelyHeld ? ["remote-hold", "held by them"] : null,
+      conversation.isMuted ? ["muted", "muted"] : null,
+      conversation.isVideo ? ["video", "video"] : null,
+      conversation.group ? ["group", `group ${conversation.group.slice(0, 4)}`] : null,
+    ].filter(Boolean);
+    const busy = conversation.pendingActions.length > 0;
+    const timerStart = conversation.connectedAt ?? conversation.createdAt;
+    return el("article", {
+        class: "call", role: "listitem", "data-call": true, "data-uuid": conversation.uuid,
+        "data-state": conversation.state, "data-direction": conversation.direction, "aria-busy": busy ? "true" : "false",
+        "aria-label": `Call with ${name}`,
+      },
+      el("header", {},
+        el("strong", { "data-name": true }, name),
+        el("span", { class: "handle", "data-handle": true }, handleOf(conversation)),
+        el("span", { class: "direction", "data-direction-text": true }, conversation.direction === "incoming" ? "↙ incoming" : "↗ outgoing")),
+      el("div", { class: "status" },
+        el("span", { "data-state-text": true }, STATE_TEXT[conversation.state] ?? conversation.state),
+        el("span", { class: "timer", "data-timer": true, "data-since": timerStart, "data-connected": conversation.connectedAt ? "true" : "false" }, "0:00"),
+        busy ? el("span", { class: "spinner", "data-spinner": true, role: "progressbar", "aria-label": `working: ${conversation.pendingActions.join(", ")}` }) : null,
+        ...badges.map(([kind, text]) => el("span", { class: `badge ${kind}`, "data-badge": kind }, text))),
+      this.buttons(conversation, all),
+      panel.keypad ? this.keypad(conversation, panel) : null,
+      panel.merge ? this.mergePicker(conversation, all) : null,
+      // Later issues put the group-messages panel and collaboration banners here.
+      el("div", { class: "extras", "data-extras": true }));
+  }
+
+  buttons(conversation, all) {
+    const pending = new Set(conversation.pendingActions);
+    return el("div", { class: "actions", role: "toolbar", "aria-label": "Call actions" },
+      actionsFor(conversation, all).map(([method, label]) => {
+        const running = pending.has(method) || this.sending.has(`${conversation.uuid} ${method}`);
+        const panelToggle = method === "keypad" || method === "merge";
+        const pressed = panelToggle ? String(Boolean(this.panels.get(conversation.uuid)?.[method])) : false;
+        return el("button", {
+          type: "button", class: method === "end" ? "danger" : method === "join" ? "primary" : "",
+          "data-action": method, disabled: running, "aria-busy": running ? "true" : false, "aria-pressed": pressed,
+          onclick: () => this.press(conversation, method),
+        }, label);
+      }));
+  }
+
+  keypad(conversation, panel) {
+    return el("div", { class: "call-keypad", "data-keypad": true },
+      el("div", { class: "keypad", role: "group", "aria-label": "Send tones" },
+        TONES.map((tone) => el("button", { type: "button", "data-tone": tone, onclick: () => this.tone(conversation, tone) }, tone))),
+      el("output", { "data-tones-sent": true, "aria-live": "polite" }, panel.sent ? `Sent: ${panel.sent}` : "Sent: —"));
+  }
+
+  mergePicker(conversation, all) {
+    const targets = mergeTargets(conversation, all);
+    return el("div", { class: "merge-picker", "data-merge-picker": true, role: "group", "aria-label": "Merge with" },
+      el("span", {}, "Merge with:"),
+      targets.map((other) => el("button", {
+        type: "button", "data-merge-with": other.uuid,
+        onclick: () => { this.toggle(conversation.uuid, "merge"); this.run(conversation, "merge", { with: other.uuid }); },
+      }, nameOf(other))));
+  }
+
+  press(conversation, method) {
+    if (method === "keypad" || method === "merge") return this.toggle(conversation.uuid, method);
+    const params = method === "mute" ? { muted: true } : method === "unmute" ? { muted: false }
+      : method === "video" ? { enabled: !conversation.isVideo } : {};
+    this.run(conversation, method === "unmute" ? "mute" : method, params, method);
+  }
+
+  toggle(uuid, panel) {
+    const state = this.panels.get(uuid) ?? {};
+    state[panel] = !state[panel];
+    this.panels.set(uuid, state);
+    this.render(this.conversations);
+  }
+
+  tone(conversation, digit) {
+    const state = this.panels.get(conversation.uuid) ?? {};
+    state.sent = ((state.sent ?? "") + digit).slice(-24);
+    this.panels.set(conversation.uuid, state);
+    this.run(conversation, "playTone", { digits: digit });
+  }
+
+  async run(conversation, method, params, shown = method) {
+    const key = `${conversation.uuid} ${shown}`;
+    this.sending.add(key);
+    this.render(this.conversations);
+    try {
+      await this.act(method, { conversation: conversation.uuid, ...params });
+    } finally {
+      this.sending.delete(key);
+      this.render(this.conversations);
+    }
+  }
+
+  tick() {
+    const now = Date.now();
+    for (const node of document.querySelectorAll("[data-timer], [data-ring-timer]")) {
+      node.textContent = clock(since(node.dataset.since, now));
+    }
+  }
+}

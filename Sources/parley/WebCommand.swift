@@ -1,0 +1,57 @@
+import CommandLineSupport
+import ControlProtocol
+import Foundation
+
+/// `parley web [--open]`: the address of the web softphone parleyd serves on its `--websocket` port, with the
+/// token in the URL fragment (`http://127.0.0.1:PORT/#token=…`) — a fragment is never sent to a server, so the
+/// token stays out of request lines and logs; the page moves it into the tab's session storage and drops it from
+/// the address bar. `--open` hands the address to the desktop's browser (xdg-open).
+enum WebCommand {
+    /// What `--json` prints.
+    struct Output: Codable {
+        /// The address with the token.
+        var url: String
+        /// Whether a browser was asked to open it.
+        var opened: Bool
+    }
+
+    static func run(_ session: ControlSession, json: Bool, open: Bool) throws -> ExitCode {
+        let (_, response) = try session.request(.status, as: StatusResult.self)
+        guard case .result(let status) = response else {
+            if case .error(let error) = response { printError("parley web: \(ControlRendering.describe(error))") }
+            return .failure
+        }
+        guard let page = status.daemon.webPage else {
+            printError("parley web: this parleyd serves no web page: start it with --websocket 127.0.0.1:PORT")
+            return .failure
+        }
+        let url = "\(page)#token=\(session.token)"
+        var opened = false
+        if open {
+            opened = openInBrowser(url)
+            if !opened { printError("parley web: could not start xdg-open; open the address yourself") }
+        }
+        if json {
+            print(try jsonLine(Output(url: url, opened: opened)))
+        } else {
+            print(url)
+        }
+        return open && !opened ? .failure : .ok
+    }
+
+    /// Starts `xdg-open URL` without waiting for the browser; false when there is no xdg-open.
+    private static func openInBrowser(_ url: String) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["xdg-open", url]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            return false
+        }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}

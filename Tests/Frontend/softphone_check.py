@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""The web softphone in a real headless Chromium, one story per user story, against real parleyd on loopback.
+
+parleyd A serves the page (--websocket); parleyd B is the peer, driven over its control socket. Each story works
+the page as a person would (clicks, the keyboard), waits for what the page shows, and checks what the peer saw.
+A screenshot is written after each step. Exits 0 when every check passes, else 1 with one line per failure.
+
+    python3 Tests/Frontend/softphone_check.py --parleyd PATH --workdir DIR [--shots DIR]
+"""
+import argparse, functools, http.server, json, os, shutil, socket, sys, threading, time, urllib.request
+
+from browser import Browser, CDPError, PageError
+from frontend_check import Checker, Daemon, Failed, changed, free_port, is_new
+
+WAIT = 10.0  # seconds the page or the peer may take for any one step
+
+
+def js(value):
+    """A Python value as a JavaScript literal."""
+    return json.dumps(value)
+
+
+class Stories:
+    """What the stories share: the two daemons, B's control client, the browser and its main tab."""
+
+    def __init__(self, args, ck):
+        self.ck, self.work = ck, os.path.abspath(args.workdir)
+        self.shots = os.path.abspath(args.shots or os.path.join(self.work, "screenshots"))
+        shutil.rmtree(self.shots, ignore_errors=True)
+        os.makedirs(self.shots)
+        self.port_a, self.port_b = free_port(socket.SOCK_DGRAM), free_port(socket.SOCK_DGRAM)
+        self.ws_port = free_port(socket.SOCK_STREAM)
+        self.alice_uri, self.bob_uri = f"sip:alice@127.0.0.1:{self.port_a}", f"sip:bob@127.0.0.1:{self.port_b}"
+        contacts = os.path.join(self.work, "contacts.json")
+        with open(contacts, "w") as f:
+            json.dump({"contacts": [{"name": "Bob Builder", "handles": [{"kind": "generic", "value": self.bob_uri}]},
+                                    {"name": "Phone Pat", "handles": [{"kind": "phoneNumber", "value": "+14155550100"}]}]}, f)
+        self.a = Daemon(args.parleyd, "a", self.work, ["--listen", f"udp://127.0.0.1:{self.port_a}", "--user", "alice",
+                                                      "--websocket", f"127.0.0.1:{self.ws_port}", "--contacts", contacts])
+        self.b = Daemon(args.parleyd, "b", self.work, ["--listen", f"udp://127.0.0.1:{self.port_b}", "--user", "bob",
+                                                      "--no-history"])
+        self.step = 0
+        self.browser = self.tab = self.peer = None
+
+    def start(self):
+        for daemon in (self.a, self.b):
+            daemon.wait_ready()
+        self.peer = self.b.connect(self.ck, "B")
+        self.peer.result("subscribe")
+        self.page = f"http://127.0.0.1:{self.ws_port}/"
+        self.url = f"{self.page}#token={self.a.token()}"
+        self.browser = Browser(self.work, size=(1280, 900), screenshot_dir=self.shots)
+        self.browser.grant_notifications(self.page.rstrip("/"))
+        self.tab = self.browser.new_tab(self.url)
+
+    def stop(self):
+        if self.browser:
+            self.browser.close()
+        for daemon in (self.a, self.b):
+            daemon.stop()
+
+    # ------------------------------------------------------------------------------------------- page helpers
+
+    def shot(self, name, tab=None):
+        self.step += 1
+        (tab or self.tab).screenshot(os.path.join(self.shots, f"{self.step:02d}-{name}.png"))
+
+    def wait(self, expr, what, tab=None, timeout=WAIT):
+        try:
+            return (tab or self.tab).wait_for(expr, timeout=timeout, what=what)
+        except AssertionError as e:
+            raise Failed(str(e))
+
+    def value(self, expr, tab=None):
+        return (tab or self.tab).evaluate(expr)
+
+    def click(self, selector, tab=None):
+        try:
+            (tab or self.tab).click(selector)
+        except (PageError, CDPError) as e:
+            raise Failed(f"click {selector}: {e}")
+
+    @staticmethod
+    def card(uuid):
+        return f'[data-call][data-uuid="{uuid}"]'
+
+    def card_state(self, uuid, state, what, tab=None):
+        self.wait(f"document.querySelector({js(self.card(uuid))})?.dataset.state === {js(state)}", what, tab)
+
+    def gone(self, uuid, what, tab=None):
+        self.wait(f"!document.querySelector('[data-uuid={js(uuid)}]')", what, tab)
+
+    def connected(self, tab=None):
+        self.wait("document.querySelector('[data-connection]').dataset.state === 'connected'", "the page to connect", tab)
+
+    def incoming_uuid(self):
+        """Waits for an incoming banner and returns its conversation's uuid."""
+        return self.wait("document.querySelector('[data-incoming]')?.dataset.uuid", "an incoming call banner")
+
+    def recents_ready(self):
+        """Waits until the Recents list matches the daemon's history (its newest record is shown)."""
+        newest = self.a_client().result("history", {"limit": 1})["records"]
+        if newest:
+            self.wait(f"[...document.querySelectorAll('[data-recent]')].some(li => li.dataset.recordIds.split(',')"
+                      f".includes({js(str(newest[0]['id']))}))", "Recents to show the newest record")
+
+    def a_client(self):
+        if not hasattr(self, "_a_client") or self._a_client is None:
+            self._a_client = self.a.connect(self.ck, "A")
+        return self._a_client
+
+    # ------------------------------------------------------------------------------------------- peer helpers
+
+    def peer_calls(self):
+        """B calls A; returns B's conversation uuid."""
+        return self.peer.result("start", {"to": self.alice_uri})["conversation"]["uuid"]
+
+    def peer_waits(self, uuid, test, what, since=0):
+        return self.peer.wait_event(what, changed(uuid, test), since)
+
+    def peer_incoming(self, since):
+        return self.peer.wait_event("an incoming call at B", is_new("incoming"), since)["data"]["conversation"]["uuid"]
+
+
+class QuietFiles(http.server.SimpleHTTPRequestHandler):
+    """Serves a directory without logging each request."""
+
+    def log_message(self, *args):
+        pass
+
+
+# ------------------------------------------------------------------------------------------------ stories
+
+def bad_entrances(s):
+    """No token, a wrong token, a page from a foreign origin: each says what to do, none is blank."""
+    ck = s.ck
+    tab = s.browser.new_tab(s.page)
+    s.wait("document.querySelector('[data-connection]').dataset.state === 'no-token'", "the no-token state", tab)
+    ck.check("without a token the page says how to get one", "parley web" in s.value(
+        "document.querySelector('[data-notice]').textContent", tab), "a notice naming `parley web`",
+        s.value("document.querySelector('[data-notice]').outerHTML", tab))
+    s.shot("no-token", tab)
+    tab.navigate(f"{s.page}#token={'0' * 64}")
+    tab.reload()
+    s.wait("document.querySelector('[data-connection]').dataset.state === 'unauthorized'", "the token refused", tab)
+    notice = s.value("document.querySelector('[data-notice]').textContent", tab)
+    ck.check("a wrong token is refused with a clear message", "refused" in notice and "parley web" in notice,
+             "a notice saying the token was refused", notice)
+    s.shot("wrong-token", tab)
+    tab.close()
+
+    site = os.path.join(s.work, "elsewhere")
+    os.makedirs(site, exist_ok=True)
+    for name in ("index.html", "app.css", "app.js", "connection.js", "calls.js", "dial.js", "recents.js", "alerts.js",
+                 "dom.js", "icon.svg"):
+        with urllib.request.urlopen(s.page + ("" if name == "index.html" else name)) as response, \
+                open(os.path.join(site, name), "wb") as f:
+            f.write(response.read())
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietFiles, directory=site))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        origin = f"http://127.0.0.1:{server.server_address[1]}"
+        tab = s.browser.new_tab(f"{origin}/#token={s.a.token()}&server=ws://127.0.0.1:{s.ws_port}/ws")
+        s.wait("document.querySelector('[data-connection]').dataset.state === 'unreachable'", "the foreign origin refused", tab)
+        notice = s.value("document.querySelector('[data-notice]').textContent", tab)
+        ck.check("a page from a foreign origin is told to ask for --allow-origin", f"--allow-origin {origin}" in notice,
+                 f"a notice naming --allow-origin {origin}", notice)
+        s.shot("foreign-origin", tab)
+        tab.close()
+    finally:
+        server.shutdown()
+
+
+def entering(s):
+    """The page with the token: connected, the token gone from the address bar, the user shown."""
+    s.connected()
+    s.ck.equal("the token is removed from the address bar", s.value("location.href"), s.page)
+    s.ck.equal("the token stays in this tab's session storage", s.value("sessionStorage.getItem('parley.token')"), s.a.token())
+    s.wait("document.querySelector('[data-user]').textContent.includes('alice')", "the user in the header")
+    s.wait("document.querySelector('[data-live-count]').dataset.count === '0'", "no live calls")
+    s.shot("connected")
+
+
+def incoming_answered_then_remote_hangup(s):
+    mark = s.peer.mark()
+    b_uuid = s.peer_calls()
+    uuid = s.incoming_uuid()
+    banner = f'[data-incoming][data-uuid="{uuid}"]'
+    s.wait(f"document.querySelector({js(banner)}).querySelector('[data-name]').textContent === 'Bob Builder'",
+           "the caller's contact name on the banner")
+    s.ck.equal("the banner shows the caller's handle",
+               s.value(f"document.querySelector({js(banner)} + ' [data-handle]').textContent"), s.bob_uri)
+    s.ck.equal("the banner is announced (role=alert)", s.value(f"document.querySelector({js(banner)}).getAttribute('role')"), "alert")
+    s.wait("document.title.includes('Bob Builder is calling')", "the title to say who calls")
+    s.wait(f"document.querySelector({js(banner + ' [data-ring-timer]')}).textContent !== ''", "a ring timer")
+    s.shot("incoming")
+    s.click(banner + ' [data-action="join"]')
+    s.card_state(uuid, "joined", "the answered call's card to show joined")
+    s.peer_waits(b_uuid, lambda c, d: c["state"] == "joined", "B's call joined", mark)
+    s.wait(f"document.querySelector({js(s.card(uuid) + ' [data-timer]')}).dataset.connected === 'true'", "a call timer")
+    s.wait(f"/^0:0[1-9]/.test(document.querySelector({js(s.card(uuid) + ' [data-timer]')}).textContent)",
+           "the call timer to run")
+    s.shot("answered")
+    s.peer.result("end", {"conversation": b_uuid})
+    s.gone(uuid, "the card to go when the peer hangs up")
+    s.wait("[...document.querySelectorAll('[data-toast]')].some(t => t.textContent.includes('ended by them'))",
+           "a toast saying they ended it")
+    s.recents_ready()
+    s.ck.equal("Recents shows the answered call first", s.value(
+        "document.querySelector('[data-recent]').dataset.status"), "connected")
+    s.shot("remote-hangup")
+
+
+def outgoing_call(s):
+    """Dialled with the keyboard into the field, ringing at B, answered by B: returns (our uuid, B's uuid)."""
+    mark = s.peer.mark()
+    s.tab.fill("[data-dial-input]", s.bob_uri[:-1])
+    s.tab.click("body")  # outside the field: keys typed on the page go to the dial field
+    s.tab.evaluate("document.activeElement.blur()")
+    s.tab.press(s.bob_uri[-1])
+    s.ck.equal("a digit typed on the page lands in the dial field", s.value("document.querySelector('[data-dial-input]').value"),
+               s.bob_uri)
+    s.click("[data-dial-call]")
+    b_uuid = s.peer_incoming(mark)
+    uuid = s.wait("document.querySelector('[data-call][data-direction=outgoing]')?.dataset.uuid", "an outgoing card")
+    s.card_state(uuid, "ringing", "the outgoing call to ring")
+    s.ck.equal("the outgoing card names the contact", s.value(f"document.querySelector({js(s.card(uuid) + ' [data-name]')}).textContent"),
+               "Bob Builder")
+    s.shot("outgoing-ringing")
+    s.peer.result("join", {"conversation": b_uuid})
+    s.card_state(uuid, "joined", "the outgoing call to connect")
+    s.ck.equal("the dial field is cleared once the call is placed", s.value("document.querySelector('[data-dial-input]').value"), "")
+    s.shot("outgoing-joined")
+    return uuid, b_uuid
+
+
+def hold_and_resume(s, uuid, b_uuid):
+    mark = s.peer.mark()
+    s.click(s.card(uuid) + ' [data-action="hold"]')
+    s.card_state(uuid, "paused", "the call to be on hold")
+    s.wait(f"!!document.querySelector({js(s.card(uuid) + ' [data-badge=held]')})", "the held badge")
+    s.peer_waits(b_uuid, lambda c, d: c["isRemotelyHeld"], "B to be held", mark)
+    s.shot("held")
+    s.click(s.card(uuid) + ' [data-action="resume"]')
+    s.card_state(uuid, "joined", "the call to resume")
+    s.peer_waits(b_uuid, lambda c, d: not c["isRemotelyHeld"], "B to be resumed", mark)
+
+
+def tones_reach_the_peer(s, uuid, b_uuid):
+    mark = s.peer.mark()
+    s.click(s.card(uuid) + ' [data-action="keypad"]')
+    for digit in "12#":
+        s.click(f'{s.card(uuid)} [data-tone="{digit}"]')
+    received = ""
+    deadline = time.monotonic() + WAIT
+    while len(received) < 3 and time.monotonic() < deadline:
+        ev = s.peer.wait_event("tones at B", lambda e: e.get("event") == "tonesReceived", mark)
+        mark = s.peer.events.index(ev) + 1
+        received += ev["data"]["digits"]
+    s.ck.equal("the keypad's tones reach the peer, in order (SIP INFO)", received, "12#")
+    s.ck.equal("the keypad shows what was sent", s.value(f"document.querySelector({js(s.card(uuid) + ' [data-tones-sent]')}).textContent"),
+               "Sent: 12#")
+    s.shot("keypad")
+    s.click(s.card(uuid) + ' [data-action="keypad"]')
+
+
+def mute_and_unmute(s, uuid):
+    s.click(s.card(uuid) + ' [data-action="mute"]')
+    s.wait(f"!!document.querySelector({js(s.card(uuid) + ' [data-badge=muted]')})", "the muted badge")
+    s.wait(f"!!document.querySelector({js(s.card(uuid) + ' [data-action=unmute]')})", "an Unmute button")
+    s.shot("muted")
+    s.click(s.card(uuid) + ' [data-action="unmute"]')
+    s.wait(f"!document.querySelector({js(s.card(uuid) + ' [data-badge=muted]')})", "the muted badge to go")
+
+
+def reload_keeps_the_call(s, uuid):
+    before = s.value(f"document.querySelector({js(s.card(uuid) + ' [data-timer]')}).dataset.since")
+    s.tab.reload()
+    s.connected()
+    s.card_state(uuid, "joined", "the call to be there after a reload")
+    s.ck.equal("after a reload the timer counts from the same connectedAt",
+               s.value(f"document.querySelector({js(s.card(uuid) + ' [data-timer]')}).dataset.since"), before)
+    s.shot("reloaded")
+
+
+def second_tab_follows(s, uuid):
+    other = s.browser.new_tab(s.url)
+    s.connected(other)
+    s.card_state(uuid, "joined", "the second tab to show the call", other)
+    s.click(s.card(uuid) + ' [data-action="hold"]')
+    s.card_state(uuid, "paused", "the second tab to see the first tab's hold", other)
+    s.click(s.card(uuid) + ' [data-action="resume"]', other)
+    s.card_state(uuid, "joined", "the first tab to see the second tab's resume")
+    s.shot("second-tab", other)
+    other.close()
+
+
+def merge_and_unmerge(s, uuid, b_uuid):
+    mark = s.peer.mark()
+    b2 = s.peer_calls()
+    second = s.incoming_uuid()
+    s.click(f'[data-incoming][data-uuid="{second}"] [data-action="join"]')
+    s.card_state(second, "joined", "the second call to connect")
+    s.peer_waits(b2, lambda c, d: c["state"] == "joined", "B's second call joined", mark)
+    s.wait("document.querySelector('[data-live-count]').dataset.count === '2'", "two live calls in the header")
+    s.click(s.card(uuid) + ' [data-action="merge"]')
+    s.click(f'{s.card(uuid)} [data-merge-with="{second}"]')
+    for each in (uuid, second):
+        s.wait(f"!!document.querySelector({js(s.card(each) + ' [data-badge=group]')})", "both calls in one group")
+    s.shot("merged")
+    s.click(s.card(second) + ' [data-action="unmerge"]')
+    s.wait(f"!document.querySelector({js(s.card(second) + ' [data-badge=group]')})", "the call out of the group")
+    s.shot("unmerged")
+    for each, theirs in ((uuid, b_uuid), (second, b2)):
+        s.click(s.card(each) + ' [data-action="end"]')
+        s.gone(each, "the ended call's card to go")
+        s.peer_waits(theirs, lambda c, d: c["state"] == "left", "B's call to end", mark)
+
+
+def decline_and_recents(s):
+    ck, a = s.ck, s.a_client()
+    a.result("markRead", {"all": True})
+    s.wait("document.querySelector('[data-missed-badge]').hidden", "no unread missed calls")
+    mark = s.peer.mark()
+    b_uuid = s.peer_calls()
+    uuid = s.incoming_uuid()
+    s.click(f'[data-incoming][data-uuid="{uuid}"] [data-action="end"]')
+    s.gone(uuid, "the declined call to go")
+    s.peer_waits(b_uuid, lambda c, d: c["state"] == "left", "B's call to be refused", mark)
+    s.recents_ready()
+    ck.equal("Recents shows the declined call", s.value("document.querySelector('[data-recent]').dataset.status"), "declined")
+    ck.check("the declined line says so", "declined" in s.value("document.querySelector('[data-recent] [data-status-text]').textContent"),
+             "declined", s.value("document.querySelector('[data-recent]').textContent"))
+    # A call B gives up on before anyone answers is a missed call: the badge counts it.
+    b_missed = s.peer_calls()
+    missed = s.incoming_uuid()
+    s.peer.result("end", {"conversation": b_missed})
+    s.gone(missed, "the missed call's banner to go")
+    s.recents_ready()
+    count = a.result("historyCount", {"missed": True, "unread": True})["count"]
+    ck.check("the daemon counts an unread missed call", count >= 1, ">= 1", count)
+    s.wait(f"document.querySelector('[data-missed-badge]').textContent === {js(str(count))} && "
+           "!document.querySelector('[data-missed-badge]').hidden", "the badge to count the missed calls")
+    s.shot("recents-missed")
+    s.click('[data-filter="missed"]')
+    s.wait("[...document.querySelectorAll('[data-recent]')].length > 0 && "
+           "[...document.querySelectorAll('[data-recent]')].every(li => ['missed'].includes(li.dataset.status))",
+           "the missed filter to show missed calls only")
+    s.click('[data-recent][data-unread="true"] [data-action="markRead"]')
+    s.wait("document.querySelector('[data-missed-badge]').hidden", "the badge to clear once read")
+    s.click('[data-filter="all"]')
+    s.wait("[...document.querySelectorAll('[data-recent]')].some(li => li.dataset.status === 'declined')", "every call again")
+    lines = s.value("document.querySelectorAll('[data-recent]').length")
+    s.click('[data-recent] [data-action="delete"]')
+    s.wait(f"document.querySelectorAll('[data-recent]').length === {lines - 1}", "a deleted line to go")
+    mark = s.peer.mark()
+    s.click('[data-recent] [data-action="redial"]')
+    b_redial = s.peer_incoming(mark)
+    uuid = s.wait("document.querySelector('[data-call][data-direction=outgoing]')?.dataset.uuid", "the redialled call")
+    s.shot("redial")
+    s.click(s.card(uuid) + ' [data-action="end"]')
+    s.gone(uuid, "the redialled call to end")
+    s.peer_waits(b_redial, lambda c, d: c["state"] == "left", "B's redialled call to end", mark)
+
+
+def daemon_restart(s):
+    s.a.stop(close_log=False)
+    s._a_client = None
+    s.wait("document.querySelector('[data-connection]').dataset.state === 'retrying'", "the page to show it is disconnected")
+    text = s.value("document.querySelector('[data-connection]').textContent")
+    s.ck.check("disconnected says when it retries", text.startswith("disconnected — retrying in "), "disconnected — retrying in N s", text)
+    s.shot("disconnected")
+    s.a.proc = s.a.launch()
+    s.a.wait_ready()
+    s.connected(None)
+    s.recents_ready()
+    s.shot("reconnected")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parleyd", required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--shots", help="where screenshots go (default WORKDIR/screenshots)")
+    args = parser.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    ck, began = Checker(), time.monotonic()
+    s = Stories(args, ck)
+    try:
+        s.start()
+        stories = [
+            ("bad entrances", lambda: bad_entrances(s)),
+            ("entering", lambda: entering(s)),
+            ("incoming, answered, remote hang-up", lambda: incoming_answered_then_remote_hangup(s)),
+        ]
+        for name, story in stories:
+            run_story(ck, name, story)
+        call = run_story(ck, "outgoing, ringing, answered", lambda: outgoing_call(s))
+        if call:
+            uuid, b_uuid = call
+            run_story(ck, "hold and resume", lambda: hold_and_resume(s, uuid, b_uuid))
+            run_story(ck, "tones reach the peer", lambda: tones_reach_the_peer(s, uuid, b_uuid))
+            run_story(ck, "mute and unmute", lambda: mute_and_unmute(s, uuid))
+            run_story(ck, "a reload keeps the call", lambda: reload_keeps_the_call(s, uuid))
+            run_story(ck, "a second tab follows", lambda: second_tab_follows(s, uuid))
+            run_story(ck, "merge and unmerge", lambda: merge_and_unmerge(s, uuid, b_uuid))
+        run_story(ck, "decline and recents", lambda: decline_and_recents(s))
+        run_story(ck, "parleyd restarted", lambda: daemon_restart(s))
+        problems = [line for line in s.tab.console if line.startswith("exception") or line.startswith("error")]
+        ck.check("the page threw no exception and logged no error", not problems, "none", problems)
+    except (Failed, OSError, CDPError) as e:
+        ck.check("setup", False, "both daemons, the browser and the page up", f"{type(e).__name__}: {e}")
+    finally:
+        s.stop()
+    for line, times in ck.failures.values():
+        print(line + (f" [failed {times} times]" if times > 1 else ""))
+    print(f"{ck.count} checks, {len(ck.failures)} failed, {time.monotonic() - began:.1f} s; screenshots in {s.shots}"
+          + (f"; daemon logs in {s.work}" if ck.failures else ""))
+    return 1 if ck.failures else 0
+
+
+def run_story(ck, name, story):
+    """Runs one story; its failure is one failed check, and the stories after it still run."""
+    began = time.monotonic()
+    try:
+        result = story()
+        ck.check(f"story: {name}", True, "", "")
+        print(f"story: {name}: ok, {time.monotonic() - began:.1f} s", flush=True)
+        return result if result is not None else True
+    except (Failed, CDPError, PageError, OSError, KeyError, TypeError, ValueError) as e:
+        ck.check(f"story: {name} runs to its end", False, "no error", f"{type(e).__name__}: {e}")
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
