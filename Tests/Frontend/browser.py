@@ -139,10 +139,10 @@ class Browser:
         raise RuntimeError(f"chromium gave no DevTools port within {timeout} s (exit status {self.proc.poll()}); "
                            f"{self.log_path} ends:\n{tail}")
 
-    def new_tab(self, url="about:blank"):
-        """Open a new tab (in a window of its own), wait for url to load, and return its Tab."""
-        # in a shared window only the newest tab is visible: the others get no requestAnimationFrame at all
-        target = self.conn.send("Target.createTarget", {"url": "about:blank", "newWindow": True})["targetId"]
+    def new_tab(self, url="about:blank", new_window=True):
+        """Open a new tab, wait for url to load, and return its Tab. In a window of its own by default: in a shared
+        window only the newest tab is visible (the others are `document.hidden`, as a background tab is)."""
+        target = self.conn.send("Target.createTarget", {"url": "about:blank", "newWindow": new_window})["targetId"]
         tab = Tab(self, target)
         self.tabs.append(tab)
         if url != "about:blank":

@@ -143,6 +143,35 @@ struct ControlWebSocketTests {
         let refused = try #require(foreign.upgrade(RawWebSocket.request(["Origin: http://evil.example"])))
         #expect(refused.first?.contains("403") == true, "\(refused)")
     }
+
+    @Test("parley web prints the page's address with the token in the fragment; the page is served there; without --websocket it says how")
+    func webAddress() throws {
+        let port = Interop.freePort()
+        let parleyd = try Parleyd(["--websocket", "127.0.0.1:\(port)"])
+        let token = try ControlToken.read(from: parleyd.dataDirectory.path)
+        let web = try ControlCLITests.parley(["web", "--data-dir", parleyd.dataDirectory.path])
+        #expect(web.status == 0, "\(web.output)")
+        #expect(web.output.trimmingCharacters(in: .whitespacesAndNewlines) == "http://127.0.0.1:\(port)/#token=\(token)")
+        let json = try ControlCLITests.parley(["web", "--json", "--data-dir", parleyd.dataDirectory.path])
+        #expect(json.output.contains(#""url":"http://127.0.0.1:\#(port)/#token=\#(token)""#), "\(json.output)")
+        let page = try RawWebSocket(port: port)
+        page.write(Array("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
+        let response = page.readToEOF()
+        #expect(response.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(response.prefix(200))")
+        #expect(response.contains("<script type=\"module\" src=\"/app.js\"></script>"))
+        #expect(!response.contains(token))
+        // A plain GET of the page and the socket's Origin from that page: allowed without --allow-origin.
+        let fromPage = try RawWebSocket(port: port)
+        let head = try #require(fromPage.upgrade(RawWebSocket.request(["Host: 127.0.0.1:\(port)", "Origin: http://127.0.0.1:\(port)"])))
+        #expect(head.first?.contains("101") == true, "\(head)")
+        #expect(!parleyd.process.lines.joined().contains(token), "the token must not reach the log")
+
+        let plain = try Parleyd([])
+        let none = try ControlCLITests.parley(["web", "--data-dir", plain.dataDirectory.path])
+        #expect(none.status == 1)
+        #expect(none.output.contains("start it with --websocket 127.0.0.1:PORT"), "\(none.output)")
+        #expect(try ControlCLITests.parley(["web", "--open", "--video"]).status == 64)
+    }
 }
 
 @Suite("Control API: video signalling between two parleyd", .serialized)

@@ -27,7 +27,7 @@ export class Alerts {
     const button = document.querySelector("[data-enable-alerts]");
     const permission = "Notification" in window ? Notification.permission : "unsupported";
     button.dataset.notifications = permission;
-    button.dataset.ringtone = this.audio ? "on" : "off";
+    button.dataset.ringtone = this.ringTimer ? "playing" : this.audio ? "on" : "off";
     button.textContent = permission === "granted" && this.audio ? "Alerts on"
       : permission === "denied" ? "Notifications blocked" : "Enable alerts";
   }
@@ -84,6 +84,7 @@ export class Alerts {
       clearInterval(this.ringTimer);
       this.ringTimer = null;
     }
+    this.showPermission();
   }
 
   /** One ring: two short 440/480 Hz bursts (the North American ringback's tones). */

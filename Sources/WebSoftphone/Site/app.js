@@ -72,6 +72,7 @@ async function act(method, params = {}) {
   try {
     return await connection.request(method, params);
   } catch (error) {
+    console.warn(`${method} failed: ${error.code}: ${error.details?.technical ?? error.message}`);
     toast(error.message ?? `${method} failed`, "error");
     return null;
   }

@@ -41,6 +41,7 @@ export class CallsView {
     this.viaPush = viaPush;
     this.panels = new Map(); // uuid → {keypad: bool, merge: bool, sent: string}
     this.sending = new Set(); // "uuid method" while the request is out
+    this.tones = new Map(); // uuid → {waiting: digits not sent yet, sending: a playTone is out}
     this.conversations = [];
     setInterval(() => this.tick(), 1000);
   }
@@ -52,7 +53,9 @@ export class CallsView {
     document.querySelector("[data-incoming-list]").replaceChildren(...incoming.map((c) => this.banner(c)));
     document.querySelector("[data-calls]").replaceChildren(...cards.map((c) => this.card(c, conversations)));
     document.querySelector("[data-no-calls]").hidden = conversations.length > 0;
-    for (const uuid of this.panels.keys()) if (!conversations.some((c) => c.uuid === uuid)) this.panels.delete(uuid);
+    for (const map of [this.panels, this.tones]) {
+      for (const uuid of map.keys()) if (!conversations.some((c) => c.uuid === uuid)) map.delete(uuid);
+    }
     this.tick();
   }
 
@@ -150,11 +153,27 @@ export class CallsView {
     this.render(this.conversations);
   }
 
+  /** Keys pressed while tones are still going out wait, and leave together in one playTone once the last is
+   *  answered: parleyd sends a conversation's tones one INFO at a time and refuses a second playTone meanwhile. */
   tone(conversation, digit) {
     const state = this.panels.get(conversation.uuid) ?? {};
     state.sent = ((state.sent ?? "") + digit).slice(-24);
     this.panels.set(conversation.uuid, state);
-    this.run(conversation, "playTone", { digits: digit });
+    const queue = this.tones.get(conversation.uuid) ?? { waiting: "", sending: false };
+    queue.waiting += digit;
+    this.tones.set(conversation.uuid, queue);
+    this.render(this.conversations);
+    if (!queue.sending) this.sendTones(conversation.uuid, queue);
+  }
+
+  async sendTones(uuid, queue) {
+    queue.sending = true;
+    while (queue.waiting) {
+      const digits = queue.waiting;
+      queue.waiting = "";
+      await this.act("playTone", { conversation: uuid, digits });
+    }
+    queue.sending = false;
   }
 
   async run(conversation, method, params, shown = method) {
