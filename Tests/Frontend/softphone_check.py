@@ -5,9 +5,9 @@ parleyd A serves the page (--websocket); parleyd B is the peer, driven over its 
 the page as a person would (clicks, the keyboard), waits for what the page shows, and checks what the peer saw.
 A screenshot is written after each step. Exits 0 when every check passes, else 1 with one line per failure.
 
-    python3 Tests/Frontend/softphone_check.py --parleyd PATH --workdir DIR [--shots DIR]
+    python3 Tests/Frontend/softphone_check.py --parleyd PATH --parley PATH --workdir DIR [--shots DIR]
 """
-import argparse, functools, http.server, json, os, shutil, socket, sys, threading, time, urllib.request
+import argparse, functools, http.server, json, os, shutil, socket, subprocess, sys, threading, time, urllib.request
 
 from browser import Browser, CDPError, PageError
 from frontend_check import Checker, Daemon, Failed, changed, free_port, is_new
@@ -35,8 +35,15 @@ class Stories:
         with open(contacts, "w") as f:
             json.dump({"contacts": [{"name": "Bob Builder", "handles": [{"kind": "generic", "value": self.bob_uri}]},
                                     {"name": "Phone Pat", "handles": [{"kind": "phoneNumber", "value": "+14155550100"}]}]}, f)
+        self.parley, self.push_port = args.parley, free_port(socket.SOCK_STREAM)
+        self.push_log = open(os.path.join(self.work, "push-sim.log"), "w")
+        self.push_sim = subprocess.Popen([self.parley, "push-sim", "--listen", f"127.0.0.1:{self.push_port}"],
+                                         stdin=subprocess.DEVNULL, stdout=self.push_log, stderr=subprocess.STDOUT)
+        wait_for_port(self.push_port)
         self.a = Daemon(args.parleyd, "a", self.work, ["--listen", f"udp://127.0.0.1:{self.port_a}", "--user", "alice",
-                                                      "--websocket", f"127.0.0.1:{self.ws_port}", "--contacts", contacts])
+                                                      "--websocket", f"127.0.0.1:{self.ws_port}", "--contacts", contacts,
+                                                      "--push-service", f"127.0.0.1:{self.push_port}",
+                                                      "--push-token", "web-device", "--push-invite-wait", "15"])
         self.b = Daemon(args.parleyd, "b", self.work, ["--listen", f"udp://127.0.0.1:{self.port_b}", "--user", "bob",
                                                       "--no-history"])
         self.step = 0
@@ -58,6 +65,12 @@ class Stories:
             self.browser.close()
         for daemon in (self.a, self.b):
             daemon.stop()
+        self.push_sim.terminate()
+        try:
+            self.push_sim.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self.push_sim.kill()
+        self.push_log.close()
 
     # ------------------------------------------------------------------------------------------- page helpers
 
@@ -135,6 +148,19 @@ class QuietFiles(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+def wait_for_port(port, timeout=10.0):
+    """Waits until something accepts TCP connections on the loopback port."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise Failed(f"nothing listens on 127.0.0.1:{port}")
+            time.sleep(0.05)
 
 
 # ------------------------------------------------------------------------------------------------ stories
@@ -493,6 +519,29 @@ def background_tab_is_alerted(s):
     s.wait("!document.hidden", "the page in front again")
 
 
+def a_pushed_call_says_so(s):
+    """A VoIP push announces a call before its INVITE: the banner says "via push", also after a reload."""
+    deadline = time.monotonic() + WAIT
+    while "push channel: registered" not in open(os.path.join(s.work, "a.log")).read():
+        if time.monotonic() > deadline:
+            raise Failed("parleyd A never registered with the push simulator")
+        time.sleep(0.1)
+    sent = subprocess.run([s.parley, "push", "send", "--to", f"127.0.0.1:{s.push_port}", "--token", "web-device",
+                           "--caller", "sip:carol@127.0.0.1:9", "--name", "Carol", "--call-id", "web-push@parley"],
+                          capture_output=True, text=True, timeout=WAIT)
+    s.ck.check("the push simulator delivered the push", sent.returncode == 0 and "delivered" in sent.stdout,
+               "delivered", sent.stdout + sent.stderr)
+    uuid = s.incoming_uuid()
+    banner = f'[data-incoming][data-uuid="{uuid}"]'
+    s.wait(f"!!document.querySelector({js(banner + ' [data-badge=push]')})", "the banner to say via push")
+    s.shot("via-push")
+    s.tab.reload()
+    s.connected()
+    s.wait(f"!!document.querySelector({js(banner + ' [data-badge=push]')})", "via push still shown after a reload")
+    s.click(banner + ' [data-action="end"]')
+    s.gone(uuid, "the pushed call to go when declined")
+
+
 def daemon_restart(s):
     s.a.stop(close_log=False)
     s._a_client = None
@@ -510,6 +559,7 @@ def daemon_restart(s):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parleyd", required=True)
+    parser.add_argument("--parley", required=True, help="the parley CLI (its push simulator and push sender)")
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--shots", help="where screenshots go (default WORKDIR/screenshots)")
     args = parser.parse_args()
@@ -539,6 +589,7 @@ def main():
         run_story(ck, "failures are told", lambda: failures_are_told(s))
         run_story(ck, "buttons follow the lifecycle", lambda: buttons_follow_the_lifecycle(s))
         run_story(ck, "a background tab is alerted", lambda: background_tab_is_alerted(s))
+        run_story(ck, "a pushed call says so", lambda: a_pushed_call_says_so(s))
         run_story(ck, "parleyd restarted", lambda: daemon_restart(s))
         problems = [line for line in s.tab.console if line.startswith("exception") or line.startswith("error")]
         ck.check("the page threw no exception and logged no error", not problems, "none", problems)

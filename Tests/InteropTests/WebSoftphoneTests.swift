@@ -19,7 +19,7 @@ struct WebSoftphoneTests {
         #expect(output.contains("browser self-test: ok"), "\(output)")
     }
 
-    @Test("no token, wrong token, foreign origin; incoming, outgoing, hold, tones, mute, reload, second tab, merge, decline and Recents, restart")
+    @Test("no token, wrong token, foreign origin; incoming, outgoing, hold, tones, mute, reload, second tab, merge, decline and Recents, failures, lifecycle buttons, background alerts, push, restart")
     func everyStoryInTheBrowser() throws {
         #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "Debian's chromium is missing: run Scripts/bootstrap")
         let workdir = FileManager.default.temporaryDirectory.appending(path: "parley-softphone-\(UUID().uuidString)")
@@ -28,7 +28,10 @@ struct WebSoftphoneTests {
         let script = Interop.packageRoot.appending(path: "Tests/Frontend/softphone_check.py").path
         let check = try RunningProcess(
             URL(fileURLWithPath: "/usr/bin/env"),
-            ["python3", script, "--parleyd", try Interop.binary("parleyd").path, "--workdir", workdir.path, "--shots", shots],
+            [
+                "python3", script, "--parleyd", try Interop.binary("parleyd").path, "--parley", try Interop.binary("parley").path,
+                "--workdir", workdir.path, "--shots", shots,
+            ],
             name: "softphone_check.py")
         let status = try check.waitForExit(timeout: .seconds(180))
         let output = (check.lines + [check.standardError]).joined(separator: "\n")

@@ -9,7 +9,8 @@ import { Alerts } from "./alerts.js";
 import { toast, nameOf } from "./dom.js";
 
 const conversations = new Map(); // uuid → conversation, as parleyd last said
-const pushed = new Set(); // conversations that came from a VoIP push
+// Conversations that came from a VoIP push (the conversation does not say so; kept across reloads of this tab).
+const pushed = new Set(JSON.parse(window.sessionStorage.getItem("parley.pushed") ?? "[]"));
 let connected = false;
 
 const credentials = takeCredentials(window.location, window.sessionStorage, window.history);
@@ -130,7 +131,11 @@ function onEvent(name, data) {
       showRegistration(data);
       break;
     case "pushReceived":
-      if (data.conversation) { pushed.add(data.conversation); render(); }
+      if (data.conversation) {
+        pushed.add(data.conversation);
+        window.sessionStorage.setItem("parley.pushed", JSON.stringify([...pushed].slice(-50)));
+        render();
+      }
       break;
     case "tonesReceived":
       toast(`Tones from ${nameOf(conversations.get(data.conversation) ?? {})}: ${data.digits}`);
