@@ -33,6 +33,18 @@ enum Interop {
         throw InteropError("\(name) is not installed: run Scripts/bootstrap (it installs the interop peers)")
     }
 
+    /// Runs `python3 Tests/Frontend/SCRIPT ARGUMENTS…` with a scratch directory of its own (`--workdir`, removed
+    /// after) to completion: its exit status and everything it printed.
+    static func frontendScript(_ script: String, _ arguments: [String], timeout: Duration) throws -> (status: Int32, output: String) {
+        let workdir = FileManager.default.temporaryDirectory.appending(path: "parley-\(script)-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: workdir) }
+        let path = packageRoot.appending(path: "Tests/Frontend/\(script)").path
+        let process = try RunningProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", path, "--workdir", workdir.path] + arguments, name: script)
+        let status = try process.waitForExit(timeout: timeout)
+        return (status, (process.lines + [process.standardError]).joined(separator: "\n"))
+    }
+
     /// A loopback port that was free a moment ago (UDP and TCP both checked).
     static func freePort() -> UInt16 { freePorts(count: 1) }
 
