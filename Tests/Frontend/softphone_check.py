@@ -247,6 +247,14 @@ def incoming_answered_then_remote_hangup(s):
 
 def outgoing_call(s):
     """Dialled with the keyboard into the field, ringing at B, answered by B: returns (our uuid, B's uuid)."""
+    for key in "1#":
+        s.click(f'[data-key="{key}"]')
+    s.ck.equal("the dial pad types into the field", s.value("document.querySelector('[data-dial-input]').value"), "1#")
+    s.click("[data-dial-erase]")
+    s.ck.equal("⌫ erases the last character", s.value("document.querySelector('[data-dial-input]').value"), "1")
+    s.tab.fill("[data-dial-input]", "build")
+    s.wait(f"[...document.querySelectorAll('[data-suggestions] option')].some(o => o.value === {js(s.bob_uri)} "
+           "&& o.label.includes('Bob Builder'))", "the contact suggested for part of its name")
     mark = s.peer.mark()
     s.tab.fill("[data-dial-input]", s.bob_uri[:-1])
     s.tab.click("body")  # outside the field: keys typed on the page go to the dial field
