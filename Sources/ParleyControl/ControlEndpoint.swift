@@ -48,6 +48,9 @@ public final class ControlEndpoint: Sendable {
             "maxClients": limits.maxClients, "helloTimeoutMs": Int(limits.helloTimeout * 1000),
             "maxMessageBytes": limits.maxLineBytes, "maxQueuedBytes": limits.maxQueuedBytes,
             "evictionIdleTimeMs": Int(limits.evictionIdleTime * 1000), "maxIDBytes": ControlProtocol.maxIDBytes,
+            // A frontend offers Merge only where the manager's group limits allow it.
+            "maxConversationGroups": engine.manager.configuration.maximumConversationGroups,
+            "maxConversationsPerGroup": engine.manager.configuration.maximumConversationsPerConversationGroup,
         ]
         let webPage = Mutex<String?>(nil)
         let service = ControlService(

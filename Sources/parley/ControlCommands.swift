@@ -63,7 +63,7 @@ enum ControlCommands {
         defer { session.close() }
         switch command {
         case "watch": return try ControlRendering.watch(session, json: json)
-        case "web": return try WebCommand.run(session, json: json, open: open)
+        case "web": return try WebCommand.run(session, directory: directory, json: json, open: open)
         case "list": return try show(session.request(.list, as: ListResult.self), json: json, command) { ControlRendering.list($0) }
         case "status":
             return try show(session.request(.status, as: StatusResult.self), json: json, command) { ControlRendering.status($0) }

@@ -5,7 +5,8 @@ import Foundation
 /// `parley web [--open]`: the address of the web softphone parleyd serves on its `--websocket` port, with the
 /// token in the URL fragment (`http://127.0.0.1:PORT/#token=…`) — a fragment is never sent to a server, so the
 /// token stays out of request lines and logs; the page moves it into the tab's session storage and drops it from
-/// the address bar. `--open` hands the address to the desktop's browser (xdg-open).
+/// the address bar. `--open` hands the address to the desktop's browser (xdg-open) through a redirecting file in the
+/// data directory, mode 0600: a URL on a command line would show the token to every local user in `ps`.
 enum WebCommand {
     /// What `--json` prints.
     struct Output: Codable {
@@ -15,7 +16,7 @@ enum WebCommand {
         var opened: Bool
     }
 
-    static func run(_ session: ControlSession, json: Bool, open: Bool) throws -> ExitCode {
+    static func run(_ session: ControlSession, directory: String, json: Bool, open: Bool) throws -> ExitCode {
         let (_, response) = try session.request(.status, as: StatusResult.self)
         guard case .result(let status) = response else {
             if case .error(let error) = response { printError("parley web: \(ControlRendering.describe(error))") }
@@ -28,7 +29,7 @@ enum WebCommand {
         let url = "\(page)#token=\(session.token)"
         var opened = false
         if open {
-            opened = openInBrowser(url)
+            opened = try openInBrowser(url, directory: directory)
             if !opened { printError("parley web: could not start xdg-open; open the address yourself") }
         }
         if json {
@@ -39,11 +40,19 @@ enum WebCommand {
         return open && !opened ? .failure : .ok
     }
 
-    /// Starts `xdg-open URL` without waiting for the browser; false when there is no xdg-open.
-    private static func openInBrowser(_ url: String) -> Bool {
+    /// Writes DATA_DIR/web-open.html (0600: only its user can read the token in it), a page that goes on to `url`,
+    /// and runs `xdg-open` on that file; false when there is no xdg-open or it failed.
+    private static func openInBrowser(_ url: String, directory: String) throws -> Bool {
+        let file = URL(fileURLWithPath: directory).appending(path: "web-open.html")
+        let escaped = url.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
+        let page = "<!doctype html><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url=\(escaped)\">"
+            + "<title>Parley</title><a href=\"\(escaped)\">Open the Parley web softphone</a>\n"
+        guard FileManager.default.createFile(atPath: file.path, contents: Data(page.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw ControlCommandError("cannot write \(file.path)") }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["xdg-open", url]
+        process.arguments = ["xdg-open", file.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         do {

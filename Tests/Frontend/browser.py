@@ -202,7 +202,8 @@ class Browser:
 class Tab:
     """One page target, driven over its own DevTools WebSocket (ws://127.0.0.1:PORT/devtools/page/ID).
 
-    `console` lists "type: text" strings for console calls and "exception: text" for uncaught exceptions.
+    `console` lists "type: text" strings for console calls, "exception: text" for uncaught exceptions and
+    "browser-LEVEL: source: text" for the browser's own log (CSP violations, failed loads: Log.entryAdded).
     Tabs come from Browser.new_tab().
     """
 
@@ -211,12 +212,16 @@ class Tab:
         self.conn = Connection(browser.port, f"/devtools/page/{target_id}", self._on_event)
         self.send("Page.enable")
         self.send("Runtime.enable")
+        self.send("Log.enable")
 
     def _on_event(self, ev):
         p = ev.get("params", {})
         if ev["method"] == "Runtime.consoleAPICalled":
             text = " ".join(str(a.get("value", a.get("description", a.get("type")))) for a in p.get("args", []))
             self._console.append(f"{p.get('type')}: {text}")
+        elif ev["method"] == "Log.entryAdded":
+            entry = p.get("entry", {})
+            self._console.append(f"browser-{entry.get('level')}: {entry.get('source')}: {entry.get('text')}")
         elif ev["method"] == "Runtime.exceptionThrown":
             d = p.get("exceptionDetails", {})
             self._console.append(f"exception: {d.get('exception', {}).get('description') or d.get('text')}")
@@ -250,8 +255,9 @@ class Tab:
 
     def evaluate(self, expr, timeout=10.0):
         """The value of the JavaScript expression expr (promises awaited); PageError when it throws."""
-        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": True,
-                                           "userGesture": True}, timeout)
+        # No userGesture: only real input (press, and what the page does with it) gives the page user activation,
+        # so autoplay rules hold in the tests as they do for people.
+        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": True}, timeout)
         if "exceptionDetails" in r:
             d = r["exceptionDetails"]
             raise PageError(d.get("exception", {}).get("description") or d.get("text") or repr(d))

@@ -166,6 +166,26 @@ struct ControlWebSocketTests {
         #expect(head.first?.contains("101") == true, "\(head)")
         #expect(!parleyd.process.lines.joined().contains(token), "the token must not reach the log")
 
+        // --open: the browser gets a 0600 file in the data directory, never the token on its command line.
+        let fake = FileManager.default.temporaryDirectory.appending(path: "parley-xdg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: fake, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: fake) }
+        let opener = fake.appending(path: "xdg-open")
+        try "#!/bin/sh\necho \"$@\" > \(fake.path)/arguments\n".write(to: opener, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: opener.path)
+        let opening = try RunningProcess(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["PATH=\(fake.path):/usr/bin:/bin", try Interop.binary("parley").path, "web", "--open", "--data-dir", parleyd.dataDirectory.path],
+            name: "parley web --open")
+        #expect(try opening.waitForExit() == 0, "\(opening.lines) \(opening.standardError)")
+        let handed = try String(contentsOf: fake.appending(path: "arguments"), encoding: .utf8)
+        let file = parleyd.dataDirectory.appending(path: "web-open.html")
+        #expect(handed.trimmingCharacters(in: .whitespacesAndNewlines) == file.path)
+        #expect(!handed.contains(token))
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(try String(contentsOf: file, encoding: .utf8).contains("url=http://127.0.0.1:\(port)/#token=\(token)"))
+
         let plain = try Parleyd([])
         let none = try ControlCLITests.parley(["web", "--data-dir", plain.dataDirectory.path])
         #expect(none.status == 1)

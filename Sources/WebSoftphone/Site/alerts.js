@@ -10,9 +10,16 @@ export class Alerts {
     this.flashTimer = null;
     this.ringTimer = null;
     this.baseTitle = document.title;
-    const unlock = () => this.unlockAudio();
-    document.addEventListener("pointerdown", unlock, { once: true });
-    document.addEventListener("keydown", unlock, { once: true });
+    // Until the audio runs: not every key counts as the user activation browsers ask for (Escape does not).
+    const unlock = () => {
+      this.unlockAudio();
+      if (this.audible) {
+        document.removeEventListener("pointerdown", unlock);
+        document.removeEventListener("keydown", unlock);
+      }
+    };
+    document.addEventListener("pointerdown", unlock);
+    document.addEventListener("keydown", unlock);
     const button = document.querySelector("[data-enable-alerts]");
     button.addEventListener("click", async () => {
       this.unlockAudio();
@@ -27,25 +34,28 @@ export class Alerts {
     const button = document.querySelector("[data-enable-alerts]");
     const permission = "Notification" in window ? Notification.permission : "unsupported";
     button.dataset.notifications = permission;
-    button.dataset.ringtone = this.ringTimer ? "playing" : this.audio ? "on" : "off";
-    button.textContent = permission === "granted" && this.audio ? "Alerts on"
+    button.dataset.ringtone = !this.audible ? "off" : this.ringTimer ? "playing" : "on";
+    button.textContent = permission === "granted" && this.audible ? "Alerts on"
       : permission === "denied" ? "Notifications blocked" : "Enable alerts";
   }
 
+  /** Whether the ringtone can sound: the audio context runs (a user activation resumed it). */
+  get audible() {
+    return this.audio?.state === "running";
+  }
+
   unlockAudio() {
-    if (this.audio) return;
     const Context = window.AudioContext || window.webkitAudioContext;
-    if (!Context) return;
-    this.audio = new Context();
-    this.audio.resume();
-    this.showPermission();
-    this.update();
+    if (!Context || this.audible) return;
+    if (navigator.userActivation && !navigator.userActivation.isActive) return; // Escape, say: not a gesture
+    this.audio ??= new Context();
+    this.audio.onstatechange = () => { this.showPermission(); this.update(); };
+    this.audio.resume().catch(() => {});
   }
 
   /** The incoming calls ringing now: [{uuid, name}]. */
   setRinging(calls) {
     const now = new Map(calls.map((c) => [c.uuid, c.name]));
-    for (const [uuid, name] of now) if (!this.ringing.has(uuid)) this.notify(uuid, name);
     for (const uuid of this.ringing.keys()) {
       if (!now.has(uuid)) { this.notifications.get(uuid)?.close(); this.notifications.delete(uuid); }
     }
@@ -53,7 +63,9 @@ export class Alerts {
     this.update();
   }
 
+  /** A notification per ringing call while the tab is in the background (also when it goes there mid-ring). */
   notify(uuid, name) {
+    if (this.notifications.has(uuid)) return;
     if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
     const note = new Notification("Incoming call", { body: name, tag: uuid, requireInteraction: true });
     note.onclick = () => { window.focus(); note.close(); };
@@ -61,6 +73,7 @@ export class Alerts {
   }
 
   update() {
+    for (const [uuid, name] of this.ringing) this.notify(uuid, name);
     const ringing = this.ringing.size > 0;
     document.body.dataset.ringing = String(ringing);
     if (ringing && document.hidden) {
@@ -77,7 +90,7 @@ export class Alerts {
       this.flashTimer = null;
       document.title = ringing ? `📞 ${[...this.ringing.values()][0]} is calling — Parley` : this.baseTitle;
     }
-    if (ringing && this.audio && !this.ringTimer) {
+    if (ringing && this.audible && !this.ringTimer) {
       this.ring();
       this.ringTimer = setInterval(() => this.ring(), 3000);
     } else if (!ringing && this.ringTimer) {

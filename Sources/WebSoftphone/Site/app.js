@@ -12,6 +12,7 @@ const conversations = new Map(); // uuid → conversation, as parleyd last said
 // Conversations that came from a VoIP push (the conversation does not say so; kept across reloads of this tab).
 const pushed = new Set(JSON.parse(window.sessionStorage.getItem("parley.pushed") ?? "[]"));
 let connected = false;
+let lastErrorAt = 0; // when the last error toast went up
 
 const credentials = takeCredentials(window.location, window.sessionStorage, window.history);
 const connectionChip = document.querySelector("[data-connection]");
@@ -32,9 +33,13 @@ function showConnection(state, text) {
 
 let countdown = null;
 function onState(change) {
+  if (change.state === "dropped") return toast(change.message, "error");
   clearInterval(countdown);
+  const was = connected;
   connected = change.state === "connected";
   dial.refresh();
+  // While disconnected what the page shows may be stale: no ringing, no buttons, until list says again.
+  if (was && !connected) render();
   switch (change.state) {
     case "connecting":
       showConnection("connecting", "connecting…");
@@ -74,15 +79,15 @@ async function act(method, params = {}) {
     return await connection.request(method, params);
   } catch (error) {
     console.warn(`${method} failed: ${error.code}: ${error.details?.technical ?? error.message}`);
-    toast(error.message ?? `${method} failed`, "error");
+    if (toast(error.message ?? `${method} failed`, "error")) lastErrorAt = Date.now();
     return null;
   }
 }
 
 function render() {
   const live = [...conversations.values()].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-  calls.render(live);
-  alerts.setRinging(live.filter((c) => c.state === "ringing" && c.direction === "incoming")
+  calls.render(live, { stale: !connected });
+  alerts.setRinging(!connected ? [] : live.filter((c) => c.state === "ringing" && c.direction === "incoming")
     .map((c) => ({ uuid: c.uuid, name: nameOf(c) })));
   const count = live.length;
   document.querySelector("[data-live-count]").textContent = `${count} call${count === 1 ? "" : "s"}`;
@@ -108,7 +113,9 @@ function onEvent(name, data) {
     case "conversationChanged": {
       const conversation = data.conversation;
       if (conversation.state === "left") {
-        if (conversations.delete(conversation.uuid)) {
+        // A failure this tab was just told about (its action's error) is not told again as the call's end.
+        const toldAlready = conversation.endedReason === "failed" && Date.now() - lastErrorAt < 3000;
+        if (conversations.delete(conversation.uuid) && !toldAlready) {
           const sip = conversation.sipStatus ? ` (${conversation.sipStatus} ${conversation.sipReason ?? ""})`.trimEnd() : "";
           const refused = conversation.endedReason === "localEnded" && conversation.direction === "incoming"
             && !conversation.connectedAt;
@@ -122,7 +129,7 @@ function onEvent(name, data) {
       break;
     }
     case "actionSettled":
-      if (data.state !== "complete" && data.error) toast(data.error.message, "error");
+      if (data.state !== "complete" && data.error && toast(data.error.message, "error")) lastErrorAt = Date.now();
       break;
     case "historyChanged":
       recents.load();
@@ -147,6 +154,7 @@ async function catchUp() {
   const [status, list] = await Promise.all([connection.request("status"), connection.request("list")]);
   document.querySelector("[data-user]").textContent = status.daemon.user ?? "no account";
   showRegistration(status.registration);
+  calls.limits = status.limits;
   conversations.clear();
   for (const conversation of list.conversations) conversations.set(conversation.uuid, conversation);
   render();
@@ -172,6 +180,7 @@ const dial = new DialView({
 const recents = new RecentsView({ request: (m, p) => connection.request(m, p), act, fill: (address) => dial.fill(address) });
 const connection = new Connection({ ...credentials, onState, onEvent, onReady: catchUp });
 retryNow.addEventListener("click", () => connection.retryNow());
+connection.retryOnReturn(window);
 
 if (credentials.token) {
   connection.open();

@@ -10,7 +10,7 @@ const STATE_TEXT = {
 const TONES = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "*", "0", "#"];
 
 /** The actions a conversation offers now: [method, label, params]. `others` are the other live conversations. */
-export function actionsFor(conversation, others) {
+export function actionsFor(conversation, others, limits = {}) {
   const { state, capabilities: can, direction, group, isMuted, isVideo } = conversation;
   const live = ["idle", "ringing", "joining", "joined", "paused"].includes(state);
   const actions = [];
@@ -21,16 +21,26 @@ export function actionsFor(conversation, others) {
   if (["joining", "joined", "paused"].includes(state)) actions.push(isMuted ? ["unmute", "Unmute"] : ["mute", "Mute"]);
   if (["joining", "joined"].includes(state) && can.includes("playingTones")) actions.push(["keypad", "Keypad"]);
   if (state === "joined" && can.includes("video")) actions.push(["video", isVideo ? "Video off" : "Video on"]);
-  if (mergeTargets(conversation, others).length > 0) actions.push(["merge", "Merge…"]);
+  if (mergeTargets(conversation, others, limits).length > 0) actions.push(["merge", "Merge…"]);
   if (group && ["joined", "paused"].includes(state) && can.includes("unmerging")) actions.push(["unmerge", "Unmerge"]);
   return actions;
 }
 
-/** The conversations `conversation` can be merged with: joined or paused, able to merge, not in its group. */
-export function mergeTargets(conversation, others) {
+/** The conversations `conversation` can be merged with: joined or paused, able to merge, not in its group, and
+ *  within the manager's group limits (`status.limits`: how many groups, how many calls in one). `others` is every
+ *  live conversation. */
+export function mergeTargets(conversation, others, limits = {}) {
   const mergeable = (c) => ["joined", "paused"].includes(c.state) && c.capabilities.includes("merging");
   if (!mergeable(conversation)) return [];
-  return others.filter((c) => c.uuid !== conversation.uuid && mergeable(c) && (!c.group || c.group !== conversation.group));
+  const groups = new Map();
+  for (const c of others) if (c.group) groups.set(c.group, (groups.get(c.group) ?? 0) + 1);
+  const maxGroups = limits.maxConversationGroups ?? Infinity, maxSize = limits.maxConversationsPerGroup ?? Infinity;
+  return others.filter((c) => {
+    if (c.uuid === conversation.uuid || !mergeable(c) || (c.group && c.group === conversation.group)) return false;
+    if (!c.group && !conversation.group) return groups.size < maxGroups; // a new group
+    if (c.group && conversation.group) return groups.get(c.group) + groups.get(conversation.group) <= maxSize;
+    return (groups.get(c.group ?? conversation.group) ?? 0) + 1 <= maxSize; // one joins the other's group
+  });
 }
 
 /** Renders `conversations` into the page and keeps their timers running. `act(method, params)` runs an action;
@@ -39,6 +49,7 @@ export class CallsView {
   constructor({ act, viaPush }) {
     this.act = act;
     this.viaPush = viaPush;
+    this.limits = {}; // status.limits: the merge limits
     this.panels = new Map(); // uuid → {keypad: bool, merge: bool, sent: string}
     this.sending = new Set(); // "uuid method" while the request is out
     this.tones = new Map(); // uuid → {waiting: digits not sent yet, sending: a playTone is out}
@@ -46,17 +57,33 @@ export class CallsView {
     setInterval(() => this.tick(), 1000);
   }
 
-  render(conversations) {
+  /** Draws every conversation again. `stale`: parleyd is not connected, so nothing can be done (buttons off). The
+   *  element that had the keyboard focus gets it back in the new drawing. */
+  render(conversations, { stale = this.stale } = {}) {
     this.conversations = conversations;
+    this.stale = stale;
+    const focused = this.focusKey(document.activeElement);
     const incoming = conversations.filter((c) => c.state === "ringing" && c.direction === "incoming");
     const cards = conversations.filter((c) => !incoming.includes(c));
     document.querySelector("[data-incoming-list]").replaceChildren(...incoming.map((c) => this.banner(c)));
     document.querySelector("[data-calls]").replaceChildren(...cards.map((c) => this.card(c, conversations)));
+    if (focused) {
+      const again = [...document.querySelectorAll("[data-uuid] button")].find((b) => this.focusKey(b) === focused);
+      again?.focus();
+    }
     document.querySelector("[data-no-calls]").hidden = conversations.length > 0;
     for (const map of [this.panels, this.tones]) {
       for (const uuid of map.keys()) if (!conversations.some((c) => c.uuid === uuid)) map.delete(uuid);
     }
     this.tick();
+  }
+
+  /** "uuid action|tone|with" for a button inside a conversation, else null. */
+  focusKey(element) {
+    const owner = element?.closest?.("[data-uuid]");
+    if (!owner || !(element instanceof HTMLButtonElement)) return null;
+    const { action, tone, mergeWith } = element.dataset;
+    return `${owner.dataset.uuid} ${action ?? ""}|${tone ?? ""}|${mergeWith ?? ""}`;
   }
 
   banner(conversation) {
@@ -110,8 +137,8 @@ export class CallsView {
   buttons(conversation, all) {
     const pending = new Set(conversation.pendingActions);
     return el("div", { class: "actions", role: "toolbar", "aria-label": "Call actions" },
-      actionsFor(conversation, all).map(([method, label]) => {
-        const running = pending.has(method) || this.sending.has(`${conversation.uuid} ${method}`);
+      actionsFor(conversation, all, this.limits).map(([method, label]) => {
+        const running = this.stale || pending.has(method) || this.sending.has(`${conversation.uuid} ${method}`);
         const panelToggle = method === "keypad" || method === "merge";
         const pressed = panelToggle ? String(Boolean(this.panels.get(conversation.uuid)?.[method])) : false;
         return el("button", {
@@ -125,12 +152,14 @@ export class CallsView {
   keypad(conversation, panel) {
     return el("div", { class: "call-keypad", "data-keypad": true },
       el("div", { class: "keypad", role: "group", "aria-label": "Send tones" },
-        TONES.map((tone) => el("button", { type: "button", "data-tone": tone, onclick: () => this.tone(conversation, tone) }, tone))),
-      el("output", { "data-tones-sent": true, "aria-live": "polite" }, panel.sent ? `Sent: ${panel.sent}` : "Sent: —"));
+        TONES.map((tone) => el("button", { type: "button", "data-tone": tone, disabled: this.stale,
+          onclick: () => this.tone(conversation, tone) }, tone))),
+      el("output", { "data-tones-sent": true, "aria-live": "polite" },
+        `Sent: ${panel.sent || "—"}`, this.tones.get(conversation.uuid)?.waiting ? ` (then ${this.tones.get(conversation.uuid).waiting})` : ""));
   }
 
   mergePicker(conversation, all) {
-    const targets = mergeTargets(conversation, all);
+    const targets = mergeTargets(conversation, all, this.limits);
     return el("div", { class: "merge-picker", "data-merge-picker": true, role: "group", "aria-label": "Merge with" },
       el("span", {}, "Merge with:"),
       targets.map((other) => el("button", {
@@ -156,9 +185,6 @@ export class CallsView {
   /** Keys pressed while tones are still going out wait, and leave together in one playTone once the last is
    *  answered: parleyd sends a conversation's tones one INFO at a time and refuses a second playTone meanwhile. */
   tone(conversation, digit) {
-    const state = this.panels.get(conversation.uuid) ?? {};
-    state.sent = ((state.sent ?? "") + digit).slice(-24);
-    this.panels.set(conversation.uuid, state);
     const queue = this.tones.get(conversation.uuid) ?? { waiting: "", sending: false };
     queue.waiting += digit;
     this.tones.set(conversation.uuid, queue);
@@ -171,7 +197,11 @@ export class CallsView {
     while (queue.waiting) {
       const digits = queue.waiting;
       queue.waiting = "";
-      await this.act("playTone", { conversation: uuid, digits });
+      const sent = await this.act("playTone", { conversation: uuid, digits });
+      const panel = this.panels.get(uuid) ?? {};
+      if (sent) panel.sent = ((panel.sent ?? "") + digits).slice(-24);
+      this.panels.set(uuid, panel);
+      this.render(this.conversations);
     }
     queue.sending = false;
   }

@@ -20,7 +20,8 @@ export function takeCredentials(location, storage, history) {
 }
 
 /** A connection that keeps itself open. `onState({state, ...})` hears: connecting, connected, retrying
- *  ({seconds}), unauthorized ({message}), unreachable ({seconds}, a page from another origin); `onEvent(name,
+ *  ({seconds}), unauthorized ({message}), unreachable ({seconds}, a page from another origin), dropped ({message},
+ *  a connection-level error: retrying follows); `onEvent(name,
  *  data)` every event; `onReady()` after each (re)connect, once subscribed. */
 export class Connection {
   constructor({ server, token, foreign, onState, onEvent, onReady }) {
@@ -79,6 +80,15 @@ export class Connection {
     if (!this.socket && !this.stopped) this.open();
   }
 
+  /** Retries at once when the tab comes to the front or the network returns: a background tab's timers may be
+   *  throttled to one a minute. */
+  retryOnReturn(window) {
+    window.addEventListener("online", () => this.retryNow());
+    window.document.addEventListener("visibilitychange", () => {
+      if (!window.document.hidden) this.retryNow();
+    });
+  }
+
   async ready() {
     try {
       await this.request("subscribe");
@@ -90,7 +100,10 @@ export class Connection {
   }
 
   receive(data) {
-    if (data.event) {
+    if (data.type === "error") {
+      // A connection-level error (evicted, frameTooLarge…): the close that follows retries.
+      this.onState({ state: "dropped", message: data.error?.message ?? "parleyd closed the connection." });
+    } else if (data.event) {
       this.onEvent(data.event, data.data);
     } else if (data.id !== undefined && data.id !== null && this.waiting.has(data.id)) {
       const { resolve, reject } = this.waiting.get(data.id);

@@ -28,11 +28,10 @@ export class DialView {
       event.preventDefault();
       this.submit();
     });
-    // Digits typed anywhere on the page (outside other fields) go to the dial field.
+    // Digits typed anywhere on the page (outside fields and buttons, whose keys are their own) go to the dial field.
     document.addEventListener("keydown", (event) => {
-      if (event.ctrlKey || event.metaKey || event.altKey) return;
-      const target = event.target;
-      if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) return;
+      if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+      if (event.target instanceof Element && event.target.closest("input, textarea, select, button, a")) return;
       if (/^[0-9*#+]$/.test(event.key)) { this.type(event.key); event.preventDefault(); }
       else if (event.key === "Backspace") { this.input.value = this.input.value.slice(0, -1); this.changed(); }
       else if (event.key === "Enter" && this.input.value.trim()) this.submit();

@@ -48,8 +48,14 @@ export function handleOf(item) {
   return item.members?.[0]?.value ?? "";
 }
 
-/** Shows a short message for a few seconds; errors are announced at once (role=alert). */
+const shown = new Map(); // toast text → when it was shown
+
+/** Shows a short message for a few seconds; errors are announced at once (role=alert). The same text twice within
+ *  3 s is shown once (a failed action is told by its answer and again by actionSettled). Returns null then. */
 export function toast(text, kind = "info") {
+  const now = Date.now();
+  if (now - (shown.get(text) ?? 0) < 3000) return null;
+  shown.set(text, now);
   const box = document.querySelector("[data-toasts]");
   const note = el("div", { class: `toast ${kind}`, "data-toast": kind, role: kind === "error" ? "alert" : "status" }, text);
   box.append(note);

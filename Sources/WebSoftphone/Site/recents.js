@@ -40,11 +40,13 @@ export class RecentsView {
   /** Fetches the first page and the badge again. */
   async load() {
     if (!this.available) return;
+    const asked = (this.loads = (this.loads ?? 0) + 1);
     try {
       const [page, badge] = await Promise.all([
         this.request("history", { limit: 50, ...FILTERS[this.filter] }),
         this.request("historyCount", { missed: true, unread: true }),
       ]);
+      if (asked !== this.loads) return; // answers may come in any order: only the newest load is shown
       this.render(page.records, badge.count);
     } catch (error) {
       if (error.code === "unavailable") {
