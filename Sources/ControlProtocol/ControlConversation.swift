@@ -54,6 +54,8 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
     public var isMuted: Bool
     /// It carries video.
     public var isVideo: Bool
+    /// A VoIP push announced it (before its INVITE).
+    public var viaPush: Bool
     /// What it can do now.
     public var capabilities: [String]
     /// The actions running on it now (a UI's spinner), by name.
@@ -78,7 +80,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
     /// The protocol's view of `conversation`; `contactName` names handles from the contact directory.
     public init(
         _ conversation: Conversation, callID: String?, pendingActions: [String], finalStatus: (Int, String)? = nil,
-        contactName: (Handle) -> String?
+        viaPush: Bool = false, contactName: (Handle) -> String?
     ) {
         let remote = conversation.members.sorted { $0.value < $1.value }
         let members = remote.map { HandleInfo($0, contactName: contactName($0)) }
@@ -96,6 +98,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
             && !conversation.members.isEmpty && conversation.activeRemoteMembers.isEmpty
         isMuted = conversation.isMuted
         isVideo = conversation.isVideo
+        self.viaPush = viaPush
         capabilities = conversation.capabilities.names
         self.pendingActions = pendingActions
         group = conversation.groupUUID?.uuidString
@@ -111,7 +114,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
     /// A conversation that has left and of which nothing more is remembered: state `left`, no members.
     public static func forgotten(uuid: String) -> ConversationInfo {
         let members = #"{"uuid": "\#(uuid)", "state": "left", "direction": "outgoing", "displayName": "", "members": [], "#
-            + #""activeRemoteMembers": [], "isRemotelyHeld": false, "isMuted": false, "isVideo": false, "capabilities": [], "#
+            + #""activeRemoteMembers": [], "isRemotelyHeld": false, "isMuted": false, "isVideo": false, "viaPush": false, "capabilities": [], "#
             + #""pendingActions": [], "createdAt": "\#(ControlTime.string(Date()))"}"#
         do {
             return try ControlJSON.decoder.decode(ConversationInfo.self, from: Data(members.utf8))
@@ -132,6 +135,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         if isRemotelyHeld != previous.isRemotelyHeld { changed.append("isRemotelyHeld") }
         if isMuted != previous.isMuted { changed.append("isMuted") }
         if isVideo != previous.isVideo { changed.append("isVideo") }
+        if viaPush != previous.viaPush { changed.append("viaPush") }
         if capabilities != previous.capabilities { changed.append("capabilities") }
         if pendingActions != previous.pendingActions { changed.append("pendingActions") }
         if group != previous.group { changed.append("group") }
@@ -158,6 +162,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         ControlField("isRemotelyHeld", "a boolean", "the peer put us on hold (no remote member active while joined)"),
         ControlField("isMuted", "a boolean", "we are muted"),
         ControlField("isVideo", "a boolean", "it carries video"),
+        ControlField("viaPush", "a boolean", "a VoIP push announced it before its INVITE (an incoming banner says so)"),
         ControlField("capabilities", "an array of strings", "`merging`, `unmerging`, `pausing`, `playingTones`, `video`"),
         ControlField(
             "pendingActions", "an array of strings",

@@ -173,6 +173,7 @@ extension ConversationInfo: ControlFastJSON {
             out.member("sipStatus", sipStatus)
             out.member("state", state)
             out.member("uuid", uuid)
+            out.member("viaPush", viaPush)
         }
     }
 }

@@ -43,7 +43,8 @@ extension ControlService {
         ConversationInfo(
             conversation, callID: callID,
             pendingActions: engine.manager.pendingActions(for: conversation.uuid).map(Self.name(of:)),
-            finalStatus: finalStatus.map { ($0.code, $0.reason) }, contactName: contacts.contactName(for:))
+            finalStatus: finalStatus.map { ($0.code, $0.reason) }, viaPush: engine.cameFromPush(conversation.uuid),
+            contactName: contacts.contactName(for:))
     }
 
     /// A remembered snapshot's view, made now.

@@ -138,6 +138,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         observed.state.withLock {
             $0.callIDs[uuid] = call.callID
             $0.uuids[call.callID] = uuid
+            $0.pushed.insert(uuid)
         }
         do {
             try manager.reportNewIncomingConversation(uuid: uuid, update: update)
@@ -146,6 +147,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             observed.state.withLock {
                 $0.callIDs[uuid] = nil
                 $0.uuids[call.callID] = nil
+                $0.pushed.remove(uuid)
             }
             // A uuid still in use or recently ended, or any other refusal: report the push under a fresh uuid and
             // end it, so the contract holds.
@@ -169,10 +171,12 @@ public final class ParleyEngine: ConversationManagerDelegate {
     ) -> PushHandling {
         log.info("push: unusable (\(problem)); reporting and ending it")
         let uuid = RandomUUID.make()
+        observed.state.withLock { _ = $0.pushed.insert(uuid) }
         do {
             try manager.reportNewIncomingConversation(uuid: uuid, update: update)
             try manager.reportConversationEvent(.ended(now, .failed), for: uuid)
         } catch {
+            observed.state.withLock { _ = $0.pushed.remove(uuid) }
             log.error("push: could not even report the unusable push: \(error)")
             return .notReported(reason: "\(error)")
         }
@@ -212,6 +216,11 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// `left` transition announced).
     public func endedTransition(of conversationUUID: UUID) -> ConversationTransition? {
         observed.state.withLock { $0.ended[conversationUUID] }
+    }
+
+    /// Whether a VoIP push announced the conversation (live, or one of the last 256 to end) before any INVITE.
+    public func cameFromPush(_ conversationUUID: UUID) -> Bool {
+        observed.state.withLock { $0.pushed.contains(conversationUUID) }
     }
 
     /// The final SIP response that refused a live conversation's INVITE (486 Busy Here…), if one did.
@@ -448,6 +457,8 @@ private final class ObservedConversations: Sendable {
         var callIDs: [UUID: String] = [:]
         var uuids: [String: UUID] = [:]
         var finalStatuses: [UUID: SIPFinalStatus] = [:]
+        /// Conversations a push announced: live ones and those still in `ended`.
+        var pushed: Set<UUID> = []
         /// The last transitions to `left`, newest last, for whoever asks after the manager forgot them.
         var ended: [UUID: ConversationTransition] = [:]
         var endedOrder: [UUID] = []
@@ -455,7 +466,11 @@ private final class ObservedConversations: Sendable {
         mutating func rememberEnded(_ transition: ConversationTransition) {
             let uuid = transition.conversation.uuid
             if ended.updateValue(transition, forKey: uuid) == nil { endedOrder.append(uuid) }
-            if endedOrder.count > 256 { ended[endedOrder.removeFirst()] = nil }
+            if endedOrder.count > 256 {
+                let forgotten = endedOrder.removeFirst()
+                ended[forgotten] = nil
+                pushed.remove(forgotten)
+            }
         }
     }
     let state = Mutex(State())

@@ -362,4 +362,29 @@ struct ControlEventTests {
         #expect(probe.events.wait(until: { $0.contains { $0.name == .historyChanged } }))
         #expect(probe.events.all.map(\.name.rawValue) == ["pushReceived", "conversationChanged", "conversationChanged", "historyChanged"])
     }
+
+    @Test("a conversation a push announced says viaPush from its first event to its last; one an INVITE began does not")
+    func viaPush() throws {
+        let harness = try EngineHarness()
+        let probe = ServiceProbe(harness)
+        let pushed = UUID()
+        _ = harness.engine.handlePush(PushedCall(
+            uuid: pushed, handle: PushedCallTests.alice, callID: "via@peer", isVideo: false,
+            expiresAt: harness.environment.now.addingTimeInterval(30), isCancel: false))
+        let listed = try probe.call(#"{"v":1,"id":1,"method":"list"}"#)
+        let conversations = (listed["result"] as? [String: Any])?["conversations"] as? [[String: Any]] ?? []
+        #expect(conversations.map { $0["viaPush"] as? Bool } == [true])
+        harness.environment.advance(by: .seconds(31))  // no INVITE: it ends as failed
+        #expect(probe.events.wait(until: { events in
+            events.contains { if case .conversationChanged(let change) = $0 { change.conversation.state == "left" } else { false } }
+        }))
+        let views: [ConversationInfo] = probe.events.all.compactMap {
+            guard case .conversationChanged(let change) = $0, change.conversation.uuid == pushed.uuidString else { return nil }
+            return change.conversation
+        }
+        #expect(!views.isEmpty && views.allSatisfy(\.viaPush), "\(views.map { ($0.state, $0.viaPush) })")
+        #expect(!probe.changes(of: pushed).joined().contains("viaPush"))
+        #expect(harness.engine.cameFromPush(pushed))
+        #expect(!harness.engine.cameFromPush(UUID()))
+    }
 }

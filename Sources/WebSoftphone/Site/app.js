@@ -9,8 +9,6 @@ import { Alerts } from "./alerts.js";
 import { toast, nameOf } from "./dom.js";
 
 const conversations = new Map(); // uuid → conversation, as parleyd last said
-// Conversations that came from a VoIP push (the conversation does not say so; kept across reloads of this tab).
-const pushed = new Set(JSON.parse(window.sessionStorage.getItem("parley.pushed") ?? "[]"));
 let connected = false;
 let lastErrorAt = 0; // when the last error toast went up
 
@@ -138,11 +136,7 @@ function onEvent(name, data) {
       showRegistration(data);
       break;
     case "pushReceived":
-      if (data.conversation) {
-        pushed.add(data.conversation);
-        window.sessionStorage.setItem("parley.pushed", JSON.stringify([...pushed].slice(-50)));
-        render();
-      }
+      if (data.handling === "notReported") toast(`A push could not be shown as a call: ${data.reason ?? "unknown"}`, "error");
       break;
     case "tonesReceived":
       toast(`Tones from ${nameOf(conversations.get(data.conversation) ?? {})}: ${data.digits}`);
@@ -161,7 +155,7 @@ async function catchUp() {
   await recents.load();
 }
 
-const calls = new CallsView({ act, viaPush: (uuid) => pushed.has(uuid) });
+const calls = new CallsView({ act });
 const alerts = new Alerts();
 let contactsAvailable = true;
 const dial = new DialView({

@@ -43,12 +43,10 @@ export function mergeTargets(conversation, others, limits = {}) {
   });
 }
 
-/** Renders `conversations` into the page and keeps their timers running. `act(method, params)` runs an action;
- *  `viaPush(uuid)` says whether a call came from a push. */
+/** Renders `conversations` into the page and keeps their timers running. `act(method, params)` runs an action. */
 export class CallsView {
-  constructor({ act, viaPush }) {
+  constructor({ act }) {
     this.act = act;
-    this.viaPush = viaPush;
     this.limits = {}; // status.limits: the merge limits
     this.panels = new Map(); // uuid → {keypad: bool, merge: bool, sent: string}
     this.sending = new Set(); // "uuid method" while the request is out
@@ -95,7 +93,7 @@ export class CallsView {
       el("div", { class: "who" },
         el("strong", { "data-name": true }, name),
         el("span", { class: "handle", "data-handle": true }, handleOf(conversation)),
-        this.viaPush(conversation.uuid) ? el("span", { class: "badge", "data-badge": "push" }, "via push") : null,
+        conversation.viaPush ? el("span", { class: "badge", "data-badge": "push" }, "via push") : null,
         conversation.isVideo ? el("span", { class: "badge", "data-badge": "video" }, "video") : null),
       el("span", { class: "timer", "data-ring-timer": true, "data-since": conversation.createdAt }, "0:00"),
       this.buttons(conversation, this.conversations));
