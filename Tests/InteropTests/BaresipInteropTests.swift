@@ -33,6 +33,8 @@ struct BaresipInteropTests {
             try baresip.waitFor("its call established") { $0.contains("Call established") }
             try baresip.send("/hangup")
             try parleyd.waitForEnded(1, timeout: .seconds(5))
+            // parleyd ends the call as it answers the BYE; baresip's trace of that answer may print a moment later.
+            try baresip.waitFor(count: 2, "parleyd's 200 OK to its BYE") { $0.hasPrefix("SIP/2.0 200") }
         }
         #expect(parleyd.transitions == [["ringing", "joining", "joined", "left (remoteEnded)"]],
             "\(baresip.transcript)")
