@@ -61,7 +61,8 @@ function onState(change) {
           showNotice(`Cannot connect to parleyd at ${credentials.server}. Is it running with --websocket? This page `
             + `comes from ${window.location.origin}, which parleyd must allow: start it with --allow-origin ${window.location.origin}.`);
         } else {
-          showNotice("parleyd is not reachable. Your calls go on in the daemon; this page catches up when it is back.");
+          showNotice("parleyd is not reachable. If it is still running, your calls go on in it; this page catches up "
+            + "as soon as it can reach it again.");
         }
       };
       say();
