@@ -249,10 +249,15 @@ public struct HistoryParams: ControlParams {
 
     /// A limit in range.
     public func validate() throws(ControlError) {
+        try Self.check(limit: limit)
+        try filter.validate()
+    }
+
+    /// A page size, when given, is 1–200 (history pages, contact searches).
+    static func check(limit: Int?) throws(ControlError) {
         if let limit, !(1...200).contains(limit) {
             throw ControlError(.invalidParams, "\"limit\" must be an integer from 1 to 200.", field: "limit")
         }
-        try filter.validate()
     }
 }
 
@@ -333,9 +338,5 @@ public struct ContactSearchParams: ControlParams {
     public static let example = ContactSearchParams(query: "ali", limit: 10)
 
     /// A limit in range.
-    public func validate() throws(ControlError) {
-        if let limit, !(1...200).contains(limit) {
-            throw ControlError(.invalidParams, "\"limit\" must be an integer from 1 to 200.", field: "limit")
-        }
-    }
+    public func validate() throws(ControlError) { try HistoryParams.check(limit: limit) }
 }
