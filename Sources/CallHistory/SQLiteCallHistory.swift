@@ -1,5 +1,6 @@
 import ConversationKit
 import Foundation
+import Glibc
 import Synchronization
 
 /// The call history in an embedded SQLite database (WAL mode, versioned schema, prepared statements).
@@ -42,12 +43,14 @@ public final class SQLiteCallHistory: CallHistoryStore {
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
         if isDirectory.boolValue { throw .cannotOpen(path: path, detail: "it is a directory") }
         if !exists && access != .create { throw .cannotOpen(path: path, detail: "no such file") }
+        if !exists { try Self.createPrivate(path) }
         let connection = try SQLiteConnection(path: path, access: access)
         switch access {
         case .create, .readWrite:
             // The first statement reads the header: this is where a file that is not a database fails. Then
             // nothing is written to a SQLite file that is not ours.
             try HistorySchema.checkOwnership(connection)
+            try Self.tighten(path)
             if access == .readWrite, try HistorySchema.version(of: connection) == 0 {
                 throw .cannotOpen(path: path, detail: "it holds no call history")
             }
@@ -270,5 +273,26 @@ public final class SQLiteCallHistory: CallHistoryStore {
             cursor = page.nextCursor
         } while cursor != nil
         return Array(grouper.allEntries.prefix(limit))
+    }
+}
+
+extension SQLiteCallHistory {
+    /// A new database file is created 0600 before SQLite opens it, whatever the umask (SQLite gives its -wal and
+    /// -shm files the database file's mode).
+    static func createPrivate(_ path: String) throws(CallHistoryError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 || errno == EEXIST else { throw .cannotOpen(path: path, detail: String(cString: strerror(errno))) }
+        if fd >= 0 { close(fd) }
+    }
+
+    /// An existing history (ours: checked first) and its -wal and -shm that others may read are made 0600.
+    static func tighten(_ path: String) throws(CallHistoryError) {
+        for file in [path, path + "-wal", path + "-shm"] {
+            var status = stat()
+            guard stat(file, &status) == 0, status.st_mode & 0o077 != 0 else { continue }
+            guard chmod(file, 0o600) == 0 else {
+                throw .cannotOpen(path: file, detail: "others may read it and it cannot be made private: \(String(cString: strerror(errno)))")
+            }
+        }
     }
 }

@@ -38,7 +38,7 @@ public struct EngineConfiguration: Sendable {
     public init(
         userName: String = "parley", displayName: String? = "Parley", listenAddresses: [ListenAddress],
         declineStatus: Int = 486, ringTimeout: Duration = .seconds(60), autoAnswerDelay: Duration? = nil,
-        timers: TransactionTimers = TransactionTimers(), phoneDomain: String? = nil, product: String = "Parley/0.3",
+        timers: TransactionTimers = TransactionTimers(), phoneDomain: String? = nil, product: String = "Parley",
         mediaPort: Int = 40_000, registration: RegistrationConfiguration? = nil,
         pushInviteWait: Duration = .seconds(10)
     ) {

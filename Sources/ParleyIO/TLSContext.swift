@@ -36,7 +36,7 @@ package final class TLSContext {
         pointer = context
         self.verifiesPeer = verifiesPeer
         guard copenssl_ctx_prepare(context) == 1 else {
-            throw .system(IOError("TLS 1.2 minimum (\(OpenSSLErrors.take(or: "refused")))", code: EINVAL))
+            throw .system(IOError("TLS 1.2 minimum and its cipher list (\(OpenSSLErrors.take(or: "refused")))", code: EINVAL))
         }
     }
 

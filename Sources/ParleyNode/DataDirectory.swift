@@ -37,9 +37,16 @@ public struct DataDirectory: Sendable, Hashable {
     /// The history database's file name inside a data directory.
     public static let historyFileName = "history.sqlite"
 
-    /// Creates the directory (and its parents) if missing, readable by its owner only.
-    public func create() throws {
+    /// Creates the directory (and its parents) if missing, its owner's alone (0700). An existing directory that its
+    /// group or others may enter or read is tightened to 0700: it holds the call history and the control token.
+    /// Returns what was tightened, for the log ("… was 0755; now 0700"), or nil.
+    @discardableResult
+    public func create() throws -> String? {
         try FileManager.default.createDirectory(
             atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let mode = (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0o700
+        guard mode & 0o077 != 0 else { return nil }
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
+        return "the data directory \(path) was \(String(mode, radix: 8)) (open to others); it is now 700"
     }
 }

@@ -70,8 +70,11 @@ public struct NodeConfiguration: Sendable {
     public var controlIsOptional = false
     /// The control endpoints' limits (client slots, hello deadline, message and queue sizes), each endpoint's own.
     public var controlLimits = ControlLimits()
-    /// The version the node reports (the User-Agent and Server headers, `status`).
+    /// The version the node reports in `status`.
     public var version: String
+    /// The User-Agent and Server header value: "Parley", without the version unless configured (a version tells an
+    /// attacker which known bugs to try).
+    public var product = "Parley"
     /// Where log lines go, and how many.
     public var log: EngineLog
     /// The manager's limits and handle rules.
@@ -80,7 +83,7 @@ public struct NodeConfiguration: Sendable {
     /// A node with the embedded defaults: UDP on 127.0.0.1:5070, history and control in the default data directory.
     public init(
         listen: [ListenAddress] = [ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)],
-        tls: TLSConfiguration = TLSConfiguration(verifyPeer: false), dataDirectory: DataDirectory = .resolve(),
+        tls: TLSConfiguration = TLSConfiguration(), dataDirectory: DataDirectory = .resolve(),
         recordsHistory: Bool = true, contactsFile: String? = nil, userName: String = "parley",
         displayName: String? = nil, declineStatus: Int = 486, ringTimeout: Duration = .seconds(60),
         autoAnswer: Duration? = nil, phoneDomain: String? = nil, registration: RegistrationConfiguration? = nil,
@@ -121,6 +124,6 @@ public struct NodeConfiguration: Sendable {
         EngineConfiguration(
             userName: userName, displayName: effectiveDisplayName, listenAddresses: bound, declineStatus: declineStatus,
             ringTimeout: ringTimeout, autoAnswerDelay: autoAnswer, phoneDomain: phoneDomain,
-            product: "Parley/\(version)", registration: registration, pushInviteWait: pushInviteWait)
+            product: product, registration: registration, pushInviteWait: pushInviteWait)
     }
 }

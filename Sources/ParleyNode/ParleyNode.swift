@@ -68,7 +68,7 @@ public final class ParleyNode: Sendable {
         self.contacts = contacts
         var history: SQLiteCallHistory?
         if configuration.recordsHistory {
-            try configuration.dataDirectory.create()
+            if let tightened = try configuration.dataDirectory.create() { log.info(tightened) }
             history = try SQLiteCallHistory(
                 path: configuration.dataDirectory.historyPath, normalizer: configuration.manager.handleNormalizer)
         }
@@ -132,7 +132,7 @@ public final class ParleyNode: Sendable {
         let facts = DaemonFacts(
             version: configuration.version, user: configuration.userName,
             listening: bound.map(\.description), pushToken: pushToken)
-        try configuration.dataDirectory.create()
+        if let tightened = try configuration.dataDirectory.create() { configuration.log.info(tightened) }
         return try ControlEndpoint(
             directory: configuration.dataDirectory.path, engine: engine, history: history, contacts: contacts,
             webSocket: configuration.webSocket.map { ($0.host, $0.port, $0.allowedOrigins, $0.site) },

@@ -32,8 +32,10 @@ struct DaemonOptions {
                                   (repeatable; default udp://127.0.0.1:5070)
           --tls-cert FILE         PEM certificate for tls:// listeners (with --tls-key)
           --tls-key FILE          PEM private key for tls:// listeners
-          --tls-verify            verify the certificates of TLS peers we call (default: not verified)
-          --tls-ca FILE           CA certificates (PEM) to verify TLS peers with
+          --tls-ca FILE           CA certificates (PEM) to verify the TLS peers we call with (default: the
+                                  system's); the certificate must also name the host or address called
+          --tls-insecure          do not verify the TLS peers we call (by default they are verified)
+          --user-agent TEXT       our User-Agent and Server header (default "Parley", without a version)
           --data-dir DIR          data directory; the call history is DIR/history.sqlite
                                   (default $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley)
           --no-history            record nothing
@@ -96,9 +98,18 @@ struct DaemonOptions {
         }
         if options.node.listen.isEmpty { options.node.listen = [ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)] }
         let certificate = try arguments.option("--tls-cert"), key = try arguments.option("--tls-key")
+        _ = arguments.flag("--tls-verify")  // the default now; still accepted
+        let insecure = arguments.flag("--tls-insecure")
+        let authorities = try arguments.option("--tls-ca")
+        if insecure && authorities != nil { throw UsageError("--tls-insecure and --tls-ca contradict each other") }
         options.node.tls = TLSConfiguration(
-            certificatePath: certificate, privateKeyPath: key, verifyPeer: arguments.flag("--tls-verify"),
-            caFilePath: try arguments.option("--tls-ca"))
+            certificatePath: certificate, privateKeyPath: key, verifyPeer: !insecure, caFilePath: authorities)
+        if let product = try arguments.option("--user-agent") {
+            // It goes into header lines verbatim: no control characters (CR LF would inject headers).
+            guard !product.isEmpty, product.count <= 128, product.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) })
+            else { throw UsageError("--user-agent takes 1–128 printable ASCII characters") }
+            options.node.product = product
+        }
         let hasTLS = options.node.listen.contains { $0.kind == .tls }
         if hasTLS && (certificate == nil || key == nil) {
             throw UsageError("a tls:// listener needs --tls-cert FILE and --tls-key FILE")

@@ -112,3 +112,45 @@ struct StoreSafetyTests {
         #expect(try store.query(HistoryQuery()).records.map(\.groupUUID) == [group, group])
     }
 }
+
+@Suite("History store: files only their owner can read")
+struct StorePermissionTests {
+    private func mode(_ path: String) throws -> Int {
+        try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+
+    @Test("a new history and its -wal and -shm are 0600")
+    func newFilesArePrivate() throws {
+        let temp = try TemporaryHistory()
+        let store = try temp.open()
+        try store.insert(makeRecord([alice]))
+        for file in [temp.path, temp.path + "-wal", temp.path + "-shm"] {
+            #expect(FileManager.default.fileExists(atPath: file), "\(file)")
+            #expect(try mode(file) == 0o600, "\(file)")
+        }
+    }
+
+    @Test("an existing history others could read is made 0600 when opened; a file that is not ours is left alone")
+    func existingFilesAreTightened() throws {
+        let temp = try TemporaryHistory()
+        do {
+            let store = try temp.open()
+            try store.insert(makeRecord([alice]))
+        }
+        for file in [temp.path, temp.path + "-wal", temp.path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        }
+        _ = try temp.open()
+        for file in [temp.path, temp.path + "-wal", temp.path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            #expect(try mode(file) == 0o600, "\(file)")
+        }
+        let foreign = try TemporaryHistory()
+        do {
+            let connection = try SQLiteConnection(path: foreign.path, access: .create)
+            try connection.execute("CREATE TABLE notes (x TEXT)")
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: foreign.path)
+        #expect(throws: CallHistoryError.notAHistory(path: foreign.path)) { try foreign.open() }
+        #expect(try mode(foreign.path) == 0o644)
+    }
+}

@@ -263,7 +263,7 @@ final class SelfSignedCertificate {
         let openssl = try RunningProcess(
             try Interop.tool("openssl"),
             ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-days", "1",
-             "-keyout", key.path, "-out", certificate.path],
+             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key.path, "-out", certificate.path],
             name: "openssl")
         let status = try openssl.waitForExit(timeout: .seconds(20))
         guard status == 0 else { throw InteropError("openssl req exited \(status): \(openssl.standardError)") }

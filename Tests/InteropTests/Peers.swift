@@ -9,8 +9,10 @@ final class Parleyd {
     let dataDirectory: URL
 
     /// Starts parleyd listening on UDP and TCP (and TLS when `tls` names a cert and key) at a free port, with extra
-    /// `arguments`; returns once it says it is listening.
-    init(_ arguments: [String] = [], tls: (cert: String, key: String)? = nil) throws {
+    /// `arguments`; returns once it says it is listening. The TLS peers it calls are verified (parleyd's default)
+    /// against `tls.cert` as the CA — the tests' peers use the same self-signed certificate — unless `arguments`
+    /// say otherwise (`--tls-ca`, `--tls-insecure`) or `trustingOwnCertificate` is false (the system's CAs only).
+    init(_ arguments: [String] = [], tls: (cert: String, key: String)? = nil, trustingOwnCertificate: Bool = true) throws {
         port = Interop.freePort()
         dataDirectory = FileManager.default.temporaryDirectory.appending(path: "parleyd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
@@ -20,6 +22,9 @@ final class Parleyd {
             let tlsPort = Interop.freePort()
             self.tlsPort = tlsPort
             all += ["--listen", "tls://127.0.0.1:\(tlsPort)", "--tls-cert", tls.cert, "--tls-key", tls.key]
+            if trustingOwnCertificate && !arguments.contains("--tls-ca") && !arguments.contains("--tls-insecure") {
+                all += ["--tls-ca", tls.cert]
+            }
         } else {
             tlsPort = nil
         }
