@@ -33,6 +33,11 @@ public struct EngineConfiguration: Sendable {
     public var registration: RegistrationConfiguration?
     /// How long a conversation announced by a VoIP push waits for its INVITE before it ends as failed.
     public var pushInviteWait: Duration
+    /// Live calls at most (incoming and outgoing, ringing or connected): a new INVITE beyond it is refused with 503
+    /// and Retry-After before it reaches the conversation manager or the history.
+    public var maxCalls: Int
+    /// The Retry-After of that 503, in seconds.
+    public static let overLimitRetryAfter = 5
 
     /// A configuration; `listenAddresses` must not be empty.
     public init(
@@ -40,7 +45,7 @@ public struct EngineConfiguration: Sendable {
         declineStatus: Int = 486, ringTimeout: Duration = .seconds(60), autoAnswerDelay: Duration? = nil,
         timers: TransactionTimers = TransactionTimers(), phoneDomain: String? = nil, product: String = "Parley",
         mediaPort: Int = 40_000, registration: RegistrationConfiguration? = nil,
-        pushInviteWait: Duration = .seconds(10)
+        pushInviteWait: Duration = .seconds(10), maxCalls: Int = 10_000
     ) {
         self.userName = userName
         self.displayName = displayName
@@ -54,6 +59,7 @@ public struct EngineConfiguration: Sendable {
         self.mediaPort = mediaPort
         self.registration = registration
         self.pushInviteWait = pushInviteWait
+        self.maxCalls = maxCalls
     }
 
     /// What is wrong with this configuration, in words; empty when it is usable.

@@ -286,7 +286,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
             return EngineStatistics(
                 messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
                 retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
-                outgoingCalls: counters.outgoingCalls, liveCalls: agent.value.legs.count,
+                outgoingCalls: counters.outgoingCalls, callsRefusedOverLimit: counters.refusedOverLimit,
+                liveCalls: agent.value.legs.count,
                 liveTransactions: servers + clients, pendingRequests: clients)
         } ?? EngineStatistics()
     }
@@ -442,6 +443,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var incomingCalls = 0
     /// Outgoing INVITEs sent for Start actions.
     public var outgoingCalls = 0
+    /// New INVITEs refused with 503 because the live calls were at the limit.
+    public var callsRefusedOverLimit = 0
     /// Calls with a live SIP side now.
     public var liveCalls = 0
     /// Live SIP transactions now.

@@ -50,6 +50,12 @@ extension SIPUserAgent {
             respond(to: request, key: key, status: 480)
             return
         }
+        guard pushed != nil || admitsNewCall(callID) else {
+            respond(
+                to: request, key: key, status: 503,
+                extra: ["Retry-After": String(EngineConfiguration.overLimitRetryAfter)], reason: "Too Many Calls")
+            return
+        }
         let handle = pushed?.call.handle ?? HandleMapping.handle(for: from)
         let uuid = pushed?.call.uuid ?? RandomUUID.make()
         add(CallLeg.incoming(
@@ -93,5 +99,23 @@ extension SIPUserAgent {
         let port = contact.port ?? 5060
         guard (1...65535).contains(port) else { return source }
         return SIPDestination(kind: .udp, address: SIPPeerAddress(host: host, port: UInt16(port)))
+    }
+
+    /// Whether a new incoming call fits under `maxCalls` (a call a push announced already counts, and is let in).
+    /// Refusals are counted, and logged once when they begin and once when calls are let in again.
+    func admitsNewCall(_ callID: String) -> Bool {
+        guard legs.count >= configuration.maxCalls else {
+            if counters.atCallLimit {
+                counters.atCallLimit = false
+                log.info("live calls below the limit again: taking new calls (\(counters.refusedOverLimit) refused so far)")
+            }
+            return true
+        }
+        counters.refusedOverLimit += 1
+        if !counters.atCallLimit {
+            counters.atCallLimit = true
+            log.info("\(legs.count) live calls, the limit (--max-calls): refusing new calls with 503 (first: \(callID))")
+        }
+        return false
     }
 }

@@ -324,6 +324,10 @@ struct EngineCounters: Sendable {
     var strayResponses = 0
     var incomingCalls = 0
     var outgoingCalls = 0
+    /// New INVITEs refused with 503 because the live calls were at `maxCalls`.
+    var refusedOverLimit = 0
+    /// Whether the last new INVITE was refused over the limit (the log says so once per episode).
+    var atCallLimit = false
 }
 
 /// What decides our Contact: the transport, the IP family of the peer, and whether the exchange is `sips:`.

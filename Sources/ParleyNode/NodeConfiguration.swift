@@ -49,6 +49,8 @@ public struct NodeConfiguration: Sendable {
     public var declineStatus: Int
     /// How long a call may ring unanswered.
     public var ringTimeout: Duration
+    /// Live calls at most; new INVITEs beyond get 503 with Retry-After (`--max-calls`).
+    public var maxCalls = 10_000
     /// Answer incoming calls after this delay (nil: never).
     public var autoAnswer: Duration?
     /// The domain phone numbers are called at.
@@ -124,6 +126,6 @@ public struct NodeConfiguration: Sendable {
         EngineConfiguration(
             userName: userName, displayName: effectiveDisplayName, listenAddresses: bound, declineStatus: declineStatus,
             ringTimeout: ringTimeout, autoAnswerDelay: autoAnswer, phoneDomain: phoneDomain,
-            product: product, registration: registration, pushInviteWait: pushInviteWait)
+            product: product, registration: registration, pushInviteWait: pushInviteWait, maxCalls: maxCalls)
     }
 }

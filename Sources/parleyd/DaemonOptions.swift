@@ -53,6 +53,7 @@ struct DaemonOptions {
           --auto-answer MS        answer incoming calls after MS milliseconds (default: never)
           --decline 486|603       how End refuses a ringing call (default 486 Busy Here)
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
+          --max-calls N           live calls at most (default 10000); new INVITEs beyond get 503 Retry-After: 5
           --phone-domain HOST     the domain phone numbers are called at
           --register URI          register with this registrar (e.g. sip:127.0.0.1:5060), refreshing before expiry
           --aor URI               the address of record to register (default sip:USER@REGISTRAR-HOST)
@@ -150,6 +151,11 @@ struct DaemonOptions {
         }
         if let ring = try arguments.option("--ring-timeout", as: "seconds (1–3600)", { Int($0).flatMap { (1...3600).contains($0) ? $0 : nil } }) {
             options.node.ringTimeout = .seconds(ring)
+        }
+        if let limit = try arguments.option("--max-calls", as: "a number of calls (1–1000000)", {
+            Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil }
+        }) {
+            options.node.maxCalls = limit
         }
         options.node.phoneDomain = try arguments.option("--phone-domain")
         options.calls = try arguments.options("--call")

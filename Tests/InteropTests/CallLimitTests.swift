@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// parleyd at its live-call limit (`--max-calls`).
+@Suite("parleyd: the live-call limit", .serialized)
+struct CallLimitTests {
+    /// A UDP socket on a free loopback port that sends requests and collects whatever comes back.
+    final class Peer {
+        let fd: Int32
+        let port: UInt16
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            self.fd = fd
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                }
+            }
+            guard bound else { throw InteropError("cannot bind a UDP socket") }
+            port = UInt16(bigEndian: address.sin_port)
+            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+
+        deinit { close(fd) }
+
+        func invite(_ number: Int, to target: UInt16) -> String {
+            """
+            INVITE sip:parley@127.0.0.1:\(target) SIP/2.0\r
+            Via: SIP/2.0/UDP 127.0.0.1:\(port);branch=z9hG4bK-limit-\(number)\r
+            Max-Forwards: 70\r
+            From: <sip:flood@127.0.0.1>;tag=f\(number)\r
+            To: <sip:parley@127.0.0.1>\r
+            Call-ID: limit-\(number)@flood\r
+            CSeq: 1 INVITE\r
+            Contact: <sip:flood@127.0.0.1:\(port)>\r
+            Content-Length: 0\r
+            \r
+
+            """
+        }
+
+        func send(_ text: String, to target: UInt16) {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = target.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bytes = Array(text.utf8)
+            _ = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+
+        /// Every datagram that arrives until none has for 200 ms, or `seconds` passed.
+        func receiveAll(seconds: Double = 3) -> [String] {
+            var messages: [String] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                if count <= 0 { if !messages.isEmpty { break } else { continue } }
+                messages.append(String(decoding: buffer[..<count], as: UTF8.self))
+            }
+            return messages
+        }
+    }
+
+    @Test("beyond --max-calls new INVITEs get 503 with Retry-After, never ring, leave no history record, and are counted")
+    func limit() throws {
+        let parleyd = try Parleyd(["--max-calls", "3"])
+        let peer = try Peer()
+        for number in 1...8 { peer.send(peer.invite(number, to: parleyd.port), to: parleyd.port) }
+        let answers = peer.receiveAll()
+        func finals(_ status: String) -> [String] { answers.filter { $0.hasPrefix("SIP/2.0 \(status)") } }
+        #expect(finals("503").count == 5, "\(answers.map { $0.prefix(40) })")
+        #expect(finals("503").allSatisfy { $0.contains("\r\nRetry-After: 5\r\n") })
+        #expect(Set(finals("180").compactMap { $0.split(separator: "\r\n").first { $0.hasPrefix("Call-ID:") } }).count == 3)
+        let deadline = Date().addingTimeInterval(5)
+        func ringing() -> Int { parleyd.process.lines.filter { $0.contains("new → ringing") }.count }
+        while ringing() < 3 && Date() < deadline { usleep(20_000) }
+        #expect(ringing() == 3)
+        let status = try ControlCLITests.parley(["status", "--json", "--data-dir", parleyd.dataDirectory.path])
+        #expect(status.output.contains(#""callsRefusedOverLimit":5"#), "\(status.output)")
+        #expect(parleyd.process.lines.filter { $0.contains("refusing new calls with 503") }.count == 1)
+        #expect(try parleyd.process.stop() == 0)
+        let history = try ControlCLITests.parley(["history", "--json", "--data-dir", parleyd.dataDirectory.path])
+        #expect(history.output.components(separatedBy: "\"callID\" : \"limit-").count - 1 == 3, "\(history.output)")
+    }
+}
