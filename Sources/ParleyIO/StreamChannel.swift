@@ -192,7 +192,7 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
                 return state == .draining ? finish() : close(.socketError(code))
             }
             counters?.bytesReceived += count
-            touch()
+            if !options.idleCountsFramesOnly { touch() }
             if state != .draining {
                 let received = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
                 if let tls {
@@ -254,6 +254,7 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
             case nil:
                 return
             case .success(let frame):
+                if options.idleCountsFramesOnly { touch() }
                 delegate?.streamChannel(self, received: frame)
             case .failure(let failure):
                 decoding = false
@@ -329,7 +330,7 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
             let (written, error) = outbound.write(to: fd)
             if written > 0 {
                 counters?.bytesSent += written
-                touch()
+                if !options.idleCountsFramesOnly { touch() }
             }
             if let error { return state == .draining ? finish() : close(.socketError(error)) }
         }

@@ -45,6 +45,10 @@ package struct StreamChannelOptions: Sendable {
     package var lingerTime: Duration
     /// A channel with no traffic either way for this long is closed (zero: never).
     package var idleTimeout: Duration
+    /// Whether only complete frames received count as traffic for ``idleTimeout`` (not single bytes either way): a
+    /// peer dripping a byte at a time, never finishing a message, cannot hold the connection (a minimum-progress
+    /// rule).
+    package var idleCountsFramesOnly: Bool
     /// How long the channel may take to become usable: an outgoing connect plus, for TLS, the handshake (accepted
     /// ones too, so a peer cannot hold a connection by dribbling a handshake). Zero: no limit.
     package var setupTimeout: Duration
@@ -52,8 +56,9 @@ package struct StreamChannelOptions: Sendable {
     /// Options from their parts.
     package init(
         maxQueuedBytes: Int, lingerTime: Duration = .seconds(1), idleTimeout: Duration = .zero,
-        setupTimeout: Duration = .zero
+        setupTimeout: Duration = .zero, idleCountsFramesOnly: Bool = false
     ) {
+        self.idleCountsFramesOnly = idleCountsFramesOnly
         self.maxQueuedBytes = maxQueuedBytes
         self.lingerTime = lingerTime
         self.idleTimeout = idleTimeout

@@ -5,11 +5,15 @@ public struct TransportLimits: Sendable, Hashable {
     public var maxMessageBytes: Int
     /// Most TCP and TLS connections open at once, accepted and opened together; accepts beyond it are closed at once.
     public var maxConnections: Int
+    /// Most accepted connections from one source address; accepts beyond it are closed at once, so one host cannot
+    /// take every slot.
+    public var maxConnectionsPerSource: Int
     /// Most bytes waiting to be written on one connection; beyond it the connection is closed.
     public var maxQueuedBytesPerConnection: Int
     /// SO_RCVBUF and SO_SNDBUF asked for on UDP sockets (the kernel may give less: net.core.rmem_max).
     public var udpReceiveBuffer: Int
-    /// A connection with no traffic either way for this long is closed (zero: never).
+    /// A connection that has completed no message (nor a keep-alive ping) for this long is closed (zero: never).
+    /// Single bytes do not count: a peer dripping a message a byte at a time cannot hold a connection.
     public var idleConnectionTimeout: Duration
     /// How long a connection may take to become usable: the TCP connect of an opened connection plus, for TLS, the
     /// handshake (accepted ones too, so a peer cannot hold a connection by dribbling a handshake). Zero: no limit.
@@ -17,12 +21,14 @@ public struct TransportLimits: Sendable, Hashable {
 
     /// Limits from their parts; the defaults suit a busy SIP server.
     public init(
-        maxMessageBytes: Int = 65_536, maxConnections: Int = 4096, maxQueuedBytesPerConnection: Int = 1 << 20,
+        maxMessageBytes: Int = 65_536, maxConnections: Int = 4096, maxConnectionsPerSource: Int = 64,
+        maxQueuedBytesPerConnection: Int = 1 << 20,
         udpReceiveBuffer: Int = 4 << 20, idleConnectionTimeout: Duration = .seconds(300),
         connectionSetupTimeout: Duration = .seconds(10)
     ) {
         self.maxMessageBytes = maxMessageBytes
         self.maxConnections = maxConnections
+        self.maxConnectionsPerSource = maxConnectionsPerSource
         self.maxQueuedBytesPerConnection = maxQueuedBytesPerConnection
         self.udpReceiveBuffer = udpReceiveBuffer
         self.idleConnectionTimeout = idleConnectionTimeout
@@ -59,6 +65,8 @@ public struct TransportStatistics: Sendable, Hashable {
     public var connectionsInitiated = 0
     /// Connections refused at accept because `maxConnections` were open.
     public var connectionsRefused = 0
+    /// Of those, refused because their source had `maxConnectionsPerSource` open.
+    public var connectionsRefusedPerSource = 0
     /// Times accepting paused for 100 ms because the process ran out of descriptors or memory.
     public var acceptPauses = 0
     /// Connections closed, for any reason.

@@ -55,6 +55,8 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
     private var clientTLS: TLSContext?
     private var notifications: [Notification] = []
     private var isClosed = false
+    /// Accepted connections open now, by source address (`maxConnectionsPerSource`).
+    private var acceptedBySource: [String: Int] = [:]
 
     init(loop: EventLoop, tls: TLSConfiguration?, limits: TransportLimits, onMessage: @escaping (InboundSIPMessage) -> Void) {
         self.loop = loop
@@ -63,7 +65,7 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
         self.onMessage = onMessage
         channelOptions = StreamChannelOptions(
             maxQueuedBytes: limits.maxQueuedBytesPerConnection, idleTimeout: limits.idleConnectionTimeout,
-            setupTimeout: limits.connectionSetupTimeout)
+            setupTimeout: limits.connectionSetupTimeout, idleCountsFramesOnly: true)
         readBuffer = .allocate(byteCount: max(limits.maxMessageBytes + 1, 65_536), alignment: 16)
     }
 
@@ -171,6 +173,12 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
             Glibc.close(fd)
             return
         }
+        guard acceptedBySource[peer.peerAddress.host, default: 0] < limits.maxConnectionsPerSource else {
+            counted.connectionsRefused += 1
+            counted.connectionsRefusedPerSource += 1
+            Glibc.close(fd)
+            return
+        }
         Socket.setNoDelay(fd)
         var local = listener.local
         if let address = Socket.localAddress(fd) { local.host = address.ip.text }
@@ -237,6 +245,10 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
         let key = PeerKey(kind: connection.kind, address: connection.remote)
         connectionsByPeer[key]?.removeAll { $0 === connection }
         if connectionsByPeer[key]?.isEmpty == true { connectionsByPeer.removeValue(forKey: key) }
+        if connection.isAccepted {
+            acceptedBySource[connection.remote.host, default: 1] -= 1
+            if acceptedBySource[connection.remote.host] == 0 { acceptedBySource.removeValue(forKey: connection.remote.host) }
+        }
         counted.connectionsClosed += 1
         let error: TransportError =
             switch reason {
@@ -376,6 +388,7 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
 
     private func add(_ connection: StreamConnection) {
         connections[connection.id] = connection
+        if connection.isAccepted { acceptedBySource[connection.remote.host, default: 0] += 1 }
         connectionsByPeer[PeerKey(kind: connection.kind, address: connection.remote), default: []].append(connection)
     }
 

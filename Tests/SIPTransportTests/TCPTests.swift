@@ -179,6 +179,49 @@ struct TCPTests {
         #expect(transport.statisticsSync().idleConnectionsClosed == 1)
     }
 
+    @Test("a peer dripping a message a byte at a time is closed at the idle timeout; one that completes messages stays")
+    func dripperIsClosed() throws {
+        let (loop, transport, inbox, address) = try listening(
+            "127.0.0.1", limits: TransportLimits(idleConnectionTimeout: .milliseconds(300)))
+        defer { loop.shutdown() }
+        let dripper = try RawSocket(connectingTo: address)
+        let talker = try RawSocket(connectingTo: address)
+        let message = Array(sipMessage("drip"))
+        let start = ContinuousClock.now
+        for index in 0..<20 {  // 20 × 50 ms: well past the idle timeout, never a whole message
+            dripper.write(Data([message[index]]))
+            if index % 4 == 0 { talker.write(sipMessage("talk-\(index)")) }
+            usleep(50_000)
+        }
+        #expect(dripper.waitForClose())
+        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(inbox.wait(for: 5) != nil, "the talker's five messages all arrived")
+        talker.write(sipMessage("still-here"))
+        #expect(inbox.wait(for: 6) != nil, "the talker's connection stayed open")
+        #expect(transport.statisticsSync().idleConnectionsClosed == 1)
+    }
+
+    @Test("one source gets at most maxConnectionsPerSource connections; other sources still connect")
+    func connectionsPerSource() throws {
+        let (loop, transport, inbox, address) = try listening("127.0.0.1", limits: TransportLimits(maxConnectionsPerSource: 3))
+        defer { loop.shutdown() }
+        let attacker = try (0..<3).map { _ in try RawSocket(connectingTo: address, from: "127.0.0.2") }
+        for (index, socket) in attacker.enumerated() { socket.write(sipMessage("held-\(index)")) }
+        #expect(inbox.wait(for: 3) != nil)
+        let refused = try RawSocket(connectingTo: address, from: "127.0.0.2")
+        #expect(refused.waitForClose())
+        let other = try RawSocket(connectingTo: address)
+        other.write(sipMessage("other host"))
+        #expect(inbox.wait(for: 4) != nil, "another source is served")
+        let statistics = transport.statisticsSync()
+        #expect(statistics.connectionsRefusedPerSource == 1 && statistics.connectionsRefused == 1)
+        attacker[0].hangUp()
+        usleep(100_000)
+        let again = try RawSocket(connectingTo: address, from: "127.0.0.2")
+        again.write(sipMessage("room again"))
+        #expect(inbox.wait(for: 5) != nil, "a closed connection frees its source's slot")
+    }
+
     @Test("a peer that stops reading: the write queue overflows, the connection closes, unsent messages fail")
     func queueOverflow() throws {
         let (loop, transport, inbox, address) = try listening(

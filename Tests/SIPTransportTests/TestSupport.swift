@@ -67,11 +67,17 @@ func sipMessage(_ tag: String, body: String = "", transport: String = "TCP") -> 
 final class RawSocket {
     let fd: Int32
 
-    /// A TCP connection to `address` (blocking connect).
-    init(connectingTo address: ListenAddress) throws {
+    /// A TCP connection to `address` (blocking connect), from `source` when given (another loopback address,
+    /// 127.0.0.2: a second host).
+    init(connectingTo address: ListenAddress, from source: String? = nil) throws {
         let ip = try #require(IPAddress(address.host))
         fd = socket(ip.family, Int32(SOCK_STREAM.rawValue), 0)
         try #require(fd >= 0)
+        if let source {
+            let local = try #require(IPAddress(source))
+            let bound = local.socketAddress(port: 0).withSockAddr { Glibc.bind(fd, $0, $1) }
+            try #require(bound == 0, "bind to \(source) failed: errno \(errno)")
+        }
         Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
         var timeout = timeval(tv_sec: Int(patience.components.seconds), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -86,6 +92,9 @@ final class RawSocket {
     }
 
     deinit { close(fd) }
+
+    /// Ends the connection both ways (the descriptor is closed with the object).
+    func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
 
     func write(_ bytes: Data) {
         bytes.withUnsafeBytes { raw in
