@@ -151,7 +151,7 @@ public final class ControlService: Sendable {
         let counters = [
             "messagesReceived": statistics.messagesReceived, "malformedMessages": statistics.malformedMessages,
             "incomingCalls": statistics.incomingCalls, "outgoingCalls": statistics.outgoingCalls,
-            "callsRefusedOverLimit": statistics.callsRefusedOverLimit,
+            "callsRefusedOverLimit": statistics.callsRefusedOverLimit, "callersRefused": statistics.callersRefused,
             "liveCalls": statistics.liveCalls, "liveTransactions": statistics.liveTransactions,
         ]
         return StatusResult(

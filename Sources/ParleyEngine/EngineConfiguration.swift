@@ -36,6 +36,8 @@ public struct EngineConfiguration: Sendable {
     /// Live calls at most (incoming and outgoing, ringing or connected): a new INVITE beyond it is refused with 503
     /// and Retry-After before it reaches the conversation manager or the history.
     public var maxCalls: Int
+    /// Who may ring us; others get 403 before the manager or the history sees the call.
+    public var callers: CallerPolicy = .anyone
     /// The Retry-After of that 503, in seconds.
     public static let overLimitRetryAfter = 5
 

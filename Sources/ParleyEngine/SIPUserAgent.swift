@@ -328,6 +328,8 @@ struct EngineCounters: Sendable {
     var refusedOverLimit = 0
     /// Whether the last new INVITE was refused over the limit (the log says so once per episode).
     var atCallLimit = false
+    /// New INVITEs refused with 403 because the caller policy does not admit the caller.
+    var callersRefused = 0
 }
 
 /// What decides our Contact: the transport, the IP family of the peer, and whether the exchange is `sips:`.

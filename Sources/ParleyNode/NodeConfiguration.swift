@@ -51,6 +51,18 @@ public struct NodeConfiguration: Sendable {
     public var ringTimeout: Duration
     /// Live calls at most; new INVITEs beyond get 503 with Retry-After (`--max-calls`).
     public var maxCalls = 10_000
+    /// Who may ring us (`--accept-from`).
+    public var acceptFrom = AcceptFrom.anyone
+
+    /// Who may ring a node: anyone, the callers its contacts name, or a list of handles.
+    public enum AcceptFrom: Sendable, Hashable {
+        /// Anyone.
+        case anyone
+        /// Callers a contact names (needs ``NodeConfiguration/contactsFile``).
+        case contacts
+        /// These SIP URIs and phone numbers.
+        case only([Handle])
+    }
     /// Answer incoming calls after this delay (nil: never).
     public var autoAnswer: Duration?
     /// The domain phone numbers are called at.

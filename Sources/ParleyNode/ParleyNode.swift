@@ -85,7 +85,12 @@ public final class ParleyNode: Sendable {
         do {
             let bound = try configuration.listen.map { try transport.listenSync($0) }
             listenAddresses = bound
-            let engineConfiguration = configuration.engineConfiguration(listeningOn: bound)
+            var engineConfiguration = configuration.engineConfiguration(listeningOn: bound)
+            switch configuration.acceptFrom {
+            case .anyone: engineConfiguration.callers = .anyone
+            case .contacts: engineConfiguration.callers = .contacts(contacts)
+            case .only(let handles): engineConfiguration.callers = .only(handles, configuration.manager.handleNormalizer)
+            }
             guard engineConfiguration.problems.isEmpty else {
                 throw NodeError(engineConfiguration.problems.joined(separator: "; "))
             }

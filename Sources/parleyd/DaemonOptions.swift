@@ -54,6 +54,8 @@ struct DaemonOptions {
           --decline 486|603       how End refuses a ringing call (default 486 Busy Here)
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
           --max-calls N           live calls at most (default 10000); new INVITEs beyond get 503 Retry-After: 5
+          --accept-from WHO       who may ring: any (default), contacts (callers --contacts names), or a
+                                  comma-separated list of SIP URIs and numbers; others get 403 and no record
           --phone-domain HOST     the domain phone numbers are called at
           --register URI          register with this registrar (e.g. sip:127.0.0.1:5060), refreshing before expiry
           --aor URI               the address of record to register (default sip:USER@REGISTRAR-HOST)
@@ -157,6 +159,9 @@ struct DaemonOptions {
         }) {
             options.node.maxCalls = limit
         }
+        if let who = try arguments.option("--accept-from") {
+            options.node.acceptFrom = try Self.acceptFrom(who, hasContacts: options.node.contactsFile != nil)
+        }
         options.node.phoneDomain = try arguments.option("--phone-domain")
         options.calls = try arguments.options("--call")
         options.callID = try arguments.option("--call-id")
@@ -211,6 +216,27 @@ struct DaemonOptions {
     }
 
     /// `--register` and its companions.
+    /// `any`, `contacts` or a comma-separated list of SIP URIs and phone numbers.
+    static func acceptFrom(_ text: String, hasContacts: Bool) throws(UsageError) -> NodeConfiguration.AcceptFrom {
+        switch text {
+        case "any": return .anyone
+        case "contacts":
+            guard hasContacts else { throw UsageError("--accept-from contacts needs --contacts FILE") }
+            return .contacts
+        default:
+            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            var handles: [Handle] = []
+            for item in items {
+                guard let handle = DialTarget.parse(item) else {
+                    throw UsageError("--accept-from: \"\(item)\" is not a SIP URI or a phone number (or any, contacts)")
+                }
+                handles.append(handle)
+            }
+            guard !handles.isEmpty else { throw UsageError("--accept-from takes any, contacts, or a list of callers") }
+            return .only(handles)
+        }
+    }
+
     private static func registration(_ arguments: inout Arguments, userName: String) throws(UsageError) -> RegistrationConfiguration? {
         let aorText = try arguments.option("--aor")
         let user = try arguments.option("--auth-user")

@@ -98,3 +98,35 @@ struct CallLimitTests {
         #expect(history.output.components(separatedBy: "\"callID\" : \"limit-").count - 1 == 3, "\(history.output)")
     }
 }
+
+/// parleyd taking calls only from the callers it accepts (`--accept-from`).
+@Suite("parleyd: who may ring", .serialized)
+struct CallerPolicyTests {
+    @Test("--accept-from contacts: a contact rings; a stranger gets 403, never rings and leaves no record; bad values are usage errors")
+    func contactsOnly() throws {
+        let bob = try Parleyd(["--user", "bob"])
+        let mallory = try Parleyd(["--user", "mallory"])
+        let contacts = bob.dataDirectory.appending(path: "contacts.json")
+        try #"{"contacts": [{"name": "Bob Builder", "handles": [{"kind": "generic", "value": "sip:bob@127.0.0.1:\#(bob.port)"}]}]}"#
+            .write(to: contacts, atomically: true, encoding: .utf8)
+        let alice = try Parleyd(["--contacts", contacts.path, "--accept-from", "contacts"])
+        let target = "sip:parley@127.0.0.1:\(alice.port)"
+        let friend = try ControlCLITests.parley(["call", target, "--data-dir", bob.dataDirectory.path])
+        #expect(friend.status == 0, "\(friend.output)")
+        let stranger = try ControlCLITests.parley(["call", target, "--data-dir", mallory.dataDirectory.path])
+        #expect(stranger.status == 1, "\(stranger.output)")
+        #expect(stranger.output.contains("403"), "\(stranger.output)")
+        try alice.waitForTransition(to: "ringing")
+        #expect(alice.transitions.count == 1, "only Bob's call rang: \(alice.transitions)")
+        let status = try ControlCLITests.parley(["status", "--json", "--data-dir", alice.dataDirectory.path])
+        #expect(status.output.contains(#""callersRefused":1"#), "\(status.output)")
+        #expect(try alice.process.stop() == 0)
+        let history = try ControlCLITests.parley(["history", "--json", "--data-dir", alice.dataDirectory.path])
+        #expect(history.output.contains("sip:bob@127.0.0.1:\(bob.port)") && !history.output.contains("mallory"), "\(history.output)")
+
+        for bad in [["--accept-from", "contacts"], ["--accept-from", "not a caller"], ["--accept-from", ","]] {
+            let refused = try RunningProcess(try Interop.binary("parleyd"), bad + ["--no-control", "--no-history"], name: "parleyd")
+            #expect(try refused.waitForExit() == 64, "\(bad)")
+        }
+    }
+}
