@@ -152,6 +152,7 @@ public final class ControlService: Sendable {
             "messagesReceived": statistics.messagesReceived, "malformedMessages": statistics.malformedMessages,
             "incomingCalls": statistics.incomingCalls, "outgoingCalls": statistics.outgoingCalls,
             "callsRefusedOverLimit": statistics.callsRefusedOverLimit, "callersRefused": statistics.callersRefused,
+            "callsRefusedPerSource": statistics.callsRefusedPerSource,
             "liveCalls": statistics.liveCalls, "liveTransactions": statistics.liveTransactions,
         ]
         return StatusResult(

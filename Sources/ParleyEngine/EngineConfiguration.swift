@@ -36,6 +36,9 @@ public struct EngineConfiguration: Sendable {
     /// Live calls at most (incoming and outgoing, ringing or connected): a new INVITE beyond it is refused with 503
     /// and Retry-After before it reaches the conversation manager or the history.
     public var maxCalls: Int
+    /// Incoming calls ringing at once from one source address at most: a new INVITE beyond it gets 503 with
+    /// Retry-After, so one host cannot fill the ringing calls (and the missed calls) alone.
+    public var maxRingingPerSource = 30
     /// Who may ring us; others get 403 before the manager or the history sees the call.
     public var callers: CallerPolicy = .anyone
     /// The Retry-After of that 503, in seconds.

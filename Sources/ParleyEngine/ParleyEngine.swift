@@ -287,7 +287,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
                 retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
                 outgoingCalls: counters.outgoingCalls, callsRefusedOverLimit: counters.refusedOverLimit,
-                callersRefused: counters.callersRefused,
+                callersRefused: counters.callersRefused, callsRefusedPerSource: counters.refusedPerSource,
                 liveCalls: agent.value.legs.count,
                 liveTransactions: servers + clients, pendingRequests: clients)
         } ?? EngineStatistics()
@@ -448,6 +448,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var callsRefusedOverLimit = 0
     /// New INVITEs refused with 403 because the caller policy does not admit the caller.
     public var callersRefused = 0
+    /// New INVITEs refused with 503 because their source had the most calls ringing one source may.
+    public var callsRefusedPerSource = 0
     /// Calls with a live SIP side now.
     public var liveCalls = 0
     /// Live SIP transactions now.

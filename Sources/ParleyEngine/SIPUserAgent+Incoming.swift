@@ -56,6 +56,13 @@ extension SIPUserAgent {
                 extra: ["Retry-After": String(EngineConfiguration.overLimitRetryAfter)], reason: "Too Many Calls")
             return
         }
+        let sourceHost = source.address.host
+        guard pushed != nil || admitsRinging(from: sourceHost, callID) else {
+            respond(
+                to: request, key: key, status: 503,
+                extra: ["Retry-After": String(EngineConfiguration.overLimitRetryAfter)], reason: "Too Many Calls From Your Address")
+            return
+        }
         let handle = pushed?.call.handle ?? HandleMapping.handle(for: from)
         guard pushed != nil || configuration.callers.admits(handle) else {
             counters.callersRefused += 1
@@ -71,6 +78,10 @@ extension SIPUserAgent {
             uuid: uuid, invite: request, key: key, callID: callID, localTag: SecureRandom.token(10), remoteHandle: handle,
             destination: Self.requestDestination(for: request, source: source), offer: offer))
         counters.incomingCalls += 1
+        if pushed == nil {
+            ringingFrom[sourceHost, default: []].append(UUIDKey(uuid))
+            sourceOfLeg[UUIDKey(uuid)] = sourceHost
+        }
         if let pushed {
             // Already ringing since its push: the INVITE joins that conversation.
             log.info("\(uuid) \(callID): the INVITE for a pushed call arrived")
@@ -108,6 +119,21 @@ extension SIPUserAgent {
         let port = contact.port ?? 5060
         guard (1...65535).contains(port) else { return source }
         return SIPDestination(kind: .udp, address: SIPPeerAddress(host: host, port: UInt16(port)))
+    }
+
+    /// Whether `host` has fewer than `maxRingingPerSource` incoming calls ringing (those answered or gone are pruned
+    /// first: at most that many to look at). Refusals are counted and logged for the first and every thousandth.
+    func admitsRinging(from host: String, _ callID: String) -> Bool {
+        guard var keys = ringingFrom[host] else { return true }
+        keys.removeAll { legs[$0]?.stateName != .ringing }
+        ringingFrom[host] = keys.isEmpty ? nil : keys
+        guard keys.count >= configuration.maxRingingPerSource else { return true }
+        counters.refusedPerSource += 1
+        if counters.refusedPerSource % 1000 == 1 {
+            log.info("\(host) has \(keys.count) calls ringing, the most one source may: refusing \(callID) with 503 "
+                + "(\(counters.refusedPerSource) so far)")
+        }
+        return false
     }
 
     /// Whether a new incoming call fits under `maxCalls` (a call a push announced already counts, and is let in).

@@ -22,6 +22,10 @@ final class SIPUserAgent {
     var legIDs: [String: UUID] = [:]
     /// The running timers of each leg.
     var legTimers: [UUIDKey: LegTimers] = [:]
+    /// Incoming legs by the source address their INVITE came from, while they may still ring (pruned when asked;
+    /// a forgotten leg leaves at once), and each such leg's source.
+    var ringingFrom: [String: [UUIDKey]] = [:]
+    var sourceOfLeg: [UUIDKey: String] = [:]
     /// Counters for the status report.
     var counters = EngineCounters()
     /// Our Contact header values, by what decides them.
@@ -330,6 +334,8 @@ struct EngineCounters: Sendable {
     var atCallLimit = false
     /// New INVITEs refused with 403 because the caller policy does not admit the caller.
     var callersRefused = 0
+    /// New INVITEs refused with 503 because their source had `maxRingingPerSource` calls ringing.
+    var refusedPerSource = 0
 }
 
 /// What decides our Contact: the transport, the IP family of the peer, and whether the exchange is `sips:`.

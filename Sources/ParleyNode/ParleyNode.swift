@@ -86,6 +86,7 @@ public final class ParleyNode: Sendable {
             let bound = try configuration.listen.map { try transport.listenSync($0) }
             listenAddresses = bound
             var engineConfiguration = configuration.engineConfiguration(listeningOn: bound)
+            engineConfiguration.maxRingingPerSource = configuration.maxRingingPerSource
             switch configuration.acceptFrom {
             case .anyone: engineConfiguration.callers = .anyone
             case .contacts: engineConfiguration.callers = .contacts(contacts)

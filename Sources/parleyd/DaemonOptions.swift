@@ -54,6 +54,7 @@ struct DaemonOptions {
           --decline 486|603       how End refuses a ringing call (default 486 Busy Here)
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
           --max-calls N           live calls at most (default 10000); new INVITEs beyond get 503 Retry-After: 5
+          --max-ringing-per-source N  calls ringing at once from one address at most (default 30); beyond: 503
           --accept-from WHO       who may ring: any (default), contacts (callers --contacts names), or a
                                   comma-separated list of SIP URIs and numbers; others get 403 and no record
           --phone-domain HOST     the domain phone numbers are called at
@@ -158,6 +159,11 @@ struct DaemonOptions {
             Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil }
         }) {
             options.node.maxCalls = limit
+        }
+        if let limit = try arguments.option("--max-ringing-per-source", as: "a number of calls (1–100000)", {
+            Int($0).flatMap { (1...100_000).contains($0) ? $0 : nil }
+        }) {
+            options.node.maxRingingPerSource = limit
         }
         if let who = try arguments.option("--accept-from") {
             options.node.acceptFrom = try Self.acceptFrom(who, hasContacts: options.node.contactsFile != nil)

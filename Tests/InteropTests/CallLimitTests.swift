@@ -13,12 +13,16 @@ struct CallLimitTests {
         let fd: Int32
         let port: UInt16
 
-        init() throws {
+        let host: String
+
+        /// A socket on `host` (another loopback address, 127.0.0.2, is another host).
+        init(host: String = "127.0.0.1") throws {
             let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
             self.fd = fd
+            self.host = host
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_addr.s_addr = inet_addr(host)
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let bound = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -36,13 +40,13 @@ struct CallLimitTests {
         func invite(_ number: Int, to target: UInt16) -> String {
             """
             INVITE sip:parley@127.0.0.1:\(target) SIP/2.0\r
-            Via: SIP/2.0/UDP 127.0.0.1:\(port);branch=z9hG4bK-limit-\(number)\r
+            Via: SIP/2.0/UDP \(host):\(port);branch=z9hG4bK-limit-\(number)\r
             Max-Forwards: 70\r
-            From: <sip:flood@127.0.0.1>;tag=f\(number)\r
+            From: <sip:flood@\(host)>;tag=f\(number)\r
             To: <sip:parley@127.0.0.1>\r
             Call-ID: limit-\(number)@flood\r
             CSeq: 1 INVITE\r
-            Contact: <sip:flood@127.0.0.1:\(port)>\r
+            Contact: <sip:flood@\(host):\(port)>\r
             Content-Length: 0\r
             \r
 
@@ -96,6 +100,25 @@ struct CallLimitTests {
         #expect(try parleyd.process.stop() == 0)
         let history = try ControlCLITests.parley(["history", "--json", "--data-dir", parleyd.dataDirectory.path])
         #expect(history.output.components(separatedBy: "\"callID\" : \"limit-").count - 1 == 3, "\(history.output)")
+    }
+
+    @Test("one address rings at most --max-ringing-per-source calls; another address still rings; ended calls free the slots")
+    func perSource() throws {
+        let parleyd = try Parleyd(["--max-ringing-per-source", "2"])
+        let flooder = try Peer(host: "127.0.0.1")
+        for number in 1...6 { flooder.send(flooder.invite(100 + number, to: parleyd.port), to: parleyd.port) }
+        var answers = flooder.receiveAll()
+        #expect(answers.filter { $0.hasPrefix("SIP/2.0 503 Too Many Calls From Your Address") }.count == 4, "\(answers.map { $0.prefix(50) })")
+        let neighbour = try Peer(host: "127.0.0.2")
+        neighbour.send(neighbour.invite(200, to: parleyd.port), to: parleyd.port)
+        #expect(neighbour.receiveAll().contains { $0.hasPrefix("SIP/2.0 180") }, "another address still rings")
+        let status = try ControlCLITests.parley(["status", "--json", "--data-dir", parleyd.dataDirectory.path])
+        #expect(status.output.contains(#""callsRefusedPerSource":4"#), "\(status.output)")
+        let directory = ["--data-dir", parleyd.dataDirectory.path]
+        for _ in 0..<2 { #expect(try ControlCLITests.parley(["end", "1"] + directory).status == 0) }  // the flooder's two
+        flooder.send(flooder.invite(107, to: parleyd.port), to: parleyd.port)
+        answers = flooder.receiveAll()
+        #expect(answers.contains { $0.hasPrefix("SIP/2.0 180") && $0.contains("limit-107@flood") }, "\(answers.map { $0.prefix(50) })")
     }
 }
 
