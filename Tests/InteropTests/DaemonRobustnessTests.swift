@@ -109,3 +109,58 @@ struct DaemonRobustnessTests {
         #expect(parleyd.transitions == [["ringing", "joining", "joined", "leaving", "left (localEnded)"]], "\(parleyd.process.lines)")
     }
 }
+
+/// parleyd killed with SIGKILL while calls come and go: nothing it said had ended is lost.
+@Suite("parleyd: crash safety", .serialized)
+struct CrashSafetyTests {
+    @Test("SIGKILL three times under 100 calls/s: every call parleyd logged as ended is in the history, and it restarts cleanly")
+    func killedUnderLoad() throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "parley-crash-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = Interop.freePort()
+        var ended: Set<String> = []
+        var rounds: [Set<String>] = []
+        var logs: [String] = []
+        for round in 1...3 {
+            let parleyd = try RunningProcess(
+                try Interop.binary("parleyd"),
+                ["--listen", "udp://127.0.0.1:\(port)", "--data-dir", directory.path, "--auto-answer", "0", "--no-control"],
+                name: "parleyd (round \(round))")
+            try parleyd.waitForLine("its listening line (it restarted cleanly)") { $0.contains("listening on") }
+            let sipp = try SippRun.start([
+                "-sn", "uac", "127.0.0.1:\(port)", "-i", "127.0.0.1", "-p", String(Interop.freePort()), "-s", "parley",
+                "-r", "100", "-d", "100", "-m", "100000",
+            ])
+            defer { sipp.process.terminate() }
+            let deadline = ContinuousClock.now + .seconds(15)
+            func endedNow() -> [String] {
+                parleyd.lines.filter { $0.contains("→ left") }.compactMap { line in
+                    line.range(of: "conversation ").map { String(line[$0.upperBound...].prefix(36)).lowercased() }
+                }
+            }
+            while endedNow().count < 50 && ContinuousClock.now < deadline { usleep(20_000) }
+            kill(parleyd.process.processIdentifier, SIGKILL)
+            parleyd.process.waitUntilExit()
+            #expect(parleyd.process.terminationReason == .uncaughtSignal)
+            let logged = endedNow()
+            #expect(logged.count >= 50, "round \(round): only \(logged.count) calls ended before the kill")
+            ended.formUnion(logged)
+            rounds.append(Set(logged))
+            logs.append(contentsOf: parleyd.lines)
+        }
+        // The records go to a file: a pipe's last few hundred kilobytes may not be read by the time the CLI exits.
+        let file = directory.appending(path: "history.json")
+        let history = try RunningProcess(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "\"$0\" history --json --limit 1000 --data-dir \"$1\" > \"$2\"", try Interop.binary("parley").path,
+             directory.path, file.path],
+            name: "parley history --json")
+        #expect(try history.waitForExit() == 0, "\(history.standardError)")
+        let recorded = try String(contentsOf: file, encoding: .utf8).lowercased()
+        let missing = ended.filter { !recorded.contains($0) }
+        let count = try ControlCLITests.parley(["history", "count", "--data-dir", directory.path]).output
+        let perRound = rounds.map { $0.intersection(missing).count }
+        let example = missing.first.map { uuid in logs.filter { $0.lowercased().contains(uuid) } } ?? []
+        #expect(missing.isEmpty, "\(missing.count) of \(ended.count) ended calls are not in the history (it counts \(count)); by round \(perRound); e.g. \(example)")
+    }
+}
