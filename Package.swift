@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "ParleyEngine", targets: ["ParleyEngine"]),
         .library(name: "VoIPPush", targets: ["VoIPPush"]),
         .library(name: "ControlChannel", targets: ["ControlChannel"]),
+        .library(name: "ControlProtocol", targets: ["ControlProtocol"]),
         .library(name: "ParleyControl", targets: ["ParleyControl"]),
         .library(name: "ParleyNode", targets: ["ParleyNode"]),
         .executable(name: "parley", targets: ["parley"]),

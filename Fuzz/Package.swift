@@ -1,0 +1,21 @@
+// swift-tools-version: 6.0
+// libFuzzer targets for Parley's decoders, in a package of their own so the fuzzer's flags never touch the main
+// build. Built and run by Scripts/fuzz (see docs/robustness.md, "Fuzzing"); the exact flags are the only ones this
+// toolchain links with coverage: swift build -c debug --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address.
+import PackageDescription
+
+let package = Package(
+    name: "ParleyFuzz",
+    dependencies: [.package(name: "Parley", path: "..")],
+    targets: [
+        // SIP messages: libosip2's parse and Parley's validation after it.
+        .executableTarget(name: "fuzz-sip-message", dependencies: [.product(name: "SIPMessages", package: "Parley")]),
+        // SDP bodies and the offer/answer built from them.
+        .executableTarget(name: "fuzz-sdp", dependencies: [.product(name: "SIPMessages", package: "Parley")]),
+        // Control API requests: JSON to typed commands.
+        .executableTarget(name: "fuzz-control-request", dependencies: [.product(name: "ControlProtocol", package: "Parley")]),
+        // WebSocket frames and the HTTP request heads of the WebSocket port (pages, upgrade).
+        .executableTarget(name: "fuzz-websocket", dependencies: [.product(name: "ControlChannel", package: "Parley")]),
+    ],
+    swiftLanguageModes: [.v6]
+)
