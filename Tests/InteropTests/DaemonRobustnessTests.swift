@@ -25,10 +25,9 @@ struct DaemonRobustnessTests {
         }
     }
 
-    /// Writes `bytes` to a new TCP connection to 127.0.0.1:`port`, then closes it.
-    static func sendTCP(_ bytes: [UInt8], port: UInt16) {
+    /// A TCP connection to 127.0.0.1:`port` (its descriptor: the caller closes it), or nil.
+    static func connectTCP(port: UInt16) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -38,7 +37,17 @@ struct DaemonRobustnessTests {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else { return }
+        guard connected == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Writes `bytes` to a new TCP connection to 127.0.0.1:`port`, then closes it.
+    static func sendTCP(_ bytes: [UInt8], port: UInt16) {
+        guard let fd = connectTCP(port: port) else { return }
+        defer { close(fd) }
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 

@@ -10,16 +10,8 @@ import Testing
 struct SafeDefaultsTests {
     /// Sends `request` on a new TCP connection to 127.0.0.1:`port` and returns what comes back within 5 s.
     static func exchangeTCP(_ request: String, port: UInt16) -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = DaemonRobustnessTests.connectTCP(port: port) else { return "" }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return "" }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
