@@ -16,6 +16,15 @@ let package = Package(
         .executableTarget(name: "fuzz-control-request", dependencies: [.product(name: "ControlProtocol", package: "Parley")]),
         // WebSocket frames and the HTTP request heads of the WebSocket port (pages, upgrade).
         .executableTarget(name: "fuzz-websocket", dependencies: [.product(name: "ControlChannel", package: "Parley")]),
+        // Digest challenges (WWW-Authenticate, Proxy-Authenticate) as a registrar or proxy could send them.
+        .executableTarget(name: "fuzz-digest", dependencies: [.product(name: "SIPSignaling", package: "Parley")]),
+        // The VoIP push channel: length-prefixed frames, then their JSON messages.
+        .executableTarget(name: "fuzz-push", dependencies: [.product(name: "VoIPPush", package: "Parley")]),
+        // Contacts files, JSON or vCard.
+        .executableTarget(name: "fuzz-contacts", dependencies: [.product(name: "ConversationKit", package: "Parley")]),
+        // Conformance scenario files.
+        .executableTarget(
+            name: "fuzz-scenario", dependencies: [.product(name: "ConversationConformance", package: "Parley")]),
     ],
     swiftLanguageModes: [.v6]
 )
