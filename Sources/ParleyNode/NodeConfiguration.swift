@@ -51,6 +51,8 @@ public struct NodeConfiguration: Sendable {
     public var ringTimeout: Duration
     /// Live calls at most; new INVITEs beyond get 503 with Retry-After (`--max-calls`).
     public var maxCalls = 10_000
+    /// The SIP transports' bounds: connections in all and per source, the idle (no progress) timeout, sizes.
+    public var transportLimits = TransportLimits()
     /// Incoming calls ringing at once from one source address at most (`--max-ringing-per-source`).
     public var maxRingingPerSource = 30
     /// Who may ring us (`--accept-from`).

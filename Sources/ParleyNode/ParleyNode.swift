@@ -79,7 +79,9 @@ public final class ParleyNode: Sendable {
         self.loop = loop
         let environment = LoopEnvironment(loop: loop)
         let engineBox = EngineBox()
-        let transport = SIPTransport(loop: loop, tls: configuration.tls) { inbound in engineBox.engine?.receive(inbound) }
+        let transport = SIPTransport(loop: loop, tls: configuration.tls, limits: configuration.transportLimits) { inbound in
+            engineBox.engine?.receive(inbound)
+        }
         self.transport = transport
         environment.attach(transport)
         do {

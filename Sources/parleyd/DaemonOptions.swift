@@ -55,6 +55,9 @@ struct DaemonOptions {
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
           --max-calls N           live calls at most (default 10000); new INVITEs beyond get 503 Retry-After: 5
           --max-ringing-per-source N  calls ringing at once from one address at most (default 30); beyond: 503
+          --max-connections N     TCP and TLS connections at most (default 4096)
+          --max-connections-per-source N  connections accepted from one address at most (default 64)
+          --connection-idle-timeout S  close a TCP/TLS connection that completes no message for S seconds (default 300)
           --accept-from WHO       who may ring: any (default), contacts (callers --contacts names), or a
                                   comma-separated list of SIP URIs and numbers; others get 403 and no record
           --phone-domain HOST     the domain phone numbers are called at
@@ -164,6 +167,21 @@ struct DaemonOptions {
             Int($0).flatMap { (1...100_000).contains($0) ? $0 : nil }
         }) {
             options.node.maxRingingPerSource = limit
+        }
+        if let limit = try arguments.option("--max-connections", as: "a number of connections (1–100000)", {
+            Int($0).flatMap { (1...100_000).contains($0) ? $0 : nil }
+        }) {
+            options.node.transportLimits.maxConnections = limit
+        }
+        if let limit = try arguments.option("--max-connections-per-source", as: "a number of connections (1–100000)", {
+            Int($0).flatMap { (1...100_000).contains($0) ? $0 : nil }
+        }) {
+            options.node.transportLimits.maxConnectionsPerSource = limit
+        }
+        if let seconds = try arguments.option("--connection-idle-timeout", as: "seconds (1–86400)", {
+            Int($0).flatMap { (1...86_400).contains($0) ? $0 : nil }
+        }) {
+            options.node.transportLimits.idleConnectionTimeout = .seconds(seconds)
         }
         if let who = try arguments.option("--accept-from") {
             options.node.acceptFrom = try Self.acceptFrom(who, hasContacts: options.node.contactsFile != nil)

@@ -122,6 +122,51 @@ struct CallLimitTests {
     }
 }
 
+/// parleyd's stream connection limits, set from its command line.
+@Suite("parleyd: connection limits", .serialized)
+struct ConnectionLimitTests {
+    /// Whether parleyd closes `fd` within `seconds` (EOF or reset), discarding what arrives before.
+    static func closes(_ fd: Int32, within seconds: Int) -> Bool {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count > 0 { continue }
+            return count == 0 || errno == ECONNRESET
+        }
+    }
+
+    @Test("--max-connections-per-source and --connection-idle-timeout: a third connection is refused, a dripper is closed")
+    func flags() throws {
+        let parleyd = try Parleyd(["--max-connections-per-source", "2", "--connection-idle-timeout", "1"])
+        let first = try #require(DaemonRobustnessTests.connectTCP(port: parleyd.port))
+        let second = try #require(DaemonRobustnessTests.connectTCP(port: parleyd.port))
+        defer { close(first); close(second) }
+        let third = try #require(DaemonRobustnessTests.connectTCP(port: parleyd.port))
+        defer { close(third) }
+        #expect(Self.closes(third, within: 2), "the third connection from one address is closed at once")
+        // The first drips an OPTIONS a byte every 200 ms, for 3 s: never a whole message, so it is closed after about
+        // 1 s, while it still drips (were single bytes progress, it would stay open as long as they come).
+        var closedWhileDripping = false
+        var probe = [UInt8](repeating: 0, count: 64)
+        for byte in Array("OPTIONS sip:parley@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/TCP".utf8).prefix(15) {
+            _ = withUnsafeBytes(of: byte) { send(first, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
+            usleep(200_000)
+            let got = recv(first, &probe, probe.count, Int32(MSG_DONTWAIT))
+            if got == 0 || (got < 0 && errno == ECONNRESET) {
+                closedWhileDripping = true
+                break
+            }
+        }
+        #expect(closedWhileDripping)
+        for bad in [["--max-connections", "0"], ["--max-connections-per-source", "x"], ["--connection-idle-timeout", "-1"]] {
+            let refused = try RunningProcess(try Interop.binary("parleyd"), bad + ["--no-control", "--no-history"], name: "parleyd")
+            #expect(try refused.waitForExit() == 64, "\(bad)")
+        }
+    }
+}
+
 /// parleyd taking calls only from the callers it accepts (`--accept-from`).
 @Suite("parleyd: who may ring", .serialized)
 struct CallerPolicyTests {
