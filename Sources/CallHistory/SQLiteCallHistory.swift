@@ -285,11 +285,15 @@ extension SQLiteCallHistory {
         if fd >= 0 { close(fd) }
     }
 
-    /// An existing history (ours: checked first) and its -wal and -shm that others may read are made 0600.
+    /// An existing history (ours: checked first) and its -wal and -shm that others may read are made 0600. A symbolic
+    /// link is not followed (someone who could plant one must not get its target's mode changed), and a file owned by
+    /// another user is left alone.
     static func tighten(_ path: String) throws(CallHistoryError) {
         for file in [path, path + "-wal", path + "-shm"] {
             var status = stat()
-            guard stat(file, &status) == 0, status.st_mode & 0o077 != 0 else { continue }
+            guard lstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(),
+                status.st_mode & 0o077 != 0
+            else { continue }
             guard chmod(file, 0o600) == 0 else {
                 throw .cannotOpen(path: file, detail: "others may read it and it cannot be made private: \(String(cString: strerror(errno)))")
             }

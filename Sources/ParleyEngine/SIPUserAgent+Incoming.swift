@@ -98,6 +98,10 @@ extension SIPUserAgent {
         } catch {
             legs[UUIDKey(uuid)] = nil
             legIDs[callID] = nil
+            if let host = sourceOfLeg.removeValue(forKey: UUIDKey(uuid)) {
+                ringingFrom[host]?.removeAll { $0 == UUIDKey(uuid) }
+                if ringingFrom[host]?.isEmpty == true { ringingFrom[host] = nil }
+            }
             onCallRefused?(uuid, callID)
             log.info("refused an incoming call \(callID) from \(handle.value): \(error)")
             respond(to: request, key: key, status: 486, reason: "Busy Here (\(error))")

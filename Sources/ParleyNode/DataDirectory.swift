@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// Where a Parley node keeps its files (the call history, the control socket and token): the one resolver `parley`
 /// and `parleyd` share.
@@ -37,16 +38,22 @@ public struct DataDirectory: Sendable, Hashable {
     /// The history database's file name inside a data directory.
     public static let historyFileName = "history.sqlite"
 
-    /// Creates the directory (and its parents) if missing, its owner's alone (0700). An existing directory that its
-    /// group or others may enter or read is tightened to 0700: it holds the call history and the control token.
-    /// Returns what was tightened, for the log ("… was 0755; now 0700"), or nil.
+    /// Creates the directory (and its parents) if missing, its owner's alone (0700). An existing directory of ours
+    /// that its group or others may enter or read is tightened to 0700: it holds the call history and the control
+    /// token (a symbolic link is followed to the directory it names). One owned by another user is left as it is.
+    /// Returns what was done, for the log, or nil when nothing needed saying.
     @discardableResult
     public func create() throws -> String? {
         try FileManager.default.createDirectory(
             atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let mode = (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0o700
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        let mode = Int(status.st_mode & 0o777)
         guard mode & 0o077 != 0 else { return nil }
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
+        guard status.st_uid == geteuid() else {
+            return "the data directory \(path) is open to others (\(String(mode, radix: 8))) and is not ours: left as it is"
+        }
+        guard chmod(path, 0o700) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EPERM) }
         return "the data directory \(path) was \(String(mode, radix: 8)) (open to others); it is now 700"
     }
 }
