@@ -67,6 +67,11 @@ public struct Arguments: Sendable {
     }
 
     /// An option parsed by `transform`; a value it rejects is a usage error naming the option.
+    /// The value of `name`, an integer in `range` (else a usage error: "NAME expects WHAT"), or nil when absent.
+    public mutating func option(_ name: String, as what: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        try option(name, as: what) { Int($0).flatMap { range.contains($0) ? $0 : nil } }
+    }
+
     public mutating func option<T>(_ name: String, as what: String, _ transform: (String) -> T?) throws(UsageError) -> T? {
         guard let text = try option(name) else { return nil }
         guard let value = transform(text) else { throw UsageError("\(name) expects \(what), got '\(text)'") }

@@ -51,17 +51,11 @@ extension SIPUserAgent {
             return
         }
         guard pushed != nil || admitsNewCall(callID) else {
-            respond(
-                to: request, key: key, status: 503,
-                extra: ["Retry-After": String(EngineConfiguration.overLimitRetryAfter)], reason: "Too Many Calls")
-            return
+            return refuseOverloaded(request, key: key, reason: "Too Many Calls")
         }
         let sourceHost = source.address.host
         guard pushed != nil || admitsRinging(from: sourceHost, callID) else {
-            respond(
-                to: request, key: key, status: 503,
-                extra: ["Retry-After": String(EngineConfiguration.overLimitRetryAfter)], reason: "Too Many Calls From Your Address")
-            return
+            return refuseOverloaded(request, key: key, reason: "Too Many Calls From Your Address")
         }
         let handle = pushed?.call.handle ?? HandleMapping.handle(for: from)
         guard pushed != nil || configuration.callers.admits(handle) else {
@@ -98,10 +92,7 @@ extension SIPUserAgent {
         } catch {
             legs[UUIDKey(uuid)] = nil
             legIDs[callID] = nil
-            if let host = sourceOfLeg.removeValue(forKey: UUIDKey(uuid)) {
-                ringingFrom[host]?.removeAll { $0 == UUIDKey(uuid) }
-                if ringingFrom[host]?.isEmpty == true { ringingFrom[host] = nil }
-            }
+            forgetSource(of: UUIDKey(uuid))
             onCallRefused?(uuid, callID)
             log.info("refused an incoming call \(callID) from \(handle.value): \(error)")
             respond(to: request, key: key, status: 486, reason: "Busy Here (\(error))")
@@ -123,6 +114,20 @@ extension SIPUserAgent {
         let port = contact.port ?? 5060
         guard (1...65535).contains(port) else { return source }
         return SIPDestination(kind: .udp, address: SIPPeerAddress(host: host, port: UInt16(port)))
+    }
+
+    /// 503 with Retry-After: a limit of ours, not the caller's fault; try later.
+    private func refuseOverloaded(_ request: SIPRequest, key: TransactionKey, reason: String) {
+        respond(
+            to: request, key: key, status: 503,
+            extra: ["Retry-After": String(EngineConfiguration.overLimitRetryAfter)], reason: reason)
+    }
+
+    /// Drops a leg from the per-source ringing bookkeeping (it left, or never became a call).
+    func forgetSource(of key: UUIDKey) {
+        guard let host = sourceOfLeg.removeValue(forKey: key) else { return }
+        ringingFrom[host]?.removeAll { $0 == key }
+        if ringingFrom[host]?.isEmpty == true { ringingFrom[host] = nil }
     }
 
     /// Whether `host` has fewer than `maxRingingPerSource` incoming calls ringing (those answered or gone are pruned

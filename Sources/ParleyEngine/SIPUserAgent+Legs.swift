@@ -197,10 +197,7 @@ extension SIPUserAgent {
     private func forget(_ uuid: UUID) {
         let key = UUIDKey(uuid)
         guard let leg = legs.removeValue(forKey: key) else { return }
-        if let host = sourceOfLeg.removeValue(forKey: key) {
-            ringingFrom[host]?.removeAll { $0 == key }
-            if ringingFrom[host]?.isEmpty == true { ringingFrom[host] = nil }
-        }
+        forgetSource(of: key)
         videoRequests.removeValue(forKey: key)?("the call ended")
         if legIDs[leg.callID] == uuid { legIDs[leg.callID] = nil }
         for running in legTimers.removeValue(forKey: key)?.all ?? [] { environment.cancel(running) }

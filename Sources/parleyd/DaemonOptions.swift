@@ -147,40 +147,28 @@ struct DaemonOptions {
             Int(text).flatMap { (0...600_000).contains($0) ? Duration.milliseconds($0) : nil }
         }
         if arguments.flag("--video") { options.node.manager.supportsVideo = true }
-        if let clients = try arguments.option("--control-clients", as: "a number of clients (1–4096)", {
-            Int($0).flatMap { (1...4096).contains($0) ? $0 : nil }
-        }) {
+        if let clients = try arguments.option("--control-clients", as: "a number of clients (1–4096)", in: 1...4096) {
             options.node.controlLimits.maxClients = clients
         }
         if let decline = try arguments.option("--decline", as: "486 or 603", { Int($0).flatMap { [486, 603].contains($0) ? $0 : nil } }) {
             options.node.declineStatus = decline
         }
-        if let ring = try arguments.option("--ring-timeout", as: "seconds (1–3600)", { Int($0).flatMap { (1...3600).contains($0) ? $0 : nil } }) {
+        if let ring = try arguments.option("--ring-timeout", as: "seconds (1–3600)", in: 1...3600) {
             options.node.ringTimeout = .seconds(ring)
         }
-        if let limit = try arguments.option("--max-calls", as: "a number of calls (1–1000000)", {
-            Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil }
-        }) {
+        if let limit = try arguments.option("--max-calls", as: "a number of calls (1–1000000)", in: 1...1_000_000) {
             options.node.maxCalls = limit
         }
-        if let limit = try arguments.option("--max-ringing-per-source", as: "a number of calls (1–100000)", {
-            Int($0).flatMap { (1...100_000).contains($0) ? $0 : nil }
-        }) {
+        if let limit = try arguments.option("--max-ringing-per-source", as: "a number of calls (1–100000)", in: 1...100_000) {
             options.node.maxRingingPerSource = limit
         }
-        if let limit = try arguments.option("--max-connections", as: "a number of connections (1–100000)", {
-            Int($0).flatMap { (1...100_000).contains($0) ? $0 : nil }
-        }) {
+        if let limit = try arguments.option("--max-connections", as: "a number of connections (1–100000)", in: 1...100_000) {
             options.node.transportLimits.maxConnections = limit
         }
-        if let limit = try arguments.option("--max-connections-per-source", as: "a number of connections (1–100000)", {
-            Int($0).flatMap { (1...100_000).contains($0) ? $0 : nil }
-        }) {
+        if let limit = try arguments.option("--max-connections-per-source", as: "a number of connections (1–100000)", in: 1...100_000) {
             options.node.transportLimits.maxConnectionsPerSource = limit
         }
-        if let seconds = try arguments.option("--connection-idle-timeout", as: "seconds (1–86400)", {
-            Int($0).flatMap { (1...86_400).contains($0) ? $0 : nil }
-        }) {
+        if let seconds = try arguments.option("--connection-idle-timeout", as: "seconds (1–86400)", in: 1...86_400) {
             options.node.transportLimits.idleConnectionTimeout = .seconds(seconds)
         }
         if let who = try arguments.option("--accept-from") {
@@ -218,7 +206,7 @@ struct DaemonOptions {
             throw UsageError("--push-token must be 1–256 characters without spaces")
         }
         // Below the manager's 30 s action timeout, so a Join made before the INVITE cannot time out first.
-        if let wait = try arguments.option("--push-invite-wait", as: "seconds (1–25)", { Int($0).flatMap { (1...25).contains($0) ? $0 : nil } }) {
+        if let wait = try arguments.option("--push-invite-wait", as: "seconds (1–25)", in: 1...25) {
             options.node.pushInviteWait = .seconds(wait)
         }
         options.node.registration = try registration(&arguments, userName: options.node.userName)
