@@ -153,6 +153,8 @@ public final class ControlService: Sendable {
             "incomingCalls": statistics.incomingCalls, "outgoingCalls": statistics.outgoingCalls,
             "callsRefusedOverLimit": statistics.callsRefusedOverLimit, "callersRefused": statistics.callersRefused,
             "callsRefusedPerSource": statistics.callsRefusedPerSource,
+            "requestsRefusedPerSource": statistics.requestsRefusedPerSource, "requestsDropped": statistics.requestsDropped,
+            "sourcesBanned": statistics.sourcesBanned,
             "liveCalls": statistics.liveCalls, "liveTransactions": statistics.liveTransactions,
         ]
         return StatusResult(

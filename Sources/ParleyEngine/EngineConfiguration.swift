@@ -39,6 +39,13 @@ public struct EngineConfiguration: Sendable {
     /// Incoming calls ringing at once from one source address at most: a new INVITE beyond it gets 503 with
     /// Retry-After, so one host cannot fill the ringing calls (and the missed calls) alone.
     public var maxRingingPerSource = 30
+    /// New requests (transactions) one source may open per second: the one that crosses the line gets 503, then the
+    /// source is dropped silently for `sourceBan` (0: no limit). IPv6 sources count by /64.
+    public var maxRequestsPerSource = 500
+    /// How long a source that crossed `maxRequestsPerSource` is dropped; flooding while banned extends the ban.
+    public var sourceBan: Duration = .seconds(60)
+    /// Numeric addresses the per-source limits never apply to (a proxy in front, which carries everyone's calls).
+    public var exemptSources: [String] = []
     /// Who may ring us; others get 403 before the manager or the history sees the call.
     public var callers: CallerPolicy = .anyone
     /// The Retry-After of that 503, in seconds.
@@ -67,6 +74,9 @@ public struct EngineConfiguration: Sendable {
         self.maxCalls = maxCalls
     }
 
+    /// Whether `host` is a numeric IPv4 or IPv6 address (without brackets), as per-source limits name sources.
+    public static func isNumericAddress(_ host: String) -> Bool { HostResolver.isLiteral(host) }
+
     /// What is wrong with this configuration, in words; empty when it is usable.
     public var problems: [String] {
         var problems: [String] = []
@@ -76,6 +86,10 @@ public struct EngineConfiguration: Sendable {
         if let delay = autoAnswerDelay, delay < .zero { problems.append("auto-answer delay must not be negative") }
         if userName.isEmpty || !userName.allSatisfy({ $0.isLetter || $0.isNumber || "-_.!~*'()+".contains($0) }) {
             problems.append("user name must be a non-empty SIP user token")
+        }
+        if maxRequestsPerSource < 0 || sourceBan < .zero { problems.append("per-source limits must not be negative") }
+        for source in exemptSources where !Self.isNumericAddress(source) {
+            problems.append("exempt source '\(source)' is not a numeric IP address")
         }
         if let registration {
             if !(1...86_400 * 7).contains(registration.expires) { problems.append("registration expiry out of range") }

@@ -32,6 +32,9 @@ public final class LoopEnvironment: SIPEnvironment {
     public func cancel(_ timer: EngineTimer) { loop.cancel(LoopTimer(id: timer.id)) }
     /// The wall clock.
     public var now: Date { Date() }
+    /// The continuous clock since the environment was made.
+    public var uptime: Duration { ContinuousClock.now - started }
+    private let started = ContinuousClock.now
     /// Whether the caller runs on the loop thread.
     public var isCurrent: Bool { loop.inEventLoop }
     /// Runs `work` on the loop thread.

@@ -288,6 +288,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
                 outgoingCalls: counters.outgoingCalls, callsRefusedOverLimit: counters.refusedOverLimit,
                 callersRefused: counters.callersRefused, callsRefusedPerSource: counters.refusedPerSource,
+                requestsRefusedPerSource: counters.requestsRefusedPerSource, requestsDropped: counters.requestsDropped,
+                sourcesBanned: agent.value.requestGuard.bannedSources(at: agent.value.environment.uptime),
                 liveCalls: agent.value.legs.count,
                 liveTransactions: servers + clients, pendingRequests: clients)
         } ?? EngineStatistics()
@@ -450,6 +452,13 @@ public struct EngineStatistics: Sendable, Hashable {
     public var callersRefused = 0
     /// New INVITEs refused with 503 because their source had the most calls ringing one source may.
     public var callsRefusedPerSource = 0
+    /// New requests refused with 503 because their source sent more than `maxRequestsPerSource` in a second (each
+    /// began a ban).
+    public var requestsRefusedPerSource = 0
+    /// New requests dropped unanswered because their source was banned.
+    public var requestsDropped = 0
+    /// Sources banned now.
+    public var sourcesBanned = 0
     /// Calls with a live SIP side now.
     public var liveCalls = 0
     /// Live SIP transactions now.

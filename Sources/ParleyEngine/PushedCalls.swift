@@ -95,6 +95,9 @@ final class PushedCallRegistry: Sendable {
         }
     }
 
+    /// Whether a push announced the call with `callID` (its INVITE is let in past the limits: it already counts).
+    func isPending(callID: String) -> Bool { entries.withLock { $0[callID] != nil } }
+
     /// Takes the entry for `callID` (the INVITE arrived).
     func claim(callID: String) -> Entry? {
         entries.withLock { $0.removeValue(forKey: callID) }

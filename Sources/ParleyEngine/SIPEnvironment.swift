@@ -25,6 +25,8 @@ public protocol SIPEnvironment: AnyObject, Sendable {
     func cancel(_ timer: EngineTimer)
     /// Wall-clock time, for the dates conversations carry.
     var now: Date { get }
+    /// Monotonic time since the environment began, for rates and bans (it never jumps with the wall clock).
+    var uptime: Duration { get }
     /// Whether the caller is on the environment's thread.
     var isCurrent: Bool { get }
     /// Runs `work` on the environment's thread, soon (from any thread).

@@ -50,13 +50,6 @@ extension SIPUserAgent {
             respond(to: request, key: key, status: 480)
             return
         }
-        guard pushed != nil || admitsNewCall(callID) else {
-            return refuseOverloaded(request, key: key, reason: "Too Many Calls")
-        }
-        let sourceHost = source.address.host
-        guard pushed != nil || admitsRinging(from: sourceHost, callID) else {
-            return refuseOverloaded(request, key: key, reason: "Too Many Calls From Your Address")
-        }
         let handle = pushed?.call.handle ?? HandleMapping.handle(for: from)
         guard pushed != nil || configuration.callers.admits(handle) else {
             counters.callersRefused += 1
@@ -73,8 +66,9 @@ extension SIPUserAgent {
             destination: Self.requestDestination(for: request, source: source), offer: offer))
         counters.incomingCalls += 1
         if pushed == nil {
-            ringingFrom[sourceHost, default: []].append(UUIDKey(uuid))
-            sourceOfLeg[UUIDKey(uuid)] = sourceHost
+            let sourceKey = SourceKey(host: source.address.host)
+            ringingFrom[sourceKey, default: []].append(UUIDKey(uuid))
+            sourceOfLeg[UUIDKey(uuid)] = sourceKey
         }
         if let pushed {
             // Already ringing since its push: the INVITE joins that conversation.
@@ -114,52 +108,5 @@ extension SIPUserAgent {
         let port = contact.port ?? 5060
         guard (1...65535).contains(port) else { return source }
         return SIPDestination(kind: .udp, address: SIPPeerAddress(host: host, port: UInt16(port)))
-    }
-
-    /// 503 with Retry-After: a limit of ours, not the caller's fault; try later.
-    private func refuseOverloaded(_ request: SIPRequest, key: TransactionKey, reason: String) {
-        respond(
-            to: request, key: key, status: 503,
-            extra: ["Retry-After": String(EngineConfiguration.overLimitRetryAfter)], reason: reason)
-    }
-
-    /// Drops a leg from the per-source ringing bookkeeping (it left, or never became a call).
-    func forgetSource(of key: UUIDKey) {
-        guard let host = sourceOfLeg.removeValue(forKey: key) else { return }
-        ringingFrom[host]?.removeAll { $0 == key }
-        if ringingFrom[host]?.isEmpty == true { ringingFrom[host] = nil }
-    }
-
-    /// Whether `host` has fewer than `maxRingingPerSource` incoming calls ringing (those answered or gone are pruned
-    /// first: at most that many to look at). Refusals are counted and logged for the first and every thousandth.
-    func admitsRinging(from host: String, _ callID: String) -> Bool {
-        guard var keys = ringingFrom[host] else { return true }
-        keys.removeAll { legs[$0]?.stateName != .ringing }
-        ringingFrom[host] = keys.isEmpty ? nil : keys
-        guard keys.count >= configuration.maxRingingPerSource else { return true }
-        counters.refusedPerSource += 1
-        if counters.refusedPerSource % 1000 == 1 {
-            log.info("\(host) has \(keys.count) calls ringing, the most one source may: refusing \(callID) with 503 "
-                + "(\(counters.refusedPerSource) so far)")
-        }
-        return false
-    }
-
-    /// Whether a new incoming call fits under `maxCalls` (a call a push announced already counts, and is let in).
-    /// Refusals are counted, and logged once when they begin and once when calls are let in again.
-    func admitsNewCall(_ callID: String) -> Bool {
-        guard legs.count >= configuration.maxCalls else {
-            if counters.atCallLimit {
-                counters.atCallLimit = false
-                log.info("live calls below the limit again: taking new calls (\(counters.refusedOverLimit) refused so far)")
-            }
-            return true
-        }
-        counters.refusedOverLimit += 1
-        if !counters.atCallLimit {
-            counters.atCallLimit = true
-            log.info("\(legs.count) live calls, the limit (--max-calls): refusing new calls with 503 (first: \(callID))")
-        }
-        return false
     }
 }

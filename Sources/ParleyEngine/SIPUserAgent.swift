@@ -24,8 +24,11 @@ final class SIPUserAgent {
     var legTimers: [UUIDKey: LegTimers] = [:]
     /// Incoming legs by the source address their INVITE came from, while they may still ring (pruned when asked;
     /// a forgotten leg leaves at once), and each such leg's source.
-    var ringingFrom: [String: [UUIDKey]] = [:]
-    var sourceOfLeg: [UUIDKey: String] = [:]
+    var ringingFrom: [SourceKey: [UUIDKey]] = [:]
+    var sourceOfLeg: [UUIDKey: SourceKey] = [:]
+    /// The density check of new requests per source, and the sources it never applies to (nor the ringing limit).
+    var requestGuard: SourceRateGuard
+    let exemptSources: Set<SourceKey>
     /// Counters for the status report.
     var counters = EngineCounters()
     /// Our Contact header values, by what decides them.
@@ -67,6 +70,8 @@ final class SIPUserAgent {
         self.manager = manager
         self.log = log
         self.transactions = TransactionLayer(environment: environment, timers: configuration.timers)
+        self.requestGuard = SourceRateGuard(limit: configuration.maxRequestsPerSource, ban: configuration.sourceBan)
+        self.exemptSources = Set(configuration.exemptSources.map(SourceKey.init(host:)))
         self.registration = configuration.registration.map {
             RegistrationMachine(
                 configuration: $0, callID: SecureRandom.token(20) + "@" + Self.uriHost(configuration.listenAddresses[0].host),
@@ -119,6 +124,8 @@ final class SIPUserAgent {
             counters.retransmissionsAbsorbed += 1
             resendSuccess(for: request, to: source)
         case .new(let key):
+            guard admits(request, from: source) else { return }
+            transactions.open(request, key: key, from: source)
             dispatch(request, key: key, source: source)
         }
     }
@@ -336,6 +343,10 @@ struct EngineCounters: Sendable {
     var callersRefused = 0
     /// New INVITEs refused with 503 because their source had `maxRingingPerSource` calls ringing.
     var refusedPerSource = 0
+    /// New requests refused with 503 because their source crossed `maxRequestsPerSource` (each begins a ban).
+    var requestsRefusedPerSource = 0
+    /// New requests dropped unanswered because their source was banned.
+    var requestsDropped = 0
 }
 
 /// What decides our Contact: the transport, the IP family of the peer, and whether the exchange is `sips:`.

@@ -6,7 +6,8 @@ import SIPTransport
 
 /// What became of a request the transaction layer was handed.
 enum ServerRequestDisposition {
-    /// A new transaction was created: the transaction user must answer it (through ``TransactionLayer/respond(_:to:)``).
+    /// A new request, no transaction yet: the transaction user admits it (``TransactionLayer/open(_:key:from:)``, then
+    /// answers through ``TransactionLayer/respond(_:to:)``) or refuses it statelessly (a flood leaves no state).
     case new(TransactionKey)
     /// A retransmission, or the ACK of a non-2xx final response: the matching transaction absorbed it.
     case absorbed
@@ -70,7 +71,8 @@ final class TransactionLayer {
 
     // MARK: Server transactions
 
-    /// Matches `request` to a live server transaction or creates one for it.
+    /// Matches `request` to a live server transaction; a request that matches none is `.new`, and has no
+    /// transaction until it is opened.
     func receive(_ request: SIPRequest, from source: SIPDestination) -> ServerRequestDisposition {
         guard let key = TransactionKey(serverRequest: request) else { return .absorbed }
         if accepted[key] != nil {
@@ -81,10 +83,16 @@ final class TransactionLayer {
             store(entry, applying: effects, key: key)
             return .absorbed
         }
+        return request.method == .ack ? .ackForSuccess : .new(key)
+    }
+
+    /// Opens the server transaction of a new request (`key` from ``receive(_:from:)``'s `.new`).
+    func open(_ request: SIPRequest, key: TransactionKey, from source: SIPDestination) {
+        precondition(servers[key] == nil && request.method != .ack, "a transaction is opened once, never for an ACK")
         let transport = TransactionTransport(viaTransport: source.kind.viaToken)
         switch request.method {
         case .ack:
-            return .ackForSuccess
+            preconditionFailure("An ACK never opens a server transaction")
         case .invite:
             let (machine, effects) = InviteServerTransaction.start(request: request, transport: transport, timers: timers)
             store(ServerEntry(machine: .invite(machine), destination: source), applying: effects, key: key)
@@ -94,7 +102,6 @@ final class TransactionLayer {
                 request: request, transport: transport, timers: timers)
             store(ServerEntry(machine: .nonInvite(machine), destination: source), applying: effects, key: key)
         }
-        return .new(key)
     }
 
     /// Sends `response` through the server transaction `key` (dropped if it has ended).

@@ -55,6 +55,12 @@ public struct NodeConfiguration: Sendable {
     public var transportLimits = TransportLimits()
     /// Incoming calls ringing at once from one source address at most (`--max-ringing-per-source`).
     public var maxRingingPerSource = 30
+    /// New requests one source may send per second, 0 for no limit (`--max-requests-per-source`).
+    public var maxRequestsPerSource = 500
+    /// How long a source beyond that is dropped (`--source-ban`).
+    public var sourceBan: Duration = .seconds(60)
+    /// Numeric addresses the per-source limits never apply to (`--exempt-source`).
+    public var exemptSources: [String] = []
     /// Who may ring us (`--accept-from`).
     public var acceptFrom = AcceptFrom.anyone
 

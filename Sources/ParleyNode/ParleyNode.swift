@@ -89,6 +89,9 @@ public final class ParleyNode: Sendable {
             listenAddresses = bound
             var engineConfiguration = configuration.engineConfiguration(listeningOn: bound)
             engineConfiguration.maxRingingPerSource = configuration.maxRingingPerSource
+            engineConfiguration.maxRequestsPerSource = configuration.maxRequestsPerSource
+            engineConfiguration.sourceBan = configuration.sourceBan
+            engineConfiguration.exemptSources = configuration.exemptSources
             switch configuration.acceptFrom {
             case .anyone: engineConfiguration.callers = .anyone
             case .contacts: engineConfiguration.callers = .contacts(contacts)

@@ -29,6 +29,8 @@ final class InlineEnvironment: SIPEnvironment, @unchecked Sendable {
         if later.removeValue(forKey: timer.id) == nil { dueNow.removeAll { $0.id == timer.id } }
     }
     var now: Date { Date() }
+    var uptime: Duration { ContinuousClock.now - started }
+    private let started = ContinuousClock.now
     var isCurrent: Bool { true }
     func execute(_ work: @escaping @Sendable () -> Void) { work() }
 

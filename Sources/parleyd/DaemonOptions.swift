@@ -55,6 +55,11 @@ struct DaemonOptions {
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
           --max-calls N           live calls at most (default 10000); new INVITEs beyond get 503 Retry-After: 5
           --max-ringing-per-source N  calls ringing at once from one address at most (default 30); beyond: 503
+          --max-requests-per-source N  new requests one address may send per second (default 500, 0: no limit);
+                                  beyond: 503, then nothing for the --source-ban (IPv6 counts by /64)
+          --source-ban SECONDS    how long a flooding address is ignored (default 60)
+          --exempt-source ADDR    an address the per-source limits never apply to, e.g. a proxy in front
+                                  (repeatable)
           --max-connections N     TCP and TLS connections at most (default 4096)
           --max-connections-per-source N  connections accepted from one address at most (default 64)
           --connection-idle-timeout S  close a TCP/TLS connection that completes no message for S seconds (default 300)
@@ -161,6 +166,20 @@ struct DaemonOptions {
         }
         if let limit = try arguments.option("--max-ringing-per-source", as: "a number of calls (1–100000)", in: 1...100_000) {
             options.node.maxRingingPerSource = limit
+        }
+        if let limit = try arguments.option("--max-requests-per-source", as: "requests per second (0–1000000)", in: 0...1_000_000) {
+            options.node.maxRequestsPerSource = limit
+        }
+        if let seconds = try arguments.option("--source-ban", as: "seconds (1–86400)", in: 1...86_400) {
+            options.node.sourceBan = .seconds(seconds)
+        }
+        for address in try arguments.options("--exempt-source") {
+            var host = address
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard EngineConfiguration.isNumericAddress(host) else {
+                throw UsageError("--exempt-source expects a numeric IP address such as 192.0.2.10 or ::1, got '\(address)'")
+            }
+            options.node.exemptSources.append(host)
         }
         if let limit = try arguments.option("--max-connections", as: "a number of connections (1–100000)", in: 1...100_000) {
             options.node.transportLimits.maxConnections = limit

@@ -97,6 +97,8 @@ final class RunningProcess: @unchecked Sendable {
     let process = Process()
     private let output = Locked<(lines: [String], partial: String)>(([], ""))
     private let errors = Locked<String>("")
+    /// The output pipes that reached end of file (both: everything printed has been read).
+    private let closedPipes = Locked(0)
     let name: String
 
     init(_ executable: URL, _ arguments: [String], name: String, directory: URL? = nil) throws {
@@ -108,9 +110,13 @@ final class RunningProcess: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [output] handle in
+        out.fileHandleForReading.readabilityHandler = { [output, closedPipes] handle in
             let data = handle.availableData
-            guard !data.isEmpty else { return }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                closedPipes.withLock { $0 += 1 }
+                return
+            }
             output.withLock { state in
                 state.partial += String(decoding: data, as: UTF8.self)
                 while let newline = state.partial.firstIndex(of: "\n") {
@@ -119,9 +125,13 @@ final class RunningProcess: @unchecked Sendable {
                 }
             }
         }
-        err.fileHandleForReading.readabilityHandler = { [errors] handle in
+        err.fileHandleForReading.readabilityHandler = { [errors, closedPipes] handle in
             let data = handle.availableData
-            guard !data.isEmpty else { return }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                closedPipes.withLock { $0 += 1 }
+                return
+            }
             errors.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
@@ -162,7 +172,10 @@ final class RunningProcess: @unchecked Sendable {
             }
             usleep(20_000)
         }
-        usleep(50_000)  // let the readability handlers take the last output
+        // Let the readability handlers take the last output: until both pipes end (a child that inherited them may
+        // keep them open: then 2 s at most).
+        let drained = ContinuousClock.now + .seconds(2)
+        while closedPipes.withLock({ $0 }) < 2 && ContinuousClock.now < drained { usleep(5_000) }
         return process.terminationStatus
     }
 

@@ -41,6 +41,7 @@ final class FakeEnvironment: SIPEnvironment, @unchecked Sendable {
 
     func cancel(_ timer: EngineTimer) { timers.removeAll { $0.id == timer.id } }
     var now: Date { start.addingTimeInterval(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) }
+    var uptime: Duration { elapsed }
     var isCurrent: Bool { true }
     func execute(_ work: @escaping @Sendable () -> Void) { work() }
 
@@ -107,15 +108,15 @@ final class EngineHarness {
         engine.observeTransitions { [transitions] in transitions.add($0) }
     }
 
-    /// Delivers SIP text (LF line ends are turned into CRLF; Content-Length is computed) from the peer.
-    func deliver(_ text: String, body: String = "") {
+    /// Delivers SIP text (LF line ends are turned into CRLF; Content-Length is computed) from the peer (or `source`).
+    func deliver(_ text: String, body: String = "", from source: SIPPeerAddress? = nil) {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         while lines.last?.isEmpty == true { lines.removeLast() }
         let bodyBytes = body.replacingOccurrences(of: "\n", with: "\r\n")
         lines.append("Content-Length: \(bodyBytes.utf8.count)")
         let message = lines.joined(separator: "\r\n") + "\r\n\r\n" + bodyBytes
         engine.receive(InboundSIPMessage(
-            bytes: Data(message.utf8), kind: .udp, source: peer, connection: nil, local: local))
+            bytes: Data(message.utf8), kind: .udp, source: source ?? peer, connection: nil, local: local))
     }
 
     /// The only conversation.
