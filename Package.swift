@@ -119,7 +119,7 @@ let package = Package(
             name: "ParleyEngineTests",
             dependencies: [
                 "ParleyEngine", "ParleyControl", "ConversationKit", "SIPMessages", "SIPTransport", "ParleyIO", "CallHistory",
-                "ControlProtocol", "ParleyTestSupport",
+                "ControlProtocol", "ControlChannel", "ParleyTestSupport",
             ]
         ),
         // Real peers (sipp, baresip) against the built parleyd on loopback.

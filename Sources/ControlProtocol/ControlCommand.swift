@@ -98,7 +98,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// `status`.
     case status
     /// `list`.
-    case list
+    case list(ListParams)
     /// `subscribe`.
     case subscribe
     /// `start`.
@@ -171,7 +171,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// The params type of each method (for the reference).
     public static func paramsType(of method: ControlMethodName) -> any ControlParams.Type {
         switch method {
-        case .status, .list, .subscribe, .clearHistory, .reloadContacts: NoParams.self
+        case .status, .subscribe, .clearHistory, .reloadContacts: NoParams.self
+        case .list: ListParams.self
         case .start: StartParams.self
         case .join, .end, .hold, .resume, .unmerge: ConversationParams.self
         case .mute: MuteParams.self
@@ -191,7 +192,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     static func decode(_ method: ControlMethodName, from data: Data) throws(ControlError) -> ControlCommand {
         switch method {
         case .status: _ = try params(NoParams.self, data); return .status
-        case .list: _ = try params(NoParams.self, data); return .list
+        case .list: return .list(try params(ListParams.self, data))
         case .subscribe: _ = try params(NoParams.self, data); return .subscribe
         case .clearHistory: _ = try params(NoParams.self, data); return .clearHistory
         case .reloadContacts: _ = try params(NoParams.self, data); return .reloadContacts
@@ -218,7 +219,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// Writes the params object.
     public func encode(to encoder: any Encoder) throws {
         switch self {
-        case .status, .list, .subscribe, .clearHistory, .reloadContacts: try NoParams().encode(to: encoder)
+        case .status, .subscribe, .clearHistory, .reloadContacts: try NoParams().encode(to: encoder)
+        case .list(let params): try params.encode(to: encoder)
         case .start(let params): try params.encode(to: encoder)
         case .join(let params), .end(let params), .hold(let params), .resume(let params), .unmerge(let params):
             try params.encode(to: encoder)

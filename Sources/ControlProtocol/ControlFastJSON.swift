@@ -185,6 +185,8 @@ extension ListResult: ControlFastJSON {
         out.object { out in
             out.key("conversations")
             out.array(conversations) { out, conversation in conversation.writeJSON(&out) }
+            out.member("nextCursor", nextCursor)
+            out.member("total", total)
         }
     }
 }

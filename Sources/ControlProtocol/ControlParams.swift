@@ -316,6 +316,33 @@ public struct ContactParams: ControlParams {
     public static let example = ContactParams(handle: "+1 415 555 0100")
 }
 
+/// `{"limit": 100, "cursor": "…"}`: one page of the live conversations.
+public struct ListParams: ControlParams {
+    /// Conversations per page (1–200, default 100).
+    public var limit: Int?
+    /// The previous page's `nextCursor`.
+    public var cursor: String?
+
+    /// Params.
+    public init(limit: Int? = nil, cursor: String? = nil) {
+        self.limit = limit
+        self.cursor = cursor
+    }
+
+    /// The members.
+    public static let fields = [
+        ControlField("limit", "an integer from 1 to 200", optional: true, "conversations per page (default 100)"),
+        ControlField("cursor", "a string", optional: true, "the `nextCursor` of the previous page"),
+    ]
+    /// An example.
+    public static let example = ListParams(limit: 50, cursor: nil)
+    /// The page size when none is given.
+    public static let defaultLimit = 100
+
+    /// A limit in range.
+    public func validate() throws(ControlError) { try HistoryParams.check(limit: limit) }
+}
+
 /// `{"query": "ali", "limit": 10}`.
 public struct ContactSearchParams: ControlParams {
     /// Part of a name or a handle; empty or absent: every contact.

@@ -24,7 +24,9 @@ public enum ControlReference {
     public static func summary(of method: ControlMethodName) -> (does: String, result: String) {
         switch method {
         case .status: ("versions, listening addresses, registration, counters and limits", "`StatusResult`: `{\"protocol\": 1, \"daemon\": {\"version\", \"user\", \"listening\", \"pushToken\", \"webPage\"}, \"registration\": {registration}, \"conversations\": n, \"counters\": {…}, \"limits\": {…}}`; `limits` holds the connection limits below (`maxClients`, `helloTimeoutMs`, …) and the merge limits, `maxConversationGroups` and `maxConversationsPerGroup`")
-        case .list: ("the live conversations, oldest first", "`{\"conversations\": [conversation, …]}`")
+        case .list:
+            ("one page of the live conversations, oldest first (follow `nextCursor` for the rest)",
+             "`{\"conversations\": [conversation, …], \"nextCursor\": string or null, \"total\": integer}`")
         case .subscribe: ("from now on, every event comes on this connection (see Events)", "`{\"events\": [names]}`")
         case .start: ("call someone; answered as soon as the conversation exists (usually still `idle`: the call may already be ringing), then follow its events — `pendingActions` holds `start` until the call rings, connects or fails (`actionSettled`)", "an action result with `state: \"pending\"`")
         case .join: ("answer a ringing conversation", "an action result")

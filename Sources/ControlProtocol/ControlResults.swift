@@ -153,12 +153,20 @@ public struct StatusResult: Codable, Sendable, Equatable {
     }
 }
 
-/// The result of `list`.
+/// The result of `list`: one page of the live conversations.
 public struct ListResult: Codable, Sendable, Equatable {
     /// Oldest first.
     public var conversations: [ConversationInfo]
-    /// A list.
-    public init(conversations: [ConversationInfo]) { self.conversations = conversations }
+    /// Give it as `cursor` for the next page; null on the last.
+    @Nullable public var nextCursor: String?
+    /// Live conversations in all, on every page.
+    public var total: Int
+    /// A page.
+    public init(conversations: [ConversationInfo], nextCursor: String? = nil, total: Int? = nil) {
+        self.conversations = conversations
+        self.nextCursor = nextCursor
+        self.total = total ?? conversations.count
+    }
 }
 
 /// The result of `subscribe`.

@@ -65,6 +65,19 @@ public final class ConversationManager: Sendable {
         core.withLock { core in core.liveEntries.map(\.conversation) }
     }
 
+    /// One page of the live conversations, oldest first: up to `limit` after `position` (from the oldest when nil),
+    /// and where the next page starts (nil on the last). Costs the page, not the number of live conversations.
+    public func conversations(after position: ConversationPosition?, limit: Int) -> ConversationPage {
+        precondition(limit > 0, "a page holds at least one conversation")
+        return core.withLock { core in
+            let (entries, more) = core.liveEntries(after: position?.sequence, limit: limit)
+            return ConversationPage(
+                conversations: entries.map(\.conversation),
+                next: more ? entries.last.map { ConversationPosition(sequence: $0.sequence) } : nil,
+                total: core.liveCount)
+        }
+    }
+
     /// The live conversation with this uuid, if any.
     public func conversation(_ uuid: UUID) -> Conversation? {
         core.withLock { $0.entry(uuid)?.conversation }
@@ -223,4 +236,33 @@ final class WakeUpRelay: Sendable {
         let manager = target.withLock { $0 }
         manager?.wokeUp(for: deadline)
     }
+}
+
+/// Where a page of the live conversations ended: the order in which the manager took them in, so that a page
+/// starts right after the last one seen even when that conversation has ended since.
+public struct ConversationPosition: Sendable, Hashable, CustomStringConvertible {
+    /// The manager's creation counter of the last conversation seen.
+    public let sequence: UInt64
+
+    /// A position from its counter.
+    public init(sequence: UInt64) { self.sequence = sequence }
+
+    /// The counter in decimal, as a control cursor carries it.
+    public var description: String { String(sequence) }
+
+    /// Reads `description`; nil for anything else.
+    public init?(_ text: String) {
+        guard let sequence = UInt64(text), String(sequence) == text else { return nil }
+        self.sequence = sequence
+    }
+}
+
+/// One page of the live conversations.
+public struct ConversationPage: Sendable {
+    /// Oldest first.
+    public let conversations: [Conversation]
+    /// Where the next page starts; nil on the last.
+    public let next: ConversationPosition?
+    /// Live conversations in all.
+    public let total: Int
 }

@@ -59,6 +59,10 @@ struct ManagerCore: Sendable {
     private(set) var slots: [Entry] = []
     private(set) var slotOf: [UUIDKey: Int] = [:]
     private var freeSlots: [Int] = []
+    /// Live conversations by sequence (oldest first), with the entries of ended ones left behind until they are
+    /// half of it: listing and paging need no sort.
+    private var order: [(key: UUIDKey, sequence: UInt64)] = []
+    private var endedInOrder = 0
     var pendingUUIDs: Set<UUIDKey> = []
     /// How many pending actions are merges (so ending a conversation only looks for merges into it when any exist).
     var pendingMergeCount = 0
@@ -94,7 +98,35 @@ struct ManagerCore: Sendable {
     // MARK: Entries
 
     /// The live entries, oldest first.
-    var liveEntries: [Entry] { slotOf.values.map { slots[$0] }.sorted { $0.sequence < $1.sequence } }
+    var liveEntries: [Entry] { order.compactMap(liveEntry) }
+
+    /// Up to `limit` live entries created after the one with sequence `after` (from the oldest when nil), oldest
+    /// first, and whether more follow.
+    func liveEntries(after: UInt64?, limit: Int) -> (entries: [Entry], more: Bool) {
+        var index = 0
+        if let after {
+            var (low, high) = (0, order.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if order[middle].sequence <= after { low = middle + 1 } else { high = middle }
+            }
+            index = low
+        }
+        var entries: [Entry] = []
+        while index < order.count {
+            defer { index += 1 }
+            guard let entry = liveEntry(order[index]) else { continue }
+            if entries.count == limit { return (entries, true) }
+            entries.append(entry)
+        }
+        return (entries, false)
+    }
+
+    /// The entry an `order` element names, unless that conversation has ended.
+    private func liveEntry(_ element: (key: UUIDKey, sequence: UInt64)) -> Entry? {
+        guard let slot = slotOf[element.key], slots[slot].sequence == element.sequence else { return nil }
+        return slots[slot]
+    }
 
     var liveCount: Int { slotOf.count }
 
@@ -119,7 +151,14 @@ struct ManagerCore: Sendable {
             slot = slots.count
             slots.append(entry)
         }
-        slotOf[UUIDKey(entry.conversation.uuid)] = slot
+        let key = UUIDKey(entry.conversation.uuid)
+        slotOf[key] = slot
+        if let last = order.last, last.sequence > entry.sequence {
+            let position = order.firstIndex { $0.sequence > entry.sequence } ?? order.endIndex
+            order.insert((key, entry.sequence), at: position)
+        } else {
+            order.append((key, entry.sequence))
+        }
         return slot
     }
 
@@ -130,6 +169,12 @@ struct ManagerCore: Sendable {
         slotOf[UUIDKey(entry.conversation.uuid)] = nil
         freeSlots.append(slot)
         recentlyEnded.insert(entry.conversation.uuid)
+        endedInOrder += 1
+        if endedInOrder > 64 && endedInOrder * 2 > order.count {
+            let (slots, slotOf) = (self.slots, self.slotOf)
+            order.removeAll { element in slotOf[element.key].map { slots[$0].sequence != element.sequence } ?? true }
+            endedInOrder = 0
+        }
         return entry
     }
 

@@ -64,13 +64,11 @@ public final class ControlService: Sendable {
     private func serve(
         _ command: ControlCommand, id: ControlRequestID, reply: @escaping @Sendable (Data) -> Void
     ) throws(ControlError) -> Directive {
-        let manager = engine.manager
         switch command {
         case .status:
             reply(ControlMessage.result(status(), id: id))
-        case .list:
-            let conversations = manager.conversations.sorted { $0.createdAt < $1.createdAt }.map { info(for: $0) }
-            reply(ControlMessage.result(ListResult(conversations: conversations), id: id))
+        case .list(let params):
+            reply(ControlMessage.result(try listPage(params), id: id))
         case .subscribe:
             reply(ControlMessage.result(SubscribeResult(events: ControlEventMessage.Name.allCases.map(\.rawValue)), id: id))
             return .subscribe

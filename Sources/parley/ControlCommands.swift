@@ -64,7 +64,7 @@ enum ControlCommands {
         switch command {
         case "watch": return try ControlRendering.watch(session, json: json)
         case "web": return try WebCommand.run(session, directory: directory, json: json, open: open)
-        case "list": return try show(session.request(.list, as: ListResult.self), json: json, command) { ControlRendering.list($0) }
+        case "list": return try list(session, json: json)
         case "status":
             return try show(session.request(.status, as: StatusResult.self), json: json, command) { ControlRendering.status($0) }
         case "reload-contacts":
@@ -102,6 +102,21 @@ enum ControlCommands {
                 "\(command): done  " + ControlRendering.line(result.conversation)
             }
         }
+    }
+
+    /// Every live conversation, page after page (`--json`: each page's line as it came).
+    private static func list(_ session: ControlSession, json: Bool) throws -> ExitCode {
+        var all: [ConversationInfo] = []
+        var cursor: String?
+        repeat {
+            let reply = try session.request(.list(ListParams(limit: 200, cursor: cursor)), as: ListResult.self)
+            guard case .result(let page) = reply.response else { return show(reply, json: json, "list") { _ in "" } }
+            if json { print(String(decoding: reply.line, as: UTF8.self)) }
+            all += page.conversations
+            cursor = page.nextCursor
+        } while cursor != nil
+        if !json { print(ControlRendering.list(ListResult(conversations: all))) }
+        return .ok
     }
 
     /// Prints a reply: the protocol's own line with `--json`, else `render`'s text or the error's message.
@@ -174,13 +189,24 @@ final class ControlSession {
     /// A `#` from `parley list` as the conversation's uuid; anything else as given.
     func conversation(_ text: String) throws -> String {
         guard let index = Int(text), index >= 1, index < 10_000 else { return text }
-        guard case .result(let listed) = try request(.list, as: ListResult.self).response else {
-            throw ControlCommandError("parleyd did not list its conversations")
+        let listed = try conversations { $0.count >= index }
+        guard index <= listed.count else {
+            throw ControlCommandError("no conversation #\(index) (parley list shows \(listed.count))")
         }
-        guard index <= listed.conversations.count else {
-            throw ControlCommandError("no conversation #\(index) (parley list shows \(listed.conversations.count))")
-        }
-        return listed.conversations[index - 1].uuid
+        return listed[index - 1].uuid
+    }
+
+    /// The live conversations oldest first, page after page until `enough` says so or the last page.
+    func conversations(until enough: ([ConversationInfo]) -> Bool = { _ in false }) throws -> [ConversationInfo] {
+        var all: [ConversationInfo] = []
+        var cursor: String?
+        repeat {
+            guard case .result(let page) = try request(.list(ListParams(limit: 200, cursor: cursor)), as: ListResult.self).response
+            else { throw ControlCommandError("parleyd did not list its conversations") }
+            all += page.conversations
+            cursor = page.nextCursor
+        } while cursor != nil && !enough(all)
+        return all
     }
 
     /// Starts a call and follows its events until the Start settles: the answer, with the conversation as it is then.
@@ -198,9 +224,8 @@ final class ControlSession {
                 }
                 result.state = settled.state
                 // The settlement and the conversation's own events travel apart: read the conversation as it is now.
-                if case .result(let listed) = try request(.list, as: ListResult.self).response,
-                    let now = listed.conversations.first(where: { $0.uuid == result.conversation.uuid })
-                {
+                let uuid = result.conversation.uuid
+                if let now = try conversations(until: { $0.contains { $0.uuid == uuid } }).first(where: { $0.uuid == uuid }) {
                     result.conversation = now
                 }
                 return (ControlMessage.result(result, id: .number(counter)), .result(result))

@@ -9,7 +9,7 @@ struct ControlProtocolTests {
     static func exampleCommand(_ method: ControlMethodName) -> ControlCommand {
         switch method {
         case .status: .status
-        case .list: .list
+        case .list: .list(.example)
         case .subscribe: .subscribe
         case .clearHistory: .clearHistory
         case .reloadContacts: .reloadContacts

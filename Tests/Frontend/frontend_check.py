@@ -479,7 +479,7 @@ def phase_basics(run):
         ck.shape(f"{name}.registration", status.get("registration"), REGISTRATION)
         ck.equal(f"{name}: conversations, counters and limits", (is_int(status.get("conversations")),
                  isinstance(status.get("counters"), dict), isinstance(status.get("limits"), dict)), (True, True, True))
-        ck.equal(f"{client.label} list before any call", client.result("list"), {"conversations": []})
+        ck.equal(f"{client.label} list before any call", client.result("list"), {"conversations": [], "nextCursor": None, "total": 0})
     for client in (run.u, run.w, run.bb):
         events = client.result("subscribe").get("events")
         ck.equal(f"{client.label} subscribe lists every documented event", sorted(events or []), sorted(EVENTS))

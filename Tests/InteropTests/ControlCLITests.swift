@@ -98,7 +98,7 @@ struct ControlSocketTests {
                 defer { client.close() }
                 for index in 0..<50 {
                     let id = worker * 1000 + index
-                    try client.send(ControlRequest(id: .number(id), command: index % 2 == 0 ? .status : .list).encoded())
+                    try client.send(ControlRequest(id: .number(id), command: index % 2 == 0 ? .status : .list(ListParams())).encoded())
                     let reply = try JSONSerialization.jsonObject(with: try client.readLine(timeout: 10)) as? [String: Any]
                     if reply?["id"] as? Int != id || reply?["result"] == nil {
                         failures.withLock { $0.append("worker \(worker): \(String(describing: reply))") }
@@ -116,7 +116,7 @@ struct ControlSocketTests {
         try client.send(Data("{not json".utf8))
         let error = try JSONSerialization.jsonObject(with: try client.readLine(timeout: 5)) as? [String: Any]
         #expect((error?["error"] as? [String: Any])?["code"] as? String == "parseError")
-        try client.send(ControlRequest(id: .string("after-garbage"), command: .list).encoded())
+        try client.send(ControlRequest(id: .string("after-garbage"), command: .list(ListParams())).encoded())
         let after = try JSONSerialization.jsonObject(with: try client.readLine(timeout: 5)) as? [String: Any]
         #expect(after?["id"] as? String == "after-garbage")
     }

@@ -35,7 +35,7 @@ struct FloodTests {
             }
         }
         while !stop.withLock({ $0 }) {
-            let list = try request(.list)
+            let list = try request(.list(ListParams()))
             let conversations = ((list?["result"] as? [String: Any])?["conversations"] as? [[String: Any]]) ?? []
             for conversation in conversations {
                 guard conversation["state"] as? String == "ringing", let uuid = conversation["uuid"] as? String,

@@ -1,10 +1,12 @@
 import CallHistory
+import ControlChannel
 import ControlProtocol
 import ConversationKit
 import Foundation
 import ParleyControl
 import ParleyEngine
 import SIPMessages
+import SIPTransport
 import Synchronization
 import ParleyTestSupport
 import Testing
@@ -27,8 +29,13 @@ final class ServiceProbe: Sendable {
         }
     }
 
-    /// Sends one request line and waits (up to 5 s) for its single reply.
+    /// Sends one request line and waits (up to 5 s) for its single reply, parsed.
     func call(_ line: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: try reply(line)) as? [String: Any])
+    }
+
+    /// Sends one request line and waits (up to 5 s) for its single reply line.
+    func reply(_ line: String) throws -> Data {
         let done = DispatchSemaphore(value: 0)
         let box = Mutex<Data?>(nil)
         service.handle(Data(line.utf8)) { reply in
@@ -38,7 +45,7 @@ final class ServiceProbe: Sendable {
         guard done.wait(timeout: .now() + 5) == .success, let data = box.withLock({ $0 }) else {
             throw ProbeError.noReply(line)
         }
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return data
     }
 
     /// The error code of a reply, if it is an error.
@@ -386,5 +393,60 @@ struct ControlEventTests {
         #expect(!probe.changes(of: pushed).joined().contains("viaPush"))
         #expect(harness.engine.cameFromPush(pushed))
         #expect(!harness.engine.cameFromPush(UUID()))
+    }
+}
+
+@Suite("Control protocol: list under load")
+struct ListPagingTests {
+    @Test("list at 40,000 ringing calls: pages within the client's queue, each conversation once, oldest first")
+    func fortyThousandRinging() throws {
+        let harness = try EngineHarness()
+        let ringing = 40_000
+        let handle = Handle(kind: .generic, value: "sip:someone@192.0.2.1")
+        var reported: [String] = []
+        for _ in 0..<ringing {
+            let uuid = UUID()
+            try harness.manager.reportNewIncomingConversation(uuid: uuid, update: .init(members: [handle]))
+            reported.append(uuid.uuidString)
+        }
+        #expect(harness.manager.conversationCount == ringing)
+        let probe = ServiceProbe(harness)
+        let queue = ControlLimits().maxQueuedBytes  // what one client may have waiting
+        var seen: [String] = []
+        var cursor: String?
+        var largest = 0
+        repeat {
+            let params = cursor.map { #"{"limit": 200, "cursor": "\#($0)"}"# } ?? #"{"limit": 200}"#
+            let line = try probe.reply(#"{"v": 1, "id": 1, "method": "list", "params": \#(params)}"#)
+            largest = max(largest, line.count)
+            let reply = try #require(try JSONSerialization.jsonObject(with: line) as? [String: Any])
+            let result = try #require(reply["result"] as? [String: Any], "\(reply)")
+            let page = try #require(result["conversations"] as? [[String: Any]])
+            #expect(result["total"] as? Int == ringing)
+            #expect(page.count == 200)
+            seen += page.compactMap { $0["uuid"] as? String }
+            cursor = result["nextCursor"] as? String
+        } while cursor != nil && seen.count <= ringing
+        #expect(seen == reported, "every conversation once, oldest first")
+        #expect(largest < queue / 4, "a page (\(largest) bytes) fits the \(queue)-byte client queue with room to spare")
+        let first = try #require(try probe.call(#"{"v": 1, "id": 2, "method": "list"}"#)["result"] as? [String: Any])
+        #expect((first["conversations"] as? [Any])?.count == 100, "100 a page unless asked")
+    }
+
+    @Test("list: a page size out of range or a cursor it never gave is invalidParams; the last page has no cursor")
+    func badParams() throws {
+        let harness = try EngineHarness()
+        for index in 0..<3 {
+            harness.deliver(PeerMessages.invite(callID: "few-\(index)@peer", branch: "z9hG4bK-few-\(index)"))
+        }
+        let probe = ServiceProbe(harness)
+        for params in [#"{"limit": 0}"#, #"{"limit": 201}"#, #"{"cursor": "nope"}"#, #"{"cursor": "-1"}"#, #"{"cursor": "007"}"#] {
+            #expect(try probe.errorCode(#"{"v": 1, "id": 1, "method": "list", "params": \#(params)}"#) == "invalidParams", "\(params)")
+        }
+        let first = try #require(try probe.call(#"{"v": 1, "id": 1, "method": "list", "params": {"limit": 2}}"#)["result"] as? [String: Any])
+        let cursor = try #require(first["nextCursor"] as? String)
+        let last = try #require(try probe.call(#"{"v": 1, "id": 1, "method": "list", "params": {"limit": 2, "cursor": "\#(cursor)"}}"#)["result"] as? [String: Any])
+        #expect((last["conversations"] as? [[String: Any]])?.compactMap { $0["callID"] as? String } == ["few-2@peer"])
+        #expect(last["nextCursor"] is NSNull)
     }
 }

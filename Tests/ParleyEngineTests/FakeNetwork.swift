@@ -21,7 +21,7 @@ final class FakeEnvironment: SIPEnvironment, @unchecked Sendable {
     }
 
     private(set) var sent: [Sent] = []
-    private var timers: [Timer] = []
+    private var timers: [UInt64: Timer] = [:]
     private var nextID: UInt64 = 1
     private(set) var elapsed: Duration = .zero
     let start = Date(timeIntervalSince1970: 1_767_225_600)
@@ -35,11 +35,11 @@ final class FakeEnvironment: SIPEnvironment, @unchecked Sendable {
 
     func schedule(after delay: Duration, _ work: @escaping () -> Void) -> EngineTimer {
         defer { nextID += 1 }
-        timers.append(Timer(id: nextID, due: elapsed + delay, work: work))
+        timers[nextID] = Timer(id: nextID, due: elapsed + delay, work: work)
         return EngineTimer(id: nextID)
     }
 
-    func cancel(_ timer: EngineTimer) { timers.removeAll { $0.id == timer.id } }
+    func cancel(_ timer: EngineTimer) { timers[timer.id] = nil }
     var now: Date { start.addingTimeInterval(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) }
     var uptime: Duration { elapsed }
     var isCurrent: Bool { true }
@@ -48,8 +48,8 @@ final class FakeEnvironment: SIPEnvironment, @unchecked Sendable {
     /// Moves time forward, firing due timers in order (timers they start fire too if due).
     func advance(by duration: Duration) {
         let end = elapsed + duration
-        while let next = timers.filter({ $0.due <= end }).min(by: { ($0.due, $0.id) < ($1.due, $1.id) }) {
-            timers.removeAll { $0.id == next.id }
+        while let next = timers.values.filter({ $0.due <= end }).min(by: { ($0.due, $0.id) < ($1.due, $1.id) }) {
+            timers[next.id] = nil
             elapsed = next.due
             next.work()
         }

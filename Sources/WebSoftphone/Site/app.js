@@ -145,13 +145,25 @@ function onEvent(name, data) {
   }
 }
 
+// The live conversations, page after page (`list` is paged); a page shows at most the first thousand cards.
+async function listConversations() {
+  const found = [];
+  let cursor = null;
+  do {
+    const page = await connection.request("list", cursor ? { limit: 200, cursor } : { limit: 200 });
+    found.push(...page.conversations);
+    cursor = page.nextCursor;
+  } while (cursor && found.length < 1000);
+  return found;
+}
+
 async function catchUp() {
-  const [status, list] = await Promise.all([connection.request("status"), connection.request("list")]);
+  const [status, live] = await Promise.all([connection.request("status"), listConversations()]);
   document.querySelector("[data-user]").textContent = status.daemon.user ?? "no account";
   showRegistration(status.registration);
   calls.limits = status.limits;
   conversations.clear();
-  for (const conversation of list.conversations) conversations.set(conversation.uuid, conversation);
+  for (const conversation of live) conversations.set(conversation.uuid, conversation);
   render();
   await recents.load();
 }
