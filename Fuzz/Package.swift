@@ -22,6 +22,14 @@ let package = Package(
         .executableTarget(name: "fuzz-push", dependencies: [.product(name: "VoIPPush", package: "Parley")]),
         // Contacts files, JSON or vCard.
         .executableTarget(name: "fuzz-contacts", dependencies: [.product(name: "ConversationKit", package: "Parley")]),
+        // The engine as a whole, stateful: scripts of peer messages, replies, user actions and time passing (the
+        // transaction, dialog and call-leg machines), checking that every transaction ends.
+        .executableTarget(
+            name: "fuzz-sip-engine",
+            dependencies: [
+                .product(name: "ParleyEngine", package: "Parley"), .product(name: "SIPTransport", package: "Parley"),
+                .product(name: "SIPMessages", package: "Parley"), .product(name: "ConversationKit", package: "Parley"),
+            ]),
         // Conformance scenario files.
         .executableTarget(
             name: "fuzz-scenario", dependencies: [.product(name: "ConversationConformance", package: "Parley")]),

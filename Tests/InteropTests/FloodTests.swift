@@ -114,7 +114,10 @@ struct FloodTests {
         stop.withLock { $0 = true }
         #expect(try parleyd.process.stop() == 0)
         let history = try ControlCLITests.parley(["history", "--json", "--limit", "1000", "--data-dir", directory])
+        let records = history.output.components(separatedBy: "\"callID\" : ").count - 1
         let floodRecords = history.output.components(separatedBy: "\"callID\" : \"limit-").count - 1
+        let shown = "exit \(history.status), \(history.output.count) characters: \(history.output.prefix(300)) … \(history.output.suffix(300))"
+        #expect(history.status == 0 && records == rang, "every call that rang is in the history (\(records) of \(rang)): \(shown)")
         #expect(floodRecords <= 30, "only calls that rang are in the history: \(floodRecords)")
         #expect(floodRecords == rang - legitimateCalls, "one record per flood call that rang, none for the refused")
     }

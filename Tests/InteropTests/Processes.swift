@@ -95,7 +95,7 @@ final class RunningProcess: @unchecked Sendable {
     // @unchecked Sendable: `process` is configured before `run()` and afterwards only read or signalled; the
     // collected output sits behind a Mutex.
     let process = Process()
-    private let output = Locked<(lines: [String], partial: String)>(([], ""))
+    private let output = Locked<(lines: [String], partial: [UInt8])>(([], []))
     private let errors = Locked<String>("")
     /// The output pipes that reached end of file (both: everything printed has been read).
     private let closedPipes = Locked(0)
@@ -110,31 +110,37 @@ final class RunningProcess: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [output, closedPipes] handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                closedPipes.withLock { $0 += 1 }
-                return
-            }
+        // One thread per pipe, reading until end of file (a blocking read returns nothing only then), bytes kept
+        // whole so a character split between two reads stays one character.
+        Self.drain(out.fileHandleForReading, closed: closedPipes) { [output] bytes in
             output.withLock { state in
-                state.partial += String(decoding: data, as: UTF8.self)
-                while let newline = state.partial.firstIndex(of: "\n") {
-                    state.lines.append(String(state.partial[..<newline]))
-                    state.partial = String(state.partial[state.partial.index(after: newline)...])
+                state.partial.append(contentsOf: bytes)
+                while let newline = state.partial.firstIndex(of: 0x0A) {
+                    state.lines.append(String(decoding: state.partial[..<newline], as: UTF8.self))
+                    state.partial.removeSubrange(...newline)
                 }
             }
         }
-        err.fileHandleForReading.readabilityHandler = { [errors, closedPipes] handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                closedPipes.withLock { $0 += 1 }
-                return
-            }
-            errors.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        Self.drain(err.fileHandleForReading, closed: closedPipes) { [errors] bytes in
+            errors.withLock { $0 += String(decoding: bytes, as: UTF8.self) }
         }
         try process.run()
+    }
+
+    /// Reads `handle` on a thread of its own until end of file, handing each chunk to `take`.
+    private static func drain(_ handle: FileHandle, closed: Locked<Int>, _ take: @escaping @Sendable ([UInt8]) -> Void) {
+        let fd = handle.fileDescriptor
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = read(fd, &buffer, buffer.count)
+                if count > 0 { take(Array(buffer[..<count])); continue }
+                if count < 0 && errno == EINTR { continue }
+                break
+            }
+            closed.withLock { $0 += 1 }
+            _ = handle  // kept open until the end
+        }
     }
 
     /// Every complete line printed so far.

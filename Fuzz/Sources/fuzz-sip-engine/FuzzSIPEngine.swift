@@ -1,0 +1,249 @@
+import ConversationKit
+import Foundation
+import ParleyEngine
+import SIPMessages
+import SIPTransport
+
+/// The stateful target, as PJSIP's fuzz-sip-transaction is: one input is a script of steps a peer and the user could
+/// take against one engine on a manual timeline — SIP messages built from templates with fuzzed fields (or raw bytes),
+/// replies to what the engine sent, the user's actions, and time passing — so the transaction, dialog and call-leg
+/// machines see sequences no test wrote. Beyond not crashing (a trap is a broken invariant of ours), one invariant
+/// is checked: once ten minutes pass with nothing new, no transaction is left (every one ends by its timers).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzSIPEngine(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    var script = Script(bytes: UnsafeBufferPointer(start: data, count: size))
+    let run = EngineRun()
+    while !script.isEmpty && run.steps < 64 {
+        run.step(&script)
+    }
+    run.environment.recording = false  // what the engine sends from here on is retransmissions and timeouts
+    run.environment.advance(by: .seconds(600))
+    let left = run.engine.statistics.liveTransactions
+    if left != 0 {
+        fatalError("\(left) transactions still live ten minutes after the last step")
+    }
+    run.manager.invalidate()
+    return 0
+}
+
+/// The input, read a byte or a chunk at a time (zeros once it runs out).
+struct Script {
+    var bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    var isEmpty: Bool { index >= bytes.count }
+
+    mutating func byte() -> UInt8 {
+        guard index < bytes.count else { return 0 }
+        defer { index += 1 }
+        return bytes[index]
+    }
+
+    /// One of `choices`, by the next byte.
+    mutating func pick<T>(_ choices: [T]) -> T { choices[Int(byte()) % choices.count] }
+
+    /// Up to `limit` bytes, the length taken from the next byte.
+    mutating func chunk(limit: Int = 255) -> [UInt8] {
+        let count = min(Int(byte()) % (limit + 1), bytes.count - index)
+        guard count > 0 else { return [] }
+        defer { index += count }
+        return Array(bytes[index..<index + count])
+    }
+}
+
+/// One engine, its manager, the peer's view of what was sent.
+final class EngineRun {
+    let environment = ManualEnvironment()
+    let manager: ConversationManager
+    let engine: ParleyEngine
+    let local = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)
+    let peers = [SIPPeerAddress(host: "127.0.0.1", port: 5062), SIPPeerAddress(host: "127.0.0.2", port: 5062)]
+    private(set) var steps = 0
+
+    init() {
+        var configuration = EngineConfiguration(listenAddresses: [local], ringTimeout: .seconds(30))
+        configuration.maxRequestsPerSource = 20
+        configuration.maxRingingPerSource = 3
+        manager = try! ConversationManager(configuration: .init(supportsVideo: true), clock: ManualClock())
+        engine = ParleyEngine(configuration: configuration, manager: manager, environment: environment)
+    }
+
+    func step(_ script: inout Script) {
+        steps += 1
+        switch script.byte() % 8 {
+        case 0, 1: deliver(PeerRequest.make(&script, learnt: environment.learnt), from: script.pick(peers))
+        case 2: replyToSent(&script)
+        case 3: perform(&script)
+        case 4: environment.advance(by: .milliseconds(Int64(script.byte()) * 250))
+        case 5: deliver(Data(script.chunk()), from: script.pick(peers))
+        case 6: retransmitLastReceived()
+        default: deliver(PeerRequest.make(&script, learnt: environment.learnt), from: peers[0])
+        }
+    }
+
+    private var lastDelivered: (Data, SIPPeerAddress)?
+
+    func deliver(_ bytes: Data, from source: SIPPeerAddress) {
+        lastDelivered = (bytes, source)
+        engine.receive(InboundSIPMessage(bytes: bytes, kind: .udp, source: source, connection: nil, local: local))
+    }
+
+    func retransmitLastReceived() {
+        guard let (bytes, source) = lastDelivered else { return }
+        deliver(bytes, from: source)
+    }
+
+    /// A response to one of the requests the engine sent, echoing its headers as a peer does.
+    func replyToSent(_ script: inout Script) {
+        let requests = environment.sent.compactMap { sent -> SIPRequest? in
+            guard case .request(let request) = sent.message else { return nil }
+            return request
+        }
+        guard !requests.isEmpty else { return }
+        let request = requests[requests.count - 1 - Int(script.byte()) % min(requests.count, 4)]
+        let status = script.pick([100, 180, 183, 200, 200, 401, 407, 408, 481, 486, 487, 491, 500, 503, 603])
+        var text = "SIP/2.0 \(status) Fuzz\r\n"
+        for name in ["Via", "From", "Call-ID", "CSeq"] { text += "\(name): \(request.headers[name] ?? "")\r\n" }
+        var to = request.headers["To"] ?? ""
+        if status > 100 && !to.contains("tag=") { to += ";tag=peer-\(script.byte() % 3)" }
+        text += "To: \(to)\r\nContact: <sip:peer@127.0.0.1:5062>\r\n"
+        if status == 401 || status == 407 {
+            text += (status == 401 ? "WWW" : "Proxy") + "-Authenticate: Digest realm=\"fuzz\", nonce=\"n\(script.byte())\"\r\n"
+        }
+        let body = status == 200 && script.byte() % 2 == 0 ? PeerRequest.offer : ""
+        if !body.isEmpty { text += "Content-Type: application/sdp\r\n" }
+        text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        deliver(Data(text.utf8), from: peers[0])
+    }
+
+    /// One of the user's actions on one of the live conversations (or a new call).
+    func perform(_ script: inout Script) {
+        let live = manager.conversations
+        let kind = script.byte() % 9
+        guard kind != 0, !live.isEmpty else {
+            let handle = Handle(kind: .generic, value: "sip:bob@127.0.0.1:5062")
+            try? manager.perform([.start(handles: [handle], isVideo: script.byte() % 4 == 0)])
+            return
+        }
+        let uuid = live[Int(script.byte()) % live.count].uuid
+        let action: ConversationAction
+        switch kind {
+        case 1, 2: action = .join(conversationUUID: uuid)
+        case 3: action = .end(conversationUUID: uuid)
+        case 4: action = .pause(conversationUUID: uuid, isPaused: script.byte() % 2 == 0)
+        case 5: action = .mute(conversationUUID: uuid, isMuted: script.byte() % 2 == 0)
+        case 6: action = .playTone(conversationUUID: uuid, digits: script.pick(["1", "#", "0*9"]))
+        case 7: action = .merge(conversationUUID: uuid, with: live[Int(script.byte()) % live.count].uuid)
+        default: action = .unmerge(conversationUUID: uuid)
+        }
+        try? manager.perform([action])
+    }
+}
+
+/// Requests a peer sends, from templates whose method, call, branch, tags, CSeq and body the script chooses.
+enum PeerRequest {
+    static let offer = "v=0\r\no=peer 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+        + "m=audio 6000 RTP/AVP 0 8 101\r\na=rtpmap:101 telephone-event/8000\r\n"
+
+    static func make(_ script: inout Script, learnt: Learnt) -> Data {
+        let method = script.pick(["INVITE", "INVITE", "ACK", "BYE", "CANCEL", "INFO", "OPTIONS", "UPDATE", "PRACK", "INVITE"])
+        let call = script.byte() % 4
+        // Call 3 is the last call the engine placed (its Call-ID and From tag learnt from its INVITE).
+        let callID = call == 3 ? learnt.callID ?? "none@engine" : "fuzz-\(call)@peer"
+        let branch = "z9hG4bK-f\(script.byte() % 6)"
+        let cseq = Int(script.byte() % 4) + (method == "ACK" || method == "CANCEL" ? 0 : 1)
+        var text = "\(method) sip:parley@127.0.0.1:5070 SIP/2.0\r\n"
+        text += "Via: SIP/2.0/UDP 127.0.0.1:5062;branch=\(branch);rport\r\n"
+        text += "Max-Forwards: \(script.pick(["70", "0", "1"]))\r\n"
+        text += "From: <sip:alice@127.0.0.1:5062>;tag=a\(call)\r\n"
+        // In dialog, the To tag is ours, which the peer learnt from what the engine sent (the last tag it used).
+        let toTag = script.pick(["", "ours", "ours", "other"])
+        text += "To: <sip:parley@127.0.0.1:5070>" + (toTag.isEmpty ? "" : ";tag=" + (toTag == "ours" ? learnt.tag ?? "x" : toTag)) + "\r\n"
+        text += "Call-ID: \(callID)\r\n"
+        text += "CSeq: \(cseq) \(method == "CANCEL" || method == "ACK" ? script.pick(["INVITE", method]) : method)\r\n"
+        text += "Contact: <sip:alice@127.0.0.1:5062>\r\n"
+        var body = ""
+        switch script.byte() % 4 {
+        case 0:
+            body = offer + script.pick(["", "a=sendonly\r\n", "a=inactive\r\n", "m=video 6002 RTP/AVP 96\r\n"])
+            text += "Content-Type: application/sdp\r\n"
+        case 1 where method == "INFO":
+            body = "Signal=\(script.pick(["5", "#", "x"]))\r\nDuration=160\r\n"
+            text += "Content-Type: application/dtmf-relay\r\n"
+        case 2:
+            text += String(decoding: script.chunk(limit: 40), as: UTF8.self).replacingOccurrences(of: "\r\n\r\n", with: "") + "\r\n"
+        default:
+            break
+        }
+        text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        return Data(text.utf8)
+    }
+}
+
+/// What a peer learns from the engine's messages: the last tag it used (To of its responses, From of its requests)
+/// and the Call-ID of the last request it sent.
+struct Learnt {
+    var tag: String?
+    var callID: String?
+}
+
+/// A SIP environment on a manual timeline; it keeps what the engine sent, and what a peer learns from it.
+final class ManualEnvironment: SIPEnvironment, @unchecked Sendable {
+    // @unchecked Sendable: one thread drives it; `isCurrent` is always true.
+    struct Sent {
+        let message: SIPMessage
+    }
+    private struct Timer {
+        let id: UInt64
+        let due: Duration
+        let work: () -> Void
+    }
+
+    private(set) var sent: [Sent] = []
+    private(set) var learnt = Learnt()
+    /// Whether sent messages are parsed (each must parse) and kept.
+    var recording = true
+    private var timers: [UInt64: Timer] = [:]
+    private var nextID: UInt64 = 1
+    private var elapsed: Duration = .zero
+
+    func send(_ bytes: Data, to destination: SIPDestination) {
+        guard recording else { return }
+        guard let message = try? SIPMessage.parse(bytes) else {
+            fatalError("the engine sent something that does not parse:\n\(String(decoding: bytes, as: UTF8.self))")
+        }
+        sent.append(Sent(message: message))
+        switch message {
+        case .response(let response): learnt.tag = response.headers.to?.tag ?? learnt.tag
+        case .request(let request):
+            learnt.tag = request.headers.from?.tag ?? learnt.tag
+            if request.method == .invite { learnt.callID = request.headers.callID }
+        }
+        if sent.count > 64 { sent.removeFirst(sent.count - 64) }
+    }
+
+    func schedule(after delay: Duration, _ work: @escaping () -> Void) -> EngineTimer {
+        defer { nextID += 1 }
+        timers[nextID] = Timer(id: nextID, due: elapsed + delay, work: work)
+        return EngineTimer(id: nextID)
+    }
+
+    func cancel(_ timer: EngineTimer) { timers[timer.id] = nil }
+    var now: Date { Date(timeIntervalSince1970: 1_767_225_600 + Double(elapsed.components.seconds)) }
+    var uptime: Duration { elapsed }
+    var isCurrent: Bool { true }
+    func execute(_ work: @escaping @Sendable () -> Void) { work() }
+
+    /// Moves time forward, firing due timers in order.
+    func advance(by duration: Duration) {
+        let end = elapsed + duration
+        while let next = timers.values.filter({ $0.due <= end }).min(by: { ($0.due, $0.id) < ($1.due, $1.id) }) {
+            timers[next.id] = nil
+            elapsed = max(elapsed, next.due)
+            next.work()
+        }
+        elapsed = end
+    }
+}
