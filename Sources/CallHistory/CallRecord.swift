@@ -9,6 +9,9 @@ public enum CallStatus: String, Sendable, Hashable, Codable, CaseIterable, Custo
     case missed
     /// Declined: an incoming one by the local user, or an outgoing one by the remote side.
     case declined
+    /// Incoming from a caller the policy does not accept (`--accept-from`), refused before it rang; recorded only
+    /// when asked (`--record-blocked`), never unread and never a missed call.
+    case blocked
     /// Outgoing, the remote side was busy.
     case busy
     /// Outgoing, ended before anyone answered (by the local user or a ring timeout).

@@ -33,6 +33,15 @@ public struct HistoryRecorder: Sendable {
         return try store.insert(record)
     }
 
+    /// The record of a call refused before it rang because the caller is not accepted (nil when Recents excludes
+    /// conversations): read, not missed, with the caller as the SIP request named them.
+    public func blockedRecord(from caller: Handle, callID: String?, at date: Date) -> CallRecord? {
+        guard includesConversationsInRecents else { return nil }
+        return CallRecord(
+            uuid: UUID(), direction: .incoming, remoteHandles: [RecordedHandle(caller, normalizer: normalizer)],
+            status: .blocked, endedReason: .localEnded, startedAt: date, endedAt: date, callID: callID, isRead: true)
+    }
+
     /// The record `conversation` would be stored as (nil until it has ended, or when Recents excludes it), for a
     /// writer that batches inserts.
     public func record(for conversation: Conversation, callID: String? = nil) -> CallRecord? {

@@ -8,7 +8,7 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
     public var uuid: String
     /// `incoming` or `outgoing`.
     public var direction: String
-    /// `connected`, `missed`, `declined`, `busy`, `cancelled`, `failed`, `answeredElsewhere`, `declinedElsewhere`.
+    /// `connected`, `missed`, `declined`, `blocked`, `busy`, `cancelled`, `failed`, `answeredElsewhere`, `declinedElsewhere`.
     public var status: String
     /// The conversation's ended reason.
     public var endedReason: String
@@ -66,7 +66,7 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
         ControlField("direction", "a string", "`incoming` or `outgoing`"),
         ControlField(
             "status", "a string",
-            "`connected`, `missed`, `declined`, `busy`, `cancelled`, `failed`, `answeredElsewhere`, `declinedElsewhere`"),
+            "`connected`, `missed`, `declined`, `blocked`, `busy`, `cancelled`, `failed`, `answeredElsewhere`, `declinedElsewhere`"),
         ControlField("endedReason", "a string", "the conversation's ended reason"),
         ControlField("displayName", "a string", "who the other side was: contact names, else SIP display names"),
         ControlField(

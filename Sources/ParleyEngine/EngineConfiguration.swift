@@ -48,6 +48,8 @@ public struct EngineConfiguration: Sendable {
     public var exemptSources: [String] = []
     /// Who may ring us; others get 403 before the manager or the history sees the call.
     public var callers: CallerPolicy = .anyone
+    /// Whether a call refused by `callers` leaves a `blocked` record in the history (read, not missed).
+    public var recordsBlockedCalls = false
     /// The Retry-After of that 503, in seconds.
     public static let overLimitRetryAfter = 5
 

@@ -30,6 +30,19 @@ final class HistoryWriter: Sendable {
             done(nil)
             return
         }
+        write(record, done: done)
+    }
+
+    /// Queues a record made elsewhere (a blocked caller's); `done` as for a conversation.
+    func recordBlocked(_ caller: Handle, callID: String, at date: Date, done: @escaping @Sendable (CallRecord?) -> Void) {
+        guard let record = recorder.blockedRecord(from: caller, callID: callID, at: date) else {
+            done(nil)
+            return
+        }
+        write(record, done: done)
+    }
+
+    private func write(_ record: CallRecord, done: @escaping @Sendable (CallRecord?) -> Void) {
         let schedule = pending.withLock { pending -> Bool in
             pending.records.append((record, done))
             defer { pending.flushScheduled = true }

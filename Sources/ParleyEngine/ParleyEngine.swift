@@ -55,6 +55,14 @@ public final class ParleyEngine: ConversationManagerDelegate {
         }
         agent.onRegistrationChanged = { [weak self] state in self?.emit(.registrationChanged(state)) }
         agent.onTonesReceived = { [weak self] uuid, digits in self?.emit(.tonesReceived(uuid, digits: digits)) }
+        if configuration.recordsBlockedCalls, let history = self.history {
+            agent.onCallerBlocked = { [weak self, environment] caller, callID in
+                guard let engine = self else { return }
+                history.recordBlocked(caller, callID: callID, at: environment.now) { [weak engine] record in
+                    if let record { engine?.emit(.historyRecorded(record.uuid, recordID: record.id)) }
+                }
+            }
+        }
         agent.onFinalStatus = { [observed] uuid, status in
             // Only for a live conversation (a 487 to our CANCEL may come after it left): removed when it leaves.
             observed.state.withLock { if $0.states[uuid] != nil { $0.finalStatuses[uuid] = status } }

@@ -58,6 +58,7 @@ extension SIPUserAgent {
                 log.info("refused a call from \(handle.value), not an accepted caller (--accept-from; \(counters.callersRefused) so far)")
             }
             respond(to: request, key: key, status: 403, reason: "Not An Accepted Caller")
+            onCallerBlocked?(handle, callID)
             return
         }
         let uuid = pushed?.call.uuid ?? RandomUUID.make()

@@ -47,6 +47,8 @@ final class SIPUserAgent {
     var onTonesReceived: ((UUID, String) -> Void)?
     /// Told of the final response that refused a call's INVITE, before the leg hears it.
     var onFinalStatus: ((UUID, SIPFinalStatus) -> Void)?
+    /// Told of a call refused because the caller policy does not accept its caller (with its Call-ID).
+    var onCallerBlocked: ((Handle, String) -> Void)?
     /// Told when a call's conversation was never reported (the manager refused it), so nothing waits for its end.
     var onCallRefused: ((UUID, String) -> Void)?
     /// The session id our SDP origins use (one per process).

@@ -63,6 +63,8 @@ public struct NodeConfiguration: Sendable {
     public var exemptSources: [String] = []
     /// Who may ring us (`--accept-from`).
     public var acceptFrom = AcceptFrom.anyone
+    /// Whether a refused caller leaves a `blocked` record (`--record-blocked`).
+    public var recordsBlockedCalls = false
 
     /// Who may ring a node: anyone, the callers its contacts name, or a list of handles.
     public enum AcceptFrom: Sendable, Hashable {

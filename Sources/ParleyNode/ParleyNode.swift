@@ -92,6 +92,7 @@ public final class ParleyNode: Sendable {
             engineConfiguration.maxRequestsPerSource = configuration.maxRequestsPerSource
             engineConfiguration.sourceBan = configuration.sourceBan
             engineConfiguration.exemptSources = configuration.exemptSources
+            engineConfiguration.recordsBlockedCalls = configuration.recordsBlockedCalls
             switch configuration.acceptFrom {
             case .anyone: engineConfiguration.callers = .anyone
             case .contacts: engineConfiguration.callers = .contacts(contacts)

@@ -12,7 +12,7 @@ enum HistoryFilters {
           --kind KIND          the handle's kind: phoneNumber, emailAddress or generic (default: guessed
                                from the value: an address with @ is an email, a URI with : generic)
           --direction DIR      incoming or outgoing
-          --status LIST        comma-separated statuses: connected, missed, declined, busy, cancelled,
+          --status LIST        comma-separated statuses: connected, missed, declined, blocked, busy, cancelled,
                                failed, answeredElsewhere, declinedElsewhere
           --since DATE         started at or after DATE
           --until DATE         started before DATE

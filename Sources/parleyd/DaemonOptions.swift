@@ -65,6 +65,7 @@ struct DaemonOptions {
           --connection-idle-timeout S  close a TCP/TLS connection that completes no message for S seconds (default 300)
           --accept-from WHO       who may ring: any (default), contacts (callers --contacts names), or a
                                   comma-separated list of SIP URIs and numbers; others get 403 and no record
+          --record-blocked        a caller --accept-from refuses leaves a "blocked" record (read, not missed)
           --phone-domain HOST     the domain phone numbers are called at
           --register URI          register with this registrar (e.g. sip:127.0.0.1:5060), refreshing before expiry
           --aor URI               the address of record to register (default sip:USER@REGISTRAR-HOST)
@@ -192,6 +193,10 @@ struct DaemonOptions {
         }
         if let who = try arguments.option("--accept-from") {
             options.node.acceptFrom = try Self.acceptFrom(who, hasContacts: options.node.contactsFile != nil)
+        }
+        options.node.recordsBlockedCalls = arguments.flag("--record-blocked")
+        if options.node.recordsBlockedCalls && options.node.acceptFrom == .anyone {
+            throw UsageError("--record-blocked goes with --accept-from contacts or a list (anyone may ring otherwise)")
         }
         options.node.phoneDomain = try arguments.option("--phone-domain")
         options.calls = try arguments.options("--call")

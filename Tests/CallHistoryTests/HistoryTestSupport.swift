@@ -34,6 +34,7 @@ func makeRecord(
         case .connected: .remoteEnded
         case .missed: .unanswered
         case .declined: direction == .incoming ? .localEnded : .declined
+        case .blocked: .localEnded
         case .busy: .busy
         case .cancelled: .localEnded
         case .failed: .failed

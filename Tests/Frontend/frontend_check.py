@@ -105,7 +105,7 @@ CONVERSATION = {
     "sipReason": opt(is_str)}
 RECORD = {
     "id": is_int, "uuid": is_str, "direction": one_of("incoming", "outgoing"),
-    "status": one_of("connected", "missed", "declined", "busy", "cancelled", "failed", "answeredElsewhere",
+    "status": one_of("connected", "missed", "declined", "blocked", "busy", "cancelled", "failed", "answeredElsewhere",
                      "declinedElsewhere"),
     "endedReason": one_of(*ENDED), "displayName": is_str, "members": list_of(shaped(HANDLE)),
     "localMember": opt(shaped(HANDLE)), "isVideo": is_bool, "group": opt(is_str), "callID": opt(is_str),

@@ -194,9 +194,31 @@ struct CallerPolicyTests {
         let history = try ControlCLITests.parley(["history", "--json", "--data-dir", alice.dataDirectory.path])
         #expect(history.output.contains("sip:bob@127.0.0.1:\(bob.port)") && !history.output.contains("mallory"), "\(history.output)")
 
-        for bad in [["--accept-from", "contacts"], ["--accept-from", "not a caller"], ["--accept-from", ","]] {
+        for bad in [["--accept-from", "contacts"], ["--accept-from", "not a caller"], ["--accept-from", ","], ["--record-blocked"]] {
             let refused = try RunningProcess(try Interop.binary("parleyd"), bad + ["--no-control", "--no-history"], name: "parleyd")
             #expect(try refused.waitForExit() == 64, "\(bad)")
         }
+    }
+
+    @Test("--record-blocked: a refused stranger leaves one blocked record, read and not missed; an accepted caller rings")
+    func blockedRecords() throws {
+        let bob = try Parleyd(["--user", "bob"])
+        let mallory = try Parleyd(["--user", "mallory"])
+        let alice = try Parleyd(["--accept-from", "sip:bob@127.0.0.1:\(bob.port)", "--record-blocked"])
+        let target = "sip:parley@127.0.0.1:\(alice.port)"
+        let stranger = try ControlCLITests.parley(["call", target, "--data-dir", mallory.dataDirectory.path])
+        #expect(stranger.status == 1 && stranger.output.contains("403"), "\(stranger.output)")
+        let friend = try ControlCLITests.parley(["call", target, "--data-dir", bob.dataDirectory.path])
+        #expect(friend.status == 0, "\(friend.output)")
+        try alice.waitForTransition(to: "ringing")
+        #expect(alice.transitions.count == 1, "only Bob's call rang: \(alice.transitions)")
+        let directory = ["--data-dir", alice.dataDirectory.path]
+        let history = try ControlCLITests.parley(["history", "--json"] + directory)
+        #expect(history.output.components(separatedBy: #""status" : "blocked""#).count - 1 == 1, "\(history.output)")
+        #expect(history.output.contains("sip:mallory@127.0.0.1:\(mallory.port)"), "\(history.output)")
+        let missed = try ControlCLITests.parley(["history", "--json", "--status", "missed"] + directory)
+        #expect(!missed.output.contains("mallory"), "a blocked call is not a missed call: \(missed.output)")
+        let unread = try ControlCLITests.parley(["history", "--json", "--unread"] + directory)
+        #expect(!unread.output.contains("mallory"), "nor unread: \(unread.output)")
     }
 }
