@@ -162,10 +162,89 @@ struct ConnectionLimitTests {
             }
         }
         #expect(closedWhileDripping)
-        for bad in [["--max-connections", "0"], ["--max-connections-per-source", "x"], ["--connection-idle-timeout", "-1"]] {
+        for bad in [["--max-connections", "0"], ["--max-connections-per-source", "x"], ["--connection-idle-timeout", "-1"],
+                    ["--max-requests-per-source", "-1"], ["--source-ban", "0"], ["--exempt-source", "proxy.example"]] {
             let refused = try RunningProcess(try Interop.binary("parleyd"), bad + ["--no-control", "--no-history"], name: "parleyd")
             #expect(try refused.waitForExit() == 64, "\(bad)")
         }
+    }
+}
+
+/// Stream connections held by one source while others call.
+@Suite("parleyd: a connection attack from one source", .serialized)
+struct ConnectionAttackTests {
+    /// Whether parleyd has closed `fd` (end of file or reset), without waiting; data that came is discarded.
+    static func isClosed(_ fd: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count > 0 { continue }
+            return count == 0 || errno == ECONNRESET
+        }
+    }
+
+    @Test("127.0.0.2 keeps 40 TCP and TLS connections open and dripping: it holds its share only, and TCP and TLS calls connect")
+    func attack() throws {
+        let tls = try TLSInteropTests.certificate()
+        defer { try? FileManager.default.removeItem(at: tls.directory) }
+        let limit = 8
+        let callee = try Parleyd(
+            ["--auto-answer", "0", "--max-connections-per-source", String(limit), "--connection-idle-timeout", "5"],
+            tls: (tls.cert, tls.key))
+        let tlsPort = try #require(callee.tlsPort)
+        // The attacker: 20 connections to each listener, reopened as soon as parleyd closes one, each dripping a
+        // byte every half second (never a whole message), until told to stop.
+        let ports = Array(repeating: callee.port, count: 20) + Array(repeating: tlsPort, count: 20)
+        let attacking = Locked(true)
+        let connections = Locked<[Int32]>(ports.map { DaemonRobustnessTests.connectTCP(port: $0, from: "127.0.0.2") ?? -1 })
+        let reopened = Locked(0)
+        let attacker = Thread {
+            while attacking.withLock({ $0 }) {
+                connections.withLock { fds in
+                    for index in fds.indices {
+                        if fds[index] < 0 || Self.isClosed(fds[index]) {
+                            if fds[index] >= 0 { close(fds[index]) }
+                            fds[index] = DaemonRobustnessTests.connectTCP(port: ports[index], from: "127.0.0.2") ?? -1
+                            reopened.withLock { $0 += 1 }
+                        } else {
+                            _ = withUnsafeBytes(of: UInt8(0x4F)) { send(fds[index], $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
+                        }
+                    }
+                }
+                usleep(500_000)
+            }
+        }
+        attacker.start()
+        defer {
+            attacking.withLock { $0 = false }
+            connections.withLock { $0.forEach { if $0 >= 0 { close($0) } } }
+        }
+        // Its surplus is closed as soon as parleyd accepts it (a loaded machine may take a moment to get there).
+        func holding() -> Int { connections.withLock { fds in fds.filter { $0 >= 0 && !Self.isClosed($0) }.count } }
+        let settled = ContinuousClock.now + .seconds(3)
+        while holding() != limit && ContinuousClock.now < settled { usleep(50_000) }
+        let held = holding()
+        #expect(held == limit, "the attacker holds its share, \(limit) connections, no more and no fewer: \(held)")
+
+        // Meanwhile calls over TCP (sipp) and over TLS (another parleyd) from 127.0.0.1 connect and end.
+        let sipp = try SippRun.run([
+            "-sn", "uac", "127.0.0.1:\(callee.port)", "-i", "127.0.0.1", "-p", String(Interop.freePort()), "-t", "t1",
+            "-s", "parley", "-m", "3", "-r", "3", "-d", "200",
+        ])
+        #expect(sipp.status == 0, "\(sipp.output)")
+        let caller = try Parleyd(
+            ["--tls-ca", tls.cert, "--call", "sips:parley@localhost:\(tlsPort)", "--script", "wait 200; end"],
+            tls: (tls.cert, tls.key))
+        try caller.waitForEnded(1)
+        #expect(caller.transitions == [["idle", "ringing", "joined", "leaving", "left (localEnded)"]])
+
+        // Stop reopening; a moment later no more than the limit of the attacker's connections are open, and it had
+        // to reopen many (the surplus closed at once, the drippers at the idle timeout).
+        attacking.withLock { $0 = false }
+        usleep(700_000)
+        let open = holding()
+        #expect(open <= limit, "\(open) of the attacker's connections open; at most \(limit) may be")
+        #expect(reopened.withLock { $0 } >= 40 - limit, "\(reopened.withLock { $0 }) reopened")
     }
 }
 
