@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "ControlProtocol", targets: ["ControlProtocol"]),
         .library(name: "ParleyControl", targets: ["ParleyControl"]),
         .library(name: "ParleyNode", targets: ["ParleyNode"]),
+        // Test doubles shared by the test targets and the fuzz package (Fuzz/).
+        .library(name: "ParleyTestSupport", targets: ["ParleyTestSupport"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parleyd", targets: ["parleyd"]),
         .executable(name: "parley-bench-core", targets: ["parley-bench-core"]),
@@ -109,7 +111,7 @@ let package = Package(
             dependencies: ["CallHistory", "ConversationKit"]
         ),
         // What test targets share: recorders that wait on events, a hand-driven WebSocket client.
-        .target(name: "ParleyTestSupport", dependencies: ["ControlChannel"]),
+        .target(name: "ParleyTestSupport", dependencies: ["ControlChannel", "ParleyEngine", "SIPMessages", "SIPTransport"]),
         .testTarget(name: "ConversationKitTests", dependencies: ["ConversationKit"]),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages"]),
         .testTarget(name: "SIPSignalingTests", dependencies: ["SIPSignaling", "SIPMessages"]),

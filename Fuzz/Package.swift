@@ -29,6 +29,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ParleyEngine", package: "Parley"), .product(name: "SIPTransport", package: "Parley"),
                 .product(name: "SIPMessages", package: "Parley"), .product(name: "ConversationKit", package: "Parley"),
+                .product(name: "ParleyTestSupport", package: "Parley"),
             ]),
         // Conformance scenario files.
         .executableTarget(

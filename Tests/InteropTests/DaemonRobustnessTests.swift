@@ -25,37 +25,28 @@ struct DaemonRobustnessTests {
         }
     }
 
-    /// A TCP connection to 127.0.0.1:`port` (its descriptor: the caller closes it), or nil.
+    /// A TCP connection to 127.0.0.1:`port` (its descriptor: the caller closes it), from `source` when given
+    /// (another loopback address is another host), or nil.
     static func connectTCP(port: UInt16, from source: String? = nil) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        if let source {  // another loopback address is another host
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
-            let bound = withUnsafePointer(to: &local) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard bound == 0 else {
-                close(fd)
-                return nil
-            }
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
+        let ready = (source.map { host in withIPv4(host, port: 0) { bind(fd, $0, $1) } } ?? 0) == 0
+            && withIPv4("127.0.0.1", port: port) { connect(fd, $0, $1) } == 0
+        guard ready else {
             close(fd)
             return nil
         }
         return fd
+    }
+
+    /// Calls `body` with the socket address of IPv4 `host`:`port`.
+    static func withIPv4<Result>(_ host: String, port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr(host)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
     }
 
     /// Writes `bytes` to a new TCP connection to 127.0.0.1:`port`, then closes it.

@@ -4,67 +4,11 @@ import Foundation
 import ParleyEngine
 import SIPMessages
 import SIPTransport
+import ParleyTestSupport
 import Synchronization
 
-/// A SIP environment on a manual timeline: what the engine sends is collected, timers fire only when the test
-/// advances time, and everything runs on the test's thread.
-final class FakeEnvironment: SIPEnvironment, @unchecked Sendable {
-    // @unchecked Sendable: a test drives it from one thread only; `isCurrent` is always true.
-    struct Sent {
-        let message: SIPMessage
-        let destination: SIPDestination
-    }
-    private struct Timer {
-        let id: UInt64
-        let due: Duration
-        let work: () -> Void
-    }
-
-    private(set) var sent: [Sent] = []
-    private var timers: [UInt64: Timer] = [:]
-    private var nextID: UInt64 = 1
-    private(set) var elapsed: Duration = .zero
-    let start = Date(timeIntervalSince1970: 1_767_225_600)
-
-    func send(_ bytes: Data, to destination: SIPDestination) {
-        guard let message = try? SIPMessage.parse(bytes) else {
-            fatalError("the engine sent something that does not parse:\n\(String(decoding: bytes, as: UTF8.self))")
-        }
-        sent.append(Sent(message: message, destination: destination))
-    }
-
-    func schedule(after delay: Duration, _ work: @escaping () -> Void) -> EngineTimer {
-        defer { nextID += 1 }
-        timers[nextID] = Timer(id: nextID, due: elapsed + delay, work: work)
-        return EngineTimer(id: nextID)
-    }
-
-    func cancel(_ timer: EngineTimer) { timers[timer.id] = nil }
-    var now: Date { start.addingTimeInterval(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) }
-    var uptime: Duration { elapsed }
-    var isCurrent: Bool { true }
-    func execute(_ work: @escaping @Sendable () -> Void) { work() }
-
-    /// Moves time forward, firing due timers in order (timers they start fire too if due).
-    func advance(by duration: Duration) {
-        let end = elapsed + duration
-        while let next = timers.values.filter({ $0.due <= end }).min(by: { ($0.due, $0.id) < ($1.due, $1.id) }) {
-            timers[next.id] = nil
-            elapsed = next.due
-            next.work()
-        }
-        elapsed = end
-    }
-
-    /// Live timers.
-    var pendingTimers: Int { timers.count }
-
-    /// Takes what was sent since the last call.
-    func takeSent() -> [Sent] {
-        defer { sent.removeAll() }
-        return sent
-    }
-}
+/// The engine tests' environment: the shared manual timeline.
+typealias FakeEnvironment = ManualSIPEnvironment
 
 /// Records the transitions the engine announces.
 final class TransitionLog: Sendable {

@@ -1,6 +1,7 @@
 import ConversationKit
 import Foundation
 import ParleyEngine
+import ParleyTestSupport
 import SIPMessages
 import SIPTransport
 
@@ -16,7 +17,7 @@ public func fuzzSIPEngine(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     while !script.isEmpty && run.steps < 64 {
         run.step(&script)
     }
-    run.environment.recording = false  // what the engine sends from here on is retransmissions and timeouts
+    run.environment.keepsSent = false  // what the engine sends from here on is retransmissions and timeouts
     run.environment.advance(by: .seconds(600))
     let left = run.engine.statistics.liveTransactions
     if left != 0 {
@@ -55,7 +56,10 @@ struct Script {
 
 /// One engine, its manager, the peer's view of what was sent.
 final class EngineRun {
-    let environment = ManualEnvironment()
+    let environment = ManualSIPEnvironment()
+    /// The last requests the engine sent, and what a peer learns from its messages.
+    private var requests: [SIPRequest] = []
+    private var learnt = Learnt()
     let manager: ConversationManager
     let engine: ParleyEngine
     let local = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)
@@ -68,18 +72,33 @@ final class EngineRun {
         configuration.maxRingingPerSource = 3
         manager = try! ConversationManager(configuration: .init(supportsVideo: true), clock: ManualClock())
         engine = ParleyEngine(configuration: configuration, manager: manager, environment: environment)
+        environment.onSend = { [unowned self] sent in self.heard(sent.message) }
+    }
+
+    /// Keeps what a peer learns from `message`, and the last few requests to reply to.
+    private func heard(_ message: SIPMessage) {
+        switch message {
+        case .response(let response):
+            learnt.tag = response.headers.to?.tag ?? learnt.tag
+        case .request(let request):
+            learnt.tag = request.headers.from?.tag ?? learnt.tag
+            if request.method == .invite { learnt.callID = request.headers.callID }
+            requests.append(request)
+            if requests.count > 4 { requests.removeFirst() }
+        }
+        _ = environment.takeSent()  // the peer keeps only this much
     }
 
     func step(_ script: inout Script) {
         steps += 1
         switch script.byte() % 8 {
-        case 0, 1: deliver(PeerRequest.make(&script, learnt: environment.learnt), from: script.pick(peers))
+        case 0, 1: deliver(PeerRequest.make(&script, learnt: learnt), from: script.pick(peers))
         case 2: replyToSent(&script)
         case 3: perform(&script)
         case 4: environment.advance(by: .milliseconds(Int64(script.byte()) * 250))
         case 5: deliver(Data(script.chunk()), from: script.pick(peers))
         case 6: retransmitLastReceived()
-        default: deliver(PeerRequest.make(&script, learnt: environment.learnt), from: peers[0])
+        default: deliver(PeerRequest.make(&script, learnt: learnt), from: peers[0])
         }
     }
 
@@ -97,12 +116,8 @@ final class EngineRun {
 
     /// A response to one of the requests the engine sent, echoing its headers as a peer does.
     func replyToSent(_ script: inout Script) {
-        let requests = environment.sent.compactMap { sent -> SIPRequest? in
-            guard case .request(let request) = sent.message else { return nil }
-            return request
-        }
         guard !requests.isEmpty else { return }
-        let request = requests[requests.count - 1 - Int(script.byte()) % min(requests.count, 4)]
+        let request = requests[requests.count - 1 - Int(script.byte()) % requests.count]
         let status = script.pick([100, 180, 183, 200, 200, 401, 407, 408, 481, 486, 487, 491, 500, 503, 603])
         var text = "SIP/2.0 \(status) Fuzz\r\n"
         for name in ["Via", "From", "Call-ID", "CSeq"] { text += "\(name): \(request.headers[name] ?? "")\r\n" }
@@ -187,63 +202,4 @@ enum PeerRequest {
 struct Learnt {
     var tag: String?
     var callID: String?
-}
-
-/// A SIP environment on a manual timeline; it keeps what the engine sent, and what a peer learns from it.
-final class ManualEnvironment: SIPEnvironment, @unchecked Sendable {
-    // @unchecked Sendable: one thread drives it; `isCurrent` is always true.
-    struct Sent {
-        let message: SIPMessage
-    }
-    private struct Timer {
-        let id: UInt64
-        let due: Duration
-        let work: () -> Void
-    }
-
-    private(set) var sent: [Sent] = []
-    private(set) var learnt = Learnt()
-    /// Whether sent messages are parsed (each must parse) and kept.
-    var recording = true
-    private var timers: [UInt64: Timer] = [:]
-    private var nextID: UInt64 = 1
-    private var elapsed: Duration = .zero
-
-    func send(_ bytes: Data, to destination: SIPDestination) {
-        guard recording else { return }
-        guard let message = try? SIPMessage.parse(bytes) else {
-            fatalError("the engine sent something that does not parse:\n\(String(decoding: bytes, as: UTF8.self))")
-        }
-        sent.append(Sent(message: message))
-        switch message {
-        case .response(let response): learnt.tag = response.headers.to?.tag ?? learnt.tag
-        case .request(let request):
-            learnt.tag = request.headers.from?.tag ?? learnt.tag
-            if request.method == .invite { learnt.callID = request.headers.callID }
-        }
-        if sent.count > 64 { sent.removeFirst(sent.count - 64) }
-    }
-
-    func schedule(after delay: Duration, _ work: @escaping () -> Void) -> EngineTimer {
-        defer { nextID += 1 }
-        timers[nextID] = Timer(id: nextID, due: elapsed + delay, work: work)
-        return EngineTimer(id: nextID)
-    }
-
-    func cancel(_ timer: EngineTimer) { timers[timer.id] = nil }
-    var now: Date { Date(timeIntervalSince1970: 1_767_225_600 + Double(elapsed.components.seconds)) }
-    var uptime: Duration { elapsed }
-    var isCurrent: Bool { true }
-    func execute(_ work: @escaping @Sendable () -> Void) { work() }
-
-    /// Moves time forward, firing due timers in order.
-    func advance(by duration: Duration) {
-        let end = elapsed + duration
-        while let next = timers.values.filter({ $0.due <= end }).min(by: { ($0.due, $0.id) < ($1.due, $1.id) }) {
-            timers[next.id] = nil
-            elapsed = max(elapsed, next.due)
-            next.work()
-        }
-        elapsed = end
-    }
 }
