@@ -11,13 +11,16 @@ extension ControlService {
     func listPage(_ params: ListParams) throws(ControlError) -> ListResult {
         var position: ConversationPosition?
         if let cursor = params.cursor {
-            guard let parsed = ConversationPosition(cursor) else {
+            // "EPOCH.POSITION": a cursor from an earlier run of parleyd (positions start again) is refused.
+            let parts = cursor.split(separator: ".", maxSplits: 1)
+            guard parts.count == 2, parts[0] == listEpoch, let parsed = ConversationPosition(String(parts[1])) else {
                 throw ControlError(.invalidParams, "\"cursor\" is not a cursor this parleyd gave.", field: "cursor")
             }
             position = parsed
         }
         let page = engine.manager.conversations(after: position, limit: params.limit ?? ListParams.defaultLimit)
         return ListResult(
-            conversations: page.conversations.map { info(for: $0) }, nextCursor: page.next?.description, total: page.total)
+            conversations: page.conversations.map { info(for: $0) },
+            nextCursor: page.next.map { "\(listEpoch).\($0)" }, total: page.total)
     }
 }

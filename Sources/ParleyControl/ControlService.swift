@@ -21,6 +21,8 @@ public final class ControlService: Sendable {
     private let limits: [String: Int]
     /// What the events have said so far (see ControlService+Events).
     let events = Mutex(EventState())
+    /// This run's mark on `list` cursors (positions start again with the next run).
+    let listEpoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
 
     /// A service for `engine`; `facts` tells `status` the daemon's own facts, `limits` its connection limits.
     public init(

@@ -6,15 +6,17 @@ import ParleyIO
 import SIPTransport
 
 /// Admission of new requests, before any transaction exists: the per-source density check, then for a new INVITE
-/// the live-call limit and the per-source ringing limit. What is refused here leaves no state behind: it is answered
-/// statelessly with one 503 (no 100 Trying, no retransmissions: a spoofed flood draws one datagram per datagram),
-/// or, from a banned source, not answered at all.
+/// the caller policy, the live-call limit and the per-source ringing limit. What is refused here leaves no state
+/// behind: it is answered statelessly with one 403 or 503 (no 100 Trying, no retransmissions: a spoofed flood draws
+/// one datagram per datagram), or, from a banned source, not answered at all.
 ///
 ///   new request ──► density (SourceRateGuard) ──drop──► nothing sent
 ///                        │ admit         └──refuse──► 503 Retry-After: ban
 ///                        ▼
 ///                   new INVITE? ──no──► open its transaction
 ///                        │ yes (and not announced by a push)
+///                        ▼
+///                   caller accepted (--accept-from) ──no──► 403 (and a blocked record, when asked)
 ///                        ▼
 ///                   live calls < maxCalls ──no──► 503 Retry-After: 5
 ///                        ▼
@@ -50,6 +52,21 @@ extension SIPUserAgent {
         guard request.method == .invite, request.headers.to?.tag == nil, let callID = request.headers.callID,
             !pushedCalls.isPending(callID: callID)
         else { return true }
+        if case .anyone = configuration.callers {
+        } else if let from = request.headers.from {
+            let caller = HandleMapping.handle(for: from)
+            guard configuration.callers.admits(caller) else {
+                counters.callersRefused += 1
+                // One line for the first and then every thousandth: a flood of strangers must not flood the log.
+                if counters.callersRefused % 1000 == 1 {
+                    log.info("refused a call from \(caller.value), not an accepted caller (--accept-from; "
+                        + "\(counters.callersRefused) so far)")
+                }
+                refuseStatelessly(request, from: source, status: 403, reason: "Not An Accepted Caller", retryAfter: nil)
+                blocked(caller, callID: callID)
+                return false
+            }
+        }
         guard admitsNewCall(callID) else {
             refuseStatelessly(request, from: source, reason: "Too Many Calls")
             return false
@@ -61,16 +78,29 @@ extension SIPUserAgent {
         return true
     }
 
-    /// 503 with Retry-After, outside any transaction: a limit of ours, not the caller's fault; try later.
+    /// A refusal outside any transaction: by default 503 with Retry-After (a limit of ours, not the caller's fault;
+    /// try later).
     private func refuseStatelessly(
-        _ request: SIPRequest, from source: SIPDestination, reason: String,
-        retryAfter: Int = EngineConfiguration.overLimitRetryAfter
+        _ request: SIPRequest, from source: SIPDestination, status: Int = 503, reason: String,
+        retryAfter: Int? = EngineConfiguration.overLimitRetryAfter
     ) {
+        var headers: SIPHeaders = ["Server": configuration.product]
+        if let retryAfter { headers.append("Retry-After", String(max(1, retryAfter))) }
         let response = request.makeResponse(
-            statusCode: 503, reasonPhrase: reason, toTag: SecureRandom.token(10), copyingRecordRoute: false,
-            headers: ["Retry-After": String(max(1, retryAfter)), "Server": configuration.product],
-            contentType: nil, body: Data())
+            statusCode: status, reasonPhrase: reason, toTag: SecureRandom.token(10), copyingRecordRoute: false,
+            headers: headers, contentType: nil, body: Data())
         transactions.sendStateless(.response(response), to: source)
+    }
+
+    /// Tells whoever records blocked calls, at most `blockedRecordsPerMinute` a minute: a caller's From is whatever
+    /// the caller writes, and spoofed sources are many, so the history must not fill with them.
+    private func blocked(_ caller: Handle, callID: String) {
+        guard let onCallerBlocked else { return }
+        let now = environment.uptime
+        if now - blockedWindow.start >= .seconds(60) { blockedWindow = (now, 0) }
+        guard blockedWindow.count < EngineConfiguration.blockedRecordsPerMinute else { return }
+        blockedWindow.count += 1
+        onCallerBlocked(caller, callID)
     }
 
     private static func seconds(_ duration: Duration) -> Int { Int(duration.components.seconds) }

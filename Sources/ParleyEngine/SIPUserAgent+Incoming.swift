@@ -51,23 +51,13 @@ extension SIPUserAgent {
             return
         }
         let handle = pushed?.call.handle ?? HandleMapping.handle(for: from)
-        guard pushed != nil || configuration.callers.admits(handle) else {
-            counters.callersRefused += 1
-            // One line for the first and then every thousandth: a flood of strangers must not flood the log.
-            if counters.callersRefused % 1000 == 1 {
-                log.info("refused a call from \(handle.value), not an accepted caller (--accept-from; \(counters.callersRefused) so far)")
-            }
-            respond(to: request, key: key, status: 403, reason: "Not An Accepted Caller")
-            onCallerBlocked?(handle, callID)
-            return
-        }
         let uuid = pushed?.call.uuid ?? RandomUUID.make()
         add(CallLeg.incoming(
             uuid: uuid, invite: request, key: key, callID: callID, localTag: SecureRandom.token(10), remoteHandle: handle,
             destination: Self.requestDestination(for: request, source: source), offer: offer))
         counters.incomingCalls += 1
-        if pushed == nil {
-            let sourceKey = SourceKey(host: source.address.host)
+        let sourceKey = SourceKey(host: source.address.host)
+        if pushed == nil && !exemptSources.contains(sourceKey) {  // the ringing limit never applies to an exempt one
             ringingFrom[sourceKey, default: []].append(UUIDKey(uuid))
             sourceOfLeg[UUIDKey(uuid)] = sourceKey
         }

@@ -47,8 +47,10 @@ final class SIPUserAgent {
     var onTonesReceived: ((UUID, String) -> Void)?
     /// Told of the final response that refused a call's INVITE, before the leg hears it.
     var onFinalStatus: ((UUID, SIPFinalStatus) -> Void)?
-    /// Told of a call refused because the caller policy does not accept its caller (with its Call-ID).
+    /// Told of a call refused because the caller policy does not accept its caller (with its Call-ID), at most
+    /// `EngineConfiguration.blockedRecordsPerMinute` a minute (counted in `blockedWindow`).
     var onCallerBlocked: ((Handle, String) -> Void)?
+    var blockedWindow: (start: Duration, count: Int) = (.zero, 0)
     /// Told when a call's conversation was never reported (the manager refused it), so nothing waits for its end.
     var onCallRefused: ((UUID, String) -> Void)?
     /// The session id our SDP origins use (one per process).
@@ -87,6 +89,16 @@ final class SIPUserAgent {
     /// One message from a transport: parsed once, routed to its transaction, then to the call it belongs to.
     func receive(_ inbound: InboundSIPMessage) {
         counters.messagesReceived += 1
+        if requestGuard.limit > 0 {
+            let sourceKey = SourceKey(host: inbound.source.host), now = environment.uptime
+            if requestGuard.isBanned(sourceKey, at: now) {
+                // Nothing from a banned source is read or answered, malformed or not; what it sends still counts,
+                // so a source that keeps flooding stays banned.
+                _ = requestGuard.check(sourceKey, at: now)
+                counters.requestsDropped += 1
+                return
+            }
+        }
         let source = SIPDestination(kind: inbound.kind, address: inbound.source, connection: inbound.connection)
         let message: SIPMessage
         do {

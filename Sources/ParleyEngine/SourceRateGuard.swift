@@ -6,6 +6,12 @@ struct SourceKey: Hashable, Sendable, CustomStringConvertible {
     /// The address, or the /64 written `2001:db8:1:2::/64`.
     let description: String
 
+    /// Every source the guard's full table cannot track, counted as one (so a spoofed flood that fills the table
+    /// does not turn the check off for newcomers: they share one limit, and one ban).
+    static let untracked = SourceKey(named: "(untracked sources)")
+
+    private init(named name: String) { description = name }
+
     /// The key of `host`, a numeric address as the transports report it (IPv6 without brackets).
     init(host: String) {
         var address = in6_addr()
@@ -23,8 +29,9 @@ struct SourceKey: Hashable, Sendable, CustomStringConvertible {
 /// A pike-style density check of the new requests each source sends (Kamailio's `pike` module does the same in
 /// front of a proxy): a source that opens more than `limit` transactions in one second gets 503 for the request
 /// that crossed the line, then nothing at all for the ban period; a source that keeps flooding while banned stays
-/// banned. Sources quiet for a second are forgotten, so a spoofed flood from many addresses costs one small entry
-/// per address for a second, and at most `maxSources` entries in all.
+/// banned. Once the table holds 1,024 sources, those quiet for a second are swept away (at most once a second), so a
+/// spoofed flood from many addresses costs one small entry per address for about a second, and at most `maxSources`
+/// entries in all; beyond that, new sources count together under ``SourceKey/untracked``.
 ///
 ///   request from S ──► S counting ── count ≤ limit ──────────► admit
 ///                          │
@@ -55,7 +62,7 @@ struct SourceRateGuard {
     let limit: Int
     /// How long a source that crossed the limit is dropped.
     let ban: Duration
-    /// Sources tracked at most; beyond, a new source is admitted untracked until the table is swept.
+    /// Sources tracked at most; beyond, new sources count as one (``SourceKey/untracked``) until the table is swept.
     let maxSources: Int
     private var entries: [SourceKey: Entry] = [:]
     /// The table size that calls for a sweep (at most one a second), and when the last one was.
@@ -72,6 +79,12 @@ struct SourceRateGuard {
         self.sweepAt = min(1024, maxSources)
     }
 
+    /// Whether `source` is banned at `now` (nothing it sends is answered).
+    func isBanned(_ source: SourceKey, at now: Duration) -> Bool {
+        guard limit > 0, let until = entries[source]?.bannedUntil else { return false }
+        return now < until
+    }
+
     /// Sources banned at `now`.
     func bannedSources(at now: Duration) -> Int { entries.values.count { $0.bannedUntil.map { now < $0 } ?? false } }
 
@@ -79,8 +92,9 @@ struct SourceRateGuard {
     mutating func check(_ source: SourceKey, at now: Duration) -> Verdict {
         guard limit > 0 else { return .admit }
         if entries.count >= sweepAt, lastSweep.map({ now - $0 >= Self.window }) ?? true { sweep(at: now) }
+        var source = source
+        if entries[source] == nil && entries.count >= maxSources { source = .untracked }
         guard var entry = entries[source] else {
-            guard entries.count < maxSources else { return .admit }
             entries[source] = Entry(windowStart: now, count: 1)
             return .admit
         }

@@ -222,8 +222,11 @@ struct ConnectionAttackTests {
         // Its surplus is closed as soon as parleyd accepts it (a loaded machine may take a moment to get there).
         func holding() -> Int { connections.withLock { fds in fds.filter { $0 >= 0 && !Self.isClosed($0) }.count } }
         let settled = ContinuousClock.now + .seconds(3)
-        while holding() != limit && ContinuousClock.now < settled { usleep(50_000) }
-        let held = holding()
+        var held = holding()
+        while held != limit && ContinuousClock.now < settled {
+            usleep(50_000)
+            held = holding()
+        }
         #expect(held == limit, "the attacker holds its share, \(limit) connections, no more and no fewer: \(held)")
 
         // Meanwhile calls over TCP (sipp) and over TLS (another parleyd) from 127.0.0.1 connect and end.

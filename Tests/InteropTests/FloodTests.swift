@@ -98,7 +98,9 @@ struct FloodTests {
             ((try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])?["result"]
                 as? [String: Any])?["counters"] as? [String: Int], "\(status.output)")
         #expect(counters["requestsRefusedPerSource", default: 0] >= 1, "\(counters)")
-        #expect(counters["requestsDropped", default: 0] >= 18_000, "most of the 20,000 were dropped unanswered: \(counters)")
+        // Of what reached parleyd (the kernel may drop some of a flood), all but the first second's were dropped.
+        let received = counters["messagesReceived", default: 0]
+        #expect(received > 10_000 && counters["requestsDropped", default: 0] * 10 >= received * 9, "\(counters)")
         #expect(counters["sourcesBanned"] == 1, "\(counters)")
         // Only the flood's first second got through the density check, and of that no more than 30 rang.
         let rang = parleyd.transitions.filter { $0.first == "ringing" }.count

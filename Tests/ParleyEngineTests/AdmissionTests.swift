@@ -1,3 +1,5 @@
+import CallHistory
+import ControlProtocol
 import ConversationKit
 import Foundation
 import SIPMessages
@@ -56,16 +58,20 @@ struct SourceRateGuardTests {
         #expect((0..<10_000).allSatisfy { _ in guarded.check(flooder, at: .zero) == .admit })
     }
 
-    @Test("the table is bounded: beyond maxSources a new source goes untracked; quiet sources are swept away")
+    @Test("the table is bounded: beyond maxSources newcomers share one limit and one ban; quiet sources are swept away")
     func boundedTable() {
-        var guarded = SourceRateGuard(limit: 1, ban: .seconds(60), maxSources: 2000)
+        var guarded = SourceRateGuard(limit: 2, ban: .seconds(60), maxSources: 2000)
         for index in 0..<2000 { _ = guarded.check(SourceKey(host: "10.0.\(index / 256).\(index % 256)"), at: .zero) }
-        let late = SourceKey(host: "198.51.100.7")
+        let late = SourceKey(host: "198.51.100.7"), later = SourceKey(host: "198.51.100.8")
         #expect(guarded.check(late, at: .milliseconds(10)) == .admit)
-        #expect(guarded.check(late, at: .milliseconds(20)) == .admit, "untracked while the table is full")
-        // A second later the 2,000 are quiet: the sweep frees their entries and the newcomer is counted again.
+        #expect(guarded.check(later, at: .milliseconds(20)) == .admit, "newcomers count together while the table is full")
+        #expect(guarded.check(late, at: .milliseconds(30)) == .refuse)
+        #expect(guarded.check(SourceKey(host: "198.51.100.9"), at: .milliseconds(40)) == .drop, "and are banned together")
+        #expect(guarded.check(SourceKey(host: "10.0.0.1"), at: .milliseconds(50)) == .admit, "tracked sources are not")
+        // A second later the 2,000 are quiet: the sweep frees their entries and a newcomer is counted on its own.
         #expect(guarded.check(late, at: .seconds(2)) == .admit)
-        #expect(guarded.check(late, at: .seconds(2) + .milliseconds(1)) == .refuse)
+        #expect(guarded.check(late, at: .seconds(2) + .milliseconds(1)) == .admit)
+        #expect(guarded.check(late, at: .seconds(2) + .milliseconds(2)) == .refuse)
     }
 
     @Test("IPv6 sources count by /64; IPv4 by address")
@@ -109,12 +115,13 @@ struct AdmissionTests {
         // Banned: nothing answers, nothing is kept, retransmissions included.
         for index in 6..<50 { harness.deliver(Self.invite(index), body: PeerMessages.offer, from: Self.flooder) }
         harness.deliver(Self.invite(5), body: PeerMessages.offer, from: Self.flooder)
+        harness.deliver("INVITE nonsense\nVia: garbage", from: Self.flooder)  // not even a 400 for it
         #expect(harness.sent().isEmpty)
         #expect(harness.engine.statistics.liveTransactions == transactions)
         #expect(harness.manager.conversations.count == 5)
         let statistics = harness.engine.statistics
         #expect(statistics.requestsRefusedPerSource == 1)
-        #expect(statistics.requestsDropped == 45)
+        #expect(statistics.requestsDropped == 46)
         #expect(statistics.sourcesBanned == 1)
         // Another source still rings at once.
         harness.deliver(PeerMessages.invite(callID: "legit@peer", branch: "z9hG4bK-legit"), body: PeerMessages.offer)
@@ -176,6 +183,37 @@ struct AdmissionTests {
         for index in 0..<20 { harness.deliver(Self.invite(index), body: PeerMessages.offer, from: Self.flooder) }
         #expect(harness.manager.conversations.count == 20)
         #expect(!harness.sent().contains { $0.response?.statusCode == 503 })
+    }
+
+    @Test("a caller --accept-from refuses: one stateless 403, no transaction; blocked records at most 30 a minute")
+    func strangersAreRefusedStatelessly() throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "parley-blocked-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
+        let harness = try EngineHarness(history: HistoryRecorder(store: store, configuration: .init())) {
+            $0.callers = .only([Handle(kind: .generic, value: "sip:bob@127.0.0.1")], .northAmerica)
+            $0.recordsBlockedCalls = true
+        }
+        let probe = ServiceProbe(harness, history: store)  // to hear the history's events
+        let before = harness.engine.statistics.liveTransactions
+        for index in 0..<40 { harness.deliver(Self.invite(index), body: PeerMessages.offer, from: Self.flooder) }
+        harness.deliver(Self.invite(0), body: PeerMessages.offer, from: Self.flooder)  // a retransmission: 403 again
+        let statuses = harness.sent().compactMap(\.response?.statusCode)
+        #expect(statuses == Array(repeating: 403, count: 41), "\(statuses)")
+        #expect(harness.engine.statistics.liveTransactions == before)
+        #expect(harness.manager.conversations.isEmpty)
+        #expect(harness.engine.statistics.callersRefused == 41)
+        func inserted(_ events: [ControlEventMessage]) -> Int {
+            events.filter { if case .historyChanged(let change) = $0 { change.change == "inserted" } else { false } }.count
+        }
+        #expect(probe.events.wait(until: { inserted($0) >= 30 }), "30 blocked records written")
+        var query = HistoryQuery()
+        query.statuses = [.blocked]
+        #expect(try store.count(query) == 30, "at most 30 blocked records a minute")
+        query.statuses = []
+        query.unreadOnly = true
+        #expect(try store.count(query) == 0, "none of them unread")
     }
 
     @Test("a bad exempt source is a configuration problem")

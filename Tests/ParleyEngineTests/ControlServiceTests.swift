@@ -440,11 +440,15 @@ struct ListPagingTests {
             harness.deliver(PeerMessages.invite(callID: "few-\(index)@peer", branch: "z9hG4bK-few-\(index)"))
         }
         let probe = ServiceProbe(harness)
-        for params in [#"{"limit": 0}"#, #"{"limit": 201}"#, #"{"cursor": "nope"}"#, #"{"cursor": "-1"}"#, #"{"cursor": "007"}"#] {
+        for params in [#"{"limit": 0}"#, #"{"limit": 201}"#, #"{"cursor": "nope"}"#, #"{"cursor": "-1"}"#, #"{"cursor": "007"}"#,
+                       #"{"cursor": "1"}"#, #"{"cursor": "abc.1"}"#] {
             #expect(try probe.errorCode(#"{"v": 1, "id": 1, "method": "list", "params": \#(params)}"#) == "invalidParams", "\(params)")
         }
         let first = try #require(try probe.call(#"{"v": 1, "id": 1, "method": "list", "params": {"limit": 2}}"#)["result"] as? [String: Any])
         let cursor = try #require(first["nextCursor"] as? String)
+        let nextRun = ServiceProbe(harness)
+        #expect(try nextRun.errorCode(#"{"v": 1, "id": 1, "method": "list", "params": {"cursor": "\#(cursor)"}}"#) == "invalidParams",
+                "a cursor from another run of parleyd")
         let last = try #require(try probe.call(#"{"v": 1, "id": 1, "method": "list", "params": {"limit": 2, "cursor": "\#(cursor)"}}"#)["result"] as? [String: Any])
         #expect((last["conversations"] as? [[String: Any]])?.compactMap { $0["callID"] as? String } == ["few-2@peer"])
         #expect(last["nextCursor"] is NSNull)

@@ -68,7 +68,8 @@ final class EngineRun {
 
     init() {
         var configuration = EngineConfiguration(listenAddresses: [local], ringTimeout: .seconds(30))
-        configuration.maxRequestsPerSource = 20
+        configuration.maxRequestsPerSource = 20  // the ban (1 s) is met, and served, within a script
+        configuration.sourceBan = .seconds(1)
         configuration.maxRingingPerSource = 3
         manager = try! ConversationManager(configuration: .init(supportsVideo: true), clock: ManualClock())
         engine = ParleyEngine(configuration: configuration, manager: manager, environment: environment)
