@@ -110,6 +110,14 @@ public struct SIPParseError: Error, Sendable, Hashable, CustomStringConvertible 
         return copy
     }
 
+    /// Whether `value` starts as a Via does: `SIP/x/TRANSPORT` then a host.
+    private static func isViaShaped(_ value: String) -> Bool {
+        let parts = value.trimmingCharacters(in: .whitespaces).split(whereSeparator: { $0 == " " || $0 == "\t" })
+        guard parts.count >= 2 else { return false }
+        let protocolParts = parts[0].split(separator: "/", omittingEmptySubsequences: false)
+        return protocolParts.count == 3 && protocolParts[0].uppercased() == "SIP" && protocolParts.allSatisfy { !$0.isEmpty }
+    }
+
     /// "400 Missing header(s): Call-ID" or "drop: …".
     public var description: String {
         if let code = suggestedResponse.statusCode { return "\(code) \(reason)" }
@@ -118,9 +126,11 @@ public struct SIPParseError: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// The error response to send for a refused request: the suggested status with `reason` as its phrase, Via, From,
     /// To, Call-ID and CSeq copied from the fields that could be read, and `toTag` added to To when it has none.
-    /// Nil when the suggestion is `.drop` or there is no Via to send the response along (RFC 3261 §18.2.2).
+    /// Nil when the suggestion is `.drop` or there is no Via to send the response along (RFC 3261 §18.2.2): none, or
+    /// one that is not even shaped as `SIP/version/transport sent-by` (answering garbage would only reflect it; a
+    /// wrong version, as in RFC 4475's `badvers`, still gets its 505).
     public func errorResponse(toTag: String? = nil) -> SIPResponse? {
-        guard let code = suggestedResponse.statusCode, headers.contains("Via") else { return nil }
+        guard let code = suggestedResponse.statusCode, let via = headers["Via"], Self.isViaShaped(via) else { return nil }
         return SIPResponse.answering(headers: headers, statusCode: code, reasonPhrase: reason, toTag: toTag)
     }
 }

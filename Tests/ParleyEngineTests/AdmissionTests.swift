@@ -216,6 +216,19 @@ struct AdmissionTests {
         #expect(try store.count(query) == 0, "none of them unread")
     }
 
+    @Test("a malformed request whose Via does not parse is dropped, not answered with a response nobody can read")
+    func garbageVia() throws {
+        // sip-engine's first find (Fuzz/Corpus/sip-engine/regression-garbage-via): the 400 echoed `Via: x` and had
+        // nothing else, not even a Call-ID.
+        let harness = try EngineHarness()
+        harness.engine.receive(InboundSIPMessage(
+            bytes: Data("InVx SIP/2.0\r\nVia: x\r\n\r\n".utf8), kind: .udp, source: Self.flooder, connection: nil,
+            local: harness.local))
+        #expect(harness.environment.takeSent().isEmpty)
+        #expect(harness.environment.unparsedErrorResponses == 0)
+        #expect(harness.engine.statistics.malformedMessages == 1)
+    }
+
     @Test("a bad exempt source is a configuration problem")
     func badExemptSource() {
         var configuration = EngineConfiguration(listenAddresses: [ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)])
