@@ -35,10 +35,11 @@ public struct HistoryRecorder: Sendable {
 
     /// The record of a call refused before it rang because the caller is not accepted (nil when Recents excludes
     /// conversations): read, not missed, with the caller as the SIP request named them.
-    public func blockedRecord(from caller: Handle, callID: String?, at date: Date) -> CallRecord? {
+    public func blockedRecord(from caller: Handle, to local: Handle?, callID: String?, at date: Date) -> CallRecord? {
         guard includesConversationsInRecents else { return nil }
         return CallRecord(
             uuid: UUID(), direction: .incoming, remoteHandles: [RecordedHandle(caller, normalizer: normalizer)],
+            localHandle: local,
             status: .blocked, endedReason: .localEnded, startedAt: date, endedAt: date, callID: callID, isRead: true)
     }
 

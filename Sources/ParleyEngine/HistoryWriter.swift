@@ -34,8 +34,10 @@ final class HistoryWriter: Sendable {
     }
 
     /// Queues a record made elsewhere (a blocked caller's); `done` as for a conversation.
-    func recordBlocked(_ caller: Handle, callID: String, at date: Date, done: @escaping @Sendable (CallRecord?) -> Void) {
-        guard let record = recorder.blockedRecord(from: caller, callID: callID, at: date) else {
+    func recordBlocked(
+        _ caller: Handle, to local: Handle, callID: String, at date: Date, done: @escaping @Sendable (CallRecord?) -> Void
+    ) {
+        guard let record = recorder.blockedRecord(from: caller, to: local, callID: callID, at: date) else {
             done(nil)
             return
         }

@@ -56,9 +56,9 @@ public final class ParleyEngine: ConversationManagerDelegate {
         agent.onRegistrationChanged = { [weak self] state in self?.emit(.registrationChanged(state)) }
         agent.onTonesReceived = { [weak self] uuid, digits in self?.emit(.tonesReceived(uuid, digits: digits)) }
         if configuration.recordsBlockedCalls, let history = self.history {
-            agent.onCallerBlocked = { [weak self, environment] caller, callID in
+            agent.onCallerBlocked = { [weak self, environment, localHandle] caller, callID in
                 guard let engine = self else { return }
-                history.recordBlocked(caller, callID: callID, at: environment.now) { [weak engine] record in
+                history.recordBlocked(caller, to: localHandle, callID: callID, at: environment.now) { [weak engine] record in
                     if let record { engine?.emit(.historyRecorded(record.uuid, recordID: record.id)) }
                 }
             }

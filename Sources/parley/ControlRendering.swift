@@ -8,9 +8,12 @@ enum ControlRendering {
     /// The `parley list` table.
     static func list(_ result: ListResult, now: Date = Date()) -> String {
         guard !result.conversations.isEmpty else { return "no live conversations" }
-        var lines = ["  #  conversation  state     direction  duration  flags         group     who"]
+        // The # column is as wide as the largest number, right-aligned, so the columns after it stay in line.
+        let width = String(result.conversations.count).count
+        func number(_ text: String) -> String { String(repeating: " ", count: width - text.count) + text }
+        var lines = ["  \(number("#"))  conversation  state     direction  duration  flags         group     who"]
         for (index, conversation) in result.conversations.enumerated() {
-            lines.append("  \(index + 1)  " + line(conversation, now: now))
+            lines.append("  \(number(String(index + 1)))  " + line(conversation, now: now))
         }
         return lines.joined(separator: "\n")
     }

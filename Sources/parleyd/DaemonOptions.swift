@@ -254,16 +254,26 @@ struct DaemonOptions {
     /// `--register` and its companions.
     /// `any`, `contacts` or a comma-separated list of SIP URIs and phone numbers.
     static func acceptFrom(_ text: String, hasContacts: Bool) throws(UsageError) -> NodeConfiguration.AcceptFrom {
-        switch text {
+        let keywords = ["any", "contacts"]
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
         case "any": return .anyone
         case "contacts":
             guard hasContacts else { throw UsageError("--accept-from contacts needs --contacts FILE") }
             return .contacts
         default:
-            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let items = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
             var handles: [Handle] = []
             for item in items {
-                guard let handle = DialTarget.parse(item) else {
+                guard !item.isEmpty else { throw UsageError("--accept-from: an empty item in \"\(text)\"") }
+                guard !keywords.contains(item.lowercased()) else {
+                    throw UsageError("--accept-from: \(item) stands alone, not in a list of callers")
+                }
+                // A caller is named by a SIP URI or a phone number; a bare word would be taken for a user at our
+                // own domain and match nobody.
+                let lowered = item.lowercased()
+                let named = lowered.hasPrefix("sip:") || lowered.hasPrefix("sips:") || lowered.first == "+"
+                    || lowered.first?.isNumber == true
+                guard named, let handle = DialTarget.parse(item) else {
                     throw UsageError("--accept-from: \"\(item)\" is not a SIP URI or a phone number (or any, contacts)")
                 }
                 handles.append(handle)

@@ -276,7 +276,9 @@ struct CallerPolicyTests {
         let history = try ControlCLITests.parley(["history", "--json", "--data-dir", alice.dataDirectory.path])
         #expect(history.output.contains("sip:bob@127.0.0.1:\(bob.port)") && !history.output.contains("mallory"), "\(history.output)")
 
-        for bad in [["--accept-from", "contacts"], ["--accept-from", "not a caller"], ["--accept-from", ","], ["--record-blocked"]] {
+        for bad in [["--accept-from", "contacts"], ["--accept-from", "not a caller"], ["--accept-from", ","], ["--record-blocked"],
+                    ["--accept-from", "nobody"], ["--accept-from", "any,sip:a@127.0.0.1"], ["--accept-from", "sip:a@127.0.0.1,,"],
+                    ["--accept-from", "Contacts"]] {
             let refused = try RunningProcess(try Interop.binary("parleyd"), bad + ["--no-control", "--no-history"], name: "parleyd")
             #expect(try refused.waitForExit() == 64, "\(bad)")
         }
