@@ -23,7 +23,7 @@ public enum ControlReference {
     /// What each method does, and what it answers.
     public static func summary(of method: ControlMethodName) -> (does: String, result: String) {
         switch method {
-        case .status: ("versions, listening addresses, registration, counters and limits", "`StatusResult`: `{\"protocol\": 1, \"daemon\": {\"version\", \"user\", \"listening\", \"pushToken\", \"webPage\"}, \"registration\": {registration}, \"conversations\": n, \"counters\": {…}, \"limits\": {…}}`; `limits` holds the connection limits below (`maxClients`, `helloTimeoutMs`, …) and the merge limits, `maxConversationGroups` and `maxConversationsPerGroup`")
+        case .status: ("versions, listening addresses, registration, counters and limits", "`StatusResult`: `{\"protocol\": 1, \"daemon\": {\"version\", \"user\", \"listening\", \"pushToken\", \"webPage\"}, \"registration\": {registration}, \"conversations\": n, \"counters\": {…}, \"limits\": {…}}`; `limits` holds the connection limits below (`maxClients`, `helloTimeoutMs`, …) and the merge limits, `maxConversationGroups` and `maxConversationsPerGroup`, and the SIP limits of docs/robustness.md, `maxCalls`, `maxRingingPerSource`, `maxRequestsPerSource` and `sourceBanSeconds`")
         case .list:
             ("one page of the live conversations, oldest first (follow `nextCursor` for the rest)",
              "`{\"conversations\": [conversation, …], \"nextCursor\": string or null, \"total\": integer}`")

@@ -51,6 +51,10 @@ public final class ControlEndpoint: Sendable {
             // A frontend offers Merge only where the manager's group limits allow it.
             "maxConversationGroups": engine.manager.configuration.maximumConversationGroups,
             "maxConversationsPerGroup": engine.manager.configuration.maximumConversationsPerConversationGroup,
+            // The SIP side's limits (docs/robustness.md), for a frontend that explains a refusal.
+            "maxCalls": engine.configuration.maxCalls, "maxRingingPerSource": engine.configuration.maxRingingPerSource,
+            "maxRequestsPerSource": engine.configuration.maxRequestsPerSource,
+            "sourceBanSeconds": Int(engine.configuration.sourceBan.components.seconds),
         ]
         let webPage = Mutex<String?>(nil)
         let service = ControlService(
