@@ -89,7 +89,7 @@ final class SIPUserAgent {
     /// One message from a transport: parsed once, routed to its transaction, then to the call it belongs to.
     func receive(_ inbound: InboundSIPMessage) {
         counters.messagesReceived += 1
-        if requestGuard.limit > 0 {
+        if requestGuard.mayBan(at: environment.uptime) {
             let sourceKey = SourceKey(host: inbound.source.host), now = environment.uptime
             if requestGuard.isBanned(sourceKey, at: now) {
                 // Nothing from a banned source is read or answered, malformed or not; what it sends still counts,

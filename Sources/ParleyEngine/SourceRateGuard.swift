@@ -68,6 +68,9 @@ struct SourceRateGuard {
     /// The table size that calls for a sweep (at most one a second), and when the last one was.
     private var sweepAt: Int
     private var lastSweep: Duration?
+    /// When the latest ban ends: before then some source may be banned, after it none is (the common case costs
+    /// no lookup).
+    private var bansEnd: Duration = .zero
     private static let window = Duration.seconds(1)
 
     /// A guard admitting `limit` new requests per source per second and banning a source for `ban` beyond it.
@@ -79,9 +82,12 @@ struct SourceRateGuard {
         self.sweepAt = min(1024, maxSources)
     }
 
+    /// Whether any source may be banned at `now` (false: no need to look one up).
+    func mayBan(at now: Duration) -> Bool { limit > 0 && now < bansEnd }
+
     /// Whether `source` is banned at `now` (nothing it sends is answered).
     func isBanned(_ source: SourceKey, at now: Duration) -> Bool {
-        guard limit > 0, let until = entries[source]?.bannedUntil else { return false }
+        guard limit > 0, now < bansEnd, let until = entries[source]?.bannedUntil else { return false }
         return now < until
     }
 
@@ -106,14 +112,19 @@ struct SourceRateGuard {
         defer { entries[source] = entry }
         if let until = entry.bannedUntil {
             if now < until {
-                if entry.count > limit { entry.bannedUntil = now + ban }
+                if entry.count > limit { banUntil(now + ban, &entry) }
                 return .drop
             }
             entry.bannedUntil = nil
         }
         guard entry.count > limit else { return .admit }
-        entry.bannedUntil = now + ban
+        banUntil(now + ban, &entry)
         return .refuse
+    }
+
+    private mutating func banUntil(_ until: Duration, _ entry: inout Entry) {
+        entry.bannedUntil = until
+        bansEnd = max(bansEnd, until)
     }
 
     /// Forgets sources whose second is over and who are not banned (or whose ban is over).
