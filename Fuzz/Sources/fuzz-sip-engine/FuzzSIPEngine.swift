@@ -19,9 +19,10 @@ public func fuzzSIPEngine(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     }
     run.environment.keepsSent = false  // what the engine sends from here on is retransmissions and timeouts
     run.environment.advance(by: .seconds(600))
-    let left = run.engine.statistics.liveTransactions
-    if left != 0 {
-        fatalError("\(left) transactions still live ten minutes after the last step")
+    let statistics = run.engine.statistics
+    if statistics.liveTransactions != 0 {
+        fatalError("\(statistics.liveTransactions) transactions still live ten minutes after the last step "
+            + "(\(statistics.pendingRequests) of them ours, client transactions)")
     }
     run.manager.invalidate()
     return 0
@@ -56,6 +57,8 @@ struct Script {
 
 /// One engine, its manager, the peer's view of what was sent.
 final class EngineRun {
+    /// `PARLEY_FUZZ_TRACE=1` prints every step and the engine's log, to read what an input did.
+    static let tracing = ProcessInfo.processInfo.environment["PARLEY_FUZZ_TRACE"] != nil
     let environment = ManualSIPEnvironment()
     /// The last requests the engine sent, and what a peer learns from its messages.
     private var requests: [SIPRequest] = []
@@ -72,7 +75,8 @@ final class EngineRun {
         configuration.sourceBan = .seconds(1)
         configuration.maxRingingPerSource = 3
         manager = try! ConversationManager(configuration: .init(supportsVideo: true), clock: ManualClock())
-        engine = ParleyEngine(configuration: configuration, manager: manager, environment: environment)
+        engine = ParleyEngine(configuration: configuration, manager: manager, environment: environment,
+            log: Self.tracing ? EngineLog(level: .debug) { _, line in print("log: \(line)") } : .silent)
         environment.onSend = { [unowned self] sent in self.heard(sent.message) }
     }
 
@@ -106,6 +110,9 @@ final class EngineRun {
     private var lastDelivered: (Data, SIPPeerAddress)?
 
     func deliver(_ bytes: Data, from source: SIPPeerAddress) {
+        if Self.tracing {
+            print("deliver from \(source.host):\n\(String(decoding: bytes, as: UTF8.self))")
+        }
         lastDelivered = (bytes, source)
         engine.receive(InboundSIPMessage(bytes: bytes, kind: .udp, source: source, connection: nil, local: local))
     }
@@ -154,6 +161,7 @@ final class EngineRun {
         case 7: action = .merge(conversationUUID: uuid, with: live[Int(script.byte()) % live.count].uuid)
         default: action = .unmerge(conversationUUID: uuid)
         }
+        if Self.tracing { print("perform \(action)") }
         try? manager.perform([action])
     }
 }
