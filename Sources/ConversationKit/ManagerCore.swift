@@ -153,12 +153,9 @@ struct ManagerCore: Sendable {
         }
         let key = UUIDKey(entry.conversation.uuid)
         slotOf[key] = slot
-        if let last = order.last, last.sequence > entry.sequence {
-            let position = order.firstIndex { $0.sequence > entry.sequence } ?? order.endIndex
-            order.insert((key, entry.sequence), at: position)
-        } else {
-            order.append((key, entry.sequence))
-        }
+        // Sequences are taken as entries are inserted, so `order` stays sorted by appending.
+        precondition(order.last.map { $0.sequence < entry.sequence } ?? true, "entries are inserted in sequence order")
+        order.append((key, entry.sequence))
         return slot
     }
 

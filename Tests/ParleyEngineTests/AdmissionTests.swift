@@ -187,11 +187,9 @@ struct AdmissionTests {
 
     @Test("a caller --accept-from refuses: one stateless 403, no transaction; blocked records at most 30 a minute")
     func strangersAreRefusedStatelessly() throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "parley-blocked-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
-        let harness = try EngineHarness(history: HistoryRecorder(store: store, configuration: .init())) {
+        let history = try TemporaryHistory("blocked")
+        let store = history.store
+        let harness = try EngineHarness(history: history.recorder) {
             $0.callers = .only([Handle(kind: .generic, value: "sip:bob@127.0.0.1")], .northAmerica)
             $0.recordsBlockedCalls = true
         }

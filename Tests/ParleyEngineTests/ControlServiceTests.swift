@@ -312,11 +312,9 @@ struct ControlChangeEventTests {
 struct ControlHistoryTests {
     @Test("historyCount for badges; markRead, deleteRecord and clearHistory emit historyChanged with the ids; redial")
     func historyMethods() throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "parley-control-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
-        let harness = try EngineHarness(history: HistoryRecorder(store: store, configuration: .init()))
+        let history = try TemporaryHistory("control")
+        let store = history.store
+        let harness = try EngineHarness(history: history.recorder)
         let probe = ServiceProbe(harness, history: store)
         harness.deliver(
             PeerMessages.invite().replacingOccurrences(of: "sip:alice@127.0.0.1:5062>", with: "sip:+14155550100@127.0.0.1:5062>"),
@@ -355,11 +353,9 @@ struct ControlHistoryTests {
 struct ControlEventTests {
     @Test("the event stream carries handled pushes, conversation changes and history records, in order")
     func events() throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "parley-events-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
-        let harness = try EngineHarness(history: HistoryRecorder(store: store, configuration: .init()))
+        let history = try TemporaryHistory("events")
+        let store = history.store
+        let harness = try EngineHarness(history: history.recorder)
         let probe = ServiceProbe(harness, history: store)
         _ = harness.engine.handlePush(PushedCall(
             uuid: UUID(), handle: PushedCallTests.alice, callID: "ev@peer", isVideo: false,

@@ -10,6 +10,23 @@ import Synchronization
 /// The engine tests' environment: the shared manual timeline.
 typealias FakeEnvironment = ManualSIPEnvironment
 
+/// A call history in a fresh temporary directory, removed when the value goes.
+final class TemporaryHistory {
+    let directory: URL
+    let store: SQLiteCallHistory
+
+    init(_ name: String) throws {
+        directory = FileManager.default.temporaryDirectory.appending(path: "parley-\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        store = try SQLiteCallHistory(path: directory.appending(path: "history.sqlite").path)
+    }
+
+    /// A recorder into the store, for an engine harness.
+    var recorder: HistoryRecorder { HistoryRecorder(store: store, configuration: .init()) }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+}
+
 /// Records the transitions the engine announces.
 final class TransitionLog: Sendable {
     private let lines = Mutex<[String]>([])
