@@ -114,9 +114,31 @@ extension CallLeg {
     func reinviteResponse(
         _ response: SIPResponse, cseq: UInt32, in confirmed: inout Confirmed, context: some CallLegContext
     ) -> ([CallLegEffect], failedStatus: Int?) {
-        guard case .sent(let request, let shape, let offer, cseq) = confirmed.ownOffer, !response.isProvisional else {
-            return ([], nil)
+        guard case .sent(let request, let shape, let offer, cseq) = confirmed.ownOffer else { return ([], nil) }
+        guard !response.isProvisional else {
+            // The transaction is in Proceeding, where no timer of RFC 3261 ends it: the leg's own guard does.
+            return ([.startTimer(.reinviteGuard, after: context.configuration.timers.t1 * 64)], nil)
         }
+        let (effects, failedStatus) = reinviteAnswered(
+            response, request: request, shape: shape, offer: offer, cseq: cseq, in: &confirmed, context: context)
+        return ([.cancelTimer(.reinviteGuard)] + effects, failedStatus)
+    }
+
+    /// Our re-INVITE was answered by no final response in time after its provisional ones: it is given up, and the
+    /// dialog fails as on a timeout (RFC 3261 §14.1).
+    func reinviteUnanswered(_ confirmed: inout Confirmed) -> [CallLegEffect]? {
+        guard case .sent(let request, _, _, let cseq) = confirmed.ownOffer else { return nil }
+        confirmed.ownOffer = .none
+        return [
+            .log(.info, "no final response to our re-INVITE; giving up"), .abandon(.reinvite(cseq: cseq)),
+            failed(request, reason: "no final answer to the re-INVITE"),
+        ]
+    }
+
+    private func reinviteAnswered(
+        _ response: SIPResponse, request: OfferRequest, shape: OfferShape, offer: SDPSession, cseq: UInt32,
+        in confirmed: inout Confirmed, context: some CallLegContext
+    ) -> ([CallLegEffect], failedStatus: Int?) {
         guard DialogID(responseAsUAC: response) == confirmed.dialog.id else {
             // Its tags were changed: the dialog cannot go on.
             confirmed.ownOffer = .none

@@ -395,7 +395,7 @@ extension CallLeg {
                 ] + end(.unanswered, in: context)
             case .autoAnswer:
                 return [.performJoin]
-            case .retransmitSuccess, .ackTimeout, .glareRetry, .cancelGuard:
+            case .retransmitSuccess, .ackTimeout, .glareRetry, .cancelGuard, .reinviteGuard:
                 return []
             }
         case .outgoing(var outgoing):
@@ -405,7 +405,7 @@ extension CallLeg {
                 return settle(outgoing, outcome, in: context)
             case .cancelGuard:
                 return settle(outgoing, outgoing.cancelGuardFired(), in: context)
-            case .autoAnswer, .retransmitSuccess, .ackTimeout, .glareRetry:
+            case .autoAnswer, .retransmitSuccess, .ackTimeout, .glareRetry, .reinviteGuard:
                 return []
             }
         case .answering(var answering):
@@ -416,7 +416,7 @@ extension CallLeg {
                 return effects
             case .ackTimeout:
                 return ackNeverCame(answering.dialog, destination: answering.destination, in: context)
-            case .ring, .autoAnswer, .glareRetry, .cancelGuard:
+            case .ring, .autoAnswer, .glareRetry, .cancelGuard, .reinviteGuard:
                 return []
             }
         case .confirmed(var confirmed):
@@ -433,6 +433,10 @@ extension CallLeg {
                 let effects = retryReinvite(&confirmed, in: context)
                 state = .confirmed(confirmed)
                 return effects
+            case .reinviteGuard:
+                guard let effects = reinviteUnanswered(&confirmed) else { return [] }
+                state = .confirmed(confirmed)
+                return effects + dialogFailed(status: 408, confirmed: confirmed, in: context)
             case .ring, .autoAnswer, .cancelGuard:
                 return []
             }

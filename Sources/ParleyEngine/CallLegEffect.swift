@@ -43,6 +43,9 @@ enum CallLegTimer: Hashable, Sendable, CaseIterable {
     case glareRetry
     /// Caller: 64·T1 after our CANCEL without the INVITE's final response: the call is given up.
     case cancelGuard
+    /// 64·T1 after the last provisional response to our re-INVITE without a final one (RFC 3261 has no timer for an
+    /// INVITE client transaction in Proceeding): the re-INVITE is given up, and the dialog with it, as on a timeout.
+    case reinviteGuard
 }
 
 /// How a client transaction of the leg ended without a final response.

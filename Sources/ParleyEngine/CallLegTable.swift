@@ -42,6 +42,7 @@ public enum CallLegTable {
         case ackTimer = "timer: ackTimeout"
         case glareTimer = "timer: glareRetry"
         case cancelGuardTimer = "timer: cancelGuard"
+        case reinviteGuardTimer = "timer: reinviteGuard"
         case left = "the conversation ended"
         case shutdown = "shutdown"
     }
@@ -186,6 +187,7 @@ public enum CallLegTable {
         case .ackTimer: return leg.timerFired(.ackTimeout, in: context)
         case .glareTimer: return leg.timerFired(.glareRetry, in: context)
         case .cancelGuardTimer: return leg.timerFired(.cancelGuard, in: context)
+        case .reinviteGuardTimer: return leg.timerFired(.reinviteGuard, in: context)
         case .left: return leg.conversationLeft(in: context)
         case .shutdown: return leg.shutDown(in: context)
         }

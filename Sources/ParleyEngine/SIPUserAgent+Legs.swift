@@ -7,7 +7,7 @@ import SIPTransport
 
 /// The running timers of one call leg, at most one of each kind (inline: no allocation per leg).
 struct LegTimers {
-    private var ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard: EngineTimer?
+    private var ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard: EngineTimer?
 
     subscript(timer: CallLegTimer) -> EngineTimer? {
         get {
@@ -18,6 +18,7 @@ struct LegTimers {
             case .ackTimeout: ackTimeout
             case .glareRetry: glareRetry
             case .cancelGuard: cancelGuard
+            case .reinviteGuard: reinviteGuard
             }
         }
         set {
@@ -28,6 +29,7 @@ struct LegTimers {
             case .ackTimeout: ackTimeout = newValue
             case .glareRetry: glareRetry = newValue
             case .cancelGuard: cancelGuard = newValue
+            case .reinviteGuard: reinviteGuard = newValue
             }
         }
     }
@@ -45,7 +47,7 @@ struct LegTimers {
     }
 
     /// Every running timer.
-    var all: [EngineTimer] { [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard].compactMap { $0 } }
+    var all: [EngineTimer] { [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard].compactMap { $0 } }
 }
 
 /// The driver's side of the call legs: feeding them inputs and carrying out their effects.

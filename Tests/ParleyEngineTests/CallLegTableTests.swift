@@ -15,7 +15,7 @@ struct CallLegTableTests {
     static func expectedRow(_ input: CallLegTable.Input) -> String {
         switch input {
         case .ring, .reinvite, .info, .inviteAgain, .successAgain, .trying, .cancelAnswered, .hold, .tones, .videoOn,
-            .autoAnswerTimer, .retransmitTimer, .glareTimer:
+            .autoAnswerTimer, .retransmitTimer, .glareTimer, .reinviteGuardTimer:
             unchanged
         case .bye: "x x c x x x x"
         case .cancel: "x a c e k f x"

@@ -166,6 +166,44 @@ struct MisbehavingPeerTests {
         #expect(harness.engine.statistics.pendingRequests == 0)
     }
 
+    @Test("our re-INVITE answered only provisionally: given up 64·T1 after the last provisional, the call ends, nothing leaks")
+    func reinviteLeftProceeding() throws {
+        let harness = try EngineHarness()
+        _ = try IncomingCallTests.answered(harness)
+        let pause = ConversationAction.pause(conversationUUID: try #require(harness.conversation?.uuid), isPaused: true)
+        try harness.manager.perform([pause])
+        let reinvite = try #require(harness.sent().first?.request)
+        harness.deliver(PeerMessages.response(100, "Trying", to: reinvite, toTag: nil))
+        harness.environment.advance(by: .seconds(20))
+        harness.deliver(PeerMessages.response(180, "Ringing", to: reinvite, toTag: nil))
+        harness.environment.advance(by: .seconds(20))
+        #expect(harness.sent().isEmpty, "the guard counts from the last provisional")
+        #expect(harness.conversation?.state == .joined)
+        harness.environment.advance(by: .seconds(13))
+        if case .failed = pause.state {} else { Issue.record("the pause should fail, it is \(pause.state)") }
+        let bye = try #require(harness.sent().first?.request)
+        #expect(bye.method == .bye)
+        #expect(harness.transitions.states.last == "left(failed)")
+        harness.deliver(PeerMessages.response(200, "OK", to: bye, toTag: nil))
+        harness.environment.advance(by: .seconds(5))  // timer K of the BYE's transaction
+        #expect(harness.engine.statistics.liveCalls == 0)
+        #expect(harness.engine.statistics.pendingRequests == 0, "the re-INVITE's client transaction is gone")
+    }
+
+    @Test("a final answer after a provisional one stops the re-INVITE's guard")
+    func reinviteAnsweredAfterProvisional() throws {
+        let harness = try EngineHarness()
+        _ = try IncomingCallTests.answered(harness)
+        try harness.manager.perform([.pause(conversationUUID: try #require(harness.conversation?.uuid), isPaused: true)])
+        let reinvite = try #require(harness.sent().first?.request)
+        harness.deliver(PeerMessages.response(100, "Trying", to: reinvite, toTag: nil))
+        harness.deliver(PeerMessages.response(200, "OK", to: reinvite, toTag: nil, sdp: true), body: PeerMessages.offer)
+        #expect(harness.sent().map(\.method) == ["ACK"])
+        harness.environment.advance(by: .seconds(60))
+        #expect(harness.sent().compactMap(\.method).allSatisfy { $0 != "BYE" })
+        #expect(harness.conversation?.state == .paused)
+    }
+
     @Test("End while our 200 waits for its ACK: the BYE waits for the ACK (RFC 3261 §15)")
     func byeAfterAck() throws {
         let harness = try EngineHarness()
