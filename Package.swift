@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "ControlProtocol", targets: ["ControlProtocol"]),
         .library(name: "ParleyControl", targets: ["ParleyControl"]),
         .library(name: "ParleyNode", targets: ["ParleyNode"]),
+        .library(name: "Media", targets: ["Media"]),
         // Test doubles shared by the test targets and the fuzz package (Fuzz/).
         .library(name: "ParleyTestSupport", targets: ["ParleyTestSupport"]),
         .executable(name: "parley", targets: ["parley"]),
@@ -50,6 +51,12 @@ let package = Package(
         .target(name: "ParleyIO", dependencies: ["CLinux", "COpenSSL"]),
         // SIP over UDP, TCP and TLS on ParleyIO; stream framing by Content-Length.
         .target(name: "SIPTransport", dependencies: ["ParleyIO"]),
+        // GStreamer from Debian (libgstreamer1.0-dev, with GIO for sockets); imported only by Media.
+        .systemLibrary(
+            name: "CGStreamer", pkgConfig: "gstreamer-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
+        // Call audio: one GStreamer pipeline per media session (rtpbin, jitter buffer, RTCP), RTP port pairs.
+        .target(name: "Media", dependencies: ["CGStreamer", "ParleyIO"]),
         // Where SIP meets the conversation lifecycle: the user agent, its transaction driver, history recording.
         .target(
             name: "ParleyEngine",
@@ -130,6 +137,7 @@ let package = Package(
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "ParleyTestSupport"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit"]),
         .testTarget(
             name: "ConversationConformanceTests",

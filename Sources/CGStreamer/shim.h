@@ -1,0 +1,161 @@
+// GStreamer 1.x (Debian libgstreamer1.0-dev) and GIO's GSocket, for the Media module only. The helpers wrap what
+// Swift cannot call directly (GObject's variadic property setters, cast macros) and keep GLib's types on this side.
+#include <gst/gst.h>
+#include <gio/gio.h>
+#include <stdio.h>
+#include <unistd.h>
+
+/// Initialises GStreamer once; 0 on success, else -1 with `*error` a malloc'd message (free with parley_gst_free).
+static inline int parley_gst_init(char **error) {
+    GError *failure = NULL;
+    if (gst_init_check(NULL, NULL, &failure)) return 0;
+    if (error) *error = g_strdup(failure ? failure->message : "gst_init_check failed");
+    if (failure) g_error_free(failure);
+    return -1;
+}
+
+static inline void parley_gst_free(char *text) { g_free(text); }
+
+/// Whether the element factory exists (a plugin is installed).
+static inline int parley_gst_has_element(const char *factory) {
+    GstElementFactory *found = gst_element_factory_find(factory);
+    if (!found) return 0;
+    gst_object_unref(found);
+    return 1;
+}
+
+/// A pipeline from a gst-launch description, or NULL with `*error` set.
+static inline GstElement *parley_gst_parse(const char *description, char **error) {
+    GError *failure = NULL;
+    GstElement *pipeline = gst_parse_launch_full(description, NULL, GST_PARSE_FLAG_FATAL_ERRORS, &failure);
+    if (failure) {
+        if (error) *error = g_strdup(failure->message);
+        g_error_free(failure);
+        if (pipeline) gst_object_unref(pipeline);
+        return NULL;
+    }
+    return pipeline;
+}
+
+/// Gives the element `name` of `pipeline` its own GSocket on a duplicate of `fd` (udpsrc and udpsink share a port
+/// this way: symmetric RTP); 0 on success.
+static inline int parley_gst_set_socket(GstElement *pipeline, const char *name, int fd) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    int copy = dup(fd);
+    if (copy < 0) { gst_object_unref(element); return -1; }
+    GSocket *socket = g_socket_new_from_fd(copy, NULL);
+    if (!socket) { close(copy); gst_object_unref(element); return -1; }
+    g_object_set(element, "socket", socket, "close-socket", FALSE, NULL);
+    g_object_unref(socket);
+    gst_object_unref(element);
+    return 0;
+}
+
+/// Sets a string, integer or boolean property of the element `name`; 0 on success.
+static inline int parley_gst_set_string(GstElement *pipeline, const char *name, const char *property, const char *value) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    g_object_set(element, property, value, NULL);
+    gst_object_unref(element);
+    return 0;
+}
+
+static inline int parley_gst_set_int(GstElement *pipeline, const char *name, const char *property, int value) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    g_object_set(element, property, value, NULL);
+    gst_object_unref(element);
+    return 0;
+}
+
+static inline int parley_gst_set_bool(GstElement *pipeline, const char *name, const char *property, int value) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    g_object_set(element, property, value ? TRUE : FALSE, NULL);
+    gst_object_unref(element);
+    return 0;
+}
+
+/// rtpbin makes one source pad per SSRC and payload type it hears; a peer (or anyone who can reach the port) may
+/// start any number. Each pad of `payload_type` is linked into the funnel `into`; any other is drained into a
+/// fakesink, so no stream is left unlinked (which would stop rtpbin).
+static void parley_gst_received_pad(GstElement *rtpbin, GstPad *pad, gpointer data) {
+    (void)data;
+    gchar *name = gst_pad_get_name(pad);
+    unsigned session = 0, ssrc = 0, pt = 0;
+    int isStream = sscanf(name, "recv_rtp_src_%u_%u_%u", &session, &ssrc, &pt) == 3;
+    g_free(name);
+    if (!isStream) return;
+    GstBin *bin = GST_BIN(gst_element_get_parent(rtpbin));
+    if (!bin) return;
+    int wanted = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(rtpbin), "parley-payload-type"));
+    GstElement *into = (int)pt == wanted ? gst_bin_get_by_name(bin, (const char *)g_object_get_data(G_OBJECT(rtpbin), "parley-into")) : NULL;
+    GstPad *target = NULL;
+    if (into) {
+        target = gst_element_request_pad_simple(into, "sink_%u");
+        gst_object_unref(into);
+    } else {
+        GstElement *drain = gst_element_factory_make("fakesink", NULL);
+        if (drain) {
+            g_object_set(drain, "sync", FALSE, "async", FALSE, NULL);
+            gst_bin_add(bin, drain);
+            gst_element_sync_state_with_parent(drain);
+            target = gst_element_get_static_pad(drain, "sink");
+        }
+    }
+    if (target) {
+        gst_pad_link(pad, target);
+        gst_object_unref(target);
+    }
+    gst_object_unref(bin);
+}
+
+/// Routes what rtpbin `rtpbin` receives: streams of `payload_type` into the funnel `into`, the rest drained.
+static inline int parley_gst_route_received(GstElement *pipeline, const char *rtpbin, const char *into, int payload_type) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), rtpbin);
+    if (!element) return -1;
+    g_object_set_data_full(G_OBJECT(element), "parley-into", g_strdup(into), g_free);
+    g_object_set_data(G_OBJECT(element), "parley-payload-type", GINT_TO_POINTER(payload_type));
+    g_signal_connect(element, "pad-added", G_CALLBACK(parley_gst_received_pad), NULL);
+    gst_object_unref(element);
+    return 0;
+}
+
+/// Starts the pipeline; 0 when it is playing or on its way there.
+static inline int parley_gst_play(GstElement *pipeline) {
+    return gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE ? -1 : 0;
+}
+
+/// The first error on the pipeline's bus, if any, without waiting: a malloc'd message, or NULL.
+static inline char *parley_gst_take_error(GstElement *pipeline) {
+    GstBus *bus = gst_element_get_bus(pipeline);
+    char *text = NULL;
+    GstMessage *message;
+    while (!text && (message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR))) {
+        GError *failure = NULL;
+        gst_message_parse_error(message, &failure, NULL);
+        text = g_strdup(failure ? failure->message : "error");
+        if (failure) g_error_free(failure);
+        gst_message_unref(message);
+    }
+    gst_object_unref(bus);
+    return text;
+}
+
+/// Ends the pipeline: an end of stream first (a WAV file writer completes its header), waiting at most
+/// `timeout_ms` for it, then the NULL state; the pipeline is released.
+static inline void parley_gst_finish(GstElement *pipeline, int timeout_ms) {
+    GstState state = GST_STATE_NULL;
+    gst_element_get_state(pipeline, &state, NULL, 0);
+    if (timeout_ms > 0 && state == GST_STATE_PLAYING) {
+        gst_element_send_event(pipeline, gst_event_new_eos());
+        GstBus *bus = gst_element_get_bus(pipeline);
+        GstMessage *message = gst_bus_timed_pop_filtered(
+            bus, (GstClockTime)timeout_ms * GST_MSECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+        if (message) gst_message_unref(message);
+        gst_object_unref(bus);
+    }
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+}

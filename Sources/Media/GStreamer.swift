@@ -1,0 +1,85 @@
+import CGStreamer
+import Foundation
+
+/// GStreamer for this process: initialised once, on first use.
+enum GStreamer {
+    /// Nil when GStreamer is ready, else why not.
+    static let failure: MediaError? = {
+        var error: UnsafeMutablePointer<CChar>?
+        guard parley_gst_init(&error) != 0 else { return nil }
+        defer { parley_gst_free(error) }
+        return MediaError("GStreamer did not start: \(error.map { String(cString: $0) } ?? "unknown error")")
+    }()
+
+    /// Whether an element is installed (the plugin that has it).
+    static func has(_ factory: String) -> Bool {
+        failure == nil && parley_gst_has_element(factory) != 0
+    }
+
+    /// Whether a desktop sound server is there for `device` sources and sinks (PulseAudio's socket; PipeWire serves
+    /// the same socket through pipewire-pulse).
+    static var hasSoundServer: Bool {
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())"
+        let server = ProcessInfo.processInfo.environment["PULSE_SERVER"]
+        return server != nil || FileManager.default.fileExists(atPath: runtime + "/pulse/native")
+    }
+}
+
+/// One GStreamer pipeline, owned: built from a description, started, finished once.
+final class Pipeline {
+    private var raw: UnsafeMutablePointer<GstElement>?
+
+    init(_ description: String) throws(MediaError) {
+        if let failure = GStreamer.failure { throw failure }
+        var error: UnsafeMutablePointer<CChar>?
+        guard let built = parley_gst_parse(description, &error) else {
+            defer { parley_gst_free(error) }
+            throw MediaError("the media pipeline did not build: \(error.map { String(cString: $0) } ?? "unknown error")")
+        }
+        raw = built
+    }
+
+    deinit { finish(waitingMilliseconds: 0) }
+
+    func setSocket(_ name: String, fd: Int32) throws(MediaError) {
+        guard parley_gst_set_socket(raw, name, fd) == 0 else { throw MediaError("no socket for \(name)") }
+    }
+
+    func routeReceived(from rtpbin: String, into funnel: String, payloadType: Int) throws(MediaError) {
+        guard parley_gst_route_received(raw, rtpbin, funnel, Int32(payloadType)) == 0 else {
+            throw MediaError("no \(rtpbin) to route")
+        }
+    }
+
+    func set(_ name: String, _ property: String, _ value: String) {
+        _ = parley_gst_set_string(raw, name, property, value)
+    }
+
+    func set(_ name: String, _ property: String, _ value: Int) {
+        _ = parley_gst_set_int(raw, name, property, Int32(clamping: value))
+    }
+
+    func set(_ name: String, _ property: String, _ value: Bool) {
+        _ = parley_gst_set_bool(raw, name, property, value ? 1 : 0)
+    }
+
+    func play() throws(MediaError) {
+        guard parley_gst_play(raw) == 0 else {
+            throw MediaError("the media pipeline did not start: \(takeError() ?? "state change failed")")
+        }
+    }
+
+    /// The first error the pipeline reported since the last look, if any.
+    func takeError() -> String? {
+        guard let raw, let text = parley_gst_take_error(raw) else { return nil }
+        defer { parley_gst_free(text) }
+        return String(cString: text)
+    }
+
+    /// Ends it (an end of stream first, so a WAV file is completed, waiting at most this long); idempotent.
+    func finish(waitingMilliseconds: Int) {
+        guard let pipeline = raw else { return }
+        raw = nil
+        parley_gst_finish(pipeline, Int32(waitingMilliseconds))
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// The gst-launch description of one call's pipeline, built from what is negotiated and configured. Nothing from
+/// the network goes into the text: addresses, ports and file names are set as properties afterwards.
+///
+/// ```
+///  source ─ audioconvert ─ audioresample ─ 8 kHz mono ─ volume(mute) ─ encoder ─ payloader ─ valve(send)
+///      ─► rtpbin.send_rtp ─► udpsink "rtpsink"        rtpbin.send_rtcp ─► udpsink "rtcpsink"
+///  udpsrc "rtpsrc" ─► rtpbin.recv_rtp ─ (jitter buffer, per SSRC) ─► funnel ─ depayloader ─ decoder ─ valve(receive) ─ sink
+///                     (streams of another payload type ─► fakesink)
+///  udpsrc "rtcpsrc" ─► rtpbin.recv_rtcp
+/// ```
+struct PipelineDescription {
+    let codec: AudioCodec
+    let ptime: Int
+    let source: AudioSource
+    let sink: AudioSink
+
+    /// The text for gst_parse_launch.
+    var text: String {
+        let (encoder, payloader, depayloader, decoder) = codec.elements
+        let ptimeNanoseconds = ptime * 1_000_000
+        let sourceText: String
+        switch source {
+        case .tone(let hertz): sourceText = "audiotestsrc is-live=true wave=sine volume=0.5 freq=\(hertz)"
+        case .silence: sourceText = "audiotestsrc is-live=true wave=silence"
+        case .device: sourceText = "autoaudiosrc"
+        case .file: sourceText = "filesrc name=file ! wavparse"
+        }
+        let sinkText: String
+        switch sink {
+        case .files: sinkText = "wavenc ! filesink name=recording"
+        case .device: sinkText = "autoaudiosink sync=false"
+        case .null: sinkText = "fakesink sync=false async=false"
+        }
+        let paced = if case .file = source { "true" } else { "false" }
+        let caps = "application/x-rtp,media=audio,clock-rate=8000,encoding-name=\(codec.rawValue),payload=\(codec.payloadType)"
+        return [
+            "rtpbin name=rtp latency=60",
+            "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=8000,channels=1 ! volume name=mute"
+                + " ! \(encoder) ! \(payloader) pt=\(codec.payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
+                + " ! valve name=send ! rtp.send_rtp_sink_0",
+            "rtp.send_rtp_src_0 ! udpsink name=rtpsink sync=\(paced) async=false",
+            "rtp.send_rtcp_src_0 ! udpsink name=rtcpsink sync=false async=false",
+            "udpsrc name=rtpsrc caps=\"\(caps)\" ! rtp.recv_rtp_sink_0",
+            "udpsrc name=rtcpsrc ! rtp.recv_rtcp_sink_0",
+            "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert ! valve name=receive ! \(sinkText)",
+        ].joined(separator: " ")
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import Glibc
+import Media
+import ParleyTestSupport
+import Testing
+
+@Suite("Media: audio between two sessions on loopback")
+struct MediaSessionTests {
+    /// A fresh temporary directory.
+    static func directory() throws -> String {
+        let path = NSTemporaryDirectory() + "parley-media-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// A pool over 200 ports at a place picked at run time (ports another program holds are skipped).
+    static func pool() throws -> RTPPortPool {
+        let base = 20_000 + Int.random(in: 0..<200) * 200
+        return try RTPPortPool(host: "127.0.0.1", range: base...(base + 199))
+    }
+
+    @Test("a 1,000 Hz tone one way and 440 Hz the other arrive, each for most of the call, at its frequency")
+    func toneBothWays() throws {
+        let folder = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pool = try Self.pool()
+        let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
+        let alice = try MediaSession(
+            reservation: a, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port),
+            source: .tone(hertz: 1_000), sink: .files(directory: folder), recordingName: "alice")
+        let bob = try MediaSession(
+            reservation: b, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port),
+            source: .tone(hertz: 440), sink: .files(directory: folder), recordingName: "bob")
+        let started = Date()
+        Thread.sleep(forTimeInterval: 2.5)
+        let duration = Date().timeIntervalSince(started)
+        alice.stop()
+        bob.stop()
+        #expect(alice.takeError() == nil && bob.takeError() == nil)
+        let heardByBob = try Recording(wavAt: try #require(bob.recordingPath))
+        let heardByAlice = try Recording(wavAt: try #require(alice.recordingPath))
+        #expect(heardByBob.seconds(at: 1_000) >= 0.8 * duration, "bob heard \(heardByBob.dominantFrequencies())")
+        #expect(heardByAlice.seconds(at: 440) >= 0.8 * duration, "alice heard \(heardByAlice.dominantFrequencies())")
+        #expect(heardByBob.seconds(at: 440) == 0, "bob's own tone is not in what he received")
+        pool.release(a.port)
+        pool.release(b.port)
+        #expect(pool.count == 0)
+    }
+
+    @Test("PCMA works the same; garbage datagrams at the RTP port neither crash nor stall the pipeline")
+    func pcmaUnderGarbage() throws {
+        let folder = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pool = try Self.pool()
+        let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
+        let sender = try MediaSession(
+            reservation: a, parameters: MediaStreamParameters(codec: .pcma, remoteHost: "127.0.0.1", remotePort: b.port),
+            source: .tone(hertz: 700), sink: .null, recordingName: "sender")
+        let receiver = try MediaSession(
+            reservation: b, parameters: MediaStreamParameters(codec: .pcma, remoteHost: "127.0.0.1", remotePort: a.port),
+            source: .silence, sink: .files(directory: folder), recordingName: "receiver")
+        let started = Date()
+        let junk = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(junk) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        for round in 0..<40 {
+            for port in [b.port, b.port + 1] {
+                address.sin_port = UInt16(port).bigEndian
+                // Short, RTP-looking, version-0 and oversized datagrams.
+                let payloads: [[UInt8]] = [[0x80], [0x80, 0x08, 0, UInt8(round)] + [UInt8](repeating: 0xFF, count: 8),
+                    [0x00] + [UInt8](repeating: 0x41, count: 40), [UInt8](repeating: 0x80, count: 1_400)]
+                for payload in payloads {
+                    _ = withUnsafePointer(to: &address) { pointer in
+                        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                            sendto(junk, payload, payload.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                        }
+                    }
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let duration = Date().timeIntervalSince(started)
+        sender.stop()
+        receiver.stop()
+        let heard = try Recording(wavAt: try #require(receiver.recordingPath))
+        #expect(heard.seconds(at: 700) >= 0.8 * duration, "heard \(heard.dominantFrequencies())")
+    }
+
+    @Test("not sending (our hold) stops the stream without a new pipeline; sending again restarts it")
+    func directionFlips() throws {
+        let folder = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pool = try Self.pool()
+        let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
+        var toBob = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port)
+        let alice = try MediaSession(reservation: a, parameters: toBob, source: .tone(hertz: 1_000), sink: .null, recordingName: "a")
+        let bob = try MediaSession(
+            reservation: b, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port),
+            source: .silence, sink: .files(directory: folder), recordingName: "b")
+        Thread.sleep(forTimeInterval: 1)
+        toBob.sends = false
+        try alice.update(toBob)
+        Thread.sleep(forTimeInterval: 1.5)
+        toBob.sends = true
+        try alice.update(toBob)
+        Thread.sleep(forTimeInterval: 1)
+        alice.stop()
+        bob.stop()
+        let heard = try Recording(wavAt: try #require(bob.recordingPath))
+        let toneSeconds = heard.seconds(at: 1_000)
+        // About 2 s of tone (1 s before the hold, 1 s after); the jitter buffer may stretch the gap, never fill it.
+        #expect(toneSeconds >= 1.4 && toneSeconds <= 2.6, "heard \(heard.dominantFrequencies())")
+    }
+}
+
+@Suite("Media: the pieces")
+struct MediaPieceTests {
+    @Test("the spectrum finds a synthesised tone within 2 %, and not one that is not there")
+    func spectrum() {
+        for hertz in [440.0, 1_000, 2_750] {
+            let samples = (0..<16_000).map { 0.5 * sin(2 * Double.pi * hertz * Double($0) / 8_000) }
+            let recording = Recording(sampleRate: 8_000, samples: samples)
+            #expect(recording.seconds(at: hertz) >= 1.5)
+            #expect(recording.seconds(at: hertz * 1.1) == 0)
+        }
+        #expect(Recording(sampleRate: 8_000, samples: [Double](repeating: 0, count: 8_000)).seconds(at: 440) == 0)
+    }
+
+    @Test("the port pool hands out even pairs, skips a pair another socket holds, runs out, and frees")
+    func portPool() throws {
+        let base = 30_000 + Int.random(in: 0..<100) * 100
+        let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(base + 3).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0)
+        let pool = try RTPPortPool(host: "127.0.0.1", range: base...(base + 5))
+        let first = try #require(pool.reserve())
+        let second = try #require(pool.reserve())
+        #expect(first.port == base && second.port == base + 4, "base + 2 is skipped: its RTCP port is held")
+        #expect(pool.reserve() == nil)
+        pool.release(first.port)
+        #expect(pool.reserve()?.port == base)
+        #expect(throws: MediaError.self) { try RTPPortPool(host: "localhost", range: base...(base + 5)) }
+        #expect(throws: MediaError.self) { try RTPPortPool(host: "127.0.0.1", range: 80...81) }
+    }
+
+    @Test("sources and sinks read from the command line, with clear errors")
+    func parsing() throws {
+        #expect(try AudioSource(parsing: "tone:440") == .tone(hertz: 440))
+        #expect(try AudioSource(parsing: "file:/tmp/a.wav") == .file(path: "/tmp/a.wav"))
+        #expect(try AudioSource(parsing: "silence") == .silence)
+        #expect(try AudioSink(parsing: "file:/tmp") == .files(directory: "/tmp"))
+        #expect(try AudioSink(parsing: "null") == .null)
+        for bad in ["tone:", "tone:5", "tone:abc", "file:", "mic", ""] {
+            #expect(throws: MediaError.self) { try AudioSource(parsing: bad) }
+        }
+        for bad in ["file:", "speaker", ""] {
+            #expect(throws: MediaError.self) { try AudioSink(parsing: bad) }
+        }
+    }
+}
