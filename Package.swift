@@ -82,7 +82,7 @@ let package = Package(
             name: "ParleyNode",
             dependencies: [
                 "ParleyControl", "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush",
-                "ControlChannel", "ControlProtocol", "WebSoftphone",
+                "ControlChannel", "ControlProtocol", "WebSoftphone", "Media", "SIPMessages",
             ]
         ),
         // Hand-written argument parsing shared by the executables.
@@ -98,7 +98,7 @@ let package = Package(
             name: "parleyd",
             dependencies: [
                 "ParleyNode", "ParleyEngine", "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO",
-                "CommandLineSupport", "VoIPPush",
+                "CommandLineSupport", "VoIPPush", "Media",
             ]
         ),
         .executableTarget(

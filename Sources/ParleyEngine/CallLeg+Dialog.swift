@@ -7,6 +7,22 @@ import SIPTransport
 /// The messages inside a confirmed dialog: BYE, the peer's re-INVITE and our own (hold and resume, with the glare
 /// retry), and INFO tones. Builders on the states' data: ``CallLeg``'s transitions decide and change state.
 extension CallLeg {
+    /// Whether the call is secure end to end (its INVITE's Request-URI is `sips:`): our Contact is then `sips:`.
+    var isSecure: Bool { invite.uri.scheme == "sips" }
+
+    /// Whether a request in a dialog is this leg's: our tag in To, and the dialog's tags once there is one.
+    func owns(inDialog request: SIPRequest) -> Bool {
+        guard request.headers.to?.tag == localTag else { return false }
+        guard let dialogID else { return true }
+        return DialogID(incomingRequest: request) == dialogID
+    }
+
+    /// The INVITE (or a re-INVITE) came again after our 2xx: the 2xx goes again while its ACK is outstanding.
+    func inviteRetransmitted(_ request: SIPRequest, from source: SIPDestination) -> [CallLegEffect] {
+        guard let pending = unacknowledgedSuccess, pending.cseq == request.headers.cseq?.number else { return [] }
+        return [.sendStateless(.response(pending.response), to: source)]
+    }
+
     /// Our BYE in `dialog` (the dialog is over for us once it is handed to its transaction, RFC 3261 §15.1.1).
     func bye(_ dialog: SIPDialog, destination: SIPDestination, in context: some CallLegContext) -> [CallLegEffect] {
         var dialog = dialog

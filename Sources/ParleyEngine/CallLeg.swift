@@ -128,9 +128,6 @@ struct CallLeg {
         }
     }
 
-    /// Whether the call is secure end to end (its INVITE's Request-URI is `sips:`): our Contact is then `sips:`.
-    var isSecure: Bool { invite.uri.scheme == "sips" }
-
     /// The dialog's identifier, once there is a dialog (without copying the dialog).
     var dialogID: DialogID? {
         switch state {
@@ -140,13 +137,6 @@ struct CallLeg {
         case .confirmed(let confirmed): confirmed.dialog.id
         case .ended: nil
         }
-    }
-
-    /// Whether a request in a dialog is this leg's: our tag in To, and the dialog's tags once there is one.
-    func owns(inDialog request: SIPRequest) -> Bool {
-        guard request.headers.to?.tag == localTag else { return false }
-        guard let dialogID else { return true }
-        return DialogID(incomingRequest: request) == dialogID
     }
 }
 
@@ -239,12 +229,6 @@ extension CallLeg {
         case .ringing, .answering, .outgoing, .confirmed, .ended:
             return []
         }
-    }
-
-    /// The INVITE (or a re-INVITE) came again after our 2xx: the 2xx goes again while its ACK is outstanding.
-    func inviteRetransmitted(_ request: SIPRequest, from source: SIPDestination) -> [CallLegEffect] {
-        guard let pending = unacknowledgedSuccess, pending.cseq == request.headers.cseq?.number else { return [] }
-        return [.sendStateless(.response(pending.response), to: source)]
     }
 
     /// Caller: a 2xx came again after the INVITE transaction ended: the ACK goes again (RFC 3261 §13.2.2.4).
@@ -567,6 +551,16 @@ extension CallLeg {
             + bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(.failed, in: context)
     }
 
+    /// Our description, the peer's (nil until it answered or offered) and our hold; nil before we described one.
+    var descriptions: (local: SDPSession, remote: SDPSession?, localHold: Bool)? {
+        switch state {
+        case .answering(let answering): (answering.media.local, answering.media.remote, false)
+        case .confirmed(let confirmed): (confirmed.media.local, confirmed.media.remote, confirmed.localHold)
+        case .outgoing(let outgoing): (outgoing.offer, nil, false)
+        case .ringing, .ended: nil
+        }
+    }
+
     /// Stores the dialog after a request it took (its remote sequence moved on).
     mutating func setDialog(_ dialog: SIPDialog) {
         switch state {
@@ -588,7 +582,7 @@ extension CallLeg {
     }
 
     /// Our 2xx (to the INVITE or a re-INVITE) that waits for its ACK, if any.
-    private var unacknowledgedSuccess: Retransmission? {
+    var unacknowledgedSuccess: Retransmission? {
         switch state {
         case .answering(let answering): answering.retransmission
         case .confirmed(let confirmed): confirmed.unacknowledgedAnswer

@@ -30,10 +30,11 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let localHandle: Handle
 
     /// An engine on `environment` driving `manager` (it becomes the manager's delegate). With `history`, every
-    /// ended conversation is recorded before its `left` transition is logged.
+    /// ended conversation is recorded before its `left` transition is logged; with `media`, calls carry audio (it is
+    /// called on the environment's loop).
     public init(
         configuration: EngineConfiguration, manager: ConversationManager, environment: any SIPEnvironment,
-        history: HistoryRecorder? = nil, log: EngineLog = .silent
+        history: HistoryRecorder? = nil, media: CallMediaHandler? = nil, log: EngineLog = .silent
     ) {
         precondition(configuration.problems.isEmpty, "invalid engine configuration: \(configuration.problems)")
         self.configuration = configuration
@@ -45,6 +46,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         self.pushedCalls = pushedCalls
         let agent = SIPUserAgent(
             configuration: configuration, environment: environment, manager: manager, log: log, pushedCalls: pushedCalls)
+        agent.media = media
         self.agent = AgentBox(agent)
         self.localHandle = agent.localHandleSnapshot
         agent.onCallCreated = { [observed] uuid, callID in

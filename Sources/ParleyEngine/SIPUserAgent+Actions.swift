@@ -25,8 +25,9 @@ extension SIPUserAgent {
             preconditionFailure("handled above")
         case .join, .end, .pause, .playTone:
             drive(action.conversationUUID) { leg, context in leg.perform(action, in: context) }
-        case .mute:
+        case .mute(let isMuted):
             // Media is local: muting changes what we send, not the signalling.
+            media?.muteChanged(isMuted, for: action.conversationUUID)
             _ = action.fulfill(at: environment.now)
         case .merge, .unmerge:
             // Parley is the local focus of a merged group: each call keeps its own dialog, the manager keeps the

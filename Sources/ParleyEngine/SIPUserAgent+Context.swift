@@ -15,7 +15,7 @@ extension SIPUserAgent: CallLegContext {
         let direction: SDPDirection = localHold ? .sendonly : .sendrecv
         if let offer,
             let answer = offer.answer(
-                origin: origin, connectionAddress: mediaAddress, audioPort: configuration.mediaPort,
+                origin: origin, connectionAddress: mediaAddress, audioPort: previous?.audioPort ?? newAudioPort(),
                 localDirection: direction, videoPort: videoPort)
         {
             return answer
@@ -29,8 +29,8 @@ extension SIPUserAgent: CallLegContext {
         let stream = video ? videoPort.map { SDPVideo(port: $0) } : nil
         let kept = previous?.video.map { SDPVideo(port: 0, transport: $0.transport, formats: Array($0.formats.prefix(1))) }
         return SDPSession(
-            origin: nextOrigin(after: previous), connectionAddress: mediaAddress, audioPort: configuration.mediaPort,
-            direction: hold ? .sendonly : .sendrecv, video: stream ?? kept)
+            origin: nextOrigin(after: previous), connectionAddress: mediaAddress,
+            audioPort: previous?.audioPort ?? newAudioPort(), direction: hold ? .sendonly : .sendrecv, video: stream ?? kept)
     }
 
     /// Where video would go, when this node takes video (`supportsVideo`): two ports above audio's RTP and RTCP.

@@ -59,6 +59,7 @@ extension SIPUserAgent {
         guard let index = legs.index(forKey: UUIDKey(uuid)) else { return }
         let effects = transition(&legs.values[index], self)
         apply(effects, leg: uuid)
+        if media != nil { syncMedia(uuid) }
     }
 
     /// Reads the leg of conversation `uuid` in place (nil when it is gone). Dictionary.Values' getter would copy the
@@ -103,6 +104,7 @@ extension SIPUserAgent {
         let uuid = leg.uuid, callID = leg.callID
         legs[UUIDKey(uuid)] = leg
         legIDs[callID] = uuid
+        if media != nil { syncMedia(uuid) }
         onCallCreated?(uuid, callID)
     }
 
@@ -203,6 +205,10 @@ extension SIPUserAgent {
         videoRequests.removeValue(forKey: key)?("the call ended")
         if legIDs[leg.callID] == uuid { legIDs[leg.callID] = nil }
         for running in legTimers.removeValue(forKey: key)?.all ?? [] { environment.cancel(running) }
+        if let ended = legMedia.removeValue(forKey: key) {
+            if ended.audio != nil { media?.audioChanged(nil, for: uuid) }
+            if let port = ended.port { media?.releasePort(port) }
+        }
     }
 
     /// The Call-ID of a live leg, for log lines.

@@ -33,7 +33,7 @@ extension SIPUserAgent {
         let localTag = SecureRandom.token(10)
         let wantsVideo = if case .start(_, let isVideo) = action.kind { isVideo } else { false }
         let offer = SDPSession(
-            origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: configuration.mediaPort,
+            origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: newAudioPort(),
             video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil)
         var headers = capabilityHeaders
         headers.append("User-Agent", configuration.product)

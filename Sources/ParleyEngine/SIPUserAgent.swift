@@ -53,6 +53,9 @@ final class SIPUserAgent {
     var blockedWindow: (start: Duration, count: Int) = (.zero, 0)
     /// Told when a call's conversation was never reported (the manager refused it), so nothing waits for its end.
     var onCallRefused: ((UUID, String) -> Void)?
+    /// What carries calls' audio, when anything does; each leg's reserved RTP port and the audio last handed to it.
+    var media: CallMediaHandler?
+    var legMedia: [UUIDKey: LegMedia] = [:]
     /// The session id our SDP origins use (one per process).
     let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
 

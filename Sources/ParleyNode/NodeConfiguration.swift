@@ -75,6 +75,8 @@ public struct NodeConfiguration: Sendable {
         /// These SIP URIs and phone numbers.
         case only([Handle])
     }
+    /// Calls' audio on GStreamer (nil: signalling only, `--media off`).
+    public var media: MediaConfiguration?
     /// Answer incoming calls after this delay (nil: never).
     public var autoAnswer: Duration?
     /// The domain phone numbers are called at.

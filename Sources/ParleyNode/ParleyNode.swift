@@ -102,8 +102,16 @@ public final class ParleyNode: Sendable {
                 throw NodeError(engineConfiguration.problems.joined(separator: "; "))
             }
             let recorder = history.map { HistoryRecorder(store: $0, configuration: configuration.manager, contacts: contacts) }
+            var audio: CallAudio?
+            if let media = configuration.media {
+                audio = try CallAudio(media, host: engineConfiguration.listenAddresses[0].host, log: log)
+                // What a call offers when no RTP port is free: the discard port, outside any range of the pool.
+                engineConfiguration.mediaPort = 9
+                log.info("audio: \(media.source) → \(media.sink), RTP ports \(media.ports.lowerBound)–\(media.ports.upperBound)")
+            }
             let engine = ParleyEngine(
-                configuration: engineConfiguration, manager: manager, environment: environment, history: recorder, log: log)
+                configuration: engineConfiguration, manager: manager, environment: environment, history: recorder,
+                media: audio, log: log)
             self.engine = engine
             engineBox.set(engine)
             loop.execute {

@@ -47,6 +47,12 @@ struct DaemonOptions {
                                   the token in DATA_DIR/control.token; see docs/control-api.md)
           --video                 take video calls: offer and answer an m=video stream (VP8, H.264) and report
                                   isVideo (signalling only: no video is carried yet)
+          --media gstreamer|off   carry calls' audio as RTP on GStreamer (default off for now: signalling only)
+          --audio-source WHAT     what calls send: tone:HZ, file:PATH.wav, device or silence (default: device
+                                  when a sound server runs, else silence)
+          --audio-sink WHERE      where received audio goes: file:DIR (one WAV per call), device or null
+                                  (default: device when a sound server runs, else null)
+          --rtp-ports LOW-HIGH    local RTP/RTCP ports, a pair per call (default 40000-40999)
           --contacts FILE         name callers from a contacts file (JSON or vCard)
           --user NAME             our SIP user name (default parley)
           --display-name NAME     the name callers see (default: the user name, or "Parley" for the default user)
@@ -198,6 +204,7 @@ struct DaemonOptions {
         if options.node.recordsBlockedCalls && options.node.acceptFrom == .anyone {
             throw UsageError("--record-blocked goes with --accept-from contacts or a list (anyone may ring otherwise)")
         }
+        options.node.media = try Self.media(&arguments)
         options.node.phoneDomain = try arguments.option("--phone-domain")
         options.calls = try arguments.options("--call")
         options.callID = try arguments.option("--call-id")

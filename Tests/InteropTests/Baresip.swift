@@ -36,13 +36,15 @@ final class Baresip {
 
     /// Writes the configuration, starts baresip and returns once it says it is ready; `dial` (a SIP URI) is called
     /// at start-up; `certificate` enables its TLS listener.
-    init(dial: String? = nil, certificate: SelfSignedCertificate? = nil) throws {
+    /// With `recordTo`, its `sndfile` module writes each call's audio there: `dump-…-dec.wav` what it received,
+    /// `dump-…-enc.wav` what it sent.
+    init(dial: String? = nil, certificate: SelfSignedCertificate? = nil, recordTo: URL? = nil) throws {
         port = Interop.freePorts(count: 2)
         controlPort = Interop.freePort()
         directory = FileManager.default.temporaryDirectory.appending(path: "baresip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         do {
-            try Self.configuration(port: port, controlPort: controlPort, certificate: certificate)
+            try Self.configuration(port: port, controlPort: controlPort, certificate: certificate, recordTo: recordTo)
                 .write(to: directory.appending(path: "config"), atomically: true, encoding: .utf8)
             try "<sip:alice@127.0.0.1:\(port)>;regint=0;answermode=auto\n"
                 .write(to: directory.appending(path: "accounts"), atomically: true, encoding: .utf8)
@@ -60,7 +62,7 @@ final class Baresip {
     /// The `config` file: loopback only (SIP, media and the control port), a sine wave as microphone and a null
     /// player (no sound card), G.711 only, no `stdio` module (stdin is /dev/null).
     private static func configuration(
-        port: UInt16, controlPort: UInt16, certificate: SelfSignedCertificate?
+        port: UInt16, controlPort: UInt16, certificate: SelfSignedCertificate?, recordTo: URL?
     ) -> String {
         var lines = [
             "poll_method epoll",
@@ -84,6 +86,7 @@ final class Baresip {
         // One PEM file with the certificate and its key, for its TLS listener. As a TLS client, baresip 1.0.0 (libre
         // 1.1.0) accepts parleyd's self-signed certificate without any CA configuration.
         if let certificate { lines.append("sip_certificate \(certificate.combined.path)") }
+        if let recordTo { lines += ["module sndfile.so", "snd_path \(recordTo.path)"] }
         return lines.joined(separator: "\n") + "\n"
     }
 

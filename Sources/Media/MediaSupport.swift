@@ -1,0 +1,25 @@
+import Foundation
+
+/// Whether this machine can carry call audio: GStreamer and the plugins Parley's pipelines use.
+public enum MediaSupport {
+    /// The elements every pipeline needs (gstreamer1.0-plugins-base and -good).
+    static let requiredElements = [
+        "rtpbin", "udpsrc", "udpsink", "audiotestsrc", "audioconvert", "audioresample", "volume", "valve", "funnel",
+        "mulawenc", "mulawdec", "alawenc", "alawdec", "rtppcmupay", "rtppcmudepay", "rtppcmapay", "rtppcmadepay",
+        "wavenc", "wavparse", "filesrc", "filesink", "fakesink",
+    ]
+
+    /// Nil when media works here, else what is missing.
+    public static var problem: MediaError? {
+        if let failure = GStreamer.failure { return failure }
+        let missing = requiredElements.filter { !GStreamer.has($0) }
+        guard missing.isEmpty else {
+            return MediaError(
+                "GStreamer lacks \(missing.joined(separator: ", ")) (install gstreamer1.0-plugins-base and gstreamer1.0-plugins-good)")
+        }
+        return nil
+    }
+
+    /// Whether a desktop sound server is reachable for `device` sources and sinks.
+    public static var hasSoundServer: Bool { GStreamer.hasSoundServer }
+}

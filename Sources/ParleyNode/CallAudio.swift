@@ -1,0 +1,94 @@
+import Foundation
+import Media
+import ParleyEngine
+import SIPMessages
+
+/// What a node does with calls' audio (`parleyd --media`, `--audio-source`, `--audio-sink`, `--rtp-ports`).
+public struct MediaConfiguration: Sendable, Hashable {
+    /// What calls send.
+    public var source: AudioSource
+    /// Where what calls receive goes.
+    public var sink: AudioSink
+    /// The local RTP/RTCP ports (an even RTP port and the next for RTCP, per call).
+    public var ports: ClosedRange<Int>
+
+    /// A configuration; nil `source` or `sink` picks the sound server's device when there is one, else silence and
+    /// the null sink (a headless machine).
+    public init(source: AudioSource? = nil, sink: AudioSink? = nil, ports: ClosedRange<Int> = 40_000...40_999) {
+        let device = Self.hasSoundServer
+        self.source = source ?? (device ? .device : .silence)
+        self.sink = sink ?? (device ? .device : .null)
+        self.ports = ports
+    }
+
+    /// Whether a desktop sound server is reachable (PulseAudio's socket, which PipeWire serves too).
+    public static var hasSoundServer: Bool { MediaSupport.hasSoundServer }
+}
+
+/// Calls' audio for the engine: Media's GStreamer sessions, one per call, on RTP ports from the node's pool.
+/// Runs on the node's SIP loop (the engine calls it there).
+final class CallAudio: CallMediaHandler {
+    private let configuration: MediaConfiguration
+    private let pool: RTPPortPool
+    private let log: EngineLog
+    private var reservations: [Int: RTPPortPool.Reservation] = [:]
+    private var sessions: [UUID: MediaSession] = [:]
+    private var muted: Set<UUID> = []
+
+    init(_ configuration: MediaConfiguration, host: String, log: EngineLog) throws(MediaError) {
+        if let problem = MediaSupport.problem { throw problem }
+        self.configuration = configuration
+        self.pool = try RTPPortPool(host: host, range: configuration.ports)
+        self.log = log
+        if case .files(let directory) = configuration.sink {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw MediaError("cannot create the recording directory \(directory): \(error.localizedDescription)")
+            }
+        }
+    }
+
+    deinit { sessions.values.forEach { $0.stop() } }
+
+    func reservePort() -> Int? {
+        guard let reservation = pool.reserve() else { return nil }
+        reservations[reservation.port] = reservation
+        return reservation.port
+    }
+
+    func releasePort(_ port: Int) {
+        reservations[port] = nil
+        pool.release(port)
+    }
+
+    func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID) {
+        guard let audio else {
+            sessions.removeValue(forKey: conversation)?.stop()
+            return
+        }
+        let parameters = MediaStreamParameters(
+            codec: audio.codec == .pcma ? .pcma : .pcmu, remoteHost: audio.remoteAddress, remotePort: audio.remotePort,
+            sends: audio.sends, receives: audio.receives)
+        do {
+            if let session = sessions[conversation] {
+                try session.update(parameters)
+            } else if let reservation = reservations[audio.localPort] {
+                let session = try MediaSession(
+                    reservation: reservation, parameters: parameters, source: configuration.source,
+                    sink: configuration.sink, recordingName: conversation.uuidString)
+                if muted.contains(conversation) { session.setMuted(true) }
+                sessions[conversation] = session
+                log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort)")
+            }
+        } catch {
+            sessions.removeValue(forKey: conversation)?.stop()
+            log.error("\(conversation): no audio: \(error)")
+        }
+    }
+
+    func muteChanged(_ isMuted: Bool, for conversation: UUID) {
+        if isMuted { muted.insert(conversation) } else { muted.remove(conversation) }
+        sessions[conversation]?.setMuted(isMuted)
+    }
+}

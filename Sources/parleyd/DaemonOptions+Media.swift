@@ -1,0 +1,46 @@
+import CommandLineSupport
+import Media
+import ParleyNode
+
+extension DaemonOptions {
+    /// `--media gstreamer|off`, `--audio-source`, `--audio-sink`, `--rtp-ports LOW-HIGH`: the node's audio, nil when off.
+    static func media(_ arguments: inout Arguments) throws(UsageError) -> MediaConfiguration? {
+        let mode = try arguments.option("--media") ?? "off"
+        let source = try arguments.option("--audio-source")
+        let sink = try arguments.option("--audio-sink")
+        let ports = try arguments.option("--rtp-ports")
+        switch mode {
+        case "off":
+            guard source == nil, sink == nil, ports == nil else {
+                throw UsageError("--audio-source, --audio-sink and --rtp-ports go with --media gstreamer")
+            }
+            return nil
+        case "gstreamer":
+            do {
+                var configuration = MediaConfiguration(
+                    source: try source.map(AudioSource.init(parsing:)), sink: try sink.map(AudioSink.init(parsing:)))
+                if let ports { configuration.ports = try portRange(ports) }
+                return configuration
+            } catch let error as MediaError {
+                throw UsageError(error.message)
+            } catch let error as UsageError {
+                throw error
+            } catch {
+                throw UsageError("\(error)")
+            }
+        default:
+            throw UsageError("--media expects gstreamer or off, got '\(mode)'")
+        }
+    }
+
+    /// `LOW-HIGH`, within 1024–65535, at least one even port and the next.
+    private static func portRange(_ text: String) throws(UsageError) -> ClosedRange<Int> {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let low = Int(parts[0]), let high = Int(parts[1]), low >= 1024, high <= 65_535,
+            low + low % 2 + 1 <= high
+        else {
+            throw UsageError("--rtp-ports expects LOW-HIGH within 1024–65535 holding an even port and the next, e.g. 40000-40999, got '\(text)'")
+        }
+        return low...high
+    }
+}

@@ -1,0 +1,101 @@
+import ConversationKit
+import Foundation
+import ParleyEngine
+import SIPMessages
+import Testing
+
+/// A media handler that hands out ports from 50,000 up and writes down what the engine tells it.
+final class RecordingMedia: CallMediaHandler {
+    var next = 50_000
+    var reserved: Set<Int> = []
+    var events: [String] = []
+    var exhausted = false
+
+    func reservePort() -> Int? {
+        guard !exhausted else { return nil }
+        defer { next += 2 }
+        reserved.insert(next)
+        return next
+    }
+
+    func releasePort(_ port: Int) {
+        #expect(reserved.remove(port) != nil, "port \(port) released once, after it was reserved")
+        events.append("release \(port)")
+    }
+
+    func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID) {
+        guard let audio else { return events.append("stop") }
+        let direction = (audio.sends ? "send" : "") + (audio.receives ? "recv" : "")
+        events.append("\(audio.codec.encodingName) \(audio.localPort)→\(audio.remoteAddress):\(audio.remotePort) \(direction)")
+    }
+
+    func muteChanged(_ muted: Bool, for conversation: UUID) { events.append(muted ? "mute" : "unmute") }
+}
+
+@Suite("Engine: the audio it hands to the media layer")
+struct CallMediaTests {
+    /// Starts a call to Bob and returns its INVITE.
+    static func start(_ harness: EngineHarness) throws -> SIPRequest {
+        try harness.manager.perform([.start(handles: [OutgoingCallTests.bob])])
+        return try #require(harness.sent().first?.request)
+    }
+
+    @Test("callee: a port per call in its answer; audio from the answer, changed by hold both ways, stopped at the end")
+    func calleeLifecycle() throws {
+        let media = RecordingMedia()
+        let harness = try EngineHarness(media: media)
+        let tag = try IncomingCallTests.answered(harness)
+        let uuid = try #require(harness.conversation?.uuid)
+        try harness.manager.perform([.mute(conversationUUID: uuid, isMuted: true)])
+        // The remote side holds us: we stop sending (what it may still send, music on hold, is taken).
+        harness.deliver(
+            PeerMessages.inDialog("INVITE", localTag: tag, cseq: 2, branch: "z9hG4bK-re-1", contentType: "application/sdp"),
+            body: PeerMessages.holdOffer(version: 2))
+        let answer = try #require(harness.sent().first)
+        #expect(answer.bodyText.contains("m=audio 50000 "), "the re-INVITE's answer keeps the call's port")
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 2, branch: "z9hG4bK-ack-2"))
+        // Our own hold.
+        try harness.manager.perform([.pause(conversationUUID: uuid, isPaused: true)])
+        let reinvite = try #require(harness.sent().first?.request)
+        harness.deliver(PeerMessages.response(200, "OK", to: reinvite, toTag: nil, sdp: true), body: PeerMessages.offer)
+        try harness.manager.perform([.end(conversationUUID: uuid)])
+        #expect(media.events == [
+            "PCMU 50000→127.0.0.1:6000 sendrecv", "mute", "PCMU 50000→127.0.0.1:6000 recv", "PCMU 50000→127.0.0.1:6000 ",
+            "stop", "release 50000",
+        ])
+        #expect(media.reserved.isEmpty)
+    }
+
+    @Test("caller: the offer's port, audio once the 200 answers it (PCMA when that is all the peer takes), released at the end")
+    func callerLifecycle() throws {
+        let media = RecordingMedia()
+        let harness = try EngineHarness(media: media)
+        let invite = try Self.start(harness)
+        #expect(String(decoding: invite.body, as: UTF8.self).contains("m=audio 50000 RTP/AVP 0 8"))
+        #expect(media.events.isEmpty, "no audio before the answer")
+        let pcmaOnly = PeerMessages.offer.replacingOccurrences(of: "RTP/AVP 0 8", with: "RTP/AVP 8")
+            .replacingOccurrences(of: "a=rtpmap:0 PCMU/8000\n", with: "")
+        harness.deliver(PeerMessages.response(200, "OK", to: invite, sdp: true), body: pcmaOnly)
+        #expect(media.events == ["PCMA 50000→127.0.0.1:6000 sendrecv"])
+        try harness.manager.perform([.end(conversationUUID: try #require(harness.conversation?.uuid))])
+        #expect(media.events.suffix(2) == ["stop", "release 50000"])
+    }
+
+    @Test("a call that never connects gives its port back; no free port means a call without audio, not a failure")
+    func portsWithoutAudio() throws {
+        let media = RecordingMedia()
+        let harness = try EngineHarness(media: media)
+        let invite = try Self.start(harness)
+        harness.deliver(PeerMessages.response(486, "Busy Here", to: invite))
+        #expect(media.events == ["release 50000"])
+        media.exhausted = true
+        harness.deliver(PeerMessages.invite(callID: "call-2@peer", branch: "z9hG4bK-in-2"), body: PeerMessages.offer)
+        _ = harness.sent()
+        try harness.manager.perform([.join(conversationUUID: try #require(harness.manager.conversations.last?.uuid))])
+        let ok = try #require(harness.sent().first)
+        #expect(ok.statusCode == 200)
+        #expect(ok.bodyText.contains("m=audio 40000 "), "the configured port, with no audio behind it")
+        #expect(media.events.last == "PCMU 40000→127.0.0.1:6000 sendrecv")
+        #expect(media.reserved.isEmpty)
+    }
+}
