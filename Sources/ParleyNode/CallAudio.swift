@@ -49,7 +49,8 @@ final class CallAudio: CallMediaHandler {
         }
     }
 
-    deinit { sessions.values.forEach { $0.stop() } }
+    // A node that shuts down ends its calls first (BYE), so no session is left here then; any that is, is completed.
+    deinit { sessions.values.forEach { $0.finish() } }
 
     func reservePort() -> Int? {
         guard let reservation = pool.reserve() else { return nil }
@@ -70,20 +71,16 @@ final class CallAudio: CallMediaHandler {
         let parameters = MediaStreamParameters(
             codec: audio.codec == .pcma ? .pcma : .pcmu, remoteHost: audio.remoteAddress, remotePort: audio.remotePort,
             sends: audio.sends, receives: audio.receives)
-        do {
-            if let session = sessions[conversation] {
-                try session.update(parameters)
-            } else if let reservation = reservations[audio.localPort] {
-                let session = try MediaSession(
-                    reservation: reservation, parameters: parameters, source: configuration.source,
-                    sink: configuration.sink, recordingName: conversation.uuidString)
-                if muted.contains(conversation) { session.setMuted(true) }
-                sessions[conversation] = session
-                log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort)")
-            }
-        } catch {
-            sessions.removeValue(forKey: conversation)?.stop()
-            log.error("\(conversation): no audio: \(error)")
+        if let session = sessions[conversation] {
+            session.update(parameters)
+        } else if let reservation = reservations[audio.localPort] {
+            let session = MediaSession(
+                reservation: reservation, parameters: parameters, source: configuration.source,
+                sink: configuration.sink, recordingName: conversation.uuidString
+            ) { [log] failure in log.error("\(conversation): \(failure)") }
+            if muted.contains(conversation) { session.setMuted(true) }
+            sessions[conversation] = session
+            log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort)")
         }
     }
 

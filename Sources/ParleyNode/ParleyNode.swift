@@ -4,6 +4,7 @@ import ControlProtocol
 import ConversationKit
 import Dispatch
 import Foundation
+import Media
 import ParleyControl
 import ParleyEngine
 import ParleyIO
@@ -107,7 +108,9 @@ public final class ParleyNode: Sendable {
                 audio = try CallAudio(media, host: engineConfiguration.listenAddresses[0].host, log: log)
                 // What a call offers when no RTP port is free: the discard port, outside any range of the pool.
                 engineConfiguration.mediaPort = 9
-                log.info("audio: \(media.source) → \(media.sink), RTP ports \(media.ports.lowerBound)–\(media.ports.upperBound)")
+                let headless = MediaConfiguration.hasSoundServer ? "" : " (no sound server here)"
+                log.info(
+                    "audio: \(media.source) → \(media.sink)\(headless), RTP ports \(media.ports.lowerBound)–\(media.ports.upperBound)")
             }
             let engine = ParleyEngine(
                 configuration: engineConfiguration, manager: manager, environment: environment, history: recorder,
@@ -197,6 +200,10 @@ public final class ParleyNode: Sendable {
         controlLoop?.shutdown()
         engine.shutdown(grace: grace)
         loop.shutdown()
+        // The calls' pipelines stop on their own queues: recordings complete before the process goes.
+        if configuration.media != nil, !MediaSession.waitForAll(timeout: .seconds(3)) {
+            configuration.log.error("audio: a media pipeline did not stop within 3 s")
+        }
         return true
     }
 

@@ -4,8 +4,10 @@ import ParleyNode
 
 extension DaemonOptions {
     /// `--media gstreamer|off`, `--audio-source`, `--audio-sink`, `--rtp-ports LOW-HIGH`: the node's audio, nil when off.
+    /// GStreamer is the default; without it (or a plugin) the default is off, said once, and `--media gstreamer` fails.
     static func media(_ arguments: inout Arguments) throws(UsageError) -> MediaConfiguration? {
-        let mode = try arguments.option("--media") ?? "off"
+        let explicit = try arguments.option("--media")
+        let mode = explicit ?? "gstreamer"
         let source = try arguments.option("--audio-source")
         let sink = try arguments.option("--audio-sink")
         let ports = try arguments.option("--rtp-ports")
@@ -16,6 +18,11 @@ extension DaemonOptions {
             }
             return nil
         case "gstreamer":
+            if explicit == nil, let problem = MediaSupport.problem {
+                // The embedded default on a machine without GStreamer: calls still work, without audio.
+                DaemonOutput.line(.error, "audio off: \(problem)")
+                return nil
+            }
             do {
                 var configuration = MediaConfiguration(
                     source: try source.map(AudioSource.init(parsing:)), sink: try sink.map(AudioSink.init(parsing:)))

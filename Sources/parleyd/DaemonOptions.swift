@@ -47,7 +47,7 @@ struct DaemonOptions {
                                   the token in DATA_DIR/control.token; see docs/control-api.md)
           --video                 take video calls: offer and answer an m=video stream (VP8, H.264) and report
                                   isVideo (signalling only: no video is carried yet)
-          --media gstreamer|off   carry calls' audio as RTP on GStreamer (default off for now: signalling only)
+          --media gstreamer|off   carry calls' audio as RTP on GStreamer (default), or signalling only
           --audio-source WHAT     what calls send: tone:HZ, file:PATH.wav, device or silence (default: device
                                   when a sound server runs, else silence)
           --audio-sink WHERE      where received audio goes: file:DIR (one WAV per call), device or null

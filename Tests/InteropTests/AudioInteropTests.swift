@@ -67,7 +67,7 @@ struct AudioInteropTests {
             (["--media", "gstreamer", "--audio-sink", "speaker"], "--audio-sink takes file:DIR"),
             (["--media", "gstreamer", "--rtp-ports", "80-90"], "--rtp-ports expects LOW-HIGH"),
             (["--media", "gstreamer", "--rtp-ports", "40001-40001"], "--rtp-ports expects LOW-HIGH"),
-            (["--audio-source", "silence"], "go with --media gstreamer"),
+            (["--media", "off", "--audio-source", "silence"], "go with --media gstreamer"),
         ]
         for (arguments, message) in cases {
             let refused = try RunningProcess(

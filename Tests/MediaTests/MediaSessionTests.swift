@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Media
+import Synchronization
 import ParleyTestSupport
 import Testing
 
@@ -25,18 +26,19 @@ struct MediaSessionTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let pool = try Self.pool()
         let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
-        let alice = try MediaSession(
+        let failures = Failures()
+        let alice = MediaSession(
             reservation: a, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port),
-            source: .tone(hertz: 1_000), sink: .files(directory: folder), recordingName: "alice")
-        let bob = try MediaSession(
+            source: .tone(hertz: 1_000), sink: .files(directory: folder), recordingName: "alice", report: failures.add)
+        let bob = MediaSession(
             reservation: b, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port),
-            source: .tone(hertz: 440), sink: .files(directory: folder), recordingName: "bob")
+            source: .tone(hertz: 440), sink: .files(directory: folder), recordingName: "bob", report: failures.add)
         let started = Date()
         Thread.sleep(forTimeInterval: 2.5)
         let duration = Date().timeIntervalSince(started)
-        alice.stop()
-        bob.stop()
-        #expect(alice.takeError() == nil && bob.takeError() == nil)
+        alice.finish()
+        bob.finish()
+        #expect(failures.all.isEmpty)
         let heardByBob = try Recording(wavAt: try #require(bob.recordingPath))
         let heardByAlice = try Recording(wavAt: try #require(alice.recordingPath))
         #expect(heardByBob.seconds(at: 1_000) >= 0.8 * duration, "bob heard \(heardByBob.dominantFrequencies())")
@@ -53,10 +55,10 @@ struct MediaSessionTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let pool = try Self.pool()
         let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
-        let sender = try MediaSession(
+        let sender = MediaSession(
             reservation: a, parameters: MediaStreamParameters(codec: .pcma, remoteHost: "127.0.0.1", remotePort: b.port),
             source: .tone(hertz: 700), sink: .null, recordingName: "sender")
-        let receiver = try MediaSession(
+        let receiver = MediaSession(
             reservation: b, parameters: MediaStreamParameters(codec: .pcma, remoteHost: "127.0.0.1", remotePort: a.port),
             source: .silence, sink: .files(directory: folder), recordingName: "receiver")
         let started = Date()
@@ -82,10 +84,24 @@ struct MediaSessionTests {
             Thread.sleep(forTimeInterval: 0.05)
         }
         let duration = Date().timeIntervalSince(started)
-        sender.stop()
-        receiver.stop()
+        sender.finish()
+        receiver.finish()
         let heard = try Recording(wavAt: try #require(receiver.recordingPath))
         #expect(heard.seconds(at: 700) >= 0.8 * duration, "heard \(heard.dominantFrequencies())")
+    }
+
+    @Test("a source file that does not exist is reported, and nothing crashes or hangs")
+    func missingSourceFile() throws {
+        let pool = try Self.pool()
+        let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
+        let failures = Failures()
+        let session = MediaSession(
+            reservation: a, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port),
+            source: .file(path: "/nonexistent/parley.wav"), sink: .null, recordingName: "x", report: failures.add)
+        Thread.sleep(forTimeInterval: 0.5)
+        session.finish()
+        #expect(failures.all.contains { $0.contains("parley.wav") || $0.contains("not found") || $0.contains("No such") },
+            "\(failures.all)")
     }
 
     @Test("not sending (our hold) stops the stream without a new pipeline; sending again restarts it")
@@ -95,24 +111,31 @@ struct MediaSessionTests {
         let pool = try Self.pool()
         let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
         var toBob = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port)
-        let alice = try MediaSession(reservation: a, parameters: toBob, source: .tone(hertz: 1_000), sink: .null, recordingName: "a")
-        let bob = try MediaSession(
+        let alice = MediaSession(reservation: a, parameters: toBob, source: .tone(hertz: 1_000), sink: .null, recordingName: "a")
+        let bob = MediaSession(
             reservation: b, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port),
             source: .silence, sink: .files(directory: folder), recordingName: "b")
         Thread.sleep(forTimeInterval: 1)
         toBob.sends = false
-        try alice.update(toBob)
+        alice.update(toBob)
         Thread.sleep(forTimeInterval: 1.5)
         toBob.sends = true
-        try alice.update(toBob)
+        alice.update(toBob)
         Thread.sleep(forTimeInterval: 1)
-        alice.stop()
-        bob.stop()
+        alice.finish()
+        bob.finish()
         let heard = try Recording(wavAt: try #require(bob.recordingPath))
         let toneSeconds = heard.seconds(at: 1_000)
         // About 2 s of tone (1 s before the hold, 1 s after); the jitter buffer may stretch the gap, never fill it.
         #expect(toneSeconds >= 1.4 && toneSeconds <= 2.6, "heard \(heard.dominantFrequencies())")
     }
+}
+
+/// Failures a session reported, from its queue.
+final class Failures: Sendable {
+    private let lines = Mutex<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
 }
 
 @Suite("Media: the pieces")
