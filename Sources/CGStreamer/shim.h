@@ -78,8 +78,9 @@ static inline int parley_gst_set_bool(GstElement *pipeline, const char *name, co
 }
 
 /// rtpbin makes one source pad per SSRC and payload type it hears; a peer (or anyone who can reach the port) may
-/// start any number. Each pad of `payload_type` is linked into the funnel `into`; any other is drained into a
-/// fakesink, so no stream is left unlinked (which would stop rtpbin).
+/// start any number. Each pad of the audio payload type is linked into the funnel named on the rtpbin; one of the
+/// RFC 4733 telephone-event type gets an rtpdtmfdepay (which posts a "dtmf-event" message on the bus) into a
+/// fakesink; any other is drained into a fakesink, so no stream is left unlinked (which would stop rtpbin).
 static void parley_gst_received_pad(GstElement *rtpbin, GstPad *pad, gpointer data) {
     (void)data;
     gchar *name = gst_pad_get_name(pad);
@@ -89,19 +90,28 @@ static void parley_gst_received_pad(GstElement *rtpbin, GstPad *pad, gpointer da
     if (!isStream) return;
     GstBin *bin = GST_BIN(gst_element_get_parent(rtpbin));
     if (!bin) return;
-    int wanted = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(rtpbin), "parley-payload-type"));
-    GstElement *into = (int)pt == wanted ? gst_bin_get_by_name(bin, (const char *)g_object_get_data(G_OBJECT(rtpbin), "parley-into")) : NULL;
+    int audio = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(rtpbin), "parley-payload-type"));
+    int events = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(rtpbin), "parley-event-payload-type"));
     GstPad *target = NULL;
-    if (into) {
-        target = gst_element_request_pad_simple(into, "sink_%u");
-        gst_object_unref(into);
+    if ((int)pt == audio) {
+        GstElement *into = gst_bin_get_by_name(bin, (const char *)g_object_get_data(G_OBJECT(rtpbin), "parley-into"));
+        if (into) {
+            target = gst_element_request_pad_simple(into, "sink_%u");
+            gst_object_unref(into);
+        }
     } else {
         GstElement *drain = gst_element_factory_make("fakesink", NULL);
+        GstElement *depay = events > 0 && (int)pt == events ? gst_element_factory_make("rtpdtmfdepay", NULL) : NULL;
         if (drain) {
             g_object_set(drain, "sync", FALSE, "async", FALSE, NULL);
             gst_bin_add(bin, drain);
+            if (depay) {
+                gst_bin_add(bin, depay);
+                gst_element_link(depay, drain);
+                gst_element_sync_state_with_parent(depay);
+            }
             gst_element_sync_state_with_parent(drain);
-            target = gst_element_get_static_pad(drain, "sink");
+            target = gst_element_get_static_pad(depay ? depay : drain, "sink");
         }
     }
     if (target) {
@@ -111,15 +121,83 @@ static void parley_gst_received_pad(GstElement *rtpbin, GstPad *pad, gpointer da
     gst_object_unref(bin);
 }
 
-/// Routes what rtpbin `rtpbin` receives: streams of `payload_type` into the funnel `into`, the rest drained.
-static inline int parley_gst_route_received(GstElement *pipeline, const char *rtpbin, const char *into, int payload_type) {
+/// The caps of a payload type rtpbin asks about: the audio codec's and telephone-event's, nothing else.
+static GstCaps *parley_gst_pt_map(GstElement *rtpbin, guint session, guint pt, gpointer data) {
+    (void)session; (void)data;
+    int audio = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(rtpbin), "parley-payload-type"));
+    int events = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(rtpbin), "parley-event-payload-type"));
+    if ((int)pt == audio) {
+        return gst_caps_new_simple("application/x-rtp", "media", G_TYPE_STRING, "audio", "clock-rate", G_TYPE_INT, 8000,
+            "encoding-name", G_TYPE_STRING, (const char *)g_object_get_data(G_OBJECT(rtpbin), "parley-encoding"),
+            "payload", G_TYPE_INT, audio, NULL);
+    }
+    if (events > 0 && (int)pt == events) {
+        return gst_caps_new_simple("application/x-rtp", "media", G_TYPE_STRING, "audio", "clock-rate", G_TYPE_INT, 8000,
+            "encoding-name", G_TYPE_STRING, "TELEPHONE-EVENT", "payload", G_TYPE_INT, events, NULL);
+    }
+    return NULL;
+}
+
+/// Routes what rtpbin `rtpbin` receives: streams of `payload_type` (named `encoding`) into the funnel `into`,
+/// telephone-event ones (`event_payload_type`, 0 for none) to an rtpdtmfdepay, the rest drained.
+static inline int parley_gst_route_received(
+    GstElement *pipeline, const char *rtpbin, const char *into, int payload_type, const char *encoding,
+    int event_payload_type) {
     GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), rtpbin);
     if (!element) return -1;
     g_object_set_data_full(G_OBJECT(element), "parley-into", g_strdup(into), g_free);
+    g_object_set_data_full(G_OBJECT(element), "parley-encoding", g_strdup(encoding), g_free);
     g_object_set_data(G_OBJECT(element), "parley-payload-type", GINT_TO_POINTER(payload_type));
+    g_object_set_data(G_OBJECT(element), "parley-event-payload-type", GINT_TO_POINTER(event_payload_type));
     g_signal_connect(element, "pad-added", G_CALLBACK(parley_gst_received_pad), NULL);
+    g_signal_connect(element, "request-pt-map", G_CALLBACK(parley_gst_pt_map), NULL);
     gst_object_unref(element);
     return 0;
+}
+
+/// Starts (`start` 1) or ends an RFC 4733 event `number` (0–15) at the rtpdtmfsrc `name`; 0 when it took it.
+static inline int parley_gst_dtmf(GstElement *pipeline, const char *name, int number, int start) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    GstStructure *structure = start
+        ? gst_structure_new("dtmf-event", "type", G_TYPE_INT, 1, "number", G_TYPE_INT, number, "volume", G_TYPE_INT, 10,
+              "start", G_TYPE_BOOLEAN, TRUE, NULL)
+        : gst_structure_new("dtmf-event", "type", G_TYPE_INT, 1, "start", G_TYPE_BOOLEAN, FALSE, NULL);
+    // An upstream event arrives at a source through its src pad, as if from downstream.
+    GstPad *pad = gst_element_get_static_pad(element, "src");
+    gboolean taken = pad && gst_pad_send_event(pad, gst_event_new_custom(GST_EVENT_CUSTOM_UPSTREAM, structure));
+    if (pad) gst_object_unref(pad);
+    gst_object_unref(element);
+    return taken ? 0 : -1;
+}
+
+/// Empties the pipeline's bus (nothing else reads it, and a bus keeps every message until it is read): the
+/// telephone-event numbers received go into `numbers` (at most `capacity`; their count is returned), the first
+/// error into `*error` (malloc'd, or left NULL).
+static inline int parley_gst_poll(GstElement *pipeline, int *numbers, int capacity, char **error) {
+    GstBus *bus = gst_element_get_bus(pipeline);
+    int count = 0;
+    GstMessage *message;
+    while ((message = gst_bus_pop(bus))) {
+        if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR && error && !*error) {
+            GError *failure = NULL;
+            gst_message_parse_error(message, &failure, NULL);
+            *error = g_strdup(failure ? failure->message : "error");
+            if (failure) g_error_free(failure);
+        } else if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ELEMENT) {
+            const GstStructure *structure = gst_message_get_structure(message);
+            int number = -1;
+            gboolean start = TRUE;
+            if (structure && gst_structure_has_name(structure, "dtmf-event")
+                && gst_structure_get_int(structure, "number", &number)) {
+                if (gst_structure_has_field(structure, "start")) gst_structure_get_boolean(structure, "start", &start);
+                if (start && number >= 0 && number <= 15 && count < capacity) numbers[count++] = number;
+            }
+        }
+        gst_message_unref(message);
+    }
+    gst_object_unref(bus);
+    return count;
 }
 
 /// Starts the pipeline; 0 when it is playing or on its way there.

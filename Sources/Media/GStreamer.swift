@@ -45,10 +45,16 @@ final class Pipeline {
         guard parley_gst_set_socket(raw, name, fd) == 0 else { throw MediaError("no socket for \(name)") }
     }
 
-    func routeReceived(from rtpbin: String, into funnel: String, payloadType: Int) throws(MediaError) {
-        guard parley_gst_route_received(raw, rtpbin, funnel, Int32(payloadType)) == 0 else {
-            throw MediaError("no \(rtpbin) to route")
-        }
+    func routeReceived(
+        from rtpbin: String, into funnel: String, codec: AudioCodec, telephoneEvent: Int?
+    ) throws(MediaError) {
+        guard parley_gst_route_received(raw, rtpbin, funnel, Int32(codec.payloadType), codec.rawValue, Int32(telephoneEvent ?? 0)) == 0
+        else { throw MediaError("no \(rtpbin) to route") }
+    }
+
+    /// Starts or ends an RFC 4733 event at the rtpdtmfsrc `name`; false when it was not taken.
+    func dtmf(_ name: String, number: Int, start: Bool) -> Bool {
+        parley_gst_dtmf(raw, name, Int32(number), start ? 1 : 0) == 0
     }
 
     func set(_ name: String, _ property: String, _ value: String) {
@@ -65,15 +71,18 @@ final class Pipeline {
 
     func play() throws(MediaError) {
         guard parley_gst_play(raw) == 0 else {
-            throw MediaError("the media pipeline did not start: \(takeError() ?? "state change failed")")
+            throw MediaError("the media pipeline did not start: \(poll().error ?? "state change failed")")
         }
     }
 
-    /// The first error the pipeline reported since the last look, if any.
-    func takeError() -> String? {
-        guard let raw, let text = parley_gst_take_error(raw) else { return nil }
-        defer { parley_gst_free(text) }
-        return String(cString: text)
+    /// Empties the bus: the telephone-event numbers received since the last look, and the first error, if any.
+    func poll() -> (events: [Int], error: String?) {
+        guard let raw else { return ([], nil) }
+        var numbers = [Int32](repeating: 0, count: 32)
+        var error: UnsafeMutablePointer<CChar>?
+        let count = Int(parley_gst_poll(raw, &numbers, Int32(numbers.count), &error))
+        defer { parley_gst_free(error) }
+        return (numbers.prefix(count).map(Int.init), error.map { String(cString: $0) })
     }
 
     /// Ends it (an end of stream first, so a WAV file is completed, waiting at most this long); idempotent.

@@ -27,18 +27,25 @@ public final class MediaSession: @unchecked Sendable {
     /// Every session's queued work, so a process can wait for recordings to complete before it exits.
     private static let work = DispatchGroup()
     private let report: @Sendable (String) -> Void
+    private let tonesReceived: @Sendable (Character) -> Void
+    private var poller: DispatchSourceTimer?
+    /// Keypad tones waiting to be sent in the stream, and whether one is being sent.
+    private var pendingTones: [Character] = []
+    private var sendingTone = false
     private var parameters: MediaStreamParameters
     private var isMuted = false
     private var pipeline: Pipeline?
     private var rebuilds = 0
     private var stopped = false
 
-    /// Starts sending and receiving (the pipeline is built on the session's queue); `report` is told of each failure,
-    /// on that queue.
+    /// Starts sending and receiving (the pipeline is built on the session's queue); `report` is told of each failure
+    /// and `tonesReceived` of each RFC 4733 keypad tone the peer sends, on that queue.
     public init(
         reservation: RTPPortPool.Reservation, parameters: MediaStreamParameters, source: AudioSource, sink: AudioSink,
-        recordingName: String, report: @escaping @Sendable (String) -> Void = { _ in }
+        recordingName: String, report: @escaping @Sendable (String) -> Void = { _ in },
+        tonesReceived: @escaping @Sendable (Character) -> Void = { _ in }
     ) {
+        self.tonesReceived = tonesReceived
         self.reservation = reservation
         self.parameters = parameters
         self.source = source
@@ -54,6 +61,7 @@ public final class MediaSession: @unchecked Sendable {
 
     deinit {
         // The last reference may go on any thread; the queue's work holds none, so only the pipeline is left.
+        poller?.cancel()
         pipeline?.finish(waitingMilliseconds: 0)
     }
 
@@ -64,7 +72,8 @@ public final class MediaSession: @unchecked Sendable {
             guard !self.stopped else { return }
             let old = self.parameters
             self.parameters = new
-            if new.codec == old.codec, new.ptime == old.ptime, new.remoteHost == old.remoteHost,
+            if new.codec == old.codec, new.ptime == old.ptime, new.telephoneEvent == old.telephoneEvent,
+                new.remoteHost == old.remoteHost,
                 new.remotePort == old.remotePort, new.remoteRTCPPort == old.remoteRTCPPort, self.pipeline != nil
             {
                 self.applyDirection()
@@ -82,6 +91,48 @@ public final class MediaSession: @unchecked Sendable {
         queue.async(group: Self.work) {
             self.isMuted = muted
             self.pipeline?.set("mute", "mute", muted)
+        }
+    }
+
+    /// Sends keypad tones (0–9, *, #, A–D; others are skipped) as RFC 4733 events in the stream, one after the
+    /// other (160 ms each, 80 ms apart). The stream must carry telephone-event (the engine sends SIP INFO otherwise);
+    /// if it does not, that is reported.
+    public func sendTones(_ digits: String) {
+        let events = digits.filter { Self.eventNumber(of: $0) != nil }
+        queue.async(group: Self.work) {
+            guard self.parameters.telephoneEvent != nil else { return self.report("tones \(events): the stream has no telephone-event") }
+            self.pendingTones += events
+            self.nextTone()
+        }
+    }
+
+    /// The RFC 4733 event of a keypad character.
+    static func eventNumber(of digit: Character) -> Int? {
+        switch digit {
+        case "0"..."9": Int(String(digit))
+        case "*": 10
+        case "#": 11
+        case "A"..."D": Int(digit.asciiValue! - Character("A").asciiValue!) + 12
+        default: nil
+        }
+    }
+
+    private static let keypad: [Character] = Array("0123456789*#ABCD")
+
+    private func nextTone() {
+        guard !sendingTone, !stopped, !pendingTones.isEmpty, let pipeline else { return }
+        let digit = pendingTones.removeFirst()
+        guard let number = Self.eventNumber(of: digit), pipeline.dtmf("dtmf", number: number, start: true) else {
+            report("tone \(digit) was not sent")
+            return nextTone()
+        }
+        sendingTone = true
+        queue.asyncAfter(deadline: .now() + .milliseconds(160)) {
+            _ = self.pipeline?.dtmf("dtmf", number: number, start: false)
+            self.queue.asyncAfter(deadline: .now() + .milliseconds(80)) {
+                self.sendingTone = false
+                self.nextTone()
+            }
         }
     }
 
@@ -106,7 +157,9 @@ public final class MediaSession: @unchecked Sendable {
     private func tearDown() {
         guard !stopped else { return }
         stopped = true
-        if let error = pipeline?.takeError() { report("media: \(error)") }
+        poller?.cancel()
+        poller = nil
+        pollBus()
         pipeline?.finish(waitingMilliseconds: recordingPath == nil ? 0 : 500)
         pipeline = nil
     }
@@ -118,12 +171,28 @@ public final class MediaSession: @unchecked Sendable {
             pipeline = nil
             report("no audio: \(error)")
         }
+        guard poller == nil else { return }
+        // Nothing else reads the bus: it is emptied ten times a second (tones received, errors), so it never grows.
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+        timer.setEventHandler { [weak self] in self?.pollBus() }
+        timer.resume()
+        poller = timer
+    }
+
+    private func pollBus() {
+        guard let (events, error) = pipeline?.poll() else { return }
+        if let error { report("media: \(error)") }
+        for number in events { tonesReceived(Self.keypad[number]) }
     }
 
     private func build() throws(MediaError) -> Pipeline {
-        let description = PipelineDescription(codec: parameters.codec, ptime: parameters.ptime, source: source, sink: sink)
+        let description = PipelineDescription(
+            codec: parameters.codec, ptime: parameters.ptime, source: source, sink: sink,
+            telephoneEvent: parameters.telephoneEvent)
         let built = try Pipeline(description.text)
-        try built.routeReceived(from: "rtp", into: "incoming", payloadType: parameters.codec.payloadType)
+        try built.routeReceived(
+            from: "rtp", into: "incoming", codec: parameters.codec, telephoneEvent: parameters.telephoneEvent)
         try built.setSocket("rtpsrc", fd: reservation.rtp)
         try built.setSocket("rtpsink", fd: reservation.rtp)
         try built.setSocket("rtcpsrc", fd: reservation.rtcp)

@@ -6,7 +6,7 @@ public enum MediaSupport {
     static let requiredElements = [
         "rtpbin", "udpsrc", "udpsink", "audiotestsrc", "audioconvert", "audioresample", "volume", "valve", "funnel",
         "mulawenc", "mulawdec", "alawenc", "alawdec", "rtppcmupay", "rtppcmudepay", "rtppcmapay", "rtppcmadepay",
-        "wavenc", "wavparse", "filesrc", "filesink", "fakesink",
+        "wavenc", "wavparse", "filesrc", "filesink", "fakesink", "rtpdtmfsrc", "rtpdtmfmux", "rtpdtmfdepay",
     ]
 
     /// Nil when media works here, else what is missing.

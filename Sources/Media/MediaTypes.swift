@@ -106,12 +106,15 @@ public struct MediaStreamParameters: Sendable, Hashable {
     public var sends: Bool
     /// Whether we play or record what arrives.
     public var receives: Bool
+    /// The payload type of RFC 4733 telephone-event both sides listed, if any (keypad tones in the stream).
+    public var telephoneEvent: Int?
 
     /// A stream.
     public init(
         codec: AudioCodec, remoteHost: String, remotePort: Int, remoteRTCPPort: Int? = nil, ptime: Int = 20,
-        sends: Bool = true, receives: Bool = true
+        sends: Bool = true, receives: Bool = true, telephoneEvent: Int? = nil
     ) {
+        self.telephoneEvent = telephoneEvent
         self.codec = codec
         self.remoteHost = remoteHost
         self.remotePort = remotePort

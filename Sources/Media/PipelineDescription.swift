@@ -4,10 +4,11 @@ import Foundation
 /// the network goes into the text: addresses, ports and file names are set as properties afterwards.
 ///
 /// ```
-///  source ─ audioconvert ─ audioresample ─ 8 kHz mono ─ volume(mute) ─ encoder ─ payloader ─ valve(send)
+///  source ─ audioconvert ─ audioresample ─ 8 kHz mono ─ volume(mute) ─ encoder ─ payloader ─┐
+///                                 rtpdtmfsrc "dtmf" (telephone-event, when both list it) ─┴ rtpdtmfmux ─ valve(send)
 ///      ─► rtpbin.send_rtp ─► udpsink "rtpsink"        rtpbin.send_rtcp ─► udpsink "rtcpsink"
 ///  udpsrc "rtpsrc" ─► rtpbin.recv_rtp ─ (jitter buffer, per SSRC) ─► funnel ─ depayloader ─ decoder ─ valve(receive) ─ sink
-///                     (streams of another payload type ─► fakesink)
+///                     (telephone-event ─► rtpdtmfdepay: "dtmf-event" on the bus; any other type ─► fakesink)
 ///  udpsrc "rtcpsrc" ─► rtpbin.recv_rtcp
 /// ```
 struct PipelineDescription {
@@ -15,6 +16,8 @@ struct PipelineDescription {
     let ptime: Int
     let source: AudioSource
     let sink: AudioSink
+    /// The telephone-event payload type: keypad tones are sent in the stream (rtpdtmfsrc, muxed in).
+    let telephoneEvent: Int?
 
     /// The text for gst_parse_launch.
     var text: String {
@@ -39,7 +42,9 @@ struct PipelineDescription {
             "rtpbin name=rtp latency=60",
             "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=8000,channels=1 ! volume name=mute"
                 + " ! \(encoder) ! \(payloader) pt=\(codec.payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
-                + " ! valve name=send ! rtp.send_rtp_sink_0",
+                + (telephoneEvent == nil ? "" : " ! mux.sink_0 rtpdtmfmux name=mux")
+                + " ! valve name=send ! rtp.send_rtp_sink_0"
+                + (telephoneEvent.map { " rtpdtmfsrc name=dtmf pt=\($0) ! mux.priority_sink_0" } ?? ""),
             "rtp.send_rtp_src_0 ! udpsink name=rtpsink sync=\(paced) async=false",
             "rtp.send_rtcp_src_0 ! udpsink name=rtcpsink sync=false async=false",
             "udpsrc name=rtpsrc caps=\"\(caps)\" ! rtp.recv_rtp_sink_0",

@@ -208,11 +208,35 @@ extension CallLeg {
         return effects + [.respond(context.response(to: request, key: key, status: 200, toTag: localTag), transaction: key)]
     }
 
-    /// PlayTone: one INFO per keypad digit, in order, each after the previous one is answered.
+    /// How long one tone sent in the stream takes: the event and the pause after it (Media sends 160 ms, 80 ms).
+    static let streamToneTime = Duration.milliseconds(240)
+
+    /// PlayTone when both descriptions list telephone-event: the tones go in the media stream (RFC 4733), not as
+    /// INFO, and the action is done when they have had their time (so a tone and a hang-up right after it keep their
+    /// order); nil otherwise.
+    func tonesInStream(_ digits: String, action: ActionRef, media: Media, tones: inout Tones?) -> [CallLegEffect]? {
+        guard media.local.telephoneEvent != nil, media.remote?.telephoneEvent != nil else { return nil }
+        guard tones == nil else { return [.fail(action, reason: "tones are already playing")] }
+        let signals = digits.filter { DTMFRelay.isSignal($0) }
+        guard let last = signals.last else { return [.fulfil(action)] }
+        tones = Tones(action: action, current: last, remaining: [])
+        return [.sendTonesInStream(signals), .startTimer(.tonesInStream, after: Self.streamToneTime * signals.count)]
+    }
+
+    /// The tones sent in the stream have had their time: their action is done.
+    func streamTonesDone(_ tones: inout Tones?) -> [CallLegEffect] {
+        guard let playing = tones else { return [] }
+        tones = nil
+        return [.fulfil(playing.action)]
+    }
+
+    /// PlayTone: in the media stream when both descriptions list telephone-event, else one INFO per keypad digit,
+    /// in order, each after the previous one is answered.
     func playTones(
         _ digits: String, action: ActionRef, tones: inout Tones?, dialog: inout SIPDialog, destination: SIPDestination,
-        in context: some CallLegContext
+        media: Media, in context: some CallLegContext
     ) -> [CallLegEffect] {
+        if let inStream = tonesInStream(digits, action: action, media: media, tones: &tones) { return inStream }
         guard tones == nil else { return [.fail(action, reason: "tones are already playing")] }
         let signals = digits.filter { DTMFRelay.isSignal($0) }
         guard let first = signals.first else { return [.fulfil(action)] }

@@ -340,13 +340,13 @@ extension CallLeg {
             case .confirmed(var confirmed):
                 let effects = playTones(
                     digits, action: ref, tones: &confirmed.tones, dialog: &confirmed.dialog,
-                    destination: confirmed.destination, in: context)
+                    destination: confirmed.destination, media: confirmed.media, in: context)
                 state = .confirmed(confirmed)
                 return effects
             case .answering(var answering):
                 let effects = playTones(
                     digits, action: ref, tones: &answering.tones, dialog: &answering.dialog,
-                    destination: answering.destination, in: context)
+                    destination: answering.destination, media: answering.media, in: context)
                 state = .answering(answering)
                 return effects
             case .ringing, .outgoing, .ended:
@@ -379,7 +379,7 @@ extension CallLeg {
                 ] + end(.unanswered, in: context)
             case .autoAnswer:
                 return [.performJoin]
-            case .retransmitSuccess, .ackTimeout, .glareRetry, .cancelGuard, .reinviteGuard:
+            case .retransmitSuccess, .ackTimeout, .glareRetry, .cancelGuard, .reinviteGuard, .tonesInStream:
                 return []
             }
         case .outgoing(var outgoing):
@@ -389,7 +389,7 @@ extension CallLeg {
                 return settle(outgoing, outcome, in: context)
             case .cancelGuard:
                 return settle(outgoing, outgoing.cancelGuardFired(), in: context)
-            case .autoAnswer, .retransmitSuccess, .ackTimeout, .glareRetry, .reinviteGuard:
+            case .autoAnswer, .retransmitSuccess, .ackTimeout, .glareRetry, .reinviteGuard, .tonesInStream:
                 return []
             }
         case .answering(var answering):
@@ -400,6 +400,10 @@ extension CallLeg {
                 return effects
             case .ackTimeout:
                 return ackNeverCame(answering.dialog, destination: answering.destination, in: context)
+            case .tonesInStream:
+                let effects = streamTonesDone(&answering.tones)
+                state = .answering(answering)
+                return effects
             case .ring, .autoAnswer, .glareRetry, .cancelGuard, .reinviteGuard:
                 return []
             }
@@ -421,6 +425,10 @@ extension CallLeg {
                 guard let effects = reinviteUnanswered(&confirmed) else { return [] }
                 state = .confirmed(confirmed)
                 return effects + dialogFailed(status: 408, confirmed: confirmed, in: context)
+            case .tonesInStream:
+                let effects = streamTonesDone(&confirmed.tones)
+                state = .confirmed(confirmed)
+                return effects
             case .ring, .autoAnswer, .cancelGuard:
                 return []
             }

@@ -46,6 +46,8 @@ enum CallLegTimer: Hashable, Sendable, CaseIterable {
     /// 64·T1 after the last provisional response to our re-INVITE without a final one (RFC 3261 has no timer for an
     /// INVITE client transaction in Proceeding): the re-INVITE is given up, and the dialog with it, as on a timeout.
     case reinviteGuard
+    /// The tones sent in the media stream (RFC 4733) have had their time: their PlayTone is done.
+    case tonesInStream
 }
 
 /// How a client transaction of the leg ended without a final response.
@@ -81,6 +83,8 @@ enum CallLegEffect: Equatable {
     case fulfil(ActionRef)
     /// The peer sent keypad tones.
     case tonesReceived(String)
+    /// Send keypad tones in the media stream (RFC 4733 telephone-event, which both descriptions list).
+    case sendTonesInStream(String)
     /// The frontend's request to turn video on or off is over: done (nil) or why not.
     case videoSettled(Bool, failure: String?)
     /// An action cannot be done, for this reason.

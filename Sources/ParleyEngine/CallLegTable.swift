@@ -43,6 +43,7 @@ public enum CallLegTable {
         case glareTimer = "timer: glareRetry"
         case cancelGuardTimer = "timer: cancelGuard"
         case reinviteGuardTimer = "timer: reinviteGuard"
+        case tonesInStreamTimer = "timer: tonesInStream"
         case left = "the conversation ended"
         case shutdown = "shutdown"
     }
@@ -188,6 +189,7 @@ public enum CallLegTable {
         case .glareTimer: return leg.timerFired(.glareRetry, in: context)
         case .cancelGuardTimer: return leg.timerFired(.cancelGuard, in: context)
         case .reinviteGuardTimer: return leg.timerFired(.reinviteGuard, in: context)
+        case .tonesInStreamTimer: return leg.timerFired(.tonesInStream, in: context)
         case .left: return leg.conversationLeft(in: context)
         case .shutdown: return leg.shutDown(in: context)
         }
@@ -233,6 +235,7 @@ public enum CallLegTable {
         case .fulfil(let action): "✓ \(action)"
         case .fail(let action, _): "✗ \(action)"
         case .tonesReceived(let digits): "tones \(digits)"
+        case .sendTonesInStream(let digits): "tones \(digits) in the stream"
         case .videoSettled(let on, let failure): "video \(on ? "on" : "off") \(failure == nil ? "done" : "refused")"
         case .log, .forget: nil
         }

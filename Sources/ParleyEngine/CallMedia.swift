@@ -15,6 +15,12 @@ public struct NegotiatedAudio: Sendable, Hashable {
     public var sends: Bool
     /// Whether we take what arrives: our direction receives and the peer's sends.
     public var receives: Bool
+    /// The payload type of RFC 4733 telephone-event, when both descriptions list it (the peer's).
+    public var telephoneEvent: Int?
+    /// The peer's RTCP port (`a=rtcp`), when it gave one.
+    public var remoteRTCPPort: Int?
+    /// Milliseconds of audio per packet the peer asked for (`a=ptime`, 10–60), when it did.
+    public var ptime: Int?
 
     /// The audio of `local` and `remote`, nil when either refused the stream or no codec is shared.
     init?(local: SDPSession, remote: SDPSession, localHold: Bool) {
@@ -28,6 +34,9 @@ public struct NegotiatedAudio: Sendable, Hashable {
         self.codec = codec
         sends = !localHold && local.direction.sends && theirs.receives
         receives = !localHold && local.direction.receives && theirs.sends
+        telephoneEvent = local.telephoneEvent == nil ? nil : remote.telephoneEvent
+        remoteRTCPPort = remote.rtcpPort
+        ptime = remote.ptime.map { min(max($0, 10), 60) }
     }
 }
 
@@ -44,4 +53,6 @@ public protocol CallMediaHandler: AnyObject {
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID)
     /// The user muted or unmuted the call (silence is sent while muted).
     func muteChanged(_ muted: Bool, for conversation: UUID)
+    /// Send keypad tones in the call's stream (RFC 4733; the audio lists telephone-event).
+    func sendTones(_ digits: String, for conversation: UUID)
 }

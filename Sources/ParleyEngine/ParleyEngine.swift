@@ -217,6 +217,13 @@ public final class ParleyEngine: ConversationManagerDelegate {
         for observer in eventObservers.withLock({ $0 }) { observer(event) }
     }
 
+    /// Keypad tones a call's peer sent in its media stream (RFC 4733), from the media layer (any thread): the same
+    /// `tonesReceived` event as tones sent by SIP INFO.
+    public func receivedTonesInStream(_ digits: String, for conversationUUID: UUID) {
+        log.info("\(conversationUUID): the remote side sent tone \(digits) (RFC 4733)")
+        emit(.tonesReceived(conversationUUID, digits: digits))
+    }
+
     /// The SIP Call-ID of a conversation, when it has a SIP side.
     public func callID(of conversationUUID: UUID) -> String? {
         observed.state.withLock { $0.callIDs[conversationUUID] }

@@ -16,7 +16,7 @@ extension SIPUserAgent: CallLegContext {
         if let offer,
             let answer = offer.answer(
                 origin: origin, connectionAddress: mediaAddress, audioPort: previous?.audioPort ?? newAudioPort(),
-                localDirection: direction, videoPort: videoPort)
+                localDirection: direction, videoPort: videoPort, telephoneEvents: media != nil, ptime: media.map { _ in 20 })
         {
             return answer
         }
@@ -30,8 +30,13 @@ extension SIPUserAgent: CallLegContext {
         let kept = previous?.video.map { SDPVideo(port: 0, transport: $0.transport, formats: Array($0.formats.prefix(1))) }
         return SDPSession(
             origin: nextOrigin(after: previous), connectionAddress: mediaAddress,
-            audioPort: previous?.audioPort ?? newAudioPort(), direction: hold ? .sendonly : .sendrecv, video: stream ?? kept)
+            audioPort: previous?.audioPort ?? newAudioPort(), direction: hold ? .sendonly : .sendrecv, video: stream ?? kept,
+            telephoneEvent: media == nil ? nil : previous?.telephoneEvent ?? Self.telephoneEventType,
+            ptime: media.map { _ in 20 })
     }
+
+    /// The payload type our offers give RFC 4733 telephone-event (when calls carry media).
+    static let telephoneEventType = 101
 
     /// Where video would go, when this node takes video (`supportsVideo`): two ports above audio's RTP and RTCP.
     var videoPort: Int? { manager.configuration.supportsVideo ? configuration.mediaPort + 2 : nil }

@@ -7,7 +7,7 @@ import SIPTransport
 
 /// The running timers of one call leg, at most one of each kind (inline: no allocation per leg).
 struct LegTimers {
-    private var ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard: EngineTimer?
+    private var ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard, tonesInStream: EngineTimer?
 
     subscript(timer: CallLegTimer) -> EngineTimer? {
         get {
@@ -19,6 +19,7 @@ struct LegTimers {
             case .glareRetry: glareRetry
             case .cancelGuard: cancelGuard
             case .reinviteGuard: reinviteGuard
+            case .tonesInStream: tonesInStream
             }
         }
         set {
@@ -30,6 +31,7 @@ struct LegTimers {
             case .glareRetry: glareRetry = newValue
             case .cancelGuard: cancelGuard = newValue
             case .reinviteGuard: reinviteGuard = newValue
+            case .tonesInStream: tonesInStream = newValue
             }
         }
     }
@@ -47,7 +49,7 @@ struct LegTimers {
     }
 
     /// Every running timer.
-    var all: [EngineTimer] { [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard].compactMap { $0 } }
+    var all: [EngineTimer] { [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard, tonesInStream].compactMap { $0 } }
 }
 
 /// The driver's side of the call legs: feeding them inputs and carrying out their effects.
@@ -169,6 +171,9 @@ extension SIPUserAgent {
             case .videoSettled(let on, let failure):
                 log.info("\(uuid) \(callID(of: uuid)): video \(on ? "on" : "off") \(failure.map { "refused: \($0)" } ?? "done")")
                 videoRequests.removeValue(forKey: UUIDKey(uuid))?(failure)
+            case .sendTonesInStream(let digits):
+                log.info("\(uuid) \(callID(of: uuid)): tones \(digits) in the media stream (RFC 4733)")
+                media?.sendTones(digits, for: uuid)
             case .tonesReceived(let digits):
                 log.info("\(uuid) \(callID(of: uuid)): the remote side sent tone \(digits)")
                 onTonesReceived?(uuid, digits)

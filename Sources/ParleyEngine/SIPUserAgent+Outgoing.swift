@@ -34,7 +34,8 @@ extension SIPUserAgent {
         let wantsVideo = if case .start(_, let isVideo) = action.kind { isVideo } else { false }
         let offer = SDPSession(
             origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: newAudioPort(),
-            video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil)
+            video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil,
+            telephoneEvent: media == nil ? nil : Self.telephoneEventType, ptime: media.map { _ in 20 })
         var headers = capabilityHeaders
         headers.append("User-Agent", configuration.product)
         let to = SIPAddress(

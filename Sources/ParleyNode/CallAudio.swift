@@ -34,6 +34,9 @@ final class CallAudio: CallMediaHandler {
     private var reservations: [Int: RTPPortPool.Reservation] = [:]
     private var sessions: [UUID: MediaSession] = [:]
     private var muted: Set<UUID> = []
+    /// Told of each RFC 4733 tone a call's peer sends (from the call's media queue, not the loop); set once, before
+    /// the first call.
+    var onTonesReceived: (@Sendable (UUID, Character) -> Void)?
 
     init(_ configuration: MediaConfiguration, host: String, log: EngineLog) throws(MediaError) {
         if let problem = MediaSupport.problem { throw problem }
@@ -70,18 +73,24 @@ final class CallAudio: CallMediaHandler {
         }
         let parameters = MediaStreamParameters(
             codec: audio.codec == .pcma ? .pcma : .pcmu, remoteHost: audio.remoteAddress, remotePort: audio.remotePort,
-            sends: audio.sends, receives: audio.receives)
+            remoteRTCPPort: audio.remoteRTCPPort, ptime: audio.ptime ?? 20, sends: audio.sends, receives: audio.receives,
+            telephoneEvent: audio.telephoneEvent)
         if let session = sessions[conversation] {
             session.update(parameters)
         } else if let reservation = reservations[audio.localPort] {
             let session = MediaSession(
                 reservation: reservation, parameters: parameters, source: configuration.source,
-                sink: configuration.sink, recordingName: conversation.uuidString
-            ) { [log] failure in log.error("\(conversation): \(failure)") }
+                sink: configuration.sink, recordingName: conversation.uuidString,
+                report: { [log] failure in log.error("\(conversation): \(failure)") },
+                tonesReceived: { [onTonesReceived] digit in onTonesReceived?(conversation, digit) })
             if muted.contains(conversation) { session.setMuted(true) }
             sessions[conversation] = session
             log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort)")
         }
+    }
+
+    func sendTones(_ digits: String, for conversation: UUID) {
+        sessions[conversation]?.sendTones(digits)
     }
 
     func muteChanged(_ isMuted: Bool, for conversation: UUID) {

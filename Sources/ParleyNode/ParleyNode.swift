@@ -117,6 +117,9 @@ public final class ParleyNode: Sendable {
                 media: audio, log: log)
             self.engine = engine
             engineBox.set(engine)
+            audio?.onTonesReceived = { [weak engine] conversation, digit in
+                engine?.receivedTonesInStream(String(digit), for: conversation)
+            }
             loop.execute {
                 transport.onSendFailure = { destination, error in
                     engineBox.engine?.transportFailed(towards: destination, reason: "\(error)")

@@ -40,12 +40,19 @@ enum SDPReader {
             let proto = string(audio.pointee.m_proto)
         else { throw SDPParseError(reason: "Malformed SDP media line") }
         var codecs: [SDPCodec] = []
+        var telephoneEvent: Int?
+        let audioAttributes = attributes(of: audio)
         for element in OSIPList.elements(cosip_sdp_media_payloads(audio)) {
             let text = String(cString: element.assumingMemoryBound(to: CChar.self))
             guard let payloadType = SIPSyntax.decimal(text, limit: 127) else {
                 throw SDPParseError(reason: "Malformed SDP payload type")
             }
             if let codec = SDPCodec(payloadType: payloadType), !codecs.contains(codec) { codecs.append(codec) }
+            if telephoneEvent == nil, payloadType >= 96,
+                audioAttributes.rtpmap[payloadType]?.lowercased() == "telephone-event/8000"
+            {
+                telephoneEvent = payloadType
+            }
         }
         let mediaConnection = OSIPList.elements(cosip_sdp_media_connections(audio)).lazy
             .compactMap { string($0.assumingMemoryBound(to: sdp_connection_t.self).pointee.c_addr) }.first
@@ -60,7 +67,38 @@ enum SDPReader {
                 username: username, sessionID: sessionID, sessionVersion: sessionVersion, address: originAddress),
             connectionAddress: connection, audioPort: port, codecs: codecs,
             direction: direction(in: cosip_sdp_media_attributes(audio)) ?? sessionDirection ?? .sendrecv,
-            sessionName: string(sdp.pointee.s_name) ?? "-", audioProtocol: proto, video: video)
+            sessionName: string(sdp.pointee.s_name) ?? "-", audioProtocol: proto, video: video,
+            telephoneEvent: telephoneEvent, ptime: audioAttributes.ptime, rtcpPort: audioAttributes.rtcpPort)
+    }
+
+    /// What Parley reads from a stream's attributes: rtpmap names with their clock rate ("telephone-event/8000"),
+    /// ptime (1–1000 ms) and the rtcp port; a malformed one is ignored.
+    private static func attributes(
+        of media: UnsafeMutablePointer<sdp_media_t>
+    ) -> (rtpmap: [Int: String], ptime: Int?, rtcpPort: Int?) {
+        var rtpmap: [Int: String] = [:]
+        var ptime: Int?
+        var rtcpPort: Int?
+        for element in OSIPList.elements(cosip_sdp_media_attributes(media)) {
+            let attribute = element.assumingMemoryBound(to: sdp_attribute_t.self)
+            guard let field = string(attribute.pointee.a_att_field)?.lowercased(),
+                let value = string(attribute.pointee.a_att_value)
+            else { continue }
+            switch field {
+            case "rtpmap":
+                let parts = value.split(separator: " ", maxSplits: 1)
+                if parts.count == 2, let type = SIPSyntax.decimal(String(parts[0]), limit: 127) {
+                    rtpmap[type] = String(parts[1].prefix { $0 != "/" }) + "/" + String(parts[1].split(separator: "/").dropFirst().first ?? "")
+                }
+            case "ptime":
+                if let value = SIPSyntax.decimal(value, limit: 1_000), value > 0 { ptime = value }
+            case "rtcp":
+                if let first = value.split(separator: " ").first { rtcpPort = SIPSyntax.port(String(first)) }
+            default:
+                continue
+            }
+        }
+        return (rtpmap, ptime, rtcpPort)
     }
 
     /// An `m=video` stream: port, transport, payload types named by their `a=rtpmap`, direction.

@@ -100,8 +100,8 @@ public struct SDPOrigin: Sendable, Hashable {
 ///
 /// Parsing reads the first `m=audio` stream and the first `m=video` stream. `connectionAddress` is the stream's `c=` or else the session's;
 /// `direction` is the stream's attribute, else the session's, else sendrecv (linphone resumes a call with no
-/// direction attribute at all). Payload types other than 0 and 8 are not represented. Writing always states the
-/// direction and the rtpmap of each codec.
+/// direction attribute at all). Of the audio payload types, 0 and 8 and a `telephone-event/8000` are represented,
+/// with `a=ptime` and `a=rtcp`. Writing always states the direction and the rtpmap of each codec.
 public struct SDPSession: Sendable, Hashable {
     /// The `o=` line.
     public var origin: SDPOrigin
@@ -119,14 +119,23 @@ public struct SDPSession: Sendable, Hashable {
     public var direction: SDPDirection
     /// The first `m=video` stream, if any (written after the audio stream).
     public var video: SDPVideo?
+    /// The payload type of RFC 4733 `telephone-event/8000` in the audio stream, if listed.
+    public var telephoneEvent: Int?
+    /// The audio stream's `a=ptime` (milliseconds of audio per packet), if given.
+    public var ptime: Int?
+    /// The audio stream's `a=rtcp` port (RFC 3605), if given; RTCP is on the RTP port + 1 otherwise.
+    public var rtcpPort: Int?
 
     /// A description.
     public init(
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, codecs: [SDPCodec] = [.pcmu, .pcma],
         direction: SDPDirection = .sendrecv, sessionName: String = "-", audioProtocol: String = "RTP/AVP",
-        video: SDPVideo? = nil
+        video: SDPVideo? = nil, telephoneEvent: Int? = nil, ptime: Int? = nil, rtcpPort: Int? = nil
     ) {
         self.video = video
+        self.telephoneEvent = telephoneEvent
+        self.ptime = ptime
+        self.rtcpPort = rtcpPort
         self.origin = origin
         self.sessionName = sessionName
         self.connectionAddress = connectionAddress
@@ -156,10 +165,12 @@ public struct SDPSession: Sendable, Hashable {
     /// if the offer refused the stream. Nil when no codec is common or the protocol is not RTP/AVP (answer 488).
     ///
     /// An offered video stream is answered too: at `videoPort` when we take video and share a format, else with
-    /// port 0.
+    /// port 0. With `telephoneEvents`, an offered `telephone-event` is answered with the offer's payload type
+    /// (RFC 4733); `ptime` is ours.
     public func answer(
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, supportedCodecs: [SDPCodec] = [.pcmu, .pcma],
-        localDirection: SDPDirection = .sendrecv, videoPort: Int? = nil
+        localDirection: SDPDirection = .sendrecv, videoPort: Int? = nil, telephoneEvents: Bool = false,
+        ptime: Int? = nil
     ) -> SDPSession? {
         let common = codecs.filter(supportedCodecs.contains)
         guard !common.isEmpty, audioProtocol.uppercased() == "RTP/AVP" else { return nil }
@@ -170,7 +181,7 @@ public struct SDPSession: Sendable, Hashable {
                 offered.answer(
                     port: videoPort,
                     direction: (offered.direction ?? effectiveDirection).reversed.intersection(localDirection))
-            })
+            }, telephoneEvent: telephoneEvents ? telephoneEvent : nil, ptime: ptime)
     }
 
     /// Parses an SDP body through libosip2's `sdp_message_parse`.
@@ -188,9 +199,13 @@ public struct SDPSession: Sendable, Hashable {
             "s=\(sessionName.isEmpty ? "-" : sessionName)",
             "c=IN \(connectionType) \(connectionAddress)",
             "t=0 0",
-            "m=audio \(audioPort) \(audioProtocol)" + codecs.map { " \($0.payloadType)" }.joined(),
+            "m=audio \(audioPort) \(audioProtocol)" + codecs.map { " \($0.payloadType)" }.joined()
+                + (telephoneEvent.map { " \($0)" } ?? ""),
         ]
         lines += codecs.map { "a=rtpmap:\($0.payloadType) \($0.encodingName)/8000" }
+        if let telephoneEvent { lines += ["a=rtpmap:\(telephoneEvent) telephone-event/8000", "a=fmtp:\(telephoneEvent) 0-15"] }
+        if let ptime { lines.append("a=ptime:\(ptime)") }
+        if let rtcpPort { lines.append("a=rtcp:\(rtcpPort)") }
         lines.append("a=\(direction.rawValue)")
         if let video { lines += video.lines(direction: direction) }
         // A value with a line break would end its line early: breaks become spaces (rare: checked byte-wise first).

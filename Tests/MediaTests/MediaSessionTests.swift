@@ -104,6 +104,28 @@ struct MediaSessionTests {
             "\(failures.all)")
     }
 
+    @Test("RFC 4733: keypad tones sent in the stream arrive as the same tones, in order; other characters are skipped")
+    func telephoneEvents() throws {
+        let pool = try Self.pool()
+        let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
+        let heard = Failures()
+        let alice = MediaSession(
+            reservation: a,
+            parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port, telephoneEvent: 101),
+            source: .tone(hertz: 1_000), sink: .null, recordingName: "a")
+        let bob = MediaSession(
+            reservation: b,
+            parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port, telephoneEvent: 101),
+            source: .silence, sink: .null, recordingName: "b", tonesReceived: { heard.add(String($0)) })
+        Thread.sleep(forTimeInterval: 0.5)
+        alice.sendTones("12#x*D")
+        let deadline = Date().addingTimeInterval(5)
+        while heard.all.count < 5 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        alice.finish()
+        bob.finish()
+        #expect(heard.all.joined() == "12#*D", "x is not a keypad tone")
+    }
+
     @Test("not sending (our hold) stops the stream without a new pipeline; sending again restarts it")
     func directionFlips() throws {
         let folder = try Self.directory()

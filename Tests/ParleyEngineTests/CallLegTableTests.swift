@@ -15,7 +15,7 @@ struct CallLegTableTests {
     static func expectedRow(_ input: CallLegTable.Input) -> String {
         switch input {
         case .ring, .reinvite, .info, .inviteAgain, .successAgain, .trying, .cancelAnswered, .hold, .tones, .videoOn,
-            .autoAnswerTimer, .retransmitTimer, .glareTimer, .reinviteGuardTimer:
+            .autoAnswerTimer, .retransmitTimer, .glareTimer, .reinviteGuardTimer, .tonesInStreamTimer:
             unchanged
         case .bye: "x x c x x x x"
         case .cancel: "x a c e k f x"
@@ -69,7 +69,7 @@ struct CallLegTableTests {
                 case .fulfil(let action): #expect(action.action.kind.name == "end")
                 case .fail, .videoSettled: break
                 case .send, .sendStateless, .abandon, .startTimer, .cancelTimer, .report, .performJoin, .log, .forget,
-                    .tonesReceived:
+                    .tonesReceived, .sendTonesInStream:
                     Issue.record("ended × \(cell.input.rawValue) did \(effect)")
                 }
             }

@@ -30,6 +30,8 @@ final class RecordingMedia: CallMediaHandler {
     }
 
     func muteChanged(_ muted: Bool, for conversation: UUID) { events.append(muted ? "mute" : "unmute") }
+
+    func sendTones(_ digits: String, for conversation: UUID) { events.append("tones \(digits)") }
 }
 
 @Suite("Engine: the audio it hands to the media layer")
@@ -97,5 +99,37 @@ struct CallMediaTests {
         #expect(ok.bodyText.contains("m=audio 40000 "), "the configured port, with no audio behind it")
         #expect(media.events.last == "PCMU 40000→127.0.0.1:6000 sendrecv")
         #expect(media.reserved.isEmpty)
+    }
+
+    @Test("PlayTone goes in the stream (RFC 4733) when both list telephone-event, as INFO when the peer does not")
+    func tonesInStreamOrINFO() throws {
+        let media = RecordingMedia()
+        let harness = try EngineHarness(media: media)
+        let withEvents = PeerMessages.offer.replacingOccurrences(of: "RTP/AVP 0 8", with: "RTP/AVP 0 8 101")
+            + "a=rtpmap:101 telephone-event/8000\na=fmtp:101 0-15\n"
+        harness.deliver(PeerMessages.invite(), body: withEvents)
+        _ = harness.sent()
+        let uuid = try #require(harness.conversation?.uuid)
+        try harness.manager.perform([.join(conversationUUID: uuid)])
+        let ok = try #require(harness.sent().first)
+        #expect(ok.bodyText.contains("m=audio 50000 RTP/AVP 0 8 101"), "\(ok.bodyText)")
+        #expect(ok.bodyText.contains("a=rtpmap:101 telephone-event/8000"))
+        let tone = ConversationAction.playTone(conversationUUID: uuid, digits: "12")
+        try harness.manager.perform([tone])
+        #expect(harness.sent().isEmpty, "no INFO")
+        #expect(media.events.last == "tones 12")
+        #expect(tone.state == .running, "done when the tones have had their time")
+        harness.environment.advance(by: .milliseconds(479))
+        #expect(tone.state == .running)
+        harness.environment.advance(by: .milliseconds(1))
+        #expect(tone.state == .complete)
+
+        // The plain offer has no telephone-event: INFO, as before; our answer lists none either.
+        let plain = RecordingMedia()
+        let other = try EngineHarness(media: plain)
+        _ = try IncomingCallTests.answered(other)
+        try other.manager.perform([.playTone(conversationUUID: try #require(other.conversation?.uuid), digits: "5")])
+        #expect(other.sent().map(\.method) == ["INFO"])
+        #expect(!plain.events.contains { $0.hasPrefix("tones") })
     }
 }

@@ -36,6 +36,35 @@ struct SDPTests {
         try SDPSession.parse(Data((lines.joined(separator: "\r\n") + "\r\n").utf8))
     }
 
+    @Test("telephone-event: the 8 kHz one is found among others (linphone lists three), answered with its payload type")
+    func telephoneEvent() throws {
+        let offer = try SDPSession.parse(Data(Self.linphoneResume.utf8))
+        #expect(offer.telephoneEvent == 100, "telephone-event/48000 and /16000 are not for 8 kHz G.711")
+        let answer = try #require(
+            offer.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 40_000, telephoneEvents: true, ptime: 20))
+        let text = String(decoding: answer.serialize(), as: UTF8.self)
+        #expect(text.contains("m=audio 40000 RTP/AVP 0 8 100\r\n"))
+        #expect(text.contains("a=rtpmap:100 telephone-event/8000\r\na=fmtp:100 0-15\r\n"))
+        #expect(text.contains("a=ptime:20\r\n"))
+        let reread = try SDPSession.parse(answer.serialize())
+        #expect(reread.telephoneEvent == 100 && reread.ptime == 20)
+        let plain = try #require(offer.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 40_000))
+        #expect(plain.telephoneEvent == nil, "not answered unless we carry media")
+        #expect(!String(decoding: plain.serialize(), as: UTF8.self).contains("telephone-event"))
+    }
+
+    @Test("ptime and a=rtcp are read; malformed ones and a telephone-event on a static type are ignored")
+    func ptimeAndRTCP() throws {
+        let base = ["v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "c=IN IP4 127.0.0.1", "t=0 0"]
+        let good = try Self.sdp(base + ["m=audio 6000 RTP/AVP 0 101", "a=rtpmap:101 telephone-event/8000", "a=ptime:30",
+            "a=rtcp:6011 IN IP4 127.0.0.1"])
+        #expect(good.telephoneEvent == 101 && good.ptime == 30 && good.rtcpPort == 6011)
+        let bad = try Self.sdp(base + ["m=audio 6000 RTP/AVP 0 8", "a=rtpmap:8 telephone-event/8000", "a=ptime:0",
+            "a=ptime:abc", "a=rtcp:99999", "a=rtpmap:101"])
+        #expect(bad.telephoneEvent == nil && bad.ptime == nil && bad.rtcpPort == nil)
+        #expect(bad.codecs == [.pcmu, .pcma])
+    }
+
     @Test("linphone's resume without a direction attribute is sendrecv, not hold")
     func linphoneResume() throws {
         let offer = try SDPSession.parse(Data(Self.linphoneResume.utf8))
