@@ -102,6 +102,7 @@ static void parley_gst_received_pad(GstElement *rtpbin, GstPad *pad, gpointer da
     } else {
         GstElement *drain = gst_element_factory_make("fakesink", NULL);
         GstElement *depay = events > 0 && (int)pt == events ? gst_element_factory_make("rtpdtmfdepay", NULL) : NULL;
+        if (!drain && depay) gst_object_unref(depay);
         if (drain) {
             g_object_set(drain, "sync", FALSE, "async", FALSE, NULL);
             gst_bin_add(bin, drain);
@@ -159,14 +160,15 @@ static inline int parley_gst_route_received(
 static inline int parley_gst_dtmf(GstElement *pipeline, const char *name, int number, int start) {
     GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
     if (!element) return -1;
+    GstPad *pad = gst_element_get_static_pad(element, "src");
+    if (!pad) { gst_object_unref(element); return -1; }
     GstStructure *structure = start
         ? gst_structure_new("dtmf-event", "type", G_TYPE_INT, 1, "number", G_TYPE_INT, number, "volume", G_TYPE_INT, 10,
               "start", G_TYPE_BOOLEAN, TRUE, NULL)
         : gst_structure_new("dtmf-event", "type", G_TYPE_INT, 1, "start", G_TYPE_BOOLEAN, FALSE, NULL);
-    // An upstream event arrives at a source through its src pad, as if from downstream.
-    GstPad *pad = gst_element_get_static_pad(element, "src");
-    gboolean taken = pad && gst_pad_send_event(pad, gst_event_new_custom(GST_EVENT_CUSTOM_UPSTREAM, structure));
-    if (pad) gst_object_unref(pad);
+    // An upstream event arrives at a source through its src pad, as if from downstream (the event owns the structure).
+    gboolean taken = gst_pad_send_event(pad, gst_event_new_custom(GST_EVENT_CUSTOM_UPSTREAM, structure));
+    gst_object_unref(pad);
     gst_object_unref(element);
     return taken ? 0 : -1;
 }
@@ -224,9 +226,9 @@ static inline char *parley_gst_take_error(GstElement *pipeline) {
 /// Ends the pipeline: an end of stream first (a WAV file writer completes its header), waiting at most
 /// `timeout_ms` for it, then the NULL state; the pipeline is released.
 static inline void parley_gst_finish(GstElement *pipeline, int timeout_ms) {
-    GstState state = GST_STATE_NULL;
-    gst_element_get_state(pipeline, &state, NULL, 0);
-    if (timeout_ms > 0 && state == GST_STATE_PLAYING) {
+    GstState state = GST_STATE_NULL, pending = GST_STATE_VOID_PENDING;
+    gst_element_get_state(pipeline, &state, &pending, 0);
+    if (timeout_ms > 0 && (state == GST_STATE_PLAYING || pending == GST_STATE_PLAYING)) {
         gst_element_send_event(pipeline, gst_event_new_eos());
         GstBus *bus = gst_element_get_bus(pipeline);
         GstMessage *message = gst_bus_timed_pop_filtered(

@@ -37,6 +37,9 @@ public final class MediaSession: @unchecked Sendable {
     private var pipeline: Pipeline?
     private var rebuilds = 0
     private var stopped = false
+    /// The session's own duplicates of the reserved sockets: the pool closes its descriptors when the call's port
+    /// is released, which may be before queued work here has run; these close when the session is torn down.
+    private var sockets: (rtp: Int32, rtcp: Int32)?
 
     /// Starts sending and receiving (the pipeline is built on the session's queue); `report` is told of each failure
     /// and `tonesReceived` of each RFC 4733 keypad tone the peer sends, on that queue.
@@ -51,6 +54,13 @@ public final class MediaSession: @unchecked Sendable {
         self.source = source
         self.sink = sink
         self.report = report
+        let rtp = dup(reservation.rtp), rtcp = dup(reservation.rtcp)
+        if rtp >= 0, rtcp >= 0 {
+            sockets = (rtp, rtcp)
+        } else {
+            if rtp >= 0 { close(rtp) }
+            if rtcp >= 0 { close(rtcp) }
+        }
         if case .files(let directory) = sink {
             recordingPath = URL(fileURLWithPath: directory).appendingPathComponent(recordingName + ".wav").path
         } else {
@@ -60,9 +70,18 @@ public final class MediaSession: @unchecked Sendable {
     }
 
     deinit {
-        // The last reference may go on any thread; the queue's work holds none, so only the pipeline is left.
+        // Queued work holds the session, so deinit runs only once none is left: the pipeline and sockets, if a
+        // teardown never ran.
         poller?.cancel()
         pipeline?.finish(waitingMilliseconds: 0)
+        closeSockets()
+    }
+
+    private func closeSockets() {
+        guard let open = sockets else { return }
+        sockets = nil
+        close(open.rtp)
+        close(open.rtcp)
     }
 
     /// Carries a renegotiated stream: a direction change flips valves; a new codec, address or port builds a new
@@ -73,6 +92,7 @@ public final class MediaSession: @unchecked Sendable {
             let old = self.parameters
             self.parameters = new
             if new.codec == old.codec, new.ptime == old.ptime, new.telephoneEvent == old.telephoneEvent,
+                new.receivedTelephoneEvent == old.receivedTelephoneEvent,
                 new.remoteHost == old.remoteHost,
                 new.remotePort == old.remotePort, new.remoteRTCPPort == old.remoteRTCPPort, self.pipeline != nil
             {
@@ -94,8 +114,12 @@ public final class MediaSession: @unchecked Sendable {
         }
     }
 
-    /// Sends keypad tones (0–9, *, #, A–D; others are skipped) as RFC 4733 events in the stream, one after the
-    /// other (160 ms each, 80 ms apart). The stream must carry telephone-event (the engine sends SIP INFO otherwise);
+    /// How long one tone takes in the stream, its event and the pause after it.
+    public static let toneTime = Duration.milliseconds(360)
+
+    /// Sends keypad tones (0–9, *, #, A–D, a–d; others are skipped) as RFC 4733 events in the stream, one after the
+    /// other (each held 250 ms, rtpdtmfsrc's shortest, then 110 ms apart, over its 100 ms gap: ``toneTime`` a tone).
+    /// The stream must carry telephone-event (the engine sends SIP INFO otherwise);
     /// if it does not, that is reported.
     public func sendTones(_ digits: String) {
         let events = digits.filter { Self.eventNumber(of: $0) != nil }
@@ -108,13 +132,8 @@ public final class MediaSession: @unchecked Sendable {
 
     /// The RFC 4733 event of a keypad character.
     static func eventNumber(of digit: Character) -> Int? {
-        switch digit {
-        case "0"..."9": Int(String(digit))
-        case "*": 10
-        case "#": 11
-        case "A"..."D": Int(digit.asciiValue! - Character("A").asciiValue!) + 12
-        default: nil
-        }
+        guard let index = keypad.firstIndex(of: Character(digit.uppercased())) else { return nil }
+        return index
     }
 
     private static let keypad: [Character] = Array("0123456789*#ABCD")
@@ -127,9 +146,9 @@ public final class MediaSession: @unchecked Sendable {
             return nextTone()
         }
         sendingTone = true
-        queue.asyncAfter(deadline: .now() + .milliseconds(160)) {
+        queue.asyncAfter(deadline: .now() + .milliseconds(250)) {
             _ = self.pipeline?.dtmf("dtmf", number: number, start: false)
-            self.queue.asyncAfter(deadline: .now() + .milliseconds(80)) {
+            self.queue.asyncAfter(deadline: .now() + .milliseconds(110)) {
                 self.sendingTone = false
                 self.nextTone()
             }
@@ -162,6 +181,7 @@ public final class MediaSession: @unchecked Sendable {
         pollBus()
         pipeline?.finish(waitingMilliseconds: recordingPath == nil ? 0 : 500)
         pipeline = nil
+        closeSockets()
     }
 
     private func start() {
@@ -190,13 +210,15 @@ public final class MediaSession: @unchecked Sendable {
         let description = PipelineDescription(
             codec: parameters.codec, ptime: parameters.ptime, source: source, sink: sink,
             telephoneEvent: parameters.telephoneEvent)
+        guard let sockets else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
         try built.routeReceived(
-            from: "rtp", into: "incoming", codec: parameters.codec, telephoneEvent: parameters.telephoneEvent)
-        try built.setSocket("rtpsrc", fd: reservation.rtp)
-        try built.setSocket("rtpsink", fd: reservation.rtp)
-        try built.setSocket("rtcpsrc", fd: reservation.rtcp)
-        try built.setSocket("rtcpsink", fd: reservation.rtcp)
+            from: "rtp", into: "incoming", codec: parameters.codec,
+            telephoneEvent: parameters.receivedTelephoneEvent ?? parameters.telephoneEvent)
+        try built.setSocket("rtpsrc", fd: sockets.rtp)
+        try built.setSocket("rtpsink", fd: sockets.rtp)
+        try built.setSocket("rtcpsrc", fd: sockets.rtcp)
+        try built.setSocket("rtcpsink", fd: sockets.rtcp)
         built.set("rtpsink", "host", parameters.remoteHost)
         built.set("rtpsink", "port", parameters.remotePort)
         built.set("rtcpsink", "host", parameters.remoteHost)

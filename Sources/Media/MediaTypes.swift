@@ -23,7 +23,7 @@ public enum AudioCodec: String, Sendable, Hashable, CaseIterable {
 public enum AudioSource: Sendable, Hashable, CustomStringConvertible {
     /// A sine tone at this frequency.
     case tone(hertz: Double)
-    /// A WAV file, played in a loop.
+    /// A WAV file, played once (silence is not sent after it: the stream pauses).
     case file(path: String)
     /// The desktop sound server's default input (PulseAudio or PipeWire).
     case device
@@ -106,15 +106,19 @@ public struct MediaStreamParameters: Sendable, Hashable {
     public var sends: Bool
     /// Whether we play or record what arrives.
     public var receives: Bool
-    /// The payload type of RFC 4733 telephone-event both sides listed, if any (keypad tones in the stream).
+    /// The payload type of RFC 4733 telephone-event both sides listed, if any (keypad tones in the stream): the
+    /// peer's, which our tones carry.
     public var telephoneEvent: Int?
+    /// The payload type the peer's tones carry (ours, from our description), when it differs.
+    public var receivedTelephoneEvent: Int?
 
     /// A stream.
     public init(
         codec: AudioCodec, remoteHost: String, remotePort: Int, remoteRTCPPort: Int? = nil, ptime: Int = 20,
-        sends: Bool = true, receives: Bool = true, telephoneEvent: Int? = nil
+        sends: Bool = true, receives: Bool = true, telephoneEvent: Int? = nil, receivedTelephoneEvent: Int? = nil
     ) {
         self.telephoneEvent = telephoneEvent
+        self.receivedTelephoneEvent = receivedTelephoneEvent
         self.codec = codec
         self.remoteHost = remoteHost
         self.remotePort = remotePort

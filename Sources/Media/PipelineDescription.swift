@@ -39,7 +39,8 @@ struct PipelineDescription {
         let paced = if case .file = source { "true" } else { "false" }
         let caps = "application/x-rtp,media=audio,clock-rate=8000,encoding-name=\(codec.rawValue),payload=\(codec.payloadType)"
         return [
-            "rtpbin name=rtp latency=60",
+            // A new SSRC at the port makes a jitter buffer (and a thread): at most four streams a call, whoever sends.
+            "rtpbin name=rtp latency=60 max-streams=4",
             "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=8000,channels=1 ! volume name=mute"
                 + " ! \(encoder) ! \(payloader) pt=\(codec.payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
                 + (telephoneEvent == nil ? "" : " ! mux.sink_0 rtpdtmfmux name=mux")

@@ -208,8 +208,9 @@ extension CallLeg {
         return effects + [.respond(context.response(to: request, key: key, status: 200, toTag: localTag), transaction: key)]
     }
 
-    /// How long one tone sent in the stream takes: the event and the pause after it (Media sends 160 ms, 80 ms).
-    static let streamToneTime = Duration.milliseconds(240)
+    /// How long one tone sent in the stream takes: the event and the pause after it (as Media's
+    /// `MediaSession.toneTime`: rtpdtmfsrc holds an event at least 250 ms and keeps 100 ms between two).
+    static let streamToneTime = Duration.milliseconds(360)
 
     /// PlayTone when both descriptions list telephone-event: the tones go in the media stream (RFC 4733), not as
     /// INFO, and the action is done when they have had their time (so a tone and a hang-up right after it keep their

@@ -9,14 +9,18 @@ public struct NegotiatedAudio: Sendable, Hashable {
     public var remoteAddress: String
     /// The peer's RTP port.
     public var remotePort: Int
-    /// The codec: the first of ours the peer also lists.
+    /// The codec: the first the peer lists that we list too (the answer's first, whichever side answered: our
+    /// answers keep the offer's order).
     public var codec: SDPCodec
     /// Whether we send: both directions allow it and we do not hold the call.
     public var sends: Bool
     /// Whether we take what arrives: our direction receives and the peer's sends.
     public var receives: Bool
-    /// The payload type of RFC 4733 telephone-event, when both descriptions list it (the peer's).
+    /// The payload type of RFC 4733 telephone-event, when both descriptions list it: the peer's (our tones carry
+    /// it) and ours (the peer's tones carry it).
     public var telephoneEvent: Int?
+    /// Our telephone-event payload type, which the peer's tones carry.
+    public var localTelephoneEvent: Int?
     /// The peer's RTCP port (`a=rtcp`), when it gave one.
     public var remoteRTCPPort: Int?
     /// Milliseconds of audio per packet the peer asked for (`a=ptime`, 10–60), when it did.
@@ -25,7 +29,7 @@ public struct NegotiatedAudio: Sendable, Hashable {
     /// The audio of `local` and `remote`, nil when either refused the stream or no codec is shared.
     init?(local: SDPSession, remote: SDPSession, localHold: Bool) {
         guard local.audioPort > 0, remote.audioPort > 0,
-            let codec = local.codecs.first(where: remote.codecs.contains)
+            let codec = remote.codecs.first(where: local.codecs.contains)
         else { return nil }
         let theirs = remote.effectiveDirection
         localPort = local.audioPort
@@ -35,6 +39,7 @@ public struct NegotiatedAudio: Sendable, Hashable {
         sends = !localHold && local.direction.sends && theirs.receives
         receives = !localHold && local.direction.receives && theirs.sends
         telephoneEvent = local.telephoneEvent == nil ? nil : remote.telephoneEvent
+        localTelephoneEvent = remote.telephoneEvent == nil ? nil : local.telephoneEvent
         remoteRTCPPort = remote.rtcpPort
         ptime = remote.ptime.map { min(max($0, 10), 60) }
     }

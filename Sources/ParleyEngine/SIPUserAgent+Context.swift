@@ -9,28 +9,35 @@ extension SIPUserAgent: CallLegContext {
     /// Wall-clock time, from the environment.
     var now: Date { environment.now }
 
-    /// Our SDP answer (or offer, when the INVITE had none) for a remote description.
+    /// Our SDP answer (or offer, when the INVITE had none) for a remote description. A new call's RTP port is
+    /// reserved once here (none for an offer that refuses the audio stream with port 0).
     func makeAnswer(to offer: SDPSession?, previous: SDPSession?, localHold: Bool) -> SDPSession {
         let origin = nextOrigin(after: previous)
         let direction: SDPDirection = localHold ? .sendonly : .sendrecv
+        let port = previous?.audioPort ?? (offer?.audioPort == 0 ? 0 : newAudioPort())
         if let offer,
             let answer = offer.answer(
-                origin: origin, connectionAddress: mediaAddress, audioPort: previous?.audioPort ?? newAudioPort(),
-                localDirection: direction, videoPort: videoPort, telephoneEvents: media != nil, ptime: media.map { _ in 20 })
+                origin: origin, connectionAddress: mediaAddress, audioPort: port, localDirection: direction,
+                videoPort: videoPort, telephoneEvents: media != nil, ptime: media.map { _ in 20 })
         {
             return answer
         }
-        return makeOffer(after: previous, hold: localHold, video: previous?.isVideo == true)
+        return describe(after: previous, hold: localHold, video: previous?.isVideo == true, audioPort: port)
     }
 
     /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume; a video stream when asked and supported. A video
     /// line the session had stays, with port 0 when video is off (RFC 3264 §8: m-lines are never removed).
     func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession {
+        describe(after: previous, hold: hold, video: video, audioPort: previous?.audioPort ?? newAudioPort())
+    }
+
+    /// Our offer at `audioPort`.
+    private func describe(after previous: SDPSession?, hold: Bool, video: Bool, audioPort: Int) -> SDPSession {
         let stream = video ? videoPort.map { SDPVideo(port: $0) } : nil
         let kept = previous?.video.map { SDPVideo(port: 0, transport: $0.transport, formats: Array($0.formats.prefix(1))) }
         return SDPSession(
-            origin: nextOrigin(after: previous), connectionAddress: mediaAddress,
-            audioPort: previous?.audioPort ?? newAudioPort(), direction: hold ? .sendonly : .sendrecv, video: stream ?? kept,
+            origin: nextOrigin(after: previous), connectionAddress: mediaAddress, audioPort: audioPort,
+            direction: hold ? .sendonly : .sendrecv, video: stream ?? kept,
             telephoneEvent: media == nil ? nil : previous?.telephoneEvent ?? Self.telephoneEventType,
             ptime: media.map { _ in 20 })
     }

@@ -76,6 +76,7 @@ extension SIPUserAgent {
                     capabilities: capabilities(video: offer?.video?.answer(port: videoPort).isActive == true)))
         } catch {
             legs[UUIDKey(uuid)] = nil
+            legMedia[UUIDKey(uuid)] = nil
             legIDs[callID] = nil
             forgetSource(of: UUIDKey(uuid))
             onCallRefused?(uuid, callID)

@@ -34,7 +34,7 @@ extension SIPUserAgent {
             } ?? (nil, nil)
         }) else { return }
         var known = legMedia[key] ?? LegMedia()
-        if known.port == nil, let port, port != configuration.mediaPort { known.port = port }
+        if known.port == nil, let port, port > 0, port != configuration.mediaPort { known.port = port }
         let changed = known.audio != audio
         known.audio = audio
         legMedia[key] = known

@@ -68,13 +68,14 @@ final class CallAudio: CallMediaHandler {
 
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID) {
         guard let audio else {
+            muted.remove(conversation)
             sessions.removeValue(forKey: conversation)?.stop()
             return
         }
         let parameters = MediaStreamParameters(
             codec: audio.codec == .pcma ? .pcma : .pcmu, remoteHost: audio.remoteAddress, remotePort: audio.remotePort,
             remoteRTCPPort: audio.remoteRTCPPort, ptime: audio.ptime ?? 20, sends: audio.sends, receives: audio.receives,
-            telephoneEvent: audio.telephoneEvent)
+            telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent)
         if let session = sessions[conversation] {
             session.update(parameters)
         } else if let reservation = reservations[audio.localPort] {

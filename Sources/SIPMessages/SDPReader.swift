@@ -93,7 +93,9 @@ enum SDPReader {
             case "ptime":
                 if let value = SIPSyntax.decimal(value, limit: 1_000), value > 0 { ptime = value }
             case "rtcp":
-                if let first = value.split(separator: " ").first { rtcpPort = SIPSyntax.port(String(first)) }
+                if let first = value.split(separator: " ").first, let port = SIPSyntax.port(String(first)), port > 0 {
+                    rtcpPort = port
+                }
             default:
                 continue
             }

@@ -101,6 +101,20 @@ struct CallMediaTests {
         #expect(media.reserved.isEmpty)
     }
 
+    @Test("an offer that refuses the audio stream (port 0) takes no port; none leaks when the call ends")
+    func refusedStreamTakesNoPort() throws {
+        let media = RecordingMedia()
+        let harness = try EngineHarness(media: media)
+        harness.deliver(PeerMessages.invite(), body: PeerMessages.offer.replacingOccurrences(of: "m=audio 6000", with: "m=audio 0"))
+        _ = harness.sent()
+        let uuid = try #require(harness.conversation?.uuid)
+        try harness.manager.perform([.join(conversationUUID: uuid)])
+        #expect(try #require(harness.sent().first).bodyText.contains("m=audio 0 "))
+        try harness.manager.perform([.end(conversationUUID: uuid)])
+        #expect(media.reserved.isEmpty && media.next == 50_000, "no port was taken: \(media.events)")
+        #expect(!media.events.contains { $0.hasPrefix("PCM") }, "no audio")
+    }
+
     @Test("PlayTone goes in the stream (RFC 4733) when both list telephone-event, as INFO when the peer does not")
     func tonesInStreamOrINFO() throws {
         let media = RecordingMedia()
@@ -119,8 +133,8 @@ struct CallMediaTests {
         #expect(harness.sent().isEmpty, "no INFO")
         #expect(media.events.last == "tones 12")
         #expect(tone.state == .running, "done when the tones have had their time")
-        harness.environment.advance(by: .milliseconds(479))
-        #expect(tone.state == .running)
+        harness.environment.advance(by: .milliseconds(719))
+        #expect(tone.state == .running, "two tones take 720 ms")
         harness.environment.advance(by: .milliseconds(1))
         #expect(tone.state == .complete)
 
