@@ -215,8 +215,11 @@ extension CallLeg {
     /// PlayTone when both descriptions list telephone-event: the tones go in the media stream (RFC 4733), not as
     /// INFO, and the action is done when they have had their time (so a tone and a hang-up right after it keep their
     /// order); nil otherwise.
-    func tonesInStream(_ digits: String, action: ActionRef, media: Media, tones: inout Tones?) -> [CallLegEffect]? {
-        guard media.local.telephoneEvent != nil, media.remote?.telephoneEvent != nil else { return nil }
+    /// `media` is nil while we hold the call (our stream is stopped); a peer that holds us takes no audio either.
+    func tonesInStream(_ digits: String, action: ActionRef, media: Media?, tones: inout Tones?) -> [CallLegEffect]? {
+        guard let media, media.local.telephoneEvent != nil, let remote = media.remote, remote.telephoneEvent != nil,
+            remote.effectiveDirection.receives
+        else { return nil }
         guard tones == nil else { return [.fail(action, reason: "tones are already playing")] }
         let signals = digits.filter { DTMFRelay.isSignal($0) }
         guard let last = signals.last else { return [.fulfil(action)] }
@@ -231,11 +234,11 @@ extension CallLeg {
         return [.fulfil(playing.action)]
     }
 
-    /// PlayTone: in the media stream when both descriptions list telephone-event, else one INFO per keypad digit,
-    /// in order, each after the previous one is answered.
+    /// PlayTone: in the media stream when both descriptions list telephone-event and audio flows to the peer, else
+    /// one INFO per keypad digit, in order, each after the previous one is answered.
     func playTones(
         _ digits: String, action: ActionRef, tones: inout Tones?, dialog: inout SIPDialog, destination: SIPDestination,
-        media: Media, in context: some CallLegContext
+        media: Media?, in context: some CallLegContext
     ) -> [CallLegEffect] {
         if let inStream = tonesInStream(digits, action: action, media: media, tones: &tones) { return inStream }
         guard tones == nil else { return [.fail(action, reason: "tones are already playing")] }

@@ -340,7 +340,7 @@ extension CallLeg {
             case .confirmed(var confirmed):
                 let effects = playTones(
                     digits, action: ref, tones: &confirmed.tones, dialog: &confirmed.dialog,
-                    destination: confirmed.destination, media: confirmed.media, in: context)
+                    destination: confirmed.destination, media: confirmed.localHold ? nil : confirmed.media, in: context)
                 state = .confirmed(confirmed)
                 return effects
             case .answering(var answering):

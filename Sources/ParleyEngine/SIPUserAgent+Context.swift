@@ -18,7 +18,7 @@ extension SIPUserAgent: CallLegContext {
         if let offer,
             let answer = offer.answer(
                 origin: origin, connectionAddress: mediaAddress, audioPort: port, localDirection: direction,
-                videoPort: videoPort, telephoneEvents: media != nil, ptime: media.map { _ in 20 })
+                videoPort: videoPort, telephoneEvents: carriesTones(port), ptime: media.map { _ in 20 })
         {
             return answer
         }
@@ -38,12 +38,16 @@ extension SIPUserAgent: CallLegContext {
         return SDPSession(
             origin: nextOrigin(after: previous), connectionAddress: mediaAddress, audioPort: audioPort,
             direction: hold ? .sendonly : .sendrecv, video: stream ?? kept,
-            telephoneEvent: media == nil ? nil : previous?.telephoneEvent ?? Self.telephoneEventType,
+            telephoneEvent: carriesTones(audioPort) ? previous?.telephoneEvent ?? Self.telephoneEventType : nil,
             ptime: media.map { _ in 20 })
     }
 
     /// The payload type our offers give RFC 4733 telephone-event (when calls carry media).
     static let telephoneEventType = 101
+
+    /// Whether a description at `port` lists telephone-event: when calls carry media and the port is a reserved one
+    /// (not the fallback of a call without a free port, which has no stream to put tones in).
+    func carriesTones(_ port: Int) -> Bool { media != nil && port != configuration.mediaPort && port > 0 }
 
     /// Where video would go, when this node takes video (`supportsVideo`): two ports above audio's RTP and RTCP.
     var videoPort: Int? { manager.configuration.supportsVideo ? configuration.mediaPort + 2 : nil }

@@ -33,6 +33,8 @@ extension SIPUserAgent {
                 return (described.local.audioPort, audio)
             } ?? (nil, nil)
         }) else { return }
+        // A ringing leg has described nothing yet: nothing to keep (an INVITE flood leaves no entries).
+        if port == nil, audio == nil, legMedia[key] == nil { return }
         var known = legMedia[key] ?? LegMedia()
         if known.port == nil, let port, port > 0, port != configuration.mediaPort { known.port = port }
         let changed = known.audio != audio

@@ -32,10 +32,11 @@ extension SIPUserAgent {
         let callID = pushedCalls.takeOutgoing(uuid: action.conversationUUID) ?? SecureRandom.token(20) + "@" + host
         let localTag = SecureRandom.token(10)
         let wantsVideo = if case .start(_, let isVideo) = action.kind { isVideo } else { false }
+        let audioPort = newAudioPort()
         let offer = SDPSession(
-            origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: newAudioPort(),
+            origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: audioPort,
             video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil,
-            telephoneEvent: media == nil ? nil : Self.telephoneEventType, ptime: media.map { _ in 20 })
+            telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 })
         var headers = capabilityHeaders
         headers.append("User-Agent", configuration.product)
         let to = SIPAddress(

@@ -96,7 +96,7 @@ struct CallMediaTests {
         try harness.manager.perform([.join(conversationUUID: try #require(harness.manager.conversations.last?.uuid))])
         let ok = try #require(harness.sent().first)
         #expect(ok.statusCode == 200)
-        #expect(ok.bodyText.contains("m=audio 40000 "), "the configured port, with no audio behind it")
+        #expect(ok.bodyText.contains("m=audio 40000 RTP/AVP 0 8\r\n"), "the configured port, no audio, no telephone-event")
         #expect(media.events.last == "PCMU 40000→127.0.0.1:6000 sendrecv")
         #expect(media.reserved.isEmpty)
     }
@@ -137,6 +137,18 @@ struct CallMediaTests {
         #expect(tone.state == .running, "two tones take 720 ms")
         harness.environment.advance(by: .milliseconds(1))
         #expect(tone.state == .complete)
+
+        // The peer holds us (sendonly): it takes no audio, so tones go as INFO. (Our own hold refuses PlayTone.)
+        let tag = try #require(ok.toTag)
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 1, branch: "z9hG4bK-ack-1"))
+        harness.deliver(
+            PeerMessages.inDialog("INVITE", localTag: tag, cseq: 2, branch: "z9hG4bK-re-1", contentType: "application/sdp"),
+            body: withEvents.replacingOccurrences(of: "o=peer 1 1", with: "o=peer 1 2") + "a=sendonly\n")
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 2, branch: "z9hG4bK-ack-2"))
+        _ = harness.sent()
+        try harness.manager.perform([.playTone(conversationUUID: uuid, digits: "3")])
+        #expect(harness.sent().compactMap(\.method) == ["INFO"])
+        #expect(media.events.last != "tones 3")
 
         // The plain offer has no telephone-event: INFO, as before; our answer lists none either.
         let plain = RecordingMedia()
