@@ -3,6 +3,7 @@
 #include <gst/gst.h>
 #include <gio/gio.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /// Initialises GStreamer once; 0 on success, else -1 with `*error` a malloc'd message (free with parley_gst_free).
@@ -238,4 +239,71 @@ static inline void parley_gst_finish(GstElement *pipeline, int timeout_ms) {
     }
     gst_element_set_state(pipeline, GST_STATE_NULL);
     gst_object_unref(pipeline);
+}
+
+/// A call's RTP figures from rtpbin's session 0 (RFC 3550 §6.4): what we sent and received, and the last
+/// receiver report the peer sent about our stream. Jitter is in RTP clock units, the round trip in 1/65536 s.
+typedef struct {
+    guint64 packets_sent;
+    guint64 packets_received;
+    gint64 packets_lost;
+    guint jitter;
+    int have_report;
+    gint64 peer_packets_lost;
+    guint peer_fraction_lost;
+    guint peer_jitter;
+    guint round_trip;
+} ParleyRTPStats;
+
+/// Reads the figures of the rtpbin `name` (its internal RTPSession's `stats`: one structure per SSRC, ours marked
+/// `internal`; a remote one carries what it received from that source and the last report block it sent about our
+/// stream); 0 on success.
+static inline int parley_gst_rtp_stats(GstElement *pipeline, const char *name, ParleyRTPStats *out) {
+    memset(out, 0, sizeof *out);
+    GstElement *rtpbin = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!rtpbin) return -1;
+    GObject *session = NULL;
+    g_signal_emit_by_name(rtpbin, "get-internal-session", 0, &session);
+    gst_object_unref(rtpbin);
+    if (!session) return -1;
+    GstStructure *stats = NULL;
+    g_object_get(session, "stats", &stats, NULL);
+    g_object_unref(session);
+    if (!stats) return -1;
+    const GValue *sources = gst_structure_get_value(stats, "source-stats");
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    if (sources && G_VALUE_HOLDS(sources, G_TYPE_VALUE_ARRAY)) {
+        GValueArray *array = g_value_get_boxed(sources);
+        for (guint index = 0; array && index < array->n_values; index++) {
+            const GValue *value = g_value_array_get_nth(array, index);
+            if (!GST_VALUE_HOLDS_STRUCTURE(value)) continue;
+            const GstStructure *source = gst_value_get_structure(value);
+            gboolean internal = FALSE, have_rb = FALSE;
+            guint64 count = 0;
+            gint lost = 0;
+            guint unsigned_value = 0;
+            gst_structure_get_boolean(source, "internal", &internal);
+            if (internal) {
+                if (gst_structure_get_uint64(source, "packets-sent", &count)) out->packets_sent += count;
+            } else {
+                // A remote source's rb-* fields are the last report block it sent about our stream.
+                gst_structure_get_boolean(source, "have-rb", &have_rb);
+                if (have_rb) {
+                    out->have_report = 1;
+                    if (gst_structure_get_int(source, "rb-packetslost", &lost)) out->peer_packets_lost = lost;
+                    if (gst_structure_get_uint(source, "rb-fractionlost", &unsigned_value)) out->peer_fraction_lost = unsigned_value;
+                    if (gst_structure_get_uint(source, "rb-jitter", &unsigned_value)) out->peer_jitter = unsigned_value;
+                    if (gst_structure_get_uint(source, "rb-round-trip", &unsigned_value)) out->round_trip = unsigned_value;
+                }
+                if (gst_structure_get_uint64(source, "packets-received", &count)) out->packets_received += count;
+                if (gst_structure_get_int(source, "packets-lost", &lost)) out->packets_lost += lost;
+                if (gst_structure_get_uint(source, "jitter", &unsigned_value) && unsigned_value > out->jitter) {
+                    out->jitter = unsigned_value;
+                }
+            }
+        }
+    }
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    gst_structure_free(stats);
+    return 0;
 }

@@ -108,6 +108,8 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
     public var callID: String?
     /// Whether the user has seen it (missed calls start unread; everything else starts read).
     public var isRead: Bool
+    /// Its audio figures as they ended, when it carried audio.
+    public var quality: CallQuality?
 
     /// Talk time: from connect to end, 0 if it never connected.
     public var duration: TimeInterval {
@@ -119,7 +121,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
         id: Int64 = 0, uuid: UUID, direction: Conversation.Direction, remoteHandles: [RecordedHandle],
         localHandle: Handle? = nil, status: CallStatus, endedReason: Conversation.EndedReason, startedAt: Date,
         connectedAt: Date? = nil, endedAt: Date, isVideo: Bool = false, groupUUID: UUID? = nil,
-        callID: String? = nil, isRead: Bool? = nil
+        callID: String? = nil, isRead: Bool? = nil, quality: CallQuality? = nil
     ) {
         self.id = id
         self.uuid = uuid
@@ -135,6 +137,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
         self.groupUUID = groupUUID
         self.callID = callID
         self.isRead = isRead ?? (status != .missed)
+        self.quality = quality
     }
 
     /// The record of an ended conversation; nil while it is still live.
@@ -159,7 +162,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case id, uuid, direction, remoteHandles, localHandle, status, endedReason, startedAt, connectedAt, endedAt
-        case isVideo, groupUUID, callID, isRead, duration
+        case isVideo, groupUUID, callID, isRead, duration, quality
     }
 
     /// Encodes every field, absent ones as `null`, plus the talk time as `duration` (seconds).
@@ -180,6 +183,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
         try container.encode(callID, forKey: .callID)
         try container.encode(isRead, forKey: .isRead)
         try container.encode(duration, forKey: .duration)
+        try container.encode(quality, forKey: .quality)
     }
 
     /// Decodes what ``encode(to:)`` writes (`duration` is derived and ignored).
@@ -198,7 +202,8 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
             isVideo: try container.decode(Bool.self, forKey: .isVideo),
             groupUUID: try container.decodeIfPresent(UUID.self, forKey: .groupUUID),
             callID: try container.decodeIfPresent(String.self, forKey: .callID),
-            isRead: try container.decode(Bool.self, forKey: .isRead))
+            isRead: try container.decode(Bool.self, forKey: .isRead),
+            quality: try container.decodeIfPresent(CallQuality.self, forKey: .quality))
     }
 
     /// The name to show: the first remote handle's display name, or "Unknown".

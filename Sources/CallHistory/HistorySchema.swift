@@ -5,9 +5,9 @@ import Foundation
 /// moves the database one version up inside a transaction, so a crash mid-migration leaves the old version.
 enum HistorySchema {
     /// The version this code writes.
-    static let currentVersion = 4
-    /// The oldest version a read-only store can read (later steps only added indexes).
-    static let oldestReadableVersion = 3
+    static let currentVersion = 5
+    /// The oldest version a read-only store can read (every record read selects the audio figures of version 5).
+    static let oldestReadableVersion = 5
     /// `PRAGMA application_id` of a Parley call history ("PRLY"): a SQLite file without it is not ours.
     static let applicationID: Int32 = 0x5052_4C59
 
@@ -70,6 +70,10 @@ enum HistorySchema {
         CREATE INDEX conversation_unread_by_status ON conversation (status, started_at DESC, id DESC) WHERE is_read = 0;
         CREATE INDEX conversation_unread_by_start ON conversation (started_at DESC, id DESC) WHERE is_read = 0;
         CREATE INDEX conversation_by_end ON conversation (ended_at);
+        """,
+        // 4 → 5: a call's audio figures as they ended (CallQuality as JSON; null for calls without audio).
+        """
+        ALTER TABLE conversation ADD COLUMN quality TEXT;
         """,
     ]
 

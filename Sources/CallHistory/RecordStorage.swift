@@ -25,8 +25,8 @@ enum RecordWriter {
         let statement = try connection.statement(
             fixed: """
                 INSERT INTO conversation (uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
-                    is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id, quality)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         statement.bind(record.uuid.uuidString, at: 1)
         statement.bind(record.direction.rawValue, at: 2)
@@ -42,6 +42,7 @@ enum RecordWriter {
         statement.bind(record.localHandle?.displayName, at: 12)
         statement.bind(record.groupUUID?.uuidString, at: 13)
         statement.bind(record.callID, at: 14)
+        statement.bind(record.quality.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }, at: 15)
         try statement.run()
         let id = connection.lastInsertRowID
 
@@ -76,7 +77,7 @@ enum RecordReader {
     /// The conversation columns every record read selects, in this order (prefixed `c.` in joined queries).
     static let columnNames = [
         "id", "uuid", "direction", "status", "ended_reason", "started_at", "connected_at", "ended_at", "is_video",
-        "is_read", "local_kind", "local_value", "local_display", "group_uuid", "call_id",
+        "is_read", "local_kind", "local_value", "local_display", "group_uuid", "call_id", "quality",
     ]
 
     static func exists(id: Int64, in connection: SQLiteConnection) throws(CallHistoryError) -> Bool {
@@ -100,7 +101,7 @@ enum RecordReader {
         let statement = try connection.statement(
             fixed: """
                 SELECT id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at, is_video, is_read,
-                    local_kind, local_value, local_display, group_uuid, call_id
+                    local_kind, local_value, local_display, group_uuid, call_id, quality
                 FROM conversation WHERE id = ?
                 """)
         statement.bind(id, at: 1)
@@ -145,6 +146,12 @@ enum RecordReader {
             endedAt: Date(timeIntervalSinceReferenceDate: statement.double(7)),
             isVideo: statement.int(8) != 0, groupUUID: groupUUID, callID: statement.optionalText(14),
             isRead: statement.int(9) != 0)
+        if let quality = statement.optionalText(15) {
+            guard let figures = try? JSONDecoder().decode(CallQuality.self, from: Data(quality.utf8)) else {
+                throw corrupt("unreadable audio figures")
+            }
+            record.quality = figures
+        }
         record.remoteHandles = try handles(of: id, in: connection, corrupt: corrupt)
         return record
     }

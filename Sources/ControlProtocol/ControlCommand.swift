@@ -24,6 +24,8 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case playTone
     /// Turn video on or off.
     case video
+    /// A call's negotiated audio and its figures (RTCP).
+    case mediaStats
     /// Merge two calls.
     case merge
     /// Split a call from its group.
@@ -104,7 +106,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// `start`.
     case start(StartParams)
     /// `join`.
-    case join(ConversationParams)
+    case join(JoinParams)
     /// `end`.
     case end(ConversationParams)
     /// `hold`.
@@ -117,6 +119,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case playTone(ToneParams)
     /// `video`.
     case video(VideoParams)
+    /// `mediaStats`.
+    case mediaStats(ConversationParams)
     /// `merge`.
     case merge(MergeParams)
     /// `unmerge`.
@@ -154,6 +158,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .mute: .mute
         case .playTone: .playTone
         case .video: .video
+        case .mediaStats: .mediaStats
         case .merge: .merge
         case .unmerge: .unmerge
         case .history: .history
@@ -174,7 +179,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .status, .subscribe, .clearHistory, .reloadContacts: NoParams.self
         case .list: ListParams.self
         case .start: StartParams.self
-        case .join, .end, .hold, .resume, .unmerge: ConversationParams.self
+        case .join: JoinParams.self
+        case .end, .hold, .resume, .unmerge, .mediaStats: ConversationParams.self
         case .mute: MuteParams.self
         case .playTone: ToneParams.self
         case .video: VideoParams.self
@@ -197,7 +203,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .clearHistory: _ = try params(NoParams.self, data); return .clearHistory
         case .reloadContacts: _ = try params(NoParams.self, data); return .reloadContacts
         case .start: return .start(try params(StartParams.self, data))
-        case .join: return .join(try params(ConversationParams.self, data))
+        case .join: return .join(try params(JoinParams.self, data))
         case .end: return .end(try params(ConversationParams.self, data))
         case .hold: return .hold(try params(ConversationParams.self, data))
         case .resume: return .resume(try params(ConversationParams.self, data))
@@ -205,6 +211,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .mute: return .mute(try params(MuteParams.self, data))
         case .playTone: return .playTone(try params(ToneParams.self, data))
         case .video: return .video(try params(VideoParams.self, data))
+        case .mediaStats: return .mediaStats(try params(ConversationParams.self, data))
         case .merge: return .merge(try params(MergeParams.self, data))
         case .history: return .history(try params(HistoryParams.self, data))
         case .historyCount: return .historyCount(try params(HistoryFilter.self, data))
@@ -222,7 +229,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .status, .subscribe, .clearHistory, .reloadContacts: try NoParams().encode(to: encoder)
         case .list(let params): try params.encode(to: encoder)
         case .start(let params): try params.encode(to: encoder)
-        case .join(let params), .end(let params), .hold(let params), .resume(let params), .unmerge(let params):
+        case .join(let params): try params.encode(to: encoder)
+        case .end(let params), .hold(let params), .resume(let params), .unmerge(let params), .mediaStats(let params):
             try params.encode(to: encoder)
         case .mute(let params): try params.encode(to: encoder)
         case .playTone(let params): try params.encode(to: encoder)

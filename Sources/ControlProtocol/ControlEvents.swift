@@ -6,6 +6,10 @@ public enum ControlEventMessage: Sendable, Equatable {
     case conversationChanged(ConversationChanged)
     /// The peer sent keypad tones.
     case tonesReceived(TonesReceived)
+    /// A call's negotiated audio changed.
+    case mediaChanged(MediaChanged)
+    /// A call's audio figures.
+    case mediaStats(MediaStats)
     /// Records were added, marked read or deleted.
     case historyChanged(HistoryChanged)
     /// The registration changed.
@@ -21,6 +25,10 @@ public enum ControlEventMessage: Sendable, Equatable {
         case conversationChanged
         /// `tonesReceived`.
         case tonesReceived
+        /// `mediaChanged`.
+        case mediaChanged
+        /// `mediaStats`.
+        case mediaStats
         /// `historyChanged`.
         case historyChanged
         /// `registrationChanged`.
@@ -36,6 +44,8 @@ public enum ControlEventMessage: Sendable, Equatable {
         switch self {
         case .conversationChanged: .conversationChanged
         case .tonesReceived: .tonesReceived
+        case .mediaChanged: .mediaChanged
+        case .mediaStats: .mediaStats
         case .historyChanged: .historyChanged
         case .registrationChanged: .registrationChanged
         case .pushReceived: .pushReceived
@@ -48,6 +58,8 @@ public enum ControlEventMessage: Sendable, Equatable {
         switch self {
         case .conversationChanged(let data): JSONOut.envelope(id: nil, event: name.rawValue, payloadKey: "data", data)
         case .tonesReceived(let data): Self.encode(name, data)
+        case .mediaChanged(let data): Self.encode(name, data)
+        case .mediaStats(let data): Self.encode(name, data)
         case .historyChanged(let data): Self.encode(name, data)
         case .registrationChanged(let data): Self.encode(name, data)
         case .pushReceived(let data): Self.encode(name, data)
@@ -64,6 +76,10 @@ public enum ControlEventMessage: Sendable, Equatable {
             return (try? decoder.decode(Envelope<ConversationChanged>.self, from: line)).map { .conversationChanged($0.data) }
         case .tonesReceived:
             return (try? decoder.decode(Envelope<TonesReceived>.self, from: line)).map { .tonesReceived($0.data) }
+        case .mediaChanged:
+            return (try? decoder.decode(Envelope<MediaChanged>.self, from: line)).map { .mediaChanged($0.data) }
+        case .mediaStats:
+            return (try? decoder.decode(Envelope<MediaStats>.self, from: line)).map { .mediaStats($0.data) }
         case .historyChanged:
             return (try? decoder.decode(Envelope<HistoryChanged>.self, from: line)).map { .historyChanged($0.data) }
         case .registrationChanged:

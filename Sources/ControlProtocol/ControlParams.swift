@@ -6,11 +6,14 @@ public struct StartParams: ControlParams {
     public var to: String
     /// A video call (default false).
     public var video: Bool?
+    /// Where the frontend takes the call's RTP (`parleyd --media external` only).
+    public var media: MediaEndpointParams?
 
     /// Params.
-    public init(to: String, video: Bool? = nil) {
+    public init(to: String, video: Bool? = nil, media: MediaEndpointParams? = nil) {
         self.to = to
         self.video = video
+        self.media = media
     }
 
     /// The members.
@@ -20,15 +23,80 @@ public struct StartParams: ControlParams {
             "whom to call: a SIP URI (`sip:bob@127.0.0.1:5062`, `sips:…`) or a phone number (`+1 415 555 0100`), "
                 + "dialled at `--phone-domain`, else the registrar's domain"),
         ControlField("video", "a boolean", optional: true, "a video call (default false; needs `parleyd --video`)"),
+        MediaEndpointParams.field,
     ]
     /// An example.
     public static let example = StartParams(to: "sip:bob@127.0.0.1:5062", video: false)
 
-    /// `to` must not be blank.
+    /// `to` must not be blank; `media` must be an endpoint.
     public func validate() throws(ControlError) {
         guard !to.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw ControlError(.invalidParams, "Say whom to call.", field: "to")
         }
+        try media?.validate()
+    }
+}
+
+/// `{"conversation": "1b4e28ba", "media": {"address": "127.0.0.1", "port": 50000}}`.
+public struct JoinParams: ControlParams {
+    /// A conversation's uuid, or a unique prefix of it.
+    public var conversation: String
+    /// Where the frontend takes the call's RTP (`parleyd --media external` only).
+    public var media: MediaEndpointParams?
+
+    /// Params.
+    public init(conversation: String, media: MediaEndpointParams? = nil) {
+        self.conversation = conversation
+        self.media = media
+    }
+
+    /// The members.
+    public static let fields = [ConversationParams.conversationField, MediaEndpointParams.field]
+    /// An example.
+    public static let example = JoinParams(conversation: "1b4e28ba")
+
+    /// Not blank; `media` must be an endpoint.
+    public func validate() throws(ControlError) {
+        try ConversationParams.check(conversation, "conversation")
+        try media?.validate()
+    }
+}
+
+/// `{"address": "127.0.0.1", "port": 50000}`: where a frontend that carries a call's RTP itself takes it.
+public struct MediaEndpointParams: Codable, Sendable, Equatable {
+    /// A numeric IPv4 or IPv6 address; absent: parleyd's own (the frontend runs on its host).
+    public var address: String?
+    /// The RTP port (RTCP on the next), 1–65534.
+    public var port: Int
+
+    /// An endpoint.
+    public init(address: String? = nil, port: Int) {
+        self.address = address
+        self.port = port
+    }
+
+    /// The `media` member of `start` and `join`.
+    static let field = ControlField(
+        "media", "an object", optional: true,
+        "`{\"address\": \"127.0.0.1\", \"port\": 50000}`: where the frontend takes the call's RTP (RTCP on the next "
+            + "port; `address` optional, parleyd's own when absent) — only when parleyd runs with `--media external`; "
+            + "the negotiated session follows in `mediaChanged`")
+
+    /// A port in range and a numeric address.
+    func validate() throws(ControlError) {
+        guard (1...65_534).contains(port) else {
+            throw ControlError(.invalidParams, "The RTP port must be between 1 and 65534 (RTCP takes the next).", field: "media.port")
+        }
+        if let address, !Self.isNumeric(address) {
+            throw ControlError(
+                .invalidParams, "The RTP address must be a numeric IPv4 or IPv6 address.", field: "media.address")
+        }
+    }
+
+    private static func isNumeric(_ address: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, address, &v4) == 1 || inet_pton(AF_INET6, address, &v6) == 1
     }
 }
 

@@ -34,7 +34,8 @@ public enum ControlReference {
         case .hold: ("put a joined conversation on hold (re-INVITE with a=sendonly)", "an action result")
         case .resume: ("take a conversation off hold (re-INVITE with a=sendrecv)", "an action result")
         case .mute: ("mute or unmute ourselves", "an action result")
-        case .playTone: ("send keypad tones (one SIP INFO application/dtmf-relay per digit)", "an action result")
+        case .playTone: ("send keypad tones: RFC 4733 events in the call's audio when both sides list telephone-event, else one SIP INFO application/dtmf-relay per digit", "an action result")
+        case .mediaStats: ("a live call's negotiated audio and its figures so far (RTP counts and RTCP receiver reports, read every two seconds while parleyd carries the audio)", "`{\"conversation\": uuid, \"media\": media session or null, \"stats\": media figures or null}`")
         case .video: ("turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video`; the video itself is not carried yet", "an action result (`action: \"video\"`)")
         case .merge: ("merge two joined conversations into a group (parleyd is the local focus)", "an action result")
         case .unmerge: ("take a conversation out of its group", "an action result")
@@ -56,6 +57,10 @@ public enum ControlReference {
         case .conversationChanged:
             "anything about a conversation changed (state, members, hold, mute, video, group, capabilities, pending actions…): `{\"conversation\": conversation, \"from\": previous state or null, \"changes\": [member names, or \"new\"]}`"
         case .tonesReceived: "the peer sent keypad tones: `{\"conversation\": uuid, \"digits\": \"5\"}`"
+        case .mediaStats:
+            "a call's audio figures, every two seconds while parleyd carries its audio (`--media gstreamer`): `{\"conversation\": uuid, \"stats\": media figures}`"
+        case .mediaChanged:
+            "a call's negotiated audio changed (an answer, a re-INVITE, either side's hold, the end), when parleyd runs with `--media gstreamer` or `--media external`: `{\"conversation\": uuid, \"media\": media session or null}` (null: no audio now)"
         case .historyChanged:
             "records were added, marked read or deleted: `{\"change\": \"inserted\" | \"read\" | \"deleted\" | \"cleared\", \"records\": [ids] (empty for every record), \"conversation\": uuid or null}`"
         case .registrationChanged:
@@ -78,6 +83,8 @@ public enum ControlReference {
         text += table("A conversation", ConversationInfo.fields)
         text += table("A handle", HandleInfo.fields)
         text += table("A history record", HistoryRecordInfo.fields)
+        text += table("A media session", MediaInfo.fields)
+        text += table("Media figures", MediaStatsInfo.fields)
         text += "\nAn action result is `{\"action\": name, \"actionUUID\": uuid, \"state\": \"complete\" or \"pending\", "
             + "\"conversation\": conversation}`.\n"
         text += "\nEnded reasons: " + Conversation.EndedReason.allCases.map { "`\($0.rawValue)`" }.joined(separator: ", ")

@@ -34,12 +34,15 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
     public var durationMs: Int64
     /// Whether it was marked read.
     public var isRead: Bool
+    /// Its audio figures as the call ended, or null (no audio, or a frontend carried it).
+    @Nullable public var quality: MediaStatsInfo?
 
     /// A record.
     public init(
         id: Int64, uuid: String, direction: String, status: String, endedReason: String, displayName: String,
         members: [HandleInfo], localMember: HandleInfo?, isVideo: Bool, group: String?, callID: String?,
-        createdAt: String, connectedAt: String?, endedAt: String, durationMs: Int64, isRead: Bool
+        createdAt: String, connectedAt: String?, endedAt: String, durationMs: Int64, isRead: Bool,
+        quality: MediaStatsInfo? = nil
     ) {
         self.id = id
         self.uuid = uuid
@@ -57,6 +60,7 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
         self.endedAt = endedAt
         self.durationMs = durationMs
         self.isRead = isRead
+        self.quality = quality
     }
 
     /// The members.
@@ -81,6 +85,9 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
         ControlField("endedAt", "a timestamp", "when it ended"),
         ControlField("durationMs", "an integer", "connected time in milliseconds (0 if it never connected)"),
         ControlField("isRead", "a boolean", "whether it was marked read"),
+        ControlField(
+            "quality", "media figures or null",
+            "its audio figures as the call ended (read at most two seconds before), null without parleyd's own audio"),
     ]
 }
 

@@ -85,6 +85,14 @@ final class Pipeline {
         return (numbers.prefix(count).map(Int.init), error.map { String(cString: $0) })
     }
 
+    /// The RTP figures of the rtpbin `name` so far, nil when it has none.
+    func rtpStatistics(of name: String, codec: AudioCodec) -> RTPStatistics? {
+        guard let raw else { return nil }
+        var figures = ParleyRTPStats()
+        guard parley_gst_rtp_stats(raw, name, &figures) == 0 else { return nil }
+        return RTPStatistics(figures, codec: codec)
+    }
+
     /// Ends it (an end of stream first, so a WAV file is completed, waiting at most this long); idempotent.
     func finish(waitingMilliseconds: Int) {
         guard let pipeline = raw else { return }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One call's audio: a GStreamer pipeline sending the configured source as RTP from the call's reserved port pair
 /// (symmetric RTP: the same socket sends and receives) and writing what arrives to the configured sink.
@@ -28,6 +29,10 @@ public final class MediaSession: @unchecked Sendable {
     private static let work = DispatchGroup()
     private let report: @Sendable (String) -> Void
     private let tonesReceived: @Sendable (Character) -> Void
+    private let statisticsReported: @Sendable (RTPStatistics) -> Void
+    /// The figures read last (every ``statisticsInterval`` polls), for readers on any thread.
+    private let latest = Mutex<RTPStatistics?>(nil)
+    private var polls = 0
     private var poller: DispatchSourceTimer?
     /// Keypad tones waiting to be sent in the stream, and whether one is being sent.
     private var pendingTones: [Character] = []
@@ -41,14 +46,17 @@ public final class MediaSession: @unchecked Sendable {
     /// is released, which may be before queued work here has run; these close when the session is torn down.
     private var sockets: (rtp: Int32, rtcp: Int32)?
 
-    /// Starts sending and receiving (the pipeline is built on the session's queue); `report` is told of each failure
-    /// and `tonesReceived` of each RFC 4733 keypad tone the peer sends, on that queue.
+    /// Starts sending and receiving (the pipeline is built on the session's queue); `report` is told of each failure,
+    /// `tonesReceived` of each RFC 4733 keypad tone the peer sends and `statisticsReported` of the RTP figures every
+    /// two seconds, on that queue.
     public init(
         reservation: RTPPortPool.Reservation, parameters: MediaStreamParameters, source: AudioSource, sink: AudioSink,
         recordingName: String, report: @escaping @Sendable (String) -> Void = { _ in },
-        tonesReceived: @escaping @Sendable (Character) -> Void = { _ in }
+        tonesReceived: @escaping @Sendable (Character) -> Void = { _ in },
+        statisticsReported: @escaping @Sendable (RTPStatistics) -> Void = { _ in }
     ) {
         self.tonesReceived = tonesReceived
+        self.statisticsReported = statisticsReported
         self.reservation = reservation
         self.parameters = parameters
         self.source = source
@@ -200,10 +208,23 @@ public final class MediaSession: @unchecked Sendable {
         poller = timer
     }
 
+    /// Polls (of 100 ms) between two readings of the RTP figures.
+    static let statisticsInterval = 20
+
+    /// The RTP figures as last read (at most two seconds old; nil before the first reading).
+    public var latestStatistics: RTPStatistics? { latest.withLock { $0 } }
+
     private func pollBus() {
-        guard let (events, error) = pipeline?.poll() else { return }
+        guard let pipeline else { return }
+        let (events, error) = pipeline.poll()
         if let error { report("media: \(error)") }
         for number in events { tonesReceived(Self.keypad[number]) }
+        polls += 1
+        guard polls % Self.statisticsInterval == 0,
+            let figures = pipeline.rtpStatistics(of: PipelineDescription.rtpbin, codec: parameters.codec)
+        else { return }
+        latest.withLock { $0 = figures }
+        statisticsReported(figures)
     }
 
     private func build() throws(MediaError) -> Pipeline {
@@ -213,7 +234,7 @@ public final class MediaSession: @unchecked Sendable {
         guard let sockets else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
         try built.routeReceived(
-            from: "rtp", into: "incoming", codec: parameters.codec,
+            from: PipelineDescription.rtpbin, into: "incoming", codec: parameters.codec,
             telephoneEvent: parameters.receivedTelephoneEvent ?? parameters.telephoneEvent)
         try built.setSocket("rtpsrc", fd: sockets.rtp)
         try built.setSocket("rtpsink", fd: sockets.rtp)

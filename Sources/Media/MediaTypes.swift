@@ -9,6 +9,8 @@ public enum AudioCodec: String, Sendable, Hashable, CaseIterable {
 
     /// The static RTP payload type.
     public var payloadType: Int { self == .pcmu ? 0 : 8 }
+    /// Its RTP clock rate in Hz.
+    public var clockRate: Int { 8_000 }
 
     /// GStreamer's elements for it: encoder, payloader, depayloader, decoder.
     var elements: (encoder: String, payloader: String, depayloader: String, decoder: String) {

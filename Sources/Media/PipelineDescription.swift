@@ -19,14 +19,20 @@ struct PipelineDescription {
     /// The telephone-event payload type: keypad tones are sent in the stream (rtpdtmfsrc, muxed in).
     let telephoneEvent: Int?
 
+    /// The rtpbin's name (RTP figures are read from it).
+    static let rtpbin = "rtp"
+
     /// The text for gst_parse_launch.
     var text: String {
         let (encoder, payloader, depayloader, decoder) = codec.elements
         let ptimeNanoseconds = ptime * 1_000_000
         let sourceText: String
         switch source {
-        case .tone(let hertz): sourceText = "audiotestsrc is-live=true wave=sine volume=0.5 freq=\(hertz)"
-        case .silence: sourceText = "audiotestsrc is-live=true wave=silence"
+        // A live test source makes one buffer per packet: 1,024 samples a buffer (its default) would go out as
+        // bursts of six packets every 128 ms, which the peer measures as 30 ms of jitter.
+        case .tone(let hertz):
+            sourceText = "audiotestsrc is-live=true wave=sine volume=0.5 freq=\(hertz) samplesperbuffer=\(ptime * 8)"
+        case .silence: sourceText = "audiotestsrc is-live=true wave=silence samplesperbuffer=\(ptime * 8)"
         case .device: sourceText = "autoaudiosrc"
         case .file: sourceText = "filesrc name=file ! wavparse"
         }
@@ -40,7 +46,7 @@ struct PipelineDescription {
         let caps = "application/x-rtp,media=audio,clock-rate=8000,encoding-name=\(codec.rawValue),payload=\(codec.payloadType)"
         return [
             // A new SSRC at the port makes a jitter buffer (and a thread): at most four streams a call, whoever sends.
-            "rtpbin name=rtp latency=60 max-streams=4",
+            "rtpbin name=\(Self.rtpbin) latency=60 max-streams=4",
             "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=8000,channels=1 ! volume name=mute"
                 + " ! \(encoder) ! \(payloader) pt=\(codec.payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
                 + (telephoneEvent == nil ? "" : " ! mux.sink_0 rtpdtmfmux name=mux")

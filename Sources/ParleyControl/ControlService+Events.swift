@@ -1,3 +1,4 @@
+import CallHistory
 import ControlProtocol
 import ConversationKit
 import Foundation
@@ -128,7 +129,7 @@ extension ControlService {
                 conversation: action.conversationUUID.uuidString, state: Self.name(of: settled),
                 error: error(settling: action, as: settled, state: state)))
             return [settledEvent] + (rerender(action.conversationUUID, state: &state).map { [$0] } ?? [])
-        case .tonesReceived, .historyRecorded, .registrationChanged, .pushHandled:
+        case .tonesReceived, .mediaChanged, .mediaStats, .historyRecorded, .registrationChanged, .pushHandled:
             guard listening else { return [] }
             return Self.message(for: event)
         }
@@ -141,6 +142,10 @@ extension ControlService {
             return []
         case .tonesReceived(let uuid, let digits):
             return [.tonesReceived(TonesReceived(conversation: uuid.uuidString, digits: digits))]
+        case .mediaChanged(let uuid, let audio):
+            return [.mediaChanged(MediaChanged(conversation: uuid.uuidString, media: audio.map(Self.media)))]
+        case .mediaStats(let uuid, let quality):
+            return [.mediaStats(MediaStats(conversation: uuid.uuidString, stats: Self.stats(quality)))]
         case .historyRecorded(let uuid, let recordID):
             return [.historyChanged(HistoryChanged(change: "inserted", records: [recordID], conversation: uuid.uuidString))]
         case .registrationChanged(let registration):
@@ -239,4 +244,27 @@ extension ControlService {
         case .notReported(let reason): PushReceived(callID: callID, handling: "notReported", conversation: nil, reason: reason)
         }
     }
+}
+
+extension ControlService {
+    /// The protocol's view of a call's negotiated audio.
+    static func media(_ audio: NegotiatedAudio) -> MediaInfo {
+        MediaInfo(
+            localAddress: audio.localAddress, localPort: audio.localPort, remoteAddress: audio.remoteAddress,
+            remotePort: audio.remotePort, remoteRTCPPort: audio.remoteRTCPPort, codec: audio.codec.encodingName,
+            payloadType: audio.codec.payloadType, clockRate: 8000, sends: audio.sends, receives: audio.receives,
+            ptime: audio.ptime, telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent)
+    }
+
+    /// The protocol's view of a call's audio figures.
+    static func stats(_ quality: CallQuality) -> MediaStatsInfo {
+        MediaStatsInfo(
+            codec: quality.codec, packetsSent: quality.packetsSent, packetsReceived: quality.packetsReceived,
+            packetsLost: quality.packetsLost, lossPercent: (quality.lossFraction * 10_000).rounded() / 100,
+            jitterMs: Self.rounded(quality.jitterMs), peerPacketsLost: quality.peerPacketsLost,
+            peerJitterMs: quality.peerJitterMs.map(Self.rounded), roundTripMs: quality.roundTripMs.map(Self.rounded))
+    }
+
+    /// Milliseconds to a tenth.
+    private static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }
 }

@@ -81,9 +81,11 @@ public final class ControlService: Sendable {
             case .failure(let problem):
                 throw ControlError(.invalidParams, problem.message, details: .init(field: "to", technical: problem.technical))
             }
-            try perform(.start(handles: [handle], isVideo: params.video ?? false), id: id, reply: reply)
+            let start = ConversationAction.start(handles: [handle], isVideo: params.video ?? false)
+            try perform(start, id: id, media: params.media, reply: reply)
         case .join(let params):
-            try perform(.join(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
+            let join = ConversationAction.join(conversationUUID: try conversation(params.conversation))
+            try perform(join, id: id, media: params.media, reply: reply)
         case .end(let params):
             try perform(.end(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
         case .hold(let params):
@@ -102,6 +104,12 @@ public final class ControlService: Sendable {
             try perform(.merge(conversationUUID: uuid, with: other), id: id, reply: reply)
         case .unmerge(let params):
             try perform(.unmerge(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
+        case .mediaStats(let params):
+            let uuid = try conversation(params.conversation)
+            let result = MediaStatsResult(
+                conversation: uuid.uuidString, media: engine.audio(of: uuid).map(Self.media),
+                stats: engine.quality(of: uuid).map(Self.stats))
+            reply(ControlMessage.result(result, id: id))
         case .video(let params):
             try setVideo(params.enabled, on: try conversation(params.conversation), id: id, reply: reply)
         case .contact(let params):
@@ -160,6 +168,32 @@ public final class ControlService: Sendable {
         return StatusResult(
             daemon: facts(), registration: Self.registration(engine.registrationState),
             conversations: engine.manager.conversations.count, counters: counters, limits: limits)
+    }
+
+    /// Performs a Start or Join whose call's RTP the frontend takes at `media` (with `--media external`; refused
+    /// otherwise). The endpoint waits for the call's first description; one the action never gets to is dropped.
+    private func perform(
+        _ action: ConversationAction, id: ControlRequestID, media: MediaEndpointParams?,
+        reply: @escaping @Sendable (Data) -> Void
+    ) throws(ControlError) {
+        guard let media else { return try perform(action, id: id, reply: reply) }
+        guard let external = engine.externalMedia else {
+            throw ControlError(
+                .invalidParams, "This parleyd carries calls' audio itself; `media` is taken only with --media external.",
+                field: "media")
+        }
+        let uuid = action.conversationUUID
+        external.setEndpoint(MediaEndpoint(address: media.address, port: media.port), for: uuid)
+        do {
+            try perform(action, id: id, reply: reply)
+        } catch {
+            external.forget(uuid)
+            throw error
+        }
+        action.whenSettled { state in
+            if case .complete = state { return }
+            external.forget(uuid)
+        }
     }
 
     /// Performs `action` through the manager. A Start is answered at once (its conversation exists now, in `idle`);

@@ -46,7 +46,7 @@ extension CallLeg {
             offer = parsed
         }
         let wasVideo = confirmed.media.local.isVideo
-        let answer = context.makeAnswer(to: offer, previous: confirmed.media.local, localHold: confirmed.localHold)
+        let answer = context.makeAnswer(to: offer, previous: confirmed.media.local, localHold: confirmed.localHold, for: uuid)
         confirmed.media.local = answer
         var headers = context.capabilityHeaders
         headers.append("Contact", context.contactHeader(for: confirmed.destination, secure: isSecure))

@@ -28,8 +28,9 @@ protocol CallLegContext {
     func contactAddress(for destination: SIPDestination, secure: Bool) -> SIPAddress
     /// A Via with a fresh branch for a new client transaction to `destination`.
     func newVia(for destination: SIPDestination) -> SIPVia
-    /// Our SDP answer to `offer` (or an offer when there is none), the next version after `previous`.
-    func makeAnswer(to offer: SDPSession?, previous: SDPSession?, localHold: Bool) -> SDPSession
+    /// Our SDP answer to `offer` (or an offer when there is none) in `conversation`, the next version after
+    /// `previous` (a first description reserves the call's RTP endpoint).
+    func makeAnswer(to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID) -> SDPSession
     /// Our SDP offer for a re-INVITE: the next version after `previous`, sendonly when holding, with a video stream
     /// when `video` (and this node takes video).
     func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession

@@ -138,13 +138,13 @@ public enum CallLegTable {
     }
 
     private static func outgoing(in context: TableContext) -> CallLeg {
-        let offer = context.makeAnswer(to: nil, previous: nil, localHold: false)
+        let uuid = UUID()
+        let offer = context.makeAnswer(to: nil, previous: nil, localHold: false, for: uuid)
         let invite = SIPRequest(
             method: .invite, uri: SIPURI("sip:bob@192.0.2.2:5062")!, via: context.newVia(for: peer),
             from: address("sip:parley@192.0.2.1:5070", tag: "our-tag"), to: address("sip:bob@192.0.2.2:5062", tag: nil),
             callID: "table-out@192.0.2.1", cseq: 1, contact: address("sip:parley@192.0.2.1:5070", tag: nil),
             contentType: CallLeg.sdpType, body: offer.serialize())
-        let uuid = UUID()
         return CallLeg.outgoing(
             uuid: uuid, invite: invite, callID: "table-out@192.0.2.1", localTag: "our-tag", remoteHandle: handle,
             destination: peer, offer: offer, start: ConversationAction(conversationUUID: uuid, kind: .start(handles: [handle], isVideo: false)),

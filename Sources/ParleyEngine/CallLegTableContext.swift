@@ -52,7 +52,9 @@ extension CallLegTable {
             return SIPVia(transport: "UDP", host: "192.0.2.1", port: 5070, branch: "z9hG4bK-ours-\(branches)")
         }
 
-        func makeAnswer(to offer: SDPSession?, previous: SDPSession?, localHold: Bool) -> SDPSession {
+        func makeAnswer(
+            to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID
+        ) -> SDPSession {
             makeOffer(after: previous, hold: localHold, video: false)
         }
 

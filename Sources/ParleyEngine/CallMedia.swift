@@ -1,9 +1,12 @@
+import CallHistory
 import Foundation
 import SIPMessages
 
 /// A call's audio as the offer and the answer settled it: what a media layer needs to send and receive RTP.
 public struct NegotiatedAudio: Sendable, Hashable {
-    /// Our RTP port (from our description).
+    /// Our RTP address and port (from our description: the node's, or a frontend's with `--media external`).
+    public var localAddress: String
+    /// Our RTP port.
     public var localPort: Int
     /// Where the peer receives RTP: its `c=` address and port.
     public var remoteAddress: String
@@ -32,6 +35,7 @@ public struct NegotiatedAudio: Sendable, Hashable {
             let codec = remote.codecs.first(where: local.codecs.contains)
         else { return nil }
         let theirs = remote.effectiveDirection
+        localAddress = local.connectionAddress
         localPort = local.audioPort
         remoteAddress = remote.connectionAddress
         remotePort = remote.audioPort
@@ -45,19 +49,45 @@ public struct NegotiatedAudio: Sendable, Hashable {
     }
 }
 
-/// What carries calls' audio for the engine (Media's GStreamer pipelines in a node; a recorder in tests). The engine
-/// calls it on its loop: a port for each new description, the negotiated audio whenever it changes (nil: the call
-/// has none now), mute, and the port back when the call is over. Without one, calls carry signalling only and
-/// every description offers `EngineConfiguration.mediaPort`.
+/// Where our side of a call's RTP is: the address and port our descriptions give.
+public struct MediaEndpoint: Sendable, Hashable {
+    /// The address (`c=`); nil for the node's own (its first listen address).
+    public var address: String?
+    /// The RTP port (RTCP on the next).
+    public var port: Int
+
+    /// An endpoint.
+    public init(address: String? = nil, port: Int) {
+        self.address = address
+        self.port = port
+    }
+}
+
+/// What carries calls' audio for the engine (Media's GStreamer pipelines in a node, ``ExternalMedia`` for a frontend
+/// that does its own, a recorder in tests). The engine calls it on its loop: an endpoint for each new call's first
+/// description, the negotiated audio whenever it changes (nil: the call has none now), mute, and the endpoint back
+/// when the call is over. Without one, calls carry signalling only and every description offers
+/// `EngineConfiguration.mediaPort`.
 public protocol CallMediaHandler: AnyObject {
-    /// A local RTP port for a new call's first description (the RTCP port is the next), nil when none is free.
-    func reservePort() -> Int?
-    /// The call's RTP port is free again (the call is over).
-    func releasePort(_ port: Int)
+    /// Where a new call's RTP goes on our side (the RTCP port is the next), nil when there is nowhere (no free port).
+    func reserveEndpoint(for conversation: UUID) -> MediaEndpoint?
+    /// The call's endpoint is free again (the call is over).
+    func releaseEndpoint(_ endpoint: MediaEndpoint, of conversation: UUID)
+    /// Whether the engine puts keypad tones in the stream itself (RFC 4733): false when someone else sends the RTP.
+    var sendsTonesInStream: Bool { get }
     /// The call's negotiated audio changed; nil stops it.
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID)
     /// The user muted or unmuted the call (silence is sent while muted).
     func muteChanged(_ muted: Bool, for conversation: UUID)
     /// Send keypad tones in the call's stream (RFC 4733; the audio lists telephone-event).
     func sendTones(_ digits: String, for conversation: UUID)
+    /// The call's audio figures as they stand (read just before its audio stops, for its history record).
+    func statistics(for conversation: UUID) -> CallQuality?
+}
+
+extension CallMediaHandler {
+    /// The engine sends the RTP (a media layer of its own).
+    public var sendsTonesInStream: Bool { true }
+    /// No figures: someone else carries the RTP.
+    public func statistics(for conversation: UUID) -> CallQuality? { nil }
 }

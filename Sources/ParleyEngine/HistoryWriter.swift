@@ -23,13 +23,16 @@ final class HistoryWriter: Sendable {
         self.log = log
     }
 
-    /// Queues `conversation` (if it has ended and Recents includes it); `done` gets the stored record, or nil when
+    /// Queues `conversation` (if it has ended and Recents includes it) with its audio figures; `done` gets the stored record, or nil when
     /// nothing was stored (not ended, excluded, or the store failed — which is logged).
-    func record(_ conversation: Conversation, callID: String?, done: @escaping @Sendable (CallRecord?) -> Void) {
-        guard let record = recorder.record(for: conversation, callID: callID) else {
+    func record(
+        _ conversation: Conversation, callID: String?, quality: CallQuality?, done: @escaping @Sendable (CallRecord?) -> Void
+    ) {
+        guard var record = recorder.record(for: conversation, callID: callID) else {
             done(nil)
             return
         }
+        record.quality = quality
         write(record, done: done)
     }
 

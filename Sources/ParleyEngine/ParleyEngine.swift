@@ -28,6 +28,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let lastConversationLeft = Mutex<ShutdownSignal?>(nil)
     /// Our local member handle (a constant of the configuration).
     private let localHandle: Handle
+    /// The frontend's media endpoints, when a frontend carries calls' RTP (`--media external`).
+    public let externalMedia: ExternalMedia?
 
     /// An engine on `environment` driving `manager` (it becomes the manager's delegate). With `history`, every
     /// ended conversation is recorded before its `left` transition is logged; with `media`, calls carry audio (it is
@@ -47,6 +49,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         let agent = SIPUserAgent(
             configuration: configuration, environment: environment, manager: manager, log: log, pushedCalls: pushedCalls)
         agent.media = media
+        externalMedia = media as? ExternalMedia
         self.agent = AgentBox(agent)
         self.localHandle = agent.localHandleSnapshot
         agent.onCallCreated = { [observed] uuid, callID in
@@ -57,6 +60,11 @@ public final class ParleyEngine: ConversationManagerDelegate {
         }
         agent.onRegistrationChanged = { [weak self] state in self?.emit(.registrationChanged(state)) }
         agent.onTonesReceived = { [weak self] uuid, digits in self?.emit(.tonesReceived(uuid, digits: digits)) }
+        agent.onMediaChanged = { [weak self, observed] uuid, audio in
+            observed.state.withLock { $0.audio[uuid] = audio }
+            self?.emit(.mediaChanged(uuid, audio))
+        }
+        agent.onFinalStatistics = { [observed] uuid, quality in observed.keep(quality, for: uuid) }
         if configuration.recordsBlockedCalls, let history = self.history {
             agent.onCallerBlocked = { [weak self, environment, localHandle] caller, callID in
                 guard let engine = self else { return }
@@ -240,6 +248,23 @@ public final class ParleyEngine: ConversationManagerDelegate {
         observed.state.withLock { $0.pushed.contains(conversationUUID) }
     }
 
+    /// A live call's negotiated audio, when it has some now (calls carry media, and an answer settled it).
+    public func audio(of conversationUUID: UUID) -> NegotiatedAudio? {
+        observed.state.withLock { $0.audio[conversationUUID] }
+    }
+
+    /// A live call's audio figures as last reported (every two seconds while its audio runs), if any.
+    public func quality(of conversationUUID: UUID) -> CallQuality? {
+        observed.state.withLock { $0.quality[conversationUUID] }
+    }
+
+    /// A call's audio figures from the media layer (any thread): kept for the call's history record and announced
+    /// as a `mediaStats` event.
+    public func receivedStatistics(_ quality: CallQuality, for conversationUUID: UUID) {
+        observed.keep(quality, for: conversationUUID)
+        emit(.mediaStats(conversationUUID, quality))
+    }
+
     /// The final SIP response that refused a live conversation's INVITE (486 Busy Here…), if one did.
     public func finalStatus(of conversationUUID: UUID) -> SIPFinalStatus? {
         observed.state.withLock { $0.finalStatuses[conversationUUID] }
@@ -335,6 +360,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             if conversation.state == .left {
                 observed.states[conversation.uuid] = nil
                 observed.finalStatuses[conversation.uuid] = nil
+                observed.audio[conversation.uuid] = nil
             } else {
                 observed.states[conversation.uuid] = conversation.state
             }
@@ -355,8 +381,9 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 environment.execute { [agent] in agent.value.conversationLeft(uuid) }
             }
             if let waiting = lastConversationLeft.withLock({ $0 }), manager.conversationCount == 0 { waiting.fire() }
+            let quality = observed.state.withLock { $0.quality.removeValue(forKey: uuid) }
             if let history {
-                history.record(conversation, callID: callID) { [self] record in
+                history.record(conversation, callID: callID, quality: quality) { [self] record in
                     announce(transition)
                     if let record { emit(.historyRecorded(conversation.uuid, recordID: record.id)) }
                 }
@@ -399,6 +426,10 @@ public enum EngineEvent: Sendable {
     case historyRecorded(UUID, recordID: Int64)
     /// The peer sent keypad tones in this conversation.
     case tonesReceived(UUID, digits: String)
+    /// The conversation's negotiated audio changed (nil: it has none now), when calls carry media.
+    case mediaChanged(UUID, NegotiatedAudio?)
+    /// The conversation's audio figures, every two seconds while parleyd carries its audio.
+    case mediaStats(UUID, CallQuality)
     /// An action went to the engine (it is pending on its conversation until it settles).
     case actionPerformed(ConversationAction)
     /// The registration changed state.
@@ -486,11 +517,20 @@ public struct EngineStatistics: Sendable, Hashable {
 
 /// What the engine remembers about each conversation for its log: the last state seen and the SIP Call-ID.
 private final class ObservedConversations: Sendable {
+    /// Keeps a live conversation's audio figures (one that already left keeps none: its record is written).
+    func keep(_ quality: CallQuality, for uuid: UUID) {
+        state.withLock { if $0.states[uuid] != nil { $0.quality[uuid] = quality } }
+    }
+
     struct State {
         var states: [UUID: Conversation.State] = [:]
         var callIDs: [UUID: String] = [:]
         var uuids: [String: UUID] = [:]
         var finalStatuses: [UUID: SIPFinalStatus] = [:]
+        /// The negotiated audio of calls that have some now.
+        var audio: [UUID: NegotiatedAudio] = [:]
+        /// The latest audio figures of live calls (their history record takes the last).
+        var quality: [UUID: CallQuality] = [:]
         /// Conversations a push announced: live ones and those still in `ended`.
         var pushed: Set<UUID> = []
         /// The last transitions to `left`, newest last, for whoever asks after the manager forgot them.

@@ -11,32 +11,44 @@ extension SIPUserAgent: CallLegContext {
 
     /// Our SDP answer (or offer, when the INVITE had none) for a remote description. A new call's RTP port is
     /// reserved once here (none for an offer that refuses the audio stream with port 0).
-    func makeAnswer(to offer: SDPSession?, previous: SDPSession?, localHold: Bool) -> SDPSession {
+    func makeAnswer(
+        to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID
+    ) -> SDPSession {
         let origin = nextOrigin(after: previous)
         let direction: SDPDirection = localHold ? .sendonly : .sendrecv
-        let port = previous?.audioPort ?? (offer?.audioPort == 0 ? 0 : newAudioPort())
+        let endpoint =
+            previous.map(Self.endpoint(of:))
+            ?? (offer?.audioPort == 0 ? MediaEndpoint(address: mediaAddress, port: 0) : newAudioEndpoint(for: conversation))
         if let offer,
             let answer = offer.answer(
-                origin: origin, connectionAddress: mediaAddress, audioPort: port, localDirection: direction,
-                videoPort: videoPort, telephoneEvents: carriesTones(port), ptime: media.map { _ in 20 })
+                origin: origin, connectionAddress: endpoint.address ?? mediaAddress, audioPort: endpoint.port,
+                localDirection: direction, videoPort: videoPort, telephoneEvents: carriesTones(endpoint.port),
+                ptime: media.map { _ in 20 })
         {
             return answer
         }
-        return describe(after: previous, hold: localHold, video: previous?.isVideo == true, audioPort: port)
+        return describe(after: previous, hold: localHold, video: previous?.isVideo == true, endpoint: endpoint)
     }
 
     /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume; a video stream when asked and supported. A video
     /// line the session had stays, with port 0 when video is off (RFC 3264 §8: m-lines are never removed).
     func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession {
-        describe(after: previous, hold: hold, video: video, audioPort: previous?.audioPort ?? newAudioPort())
+        let endpoint = previous.map(Self.endpoint(of:)) ?? MediaEndpoint(address: mediaAddress, port: configuration.mediaPort)
+        return describe(after: previous, hold: hold, video: video, endpoint: endpoint)
     }
 
-    /// Our offer at `audioPort`.
-    private func describe(after previous: SDPSession?, hold: Bool, video: Bool, audioPort: Int) -> SDPSession {
+    /// Where a description of ours puts the call's RTP (kept by every later description of the call).
+    private static func endpoint(of description: SDPSession) -> MediaEndpoint {
+        MediaEndpoint(address: description.connectionAddress, port: description.audioPort)
+    }
+
+    /// Our offer at `endpoint`.
+    private func describe(after previous: SDPSession?, hold: Bool, video: Bool, endpoint: MediaEndpoint) -> SDPSession {
         let stream = video ? videoPort.map { SDPVideo(port: $0) } : nil
         let kept = previous?.video.map { SDPVideo(port: 0, transport: $0.transport, formats: Array($0.formats.prefix(1))) }
+        let audioPort = endpoint.port
         return SDPSession(
-            origin: nextOrigin(after: previous), connectionAddress: mediaAddress, audioPort: audioPort,
+            origin: nextOrigin(after: previous), connectionAddress: endpoint.address ?? mediaAddress, audioPort: audioPort,
             direction: hold ? .sendonly : .sendrecv, video: stream ?? kept,
             telephoneEvent: carriesTones(audioPort) ? previous?.telephoneEvent ?? Self.telephoneEventType : nil,
             ptime: media.map { _ in 20 })
@@ -47,7 +59,9 @@ extension SIPUserAgent: CallLegContext {
 
     /// Whether a description at `port` lists telephone-event: when calls carry media and the port is a reserved one
     /// (not the fallback of a call without a free port, which has no stream to put tones in).
-    func carriesTones(_ port: Int) -> Bool { media != nil && port != configuration.mediaPort && port > 0 }
+    func carriesTones(_ port: Int) -> Bool {
+        media?.sendsTonesInStream == true && port != configuration.mediaPort && port > 0
+    }
 
     /// Where video would go, when this node takes video (`supportsVideo`): two ports above audio's RTP and RTCP.
     var videoPort: Int? { manager.configuration.supportsVideo ? configuration.mediaPort + 2 : nil }

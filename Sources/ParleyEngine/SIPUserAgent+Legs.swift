@@ -211,8 +211,12 @@ extension SIPUserAgent {
         if legIDs[leg.callID] == uuid { legIDs[leg.callID] = nil }
         for running in legTimers.removeValue(forKey: key)?.all ?? [] { environment.cancel(running) }
         if let ended = legMedia.removeValue(forKey: key) {
-            if ended.audio != nil { media?.audioChanged(nil, for: uuid) }
-            if let port = ended.port { media?.releasePort(port) }
+            if ended.audio != nil {
+                if let final = media?.statistics(for: uuid) { onFinalStatistics?(uuid, final) }
+                media?.audioChanged(nil, for: uuid)
+                onMediaChanged?(uuid, nil)
+            }
+            if let endpoint = ended.endpoint { media?.releaseEndpoint(endpoint, of: uuid) }
         }
     }
 

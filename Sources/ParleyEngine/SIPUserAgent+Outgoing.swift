@@ -32,9 +32,10 @@ extension SIPUserAgent {
         let callID = pushedCalls.takeOutgoing(uuid: action.conversationUUID) ?? SecureRandom.token(20) + "@" + host
         let localTag = SecureRandom.token(10)
         let wantsVideo = if case .start(_, let isVideo) = action.kind { isVideo } else { false }
-        let audioPort = newAudioPort()
+        let endpoint = newAudioEndpoint(for: action.conversationUUID)
+        let audioPort = endpoint.port
         let offer = SDPSession(
-            origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: audioPort,
+            origin: nextOrigin(after: nil), connectionAddress: endpoint.address ?? mediaAddress, audioPort: audioPort,
             video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil,
             telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 })
         var headers = capabilityHeaders

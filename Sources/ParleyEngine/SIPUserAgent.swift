@@ -1,3 +1,4 @@
+import CallHistory
 import ConversationKit
 import Foundation
 import SIPMessages
@@ -45,6 +46,10 @@ final class SIPUserAgent {
     var videoRequests: [UUIDKey: (String?) -> Void] = [:]
     /// Told of keypad tones the peer sent in a call.
     var onTonesReceived: ((UUID, String) -> Void)?
+    /// Told when a call's negotiated audio changes (nil: it has none now), with a media handler.
+    var onMediaChanged: ((UUID, NegotiatedAudio?) -> Void)?
+    /// Told of a call's audio figures just before its audio stops (the leg is forgotten).
+    var onFinalStatistics: ((UUID, CallQuality) -> Void)?
     /// Told of the final response that refused a call's INVITE, before the leg hears it.
     var onFinalStatus: ((UUID, SIPFinalStatus) -> Void)?
     /// Told of a call refused because the caller policy does not accept its caller (with its Call-ID), at most

@@ -1,3 +1,4 @@
+import CallHistory
 import Foundation
 import Media
 import ParleyEngine
@@ -37,6 +38,9 @@ final class CallAudio: CallMediaHandler {
     /// Told of each RFC 4733 tone a call's peer sends (from the call's media queue, not the loop); set once, before
     /// the first call.
     var onTonesReceived: (@Sendable (UUID, Character) -> Void)?
+    /// Told of each call's audio figures every two seconds (from the call's media queue); set once, before the first
+    /// call.
+    var onStatistics: (@Sendable (UUID, CallQuality) -> Void)?
 
     init(_ configuration: MediaConfiguration, host: String, log: EngineLog) throws(MediaError) {
         if let problem = MediaSupport.problem { throw problem }
@@ -55,15 +59,15 @@ final class CallAudio: CallMediaHandler {
     // A node that shuts down ends its calls first (BYE), so no session is left here then; any that is, is completed.
     deinit { sessions.values.forEach { $0.finish() } }
 
-    func reservePort() -> Int? {
+    func reserveEndpoint(for conversation: UUID) -> MediaEndpoint? {
         guard let reservation = pool.reserve() else { return nil }
         reservations[reservation.port] = reservation
-        return reservation.port
+        return MediaEndpoint(port: reservation.port)
     }
 
-    func releasePort(_ port: Int) {
-        reservations[port] = nil
-        pool.release(port)
+    func releaseEndpoint(_ endpoint: MediaEndpoint, of conversation: UUID) {
+        reservations[endpoint.port] = nil
+        pool.release(endpoint.port)
     }
 
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID) {
@@ -83,11 +87,25 @@ final class CallAudio: CallMediaHandler {
                 reservation: reservation, parameters: parameters, source: configuration.source,
                 sink: configuration.sink, recordingName: conversation.uuidString,
                 report: { [log] failure in log.error("\(conversation): \(failure)") },
-                tonesReceived: { [onTonesReceived] digit in onTonesReceived?(conversation, digit) })
+                tonesReceived: { [onTonesReceived] digit in onTonesReceived?(conversation, digit) },
+                statisticsReported: { [onStatistics] figures in onStatistics?(conversation, Self.quality(figures)) })
             if muted.contains(conversation) { session.setMuted(true) }
             sessions[conversation] = session
             log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort)")
         }
+    }
+
+    func statistics(for conversation: UUID) -> CallQuality? {
+        sessions[conversation]?.latestStatistics.map(Self.quality)
+    }
+
+    /// A session's RTP figures as the engine and the history keep them.
+    static func quality(_ figures: RTPStatistics) -> CallQuality {
+        CallQuality(
+            codec: figures.codec.rawValue, packetsSent: figures.packetsSent, packetsReceived: figures.packetsReceived,
+            packetsLost: figures.packetsLost, jitterMs: figures.jitterMilliseconds,
+            peerPacketsLost: figures.peerReport?.packetsLost, peerJitterMs: figures.peerReport?.jitterMilliseconds,
+            roundTripMs: figures.peerReport?.roundTripMilliseconds)
     }
 
     func sendTones(_ digits: String, for conversation: UUID) {

@@ -77,6 +77,9 @@ public struct NodeConfiguration: Sendable {
     }
     /// Calls' audio on GStreamer (nil: signalling only, `--media off`).
     public var media: MediaConfiguration?
+    /// A frontend carries calls' RTP itself (`--media external`): our descriptions give the endpoint it names in
+    /// `join` or `start`, and `mediaChanged` events tell it the negotiated session. Excludes ``media``.
+    public var externalMedia = false
     /// Answer incoming calls after this delay (nil: never).
     public var autoAnswer: Duration?
     /// The domain phone numbers are called at.

@@ -104,8 +104,16 @@ public final class ParleyNode: Sendable {
             }
             let recorder = history.map { HistoryRecorder(store: $0, configuration: configuration.manager, contacts: contacts) }
             var audio: CallAudio?
-            if let media = configuration.media {
+            var handler: CallMediaHandler?
+            if configuration.externalMedia {
+                guard configuration.media == nil else { throw NodeError("external media excludes parleyd's own audio") }
+                handler = ExternalMedia()
+                // What a call offers when the frontend named no endpoint: the discard port.
+                engineConfiguration.mediaPort = 9
+                log.info("audio: carried by the frontend (the endpoints it names in join and start)")
+            } else if let media = configuration.media {
                 audio = try CallAudio(media, host: engineConfiguration.listenAddresses[0].host, log: log)
+                handler = audio
                 // What a call offers when no RTP port is free: the discard port, outside any range of the pool.
                 engineConfiguration.mediaPort = 9
                 let headless = MediaConfiguration.hasSoundServer ? "" : " (no sound server here)"
@@ -114,11 +122,14 @@ public final class ParleyNode: Sendable {
             }
             let engine = ParleyEngine(
                 configuration: engineConfiguration, manager: manager, environment: environment, history: recorder,
-                media: audio, log: log)
+                media: handler, log: log)
             self.engine = engine
             engineBox.set(engine)
             audio?.onTonesReceived = { [weak engine] conversation, digit in
                 engine?.receivedTonesInStream(String(digit), for: conversation)
+            }
+            audio?.onStatistics = { [weak engine] conversation, quality in
+                engine?.receivedStatistics(quality, for: conversation)
             }
             loop.execute {
                 transport.onSendFailure = { destination, error in

@@ -86,7 +86,7 @@ enum ControlCommands {
             let conversation = try session.conversation(positionals[0])
             let action: ControlCommand
             switch command {
-            case "answer": action = .join(ConversationParams(conversation: conversation))
+            case "answer": action = .join(JoinParams(conversation: conversation))
             case "end": action = .end(ConversationParams(conversation: conversation))
             case "hold": action = .hold(ConversationParams(conversation: conversation))
             case "resume": action = .resume(ConversationParams(conversation: conversation))

@@ -102,6 +102,16 @@ enum ControlRendering {
             return "         ~ \(change.conversation.uuid.prefix(8).lowercased()) \(change.changes.joined(separator: ", ")): "
                 + line(change.conversation)
         case .tonesReceived(let tones): return "tones    ← \(tones.conversation.prefix(8).lowercased()) \(tones.digits)"
+        case .mediaStats(let figures):
+            let stats = figures.stats
+            return "stats    \(figures.conversation.prefix(8).lowercased()) \(stats.codec) sent \(stats.packetsSent) "
+                + "received \(stats.packetsReceived) lost \(stats.packetsLost) (\(stats.lossPercent) %) jitter \(stats.jitterMs) ms"
+                + (stats.roundTripMs.map { " round trip \($0) ms" } ?? "")
+        case .mediaChanged(let change):
+            let call = change.conversation.prefix(8).lowercased()
+            guard let media = change.media else { return "media    \(call) none" }
+            return "media    \(call) \(media.codec) \(media.localAddress):\(media.localPort) ⇄ "
+                + "\(media.remoteAddress):\(media.remotePort) \(media.direction)"
         case .historyChanged(let change):
             return "history  \(change.change) \(change.records.map(String.init).joined(separator: ", "))"
         case .registrationChanged(let registration):

@@ -3,19 +3,21 @@ import Media
 import ParleyNode
 
 extension DaemonOptions {
-    /// `--media gstreamer|off`, `--audio-source`, `--audio-sink`, `--rtp-ports LOW-HIGH`: the node's audio, nil when off.
-    /// GStreamer is the default; without it (or a plugin) the default is off, said once, and `--media gstreamer` fails.
-    static func media(_ arguments: inout Arguments) throws(UsageError) -> MediaConfiguration? {
+    /// `--media gstreamer|external|off`, `--audio-source`, `--audio-sink`, `--rtp-ports LOW-HIGH`: the node's audio
+    /// (nil when off or external, which sets `external`). GStreamer is the default; without it (or a plugin) the
+    /// default is off, said once, and `--media gstreamer` fails.
+    static func media(_ arguments: inout Arguments, external: inout Bool) throws(UsageError) -> MediaConfiguration? {
         let explicit = try arguments.option("--media")
         let mode = explicit ?? "gstreamer"
         let source = try arguments.option("--audio-source")
         let sink = try arguments.option("--audio-sink")
         let ports = try arguments.option("--rtp-ports")
         switch mode {
-        case "off":
+        case "off", "external":
             guard source == nil, sink == nil, ports == nil else {
                 throw UsageError("--audio-source, --audio-sink and --rtp-ports go with --media gstreamer")
             }
+            external = mode == "external"
             return nil
         case "gstreamer":
             if explicit == nil, let problem = MediaSupport.problem {
@@ -36,7 +38,7 @@ extension DaemonOptions {
                 throw UsageError("\(error)")
             }
         default:
-            throw UsageError("--media expects gstreamer or off, got '\(mode)'")
+            throw UsageError("--media expects gstreamer, external or off, got '\(mode)'")
         }
     }
 

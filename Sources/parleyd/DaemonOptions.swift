@@ -47,7 +47,9 @@ struct DaemonOptions {
                                   the token in DATA_DIR/control.token; see docs/control-api.md)
           --video                 take video calls: offer and answer an m=video stream (VP8, H.264) and report
                                   isVideo (signalling only: no video is carried yet)
-          --media gstreamer|off   carry calls' audio as RTP on GStreamer (default), or signalling only
+          --media MODE            gstreamer: carry calls' audio as RTP on GStreamer (default); external: a
+                                  frontend carries it (it names its RTP address in join/start and hears the
+                                  negotiated session in mediaChanged events); off: signalling only
           --audio-source WHAT     what calls send: tone:HZ, file:PATH.wav, device or silence (default: device
                                   when a sound server runs, else silence)
           --audio-sink WHERE      where received audio goes: file:DIR (one WAV per call), device or null
@@ -204,7 +206,7 @@ struct DaemonOptions {
         if options.node.recordsBlockedCalls && options.node.acceptFrom == .anyone {
             throw UsageError("--record-blocked goes with --accept-from contacts or a list (anyone may ring otherwise)")
         }
-        options.node.media = try Self.media(&arguments)
+        options.node.media = try Self.media(&arguments, external: &options.node.externalMedia)
         options.node.phoneDomain = try arguments.option("--phone-domain")
         options.calls = try arguments.options("--call")
         options.callID = try arguments.option("--call-id")

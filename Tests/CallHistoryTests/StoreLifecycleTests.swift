@@ -5,7 +5,7 @@ import Testing
 
 @Suite("History store: files, schema and concurrency")
 struct StoreLifecycleTests {
-    @Test("a version-1 database is migrated in place and its records stay queryable")
+    @Test("a version-1 database is migrated in place, its records stay queryable, new ones keep their audio figures")
     func migrationFromVersionOne() throws {
         let temp = try TemporaryHistory()
         do {
@@ -33,8 +33,15 @@ struct StoreLifecycleTests {
         #expect(try store.count(.missed(unreadOnly: true)) == 1)
         // New records get the new columns.
         let group = UUID()
-        let added = try store.insert(makeRecord([alice], group: group, callID: "x@y"))
-        #expect(try store.record(id: added.id).groupUUID == group)
+        var withAudio = makeRecord([alice], group: group, callID: "x@y")
+        withAudio.quality = CallQuality(
+            codec: "PCMA", packetsSent: 500, packetsReceived: 497, packetsLost: 3, jitterMs: 1.5, peerPacketsLost: 0,
+            peerJitterMs: 0.8, roundTripMs: 0.25)
+        let added = try store.insert(withAudio)
+        let readBack = try store.record(id: added.id)
+        #expect(readBack.groupUUID == group)
+        #expect(readBack.quality == withAudio.quality, "the audio figures survive the store")
+        #expect(try store.record(id: 7).quality == nil, "an old record has none")
         // Opening again is a no-op.
         #expect(try temp.open().schemaVersion == HistorySchema.currentVersion)
     }

@@ -22,6 +22,7 @@ struct ControlProtocolTests {
         case .mute: .mute(.example)
         case .playTone: .playTone(.example)
         case .video: .video(.example)
+        case .mediaStats: .mediaStats(.example)
         case .merge: .merge(.example)
         case .history: .history(.example)
         case .historyCount: .historyCount(.example)
@@ -104,12 +105,24 @@ struct ControlProtocolTests {
 
         let events: [ControlEventMessage] = [
             .tonesReceived(TonesReceived(conversation: "U", digits: "5#")),
+            .mediaChanged(MediaChanged(conversation: "U", media: nil)),
+            .mediaStats(MediaStats(conversation: "U", stats: MediaStatsInfo(
+                codec: "PCMU", packetsSent: 150, packetsReceived: 148, packetsLost: 2, lossPercent: 1.33, jitterMs: 0.4,
+                peerPacketsLost: nil, peerJitterMs: nil, roundTripMs: nil))),
+            .mediaChanged(MediaChanged(conversation: "U", media: MediaInfo(
+                localAddress: "127.0.0.1", localPort: 40_000, remoteAddress: "::1", remotePort: 6000, remoteRTCPPort: nil,
+                codec: "PCMA", payloadType: 8, clockRate: 8000, sends: true, receives: false, ptime: nil,
+                telephoneEvent: 101, receivedTelephoneEvent: nil))),
             .historyChanged(HistoryChanged(change: "read", records: [1, 2])),
             .registrationChanged(RegistrationInfo(state: "failed", reason: "403 Forbidden")),
             .pushReceived(PushReceived(callID: "c@h", handling: "cancelled", conversation: nil, reason: nil)),
             .actionSettled(ActionSettled(action: "start", actionUUID: "A", conversation: "U", state: "failed", error: error)),
         ]
         for event in events { #expect(ControlEventMessage.decode(event.encoded()) == event, "\(event)") }
+        let media = String(decoding: events[3].encoded(), as: UTF8.self)
+        for member in MediaInfo.fields.map(\.name) { #expect(media.contains("\"\(member)\":"), "\(member) missing: \(media)") }
+        #expect(media.contains(#""direction":"sendonly""#) && media.contains(#""remoteRTCPPort":6001"#))
+        #expect(media.contains(#""ptime":null"#))
         #expect(Set(events.map(\.name) + [.conversationChanged]) == Set(ControlEventMessage.Name.allCases))
     }
 

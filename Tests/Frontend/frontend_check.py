@@ -53,8 +53,8 @@ def closes(transport):
 STATES = ("idle", "ringing", "joining", "joined", "paused", "leaving", "left")
 ENDED = ("failed", "remoteEnded", "unanswered", "joinedElsewhere", "declinedElsewhere", "declined", "busy",
          "cancelled", "localEnded")
-EVENTS = ("conversationChanged", "tonesReceived", "historyChanged", "registrationChanged", "pushReceived",
-          "actionSettled")
+EVENTS = ("conversationChanged", "tonesReceived", "mediaChanged", "mediaStats", "historyChanged",
+          "registrationChanged", "pushReceived", "actionSettled")
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "control-api.md")
 
 
@@ -80,6 +80,7 @@ def is_ts(v):
 def is_str(v): return isinstance(v, str)
 def is_int(v): return isinstance(v, int) and not isinstance(v, bool)
 def is_bool(v): return isinstance(v, bool)
+def is_num(v): return isinstance(v, (int, float)) and not isinstance(v, bool)
 def opt(f): return lambda v: v is None or f(v)
 def one_of(*names): return lambda v: v in names
 def list_of(f): return lambda v: isinstance(v, list) and all(f(x) for x in v)
@@ -103,18 +104,28 @@ CONVERSATION = {
     "pendingActions": list_of(is_str), "group": opt(is_str), "callID": opt(is_str), "createdAt": is_ts,
     "connectedAt": opt(is_ts), "endedAt": opt(is_ts), "endedReason": opt(one_of(*ENDED)), "sipStatus": opt(is_int),
     "sipReason": opt(is_str)}
+MEDIA_STATS = {"codec": is_str, "packetsSent": is_int, "packetsReceived": is_int, "packetsLost": is_int,
+               "lossPercent": is_num, "jitterMs": is_num, "peerPacketsLost": opt(is_int), "peerJitterMs": opt(is_num),
+               "roundTripMs": opt(is_num)}
 RECORD = {
     "id": is_int, "uuid": is_str, "direction": one_of("incoming", "outgoing"),
     "status": one_of("connected", "missed", "declined", "blocked", "busy", "cancelled", "failed", "answeredElsewhere",
                      "declinedElsewhere"),
     "endedReason": one_of(*ENDED), "displayName": is_str, "members": list_of(shaped(HANDLE)),
     "localMember": opt(shaped(HANDLE)), "isVideo": is_bool, "group": opt(is_str), "callID": opt(is_str),
-    "createdAt": is_ts, "connectedAt": opt(is_ts), "endedAt": is_ts, "durationMs": is_int, "isRead": is_bool}
+    "createdAt": is_ts, "connectedAt": opt(is_ts), "endedAt": is_ts, "durationMs": is_int, "isRead": is_bool,
+    "quality": opt(shaped(MEDIA_STATS))}
 ACTION_RESULT = {"action": is_str, "actionUUID": is_str, "state": one_of("complete", "pending"),
                  "conversation": shaped(CONVERSATION)}
 REGISTRATION = {"state": one_of("unregistered", "registering", "registered", "failed"), "expiresAt": opt(is_ts),
                 "reason": opt(is_str)}
+MEDIA = {"localAddress": is_str, "localPort": is_int, "localRTCPPort": is_int, "remoteAddress": is_str,
+         "remotePort": is_int, "remoteRTCPPort": is_int, "codec": one_of("PCMU", "PCMA"), "payloadType": is_int,
+         "clockRate": is_int, "direction": one_of("sendrecv", "sendonly", "recvonly", "inactive"),
+         "ptime": opt(is_int), "telephoneEvent": opt(is_int), "receivedTelephoneEvent": opt(is_int)}
 EVENT_DATA = {
+    "mediaChanged": {"conversation": is_str, "media": opt(shaped(MEDIA))},
+    "mediaStats": {"conversation": is_str, "stats": shaped(MEDIA_STATS)},
     "conversationChanged": {"conversation": shaped(CONVERSATION), "from": opt(one_of(*STATES)),
                             "changes": list_of(is_str)},
     "tonesReceived": {"conversation": is_str, "digits": is_str},

@@ -89,7 +89,7 @@ extension AudioInterop {
         @Test("bad media options are usage errors that say what is expected")
         func badOptions() throws {
             let cases: [([String], String)] = [
-                (["--media", "alsa"], "--media expects gstreamer or off"),
+                (["--media", "alsa"], "--media expects gstreamer, external or off"),
                 (["--media", "gstreamer", "--audio-source", "tone:abc"], "--audio-source takes tone:HZ"),
                 (["--media", "gstreamer", "--audio-source", "tone:5000"], "--audio-source takes tone:HZ"),
                 (["--media", "gstreamer", "--audio-sink", "speaker"], "--audio-sink takes file:DIR"),

@@ -42,7 +42,7 @@ struct FloodTests {
                     let callID = conversation["callID"] as? String, !callID.hasPrefix("limit-"),
                     !answered.withLock({ $0.contains(uuid) })
                 else { continue }
-                _ = try request(.join(ConversationParams(conversation: uuid)))
+                _ = try request(.join(JoinParams(conversation: uuid)))
                 answered.withLock { _ = $0.insert(uuid) }
             }
             usleep(50_000)

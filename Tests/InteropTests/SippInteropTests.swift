@@ -119,6 +119,27 @@ struct SippInteropTests {
         #expect(parleyd.transitions == [["idle", "ringing", "joined", "paused", "joined", "leaving", "left (localEnded)"]])
     }
 
+    @Test("codecs: a G.729-only offer gets 488; a PCMA-only one a PCMA answer, and its direction change sendonly")
+    func codecNegotiation() throws {
+        let parleyd = try Parleyd(["--auto-answer", "0"])
+        let refused = try Self.sippCalls(parleyd, scenario: "uac-no-common-codec.xml")
+        #expect(refused.status == 0, "\(refused.output)")
+        let pcma = try Self.sippCalls(parleyd, scenario: "uac-pcma-only.xml")
+        #expect(pcma.status == 0, "\(pcma.output)")
+        try parleyd.waitForEnded(1)
+        #expect(parleyd.transitions == [["ringing", "joining", "joined", "left (remoteEnded)"]], "the 488 rang nothing")
+        #expect(parleyd.process.lines.contains { $0.contains("audio PCMA to 127.0.0.1:") }, "\(parleyd.process.lines)")
+    }
+
+    @Test("a callee that answers PCMA only (our offer lists PCMU first) gets PCMA")
+    func calleeTakesPCMA() throws {
+        let (run, parleyd) = try Self.parleydCalls(scenario: "uas-pcma-only.xml")
+        #expect(run.status == 0, "\(run.output)")
+        try parleyd.waitForEnded(1)
+        #expect(parleyd.transitions == [["idle", "ringing", "joined", "left (remoteEnded)"]])
+        #expect(parleyd.process.lines.contains { $0.contains("audio PCMA to 127.0.0.1:") }, "\(parleyd.process.lines)")
+    }
+
     @Test("a retransmitted INVITE (as after UDP loss) is absorbed: one conversation, one answer")
     func retransmittedInvite() throws {
         let parleyd = try Parleyd(["--auto-answer", "100"])

@@ -20,7 +20,7 @@ struct MediaSessionTests {
         return try RTPPortPool(host: "127.0.0.1", range: base...(base + 199))
     }
 
-    @Test("a 1,000 Hz tone one way and 440 Hz the other arrive, each for most of the call, at its frequency")
+    @Test("a 1,000 Hz tone one way and 440 Hz the other arrive, each for most of the call, at its frequency; the RTP figures count them")
     func toneBothWays() throws {
         let folder = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -30,12 +30,20 @@ struct MediaSessionTests {
         let alice = MediaSession(
             reservation: a, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port),
             source: .tone(hertz: 1_000), sink: .files(directory: folder), recordingName: "alice", report: failures.add)
+        let reported = Mutex<[RTPStatistics]>([])
         let bob = MediaSession(
             reservation: b, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port),
-            source: .tone(hertz: 440), sink: .files(directory: folder), recordingName: "bob", report: failures.add)
+            source: .tone(hertz: 440), sink: .files(directory: folder), recordingName: "bob", report: failures.add,
+            statisticsReported: { figures in reported.withLock { $0.append(figures) } })
+        #expect(bob.latestStatistics == nil, "no reading before two seconds")
         let started = Date()
         Thread.sleep(forTimeInterval: 2.5)
         let duration = Date().timeIntervalSince(started)
+        // One reading at two seconds: about 100 packets each way, none lost, one packet per 20 ms (little jitter).
+        let figures = try #require(bob.latestStatistics)
+        #expect(reported.withLock { $0 } == [figures])
+        #expect((80...125).contains(figures.packetsReceived) && (80...125).contains(figures.packetsSent), "\(figures)")
+        #expect(figures.packetsLost <= 1 && figures.jitterMilliseconds < 10 && figures.codec == .pcmu, "\(figures)")
         alice.finish()
         bob.finish()
         #expect(failures.all.isEmpty)

@@ -11,16 +11,16 @@ final class RecordingMedia: CallMediaHandler {
     var events: [String] = []
     var exhausted = false
 
-    func reservePort() -> Int? {
+    func reserveEndpoint(for conversation: UUID) -> MediaEndpoint? {
         guard !exhausted else { return nil }
         defer { next += 2 }
         reserved.insert(next)
-        return next
+        return MediaEndpoint(port: next)
     }
 
-    func releasePort(_ port: Int) {
-        #expect(reserved.remove(port) != nil, "port \(port) released once, after it was reserved")
-        events.append("release \(port)")
+    func releaseEndpoint(_ endpoint: MediaEndpoint, of conversation: UUID) {
+        #expect(reserved.remove(endpoint.port) != nil, "port \(endpoint.port) released once, after it was reserved")
+        events.append("release \(endpoint.port)")
     }
 
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID) {
@@ -58,7 +58,7 @@ struct CallMediaTests {
         harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 2, branch: "z9hG4bK-ack-2"))
         // Our own hold.
         try harness.manager.perform([.pause(conversationUUID: uuid, isPaused: true)])
-        let reinvite = try #require(harness.sent().first?.request)
+        let reinvite = try #require(harness.sent().first { $0.method == "INVITE" }?.request)
         harness.deliver(PeerMessages.response(200, "OK", to: reinvite, toTag: nil, sdp: true), body: PeerMessages.offer)
         try harness.manager.perform([.end(conversationUUID: uuid)])
         #expect(media.events == [
@@ -157,5 +157,89 @@ struct CallMediaTests {
         try other.manager.perform([.playTone(conversationUUID: try #require(other.conversation?.uuid), digits: "5")])
         #expect(other.sent().map(\.method) == ["INFO"])
         #expect(!plain.events.contains { $0.hasPrefix("tones") })
+    }
+}
+
+@Suite("Engine: a frontend's own media (--media external)")
+struct ExternalMediaTests {
+    /// The engine's `mediaChanged` events, in order, as "codec local→remote direction" or "none".
+    final class MediaEvents: @unchecked Sendable {
+        var seen: [String] = []
+    }
+
+    static func observe(_ harness: EngineHarness) -> MediaEvents {
+        let events = MediaEvents()
+        harness.engine.observeEvents { event in
+            guard case .mediaChanged(_, let audio) = event else { return }
+            events.seen.append(audio.map { audio in
+                let direction = (audio.sends ? "send" : "") + (audio.receives ? "recv" : "")
+                return "\(audio.codec.encodingName) \(audio.localAddress):\(audio.localPort)→"
+                    + "\(audio.remoteAddress):\(audio.remotePort) \(direction) ptime \(audio.ptime.map(String.init) ?? "-")"
+            } ?? "none")
+        }
+        return events
+    }
+
+    @Test("caller: the offer gives the frontend's address and port and no telephone-event; every change is an event")
+    func callerUsesFrontendEndpoint() throws {
+        let media = ExternalMedia()
+        let harness = try EngineHarness(media: media)
+        let events = Self.observe(harness)
+        let start = ConversationAction.start(handles: [OutgoingCallTests.bob])
+        media.setEndpoint(MediaEndpoint(address: "192.0.2.50", port: 7000), for: start.conversationUUID)
+        try harness.manager.perform([start])
+        let invite = try #require(harness.sent().first?.request)
+        let offer = String(decoding: invite.body, as: UTF8.self)
+        #expect(offer.contains("c=IN IP4 192.0.2.50\r\n"), "\(offer)")
+        #expect(offer.contains("m=audio 7000 RTP/AVP 0 8\r\n"), "no telephone-event: the stream is the frontend's")
+        #expect(media.waitingEndpoints == 0, "taken by the first description")
+        #expect(events.seen.isEmpty, "nothing negotiated before the answer")
+        harness.deliver(PeerMessages.response(200, "OK", to: invite, sdp: true), body: PeerMessages.offer + "a=ptime:30\n")
+        #expect(events.seen == ["PCMU 192.0.2.50:7000→127.0.0.1:6000 sendrecv ptime 30"])
+        let uuid = start.conversationUUID
+        #expect(harness.engine.audio(of: uuid)?.remotePort == 6000)
+
+        // Our hold: the re-INVITE keeps the frontend's endpoint; we neither send nor take.
+        try harness.manager.perform([.pause(conversationUUID: uuid, isPaused: true)])
+        let reinvite = try #require(harness.sent().first { $0.method == "INVITE" }?.request)
+        #expect(String(decoding: reinvite.body, as: UTF8.self).contains("c=IN IP4 192.0.2.50\r\n"))
+        #expect(String(decoding: reinvite.body, as: UTF8.self).contains("m=audio 7000 "))
+        let held = PeerMessages.offer.replacingOccurrences(of: "o=peer 1 1", with: "o=peer 1 2") + "a=recvonly\n"
+        harness.deliver(PeerMessages.response(200, "OK", to: reinvite, sdp: true), body: held)
+        #expect(events.seen.last == "PCMU 192.0.2.50:7000→127.0.0.1:6000  ptime -")
+
+        // Tones go as INFO: the engine has no stream to put them in.
+        try harness.manager.perform([.pause(conversationUUID: uuid, isPaused: false)])
+        let resume = try #require(harness.sent().first { $0.method == "INVITE" }?.request)
+        harness.deliver(PeerMessages.response(200, "OK", to: resume, sdp: true), body: PeerMessages.offer.replacingOccurrences(of: "o=peer 1 1", with: "o=peer 1 3"))
+        _ = harness.sent()
+        try harness.manager.perform([.playTone(conversationUUID: uuid, digits: "7")])
+        #expect(harness.sent().compactMap(\.method) == ["INFO"])
+
+        try harness.manager.perform([.end(conversationUUID: uuid)])
+        #expect(events.seen.last == "none")
+        #expect(harness.engine.audio(of: uuid) == nil)
+    }
+
+    @Test("callee: the answer gives the endpoint named before the join; without one, the fallback port and no leak")
+    func calleeEndpointOrFallback() throws {
+        let media = ExternalMedia()
+        let harness = try EngineHarness(media: media)
+        let events = Self.observe(harness)
+        harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
+        _ = harness.sent()
+        let uuid = try #require(harness.conversation?.uuid)
+        media.setEndpoint(MediaEndpoint(port: 7002), for: uuid)
+        try harness.manager.perform([.join(conversationUUID: uuid)])
+        let ok = try #require(harness.sent().first)
+        #expect(ok.bodyText.contains("c=IN IP4 127.0.0.1\r\n"), "the node's own address when the frontend gave none")
+        #expect(ok.bodyText.contains("m=audio 7002 RTP/AVP 0 8\r\n"))
+        #expect(events.seen == ["PCMU 127.0.0.1:7002→127.0.0.1:6000 sendrecv ptime -"])
+
+        harness.deliver(PeerMessages.invite(callID: "call-2@peer", branch: "z9hG4bK-in-2"), body: PeerMessages.offer)
+        _ = harness.sent()
+        try harness.manager.perform([.join(conversationUUID: try #require(harness.manager.conversations.last?.uuid))])
+        #expect(try #require(harness.sent().first).bodyText.contains("m=audio 40000 RTP/AVP 0 8\r\n"), "the configured port")
+        #expect(media.waitingEndpoints == 0)
     }
 }

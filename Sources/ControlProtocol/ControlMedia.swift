@@ -1,0 +1,180 @@
+import Foundation
+
+/// A call's audio session as offer and answer settled it: what a frontend that carries the RTP itself
+/// (`parleyd --media external`) sends to and listens on, and what any frontend may show.
+public struct MediaInfo: Codable, Sendable, Equatable {
+    /// Our RTP address (the frontend's with `--media external`, else parleyd's).
+    public var localAddress: String
+    /// Our RTP port.
+    public var localPort: Int
+    /// Our RTCP port (the next).
+    public var localRTCPPort: Int
+    /// Where the peer takes RTP.
+    public var remoteAddress: String
+    /// The peer's RTP port.
+    public var remotePort: Int
+    /// The peer's RTCP port (its `a=rtcp`, else the next after its RTP port).
+    public var remoteRTCPPort: Int
+    /// The codec's encoding name (`PCMU`, `PCMA`).
+    public var codec: String
+    /// Its RTP payload type.
+    public var payloadType: Int
+    /// Its RTP clock rate in Hz.
+    public var clockRate: Int
+    /// `sendrecv`, `sendonly`, `recvonly` or `inactive`, from our side (hold included).
+    public var direction: String
+    /// Milliseconds of audio per packet the peer asked for, else null (20 is usual).
+    @Nullable public var ptime: Int?
+    /// The payload type of RFC 4733 telephone-event our tones carry, when both sides list it, else null.
+    @Nullable public var telephoneEvent: Int?
+    /// The payload type of telephone-event in what the peer sends, when both sides list it, else null.
+    @Nullable public var receivedTelephoneEvent: Int?
+
+    /// A session.
+    public init(
+        localAddress: String, localPort: Int, remoteAddress: String, remotePort: Int, remoteRTCPPort: Int?,
+        codec: String, payloadType: Int, clockRate: Int, sends: Bool, receives: Bool, ptime: Int?,
+        telephoneEvent: Int?, receivedTelephoneEvent: Int?
+    ) {
+        self.localAddress = localAddress
+        self.localPort = localPort
+        self.localRTCPPort = localPort + 1
+        self.remoteAddress = remoteAddress
+        self.remotePort = remotePort
+        self.remoteRTCPPort = remoteRTCPPort ?? remotePort + 1
+        self.codec = codec
+        self.payloadType = payloadType
+        self.clockRate = clockRate
+        self.direction = Self.direction(sends: sends, receives: receives)
+        self.ptime = ptime
+        self.telephoneEvent = telephoneEvent
+        self.receivedTelephoneEvent = receivedTelephoneEvent
+    }
+
+    /// SDP's word for what a side does.
+    static func direction(sends: Bool, receives: Bool) -> String {
+        switch (sends, receives) {
+        case (true, true): "sendrecv"
+        case (true, false): "sendonly"
+        case (false, true): "recvonly"
+        case (false, false): "inactive"
+        }
+    }
+
+    /// The members.
+    public static let fields = [
+        ControlField("localAddress", "a string", "our RTP address: the frontend's with `--media external`, else parleyd's"),
+        ControlField("localPort", "an integer", "our RTP port"),
+        ControlField("localRTCPPort", "an integer", "our RTCP port (the next)"),
+        ControlField("remoteAddress", "a string", "where the peer takes RTP"),
+        ControlField("remotePort", "an integer", "the peer's RTP port"),
+        ControlField("remoteRTCPPort", "an integer", "the peer's RTCP port (its `a=rtcp`, else the next)"),
+        ControlField("codec", "a string", "`PCMU` or `PCMA`"),
+        ControlField("payloadType", "an integer", "the codec's RTP payload type"),
+        ControlField("clockRate", "an integer", "the codec's RTP clock rate in Hz"),
+        ControlField(
+            "direction", "a string",
+            "`sendrecv`, `sendonly`, `recvonly` or `inactive`, from our side (either side's hold included)"),
+        ControlField("ptime", "an integer or null", "milliseconds of audio per packet the peer asked for"),
+        ControlField("telephoneEvent", "an integer or null", "the RFC 4733 payload type our tones carry"),
+        ControlField(
+            "receivedTelephoneEvent", "an integer or null", "the RFC 4733 payload type in what the peer sends"),
+    ]
+}
+
+/// `mediaChanged`: a call's negotiated audio changed (an answer, a re-INVITE, either side's hold, the end).
+public struct MediaChanged: Codable, Sendable, Equatable {
+    /// The conversation's uuid.
+    public var conversation: String
+    /// The session now, or null: the call carries no audio now (it ended, or an offer refused the stream).
+    @Nullable public var media: MediaInfo?
+
+    /// An event.
+    public init(conversation: String, media: MediaInfo?) {
+        self.conversation = conversation
+        self.media = media
+    }
+}
+
+/// A call's audio figures (RFC 3550 receiver statistics): what a call-quality indicator shows. The peer's figures
+/// come from its RTCP receiver reports and are null until one arrives.
+public struct MediaStatsInfo: Codable, Sendable, Equatable {
+    /// The codec's encoding name.
+    public var codec: String
+    /// RTP packets we sent.
+    public var packetsSent: Int
+    /// RTP packets we received.
+    public var packetsReceived: Int
+    /// Packets of the peer's stream that never arrived.
+    public var packetsLost: Int
+    /// Those as a percentage of the packets expected.
+    public var lossPercent: Double
+    /// The interarrival jitter of what we receive, in milliseconds.
+    public var jitterMs: Double
+    /// Our packets the peer reported lost.
+    @Nullable public var peerPacketsLost: Int?
+    /// The jitter the peer measured on our stream, in milliseconds.
+    @Nullable public var peerJitterMs: Double?
+    /// The round trip from the peer's receiver report, in milliseconds.
+    @Nullable public var roundTripMs: Double?
+
+    /// Figures.
+    public init(
+        codec: String, packetsSent: Int, packetsReceived: Int, packetsLost: Int, lossPercent: Double, jitterMs: Double,
+        peerPacketsLost: Int?, peerJitterMs: Double?, roundTripMs: Double?
+    ) {
+        self.codec = codec
+        self.packetsSent = packetsSent
+        self.packetsReceived = packetsReceived
+        self.packetsLost = packetsLost
+        self.lossPercent = lossPercent
+        self.jitterMs = jitterMs
+        self.peerPacketsLost = peerPacketsLost
+        self.peerJitterMs = peerJitterMs
+        self.roundTripMs = roundTripMs
+    }
+
+    /// The members.
+    public static let fields = [
+        ControlField("codec", "a string", "the codec measured"),
+        ControlField("packetsSent", "an integer", "RTP packets we sent"),
+        ControlField("packetsReceived", "an integer", "RTP packets we received"),
+        ControlField("packetsLost", "an integer", "packets of the peer's stream that never arrived"),
+        ControlField("lossPercent", "a number", "those as a percentage of the packets expected"),
+        ControlField("jitterMs", "a number", "the interarrival jitter of what we receive, in milliseconds"),
+        ControlField("peerPacketsLost", "an integer or null", "our packets the peer reported lost (RTCP)"),
+        ControlField("peerJitterMs", "a number or null", "the jitter the peer measured on our stream (RTCP)"),
+        ControlField("roundTripMs", "a number or null", "the round trip from the peer's receiver report (RTCP)"),
+    ]
+}
+
+/// `mediaStats`: a call's audio figures, every two seconds while parleyd carries its audio.
+public struct MediaStats: Codable, Sendable, Equatable {
+    /// The conversation's uuid.
+    public var conversation: String
+    /// The figures.
+    public var stats: MediaStatsInfo
+
+    /// An event.
+    public init(conversation: String, stats: MediaStatsInfo) {
+        self.conversation = conversation
+        self.stats = stats
+    }
+}
+
+/// The `mediaStats` method's result: a live call's negotiated audio and its figures so far.
+public struct MediaStatsResult: Codable, Sendable, Equatable {
+    /// The conversation's uuid.
+    public var conversation: String
+    /// The negotiated session, or null (no audio now).
+    @Nullable public var media: MediaInfo?
+    /// The figures, or null (no reading yet, or a frontend carries the audio).
+    @Nullable public var stats: MediaStatsInfo?
+
+    /// A result.
+    public init(conversation: String, media: MediaInfo?, stats: MediaStatsInfo?) {
+        self.conversation = conversation
+        self.media = media
+        self.stats = stats
+    }
+}
