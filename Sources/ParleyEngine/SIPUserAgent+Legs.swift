@@ -135,7 +135,8 @@ extension SIPUserAgent {
         for effect in effects {
             switch effect {
             case .send(let request, let purpose, let destination):
-                transactions.send(request, to: destination, owner: .leg(uuid, purpose))
+                let sent = transactions.send(request, to: destination, owner: .leg(uuid, purpose))
+                if case .reinvite = purpose { lastReinvites[UUIDKey(uuid)] = sent }
             case .respond(let response, let key):
                 transactions.respond(response, to: key)
             case .sendStateless(let message, let destination):
@@ -210,6 +211,7 @@ extension SIPUserAgent {
         videoRequests.removeValue(forKey: key)?("the call ended")
         if legIDs[leg.callID] == uuid { legIDs[leg.callID] = nil }
         for running in legTimers.removeValue(forKey: key)?.all ?? [] { environment.cancel(running) }
+        if let reinvite = lastReinvites.removeValue(forKey: key) ?? nil { transactions.abandonIfProceeding(reinvite) }
         if let ended = legMedia.removeValue(forKey: key) {
             if ended.audio != nil {
                 if let final = media?.statistics(for: uuid) { onFinalStatistics?(uuid, final) }

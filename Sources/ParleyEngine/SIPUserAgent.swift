@@ -23,6 +23,8 @@ final class SIPUserAgent {
     var legIDs: [String: UUID] = [:]
     /// The running timers of each leg.
     var legTimers: [UUIDKey: LegTimers] = [:]
+    /// The client transaction of each leg's latest re-INVITE, dropped with the leg if still in Proceeding.
+    var lastReinvites: [UUIDKey: TransactionKey?] = [:]
     /// Incoming legs by the source address their INVITE came from, while they may still ring (pruned when asked;
     /// a forgotten leg leaves at once), and each such leg's source.
     var ringingFrom: [SourceKey: [UUIDKey]] = [:]

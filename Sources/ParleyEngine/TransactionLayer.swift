@@ -171,10 +171,20 @@ final class TransactionLayer {
 
     /// Drops the live client transactions of a call leg's request without telling anyone (the leg gave up on it).
     func abandon(leg uuid: UUID, request: CallLegRequest) {
-        let keys = clients.compactMap { key, entry -> TransactionKey? in
+        drop(clients.compactMap { key, entry -> TransactionKey? in
             guard case .leg(uuid, request) = entry.owner else { return nil }
             return key
-        }
+        })
+    }
+
+    /// Drops an INVITE client transaction in Proceeding whose leg is forgotten: no timer of RFC 3261 ends that
+    /// state, and the leg whose guard would have is gone (a call ended while its re-INVITE had only a 100).
+    func abandonIfProceeding(_ key: TransactionKey) {
+        guard case .invite(let machine) = clients[key]?.machine, machine.state == .proceeding else { return }
+        drop([key])
+    }
+
+    private func drop(_ keys: [TransactionKey]) {
         for key in keys {
             guard let entry = clients.removeValue(forKey: key) else { continue }
             entry.timers.values.forEach(environment.cancel)

@@ -190,6 +190,24 @@ struct MisbehavingPeerTests {
         #expect(harness.engine.statistics.pendingRequests == 0, "the re-INVITE's client transaction is gone")
     }
 
+    @Test("End while our re-INVITE is answered only provisionally: the BYE ends the call and the re-INVITE's transaction goes with the leg")
+    func endDuringProceedingReinvite() throws {
+        let harness = try EngineHarness()
+        _ = try IncomingCallTests.answered(harness)
+        let uuid = try #require(harness.conversation?.uuid)
+        try harness.manager.perform([.pause(conversationUUID: uuid, isPaused: true)])
+        let reinvite = try #require(harness.sent().first?.request)
+        harness.deliver(PeerMessages.response(100, "Trying", to: reinvite, toTag: nil))
+        try harness.manager.perform([.end(conversationUUID: uuid)])
+        let bye = try #require(harness.sent().first?.request)
+        #expect(bye.method == .bye)
+        harness.deliver(PeerMessages.response(200, "OK", to: bye, toTag: nil))
+        #expect(harness.transitions.states.last == "left(localEnded)")
+        harness.environment.advance(by: .seconds(600))
+        #expect(harness.engine.statistics.liveCalls == 0)
+        #expect(harness.engine.statistics.liveTransactions == 0, "no timer of RFC 3261 ends Proceeding: none is left in it")
+    }
+
     @Test("a final answer after a provisional one stops the re-INVITE's guard")
     func reinviteAnsweredAfterProvisional() throws {
         let harness = try EngineHarness()
