@@ -1,0 +1,138 @@
+import Foundation
+import ParleyTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// linphonec 5.1 (Debian linphone-cli) and one parleyd in network and PID namespaces of their own, as the interop
+/// notes prescribe: only loopback up, plus a default route (without one linphonec never opens its SIP port). The
+/// namespace's shell starts linphonec in the background, reading commands from a FIFO the test holds open (it quits
+/// at EOF), waits for its SIP port, and becomes parleyd; when parleyd ends, the PID namespace takes linphonec with
+/// it. linphonec runs in file mode: it plays a WAV file of `tone` Hz to its calls and records what it hears.
+final class LinphoneAndParleyd {
+    /// parleyd (the namespace's first process); its output is parleyd's.
+    let process: RunningProcess
+    /// linphonec's SIP port (UDP).
+    let linphonePort: UInt16
+    /// parleyd's SIP port (UDP and TCP).
+    let parleydPort: UInt16
+    /// Where parleyd records what it hears (one WAV per call).
+    let parleydRecordings: URL
+    /// What linphonec heard.
+    let linphoneRecording: URL
+    private let directory: URL
+    private let commands: Int32
+
+    /// Starts both; `parleyd` gives parleyd's arguments beyond listening, data directory and audio, knowing
+    /// linphonec's port. parleyd sends 1,000 Hz.
+    init(tone: Double = 440, parleyd: (UInt16) -> [String]) throws {
+        directory = FileManager.default.temporaryDirectory.appending(path: "parley-linphone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let ports = Interop.freePorts(count: 2)
+        (linphonePort, parleydPort) = (ports, ports + 1)
+        parleydRecordings = directory.appending(path: "heard-by-parleyd")
+        linphoneRecording = directory.appending(path: "heard-by-linphone.wav")
+        let played = directory.appending(path: "played.wav")
+        try Self.writeTone(tone, seconds: 30, to: played)
+        let rtpBase = 20_000 + Int.random(in: 0..<400) * 100
+        try """
+            [sip]
+            sip_port=\(linphonePort)
+            sip_tcp_port=0
+            sip_tls_port=0
+            default_proxy=-1
+            [rtp]
+            audio_rtp_port=\(rtpBase + 98)
+            [storage]
+            uri=\(directory.appending(path: "linphone.db").path)
+            """.write(to: directory.appending(path: "linphonerc"), atomically: true, encoding: .utf8)
+        let fifo = directory.appending(path: "commands").path
+        guard mkfifo(fifo, 0o600) == 0 else { throw InteropError("mkfifo \(fifo): errno \(errno)") }
+        // Read-write: opening never blocks, and the FIFO keeps a writer for as long as the test holds it.
+        commands = open(fifo, O_RDWR)
+        guard commands >= 0 else { throw InteropError("open \(fifo): errno \(errno)") }
+        let data = directory.appending(path: "parleyd").path
+        let parleydArguments =
+            [try Interop.binary("parleyd").path, "--listen", "udp://127.0.0.1:\(parleydPort)", "--data-dir", data,
+             "--log-level", "debug", "--media", "gstreamer", "--audio-source", "tone:1000",
+             "--audio-sink", "file:\(parleydRecordings.path)", "--rtp-ports", "\(rtpBase)-\(rtpBase + 49)"]
+            + parleyd(linphonePort)
+        let script = """
+            ip link set lo up && ip route add default dev lo || exit 70
+            linphonec -c '\(directory.appending(path: "linphonerc").path)' -a < '\(fifo)' > '\(directory.appending(path: "linphone.out").path)' 2>&1 &
+            for attempt in $(seq 100); do
+                ss -Hlun "sport = :\(linphonePort)" | grep -q . && break
+                sleep 0.1
+            done
+            exec \(parleydArguments.map { "'\($0)'" }.joined(separator: " "))
+            """
+        // Commands linphonec reads first: file mode, what it plays and where it records.
+        for command in ["soundcard use files", "play \(played.path)", "record \(linphoneRecording.path)"] {
+            Self.write(command, to: commands)
+        }
+        process = try RunningProcess(
+            try Interop.tool("unshare"), ["-n", "-p", "-f", "--kill-child=SIGTERM", "sh", "-c", script], name: "linphonec+parleyd")
+        try process.waitForLine("parleyd's listening line") { $0.contains("listening on") }
+    }
+
+    deinit {
+        send("quit")
+        _ = try? process.stop()
+        close(commands)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Types a command to linphonec.
+    func send(_ command: String) { Self.write(command, to: commands) }
+
+    private static func write(_ command: String, to fifo: Int32) {
+        let line = Array((command + "\n").utf8)
+        _ = line.withUnsafeBytes { Glibc.write(fifo, $0.baseAddress, $0.count) }
+    }
+
+    /// What linphonec printed so far.
+    var linphoneOutput: String {
+        (try? String(contentsOf: directory.appending(path: "linphone.out"), encoding: .utf8)) ?? ""
+    }
+
+    /// Waits until linphonec has printed `text`.
+    func waitForLinphone(_ text: String, timeout: Duration = .seconds(10)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while !linphoneOutput.contains(text) {
+            guard ContinuousClock.now < deadline else {
+                throw InteropError("linphonec did not print \(text.debugDescription): \(linphoneOutput)")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// The one recording parleyd made.
+    func parleydHeard() throws -> Recording {
+        let files = try FileManager.default.contentsOfDirectory(atPath: parleydRecordings.path).filter { $0.hasSuffix(".wav") }
+        try #require(files.count == 1, "one recording: \(files)")
+        return try Recording(wavAt: parleydRecordings.appending(path: files[0]).path)
+    }
+
+    /// What linphonec recorded.
+    func linphoneHeard() throws -> Recording {
+        try Recording(wavAt: linphoneRecording.path)
+    }
+
+    /// A 16-bit mono 8 kHz WAV file of a sine.
+    private static func writeTone(_ hertz: Double, seconds: Int, to url: URL) throws {
+        let samples = (0..<(8_000 * seconds)).map { Int16(8_000 * sin(2 * .pi * hertz * Double($0) / 8_000)) }
+        var data = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        data.append(contentsOf: Array("RIFF".utf8))
+        append(UInt32(36 + samples.count * 2))
+        data.append(contentsOf: Array("WAVEfmt ".utf8))
+        append(UInt32(16)); append(UInt16(1)); append(UInt16(1)); append(UInt32(8_000)); append(UInt32(16_000))
+        append(UInt16(2)); append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8))
+        append(UInt32(samples.count * 2))
+        for sample in samples { append(sample) }
+        try data.write(to: url)
+    }
+}
