@@ -259,9 +259,9 @@ public final class ParleyEngine: ConversationManagerDelegate {
     }
 
     /// A call's audio figures from the media layer (any thread): kept for the call's history record and announced
-    /// as a `mediaStats` event.
+    /// as a `mediaStats` event (a reading that comes after the call left is dropped).
     public func receivedStatistics(_ quality: CallQuality, for conversationUUID: UUID) {
-        observed.keep(quality, for: conversationUUID)
+        guard observed.keep(quality, for: conversationUUID) else { return }
         emit(.mediaStats(conversationUUID, quality))
     }
 
@@ -517,9 +517,15 @@ public struct EngineStatistics: Sendable, Hashable {
 
 /// What the engine remembers about each conversation for its log: the last state seen and the SIP Call-ID.
 private final class ObservedConversations: Sendable {
-    /// Keeps a live conversation's audio figures (one that already left keeps none: its record is written).
-    func keep(_ quality: CallQuality, for uuid: UUID) {
-        state.withLock { if $0.states[uuid] != nil { $0.quality[uuid] = quality } }
+    /// Keeps a live conversation's audio figures (one that already left keeps none: its record is written);
+    /// whether it was live.
+    @discardableResult
+    func keep(_ quality: CallQuality, for uuid: UUID) -> Bool {
+        state.withLock {
+            guard $0.states[uuid] != nil else { return false }
+            $0.quality[uuid] = quality
+            return true
+        }
     }
 
     struct State {

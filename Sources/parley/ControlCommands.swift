@@ -17,6 +17,7 @@ enum ControlCommands {
           mute CONV / unmute CONV   mute or unmute yourself
           dtmf CONV DIGITS          send keypad tones (0-9 * # A-D)
           video CONV on|off         turn video on or off in a joined conversation (parleyd --video; re-INVITE)
+          audio CONV                a call's negotiated audio and its RTCP figures (packets, loss, jitter, round trip)
           merge CONV OTHER          merge two joined conversations
           unmerge CONV              take a conversation out of its group
           list                      the live conversations: who, state, direction, duration, flags, group
@@ -34,7 +35,7 @@ enum ControlCommands {
     /// The commands this file serves.
     static let names: Set<String> = [
         "call", "answer", "end", "hold", "resume", "mute", "unmute", "dtmf", "merge", "unmerge", "list", "status",
-        "watch", "redial", "reload-contacts", "video", "web",
+        "watch", "redial", "reload-contacts", "video", "web", "audio",
     ]
 
     static func run(_ command: String, _ commandLine: [String]) throws -> ExitCode {
@@ -51,7 +52,7 @@ enum ControlCommands {
         let expected: Int
         switch command {
         case "list", "status", "watch", "reload-contacts", "web": expected = 0
-        case "call", "answer", "end", "hold", "resume", "mute", "unmute", "unmerge", "redial": expected = 1
+        case "call", "answer", "end", "hold", "resume", "mute", "unmute", "unmerge", "redial", "audio": expected = 1
         default: expected = 2
         }
         guard positionals.count == expected else {
@@ -82,6 +83,10 @@ enum ControlCommands {
             return show(try session.startAndFollow(start), json: json, command) { result in
                 "start: done  " + ControlRendering.line(result.conversation)
             }
+        case "audio":
+            let conversation = try session.conversation(positionals[0])
+            let figures = try session.request(.mediaStats(ConversationParams(conversation: conversation)), as: MediaStatsResult.self)
+            return show(figures, json: json, command) { ControlRendering.audio($0) }
         default:
             let conversation = try session.conversation(positionals[0])
             let action: ControlCommand

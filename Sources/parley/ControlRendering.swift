@@ -92,6 +92,28 @@ enum ControlRendering {
         }
     }
 
+    /// A call's audio and its figures, two lines.
+    static func audio(_ result: MediaStatsResult) -> String {
+        guard let media = result.media else { return "audio  none (the call carries no audio now)" }
+        var lines = [
+            "audio  \(media.codec) \(media.localAddress):\(media.localPort) ⇄ \(media.remoteAddress):\(media.remotePort) "
+                + "\(media.direction), ptime \(media.ptime.map(String.init) ?? "-")"
+                + (media.telephoneEvent.map { ", telephone-event \($0)" } ?? ""),
+        ]
+        if let stats = result.stats {
+            let peer = stats.peerPacketsLost.map { lost in
+                "; the peer: lost \(lost), jitter \(stats.peerJitterMs ?? 0) ms"
+                    + (stats.roundTripMs.map { ", round trip \($0) ms" } ?? "")
+            } ?? "; no report from the peer yet"
+            lines.append(
+                "stats  sent \(stats.packetsSent) received \(stats.packetsReceived) lost \(stats.packetsLost) "
+                    + "(\(stats.lossPercent) %) jitter \(stats.jitterMs) ms" + peer)
+        } else {
+            lines.append("stats  none yet (read every two seconds while parleyd carries the audio)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// One event in words (nil: nothing worth a line).
     static func describe(_ event: ControlEventMessage) -> String? {
         switch event {

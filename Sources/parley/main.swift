@@ -21,6 +21,7 @@ let commands: [(name: String, summary: String, run: @Sendable ([String]) throws 
     ("unmute", "unmute yourself", { try ControlCommands.run("unmute", $0) }),
     ("dtmf", "send keypad tones", { try ControlCommands.run("dtmf", $0) }),
     ("video", "turn video on or off in a joined conversation", { try ControlCommands.run("video", $0) }),
+    ("audio", "a call's negotiated audio and its RTCP figures", { try ControlCommands.run("audio", $0) }),
     ("merge", "merge two joined conversations", { try ControlCommands.run("merge", $0) }),
     ("unmerge", "take a conversation out of its group", { try ControlCommands.run("unmerge", $0) }),
     ("list", "the live conversations of a running parleyd", { try ControlCommands.run("list", $0) }),

@@ -108,6 +108,12 @@ extension AudioInterop {
             #expect((figures["roundTripMs"] as? Double ?? 1_000) < 100, "loopback: \(figures)")
             #expect(figures["peerPacketsLost"] is Int && figures["peerJitterMs"] is Double, "\(figures)")
             #expect(try control.statsEvents(of: uuid) >= 1, "mediaStats events while the call runs")
+            let cli = try RunningProcess(
+                try Interop.binary("parley"), ["audio", String(uuid.prefix(8)), "--data-dir", caller.dataDirectory.path],
+                name: "parley audio")
+            #expect(try cli.waitForExit() == 0, "\(cli.standardError)")
+            #expect(cli.lines.first?.hasPrefix("audio  PCMU 127.0.0.1:") == true, "\(cli.lines)")
+            #expect(cli.lines.last?.contains("round trip") == true, "\(cli.lines)")
 
             _ = try control.request(.end(ConversationParams(conversation: uuid)))
             try caller.waitForEnded(1)
