@@ -93,11 +93,16 @@ public final class MediaSession: @unchecked Sendable {
     }
 
     /// Carries a renegotiated stream: a direction change flips valves; a new codec, address or port builds a new
-    /// pipeline (GStreamer's payloaders and caps are fixed once linked).
+    /// pipeline (GStreamer's payloaders and caps are fixed once linked). A peer's old-style hold (`c=0.0.0.0`)
+    /// keeps the address it had: RTCP goes on there (RFC 3550), RTP stops (the peer takes none).
     public func update(_ new: MediaStreamParameters) {
         queue.async(group: Self.work) {
             guard !self.stopped else { return }
             let old = self.parameters
+            var new = new
+            if !new.hasRemoteAddress, old.hasRemoteAddress {
+                (new.remoteHost, new.remotePort, new.remoteRTCPPort) = (old.remoteHost, old.remotePort, old.remoteRTCPPort)
+            }
             self.parameters = new
             if new.codec == old.codec, new.ptime == old.ptime, new.telephoneEvent == old.telephoneEvent,
                 new.receivedTelephoneEvent == old.receivedTelephoneEvent,
@@ -249,15 +254,21 @@ public final class MediaSession: @unchecked Sendable {
             if rebuilds > 0 { path = String(path.dropLast(4)) + "-\(rebuilds + 1).wav" }
             built.set("recording", "location", path)
         }
-        built.set("send", "drop", !parameters.sends)
-        built.set("receive", "drop", !parameters.receives)
+        Self.applyDirection(parameters, to: built)
         built.set("mute", "mute", isMuted)
         try built.play()
         return built
     }
 
     private func applyDirection() {
-        pipeline?.set("send", "drop", !parameters.sends)
-        pipeline?.set("receive", "drop", !parameters.receives)
+        if let pipeline { Self.applyDirection(parameters, to: pipeline) }
+    }
+
+    /// Opens and closes the valves for what the stream does now.
+    private static func applyDirection(_ parameters: MediaStreamParameters, to pipeline: Pipeline) {
+        pipeline.set("send", "drop", !parameters.sends || !parameters.hasRemoteAddress)
+        pipeline.set("receive", "drop", !parameters.receives)
+        // With no address yet (a call that began on an old-style hold) RTCP has nowhere to go: 0.0.0.0 is this host.
+        pipeline.set("sendrtcp", "drop", !parameters.hasRemoteAddress)
     }
 }

@@ -114,6 +114,9 @@ public struct MediaStreamParameters: Sendable, Hashable {
     /// The payload type the peer's tones carry (ours, from our description), when it differs.
     public var receivedTelephoneEvent: Int?
 
+    /// Whether `remoteHost` is an address: RFC 2543's hold gives `0.0.0.0` (or `::`), where nothing may be sent.
+    public var hasRemoteAddress: Bool { remoteHost != "0.0.0.0" && remoteHost != "::" }
+
     /// A stream.
     public init(
         codec: AudioCodec, remoteHost: String, remotePort: Int, remoteRTCPPort: Int? = nil, ptime: Int = 20,

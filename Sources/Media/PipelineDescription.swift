@@ -6,7 +6,7 @@ import Foundation
 /// ```
 ///  source ─ audioconvert ─ audioresample ─ 8 kHz mono ─ volume(mute) ─ encoder ─ payloader ─┐
 ///                                 rtpdtmfsrc "dtmf" (telephone-event, when both list it) ─┴ rtpdtmfmux ─ valve(send)
-///      ─► rtpbin.send_rtp ─► udpsink "rtpsink"        rtpbin.send_rtcp ─► udpsink "rtcpsink"
+///      ─► rtpbin.send_rtp ─► udpsink "rtpsink"        rtpbin.send_rtcp ─► valve(sendrtcp) ─► udpsink "rtcpsink"
 ///  udpsrc "rtpsrc" ─► rtpbin.recv_rtp ─ (jitter buffer, per SSRC) ─► funnel ─ depayloader ─ decoder ─ valve(receive) ─ sink
 ///                     (telephone-event ─► rtpdtmfdepay: "dtmf-event" on the bus; any other type ─► fakesink)
 ///  udpsrc "rtcpsrc" ─► rtpbin.recv_rtcp
@@ -53,7 +53,7 @@ struct PipelineDescription {
                 + " ! valve name=send ! rtp.send_rtp_sink_0"
                 + (telephoneEvent.map { " rtpdtmfsrc name=dtmf pt=\($0) ! mux.priority_sink_0" } ?? ""),
             "rtp.send_rtp_src_0 ! udpsink name=rtpsink sync=\(paced) async=false",
-            "rtp.send_rtcp_src_0 ! udpsink name=rtcpsink sync=false async=false",
+            "rtp.send_rtcp_src_0 ! valve name=sendrtcp ! udpsink name=rtcpsink sync=false async=false",
             "udpsrc name=rtpsrc caps=\"\(caps)\" ! rtp.recv_rtp_sink_0",
             "udpsrc name=rtcpsrc ! rtp.recv_rtcp_sink_0",
             "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert ! valve name=receive ! \(sinkText)",

@@ -134,7 +134,7 @@ struct MediaSessionTests {
         #expect(heard.all.joined() == "12#*D", "x is not a keypad tone")
     }
 
-    @Test("not sending (our hold) stops the stream without a new pipeline; sending again restarts it")
+    @Test("not sending (a hold, old-style too) stops the stream without a new pipeline; sending again restarts it")
     func directionFlips() throws {
         let folder = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -146,10 +146,13 @@ struct MediaSessionTests {
             reservation: b, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port),
             source: .silence, sink: .files(directory: folder), recordingName: "b")
         Thread.sleep(forTimeInterval: 1)
+        // Bob holds old-style (c=0.0.0.0): alice keeps his address for RTCP, sends no RTP, builds no new pipeline.
         toBob.sends = false
+        toBob.remoteHost = "0.0.0.0"
         alice.update(toBob)
         Thread.sleep(forTimeInterval: 1.5)
         toBob.sends = true
+        toBob.remoteHost = "127.0.0.1"
         alice.update(toBob)
         Thread.sleep(forTimeInterval: 1)
         alice.finish()
@@ -158,6 +161,79 @@ struct MediaSessionTests {
         let toneSeconds = heard.seconds(at: 1_000)
         // About 2 s of tone (1 s before the hold, 1 s after); the jitter buffer may stretch the gap, never fill it.
         #expect(toneSeconds >= 1.4 && toneSeconds <= 2.6, "heard \(heard.dominantFrequencies())")
+    }
+}
+
+extension MediaSessionTests {
+    /// A UDP socket on 127.0.0.1 at `port`, waiting up to `seconds` for one datagram: 0.0.0.0 as a destination is
+    /// this host, so what went there from a socket on 127.0.0.1 arrives here. The byte count, or -1.
+    static func datagram(at port: Int, within seconds: Int) throws -> Int {
+        let watch = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(watch) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(watch, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0, "the watching socket's port \(port) is taken")
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(watch, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 1_500)
+        return recv(watch, &buffer, buffer.count, 0)
+    }
+
+    /// Bob on 127.0.0.2 (so that nothing meant for him lands on 127.0.0.1), sending a tone to `alice`; his pool
+    /// holds his sockets open.
+    static func bob(sendingTo alice: RTPPortPool.Reservation) throws -> (MediaSession, RTPPortPool.Reservation, RTPPortPool) {
+        let base = 20_000 + Int.random(in: 0..<200) * 200
+        let pool = try RTPPortPool(host: "127.0.0.2", range: base...(base + 199))
+        let reservation = try #require(pool.reserve())
+        let session = MediaSession(
+            reservation: reservation,
+            parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: alice.port),
+            source: .tone(hertz: 440), sink: .null, recordingName: "bob")
+        return (session, reservation, pool)
+    }
+
+    @Test("a peer's old-style hold (c=0.0.0.0) keeps its address: our RTCP never goes to 0.0.0.0, this host")
+    func oldStyleHoldKeepsAddress() throws {
+        let pool = try Self.pool()
+        let alice = try #require(pool.reserve())
+        let (bob, bobPorts, bobPool) = try Self.bob(sendingTo: alice)
+        defer { withExtendedLifetime((pool, bobPool)) {} }
+        var toBob = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.2", remotePort: bobPorts.port)
+        let session = MediaSession(reservation: alice, parameters: toBob, source: .silence, sink: .null, recordingName: "alice")
+        Thread.sleep(forTimeInterval: 1)
+        toBob.remoteHost = "0.0.0.0"
+        toBob.sends = false
+        session.update(toBob)
+        // Bob goes on sending; alice's receiver reports about him go out every 5 s or so (RFC 3550).
+        let stray = try Self.datagram(at: bobPorts.port + 1, within: 7)
+        session.finish()
+        bob.finish()
+        #expect(stray < 0, "\(stray) bytes went to 0.0.0.0:\(bobPorts.port + 1)")
+    }
+
+    @Test("a stream that begins on an old-style hold (c=0.0.0.0) sends nothing, RTCP included, while it receives")
+    func beginsOnOldStyleHold() throws {
+        let failures = Failures()
+        let pool = try Self.pool()
+        let alice = try #require(pool.reserve())
+        let (bob, bobPorts, bobPool) = try Self.bob(sendingTo: alice)
+        defer { withExtendedLifetime((pool, bobPool)) {} }
+        let session = MediaSession(
+            reservation: alice,
+            parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "0.0.0.0", remotePort: bobPorts.port, sends: false),
+            source: .tone(hertz: 1_000), sink: .null, recordingName: "alice", report: failures.add)
+        let stray = try Self.datagram(at: bobPorts.port + 1, within: 7)
+        let figures = session.latestStatistics
+        session.finish()
+        bob.finish()
+        #expect(stray < 0, "\(stray) bytes went to 0.0.0.0:\(bobPorts.port + 1)")
+        #expect((figures?.packetsReceived ?? 0) > 100, "alice took bob's stream: \(String(describing: figures))")
+        #expect(failures.all.isEmpty)
     }
 }
 
