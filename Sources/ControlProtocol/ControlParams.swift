@@ -53,7 +53,7 @@ public struct JoinParams: ControlParams {
     /// The members.
     public static let fields = [ConversationParams.conversationField, MediaEndpointParams.field]
     /// An example.
-    public static let example = JoinParams(conversation: "1b4e28ba")
+    public static let example = JoinParams(conversation: "1b4e28ba", media: MediaEndpointParams(address: "127.0.0.1", port: 50_000))
 
     /// Not blank; `media` must be an endpoint.
     public func validate() throws(ControlError) {
@@ -87,16 +87,24 @@ public struct MediaEndpointParams: Codable, Sendable, Equatable {
         guard (1...65_534).contains(port) else {
             throw ControlError(.invalidParams, "The RTP port must be between 1 and 65534 (RTCP takes the next).", field: "media.port")
         }
-        if let address, !Self.isNumeric(address) {
+        if let address, !Self.isUnicast(address) {
             throw ControlError(
-                .invalidParams, "The RTP address must be a numeric IPv4 or IPv6 address.", field: "media.address")
+                .invalidParams, "The RTP address must be a numeric unicast IPv4 or IPv6 address (not 0.0.0.0, ::, or multicast).",
+                field: "media.address")
         }
     }
 
-    private static func isNumeric(_ address: String) -> Bool {
+    /// A numeric address a peer can send to: not unspecified (RFC 2543's hold in SDP), not multicast.
+    private static func isUnicast(_ address: String) -> Bool {
         var v4 = in_addr()
         var v6 = in6_addr()
-        return inet_pton(AF_INET, address, &v4) == 1 || inet_pton(AF_INET6, address, &v6) == 1
+        if inet_pton(AF_INET, address, &v4) == 1 {
+            let first = UInt32(bigEndian: v4.s_addr) >> 24
+            return v4.s_addr != 0 && !(224...239).contains(first)
+        }
+        guard inet_pton(AF_INET6, address, &v6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: v6) { Array($0) }
+        return bytes.contains { $0 != 0 } && bytes[0] != 0xFF
     }
 }
 

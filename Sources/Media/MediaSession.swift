@@ -114,6 +114,8 @@ public final class MediaSession: @unchecked Sendable {
             }
             self.pipeline?.finish(waitingMilliseconds: self.recordingPath == nil ? 0 : 200)
             self.pipeline = nil
+            // A new rtpbin counts from zero: the old one's figures are not this stream's.
+            self.latest.withLock { $0 = nil }
             self.rebuilds += 1
             self.start()
         }

@@ -179,7 +179,7 @@ public final class ControlService: Sendable {
         guard let media else { return try perform(action, id: id, reply: reply) }
         guard let external = engine.externalMedia else {
             throw ControlError(
-                .invalidParams, "This parleyd carries calls' audio itself; `media` is taken only with --media external.",
+                .invalidParams, "`media` is taken only when parleyd runs with --media external (a frontend carries the audio).",
                 field: "media")
         }
         let uuid = action.conversationUUID

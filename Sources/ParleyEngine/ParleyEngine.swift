@@ -375,6 +375,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
             }
             pushedCalls.removeUnlessDeclined(uuid: conversation.uuid)
             let uuid = conversation.uuid
+            // An endpoint no description took (an offer refusing audio with port 0, a call that never got so far).
+            externalMedia?.forget(uuid)
             if environment.isCurrent {
                 agent.value.conversationLeft(uuid)
             } else {

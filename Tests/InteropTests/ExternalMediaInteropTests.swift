@@ -58,6 +58,11 @@ extension AudioInterop {
             let badAddress = try other.error(
                 .start(StartParams(to: "sip:nobody@127.0.0.1:9", media: MediaEndpointParams(address: "localhost", port: 5000))))
             #expect(badAddress.code == "invalidParams" && badAddress.field == "media.address", "\(badAddress)")
+            for unusable in ["0.0.0.0", "::", "239.1.2.3", "ff02::1"] {
+                let refusedAddress = try other.error(
+                    .start(StartParams(to: "sip:nobody@127.0.0.1:9", media: MediaEndpointParams(address: unusable, port: 5000))))
+                #expect(refusedAddress.field == "media.address", "\(unusable): \(refusedAddress)")
+            }
             let noCall = try other.error(.join(JoinParams(conversation: "00000000", media: MediaEndpointParams(port: 5000))))
             #expect(noCall.code == "notFound")
             let usage = try RunningProcess(

@@ -35,7 +35,6 @@ struct MediaSessionTests {
             reservation: b, parameters: MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port),
             source: .tone(hertz: 440), sink: .files(directory: folder), recordingName: "bob", report: failures.add,
             statisticsReported: { figures in reported.withLock { $0.append(figures) } })
-        #expect(bob.latestStatistics == nil, "no reading before two seconds")
         let started = Date()
         Thread.sleep(forTimeInterval: 2.5)
         let duration = Date().timeIntervalSince(started)

@@ -241,5 +241,19 @@ struct ExternalMediaTests {
         try harness.manager.perform([.join(conversationUUID: try #require(harness.manager.conversations.last?.uuid))])
         #expect(try #require(harness.sent().first).bodyText.contains("m=audio 40000 RTP/AVP 0 8\r\n"), "the configured port")
         #expect(media.waitingEndpoints == 0)
+
+        // An offer that refuses audio (port 0) takes no endpoint: the one named for it goes when the call ends.
+        harness.deliver(
+            PeerMessages.invite(callID: "call-3@peer", branch: "z9hG4bK-in-3"),
+            body: PeerMessages.offer.replacingOccurrences(of: "m=audio 6000", with: "m=audio 0"))
+        _ = harness.sent()
+        let refusing = try #require(harness.manager.conversations.last?.uuid)
+        media.setEndpoint(MediaEndpoint(port: 7004), for: refusing)
+        try harness.manager.perform([.join(conversationUUID: refusing)])
+        #expect(try #require(harness.sent().first).bodyText.contains("m=audio 0 "))
+        #expect(media.waitingEndpoints == 1, "not taken by the answer")
+        try harness.manager.perform([.end(conversationUUID: refusing)])
+        #expect(harness.manager.conversation(refusing) == nil)
+        #expect(media.waitingEndpoints == 0, "dropped when the call left")
     }
 }
