@@ -129,7 +129,8 @@ static GstCaps *parley_gst_pt_map(GstElement *rtpbin, guint session, guint pt, g
     int audio = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(rtpbin), "parley-payload-type"));
     int events = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(rtpbin), "parley-event-payload-type"));
     if ((int)pt == audio) {
-        return gst_caps_new_simple("application/x-rtp", "media", G_TYPE_STRING, "audio", "clock-rate", G_TYPE_INT, 8000,
+        int clock_rate = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(rtpbin), "parley-clock-rate"));
+        return gst_caps_new_simple("application/x-rtp", "media", G_TYPE_STRING, "audio", "clock-rate", G_TYPE_INT, clock_rate,
             "encoding-name", G_TYPE_STRING, (const char *)g_object_get_data(G_OBJECT(rtpbin), "parley-encoding"),
             "payload", G_TYPE_INT, audio, NULL);
     }
@@ -140,16 +141,17 @@ static GstCaps *parley_gst_pt_map(GstElement *rtpbin, guint session, guint pt, g
     return NULL;
 }
 
-/// Routes what rtpbin `rtpbin` receives: streams of `payload_type` (named `encoding`) into the funnel `into`,
-/// telephone-event ones (`event_payload_type`, 0 for none) to an rtpdtmfdepay, the rest drained.
+/// Routes what rtpbin `rtpbin` receives: streams of `payload_type` (named `encoding`, at `clock_rate` Hz) into the
+/// funnel `into`, telephone-event ones (`event_payload_type`, 0 for none) to an rtpdtmfdepay, the rest drained.
 static inline int parley_gst_route_received(
-    GstElement *pipeline, const char *rtpbin, const char *into, int payload_type, const char *encoding,
+    GstElement *pipeline, const char *rtpbin, const char *into, int payload_type, const char *encoding, int clock_rate,
     int event_payload_type) {
     GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), rtpbin);
     if (!element) return -1;
     g_object_set_data_full(G_OBJECT(element), "parley-into", g_strdup(into), g_free);
     g_object_set_data_full(G_OBJECT(element), "parley-encoding", g_strdup(encoding), g_free);
     g_object_set_data(G_OBJECT(element), "parley-payload-type", GINT_TO_POINTER(payload_type));
+    g_object_set_data(G_OBJECT(element), "parley-clock-rate", GINT_TO_POINTER(clock_rate));
     g_object_set_data(G_OBJECT(element), "parley-event-payload-type", GINT_TO_POINTER(event_payload_type));
     g_signal_connect(element, "pad-added", G_CALLBACK(parley_gst_received_pad), NULL);
     g_signal_connect(element, "request-pt-map", G_CALLBACK(parley_gst_pt_map), NULL);

@@ -15,7 +15,7 @@ public struct MediaInfo: Codable, Sendable, Equatable {
     public var remotePort: Int
     /// The peer's RTCP port (its `a=rtcp`, else the next after its RTP port).
     public var remoteRTCPPort: Int
-    /// The codec's encoding name (`PCMU`, `PCMA`).
+    /// The codec's encoding name (`PCMU`, `PCMA`, `opus`).
     public var codec: String
     /// Its RTP payload type.
     public var payloadType: Int
@@ -69,7 +69,7 @@ public struct MediaInfo: Codable, Sendable, Equatable {
         ControlField("remoteAddress", "a string", "where the peer takes RTP"),
         ControlField("remotePort", "an integer", "the peer's RTP port"),
         ControlField("remoteRTCPPort", "an integer", "the peer's RTCP port (its `a=rtcp`, else the next)"),
-        ControlField("codec", "a string", "`PCMU` or `PCMA`"),
+        ControlField("codec", "a string", "`PCMU`, `PCMA` or `opus`"),
         ControlField("payloadType", "an integer", "the codec's RTP payload type"),
         ControlField("clockRate", "an integer", "the codec's RTP clock rate in Hz"),
         ControlField(

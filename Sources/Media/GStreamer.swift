@@ -46,9 +46,10 @@ final class Pipeline {
     }
 
     func routeReceived(
-        from rtpbin: String, into funnel: String, codec: AudioCodec, telephoneEvent: Int?
+        from rtpbin: String, into funnel: String, codec: AudioCodec, payloadType: Int, telephoneEvent: Int?
     ) throws(MediaError) {
-        guard parley_gst_route_received(raw, rtpbin, funnel, Int32(codec.payloadType), codec.rawValue, Int32(telephoneEvent ?? 0)) == 0
+        guard parley_gst_route_received(
+            raw, rtpbin, funnel, Int32(payloadType), codec.encodingName, Int32(codec.clockRate), Int32(telephoneEvent ?? 0)) == 0
         else { throw MediaError("no \(rtpbin) to route") }
     }
 

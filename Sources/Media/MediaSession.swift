@@ -104,7 +104,8 @@ public final class MediaSession: @unchecked Sendable {
                 (new.remoteHost, new.remotePort, new.remoteRTCPPort) = (old.remoteHost, old.remotePort, old.remoteRTCPPort)
             }
             self.parameters = new
-            if new.codec == old.codec, new.ptime == old.ptime, new.telephoneEvent == old.telephoneEvent,
+            if new.codec == old.codec, new.payloadType == old.payloadType, new.receivedPayloadType == old.receivedPayloadType,
+                new.ptime == old.ptime, new.telephoneEvent == old.telephoneEvent,
                 new.receivedTelephoneEvent == old.receivedTelephoneEvent,
                 new.remoteHost == old.remoteHost,
                 new.remotePort == old.remotePort, new.remoteRTCPPort == old.remoteRTCPPort, self.pipeline != nil
@@ -236,12 +237,14 @@ public final class MediaSession: @unchecked Sendable {
 
     private func build() throws(MediaError) -> Pipeline {
         let description = PipelineDescription(
-            codec: parameters.codec, ptime: parameters.ptime, source: source, sink: sink,
+            codec: parameters.codec, payloadType: parameters.payloadType, receivedPayloadType: parameters.receivedPayloadType,
+            ptime: parameters.ptime, source: source, sink: sink,
             telephoneEvent: parameters.telephoneEvent)
         guard let sockets else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
         try built.routeReceived(
             from: PipelineDescription.rtpbin, into: "incoming", codec: parameters.codec,
+            payloadType: parameters.receivedPayloadType,
             telephoneEvent: parameters.receivedTelephoneEvent ?? parameters.telephoneEvent)
         try built.setSocket("rtpsrc", fd: sockets.rtp)
         try built.setSocket("rtpsink", fd: sockets.rtp)

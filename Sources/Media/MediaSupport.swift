@@ -20,6 +20,11 @@ public enum MediaSupport {
         return nil
     }
 
+    /// Whether opus can be carried (its encoder, decoder and RTP elements: gstreamer1.0-plugins-base and -good).
+    public static var hasOpus: Bool {
+        GStreamer.failure == nil && ["opusenc", "opusdec", "rtpopuspay", "rtpopusdepay"].allSatisfy(GStreamer.has)
+    }
+
     /// Whether a desktop sound server is reachable for `device` sources and sinks.
     public static var hasSoundServer: Bool { GStreamer.hasSoundServer }
 }

@@ -1,22 +1,34 @@
 import Foundation
 
-/// An audio codec Parley sends and receives: G.711 at 8 kHz (RFC 3551's static payload types).
+/// An audio codec Parley sends and receives: G.711 at 8 kHz (RFC 3551's static payload types) and opus (RFC 7587,
+/// 48 kHz, a dynamic payload type), named as SDP names them.
 public enum AudioCodec: String, Sendable, Hashable, CaseIterable {
     /// G.711 µ-law.
     case pcmu = "PCMU"
     /// G.711 A-law.
     case pcma = "PCMA"
+    /// Opus.
+    case opus
 
-    /// The static RTP payload type.
-    public var payloadType: Int { self == .pcmu ? 0 : 8 }
-    /// Its RTP clock rate in Hz.
-    public var clockRate: Int { 8_000 }
+    /// The RTP payload type: G.711's static one; for opus the one Parley's own descriptions give it.
+    public var payloadType: Int {
+        switch self {
+        case .pcmu: 0
+        case .pcma: 8
+        case .opus: 111
+        }
+    }
+    /// Its RTP clock rate in Hz (and the rate the pipeline encodes at).
+    public var clockRate: Int { self == .opus ? 48_000 : 8_000 }
+    /// Its name in GStreamer's RTP caps.
+    var encodingName: String { rawValue.uppercased() }
 
     /// GStreamer's elements for it: encoder, payloader, depayloader, decoder.
     var elements: (encoder: String, payloader: String, depayloader: String, decoder: String) {
         switch self {
         case .pcmu: ("mulawenc", "rtppcmupay", "rtppcmudepay", "mulawdec")
         case .pcma: ("alawenc", "rtppcmapay", "rtppcmadepay", "alawdec")
+        case .opus: ("opusenc", "rtpopuspay", "rtpopusdepay", "opusdec")
         }
     }
 }
@@ -96,6 +108,9 @@ public enum AudioSink: Sendable, Hashable, CustomStringConvertible {
 public struct MediaStreamParameters: Sendable, Hashable {
     /// The codec both sides use.
     public var codec: AudioCodec
+    /// Its payload type in what we send (the peer's), and in what we receive (ours).
+    public var payloadType: Int
+    public var receivedPayloadType: Int
     /// Where our RTP goes (the peer's `c=` address) and its port; RTCP goes to `remoteRTCPPort`.
     public var remoteHost: String
     /// The peer's RTP port.
@@ -120,8 +135,11 @@ public struct MediaStreamParameters: Sendable, Hashable {
     /// A stream.
     public init(
         codec: AudioCodec, remoteHost: String, remotePort: Int, remoteRTCPPort: Int? = nil, ptime: Int = 20,
-        sends: Bool = true, receives: Bool = true, telephoneEvent: Int? = nil, receivedTelephoneEvent: Int? = nil
+        sends: Bool = true, receives: Bool = true, telephoneEvent: Int? = nil, receivedTelephoneEvent: Int? = nil,
+        payloadType: Int? = nil, receivedPayloadType: Int? = nil
     ) {
+        self.payloadType = payloadType ?? codec.payloadType
+        self.receivedPayloadType = receivedPayloadType ?? payloadType ?? codec.payloadType
         self.telephoneEvent = telephoneEvent
         self.receivedTelephoneEvent = receivedTelephoneEvent
         self.codec = codec

@@ -13,6 +13,9 @@ import Foundation
 /// ```
 struct PipelineDescription {
     let codec: AudioCodec
+    /// The codec's payload type in what we send and in what we receive (opus has a dynamic one).
+    let payloadType: Int
+    let receivedPayloadType: Int
     let ptime: Int
     let source: AudioSource
     let sink: AudioSink
@@ -21,6 +24,9 @@ struct PipelineDescription {
 
     /// The rtpbin's name (RTP figures are read from it).
     static let rtpbin = "rtp"
+
+    /// Samples of one packet's audio at the codec's rate.
+    private var samplesPerPacket: Int { ptime * codec.clockRate / 1_000 }
 
     /// The text for gst_parse_launch.
     var text: String {
@@ -31,8 +37,8 @@ struct PipelineDescription {
         // A live test source makes one buffer per packet: 1,024 samples a buffer (its default) would go out as
         // bursts of six packets every 128 ms, which the peer measures as 30 ms of jitter.
         case .tone(let hertz):
-            sourceText = "audiotestsrc is-live=true wave=sine volume=0.5 freq=\(hertz) samplesperbuffer=\(ptime * 8)"
-        case .silence: sourceText = "audiotestsrc is-live=true wave=silence samplesperbuffer=\(ptime * 8)"
+            sourceText = "audiotestsrc is-live=true wave=sine volume=0.5 freq=\(hertz) samplesperbuffer=\(samplesPerPacket)"
+        case .silence: sourceText = "audiotestsrc is-live=true wave=silence samplesperbuffer=\(samplesPerPacket)"
         case .device: sourceText = "autoaudiosrc"
         case .file: sourceText = "filesrc name=file ! wavparse"
         }
@@ -43,12 +49,13 @@ struct PipelineDescription {
         case .null: sinkText = "fakesink sync=false async=false"
         }
         let paced = if case .file = source { "true" } else { "false" }
-        let caps = "application/x-rtp,media=audio,clock-rate=8000,encoding-name=\(codec.rawValue),payload=\(codec.payloadType)"
+        let caps = "application/x-rtp,media=audio,clock-rate=\(codec.clockRate),encoding-name=\(codec.encodingName),"
+            + "payload=\(receivedPayloadType)"
         return [
             // A new SSRC at the port makes a jitter buffer (and a thread): at most four streams a call, whoever sends.
             "rtpbin name=\(Self.rtpbin) latency=60 max-streams=4",
-            "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=8000,channels=1 ! volume name=mute"
-                + " ! \(encoder) ! \(payloader) pt=\(codec.payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
+            "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1 ! volume name=mute"
+                + " ! \(encoder) ! \(payloader) pt=\(payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
                 + (telephoneEvent == nil ? "" : " ! mux.sink_0 rtpdtmfmux name=mux")
                 + " ! valve name=send ! rtp.send_rtp_sink_0"
                 + (telephoneEvent.map { " rtpdtmfsrc name=dtmf pt=\($0) ! mux.priority_sink_0" } ?? ""),

@@ -252,7 +252,7 @@ extension ControlService {
         MediaInfo(
             localAddress: audio.localAddress, localPort: audio.localPort, remoteAddress: audio.remoteAddress,
             remotePort: audio.remotePort, remoteRTCPPort: audio.remoteRTCPPort, codec: audio.codec.encodingName,
-            payloadType: audio.codec.payloadType, clockRate: 8000, sends: audio.sends, receives: audio.receives,
+            payloadType: audio.payloadType, clockRate: audio.codec.clockRate, sends: audio.sends, receives: audio.receives,
             ptime: audio.ptime, telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent)
     }
 

@@ -218,7 +218,9 @@ extension CallLeg {
     /// `media` is nil while we hold the call (our stream is stopped); a peer that holds us takes no audio either.
     func tonesInStream(_ digits: String, action: ActionRef, media: Media?, tones: inout Tones?) -> [CallLegEffect]? {
         guard let media, media.local.telephoneEvent != nil, let remote = media.remote, remote.telephoneEvent != nil,
-            remote.effectiveDirection.receives
+            remote.effectiveDirection.receives,
+            // telephone-event/8000 beside an 8 kHz codec only (RFC 4733 §2.1: the audio's clock).
+            remote.codecs.first(where: media.local.codecs.contains)?.clockRate == 8_000
         else { return nil }
         guard tones == nil else { return [.fail(action, reason: "tones are already playing")] }
         let signals = digits.filter { DTMFRelay.isSignal($0) }

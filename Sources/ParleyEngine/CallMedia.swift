@@ -15,6 +15,10 @@ public struct NegotiatedAudio: Sendable, Hashable {
     /// The codec: the first the peer lists that we list too (the answer's first, whichever side answered: our
     /// answers keep the offer's order).
     public var codec: SDPCodec
+    /// Its payload type in what we send (the peer's description's; opus has a dynamic one).
+    public var payloadType: Int
+    /// Its payload type in what the peer sends (ours).
+    public var localPayloadType: Int
     /// Whether we send: both directions allow it and we do not hold the call.
     public var sends: Bool
     /// Whether we take what arrives: our direction receives and the peer's sends.
@@ -40,10 +44,14 @@ public struct NegotiatedAudio: Sendable, Hashable {
         remoteAddress = remote.connectionAddress
         remotePort = remote.audioPort
         self.codec = codec
+        payloadType = remote.payloadType(of: codec)
+        localPayloadType = local.payloadType(of: codec)
         sends = !localHold && local.direction.sends && theirs.receives
         receives = !localHold && local.direction.receives && theirs.sends
-        telephoneEvent = local.telephoneEvent == nil ? nil : remote.telephoneEvent
-        localTelephoneEvent = remote.telephoneEvent == nil ? nil : local.telephoneEvent
+        // telephone-event/8000 goes with G.711 only: beside opus (48 kHz) tones go as INFO.
+        let eventsFit = codec.clockRate == 8_000
+        telephoneEvent = !eventsFit || local.telephoneEvent == nil ? nil : remote.telephoneEvent
+        localTelephoneEvent = !eventsFit || remote.telephoneEvent == nil ? nil : local.telephoneEvent
         remoteRTCPPort = remote.rtcpPort
         ptime = remote.ptime.map { min(max($0, 10), 60) }
     }
@@ -75,6 +83,8 @@ public protocol CallMediaHandler: AnyObject {
     func releaseEndpoint(_ endpoint: MediaEndpoint, of conversation: UUID)
     /// Whether the engine puts keypad tones in the stream itself (RFC 4733): false when someone else sends the RTP.
     var sendsTonesInStream: Bool { get }
+    /// The codecs calls may use, in our order of preference (G.711 unless the media layer carries more).
+    var codecs: [SDPCodec] { get }
     /// The call's negotiated audio changed; nil stops it.
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID)
     /// The user muted or unmuted the call (silence is sent while muted).
@@ -88,6 +98,8 @@ public protocol CallMediaHandler: AnyObject {
 extension CallMediaHandler {
     /// The engine sends the RTP (a media layer of its own).
     public var sendsTonesInStream: Bool { true }
+    /// G.711 only.
+    public var codecs: [SDPCodec] { [.pcmu, .pcma] }
     /// No figures: someone else carries the RTP.
     public func statistics(for conversation: UUID) -> CallQuality? { nil }
 }

@@ -22,7 +22,7 @@ extension SIPUserAgent: CallLegContext {
         if let offer,
             let answer = offer.answer(
                 origin: origin, connectionAddress: endpoint.address ?? mediaAddress, audioPort: endpoint.port,
-                localDirection: direction, videoPort: videoPort, telephoneEvents: carriesTones(endpoint.port),
+                supportedCodecs: audioCodecs, localDirection: direction, videoPort: videoPort, telephoneEvents: carriesTones(endpoint.port),
                 ptime: media.map { _ in 20 })
         {
             return answer
@@ -49,9 +49,10 @@ extension SIPUserAgent: CallLegContext {
         let audioPort = endpoint.port
         return SDPSession(
             origin: nextOrigin(after: previous), connectionAddress: endpoint.address ?? mediaAddress, audioPort: audioPort,
+            codecs: audioCodecs,
             direction: hold ? .sendonly : .sendrecv, video: stream ?? kept,
             telephoneEvent: carriesTones(audioPort) ? previous?.telephoneEvent ?? Self.telephoneEventType : nil,
-            ptime: media.map { _ in 20 })
+            ptime: media.map { _ in 20 }, opusPayloadType: audioCodecs.contains(.opus) ? previous?.opusPayloadType ?? SDPCodec.opus.payloadType : nil)
     }
 
     /// The payload type our offers give RFC 4733 telephone-event (when calls carry media).
@@ -72,10 +73,13 @@ extension SIPUserAgent: CallLegContext {
         return video && manager.configuration.supportsVideo ? defaults.union(.video) : defaults
     }
 
-    /// Whether we share a codec with `offer` (PCMU or PCMA).
+    /// Whether we share a codec with `offer` (PCMU, PCMA, or opus when the media layer carries it).
     func canAnswer(_ offer: SDPSession) -> Bool {
-        offer.answer(origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: 1) != nil
+        offer.answer(origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: 1, supportedCodecs: audioCodecs) != nil
     }
+
+    /// The codecs our descriptions list, in our order of preference.
+    var audioCodecs: [SDPCodec] { media?.codecs ?? [.pcmu, .pcma] }
 
     func isProceeding(_ key: TransactionKey) -> Bool { transactions.serverState(key) == .proceeding }
 

@@ -77,9 +77,10 @@ final class CallAudio: CallMediaHandler {
             return
         }
         let parameters = MediaStreamParameters(
-            codec: audio.codec == .pcma ? .pcma : .pcmu, remoteHost: audio.remoteAddress, remotePort: audio.remotePort,
+            codec: Self.codec(audio.codec), remoteHost: audio.remoteAddress, remotePort: audio.remotePort,
             remoteRTCPPort: audio.remoteRTCPPort, ptime: audio.ptime ?? 20, sends: audio.sends, receives: audio.receives,
-            telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent)
+            telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent,
+            payloadType: audio.payloadType, receivedPayloadType: audio.localPayloadType)
         if let session = sessions[conversation] {
             session.update(parameters)
         } else if let reservation = reservations[audio.localPort] {
@@ -92,6 +93,19 @@ final class CallAudio: CallMediaHandler {
             if muted.contains(conversation) { session.setMuted(true) }
             sessions[conversation] = session
             log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort)")
+        }
+    }
+
+    /// G.711 always; opus after them when this GStreamer has it (so two parleyd keep G.711; a peer that offers opus
+    /// first gets it).
+    let codecs: [SDPCodec] = MediaSupport.hasOpus ? [.pcmu, .pcma, .opus] : [.pcmu, .pcma]
+
+    /// The media layer's name for a negotiated codec.
+    static func codec(_ codec: SDPCodec) -> AudioCodec {
+        switch codec {
+        case .pcmu: .pcmu
+        case .pcma: .pcma
+        case .opus: .opus
         }
     }
 

@@ -41,6 +41,7 @@ enum SDPReader {
         else { throw SDPParseError(reason: "Malformed SDP media line") }
         var codecs: [SDPCodec] = []
         var telephoneEvent: Int?
+        var opusPayloadType: Int?
         let audioAttributes = attributes(of: audio)
         for element in OSIPList.elements(cosip_sdp_media_payloads(audio)) {
             let text = String(cString: element.assumingMemoryBound(to: CChar.self))
@@ -48,6 +49,11 @@ enum SDPReader {
                 throw SDPParseError(reason: "Malformed SDP payload type")
             }
             if let codec = SDPCodec(payloadType: payloadType), !codecs.contains(codec) { codecs.append(codec) }
+            // RFC 7587: opus is always opus/48000/2 (the rtpmap as read keeps name and clock), at a dynamic type.
+            if opusPayloadType == nil, payloadType >= 96, audioAttributes.rtpmap[payloadType]?.lowercased() == "opus/48000" {
+                opusPayloadType = payloadType
+                codecs.append(.opus)
+            }
             if telephoneEvent == nil, payloadType >= 96,
                 audioAttributes.rtpmap[payloadType]?.lowercased() == "telephone-event/8000"
             {
@@ -68,7 +74,8 @@ enum SDPReader {
             connectionAddress: connection, audioPort: port, codecs: codecs,
             direction: direction(in: cosip_sdp_media_attributes(audio)) ?? sessionDirection ?? .sendrecv,
             sessionName: string(sdp.pointee.s_name) ?? "-", audioProtocol: proto, video: video,
-            telephoneEvent: telephoneEvent, ptime: audioAttributes.ptime, rtcpPort: audioAttributes.rtcpPort)
+            telephoneEvent: telephoneEvent, ptime: audioAttributes.ptime, rtcpPort: audioAttributes.rtcpPort,
+            opusPayloadType: opusPayloadType)
     }
 
     /// What Parley reads from a stream's attributes: rtpmap names with their clock rate ("telephone-event/8000"),

@@ -36,18 +36,22 @@ public enum SDPDirection: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// The audio codecs Parley negotiates: the static RTP payload types of G.711 (RFC 3551).
+/// The audio codecs Parley negotiates: G.711 at its static RTP payload types (RFC 3551), and opus (RFC 7587) at
+/// a dynamic one, which each description names (``SDPSession/opusPayloadType``).
 public enum SDPCodec: Sendable, Hashable, CaseIterable {
     /// G.711 µ-law, payload type 0.
     case pcmu
     /// G.711 A-law, payload type 8.
     case pcma
+    /// Opus, 48 kHz RTP clock, a dynamic payload type.
+    case opus
 
-    /// The static payload type.
+    /// The static payload type (for opus, the one our own descriptions give it).
     public var payloadType: Int {
         switch self {
         case .pcmu: 0
         case .pcma: 8
+        case .opus: 111
         }
     }
 
@@ -56,8 +60,15 @@ public enum SDPCodec: Sendable, Hashable, CaseIterable {
         switch self {
         case .pcmu: "PCMU"
         case .pcma: "PCMA"
+        case .opus: "opus"
         }
     }
+
+    /// The RTP clock rate (RFC 7587: opus is always 48 kHz on the wire).
+    public var clockRate: Int { self == .opus ? 48_000 : 8_000 }
+
+    /// Its rtpmap attribute's value: encoding name, clock rate and, for opus, the two channels RFC 7587 requires.
+    var rtpmap: String { self == .opus ? "opus/48000/2" : "\(encodingName)/8000" }
 
     /// The codec of a static payload type, if Parley knows it.
     public init?(payloadType: Int) {
@@ -121,6 +132,8 @@ public struct SDPSession: Sendable, Hashable {
     public var video: SDPVideo?
     /// The payload type of RFC 4733 `telephone-event/8000` in the audio stream, if listed.
     public var telephoneEvent: Int?
+    /// The dynamic payload type of opus in the audio stream, when it lists opus (111 in our own offers).
+    public var opusPayloadType: Int?
     /// The audio stream's `a=ptime` (milliseconds of audio per packet), if given.
     public var ptime: Int?
     /// The audio stream's `a=rtcp` port (RFC 3605), if given; RTCP is on the RTP port + 1 otherwise.
@@ -130,8 +143,10 @@ public struct SDPSession: Sendable, Hashable {
     public init(
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, codecs: [SDPCodec] = [.pcmu, .pcma],
         direction: SDPDirection = .sendrecv, sessionName: String = "-", audioProtocol: String = "RTP/AVP",
-        video: SDPVideo? = nil, telephoneEvent: Int? = nil, ptime: Int? = nil, rtcpPort: Int? = nil
+        video: SDPVideo? = nil, telephoneEvent: Int? = nil, ptime: Int? = nil, rtcpPort: Int? = nil,
+        opusPayloadType: Int? = nil
     ) {
+        self.opusPayloadType = opusPayloadType
         self.video = video
         self.telephoneEvent = telephoneEvent
         self.ptime = ptime
@@ -143,6 +158,11 @@ public struct SDPSession: Sendable, Hashable {
         self.audioProtocol = audioProtocol
         self.codecs = codecs
         self.direction = direction
+    }
+
+    /// The payload type `codec` has in this description.
+    public func payloadType(of codec: SDPCodec) -> Int {
+        codec == .opus ? opusPayloadType ?? codec.payloadType : codec.payloadType
     }
 
     /// Whether it carries video: a video stream with a port.
@@ -181,7 +201,8 @@ public struct SDPSession: Sendable, Hashable {
                 offered.answer(
                     port: videoPort,
                     direction: (offered.direction ?? effectiveDirection).reversed.intersection(localDirection))
-            }, telephoneEvent: telephoneEvents ? telephoneEvent : nil, ptime: ptime)
+            }, telephoneEvent: telephoneEvents ? telephoneEvent : nil, ptime: ptime,
+            opusPayloadType: common.contains(.opus) ? payloadType(of: .opus) : nil)
     }
 
     /// Parses an SDP body through libosip2's `sdp_message_parse`.
@@ -199,10 +220,10 @@ public struct SDPSession: Sendable, Hashable {
             "s=\(sessionName.isEmpty ? "-" : sessionName)",
             "c=IN \(connectionType) \(connectionAddress)",
             "t=0 0",
-            "m=audio \(audioPort) \(audioProtocol)" + codecs.map { " \($0.payloadType)" }.joined()
+            "m=audio \(audioPort) \(audioProtocol)" + codecs.map { " \(payloadType(of: $0))" }.joined()
                 + (telephoneEvent.map { " \($0)" } ?? ""),
         ]
-        lines += codecs.map { "a=rtpmap:\($0.payloadType) \($0.encodingName)/8000" }
+        lines += codecs.map { "a=rtpmap:\(payloadType(of: $0)) \($0.rtpmap)" }
         if let telephoneEvent { lines += ["a=rtpmap:\(telephoneEvent) telephone-event/8000", "a=fmtp:\(telephoneEvent) 0-15"] }
         if let ptime { lines.append("a=ptime:\(ptime)") }
         if let rtcpPort { lines.append("a=rtcp:\(rtcpPort)") }

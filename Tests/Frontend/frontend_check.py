@@ -120,7 +120,7 @@ ACTION_RESULT = {"action": is_str, "actionUUID": is_str, "state": one_of("comple
 REGISTRATION = {"state": one_of("unregistered", "registering", "registered", "failed"), "expiresAt": opt(is_ts),
                 "reason": opt(is_str)}
 MEDIA = {"localAddress": is_str, "localPort": is_int, "localRTCPPort": is_int, "remoteAddress": is_str,
-         "remotePort": is_int, "remoteRTCPPort": is_int, "codec": one_of("PCMU", "PCMA"), "payloadType": is_int,
+         "remotePort": is_int, "remoteRTCPPort": is_int, "codec": one_of("PCMU", "PCMA", "opus"), "payloadType": is_int,
          "clockRate": is_int, "direction": one_of("sendrecv", "sendonly", "recvonly", "inactive"),
          "ptime": opt(is_int), "telephoneEvent": opt(is_int), "receivedTelephoneEvent": opt(is_int)}
 EVENT_DATA = {

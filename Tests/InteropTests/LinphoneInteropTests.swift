@@ -23,7 +23,7 @@ extension AudioInterop {
             #expect(peers.process.lines.contains { $0.contains("joined → paused") })
         }
 
-        @Test("linphonec calls parleyd: audio both ways; linphonec's hold (pause) stops it and resume brings it back")
+        @Test("linphonec calls parleyd: opus both ways; linphonec's hold (pause) stops it and resume brings it back")
         func linphoneCallsAndHolds() throws {
             let peers = try LinphoneAndParleyd { _ in ["--auto-answer", "0"] }
             peers.send("call sip:parley@127.0.0.1:\(peers.parleydPort)")
@@ -39,6 +39,8 @@ extension AudioInterop {
             try peers.process.waitForLine("the call's end") { $0.contains("left (remoteEnded)") }
             // linphonec holds with sendonly and plays its file as music on hold: parleyd takes it.
             try Self.checkAudio(peers, parleydHears: Self.call)
+            // linphonec offers opus first, and parleyd takes it.
+            #expect(peers.process.lines.contains { $0.contains("audio opus to 127.0.0.1:") }, "\(peers.process.lines)")
         }
 
         /// linphonec heard parleyd's tone for the time the call was not on hold, parleyd linphonec's for

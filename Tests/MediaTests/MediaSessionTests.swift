@@ -97,6 +97,40 @@ struct MediaSessionTests {
         #expect(heard.seconds(at: 700) >= 0.8 * duration, "heard \(heard.dominantFrequencies())")
     }
 
+    @Test("opus (48 kHz, a dynamic payload type) carries a tone the same way: heard at its frequency")
+    func opusBothWays() throws {
+        try #require(MediaSupport.hasOpus, "the opus elements come with gstreamer1.0-plugins-base and -good")
+        let folder = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pool = try Self.pool()
+        let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
+        let failures = Failures()
+        // Each side receives at the payload type it named (107 and 111), and sends at the other's.
+        let alice = MediaSession(
+            reservation: a,
+            parameters: MediaStreamParameters(
+                codec: .opus, remoteHost: "127.0.0.1", remotePort: b.port, payloadType: 111, receivedPayloadType: 107),
+            source: .tone(hertz: 1_000), sink: .files(directory: folder), recordingName: "alice", report: failures.add)
+        let bob = MediaSession(
+            reservation: b,
+            parameters: MediaStreamParameters(
+                codec: .opus, remoteHost: "127.0.0.1", remotePort: a.port, payloadType: 107, receivedPayloadType: 111),
+            source: .tone(hertz: 440), sink: .files(directory: folder), recordingName: "bob", report: failures.add)
+        let started = Date()
+        Thread.sleep(forTimeInterval: 2.5)
+        let duration = Date().timeIntervalSince(started)
+        let figures = bob.latestStatistics
+        alice.finish()
+        bob.finish()
+        #expect(failures.all.isEmpty)
+        let heardByBob = try Recording(wavAt: try #require(bob.recordingPath))
+        let heardByAlice = try Recording(wavAt: try #require(alice.recordingPath))
+        #expect(heardByBob.sampleRate == 48_000)
+        #expect(heardByBob.seconds(at: 1_000) >= 0.8 * duration, "bob heard \(heardByBob.dominantFrequencies())")
+        #expect(heardByAlice.seconds(at: 440) >= 0.8 * duration, "alice heard \(heardByAlice.dominantFrequencies())")
+        #expect(figures?.codec == .opus && (figures?.jitterMilliseconds ?? 100) < 10, "\(String(describing: figures))")
+    }
+
     @Test("a source file that does not exist is reported, and nothing crashes or hangs")
     func missingSourceFile() throws {
         let pool = try Self.pool()

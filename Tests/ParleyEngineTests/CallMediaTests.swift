@@ -10,6 +10,7 @@ final class RecordingMedia: CallMediaHandler {
     var reserved: Set<Int> = []
     var events: [String] = []
     var exhausted = false
+    var codecs: [SDPCodec] = [.pcmu, .pcma]
 
     func reserveEndpoint(for conversation: UUID) -> MediaEndpoint? {
         guard !exhausted else { return nil }
@@ -26,7 +27,8 @@ final class RecordingMedia: CallMediaHandler {
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID) {
         guard let audio else { return events.append("stop") }
         let direction = (audio.sends ? "send" : "") + (audio.receives ? "recv" : "")
-        events.append("\(audio.codec.encodingName) \(audio.localPort)→\(audio.remoteAddress):\(audio.remotePort) \(direction)")
+        let types = audio.codec == .opus ? " pt \(audio.payloadType)/\(audio.localPayloadType)" : ""
+        events.append("\(audio.codec.encodingName) \(audio.localPort)→\(audio.remoteAddress):\(audio.remotePort) \(direction)\(types)")
     }
 
     func muteChanged(_ muted: Bool, for conversation: UUID) { events.append(muted ? "mute" : "unmute") }
@@ -157,6 +159,34 @@ struct CallMediaTests {
         try other.manager.perform([.playTone(conversationUUID: try #require(other.conversation?.uuid), digits: "5")])
         #expect(other.sent().map(\.method) == ["INFO"])
         #expect(!plain.events.contains { $0.hasPrefix("tones") })
+    }
+}
+
+extension CallMediaTests {
+    @Test("a media layer that carries opus: an offer listing it first is answered with opus at the offer's payload type; tones then go as INFO")
+    func opusWhenOffered() throws {
+        let media = RecordingMedia()
+        media.codecs = [.pcmu, .pcma, .opus]
+        let harness = try EngineHarness(media: media)
+        let linphone = PeerMessages.offer.replacingOccurrences(of: "RTP/AVP 0 8", with: "RTP/AVP 96 0 8 100")
+            + "a=rtpmap:96 opus/48000/2\na=rtpmap:100 telephone-event/8000\n"
+        harness.deliver(PeerMessages.invite(), body: linphone)
+        _ = harness.sent()
+        let uuid = try #require(harness.conversation?.uuid)
+        try harness.manager.perform([.join(conversationUUID: uuid)])
+        let ok = try #require(harness.sent().first)
+        #expect(ok.bodyText.contains("m=audio 50000 RTP/AVP 96 0 8 100\r\n"), "\(ok.bodyText)")
+        #expect(ok.bodyText.contains("a=rtpmap:96 opus/48000/2\r\n"))
+        #expect(media.events == ["opus 50000→127.0.0.1:6000 sendrecv pt 96/96"])
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: try #require(ok.toTag), cseq: 1, branch: "z9hG4bK-ack-1"))
+        try harness.manager.perform([.playTone(conversationUUID: uuid, digits: "4")])
+        #expect(harness.sent().compactMap(\.method) == ["INFO"], "telephone-event/8000 does not go beside 48 kHz opus")
+
+        // Our own offer lists opus last, at 111: two parleyd keep G.711.
+        try harness.manager.perform([.start(handles: [OutgoingCallTests.bob])])
+        let invite = try #require(harness.sent().first { $0.method == "INVITE" }?.request)
+        let offer = String(decoding: invite.body, as: UTF8.self)
+        #expect(offer.contains("RTP/AVP 0 8 111 101\r\n") && offer.contains("a=rtpmap:111 opus/48000/2\r\n"), "\(offer)")
     }
 }
 

@@ -70,7 +70,7 @@ struct SDPTests {
         let offer = try SDPSession.parse(Data(Self.linphoneResume.utf8))
         #expect(offer.direction == .sendrecv)
         #expect(!offer.isHold)
-        #expect(offer.codecs == [.pcmu, .pcma])
+        #expect(offer.codecs == [.opus, .pcmu, .pcma], "linphone offers opus first")
         #expect(offer.connectionAddress == "127.0.0.1")
         #expect(offer.audioPort == 7078)
         #expect(offer.origin == SDPOrigin(username: "bob", sessionID: 2160, sessionVersion: 2714, address: "127.0.0.1"))
@@ -119,11 +119,36 @@ struct SDPTests {
         #expect(sessionOnly.direction == .inactive)
     }
 
+    @Test("opus (RFC 7587): read at its dynamic payload type, answered at the offer's, offered at 111 as opus/48000/2")
+    func opus() throws {
+        let offer = try SDPSession.parse(Data(Self.linphoneResume.utf8))
+        let answer = try #require(offer.answer(
+            origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000, supportedCodecs: [.pcmu, .pcma, .opus]))
+        #expect(answer.codecs == [.opus, .pcmu, .pcma], "the offer's order")
+        #expect(answer.opusPayloadType == offer.opusPayloadType && answer.payloadType(of: .opus) == offer.payloadType(of: .opus))
+        let text = String(decoding: answer.serialize(), as: UTF8.self)
+        let type = try #require(offer.opusPayloadType)
+        #expect(text.contains("m=audio 4000 RTP/AVP \(type) 0 8\r\n"), "\(text)")
+        #expect(text.contains("a=rtpmap:\(type) opus/48000/2\r\n"))
+        #expect(try SDPSession.parse(answer.serialize()) == answer, "what we write reads back the same")
+        let ours = SDPSession(
+            origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000, codecs: [.pcmu, .pcma, .opus],
+            opusPayloadType: 111)
+        #expect(String(decoding: ours.serialize(), as: UTF8.self).contains("m=audio 4000 RTP/AVP 0 8 111\r\n"))
+        // opus at another clock rate, or mono, is not RFC 7587's: not opus.
+        let odd = try Self.sdp(["v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "c=IN IP4 10.0.0.1", "t=0 0", "m=audio 5000 RTP/AVP 96 0", "a=rtpmap:96 opus/16000"])
+        #expect(odd.codecs == [.pcmu] && odd.opusPayloadType == nil)
+    }
+
     @Test("no common codec, or no audio, gives no answer or an error")
     func unusableOffers() throws {
         let opusOnly = try Self.sdp(["v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "c=IN IP4 10.0.0.1", "t=0 0", "m=audio 5000 RTP/AVP 96", "a=rtpmap:96 opus/48000/2"])
-        #expect(opusOnly.codecs.isEmpty)
-        #expect(opusOnly.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000) == nil)
+        #expect(opusOnly.codecs == [.opus] && opusOnly.opusPayloadType == 96)
+        #expect(opusOnly.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000) == nil, "G.711 only by default")
+        let speexOnly = try Self.sdp(["v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "c=IN IP4 10.0.0.1", "t=0 0", "m=audio 5000 RTP/AVP 97", "a=rtpmap:97 speex/16000"])
+        #expect(speexOnly.codecs.isEmpty)
+        #expect(speexOnly.answer(
+            origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000, supportedCodecs: [.pcmu, .pcma, .opus]) == nil)
         #expect(opusOnly.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000, supportedCodecs: [.pcma]) == nil)
         #expect(throws: SDPParseError.self) {
             try Self.sdp(["v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "c=IN IP4 10.0.0.1", "t=0 0", "m=video 5000 RTP/AVP 31"])
