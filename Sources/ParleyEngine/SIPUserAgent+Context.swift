@@ -23,7 +23,7 @@ extension SIPUserAgent: CallLegContext {
             let answer = offer.answer(
                 origin: origin, connectionAddress: endpoint.address ?? mediaAddress, audioPort: endpoint.port,
                 supportedCodecs: audioCodecs, localDirection: direction, videoPort: videoPort, telephoneEvents: carriesTones(endpoint.port),
-                ptime: media.map { _ in 20 })
+                ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint.port))
         {
             return answer
         }
@@ -52,7 +52,8 @@ extension SIPUserAgent: CallLegContext {
             codecs: audioCodecs,
             direction: hold ? .sendonly : .sendrecv, video: stream ?? kept,
             telephoneEvent: carriesTones(audioPort) ? previous?.telephoneEvent ?? Self.telephoneEventType : nil,
-            ptime: media.map { _ in 20 }, opusPayloadType: audioCodecs.contains(.opus) ? previous?.opusPayloadType ?? SDPCodec.opus.payloadType : nil)
+            ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: audioPort),
+            opusPayloadType: audioCodecs.contains(.opus) ? previous?.opusPayloadType ?? SDPCodec.opus.payloadType : nil)
     }
 
     /// The payload type our offers give RFC 4733 telephone-event (when calls carry media).
@@ -76,6 +77,12 @@ extension SIPUserAgent: CallLegContext {
     /// Whether we share a codec with `offer` (PCMU, PCMA, or opus when the media layer carries it).
     func canAnswer(_ offer: SDPSession) -> Bool {
         offer.answer(origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: 1, supportedCodecs: audioCodecs) != nil
+    }
+
+    /// The `a=rtcp` port of a description at `port` (RFC 3605): the next, when calls carry media and the port is a
+    /// real one (not the fallback of a call without one).
+    func rtcpPort(for port: Int) -> Int? {
+        media != nil && port > 0 && port != configuration.mediaPort ? port + 1 : nil
     }
 
     /// The codecs our descriptions list, in our order of preference.

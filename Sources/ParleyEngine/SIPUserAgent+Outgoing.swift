@@ -38,7 +38,7 @@ extension SIPUserAgent {
             origin: nextOrigin(after: nil), connectionAddress: endpoint.address ?? mediaAddress, audioPort: audioPort,
             codecs: audioCodecs, video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil,
             telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 },
-            opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)
+            rtcpPort: rtcpPort(for: audioPort), opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)
         var headers = capabilityHeaders
         headers.append("User-Agent", configuration.product)
         let to = SIPAddress(

@@ -186,11 +186,11 @@ public struct SDPSession: Sendable, Hashable {
     ///
     /// An offered video stream is answered too: at `videoPort` when we take video and share a format, else with
     /// port 0. With `telephoneEvents`, an offered `telephone-event` is answered with the offer's payload type
-    /// (RFC 4733); `ptime` is ours.
+    /// (RFC 4733); `ptime` and `rtcpPort` (RFC 3605's `a=rtcp`) are ours.
     public func answer(
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, supportedCodecs: [SDPCodec] = [.pcmu, .pcma],
         localDirection: SDPDirection = .sendrecv, videoPort: Int? = nil, telephoneEvents: Bool = false,
-        ptime: Int? = nil
+        ptime: Int? = nil, rtcpPort: Int? = nil
     ) -> SDPSession? {
         let common = codecs.filter(supportedCodecs.contains)
         guard !common.isEmpty, audioProtocol.uppercased() == "RTP/AVP" else { return nil }
@@ -202,7 +202,7 @@ public struct SDPSession: Sendable, Hashable {
                     port: videoPort,
                     direction: (offered.direction ?? effectiveDirection).reversed.intersection(localDirection))
             }, telephoneEvent: telephoneEvents ? telephoneEvent : nil, ptime: ptime,
-            opusPayloadType: common.contains(.opus) ? payloadType(of: .opus) : nil)
+            rtcpPort: self.audioPort == 0 ? nil : rtcpPort, opusPayloadType: common.contains(.opus) ? payloadType(of: .opus) : nil)
     }
 
     /// Parses an SDP body through libosip2's `sdp_message_parse`.

@@ -177,6 +177,7 @@ extension CallMediaTests {
         let ok = try #require(harness.sent().first)
         #expect(ok.bodyText.contains("m=audio 50000 RTP/AVP 96 0 8 100\r\n"), "\(ok.bodyText)")
         #expect(ok.bodyText.contains("a=rtpmap:96 opus/48000/2\r\n"))
+        #expect(ok.bodyText.contains("a=rtcp:50001\r\n"), "RFC 3605: RTCP on the next port, said")
         #expect(media.events == ["opus 50000→127.0.0.1:6000 sendrecv pt 96/96"])
         harness.deliver(PeerMessages.inDialog("ACK", localTag: try #require(ok.toTag), cseq: 1, branch: "z9hG4bK-ack-1"))
         try harness.manager.perform([.playTone(conversationUUID: uuid, digits: "4")])
