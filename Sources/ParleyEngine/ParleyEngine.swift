@@ -369,9 +369,11 @@ public final class ParleyEngine: ConversationManagerDelegate {
         let transition = ConversationTransition(
             conversation: conversation, from: previous, callID: callID, finalStatus: finalStatus)
         if conversation.state == .left {
-            observed.state.withLock {
+            // The call's last audio figures came before `left` (its leg is forgotten first) and no more are kept.
+            let quality = observed.state.withLock {
                 if let callID = $0.callIDs.removeValue(forKey: conversation.uuid) { $0.uuids[callID] = nil }
                 $0.rememberEnded(transition)
+                return $0.quality.removeValue(forKey: conversation.uuid)
             }
             pushedCalls.removeUnlessDeclined(uuid: conversation.uuid)
             let uuid = conversation.uuid
@@ -383,7 +385,6 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 environment.execute { [agent] in agent.value.conversationLeft(uuid) }
             }
             if let waiting = lastConversationLeft.withLock({ $0 }), manager.conversationCount == 0 { waiting.fire() }
-            let quality = observed.state.withLock { $0.quality.removeValue(forKey: uuid) }
             if let history {
                 history.record(conversation, callID: callID, quality: quality) { [self] record in
                     announce(transition)
