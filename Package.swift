@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ConversationKit", targets: ["ConversationKit"]),
+        .library(name: "GroupActivities", targets: ["GroupActivities"]),
         .library(name: "ConversationConformance", targets: ["ConversationConformance"]),
         .library(name: "CallHistory", targets: ["CallHistory"]),
         .library(name: "SIPMessages", targets: ["SIPMessages"]),
@@ -30,6 +31,8 @@ let package = Package(
     targets: [
         // Pure LiveCommunicationKit-style model: no sockets, no SIP, no database.
         .target(name: "ConversationKit"),
+        // Group sessions and their messenger (Apple's GroupActivities) as one pure machine: no sockets, no SIP.
+        .target(name: "GroupActivities"),
         // Scenario files (JSON) and the runner that checks them against ConversationKit.
         .target(name: "ConversationConformance", dependencies: ["ConversationKit"]),
         // SQLite from Debian (libsqlite3-dev); imported only by CallHistory.
@@ -120,6 +123,7 @@ let package = Package(
         // What test targets share: recorders that wait on events, a hand-driven WebSocket client.
         .target(name: "ParleyTestSupport", dependencies: ["ControlChannel", "ParleyEngine", "SIPMessages", "SIPTransport"]),
         .testTarget(name: "ConversationKitTests", dependencies: ["ConversationKit"]),
+        .testTarget(name: "GroupActivitiesTests", dependencies: ["GroupActivities"]),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages"]),
         .testTarget(name: "SIPSignalingTests", dependencies: ["SIPSignaling", "SIPMessages"]),
         .testTarget(name: "ParleyIOTests", dependencies: ["ParleyIO", "ParleyTestSupport"]),

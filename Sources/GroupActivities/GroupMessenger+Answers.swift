@@ -1,0 +1,140 @@
+import Foundation
+
+/// The answers to our MESSAGEs: the next one goes after a final response; a wait, a downgrade to text or a dead
+/// dialog is decided here.
+///
+/// ```
+///  2xx ──▶ delivered to that member; next
+///  415 ──▶ the peer reads text: a text message goes again as text/plain, another type is "unsupported"; next
+///  5xx with Retry-After (503, or 500 for a CSeq out of order) ──▶ the leg pauses, the same message goes again
+///  481, 408, no answer, transport failure ──▶ the dialog is dead: the member leaves, its conversation ends
+///  any other refusal ──▶ failed for that member; next
+/// ```
+extension GroupMessenger {
+    /// How often one message goes again after a wait before it fails.
+    static let maxAttempts = 5
+
+    /// A final (or provisional) response to transmission `token` on `leg`.
+    public mutating func answered(
+        leg: UUID, token: UInt64, status: Int, retryAfter: Duration?, now: Duration
+    ) -> [GroupEffect] {
+        guard status >= 200, var queue = queues[leg], let inFlight = queue.inFlight, inFlight.token == token else { return [] }
+        queue.inFlight = nil
+        queues[leg] = queue
+        let outgoing = inFlight.outgoing
+        switch status {
+        case 200..<300:
+            return delivered(outgoing, on: leg) + pump(leg)
+        case 415:
+            return downgrade(leg, outgoing: outgoing) + pump(leg)
+        case 481, 408:
+            return dialogDead(leg, status: status, now: now)
+        case 500..<600 where retryAfter != nil || status == 503:
+            guard outgoing.attempts + 1 < Self.maxAttempts else {
+                return undelivered(outgoing, on: leg, error: nil) + pump(leg)
+            }
+            let wait = min(retryAfter ?? .seconds(1), .seconds(60))
+            queue.pausedUntil = now + wait
+            queue.putBack(outgoing.retried())
+            queues[leg] = queue
+            return [.log("\(leg): \(status); the leg waits \(wait)"), .resumeLater(leg: leg, after: wait)]
+        case 413:
+            return undelivered(outgoing, on: leg, error: .messageTooLarge(size: outgoing.bytes, limit: 0)) + pump(leg)
+        default:
+            return undelivered(outgoing, on: leg, error: nil) + pump(leg)
+        }
+    }
+
+    /// Transmission `token` on `leg` got no final response in time, or could not be sent.
+    public mutating func failed(leg: UUID, token: UInt64, now: Duration) -> [GroupEffect] {
+        guard let inFlight = queues[leg]?.inFlight, inFlight.token == token else { return [] }
+        return dialogDead(leg, status: 408, now: now)
+    }
+
+    /// A leg's wait is over: its queue goes on.
+    public mutating func resume(leg: UUID, now: Duration) -> [GroupEffect] {
+        guard var queue = queues[leg], let until = queue.pausedUntil, until <= now else { return [] }
+        queue.pausedUntil = nil
+        queues[leg] = queue
+        return pump(leg)
+    }
+
+    private mutating func dialogDead(_ leg: UUID, status: Int, now: Duration) -> [GroupEffect] {
+        [.log("\(leg): the dialog is dead (\(status)); the member leaves")]
+            + legGoneForGood(leg, now: now) + [.endConversation(leg: leg, status: status)]
+    }
+
+    private mutating func legGoneForGood(_ leg: UUID, now: Duration) -> [GroupEffect] {
+        queues[leg] = nil
+        return legEnded(leg, now: now)
+    }
+
+    /// A 2xx: the member has the message.
+    private mutating func delivered(_ outgoing: LegQueue.Outgoing, on leg: UUID) -> [GroupEffect] {
+        guard case .forward(let seq) = outgoing.purpose, var session = sessions[outgoing.session],
+            var pending = session.pending[seq], let id = pending.waiting.removeValue(forKey: leg)
+        else { return [] }
+        pending.deliveredTo.append(id)
+        session.pending[seq] = pending
+        let effects = settleIfDone(seq, in: &session)
+        sessions[session.id] = session
+        return effects
+    }
+
+    /// A refusal that is not the dialog's end: the message did not reach that member (or the host).
+    private mutating func undelivered(_ outgoing: LegQueue.Outgoing, on leg: UUID, error: GroupSendError?, unsupported: Bool = false) -> [GroupEffect] {
+        guard var session = sessions[outgoing.session] else { return [] }
+        switch outgoing.purpose {
+        case .forward(let seq):
+            guard var pending = session.pending[seq], let id = pending.waiting.removeValue(forKey: leg) else { return [] }
+            if unsupported { pending.unsupported.append(id) } else { pending.failed.append(id) }
+            session.pending[seq] = pending
+            let effects = settleIfDone(seq, in: &session)
+            sessions[session.id] = session
+            return effects
+        case .upstream(let id):
+            guard session.awaitingReceipts.remove(id) != nil else { return [] }
+            sessions[session.id] = session
+            let host = session.hostID
+            return [.sendFinished(GroupSendReport(
+                id: id, session: session.id, seq: nil, deliveredTo: [], failed: unsupported ? [] : [host],
+                unsupported: unsupported ? [host] : [], error: error))]
+        case .control:
+            return []
+        }
+    }
+
+    /// A 415: the peer reads only text from now on.
+    private mutating func downgrade(_ leg: UUID, outgoing: LegQueue.Outgoing) -> [GroupEffect] {
+        var effects: [GroupEffect] = []
+        if var info = legs[leg], info.format != .text {
+            info.format = .text
+            legs[leg] = info
+            effects.append(.log("\(leg): the peer does not read \(GroupWire.contentType); it gets text from now on"))
+        }
+        if outgoing.text != nil {
+            queues[leg]?.putBack(outgoing)
+            return effects
+        }
+        // A plain softphone offered a session is a member at once (it cannot join); one that was sent a message of
+        // another type than text cannot take it.
+        if var session = sessions[outgoing.session], var member = session.members[leg], !member.joined {
+            member.joined = true
+            session.members[leg] = member
+            session.active[member.participant.id] = member.participant
+            sessions[session.id] = session
+            queues[leg]?.drop(session: session.id)
+            effects += announceRoster(session.id, added: [member.participant], removed: [])
+        }
+        return effects + undelivered(outgoing, on: leg, error: nil, unsupported: true)
+    }
+}
+
+extension LegQueue.Outgoing {
+    /// The same message, one attempt more.
+    func retried() -> LegQueue.Outgoing {
+        var copy = self
+        copy.attempts += 1
+        return copy
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+
+/// A node's group sessions as one pure machine (Apple's `GroupSession` and `GroupSessionMessenger`, over the SIP
+/// dialogs of its conversations): it decides what goes on which leg and what the frontend hears, and returns it as
+/// ``GroupEffect``s; the driver sends the MESSAGEs, runs the timers and feeds the answers back. The clock is the
+/// `now` each input carries (uptime).
+///
+/// ```
+///   frontend ──activate / join / leave / end / send──▶ ┌──────────────┐ ──transmit (one per leg in flight)──▶ legs
+///   legs ──MESSAGE received / answered / failed──────▶ │GroupMessenger│ ──deliver, sendFinished, offered…──▶ frontend
+///   engine ──legChanged / legEnded────────────────────▶ └──────────────┘ ──resumeLater, endConversation──▶ driver
+/// ```
+/// The host of a session (who activated it, or who merged the calls) is its sequencer: it stamps every accepted
+/// message with the session's next `seq` and forwards it on every other member's leg, so every member sees one
+/// order (FIFO per sender included). Each leg carries one MESSAGE at a time (pipelined in-dialog requests over UDP
+/// can arrive out of order, and a lower CSeq is refused with 500: RFC 3261 §12.2.2).
+public struct GroupMessenger: Sendable {
+    /// What the engine says about one live conversation.
+    public struct Leg: Sendable, Hashable {
+        public var uuid: UUID
+        /// The peer's name as the others see it.
+        public var name: String
+        public var format: GroupLegFormat
+        /// Whether its transport is a stream (TCP, TLS): the larger size limit.
+        public var isStream: Bool
+        /// The conversation group it is merged into, if any.
+        public var group: UUID?
+        /// Whether the call is up (joined or paused): only such a conversation carries a session.
+        public var isConnected: Bool
+
+        /// A leg.
+        public init(uuid: UUID, name: String, format: GroupLegFormat, isStream: Bool, group: UUID?, isConnected: Bool) {
+            self.uuid = uuid
+            self.name = name
+            self.format = format
+            self.isStream = isStream
+            self.group = group
+            self.isConnected = isConnected
+        }
+    }
+
+    /// The numbers it keeps to.
+    public let limits: GroupLimits
+    /// This side's name in sessions it hosts or joins.
+    public let localName: String
+    var legs: [UUID: Leg] = [:]
+    var queues: [UUID: LegQueue] = [:]
+    var sessions: [String: Session] = [:]
+    var nextToken: UInt64 = 1
+    var nextSendID: UInt64 = 1
+
+    /// An empty messenger.
+    public init(localName: String, limits: GroupLimits = GroupLimits()) {
+        self.localName = localName
+        self.limits = limits
+    }
+
+    // MARK: What the driver may read
+
+    /// Every session that is not over, oldest first.
+    public var sessionInfos: [GroupSessionInfo] {
+        sessions.values.sorted { $0.created < $1.created }.map { info($0) }
+    }
+
+    /// One session.
+    public func session(_ id: String) -> GroupSessionInfo? { sessions[id].map { info($0) } }
+
+    /// The session a conversation carries (hosted on it or its group, or joined through it), if any.
+    public func session(on conversation: UUID) -> GroupSessionInfo? {
+        sessionID(carriedBy: conversation).flatMap { sessions[$0] }.map { info($0) }
+    }
+
+    /// Whether a conversation may activate a session (Apple's `GroupStateObserver.isEligibleForGroupSession`).
+    public func isEligible(_ conversation: UUID) -> Bool { legs[conversation]?.isConnected == true }
+
+    /// Messages waiting or in flight on a leg (for status and tests).
+    public func queued(on leg: UUID) -> Int { queues[leg].map { $0.waiting.count + ($0.inFlight == nil ? 0 : 1) } ?? 0 }
+
+    // MARK: Conversations
+
+    /// A conversation was reported or changed (state, group, transport).
+    public mutating func legChanged(_ leg: Leg, now: Duration) -> [GroupEffect] {
+        let previous = legs.updateValue(leg, forKey: leg.uuid)
+        if previous == leg { return [] }
+        var effects: [GroupEffect] = []
+        if !leg.isConnected, previous?.isConnected == true {
+            // An ended or dropped call: what it carried is over for it.
+            return legGone(leg.uuid, now: now)
+        }
+        if previous?.format != leg.format, previous != nil { effects.append(.log("\(leg.uuid): the peer reads \(leg.format.rawValue)")) }
+        return effects + refreshMembership(now: now)
+    }
+
+    /// A conversation ended (it left): everything it carried is over for it.
+    public mutating func legEnded(_ conversation: UUID, now: Duration) -> [GroupEffect] {
+        let effects = legGone(conversation, now: now)
+        legs[conversation] = nil
+        return effects
+    }
+
+    private mutating func legGone(_ uuid: UUID, now: Duration) -> [GroupEffect] {
+        var effects: [GroupEffect] = []
+        if var leg = legs[uuid] {
+            leg.isConnected = false
+            legs[uuid] = leg
+        }
+        let dropped = queues.removeValue(forKey: uuid)
+        for id in sessions.keys.sorted() {
+            guard var session = sessions[id] else { continue }
+            switch session.role {
+            case .member(let hostLeg, _) where hostLeg == uuid:
+                effects += invalidate(&session, .conversationEnded, dropped: dropped)
+            case .member:
+                continue
+            case .host:
+                guard session.members[uuid] != nil else { continue }
+                effects += removeMember(uuid, from: &session, now: now)
+                sessions[id] = session
+            }
+        }
+        return effects + refreshMembership(now: now)
+    }
+
+    // MARK: Helpers shared by the extensions
+
+    /// The session a conversation carries.
+    func sessionID(carriedBy conversation: UUID) -> String? {
+        for session in sessions.values {
+            switch session.role {
+            case .host(let anchor): if anchor == conversation || session.members[conversation] != nil { return session.id }
+            case .member(let hostLeg, _): if hostLeg == conversation { return session.id }
+            }
+        }
+        return nil
+    }
+
+    func info(_ session: Session) -> GroupSessionInfo {
+        let conversation: UUID
+        switch session.role {
+        case .host(let anchor): conversation = anchor
+        case .member(let hostLeg, _): conversation = hostLeg
+        }
+        return GroupSessionInfo(
+            id: session.id, activity: session.activity, state: session.state, isHost: session.isHost,
+            conversation: conversation, localParticipant: session.local,
+            activeParticipants: session.active.values.sorted(), maxMessageBytes: maxMessageBytes(session))
+    }
+
+    /// The smallest limit over the legs the session's messages cross.
+    func maxMessageBytes(_ session: Session) -> Int {
+        let crossed: [UUID]
+        switch session.role {
+        case .host: crossed = Array(session.members.keys)
+        case .member(let hostLeg, _): crossed = [hostLeg]
+        }
+        let streams = crossed.compactMap { legs[$0]?.isStream }
+        if streams.isEmpty || streams.contains(false) { return limits.maxMessageBytesDatagram }
+        return limits.maxMessageBytesStream
+    }
+
+    /// Queues `outgoing` on `leg` and sends it if the leg is free.
+    mutating func enqueue(_ outgoing: LegQueue.Outgoing, on leg: UUID) -> [GroupEffect] {
+        var queue = queues[leg] ?? LegQueue()
+        queue.append(outgoing)
+        queues[leg] = queue
+        return pump(leg)
+    }
+
+    /// Sends the next waiting message on `leg` when none is in flight and the leg is not paused.
+    mutating func pump(_ leg: UUID) -> [GroupEffect] {
+        guard var queue = queues[leg], queue.inFlight == nil, queue.pausedUntil == nil, !queue.waiting.isEmpty else {
+            return []
+        }
+        let format = legs[leg]?.format ?? .json
+        let next = queue.waiting.removeFirst()
+        queue.queuedBytes -= next.bytes
+        let token = nextToken
+        nextToken += 1
+        queue.inFlight = LegQueue.InFlight(token: token, outgoing: next)
+        queues[leg] = queue
+        return [.transmit(leg: leg, next.transmission(token: token, format: format))]
+    }
+
+    mutating func newSendID() -> UInt64 {
+        defer { nextSendID += 1 }
+        return nextSendID
+    }
+
+    /// Ends a session here: its state is `invalidated`, the frontend hears it, and what was waiting for it fails.
+    mutating func invalidate(_ session: inout Session, _ reason: GroupSessionEndReason, dropped: LegQueue? = nil) -> [GroupEffect] {
+        session.state = .invalidated(reason)
+        var effects: [GroupEffect] = [.sessionChanged(info(session))]
+        for id in session.awaitingReceipts.sorted() {
+            effects.append(.sendFinished(GroupSendReport(
+                id: id, session: session.id, seq: nil, deliveredTo: [], failed: [session.hostID], unsupported: [],
+                error: .participantLeft(session.hostID))))
+        }
+        for seq in session.pending.keys.sorted() {
+            guard let pending = session.pending[seq], case .local(let id) = pending.origin else { continue }
+            effects.append(.sendFinished(pending.report(id: id, session: session.id, seq: seq, leftover: true)))
+        }
+        sessions[session.id] = nil
+        // Messages of the session still waiting on legs are dropped; one in flight finishes on its own.
+        for leg in queues.keys { queues[leg]?.drop(session: session.id) }
+        return effects
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import GroupActivities
+import Testing
+
+@Suite struct SequencerTests {
+    /// A merged call A–B, A–C.
+    func merged() -> (Mesh, String) {
+        var mesh = Mesh(["a", "b", "c"])
+        let group = UUID()
+        let (ab, _) = mesh.call("a", "b", group: group)
+        mesh.call("a", "c", group: group)
+        let session = mesh.activateAndJoin(host: "a", on: ab, members: ["b", "c"])
+        return (mesh, session)
+    }
+
+    @Test func membersAreOfferedTheSessionAndTheHostSeesThemJoin() {
+        let (mesh, session) = merged()
+        #expect(mesh.offers("b").map(\.id) == [session])
+        #expect(mesh.offers("c").first?.activity.title == "List")
+        #expect(mesh.participantChanges("a").map(\.added) == [["B"], ["C"]])
+        let active = mesh.nodes["b"]!.session(session)!.activeParticipants.map(\.name).sorted()
+        #expect(active == ["A", "B", "C"])
+        #expect(mesh.nodes["b"]!.session(session)!.state == .joined)
+        #expect(mesh.nodes["a"]!.session(session)!.isHost)
+    }
+
+    @Test func interleavedSendersAreSeenInOneOrderByEveryone() {
+        var (mesh, session) = merged()
+        for index in 0..<50 {
+            _ = mesh.send("b", .integer(Int64(index)), type: "b", session: session)
+            _ = mesh.send("c", .integer(Int64(index)), type: "c", session: session)
+            if index % 7 == 0 { _ = mesh.send("a", .integer(Int64(index)), type: "a", session: session) }
+            mesh.step()
+            mesh.now += .milliseconds(60)
+        }
+        mesh.run()
+        let atA = mesh.deliveries("a").map(\.seq), atB = mesh.deliveries("b"), atC = mesh.deliveries("c")
+        // Each sees everything but its own, in increasing seq: one total order.
+        #expect(atA.count == 100)
+        #expect(atB.count == 50 + 8 && atC.count == 50 + 8)
+        for list in [atA, atB.map(\.seq), atC.map(\.seq)] { #expect(list == list.sorted() && Set(list).count == list.count) }
+        // FIFO per sender: B's messages reach C in B's order.
+        let fromB = atC.filter { $0.type == "b" }.map(\.data)
+        #expect(fromB == (0..<50).map { JSONValue.integer(Int64($0)) })
+        // The relative order of B's and A's messages is the same at C as at... everyone who sees both.
+        let orderAtC = atC.filter { $0.type != "c" }.map(\.seq)
+        #expect(orderAtC == orderAtC.sorted())
+        #expect(mesh.mostInFlightPerLeg == 1)
+        let reportsB = mesh.reports("b")
+        #expect(reportsB.count == 50 && reportsB.allSatisfy { $0.deliveredTo.count == 2 && $0.failed.isEmpty && $0.error == nil })
+    }
+
+    @Test func aRetransmittedMessageIsDeliveredOnce() {
+        var (mesh, session) = merged()
+        _ = mesh.send("a", .string("x"), session: session)
+        let sent = mesh.inFlight.first { mesh.links["a"]![$0.leg]!.0 == "b" }!
+        let peerLeg = mesh.links["a"]![sent.leg]!.1
+        for _ in 0..<3 {
+            let outcome = mesh.nodes["b"]!.receive(sent.transmission.body, contentType: sent.transmission.contentType, on: peerLeg, now: mesh.now)
+            #expect(outcome.status == 200)
+            mesh.apply("b", outcome.effects)
+        }
+        mesh.run()
+        #expect(mesh.deliveries("b").count == 1)
+        let extra = mesh.nodes["b"]!.receive(sent.transmission.body, contentType: sent.transmission.contentType, on: peerLeg, now: mesh.now)
+        #expect(extra.status == 200 && extra.effects.isEmpty)
+    }
+
+    @Test func aRefusedMemberIsReportedAndTheOthersStillGetIt() {
+        var (mesh, session) = merged()
+        _ = mesh.send("a", .string("x"), session: session)
+        let links = mesh.links
+        let toC = { (sent: Mesh.Sent) -> Int?? in links["a"]?[sent.leg]?.0 == "c" ? .some(500) : nil }
+        while mesh.step(answer: toC) {}
+        let report = mesh.reports("a").last!
+        #expect(report.deliveredTo.count == 1 && report.failed.count == 1)
+        #expect(mesh.deliveries("b").count == 1)
+    }
+
+    @Test func retryAfterPausesTheLegAndTheSameMessageGoesAgain() {
+        var (mesh, session) = merged()
+        _ = mesh.send("a", .string("first"), session: session)
+        _ = mesh.send("a", .string("second"), session: session)
+        var refused = false
+        let links = mesh.links
+        let once = { (sent: Mesh.Sent) -> Int?? in
+            if !refused, links["a"]?[sent.leg]?.0 == "b" {
+                refused = true
+                return .some(503)
+            }
+            return nil
+        }
+        while mesh.step(answer: once) {}
+        #expect(mesh.deliveries("b").isEmpty)
+        let resume = (mesh.events["a"] ?? []).contains { if case .resumeLater(_, let after) = $0 { after == .seconds(2) } else { false } }
+        #expect(resume)
+        // Too early: nothing moves.
+        let legB = mesh.links["a"]!.first { $0.value.0 == "b" }!.key
+        mesh.now += .seconds(1)
+        mesh.apply("a", mesh.nodes["a"]!.resume(leg: legB, now: mesh.now))
+        #expect(mesh.inFlight.isEmpty)
+        mesh.now += .seconds(1)
+        mesh.apply("a", mesh.nodes["a"]!.resume(leg: legB, now: mesh.now))
+        mesh.run()
+        #expect(mesh.deliveries("b").map(\.data) == [.string("first"), .string("second")])
+    }
+
+    @Test func aDeadDialogRemovesTheMemberAndEndsItsConversation() {
+        for status: Int? in [481, 408, nil] {
+            var (mesh, session) = merged()
+            _ = mesh.send("a", .string("x"), session: session)
+            let links = mesh.links
+            let kill = { (sent: Mesh.Sent) -> Int?? in links["a"]?[sent.leg]?.0 == "c" ? .some(status) : nil }
+            while mesh.step(answer: kill) {}
+            let ended = (mesh.events["a"] ?? []).contains { if case .endConversation = $0 { true } else { false } }
+            #expect(ended)
+            #expect(mesh.participantChanges("a").last?.removed == ["C"])
+            let report = mesh.reports("a").last!
+            #expect(report.deliveredTo.count == 1 && report.failed.count == 1)
+            #expect(mesh.nodes["a"]!.session(session)!.activeParticipants.map(\.name) .sorted() == ["A", "B"])
+        }
+    }
+
+    @Test func theSenderIsThrottledOnItsClock() {
+        var (mesh, session) = merged()
+        var accepted = 0
+        var refusal: GroupSendError?
+        for index in 0..<60 {
+            switch mesh.send("b", .integer(Int64(index)), session: session) {
+            case .success: accepted += 1
+            case .failure(let error): refusal = refusal ?? error
+            }
+        }
+        #expect(accepted == 40)
+        #expect(refusal == .throttled(retryAfter: .milliseconds(50)))
+        mesh.now += .seconds(1)
+        #expect((try? mesh.send("b", .integer(0), session: session).get()) != nil)
+    }
+
+    @Test func aMessageTooLargeForTheLegsIsRefusedWithTheLimit() {
+        var (mesh, session) = merged()
+        let big = JSONValue.string(String(repeating: "x", count: 800))
+        #expect(mesh.send("a", big, session: session) == .failure(.messageTooLarge(size: 8 + 802, limit: 768)))
+        #expect(mesh.send("a", .string("ok"), type: "bad type", session: session) == .failure(.invalidMessage("a message type has 1–64 letters, digits, '.', '-' or '_'")))
+        #expect(mesh.send("a", .string("x"), to: .only(["nobody"]), session: session) == .failure(.unknownParticipant("nobody")))
+        #expect(mesh.send("a", .string("x"), session: "S9") == .failure(.unknownSession("S9")))
+    }
+
+    @Test func aLateJoinerIsAnnouncedAndCaughtUpFromTheJournal() {
+        var mesh = Mesh(["a", "b", "d"])
+        let group = UUID()
+        let (ab, _) = mesh.call("a", "b", group: group)
+        let session = mesh.activateAndJoin(host: "a", on: ab, members: ["b"])
+        _ = mesh.send("a", .string("kept"), keep: true, session: session)
+        _ = mesh.send("a", .string("not kept"), session: session)
+        mesh.run()
+        mesh.call("a", "d", group: group)
+        mesh.run()
+        #expect(mesh.offers("d").map(\.id) == [session])
+        mesh.apply("d", mesh.nodes["d"]!.join(session, now: mesh.now).effects)
+        mesh.run()
+        #expect(mesh.participantChanges("a").last?.added == ["D"])
+        #expect(mesh.participantChanges("b").last?.added == ["D"])
+        #expect(mesh.deliveries("d").map(\.data) == [.string("kept")])
+        // B sends a snapshot to the newcomer only (the DrawTogether pattern).
+        let newcomer = mesh.nodes["b"]!.session(session)!.activeParticipants.first { $0.name == "D" }!.id
+        _ = mesh.send("b", .object(["count": .integer(2)]), type: "snapshot", to: .only([newcomer]), session: session)
+        mesh.run()
+        #expect(mesh.deliveries("d").last?.type == "snapshot")
+        #expect(!mesh.deliveries("a").contains { $0.type == "snapshot" })
+        #expect(mesh.reports("b").last?.deliveredTo == [newcomer])
+    }
+
+    @Test func unreliableMessagesKeepOnlyTheNewestBehindABusyLeg() {
+        var (mesh, session) = merged()
+        _ = mesh.send("a", .string("reliable"), session: session)
+        for index in 0..<10 { _ = mesh.send("a", .integer(Int64(index)), type: "cursor", mode: .unreliable, session: session) }
+        mesh.run()
+        #expect(mesh.deliveries("b").map(\.data) == [.string("reliable"), .integer(9)])
+        #expect(mesh.reports("a").filter { $0.seq == nil }.count == 10)
+    }
+
+    @Test func aPlainSoftphoneGetsTextAndOtherTypesAreUnsupported() {
+        var mesh = Mesh(["a", "b", "phone"])
+        let group = UUID()
+        let (ab, _) = mesh.call("a", "b", group: group)
+        let (toPhone, phoneLeg) = mesh.call("a", "phone", group: group, formatAtA: .text)
+        let session = mesh.activateAndJoin(host: "a", on: ab, members: ["b"])
+        _ = mesh.send("b", .string("hi"), type: "text", session: session)
+        _ = mesh.send("b", .integer(1), type: "app.item", session: session)
+        // The plain softphone's side: text/plain only.
+        mesh.run()
+        let reports = mesh.reports("b")
+        #expect(reports[0].deliveredTo.count == 2)
+        #expect(reports[1].unsupported.count == 1 && reports[1].deliveredTo.count == 1)
+        let text = (mesh.events["phone"] ?? []).compactMap { if case .textReceived(_, let t) = $0 { t } else { nil } }
+        #expect(text == ["[B] hi"])
+        // Text the softphone sends is a message from its participant, in the order.
+        let reply = mesh.nodes["a"]!.receive(Data("hello".utf8), contentType: "text/plain", on: toPhone, now: mesh.now)
+        #expect(reply.status == 200)
+        mesh.apply("a", reply.effects)
+        mesh.run()
+        #expect(mesh.deliveries("b").last?.data == .object(["text": .string("hello")]))
+        #expect(mesh.deliveries("b").last?.source.name == "Phone")
+        _ = phoneLeg
+    }
+
+    @Test func a415DowngradesTheLegToText() {
+        var mesh = Mesh(["a", "b"])
+        let (ab, _) = mesh.call("a", "b")
+        let outcome = mesh.nodes["a"]!.activate(GroupActivity(identifier: "x", title: "X"), on: ab, sessionID: "S1", localID: "h", now: mesh.now)
+        mesh.apply("a", outcome.effects)
+        // B is a plain softphone after all: it refuses the JSON roster.
+        while mesh.step(answer: { _ in .some(415) }) {}
+        #expect(mesh.participantChanges("a").last?.added == ["B"])
+        _ = mesh.send("a", .string("hi"), type: "text", session: "S1")
+        let sent = mesh.inFlight.last!
+        #expect(sent.transmission.contentType.hasPrefix("text/plain"))
+        #expect(String(decoding: sent.transmission.body, as: UTF8.self) == "[A] hi")
+    }
+
+    @Test func badBodiesAndStrangersAreRefused() {
+        var (mesh, session) = merged()
+        let legB = mesh.links["a"]!.first { $0.value.0 == "b" }!.key
+        let a = mesh.nodes["a"]!
+        var node = a
+        #expect(node.receive(Data("{not json".utf8), contentType: GroupWire.contentType, on: legB, now: .zero).status == 400)
+        #expect(node.receive(Data("x".utf8), contentType: "application/octet-stream", on: legB, now: .zero).status == 415)
+        var wire = GroupWire(.message, session: "unknown")
+        wire.type = "t"
+        wire.data = .null
+        #expect(node.receive(wire.encoded(), contentType: GroupWire.contentType, on: legB, now: .zero).status == 403)
+        #expect(node.receive(Data("{}".utf8), contentType: GroupWire.contentType, on: UUID(), now: .zero).status == 403)
+        // A newer version's unknown kind is taken and ignored.
+        var future = GroupWire(.message, session: session)
+        future.kindName = "reaction"
+        future.v = 2
+        #expect(node.receive(future.encoded(), contentType: GroupWire.contentType, on: legB, now: .zero).status == 200)
+        _ = mesh
+    }
+
+    @Test func endingTheSessionInvalidatesItEverywhere() {
+        var (mesh, session) = merged()
+        mesh.apply("a", mesh.nodes["a"]!.end(session, now: mesh.now))
+        mesh.run()
+        for node in ["a", "b", "c"] {
+            #expect(mesh.nodes[node]!.session(session) == nil)
+            let changed = (mesh.events[node] ?? []).contains { if case .sessionChanged(let info) = $0 { info.state == .invalidated(.ended) } else { false } }
+            #expect(changed, "\(node)")
+        }
+    }
+}
