@@ -64,17 +64,19 @@ let package = Package(
         .target(
             name: "ParleyEngine",
             dependencies: [
-                "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO", "CallHistory",
+                "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO", "CallHistory", "GroupActivities",
             ]
         ),
         // The control protocol served against a running engine, and parleyd's control endpoints (Unix socket, WebSocket).
         .target(
             name: "ParleyControl",
-            dependencies: ["ParleyEngine", "ControlProtocol", "ControlChannel", "ParleyIO", "ConversationKit", "CallHistory"]),
+            dependencies: [
+                "ParleyEngine", "ControlProtocol", "ControlChannel", "ParleyIO", "ConversationKit", "CallHistory", "GroupActivities",
+            ]),
         // The VoIP push channel: wire protocol, the simulator's rules (pure), the simulator's sockets, the device client.
         .target(name: "VoIPPush", dependencies: ["ConversationKit", "ParleyIO"]),
         // The control protocol between frontends and parleyd: messages, errors, the method table.
-        .target(name: "ControlProtocol", dependencies: ["ConversationKit"]),
+        .target(name: "ControlProtocol", dependencies: ["ConversationKit", "GroupActivities"]),
         // The control API's transport: newline-delimited JSON over a Unix socket, the same over WebSocket on loopback
         // TCP (RFC 6455, Origin allow-list), token hello, bounded queues.
         .target(name: "ControlChannel", dependencies: ["ParleyIO"]),
@@ -94,7 +96,7 @@ let package = Package(
             name: "parley",
             dependencies: [
                 "ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport", "VoIPPush",
-                "ControlChannel", "ControlProtocol", "ParleyIO", "ParleyEngine", "ParleyNode", "ParleyControl",
+                "ControlChannel", "ControlProtocol", "ParleyIO", "ParleyEngine", "ParleyNode", "ParleyControl", "GroupActivities",
             ]
         ),
         .executableTarget(
@@ -132,7 +134,7 @@ let package = Package(
             name: "ParleyEngineTests",
             dependencies: [
                 "ParleyEngine", "ParleyControl", "ConversationKit", "SIPMessages", "SIPTransport", "ParleyIO", "CallHistory",
-                "ControlProtocol", "ControlChannel", "ParleyTestSupport",
+                "ControlProtocol", "ControlChannel", "ParleyTestSupport", "GroupActivities",
             ]
         ),
         // Real peers (sipp, baresip) against the built parleyd on loopback.
@@ -142,7 +144,7 @@ let package = Package(
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ParleyTestSupport"]),
-        .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit", "GroupActivities"]),
         .testTarget(
             name: "ConversationConformanceTests",
             dependencies: ["ConversationConformance", "ConversationKit"],

@@ -48,6 +48,18 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case contacts
     /// Read the contacts file again.
     case reloadContacts
+    /// The group sessions here.
+    case groupSessions
+    /// Share an activity in a call.
+    case groupActivate
+    /// Join a session a peer offered.
+    case groupJoin
+    /// Leave a session.
+    case groupLeave
+    /// End a session for everyone.
+    case groupEnd
+    /// Send a group message.
+    case groupSend
 }
 
 /// One documented member of a params or result object.
@@ -143,6 +155,18 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case contacts(ContactSearchParams)
     /// `reloadContacts`.
     case reloadContacts
+    /// `groupSessions`.
+    case groupSessions
+    /// `groupActivate`.
+    case groupActivate(GroupActivateParams)
+    /// `groupJoin`.
+    case groupJoin(GroupSessionParams)
+    /// `groupLeave`.
+    case groupLeave(GroupSessionParams)
+    /// `groupEnd`.
+    case groupEnd(GroupSessionParams)
+    /// `groupSend`.
+    case groupSend(GroupSendParams)
 
     /// The method it is.
     public var method: ControlMethodName {
@@ -170,13 +194,22 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .contact: .contact
         case .contacts: .contacts
         case .reloadContacts: .reloadContacts
+        case .groupSessions: .groupSessions
+        case .groupActivate: .groupActivate
+        case .groupJoin: .groupJoin
+        case .groupLeave: .groupLeave
+        case .groupEnd: .groupEnd
+        case .groupSend: .groupSend
         }
     }
 
     /// The params type of each method (for the reference).
     public static func paramsType(of method: ControlMethodName) -> any ControlParams.Type {
         switch method {
-        case .status, .subscribe, .clearHistory, .reloadContacts: NoParams.self
+        case .status, .subscribe, .clearHistory, .reloadContacts, .groupSessions: NoParams.self
+        case .groupActivate: GroupActivateParams.self
+        case .groupJoin, .groupLeave, .groupEnd: GroupSessionParams.self
+        case .groupSend: GroupSendParams.self
         case .list: ListParams.self
         case .start: StartParams.self
         case .join: JoinParams.self
@@ -202,6 +235,12 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .subscribe: _ = try params(NoParams.self, data); return .subscribe
         case .clearHistory: _ = try params(NoParams.self, data); return .clearHistory
         case .reloadContacts: _ = try params(NoParams.self, data); return .reloadContacts
+        case .groupSessions: _ = try params(NoParams.self, data); return .groupSessions
+        case .groupActivate: return .groupActivate(try params(GroupActivateParams.self, data))
+        case .groupJoin: return .groupJoin(try params(GroupSessionParams.self, data))
+        case .groupLeave: return .groupLeave(try params(GroupSessionParams.self, data))
+        case .groupEnd: return .groupEnd(try params(GroupSessionParams.self, data))
+        case .groupSend: return .groupSend(try params(GroupSendParams.self, data))
         case .start: return .start(try params(StartParams.self, data))
         case .join: return .join(try params(JoinParams.self, data))
         case .end: return .end(try params(ConversationParams.self, data))
@@ -226,7 +265,10 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// Writes the params object.
     public func encode(to encoder: any Encoder) throws {
         switch self {
-        case .status, .subscribe, .clearHistory, .reloadContacts: try NoParams().encode(to: encoder)
+        case .status, .subscribe, .clearHistory, .reloadContacts, .groupSessions: try NoParams().encode(to: encoder)
+        case .groupActivate(let params): try params.encode(to: encoder)
+        case .groupJoin(let params), .groupLeave(let params), .groupEnd(let params): try params.encode(to: encoder)
+        case .groupSend(let params): try params.encode(to: encoder)
         case .list(let params): try params.encode(to: encoder)
         case .start(let params): try params.encode(to: encoder)
         case .join(let params): try params.encode(to: encoder)

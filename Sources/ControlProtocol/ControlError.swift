@@ -39,6 +39,16 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
         case tooManyClients
         /// Connection level: this idle client, which never subscribed, was closed to make room for a new one.
         case evicted
+        /// A group message over the session's size limit.
+        case messageTooLarge
+        /// Too many group messages lately.
+        case throttled
+        /// Not joined to that group session.
+        case notJoined
+        /// No such active participant.
+        case unknownParticipant
+        /// The participant left before delivery.
+        case participantLeft
 
         /// Whether the transport sends it (outside any request).
         public var isConnectionLevel: Bool {
@@ -67,6 +77,11 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
             case .invalidFrame: "connection: a message that is not UTF-8; skipped, the connection stays"
             case .tooManyClients: "connection: every client slot is taken and none can be evicted; closed (try later)"
             case .evicted: "connection: an idle client that never subscribed, closed to make room for a new one"
+            case .messageTooLarge: "a group message's type and data are over the session's limit (`details.size`, `details.limit`)"
+            case .throttled: "the sender sent too many group messages lately, or a leg has too much waiting: try again after `details.retryAfterMs`"
+            case .notJoined: "this side has not joined that group session, or its call is not connected"
+            case .unknownParticipant: "no active participant with that id (`details.participant`)"
+            case .participantLeft: "a participant left the session before the message reached it (`details.participant`)"
             }
         }
     }
@@ -89,12 +104,24 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
         public var matches: [String]?
         /// The log's own words, for bug reports.
         public var technical: String?
+        /// A group message's size and the session's limit, in bytes.
+        public var size: Int?
+        public var limit: Int?
+        /// When to try again, in milliseconds.
+        public var retryAfterMs: Int?
+        /// The group participant at fault.
+        public var participant: String?
 
         /// Details; omitted members are absent.
         public init(
             field: String? = nil, sipStatus: Int? = nil, sipReason: String? = nil, retryAfter: Int? = nil,
-            action: String? = nil, methods: [String]? = nil, matches: [String]? = nil, technical: String? = nil
+            action: String? = nil, methods: [String]? = nil, matches: [String]? = nil, technical: String? = nil,
+            size: Int? = nil, limit: Int? = nil, retryAfterMs: Int? = nil, participant: String? = nil
         ) {
+            self.size = size
+            self.limit = limit
+            self.retryAfterMs = retryAfterMs
+            self.participant = participant
             self.field = field
             self.sipStatus = sipStatus
             self.sipReason = sipReason

@@ -18,6 +18,16 @@ public enum ControlEventMessage: Sendable, Equatable {
     case pushReceived(PushReceived)
     /// An action completed, failed or timed out.
     case actionSettled(ActionSettled)
+    /// A group session was offered, activated, joined or invalidated.
+    case groupSessionChanged(GroupSessionChanged)
+    /// A group session's participants changed.
+    case groupParticipantsChanged(GroupParticipantsChanged)
+    /// A group message arrived.
+    case groupMessage(GroupMessageReceived)
+    /// A group message of ours is delivered (or not).
+    case groupSendResult(GroupSendResult)
+    /// Text from a call's peer outside any session.
+    case textMessage(TextMessageReceived)
 
     /// The event names, in reference order.
     public enum Name: String, Sendable, CaseIterable {
@@ -37,6 +47,16 @@ public enum ControlEventMessage: Sendable, Equatable {
         case pushReceived
         /// `actionSettled`.
         case actionSettled
+        /// `groupSessionChanged`.
+        case groupSessionChanged
+        /// `groupParticipantsChanged`.
+        case groupParticipantsChanged
+        /// `groupMessage`.
+        case groupMessage
+        /// `groupSendResult`.
+        case groupSendResult
+        /// `textMessage`.
+        case textMessage
     }
 
     /// Its name.
@@ -50,6 +70,11 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .registrationChanged: .registrationChanged
         case .pushReceived: .pushReceived
         case .actionSettled: .actionSettled
+        case .groupSessionChanged: .groupSessionChanged
+        case .groupParticipantsChanged: .groupParticipantsChanged
+        case .groupMessage: .groupMessage
+        case .groupSendResult: .groupSendResult
+        case .textMessage: .textMessage
         }
     }
 
@@ -64,6 +89,11 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .registrationChanged(let data): Self.encode(name, data)
         case .pushReceived(let data): Self.encode(name, data)
         case .actionSettled(let data): Self.encode(name, data)
+        case .groupSessionChanged(let data): Self.encode(name, data)
+        case .groupParticipantsChanged(let data): Self.encode(name, data)
+        case .groupMessage(let data): Self.encode(name, data)
+        case .groupSendResult(let data): Self.encode(name, data)
+        case .textMessage(let data): Self.encode(name, data)
         }
     }
 
@@ -88,6 +118,16 @@ public enum ControlEventMessage: Sendable, Equatable {
             return (try? decoder.decode(Envelope<PushReceived>.self, from: line)).map { .pushReceived($0.data) }
         case .actionSettled:
             return (try? decoder.decode(Envelope<ActionSettled>.self, from: line)).map { .actionSettled($0.data) }
+        case .groupSessionChanged:
+            return (try? decoder.decode(Envelope<GroupSessionChanged>.self, from: line)).map { .groupSessionChanged($0.data) }
+        case .groupParticipantsChanged:
+            return (try? decoder.decode(Envelope<GroupParticipantsChanged>.self, from: line)).map { .groupParticipantsChanged($0.data) }
+        case .groupMessage:
+            return (try? decoder.decode(Envelope<GroupMessageReceived>.self, from: line)).map { .groupMessage($0.data) }
+        case .groupSendResult:
+            return (try? decoder.decode(Envelope<GroupSendResult>.self, from: line)).map { .groupSendResult($0.data) }
+        case .textMessage:
+            return (try? decoder.decode(Envelope<TextMessageReceived>.self, from: line)).map { .textMessage($0.data) }
         }
     }
 

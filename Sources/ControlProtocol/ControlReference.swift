@@ -48,6 +48,12 @@ public enum ControlReference {
         case .contact: ("the contact name for a handle, by Parley's matching rules", "`{\"handle\": handle, \"contactName\": string or null}`")
         case .contacts: ("the contacts whose name or handle contains `query` (any case; digits match phone numbers in any written form), by name: a dial field's autocomplete", "`{\"contacts\": [{\"name\": string, \"handles\": [handle, …]}, …]}`")
         case .reloadContacts: ("read the `--contacts` file again (as SIGHUP does); live conversations are renamed", "`{\"contacts\": n, \"conflicts\": n}`")
+        case .groupSessions: ("the group sessions this parleyd hosts, joined or was offered (docs/group-activities.md)", "`{\"sessions\": [group session, …]}`")
+        case .groupActivate: ("share an activity in a joined or paused conversation and, once merged, its whole group: this parleyd hosts the session (it orders every message) and has joined it; Parley peers are offered it (`groupSessionChanged` with `offered`), plain softphones are members at once and get `text` messages as text. A session the conversation carried before is replaced. `notJoined` when the call is not connected", "a group session")
+        case .groupJoin: ("join a session a peer offered", "a group session (`joined`)")
+        case .groupLeave: ("leave a session (the host's leaving ends it for everyone)", "`{\"session\", \"state\": \"invalidated\"}`")
+        case .groupEnd: ("end a session this parleyd hosts, for everyone (a member leaves)", "`{\"session\", \"state\": \"invalidated\"}`")
+        case .groupSend: ("send a message to the session's other participants; answered when every participant it went to has it (`reliable`: once, in one order for every member) or at once (`unreliable`). Errors: `messageTooLarge`, `throttled` (20 a second, bursts of 40, per sender), `notJoined`, `unknownParticipant`, `notFound`", "`{\"session\", \"id\", \"seq\": integer or null, \"deliveredTo\": [participant ids], \"failed\": [ids that left first or refused it], \"unsupported\": [plain softphones that cannot read its type], \"error\": error or null}`")
         }
     }
 
@@ -67,6 +73,16 @@ public enum ControlReference {
             "the registration changed: `{\"state\": \"unregistered\" | \"registering\" | \"registered\" | \"failed\", \"expiresAt\": timestamp or null, \"reason\": string or null}`"
         case .pushReceived:
             "a VoIP push was handled: `{\"callID\", \"handling\": \"reported\" | \"alreadyReported\" | \"reportedAndEnded\" | \"cancelled\" | \"notReported\", \"conversation\": uuid or null, \"reason\": string or null}`"
+        case .groupSessionChanged:
+            "a group session was `offered` by a peer (join it with `groupJoin`), `activated` here, `joined` or `invalidated`: `{\"change\", \"session\": group session}`"
+        case .groupParticipantsChanged:
+            "a session's active participants changed — the moment to send newcomers a snapshot (`to: [added ids]`): `{\"session\", \"added\": [participant], \"removed\": [participant], \"active\": [participant]}`"
+        case .groupMessage:
+            "a message from another participant, in the session's order: `{\"session\", \"seq\", \"source\": participant, \"type\", \"data\", \"mode\"}`"
+        case .groupSendResult:
+            "how one of this parleyd's group messages went (as `groupSend`'s result): `{\"session\", \"id\", \"seq\", \"deliveredTo\", \"failed\", \"unsupported\", \"error\"}`"
+        case .textMessage:
+            "text a call's peer sent in a SIP MESSAGE outside any group session: `{\"conversation\": uuid, \"text\"}`"
         case .actionSettled:
             "any action — from a frontend or caused by the network — completed, failed or timed out: `{\"action\", \"actionUUID\", \"conversation\", \"state\": \"complete\" | \"failed\" | \"timedOut\", \"error\": error or null}`"
         }

@@ -23,6 +23,21 @@ public struct GroupSessionInfo: Sendable, Hashable {
     public let activeParticipants: [GroupParticipant]
     /// The most bytes a message's `type` and `data` may have in this session now.
     public let maxMessageBytes: Int
+
+    /// A session's view.
+    public init(
+        id: String, activity: GroupActivity, state: GroupSessionState, isHost: Bool, conversation: UUID,
+        localParticipant: GroupParticipant, activeParticipants: [GroupParticipant], maxMessageBytes: Int
+    ) {
+        self.id = id
+        self.activity = activity
+        self.state = state
+        self.isHost = isHost
+        self.conversation = conversation
+        self.localParticipant = localParticipant
+        self.activeParticipants = activeParticipants
+        self.maxMessageBytes = maxMessageBytes
+    }
 }
 
 /// A message for the local frontend.
@@ -34,6 +49,16 @@ public struct GroupDelivery: Sendable, Hashable {
     public let type: String
     public let data: JSONValue
     public let mode: GroupDeliveryMode
+
+    /// A delivery.
+    public init(session: String, seq: UInt64, source: GroupParticipant, type: String, data: JSONValue, mode: GroupDeliveryMode) {
+        self.session = session
+        self.seq = seq
+        self.source = source
+        self.type = type
+        self.data = data
+        self.mode = mode
+    }
 }
 
 /// How one of the local frontend's sends ended: delivered to whom, failed for whom, and which plain softphones
@@ -48,6 +73,20 @@ public struct GroupSendReport: Sendable, Hashable {
     public let failed: [String]
     public let unsupported: [String]
     public let error: GroupSendError?
+
+    /// A report.
+    public init(
+        id: UInt64, session: String, seq: UInt64?, deliveredTo: [String], failed: [String], unsupported: [String],
+        error: GroupSendError?
+    ) {
+        self.id = id
+        self.session = session
+        self.seq = seq
+        self.deliveredTo = deliveredTo
+        self.failed = failed
+        self.unsupported = unsupported
+        self.error = error
+    }
 }
 
 /// What the driver does for the messenger.

@@ -70,6 +70,9 @@ public struct GroupMessenger: Sendable {
         sessionID(carriedBy: conversation).flatMap { sessions[$0] }.map { info($0) }
     }
 
+    /// Whether the machine knows a conversation (it was connected once and has not ended).
+    public func isKnown(_ conversation: UUID) -> Bool { legs[conversation] != nil }
+
     /// Whether a conversation may activate a session (Apple's `GroupStateObserver.isEligibleForGroupSession`).
     public func isEligible(_ conversation: UUID) -> Bool { legs[conversation]?.isConnected == true }
 
@@ -80,6 +83,9 @@ public struct GroupMessenger: Sendable {
 
     /// A conversation was reported or changed (state, group, transport).
     public mutating func legChanged(_ leg: Leg, now: Duration) -> [GroupEffect] {
+        var leg = leg
+        // A peer that refused our JSON (415) reads text for the rest of the call.
+        if legs[leg.uuid]?.format == .text { leg.format = .text }
         let previous = legs.updateValue(leg, forKey: leg.uuid)
         if previous == leg { return [] }
         var effects: [GroupEffect] = []

@@ -132,13 +132,17 @@ extension ControlService {
         case .tonesReceived, .mediaChanged, .mediaStats, .historyRecorded, .registrationChanged, .pushHandled:
             guard listening else { return [] }
             return Self.message(for: event)
+        case .group(let effect):
+            if case .sendFinished(let report) = effect { groupSendFinished(report) }
+            guard listening else { return [] }
+            return Self.groupEvent(effect).map { [$0] } ?? []
         }
     }
 
     /// The events that are one message each, whatever came before.
     private static func message(for event: EngineEvent) -> [ControlEventMessage] {
         switch event {
-        case .conversationChanged, .actionPerformed, .actionSettled:
+        case .conversationChanged, .actionPerformed, .actionSettled, .group:
             return []
         case .tonesReceived(let uuid, let digits):
             return [.tonesReceived(TonesReceived(conversation: uuid.uuidString, digits: digits))]

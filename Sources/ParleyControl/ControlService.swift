@@ -21,6 +21,8 @@ public final class ControlService: Sendable {
     private let limits: [String: Int]
     /// What the events have said so far (see ControlService+Events).
     let events = Mutex(EventState())
+    /// `groupSend` requests waiting for their message's report, and reports that came first.
+    let groupReplies = Mutex(GroupReplyTable())
     /// This run's mark on `list` cursors (positions start again with the next run).
     let listEpoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
 
@@ -129,6 +131,8 @@ public final class ControlService: Sendable {
             reply(ControlMessage.result(ContactsResult(contacts: found), id: id))
         case .reloadContacts:
             reply(ControlMessage.result(try reloadContacts(), id: id))
+        case .groupSessions, .groupActivate, .groupJoin, .groupLeave, .groupEnd, .groupSend:
+            try serveGroup(command, id: id, reply: reply)
         case .history, .historyCount, .markRead, .deleteRecord, .clearHistory, .redial:
             guard let history else {
                 throw ControlError(.unavailable, "This parleyd keeps no call history (it runs with --no-history).")
@@ -250,7 +254,7 @@ public final class ControlService: Sendable {
     }
 
     /// The conversation a parameter names: a full uuid or a unique prefix of a live one.
-    private func conversation(_ text: String, field: String = "conversation") throws(ControlError) -> UUID {
+    func conversation(_ text: String, field: String = "conversation") throws(ControlError) -> UUID {
         let lowered = text.lowercased()
         if let uuid = UUID(uuidString: lowered), engine.manager.conversation(uuid) != nil { return uuid }
         let matches = engine.manager.conversations.filter { $0.uuid.uuidString.lowercased().hasPrefix(lowered) }

@@ -216,7 +216,7 @@ extension CallLeg {
     /// INFO, and the action is done when they have had their time (so a tone and a hang-up right after it keep their
     /// order); nil otherwise.
     /// `media` is nil while we hold the call (our stream is stopped); a peer that holds us takes no audio either.
-    func tonesInStream(_ digits: String, action: ActionRef, media: Media?, tones: inout Tones?) -> [CallLegEffect]? {
+    static func tonesInStream(_ digits: String, action: ActionRef, media: Media?, tones: inout Tones?) -> [CallLegEffect]? {
         guard let media, media.local.telephoneEvent != nil, let remote = media.remote, remote.telephoneEvent != nil,
             remote.effectiveDirection.receives,
             // telephone-event/8000 beside an 8 kHz codec only (RFC 4733 §2.1: the audio's clock).
@@ -230,7 +230,7 @@ extension CallLeg {
     }
 
     /// The tones sent in the stream have had their time: their action is done.
-    func streamTonesDone(_ tones: inout Tones?) -> [CallLegEffect] {
+    static func streamTonesDone(_ tones: inout Tones?) -> [CallLegEffect] {
         guard let playing = tones else { return [] }
         tones = nil
         return [.fulfil(playing.action)]
@@ -238,7 +238,7 @@ extension CallLeg {
 
     /// PlayTone: in the media stream when both descriptions list telephone-event and audio flows to the peer, else
     /// one INFO per keypad digit, in order, each after the previous one is answered.
-    func playTones(
+    static func playTones(
         _ digits: String, action: ActionRef, tones: inout Tones?, dialog: inout SIPDialog, destination: SIPDestination,
         media: Media?, in context: some CallLegContext
     ) -> [CallLegEffect] {
@@ -251,7 +251,7 @@ extension CallLeg {
     }
 
     /// A response to one of our INFO tones: the next goes when it is answered 2xx.
-    func toneResponse(
+    static func toneResponse(
         _ response: SIPResponse, digit: Character, tones: inout Tones?, dialog: inout SIPDialog,
         destination: SIPDestination, in context: some CallLegContext
     ) -> [CallLegEffect] {
@@ -269,7 +269,7 @@ extension CallLeg {
         return info(playing.current, dialog: &dialog, destination: destination, in: context)
     }
 
-    private func info(
+    private static func info(
         _ digit: Character, dialog: inout SIPDialog, destination: SIPDestination, in context: some CallLegContext
     ) -> [CallLegEffect] {
         let target = context.destination(inDialog: dialog, fallback: destination)

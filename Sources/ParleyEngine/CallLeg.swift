@@ -242,6 +242,11 @@ extension CallLeg {
     /// A response to one of the leg's requests. (Each transition switches on the state alone: a switch over a tuple
     /// holding the state would copy it, and this is the hot path.)
     mutating func receive(_ response: SIPResponse, to request: CallLegRequest, in context: some CallLegContext) -> [CallLegEffect] {
+        if case .info(let digit) = request {
+            return inAnsweredCall { call in
+                Self.toneResponse(response, digit: digit, tones: &call.tones, dialog: &call.dialog, destination: call.destination, in: context)
+            } ?? []
+        }
         switch state {
         case .outgoing(var outgoing):
             switch request {
@@ -251,7 +256,7 @@ extension CallLeg {
             case .cancel:
                 let outcome = outgoing.receiveCancelResponse(response)
                 return settle(outgoing, outcome, in: context)
-            case .bye, .reinvite, .info:
+            case .bye, .reinvite, .info, .message:
                 return []
             }
         case .confirmed(var confirmed):
@@ -261,23 +266,10 @@ extension CallLeg {
                 state = .confirmed(confirmed)
                 guard let failedStatus else { return effects }
                 return effects + dialogFailed(status: failedStatus, confirmed: confirmed, in: context)
-            case .info(let digit):
-                let effects = toneResponse(
-                    response, digit: digit, tones: &confirmed.tones, dialog: &confirmed.dialog,
-                    destination: confirmed.destination, in: context)
-                state = .confirmed(confirmed)
-                return effects
-            case .invite, .cancel, .bye:
+            case .invite, .cancel, .bye, .info, .message:
                 return []  // late answers: the leg has moved on (our BYE's answer needs nothing)
             }
-        case .answering(var answering):
-            guard case .info(let digit) = request else { return [] }
-            let effects = toneResponse(
-                response, digit: digit, tones: &answering.tones, dialog: &answering.dialog,
-                destination: answering.destination, in: context)
-            state = .answering(answering)
-            return effects
-        case .ringing, .ended:
+        case .answering, .ringing, .ended:
             return []
         }
     }
@@ -286,6 +278,13 @@ extension CallLeg {
     mutating func requestFailed(
         _ request: CallLegRequest, _ failure: CallLegRequestFailure, in context: some CallLegContext
     ) -> [CallLegEffect] {
+        if case .info(let digit) = request {
+            return inAnsweredCall { call in
+                guard let tones = call.tones, tones.current == digit else { return [] }
+                call.tones = nil
+                return [.fail(tones.action, reason: "tone \(digit) was not answered")]
+            } ?? []
+        }
         switch state {
         case .outgoing(let outgoing):
             guard case .invite = request else { return [] }
@@ -298,20 +297,10 @@ extension CallLeg {
                 state = .confirmed(confirmed)
                 let reason = failure == .timeout ? "no answer to the re-INVITE" : "the transport failed"
                 return [failed(offerRequest, reason: reason)] + dialogFailed(status: 408, confirmed: confirmed, in: context)
-            case .info(let digit):
-                guard let tones = confirmed.tones, tones.current == digit else { return [] }
-                confirmed.tones = nil
-                state = .confirmed(confirmed)
-                return [.fail(tones.action, reason: "tone \(digit) was not answered")]
-            case .invite, .cancel, .bye:
+            case .invite, .cancel, .bye, .info, .message:
                 return []
             }
-        case .answering(var answering):
-            guard case .info(let digit) = request, let tones = answering.tones, tones.current == digit else { return [] }
-            answering.tones = nil
-            state = .answering(answering)
-            return [.fail(tones.action, reason: "tone \(digit) was not answered")]
-        case .ringing, .ended:
+        case .answering, .ringing, .ended:
             return []
         }
     }
@@ -336,22 +325,11 @@ extension CallLeg {
             state = .confirmed(confirmed)
             return effects
         case .playTone(let digits, _):
-            switch state {
-            case .confirmed(var confirmed):
-                let effects = playTones(
-                    digits, action: ref, tones: &confirmed.tones, dialog: &confirmed.dialog,
-                    destination: confirmed.destination, media: confirmed.localHold ? nil : confirmed.media, in: context)
-                state = .confirmed(confirmed)
-                return effects
-            case .answering(var answering):
-                let effects = playTones(
-                    digits, action: ref, tones: &answering.tones, dialog: &answering.dialog,
-                    destination: answering.destination, media: answering.media, in: context)
-                state = .answering(answering)
-                return effects
-            case .ringing, .outgoing, .ended:
-                return [.fail(ref, reason: "the call is not connected")]
-            }
+            return inAnsweredCall { call in
+                Self.playTones(
+                    digits, action: ref, tones: &call.tones, dialog: &call.dialog, destination: call.destination,
+                    media: call.media, in: context)
+            } ?? [.fail(ref, reason: "the call is not connected")]
         case .start, .mute, .merge, .unmerge:
             preconditionFailure("the user agent performs \(action.kind.name) itself")
         }
@@ -367,6 +345,7 @@ extension CallLeg {
 
     /// A timer of the leg fired (a timer of a state the leg has left does nothing).
     mutating func timerFired(_ timer: CallLegTimer, in context: some CallLegContext) -> [CallLegEffect] {
+        if timer == .tonesInStream { return inAnsweredCall { Self.streamTonesDone(&$0.tones) } ?? [] }
         switch state {
         case .ringing:
             switch timer {
@@ -400,11 +379,7 @@ extension CallLeg {
                 return effects
             case .ackTimeout:
                 return ackNeverCame(answering.dialog, destination: answering.destination, in: context)
-            case .tonesInStream:
-                let effects = streamTonesDone(&answering.tones)
-                state = .answering(answering)
-                return effects
-            case .ring, .autoAnswer, .glareRetry, .cancelGuard, .reinviteGuard:
+            case .ring, .autoAnswer, .glareRetry, .cancelGuard, .reinviteGuard, .tonesInStream:
                 return []
             }
         case .confirmed(var confirmed):
@@ -425,11 +400,7 @@ extension CallLeg {
                 guard let effects = reinviteUnanswered(&confirmed) else { return [] }
                 state = .confirmed(confirmed)
                 return effects + dialogFailed(status: 408, confirmed: confirmed, in: context)
-            case .tonesInStream:
-                let effects = streamTonesDone(&confirmed.tones)
-                state = .confirmed(confirmed)
-                return effects
-            case .ring, .autoAnswer, .cancelGuard:
+            case .ring, .autoAnswer, .cancelGuard, .tonesInStream:
                 return []
             }
         case .ended:
@@ -569,22 +540,48 @@ extension CallLeg {
         }
     }
 
+    /// The `Accept` of the peer's INVITE (callee) or 2xx (caller): what bodies it reads in MESSAGE.
+    var peerAccept: String? {
+        switch state {
+        case .confirmed(let confirmed) where role == .caller: confirmed.peerAccept
+        default: role == .callee ? invite.headers["Accept"] : nil
+        }
+    }
+
+    /// Runs `body` on what in-dialog requests of an answered call (answering or confirmed) use, and keeps what it
+    /// changed; nil when the call is not answered.
+    mutating func inAnsweredCall<Result>(_ body: (inout AnsweredCall) -> Result) -> Result? {
+        switch state {
+        case .confirmed(var confirmed):
+            var call = AnsweredCall(
+                dialog: confirmed.dialog, destination: confirmed.destination, tones: confirmed.tones,
+                media: confirmed.localHold ? nil : confirmed.media)
+            let result = body(&call)
+            (confirmed.dialog, confirmed.tones) = (call.dialog, call.tones)
+            state = .confirmed(confirmed)
+            return result
+        case .answering(var answering):
+            var call = AnsweredCall(dialog: answering.dialog, destination: answering.destination, tones: answering.tones, media: answering.media)
+            let result = body(&call)
+            (answering.dialog, answering.tones) = (call.dialog, call.tones)
+            state = .answering(answering)
+            return result
+        case .ringing, .outgoing, .ended:
+            return nil
+        }
+    }
+
     /// Stores the dialog after a request it took (its remote sequence moved on).
     mutating func setDialog(_ dialog: SIPDialog) {
+        if inAnsweredCall({ $0.dialog = dialog }) != nil { return }
         switch state {
         case .ringing(var ringing):
             ringing.dialog = dialog
             state = .ringing(ringing)
-        case .answering(var answering):
-            answering.dialog = dialog
-            state = .answering(answering)
         case .outgoing(var outgoing):
             outgoing.setDialog(dialog)
             state = .outgoing(outgoing)
-        case .confirmed(var confirmed):
-            confirmed.dialog = dialog
-            state = .confirmed(confirmed)
-        case .ended:
+        case .answering, .confirmed, .ended:
             break
         }
     }

@@ -27,6 +27,8 @@ enum CallLegRequest: Hashable, Sendable {
     case reinvite(cseq: UInt32)
     /// One DTMF tone as INFO.
     case info(Character)
+    /// One group message (SIP MESSAGE), by the messenger's token.
+    case message(token: UInt64)
 }
 
 /// The timers of one call leg; the driver keeps at most one of each running.
@@ -91,6 +93,10 @@ enum CallLegEffect: Equatable {
     case fail(ActionRef, reason: String)
     /// A line for the log (the driver prefixes the conversation and Call-ID).
     case log(EngineLog.Level, String)
+    /// A MESSAGE in the leg's dialog that the dialog took: the driver answers it through `transaction`.
+    indirect case messageReceived(SIPRequest, transaction: TransactionKey)
+    /// The call could not carry our MESSAGE (it is not answered).
+    case messageFailed(token: UInt64)
     /// The leg is over: forget it, stop its timers. Its transactions finish on their own.
     case forget
 }

@@ -47,6 +47,15 @@ extension CallLeg {
         var remote: SDPSession?
     }
 
+    /// What the in-dialog requests of an answered call (answering or confirmed) use: its dialog, where its requests
+    /// go, the tones in flight, and its media unless we hold the call.
+    struct AnsweredCall {
+        var dialog: SIPDialog
+        let destination: SIPDestination
+        var tones: Tones?
+        let media: Media?
+    }
+
     /// Callee, answered, waiting for the ACK.
     struct Answering {
         var dialog: SIPDialog
@@ -99,5 +108,7 @@ extension CallLeg {
         /// Our 2xx to the peer's re-INVITE, until its ACK arrives.
         var unacknowledgedAnswer: Retransmission?
         var tones: Tones?
+        /// Caller: the `Accept` of the peer's 2xx (what bodies it reads in MESSAGE).
+        var peerAccept: String?
     }
 }

@@ -21,6 +21,8 @@ public enum CallLegTable {
         case bye = "BYE"
         case reinvite = "re-INVITE (hold offer)"
         case info = "INFO (tone)"
+        case message = "MESSAGE (group)"
+        case sendMessage = "a group message to send"
         case cancel = "CANCEL"
         case ack = "ACK"
         case inviteAgain = "INVITE again (after our 2xx)"
@@ -167,6 +169,11 @@ public enum CallLegTable {
             let request = peerRequest(
                 .info, to: leg, cseq: 7, contentType: DTMFRelay.contentType, body: Data("Signal=5\r\nDuration=160\r\n".utf8))
             return leg.receiveInfo(request, key: key, in: context)
+        case .message:
+            let request = peerRequest(.message, to: leg, cseq: 8, contentType: SIPContentType(type: "text", subtype: "plain"), body: Data("hi".utf8))
+            return leg.receiveMessage(request, key: key, in: context)
+        case .sendMessage:
+            return leg.sendMessage(token: 1, contentType: SIPContentType(type: "text", subtype: "plain"), body: Data("hi".utf8), in: context)
         case .cancel: return leg.receiveCancel(leg.invite.makeCancel(), key: key, in: context)
         case .ack: return leg.receiveACK(peerRequest(.ack, to: leg, cseq: 1), in: context)
         case .inviteAgain: return leg.inviteRetransmitted(leg.invite, from: peer)
@@ -237,6 +244,8 @@ public enum CallLegTable {
         case .tonesReceived(let digits): "tones \(digits)"
         case .sendTonesInStream(let digits): "tones \(digits) in the stream"
         case .videoSettled(let on, let failure): "video \(on ? "on" : "off") \(failure == nil ? "done" : "refused")"
+        case .messageReceived: "message to the group messenger"
+        case .messageFailed: "messenger hears it failed"
         case .log, .forget: nil
         }
     }

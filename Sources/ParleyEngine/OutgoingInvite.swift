@@ -236,7 +236,8 @@ struct OutgoingInvite {
         var local = offer
         if videoRefused { local.video?.port = 0 }
         let confirmed = CallLeg.Confirmed(
-            dialog: dialog, destination: target, media: CallLeg.Media(local: local, remote: remote), lastACK: ack)
+            dialog: dialog, destination: target, media: CallLeg.Media(local: local, remote: remote), lastACK: ack,
+            peerAccept: response.headers["Accept"])
         let refusedVideo: [CallLegEffect] = videoRefused
             ? [.report(.updated(Conversation.Update(capabilities: context.capabilities(video: false))))] : []
         return .answered(confirmed, effects + refusedVideo + [.report(.connected(context.now))])

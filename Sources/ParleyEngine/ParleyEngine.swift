@@ -1,6 +1,7 @@
 import CallHistory
 import ConversationKit
 import Foundation
+import GroupActivities
 import SIPMessages
 import ParleyIO
 import SIPTransport
@@ -65,6 +66,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             self?.emit(.mediaChanged(uuid, audio))
         }
         agent.onFinalStatistics = { [observed] uuid, quality in observed.keep(quality, for: uuid) }
+        agent.groups.onEvent = { [weak self] effect in self?.emit(.group(effect)) }
         if configuration.recordsBlockedCalls, let history = self.history {
             agent.onCallerBlocked = { [weak self, environment, localHandle] caller, callID in
                 guard let engine = self else { return }
@@ -337,6 +339,11 @@ public final class ParleyEngine: ConversationManagerDelegate {
         } ?? EngineStatistics()
     }
 
+    /// Runs `work` on the user agent, on the engine's thread, and waits for it (nil when the engine runs no more).
+    func onEngine<Value: Sendable>(_ work: @escaping @Sendable (SIPUserAgent) -> Value) -> Value? {
+        environment.executeAndWait { [agent] in work(agent.value) }
+    }
+
     // MARK: ConversationManagerDelegate
 
     /// Performs `action` over SIP on the engine's thread (hopping there when called from elsewhere).
@@ -397,7 +404,14 @@ public final class ParleyEngine: ConversationManagerDelegate {
     }
 
     /// Every change goes to the event observers; state changes are also logged and go to transition observers.
+    /// The group messenger hears of it first (on the engine's thread): a session follows its conversations.
     private func announce(_ transition: ConversationTransition) {
+        let conversation = transition.conversation
+        if environment.isCurrent {
+            agent.value.groups.conversationChanged(conversation)
+        } else {
+            environment.execute { [agent] in agent.value.groups.conversationChanged(conversation) }
+        }
         if transition.changesState {
             log.info(transition.description)
             for observer in observers.withLock({ $0 }) { observer(transition) }
@@ -441,6 +455,9 @@ public enum EngineEvent: Sendable {
     case pushHandled(callID: String, handling: PushHandling)
     /// An action (from a frontend or the network) completed, failed or timed out.
     case actionSettled(ConversationAction, ConversationAction.State)
+    /// A group session's news for the frontend: offered, joined or invalidated, participants, a message, how a
+    /// send went, text from a plain softphone outside any session.
+    case group(GroupEffect)
 }
 
 /// One change of a conversation, as the engine logs it (when its state changed) and announces it.

@@ -10,7 +10,10 @@ import SIPTransport
 /// behind: it is answered statelessly with one 403 or 503 (no 100 Trying, no retransmissions: a spoofed flood draws
 /// one datagram per datagram), or, from a banned source, not answered at all.
 ///
-///   new request ──► density (SourceRateGuard) ──drop──► nothing sent
+///   new request ──► in a live dialog (not INVITE)? ──yes──► open its transaction
+///        │ no
+///        ▼
+///   density (SourceRateGuard) ──drop──► nothing sent
 ///                        │ admit         └──refuse──► 503 Retry-After: ban
 ///                        ▼
 ///                   new INVITE? ──no──► open its transaction
@@ -28,7 +31,10 @@ extension SIPUserAgent {
     func admits(_ request: SIPRequest, from source: SIPDestination) -> Bool {
         let sourceKey = SourceKey(host: source.address.host)
         let exempt = exemptSources.contains(sourceKey)
-        if !exempt {
+        // A request in one of our live dialogs (group MESSAGEs come fast, and several peers may share an address) is
+        // not a flood of new work: the leg and the group messenger bound what it costs.
+        let inLiveDialog = request.method != .invite && request.headers.to?.tag != nil && leg(forInDialog: request) != nil
+        if !exempt && !inLiveDialog {
             switch requestGuard.check(sourceKey, at: environment.uptime) {
             case .admit:
                 break

@@ -178,6 +178,10 @@ extension SIPUserAgent {
             case .tonesReceived(let digits):
                 log.info("\(uuid) \(callID(of: uuid)): the remote side sent tone \(digits)")
                 onTonesReceived?(uuid, digits)
+            case .messageReceived(let request, let key):
+                groups.received(request, key: key, on: uuid, toTag: peek(uuid) { $0.localTag })
+            case .messageFailed(let token):
+                groups.failed(token: token, on: uuid)
             case .forget:
                 forget(uuid)
             }
@@ -232,6 +236,16 @@ extension SIPUserAgent: TransactionUser {
     /// A client transaction of a leg or of the registration has news.
     func clientTransaction(of owner: TransactionOwner, event: ClientTransactionEvent) {
         switch owner {
+        case .leg(let uuid, .message(let token)):
+            // A MESSAGE's answer changes nothing in the dialog: it goes to the messenger.
+            switch event {
+            case .response(let response):
+                guard !response.isProvisional else { return }
+                let retryAfter = response.headers["Retry-After"].flatMap { Int($0.prefix { $0.isNumber }) }
+                groups.answered(token: token, status: response.statusCode, retryAfter: retryAfter, on: uuid)
+            case .timeout, .transportError:
+                groups.failed(token: token, on: uuid)
+            }
         case .leg(let uuid, let request):
             if case .response(let response) = event, request == .invite, response.statusCode >= 300 {
                 let retryAfter = response.headers["Retry-After"].flatMap { Int($0.prefix { $0.isNumber }) }

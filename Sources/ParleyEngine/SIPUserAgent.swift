@@ -1,6 +1,7 @@
 import CallHistory
 import ConversationKit
 import Foundation
+import GroupActivities
 import SIPMessages
 import SIPSignaling
 import ParleyIO
@@ -66,6 +67,9 @@ final class SIPUserAgent {
     /// The session id our SDP origins use (one per process).
     let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
 
+    /// The node's group sessions and their messenger (made in `init`, it needs the agent).
+    var groups: GroupMessaging!
+
     /// Calls announced by VoIP pushes, waiting for their INVITEs.
     let pushedCalls: PushedCallRegistry
     /// Our local member handle, computed once (read from any thread: it never changes).
@@ -92,6 +96,7 @@ final class SIPUserAgent {
                 localTag: SecureRandom.token(10))
         }
         transactions.user = self
+        groups = GroupMessaging(agent: self, localName: configuration.displayName ?? configuration.userName)
     }
 
     // MARK: Receiving
@@ -174,7 +179,9 @@ final class SIPUserAgent {
             inDialog(request, key: key) { leg, context in leg.receiveInfo(request, key: key, in: context) }
         case .options:
             respond(to: request, key: key, status: 200, extra: capabilityHeaders)
-        case .register, .publish, .subscribe, .refer, .message, .update, .prack, .notify:
+        case .message:
+            receiveMessage(request, key: key)
+        case .register, .publish, .subscribe, .refer, .update, .prack, .notify:
             respond(to: request, key: key, status: 405, extra: capabilityHeaders)
         case .extension:
             respond(to: request, key: key, status: 501, extra: capabilityHeaders)
@@ -224,7 +231,10 @@ final class SIPUserAgent {
 
     /// The headers that say what we support (OPTIONS, 405, 501, and our INVITEs and 2xx).
     var capabilityHeaders: SIPHeaders {
-        ["Allow": "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO", "Accept": "application/sdp, application/dtmf-relay"]
+        [
+            "Allow": "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, MESSAGE",
+            "Accept": "application/sdp, application/dtmf-relay, \(GroupMessenger.acceptedTypes)",
+        ]
     }
 
     /// Answers `request` through its server transaction.

@@ -142,6 +142,25 @@ enum ControlRendering {
         case .actionSettled(let settled):
             guard let error = settled.error else { return nil }
             return "failed   \(settled.action) on \(settled.conversation.prefix(8).lowercased()): \(describe(error))"
+        case .groupSessionChanged(let change):
+            let session = change.session
+            return "group    \(change.change) \(session.session.prefix(8)) \"\(session.activity.title)\" on \(session.conversation.prefix(8).lowercased())"
+                + " (\(session.activeParticipants.map(\.name).joined(separator: ", ")))" + (session.reason.map { " — \($0)" } ?? "")
+        case .groupParticipantsChanged(let change):
+            let added = change.added.map { "+\($0.name)" }, removed = change.removed.map { "−\($0.name)" }
+            return "group    \(change.session.prefix(8)) \((added + removed).joined(separator: " ")): \(change.active.map(\.name).joined(separator: ", "))"
+        case .groupMessage(let message):
+            let text = message.type == "text"
+                ? (message.data.stringValue ?? message.data["text"]?.stringValue ?? "")
+                : String(decoding: message.data.encoded, as: UTF8.self)
+            return "message  \(message.session.prefix(8)) #\(message.seq) [\(message.source.name)] \(message.type == "text" ? "" : message.type + " ")\(text)"
+        case .groupSendResult(let result):
+            if let error = result.error { return "sent     \(result.session.prefix(8)) id \(result.id): \(describe(error))" }
+            return "sent     \(result.session.prefix(8)) #\(result.seq.map(String.init) ?? "-") to \(result.deliveredTo.count)"
+                + (result.failed.isEmpty ? "" : ", failed \(result.failed.count)")
+                + (result.unsupported.isEmpty ? "" : ", unsupported \(result.unsupported.count)")
+        case .textMessage(let message):
+            return "text     ← \(message.conversation.prefix(8).lowercased()) \(message.text)"
         }
     }
 

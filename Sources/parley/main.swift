@@ -29,6 +29,7 @@ let commands: [(name: String, summary: String, run: @Sendable ([String]) throws 
     ("watch", "print a running parleyd's conversation changes as they happen", { try ControlCommands.run("watch", $0) }),
     ("reload-contacts", "make a running parleyd read its contacts file again", { try ControlCommands.run("reload-contacts", $0) }),
     ("web", "the web softphone's address with the token (--open opens it in a browser)", { try ControlCommands.run("web", $0) }),
+    ("group", "group sessions in a running parleyd's calls: start, join, send, leave, watch", GroupCommand.run),
     ("reference", "print a generated reference document (control-api: docs/control-api.md)", ReferenceCommand.run),
 ]
 

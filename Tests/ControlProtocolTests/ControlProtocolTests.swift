@@ -1,6 +1,7 @@
 import ControlProtocol
 import ConversationKit
 import Foundation
+import GroupActivities
 import Testing
 
 @Suite("Control protocol: the typed messages")
@@ -31,6 +32,12 @@ struct ControlProtocolTests {
         case .redial: .redial(.example)
         case .contact: .contact(.example)
         case .contacts: .contacts(.example)
+        case .groupSessions: .groupSessions
+        case .groupActivate: .groupActivate(.example)
+        case .groupJoin: .groupJoin(.example)
+        case .groupLeave: .groupLeave(.example)
+        case .groupEnd: .groupEnd(.example)
+        case .groupSend: .groupSend(.example)
         }
     }
 
@@ -117,13 +124,52 @@ struct ControlProtocolTests {
             .registrationChanged(RegistrationInfo(state: "failed", reason: "403 Forbidden")),
             .pushReceived(PushReceived(callID: "c@h", handling: "cancelled", conversation: nil, reason: nil)),
             .actionSettled(ActionSettled(action: "start", actionUUID: "A", conversation: "U", state: "failed", error: error)),
-        ]
+        ] + Self.groupEvents
         for event in events { #expect(ControlEventMessage.decode(event.encoded()) == event, "\(event)") }
         let media = String(decoding: events[3].encoded(), as: UTF8.self)
         for member in MediaInfo.fields.map(\.name) { #expect(media.contains("\"\(member)\":"), "\(member) missing: \(media)") }
         #expect(media.contains(#""direction":"sendonly""#) && media.contains(#""remoteRTCPPort":6001"#))
         #expect(media.contains(#""ptime":null"#))
         #expect(Set(events.map(\.name) + [.conversationChanged]) == Set(ControlEventMessage.Name.allCases))
+    }
+
+    /// One of each group event, with every optional member both ways.
+    static var groupEvents: [ControlEventMessage] {
+        let host = GroupParticipant(id: "h", name: "Alice"), bob = GroupParticipant(id: "b", name: "Bob")
+        let info = GroupSessionInfo(
+            id: "S", activity: GroupActivity(identifier: "com.example.list", title: "List"), state: .invalidated(.ended),
+            isHost: false, conversation: UUID(), localParticipant: bob, activeParticipants: [host, bob], maxMessageBytes: 768)
+        let delivery = GroupDelivery(
+            session: "S", seq: 7, source: host, type: "app.item", data: .object(["n": .integer(1), "x": .number(0.5), "ok": .bool(true), "l": .array([.null, .string("é")])]),
+            mode: .reliable)
+        return [
+            .groupSessionChanged(GroupSessionChanged(change: "invalidated", session: GroupSessionData(info))),
+            .groupParticipantsChanged(GroupParticipantsChanged(session: "S", added: [.init(bob)], removed: [], active: [.init(host), .init(bob)])),
+            .groupMessage(GroupMessageReceived(delivery)),
+            .groupSendResult(GroupSendResult(GroupSendReport(
+                id: 3, session: "S", seq: nil, deliveredTo: [], failed: [], unsupported: [], error: .throttled(retryAfter: .milliseconds(50))))),
+            .groupSendResult(GroupSendResult(GroupSendReport(
+                id: 4, session: "S", seq: 9, deliveredTo: ["h"], failed: ["c"], unsupported: ["p"], error: nil))),
+            .textMessage(TextMessageReceived(conversation: "U", text: "hi")),
+        ]
+    }
+
+    @Test("a group message's params: data any JSON, to all or some, a known mode; bad ones named")
+    func groupSendParams() throws {
+        let line = #"{"v":1,"id":1,"method":"groupSend","params":{"session":"S","type":"text","data":"hi","to":["a","b"]}}"#
+        let parsed = try ControlRequest.parse(Data(line.utf8))
+        #expect(parsed.command == .groupSend(GroupSendParams(session: "S", type: "text", data: .string("hi"), to: .only(["a", "b"]))))
+        for (params, field) in [(#"{"session":"S","type":"t","data":1,"mode":"sometimes"}"#, "mode"), (#"{"session":"S","type":"t"}"#, "data"),
+                                (#"{"session":"S","type":"t","data":1,"to":"some"}"#, "to"), (#"{"session":" ","type":"t","data":1}"#, "session")] {
+            do {
+                _ = try ControlRequest.parse(Data(#"{"v":1,"id":2,"method":"groupSend","params":\#(params)}"#.utf8))
+                Issue.record("\(params) parsed")
+            } catch {
+                #expect(error.error.details?.field == field, "\(params): \(error.error)")
+            }
+        }
+        let activate = #"{"v":1,"id":3,"method":"groupActivate","params":{"conversation":"c","identifier":"","title":"T"}}"#
+        #expect(throws: (any Error).self) { try ControlRequest.parse(Data(activate.utf8)) }
     }
 
     @Test("a conversation's view: every documented member present, null when empty; changes name what differs")

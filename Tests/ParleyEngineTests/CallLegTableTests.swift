@@ -15,7 +15,8 @@ struct CallLegTableTests {
     static func expectedRow(_ input: CallLegTable.Input) -> String {
         switch input {
         case .ring, .reinvite, .info, .inviteAgain, .successAgain, .trying, .cancelAnswered, .hold, .tones, .videoOn,
-            .autoAnswerTimer, .retransmitTimer, .glareTimer, .reinviteGuardTimer, .tonesInStreamTimer:
+            .autoAnswerTimer, .retransmitTimer, .glareTimer, .reinviteGuardTimer, .tonesInStreamTimer, .message,
+            .sendMessage:
             unchanged
         case .bye: "x x c x x x x"
         case .cancel: "x a c e k f x"
@@ -67,9 +68,9 @@ struct CallLegTableTests {
                 switch effect {
                 case .respond(let response, _): #expect(response.statusCode == 481, "\(cell.input.rawValue)")
                 case .fulfil(let action): #expect(action.action.kind.name == "end")
-                case .fail, .videoSettled: break
+                case .fail, .videoSettled, .messageFailed: break
                 case .send, .sendStateless, .abandon, .startTimer, .cancelTimer, .report, .performJoin, .log, .forget,
-                    .tonesReceived, .sendTonesInStream:
+                    .tonesReceived, .sendTonesInStream, .messageReceived:
                     Issue.record("ended × \(cell.input.rawValue) did \(effect)")
                 }
             }

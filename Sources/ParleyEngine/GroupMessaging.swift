@@ -1,0 +1,133 @@
+import ConversationKit
+import Foundation
+import GroupActivities
+import ParleyIO
+import SIPMessages
+import SIPSignaling
+
+/// The driver of the node's ``GroupMessenger``: it feeds the machine the conversations as they change, the group
+/// MESSAGEs the legs receive and the answers to the ones they sent, and carries out its effects — a MESSAGE on a
+/// leg, a leg's resume timer, ending a conversation whose dialog is dead, and events for the frontends.
+///
+/// Confined to the engine's thread, like the user agent that owns it.
+final class GroupMessaging {
+    private(set) var messenger: GroupMessenger
+    private unowned let agent: SIPUserAgent
+    private var resumeTimers: [UUIDKey: EngineTimer] = [:]
+    /// Told of everything a frontend hears (offers, state changes, participants, messages, send results, text).
+    var onEvent: ((GroupEffect) -> Void)?
+
+    init(agent: SIPUserAgent, localName: String) {
+        self.agent = agent
+        messenger = GroupMessenger(localName: localName)
+    }
+
+    private var now: Duration { agent.environment.uptime }
+
+    // MARK: Inputs
+
+    /// A conversation changed: the machine hears whether it is up, its group, how its peer reads messages.
+    func conversationChanged(_ conversation: Conversation) {
+        let uuid = conversation.uuid
+        if conversation.state == .left {
+            guard messenger.isKnown(uuid) else { return }
+            apply(messenger.legEnded(uuid, now: now))
+            if let timer = resumeTimers.removeValue(forKey: UUIDKey(uuid)) { agent.environment.cancel(timer) }
+            return
+        }
+        let connected = conversation.state == .joined || conversation.state == .paused
+        // Conversations that never connected cost the machine nothing.
+        guard connected || messenger.isKnown(uuid) else { return }
+        let facts = agent.peek(uuid) { leg in (leg.remoteHandle, leg.peerGroupFormat, leg.signalsOverStream) }
+        guard let (handle, format, isStream) = facts else { return }
+        let leg = GroupMessenger.Leg(
+            uuid: uuid, name: handle.displayName ?? handle.value, format: format, isStream: isStream,
+            group: conversation.groupUUID, isConnected: connected)
+        apply(messenger.legChanged(leg, now: now))
+    }
+
+    /// A MESSAGE for a conversation's group messenger (in its dialog, or matched to it by its sender): answered with
+    /// the machine's status.
+    func received(_ request: SIPRequest, key: TransactionKey, on uuid: UUID, toTag: String?) {
+        let contentType = request.headers.contentType?.headerValue ?? ""
+        let (status, effects) = messenger.receive(request.body, contentType: contentType, on: uuid, now: now)
+        var extra: SIPHeaders = [:]
+        if status == 415 { extra.append("Accept", GroupMessenger.acceptedTypes) }
+        agent.respond(to: request, key: key, status: status, toTag: toTag, extra: extra)
+        apply(effects)
+    }
+
+    func answered(token: UInt64, status: Int, retryAfter: Int?, on uuid: UUID) {
+        apply(messenger.answered(leg: uuid, token: token, status: status, retryAfter: retryAfter.map { .seconds($0) }, now: now))
+    }
+
+    func failed(token: UInt64, on uuid: UUID) {
+        apply(messenger.failed(leg: uuid, token: token, now: now))
+    }
+
+    // MARK: The frontend's requests
+
+    func activate(_ activity: GroupActivity, on conversation: UUID) -> Result<GroupSessionInfo, GroupSendError> {
+        let outcome = messenger.activate(
+            activity, on: conversation, sessionID: RandomUUID.make().uuidString.lowercased(),
+            localID: RandomUUID.make().uuidString.lowercased(), now: now)
+        apply(outcome.effects)
+        return outcome.result
+    }
+
+    func join(_ session: String) -> Result<GroupSessionInfo, GroupSendError> {
+        let outcome = messenger.join(session, now: now)
+        apply(outcome.effects)
+        return outcome.result
+    }
+
+    func leave(_ session: String, end: Bool) -> Result<Void, GroupSendError> {
+        guard messenger.session(session) != nil else { return .failure(.unknownSession(session)) }
+        apply(end ? messenger.end(session, now: now) : messenger.leave(session, now: now))
+        return .success(())
+    }
+
+    func send(
+        _ data: JSONValue, type: String, to recipients: GroupRecipients, mode: GroupDeliveryMode, keep: Bool, in session: String
+    ) -> Result<UInt64, GroupSendError> {
+        let outcome = messenger.send(data, type: type, to: recipients, mode: mode, keep: keep, in: session, now: now)
+        apply(outcome.effects)
+        return outcome.result
+    }
+
+    /// The SIP form of the machine's two body types.
+    static func contentType(_ text: String) -> SIPContentType {
+        guard text.hasPrefix("text/plain") else { return SIPContentType(type: "application", subtype: "vnd.parley.group+json") }
+        return SIPContentType(type: "text", subtype: "plain", parameters: [SIPParameter(name: "charset", value: "utf-8")])
+    }
+
+    // MARK: Effects
+
+    private func apply(_ effects: [GroupEffect]) {
+        for effect in effects {
+            switch effect {
+            case .transmit(let uuid, let transmission):
+                let contentType = Self.contentType(transmission.contentType)
+                agent.drive(uuid) { leg, context in
+                    leg.sendMessage(token: transmission.token, contentType: contentType, body: transmission.body, in: context)
+                }
+                if agent.peek(uuid, { _ in true }) == nil { apply(messenger.failed(leg: uuid, token: transmission.token, now: now)) }
+            case .resumeLater(let uuid, let delay):
+                let key = UUIDKey(uuid)
+                if let old = resumeTimers.removeValue(forKey: key) { agent.environment.cancel(old) }
+                resumeTimers[key] = agent.environment.schedule(after: delay) { [weak self] in
+                    guard let self else { return }
+                    self.resumeTimers[key] = nil
+                    self.apply(self.messenger.resume(leg: uuid, now: self.now))
+                }
+            case .endConversation(let uuid, let status):
+                agent.log.info("\(uuid): its dialog failed a group message (\(status)); ending the call")
+                try? agent.manager.perform([.end(conversationUUID: uuid)])
+            case .log(let line):
+                agent.log.debug("group: \(line)")
+            case .sessionOffered, .sessionChanged, .participantsChanged, .deliver, .sendFinished, .textReceived:
+                onEvent?(effect)
+            }
+        }
+    }
+}

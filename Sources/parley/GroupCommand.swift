@@ -1,0 +1,139 @@
+import CommandLineSupport
+import ControlProtocol
+import Foundation
+import GroupActivities
+
+/// `parley group`: group sessions (shared activities) in a running parleyd's calls.
+enum GroupCommand {
+    static let help = """
+        usage: parley group <command> [--data-dir DIR] [--json] …
+
+          list                           the group sessions: id, activity, state, participants
+          start CONV TITLE [--id ID]     share an activity in a joined call (and its merged group); this parleyd hosts it
+          join SESSION                   join a session a peer offered (see `parley group list` or `parley watch`)
+          send SESSION TEXT              send a text message (plain softphones in the call get it as "[Name] TEXT")
+          send SESSION --type T --data JSON [--to ID,ID] [--unreliable] [--keep]
+                                         send an app message (JSON data) to all or some participants
+          leave SESSION / end SESSION    leave a session, or end the one this parleyd hosts for everyone
+          watch                          print every change as it happens (as `parley watch`)
+
+        SESSION is a session id or a unique prefix of it. Limits: docs/group-activities.md.
+        """
+
+    static func run(_ commandLine: [String]) throws -> ExitCode {
+        var arguments = Arguments(commandLine)
+        if arguments.flag("--help", "-h") || commandLine.isEmpty {
+            print(help)
+            return commandLine.isEmpty ? .usage : .ok
+        }
+        let json = arguments.flag("--json")
+        let unreliable = arguments.flag("--unreliable")
+        let keep = arguments.flag("--keep")
+        let directory = try arguments.option("--data-dir") ?? HistoryLocation.defaultDataDirectory().path
+        let identifier = try arguments.option("--id")
+        let type = try arguments.option("--type")
+        let dataText = try arguments.option("--data")
+        let to = try arguments.option("--to")
+        var positionals = try arguments.positionals()
+        let command = positionals.isEmpty ? "" : positionals.removeFirst()
+        let expected: Int
+        switch command {
+        case "list", "watch": expected = 0
+        case "join", "leave", "end": expected = 1
+        case "start": expected = 2
+        case "send": expected = type == nil ? 2 : 1
+        default: throw UsageError("parley group: unknown command \(command.isEmpty ? "(none)" : command); see parley group --help")
+        }
+        guard positionals.count == expected else {
+            throw UsageError("parley group \(command) takes \(expected) argument\(expected == 1 ? "" : "s"), got \(positionals.count)")
+        }
+        let session = try ControlSession(directory: directory)
+        defer { session.close() }
+        switch command {
+        case "watch": return try ControlRendering.watch(session, json: json)
+        case "list":
+            return try show(session.request(.groupSessions, as: GroupSessionsResult.self), json: json) { result in
+                result.sessions.isEmpty ? "no group sessions" : result.sessions.map(line).joined(separator: "\n")
+            }
+        case "start":
+            let conversation = try session.conversation(positionals[0])
+            let title = positionals[1]
+            let params = GroupActivateParams(
+                conversation: conversation, identifier: identifier ?? "org.parley.\(title.lowercased().filter(\.isLetter))", title: title)
+            return try show(session.request(.groupActivate(params), as: GroupSessionData.self), json: json) { line($0) }
+        case "join":
+            let id = try resolve(positionals[0], in: session)
+            return try show(session.request(.groupJoin(GroupSessionParams(session: id)), as: GroupSessionData.self), json: json) { line($0) }
+        case "leave", "end":
+            let id = try resolve(positionals[0], in: session)
+            let params = GroupSessionParams(session: id)
+            let request: ControlCommand = command == "end" ? .groupEnd(params) : .groupLeave(params)
+            return try show(session.request(request, as: GroupLeft.self), json: json) { "\($0.session.prefix(8)) \($0.state)" }
+        default:
+            let id = try resolve(positionals[0], in: session)
+            let data: JSONValue
+            if let type, type != "text" {
+                guard let dataText else { throw UsageError("parley group send --type \(type) needs --data JSON") }
+                do {
+                    data = try JSONDecoder().decode(JSONValue.self, from: Data(dataText.utf8))
+                } catch {
+                    throw UsageError("--data is not JSON: \(JSONSyntax(dataText))")
+                }
+            } else {
+                data = .string(type == nil ? positionals[1] : dataText ?? "")
+            }
+            let targets = to.map { GroupTargets.only($0.split(separator: ",").map(String.init)) }
+            let params = GroupSendParams(
+                session: id, type: type ?? "text", data: data, to: targets, mode: unreliable ? "unreliable" : nil,
+                keep: keep ? true : nil)
+            return try show(session.request(.groupSend(params), as: GroupSendResult.self), json: json) { result in
+                "sent #\(result.seq.map(String.init) ?? "-"): delivered to \(result.deliveredTo.count)"
+                    + (result.failed.isEmpty ? "" : ", failed for \(result.failed.joined(separator: ", "))")
+                    + (result.unsupported.isEmpty ? "" : ", not readable by \(result.unsupported.joined(separator: ", "))")
+            }
+        }
+    }
+
+    /// One session, one line.
+    static func line(_ session: GroupSessionData) -> String {
+        "\(session.session) \(session.state) \"\(session.activity.title)\" \(session.isHost ? "host" : "member") on "
+            + "\(session.conversation.prefix(8).lowercased()): "
+            + session.activeParticipants.map { $0.id == session.localParticipant.id ? "\($0.name) (you)" : $0.name }.joined(separator: ", ")
+            + " — messages up to \(session.maxMessageBytes) bytes"
+    }
+
+    /// A session id from a unique prefix.
+    private static func resolve(_ prefix: String, in session: ControlSession) throws -> String {
+        let reply = try session.request(.groupSessions, as: GroupSessionsResult.self)
+        guard case .result(let result) = reply.response else { return prefix }
+        let matches = result.sessions.map(\.session).filter { $0.hasPrefix(prefix.lowercased()) }
+        return matches.count == 1 ? matches[0] : prefix
+    }
+
+    private static func show<Result: Codable & Sendable>(
+        _ reply: (line: Data, response: ControlResponse<Result>), json: Bool, render: (Result) -> String
+    ) -> ExitCode {
+        switch reply.response {
+        case .result(let result):
+            print(json ? String(decoding: reply.line, as: UTF8.self) : render(result))
+            return .ok
+        case .error(let error):
+            if json {
+                print(String(decoding: reply.line, as: UTF8.self))
+            } else {
+                printError("parley group: \(ControlRendering.describe(error))")
+            }
+            return .failure
+        }
+    }
+}
+
+/// Where a JSON text breaks, in words.
+private func JSONSyntax(_ text: String) -> String {
+    do {
+        _ = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+        return "it does not parse"
+    } catch {
+        return "\(error.localizedDescription)"
+    }
+}
