@@ -139,7 +139,8 @@ let package = Package(
         ),
         // Real peers (sipp, baresip) against the built parleyd on loopback.
         .testTarget(
-            name: "InteropTests", dependencies: ["parleyd", "parley", "ControlChannel", "ControlProtocol", "ParleyTestSupport"]),
+            name: "InteropTests",
+            dependencies: ["parleyd", "parley", "ControlChannel", "ControlProtocol", "ParleyTestSupport", "GroupActivities"]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
