@@ -11,7 +11,9 @@ extension GroupMessenger {
         let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         switch mediaType {
         case "text/plain":
-            return (200, receiveText(String(decoding: body, as: UTF8.self), on: leg, now: now))
+            // Softphones (and sipp) end a line of chat with CRLF: it is not part of the text.
+            let text = String(decoding: body, as: UTF8.self)
+            return (200, receiveText(String(text.reversed().drop { $0.isNewline }.reversed()), on: leg, now: now))
         case GroupWire.contentType:
             switch GroupWire.decode(body) {
             case .failure(let problem): return (400, [.log("refused a group message on \(leg): \(problem)")])
@@ -51,6 +53,9 @@ extension GroupMessenger {
             let joining = kind == .join
             guard member.joined != joining else { return (200, []) }
             member.joined = joining
+            if joining, let name = wire.name?.trimmingCharacters(in: .whitespacesAndNewlines), (1...64).contains(name.count) {
+                member.participant.name = name
+            }
             session.members[leg] = member
             session.active[member.participant.id] = joining ? member.participant : nil
             sessions[session.id] = session
@@ -176,7 +181,8 @@ extension GroupMessenger {
         }
         session.state = .joined
         sessions[sessionID] = session
-        let join = GroupWire(.join, session: sessionID)
+        var join = GroupWire(.join, session: sessionID)
+        join.name = localName
         let effects = [GroupEffect.sessionChanged(info(session))]
             + enqueue(.init(session: sessionID, purpose: .control, wire: join, text: nil), on: hostLeg)
         return .init(.success(info(session)), effects)

@@ -4,7 +4,7 @@ import Foundation
 /// its session; fields a newer version adds are ignored, and so is a kind this version does not know.
 ///
 /// ```
-///  host ──session (roster; active:false = ended)──▶ member      member ──join, leave──▶ host
+///  host ──session (roster; active:false = ended)──▶ member      member ──join {name}, leave──▶ host
 ///  member ──message {id, to, mode, type, data}──▶ host ──message {seq, source, …}──▶ every other member
 ///  host ──receipt {id, seq, deliveredTo, failed, unsupported, error}──▶ the member who sent it
 /// ```
@@ -37,6 +37,8 @@ public struct GroupWire: Sendable, Hashable, Codable {
     public var you: String?
     public var participants: [GroupParticipant]?
     public var active: Bool?
+    // join: the member's own name (its display name), which the host shows the others.
+    public var name: String?
     // message
     public var id: UInt64?
     public var seq: UInt64?
@@ -53,7 +55,7 @@ public struct GroupWire: Sendable, Hashable, Codable {
     public var error: ErrorInfo?
 
     enum CodingKeys: String, CodingKey {
-        case v, session, activity, host, you, participants, active, id, seq, source, to, mode, type, keep, data,
+        case v, session, activity, host, you, participants, active, name, id, seq, source, to, mode, type, keep, data,
             deliveredTo, failed, unsupported, error
         case kindName = "kind"
     }

@@ -27,6 +27,19 @@ enum HandleMapping {
         return Handle(kind: .generic, value: value, displayName: name ?? value)
     }
 
+    /// The caller of a request: the handle of its From, except that a From without a port whose user and host are
+    /// the Contact's takes the Contact's port — a UA that is not registered (it calls from its own address, as
+    /// parleyd does) can only be called back there, and contacts and history keep naming it as before.
+    static func caller(from: SIPAddress, contact: SIPAddress?) -> Handle {
+        var address = from
+        if from.uri.port == nil, let contact = contact?.uri, let port = contact.port, contact.user == from.uri.user,
+            contact.host.lowercased() == from.uri.host.lowercased(), from.uri.scheme != "tel"
+        {
+            address.uri.port = port
+        }
+        return handle(for: address)
+    }
+
     /// `sip:user@host:port` without parameters.
     static func dialString(_ uri: SIPURI) -> String {
         var bare = uri

@@ -60,7 +60,7 @@ extension SIPUserAgent {
         else { return true }
         if case .anyone = configuration.callers {
         } else if let from = request.headers.from {
-            let caller = HandleMapping.handle(for: from)
+            let caller = HandleMapping.caller(from: from, contact: request.headers.contacts.first)
             guard configuration.callers.admits(caller) else {
                 counters.callersRefused += 1
                 // One line for the first and then every thousandth: a flood of strangers must not flood the log.

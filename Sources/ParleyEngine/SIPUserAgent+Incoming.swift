@@ -50,7 +50,7 @@ extension SIPUserAgent {
             respond(to: request, key: key, status: 480)
             return
         }
-        let handle = pushed?.call.handle ?? HandleMapping.handle(for: from)
+        let handle = pushed?.call.handle ?? HandleMapping.caller(from: from, contact: request.headers.contacts.first)
         let uuid = pushed?.call.uuid ?? RandomUUID.make()
         add(CallLeg.incoming(
             uuid: uuid, invite: request, key: key, callID: callID, localTag: SecureRandom.token(10), remoteHandle: handle,

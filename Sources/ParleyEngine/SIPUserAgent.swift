@@ -304,10 +304,13 @@ final class SIPUserAgent {
         return value
     }
 
-    /// Our From/To address with `tag`, for messages to `destination`.
+    /// Our From address with `tag`, for requests to `destination`: the address of record when we register, else
+    /// `sip:USER@HOST` without a port, as a registered UA's would be (requests reach us at our Contact, which keeps
+    /// the port; softphones answer chat to the From's address, linphonec ignoring any port in it).
     func localAddress(tag: String?, for destination: SIPDestination) -> SIPAddress {
         let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
-        let uri = SIPURI(scheme: "sip", user: configuration.userName, host: Self.uriHost(listen.host), port: Int(listen.port))
+        let uri = configuration.registration?.addressOfRecord
+            ?? SIPURI(scheme: "sip", user: configuration.userName, host: Self.uriHost(listen.host), port: nil)
         var address = SIPAddress(displayName: configuration.displayName, uri: uri)
         if let tag { address.parameters.set("tag", tag) }
         return address

@@ -54,7 +54,8 @@ STATES = ("idle", "ringing", "joining", "joined", "paused", "leaving", "left")
 ENDED = ("failed", "remoteEnded", "unanswered", "joinedElsewhere", "declinedElsewhere", "declined", "busy",
          "cancelled", "localEnded")
 EVENTS = ("conversationChanged", "tonesReceived", "mediaChanged", "mediaStats", "historyChanged",
-          "registrationChanged", "pushReceived", "actionSettled")
+          "registrationChanged", "pushReceived", "actionSettled", "groupSessionChanged", "groupParticipantsChanged",
+          "groupMessage", "groupSendResult", "textMessage")
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "control-api.md")
 
 

@@ -250,3 +250,27 @@ import Testing
         }
     }
 }
+
+@Suite struct ParticipantNameTests {
+    @Test func aMemberIsShownUnderTheNameItGivesWhenItJoins() {
+        var mesh = Mesh(["a", "b"])
+        mesh.nodes["b"] = GroupMessenger(localName: "Bob Builder")
+        let (ab, _) = mesh.call("a", "b")
+        let session = mesh.activateAndJoin(host: "a", on: ab, members: ["b"])
+        #expect(mesh.participantChanges("a").last?.added == ["Bob Builder"])
+        #expect(mesh.nodes["a"]!.session(session)!.activeParticipants.map(\.name).sorted() == ["A", "Bob Builder"])
+    }
+
+    @Test func textFromASoftphoneLosesItsLineEnd() {
+        var mesh = Mesh(["a", "b", "phone"])
+        let group = UUID()
+        let (ab, _) = mesh.call("a", "b", group: group)
+        let (toPhone, _) = mesh.call("a", "phone", group: group, formatAtA: .text)
+        let session = mesh.activateAndJoin(host: "a", on: ab, members: ["b"])
+        let reply = mesh.nodes["a"]!.receive(Data("hello\r\n".utf8), contentType: "text/plain;charset=UTF-8", on: toPhone, now: mesh.now)
+        mesh.apply("a", reply.effects)
+        mesh.run()
+        #expect(mesh.deliveries("b").last?.data == .object(["text": .string("hello")]))
+        _ = session
+    }
+}

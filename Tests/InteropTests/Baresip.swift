@@ -38,7 +38,8 @@ final class Baresip {
     /// at start-up; `certificate` enables its TLS listener.
     /// With `recordTo`, its `sndfile` module writes each call's audio there: `dump-…-dec.wav` what it received,
     /// `dump-…-enc.wav` what it sent.
-    init(dial: String? = nil, certificate: SelfSignedCertificate? = nil, recordTo: URL? = nil) throws {
+    /// `contacts` are lines of its contacts file; the first is the current contact (`/message` goes to it).
+    init(dial: String? = nil, certificate: SelfSignedCertificate? = nil, recordTo: URL? = nil, contacts: [String] = []) throws {
         port = Interop.freePorts(count: 2)
         controlPort = Interop.freePort()
         directory = FileManager.default.temporaryDirectory.appending(path: "baresip-\(UUID().uuidString)")
@@ -48,7 +49,8 @@ final class Baresip {
                 .write(to: directory.appending(path: "config"), atomically: true, encoding: .utf8)
             try "<sip:alice@127.0.0.1:\(port)>;regint=0;answermode=auto\n"
                 .write(to: directory.appending(path: "accounts"), atomically: true, encoding: .utf8)
-            try "".write(to: directory.appending(path: "contacts"), atomically: true, encoding: .utf8)
+            try contacts.map { $0 + "\n" }.joined()
+                .write(to: directory.appending(path: "contacts"), atomically: true, encoding: .utf8)
             var arguments = ["-f", directory.path, "-s", "-t", "60"]
             if let dial { arguments += ["-e", "/dial \(dial)"] }
             process = try RunningProcess(try Interop.tool("baresip"), arguments, name: "baresip")

@@ -22,12 +22,14 @@ final class LinphoneAndParleyd {
     let parleydRecordings: URL
     /// What linphonec heard.
     let linphoneRecording: URL
+    /// parleyd's data directory (its control socket is reachable from outside the namespace: a path, not a port).
+    let parleydData: URL
     private let directory: URL
     private let commands: Int32
 
     /// Starts both; `parleyd` gives parleyd's arguments beyond listening, data directory and audio, knowing
     /// linphonec's port. parleyd sends 1,000 Hz.
-    init(tone: Double = 440, parleyd: (UInt16) -> [String]) throws {
+    init(tone: Double = 440, sipOptions: [String] = [], parleyd: (UInt16) -> [String]) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "parley-linphone-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let ports = Interop.freePorts(count: 2)
@@ -43,6 +45,7 @@ final class LinphoneAndParleyd {
             sip_tcp_port=0
             sip_tls_port=0
             default_proxy=-1
+            \(sipOptions.joined(separator: "\n"))
             [rtp]
             audio_rtp_port=\(rtpBase + 98)
             [storage]
@@ -53,7 +56,8 @@ final class LinphoneAndParleyd {
         // Read-write: opening never blocks, and the FIFO keeps a writer for as long as the test holds it.
         commands = open(fifo, O_RDWR)
         guard commands >= 0 else { throw InteropError("open \(fifo): errno \(errno)") }
-        let data = directory.appending(path: "parleyd").path
+        parleydData = directory.appending(path: "parleyd")
+        let data = parleydData.path
         let parleydArguments =
             [try Interop.binary("parleyd").path, "--listen", "udp://127.0.0.1:\(parleydPort)", "--data-dir", data,
              "--log-level", "debug", "--media", "gstreamer", "--audio-source", "tone:1000",
