@@ -42,6 +42,8 @@ public struct EngineConfiguration: Sendable {
     /// New requests (transactions) one source may open per second: the one that crosses the line gets 503, then the
     /// source is dropped silently for `sourceBan` (0: no limit). IPv6 sources count by /64.
     public var maxRequestsPerSource = 500
+    /// Group messages one sender may send per second on average, bursts of twice as many (docs/group-activities.md).
+    public var groupMessagesPerSecond = 20
     /// How long a source that crossed `maxRequestsPerSource` is dropped; flooding while banned extends the ban.
     public var sourceBan: Duration = .seconds(60)
     /// Numeric addresses the per-source limits never apply to (a proxy in front, which carries everyone's calls).
@@ -92,6 +94,7 @@ public struct EngineConfiguration: Sendable {
             problems.append("user name must be a non-empty SIP user token")
         }
         if maxRequestsPerSource < 0 || sourceBan < .zero { problems.append("per-source limits must not be negative") }
+        if groupMessagesPerSecond < 1 { problems.append("the group message rate must be at least 1 a second") }
         for source in exemptSources where !Self.isNumericAddress(source) {
             problems.append("exempt source '\(source)' is not a numeric IP address")
         }

@@ -17,9 +17,12 @@ final class GroupMessaging {
     /// Told of everything a frontend hears (offers, state changes, participants, messages, send results, text).
     var onEvent: ((GroupEffect) -> Void)?
 
-    init(agent: SIPUserAgent, localName: String) {
+    init(agent: SIPUserAgent, localName: String, messagesPerSecond: Int) {
         self.agent = agent
-        messenger = GroupMessenger(localName: localName)
+        var limits = GroupLimits()
+        limits.messagesPerSecond = messagesPerSecond
+        limits.burst = messagesPerSecond * 2
+        messenger = GroupMessenger(localName: localName, limits: limits)
     }
 
     private var now: Duration { agent.environment.uptime }

@@ -96,7 +96,9 @@ final class SIPUserAgent {
                 localTag: SecureRandom.token(10))
         }
         transactions.user = self
-        groups = GroupMessaging(agent: self, localName: configuration.displayName ?? configuration.userName)
+        groups = GroupMessaging(
+            agent: self, localName: configuration.displayName ?? configuration.userName,
+            messagesPerSecond: configuration.groupMessagesPerSecond)
     }
 
     // MARK: Receiving

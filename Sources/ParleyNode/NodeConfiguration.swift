@@ -55,6 +55,8 @@ public struct NodeConfiguration: Sendable {
     public var transportLimits = TransportLimits()
     /// Incoming calls ringing at once from one source address at most (`--max-ringing-per-source`).
     public var maxRingingPerSource = 30
+    /// Group messages one sender may send per second, bursts of twice as many (`--group-rate`).
+    public var groupMessagesPerSecond = 20
     /// New requests one source may send per second, 0 for no limit (`--max-requests-per-source`).
     public var maxRequestsPerSource = 500
     /// How long a source beyond that is dropped (`--source-ban`).

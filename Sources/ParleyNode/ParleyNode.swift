@@ -91,6 +91,7 @@ public final class ParleyNode: Sendable {
             var engineConfiguration = configuration.engineConfiguration(listeningOn: bound)
             engineConfiguration.maxRingingPerSource = configuration.maxRingingPerSource
             engineConfiguration.maxRequestsPerSource = configuration.maxRequestsPerSource
+            engineConfiguration.groupMessagesPerSecond = configuration.groupMessagesPerSecond
             engineConfiguration.sourceBan = configuration.sourceBan
             engineConfiguration.exemptSources = configuration.exemptSources
             engineConfiguration.recordsBlockedCalls = configuration.recordsBlockedCalls

@@ -16,6 +16,7 @@ public enum WebSoftphone {
         "/recents.js": page("recents.js", PackageResources.recents_js),
         "/alerts.js": page("alerts.js", PackageResources.alerts_js),
         "/dom.js": page("dom.js", PackageResources.dom_js),
+        "/groups.js": page("groups.js", PackageResources.groups_js),
         "/icon.svg": page("icon.svg", PackageResources.icon_svg),
     ])
 

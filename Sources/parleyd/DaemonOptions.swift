@@ -63,6 +63,8 @@ struct DaemonOptions {
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
           --max-calls N           live calls at most (default 10000); new INVITEs beyond get 503 Retry-After: 5
           --max-ringing-per-source N  calls ringing at once from one address at most (default 30); beyond: 503
+          --group-rate N          group messages one sender may send per second, bursts of 2N (default 20;
+                          docs/group-activities.md)
           --max-requests-per-source N  new requests one address may send per second (default 500, 0: no limit);
                                   beyond: 503, then nothing for the --source-ban (IPv6 counts by /64)
           --source-ban SECONDS    how long a flooding address is ignored (default 60)
@@ -175,6 +177,9 @@ struct DaemonOptions {
         }
         if let limit = try arguments.option("--max-ringing-per-source", as: "a number of calls (1–100000)", in: 1...100_000) {
             options.node.maxRingingPerSource = limit
+        }
+        if let rate = try arguments.option("--group-rate", as: "messages per second (1–1000000)", in: 1...1_000_000) {
+            options.node.groupMessagesPerSecond = rate
         }
         if let limit = try arguments.option("--max-requests-per-source", as: "requests per second (0–1000000)", in: 0...1_000_000) {
             options.node.maxRequestsPerSource = limit

@@ -190,7 +190,7 @@ def bad_entrances(s):
     site = os.path.join(s.work, "elsewhere")
     os.makedirs(site, exist_ok=True)
     for name in ("index.html", "app.css", "app.js", "connection.js", "calls.js", "dial.js", "recents.js", "alerts.js",
-                 "dom.js", "icon.svg"):
+                 "dom.js", "groups.js", "icon.svg"):
         with urllib.request.urlopen(s.page + ("" if name == "index.html" else name)) as response, \
                 open(os.path.join(site, name), "wb") as f:
             f.write(response.read())
@@ -351,6 +351,34 @@ def second_tab_follows(s, uuid):
     s.card_state(uuid, "joined", "the first tab to see the second tab's resume")
     s.shot("second-tab", other)
     other.close()
+
+
+def group_messages(s, uuid, b_uuid):
+    """The card's messages panel: share a chat, B joins and writes, the page answers, the page ends it."""
+    mark = s.peer.mark()
+    s.click(s.card(uuid) + " [data-group-start]")
+    offered = s.peer.wait_event("B offered the chat", lambda e: e.get("event") == "groupSessionChanged"
+                                and e["data"]["change"] == "offered", mark)
+    session = offered["data"]["session"]["session"]
+    s.peer.result("groupJoin", {"session": session})
+    s.wait(f"document.querySelector({js(s.card(uuid) + ' [data-group-title]')})?.textContent.toLowerCase().includes('with bob')",
+           "the panel to show B in the chat")
+    mark = s.peer.mark()
+    s.peer.result("groupSend", {"session": session, "type": "text", "data": "hi from bob"})
+    s.wait(f"document.querySelector({js(s.card(uuid) + ' [data-group-messages]')}).textContent.includes('hi from bob')",
+           "B's message on the card")
+    s.tab.fill(s.card(uuid) + " [data-group-input]", "hello bob")
+    s.click(s.card(uuid) + " [data-group-send]")
+    got = s.peer.wait_event("the page's message at B", lambda e: e.get("event") == "groupMessage", mark)
+    s.ck.equal("the page's message reaches B as text from Alice", (got["data"]["data"], got["data"]["type"]), ("hello bob", "text"))
+    s.wait(f"document.querySelector({js(s.card(uuid) + ' [data-group-messages]')}).textContent.includes('You hello bob')",
+           "the page's own message on the card")
+    s.ck.equal("the input is empty once sent", s.value(f"document.querySelector({js(s.card(uuid) + ' [data-group-input]')}).value"), "")
+    s.shot("group-messages")
+    s.click(s.card(uuid) + " [data-group-leave]")
+    s.peer.wait_event("B told the chat ended", lambda e: e.get("event") == "groupSessionChanged"
+                      and e["data"]["change"] == "invalidated", mark)
+    s.wait(f"!!document.querySelector({js(s.card(uuid) + ' [data-group-start]')})", "the Share button back")
 
 
 def merge_and_unmerge(s, uuid, b_uuid):
@@ -634,6 +662,7 @@ def main():
             run_story(ck, "mute and unmute", lambda: mute_and_unmute(s, uuid))
             run_story(ck, "a reload keeps the call", lambda: reload_keeps_the_call(s, uuid))
             run_story(ck, "a second tab follows", lambda: second_tab_follows(s, uuid))
+            run_story(ck, "group messages", lambda: group_messages(s, uuid, b_uuid))
             run_story(ck, "merge and unmerge", lambda: merge_and_unmerge(s, uuid, b_uuid))
         run_story(ck, "decline and recents", lambda: decline_and_recents(s))
         run_story(ck, "failures are told", lambda: failures_are_told(s))

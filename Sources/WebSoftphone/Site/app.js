@@ -6,6 +6,7 @@ import { CallsView } from "./calls.js";
 import { DialView } from "./dial.js";
 import { RecentsView } from "./recents.js";
 import { Alerts } from "./alerts.js";
+import { GroupsView } from "./groups.js";
 import { toast, nameOf } from "./dom.js";
 
 const conversations = new Map(); // uuid → conversation, as parleyd last said
@@ -108,6 +109,7 @@ const ENDED_TEXT = {
 };
 
 function onEvent(name, data) {
+  if (groups.onEvent(name, data)) return;
   switch (name) {
     case "conversationChanged": {
       const conversation = data.conversation;
@@ -142,6 +144,9 @@ function onEvent(name, data) {
     case "tonesReceived":
       toast(`Tones from ${nameOf(conversations.get(data.conversation) ?? {})}: ${data.digits}`);
       break;
+    case "textMessage":
+      toast(`${nameOf(conversations.get(data.conversation) ?? {})}: ${data.text}`);
+      break;
   }
 }
 
@@ -165,10 +170,11 @@ async function catchUp() {
   conversations.clear();
   for (const conversation of live) conversations.set(conversation.uuid, conversation);
   render();
-  await recents.load();
+  await Promise.all([recents.load(), groups.load()]);
 }
 
-const calls = new CallsView({ act });
+const groups = new GroupsView({ request: (m, p) => connection.request(m, p), rerender: () => render(), toast });
+const calls = new CallsView({ act, extras: (conversation, all, stale) => groups.panel(conversation, all, stale) });
 const alerts = new Alerts();
 let contactsAvailable = true;
 const dial = new DialView({

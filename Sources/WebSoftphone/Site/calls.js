@@ -45,8 +45,9 @@ export function mergeTargets(conversation, others, limits = {}) {
 
 /** Renders `conversations` into the page and keeps their timers running. `act(method, params)` runs an action. */
 export class CallsView {
-  constructor({ act }) {
+  constructor({ act, extras = () => null }) {
     this.act = act;
+    this.extras = extras; // (conversation, all, stale) → what a card shows below its buttons (the group panel)
     this.limits = {}; // status.limits: the merge limits
     this.panels = new Map(); // uuid → {keypad: bool, merge: bool, sent: string}
     this.sending = new Set(); // "uuid method" while the request is out
@@ -128,8 +129,8 @@ export class CallsView {
       this.buttons(conversation, all),
       panel.keypad ? this.keypad(conversation, panel) : null,
       panel.merge ? this.mergePicker(conversation, all) : null,
-      // Later issues put the group-messages panel and collaboration banners here.
-      el("div", { class: "extras", "data-extras": true }));
+      // The group-messages panel; collaboration banners go here later.
+      el("div", { class: "extras", "data-extras": true }, this.extras(conversation, all, this.stale)));
   }
 
   buttons(conversation, all) {

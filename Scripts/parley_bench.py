@@ -1,0 +1,166 @@
+"""What Parley's Python benchmarks share (Scripts/bench-media, Scripts/bench-group): ports, CPU time, percentiles,
+a control-API client and a parleyd on a free port. Imported from the Scripts directory; not a benchmark itself."""
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def log(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+def free_port(pair=False):
+    """A loopback UDP (and TCP) port free a moment ago; with `pair`, an even one whose next is free too."""
+    for _ in range(200):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        if port < 20000 or port > 60000:
+            continue
+        if pair:
+            port &= ~1
+        ports = [port, port + 1] if pair else [port]
+        try:
+            for each in ports:
+                for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+                    with socket.socket(socket.AF_INET, kind) as test:
+                        test.bind(("127.0.0.1", each))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port")
+
+
+def cpu_seconds(pids):
+    """utime + stime of the processes, in seconds (a process gone counts 0)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / TICKS
+
+
+def percentile(values, fraction):
+    """Nearest rank: the smallest value at or above `fraction` of them (p99 of 100 is the 99th, not the maximum)."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
+
+
+def median(values):
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else 0.0
+
+
+class Control:
+    """A control-API client of one parleyd: requests one at a time, events kept aside."""
+
+    def __init__(self, directory):
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(os.path.join(directory, "control.sock"))
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        self.buffer = b""
+        self.events = []
+        self.next_id = 0
+        token = open(os.path.join(directory, "control.token")).read().strip()
+        self.sock.sendall((json.dumps({"v": 1, "type": "hello", "token": token}) + "\n").encode())
+        welcome = self.line(10)
+        if b"welcome" not in welcome:
+            raise RuntimeError(f"control hello refused: {welcome!r}")
+
+    def line(self, timeout):
+        self.sock.settimeout(timeout)
+        while b"\n" not in self.buffer:
+            data = self.sock.recv(1 << 20)
+            if not data:
+                raise ConnectionError("parleyd closed the control connection")
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line
+
+    def request(self, method, params=None):
+        self.next_id += 1
+        message = {"v": 1, "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.sock.sendall((json.dumps(message) + "\n").encode())
+        while True:
+            reply = json.loads(self.line(30))
+            if "event" in reply:
+                self.events.append((time.monotonic(), reply))
+            elif reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+
+    def next_event(self, name, conversation, timeout=10):
+        """The time and data of the next `name` event about `conversation`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for index, (at, event) in enumerate(self.events):
+                if event["event"] == name and event["data"].get("conversation", "").lower() == conversation.lower():
+                    del self.events[index]
+                    return at, event["data"]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no {name} for {conversation}")
+            reply = json.loads(self.line(remaining))
+            if "event" in reply:
+                self.events.append((time.monotonic(), reply))
+
+    def drop_events(self):
+        self.events.clear()
+
+
+class Parleyd:
+    """One parleyd on a free UDP port with its own data directory."""
+
+    def __init__(self, binary, workdir, name, arguments):
+        self.port = free_port()
+        self.directory = os.path.join(workdir, name)
+        os.makedirs(self.directory, exist_ok=True)
+        self.log = open(os.path.join(workdir, name + ".log"), "w")
+        command = [binary, "--listen", f"udp://127.0.0.1:{self.port}", "--data-dir", self.directory, "--no-history",
+                   "--log-level", "error", "--exempt-source", "127.0.0.1"] + arguments
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 15
+        while not os.path.exists(os.path.join(self.directory, "control.token")):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not start: see {self.log.name}")
+            time.sleep(0.05)
+        self.control = Control(self.directory)
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+
+def build():
+    subprocess.run([os.path.join(ROOT, "Scripts", "bootstrap"), "release"], check=True, stdout=sys.stderr)
+    return subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout.strip()
