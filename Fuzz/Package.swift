@@ -31,6 +31,8 @@ let package = Package(
                 .product(name: "SIPMessages", package: "Parley"), .product(name: "ConversationKit", package: "Parley"),
                 .product(name: "ParleyTestSupport", package: "Parley"),
             ]),
+        // The group messenger, stateful: bodies from peers, answers, failures, sends and time against a host.
+        .executableTarget(name: "fuzz-group", dependencies: [.product(name: "GroupActivities", package: "Parley")]),
         // Conformance scenario files.
         .executableTarget(
             name: "fuzz-scenario", dependencies: [.product(name: "ConversationConformance", package: "Parley")]),

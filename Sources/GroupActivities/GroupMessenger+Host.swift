@@ -148,9 +148,7 @@ extension GroupMessenger {
         var effects: [GroupEffect] = []
         for seq in session.pending.keys.sorted() {
             guard var pending = session.pending[seq] else { continue }
-            if case .remote(let origin, _) = pending.origin, origin == leg {
-                pending.origin = .remote(leg: leg, id: 0)  // nobody to tell
-            }
+            if case .remote(let origin, _) = pending.origin, origin == leg { pending.origin = .nobody }
             guard let id = pending.waiting.removeValue(forKey: leg) else {
                 session.pending[seq] = pending
                 continue
@@ -169,18 +167,17 @@ extension GroupMessenger {
         switch pending.origin {
         case .local(let id):
             return [.sendFinished(pending.report(id: id, session: session.id, seq: seq))]
+        case .nobody:
+            return []
         case .remote(let leg, let id):
-            guard id != 0, session.members[leg] != nil else { return [] }
+            guard session.members[leg] != nil else { return [] }
             var receipt = GroupWire(.receipt, session: session.id)
             receipt.id = id
             receipt.seq = seq
             receipt.deliveredTo = pending.deliveredTo.sorted()
             receipt.failed = pending.failed.sorted()
             receipt.unsupported = pending.unsupported.sorted()
-            sessions[session.id] = session
-            let effects = enqueue(.init(session: session.id, purpose: .control, wire: receipt, text: nil), on: leg)
-            session = sessions[session.id]!
-            return effects
+            return enqueue(.init(session: session.id, purpose: .control, wire: receipt, text: nil), on: leg)
         }
     }
 }

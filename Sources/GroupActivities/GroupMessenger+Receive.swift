@@ -108,7 +108,7 @@ extension GroupMessenger {
         if let wait = session.throttle(participant.id, limits: limits, now: now) {
             refusal = .throttled(retryAfter: wait)
         } else if let type = wire.type, let data = wire.data {
-            refusal = Self.check(type: type, data: data, limit: maxMessageBytes(session))
+            refusal = Self.check(type: type, size: type.utf8.count + data.encoded.count, limit: maxMessageBytes(session))
             if let to = wire.to {
                 for id in to.sorted() where id != participant.id {
                     guard session.active[id] != nil else {

@@ -12,7 +12,8 @@ extension GroupMessenger {
     ) -> Result<UInt64, GroupSendError>.WithEffects {
         guard var session = sessions[sessionID] else { return .init(.failure(.unknownSession(sessionID)), []) }
         guard session.state == .joined else { return .init(.failure(.notJoined), []) }
-        if let problem = Self.check(type: type, data: data, limit: maxMessageBytes(session)) {
+        let size = type.utf8.count + data.encoded.count
+        if let problem = Self.check(type: type, size: size, limit: maxMessageBytes(session)) {
             return .init(.failure(problem), [])
         }
         var targets: [String] = []
@@ -25,7 +26,6 @@ extension GroupMessenger {
                 targets.append(id)
             }
         }
-        let size = type.utf8.count + data.encoded.count
         let legsCrossed: [UUID]
         switch session.role {
         case .host: legsCrossed = session.members.filter { targets.contains($0.value.participant.id) }.map(\.key)
@@ -68,12 +68,11 @@ extension GroupMessenger {
         }
     }
 
-    /// Why a message of `type` with `data` cannot go in a session taking `limit` bytes, if it cannot.
-    static func check(type: String, data: JSONValue, limit: Int) -> GroupSendError? {
+    /// Why a message of `type` whose type and data take `size` bytes cannot go in a session taking `limit`, if it cannot.
+    static func check(type: String, size: Int, limit: Int) -> GroupSendError? {
         guard (1...64).contains(type.utf8.count),
             type.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2E || $0 == 0x2D || $0 == 0x5F })
         else { return .invalidMessage("a message type has 1–64 letters, digits, '.', '-' or '_'") }
-        let size = type.utf8.count + data.encoded.count
         guard size <= limit else { return .messageTooLarge(size: size, limit: limit) }
         return nil
     }
@@ -93,7 +92,8 @@ extension GroupMessenger {
         wire.type = type
         wire.data = data
         let text = type == "text" ? "[\(source.name)] \(Self.text(of: data))" : nil
-        var pending = Session.Pending(origin: origin ?? .remote(leg: UUID(), id: 0), waiting: [:])
+        var pending = Session.Pending(origin: origin ?? .nobody, waiting: [:])
+        let body = wire.encoded()
         var effects: [GroupEffect] = []
         let legOf = Dictionary(session.members.map { ($0.value.participant.id, $0.key) }, uniquingKeysWith: { a, _ in a })
         for target in targets {
@@ -109,7 +109,7 @@ extension GroupMessenger {
                 continue
             }
             let purpose: LegQueue.Purpose = seq.map { .forward(seq: $0) } ?? .control
-            effects += enqueue(.init(session: session.id, purpose: purpose, wire: wire, text: text), on: leg)
+            effects += enqueue(.init(session: session.id, purpose: purpose, wire: wire, text: text, body: body), on: leg)
             if seq != nil { pending.waiting[leg] = target }
         }
         if let seq {

@@ -101,6 +101,7 @@ public struct GroupMessenger: Sendable {
     public mutating func legEnded(_ conversation: UUID, now: Duration) -> [GroupEffect] {
         let effects = legGone(conversation, now: now)
         legs[conversation] = nil
+        queues[conversation] = nil
         return effects
     }
 
@@ -110,12 +111,19 @@ public struct GroupMessenger: Sendable {
             leg.isConnected = false
             legs[uuid] = leg
         }
-        let dropped = queues.removeValue(forKey: uuid)
+        // Nothing more goes on it; a MESSAGE still in flight keeps the leg busy until its transaction ends (were the
+        // call to come back, a second one must not overtake it).
+        if var queue = queues[uuid] {
+            queue.waiting.removeAll()
+            queue.queuedBytes = 0
+            queue.pausedUntil = nil
+            queues[uuid] = queue
+        }
         for id in sessions.keys.sorted() {
             guard var session = sessions[id] else { continue }
             switch session.role {
             case .member(let hostLeg, _) where hostLeg == uuid:
-                effects += invalidate(&session, .conversationEnded, dropped: dropped)
+                effects += invalidate(&session, .conversationEnded)
             case .member:
                 continue
             case .host:
@@ -193,7 +201,7 @@ public struct GroupMessenger: Sendable {
     }
 
     /// Ends a session here: its state is `invalidated`, the frontend hears it, and what was waiting for it fails.
-    mutating func invalidate(_ session: inout Session, _ reason: GroupSessionEndReason, dropped: LegQueue? = nil) -> [GroupEffect] {
+    mutating func invalidate(_ session: inout Session, _ reason: GroupSessionEndReason) -> [GroupEffect] {
         session.state = .invalidated(reason)
         var effects: [GroupEffect] = [.sessionChanged(info(session))]
         for id in session.awaitingReceipts.sorted() {

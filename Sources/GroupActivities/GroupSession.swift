@@ -17,10 +17,14 @@ extension GroupMessenger {
             var joined: Bool
         }
 
-        /// Who a stamped message came from.
+        /// Who a stamped message came from, and so who hears how it went.
         enum Origin: Sendable, Hashable {
+            /// The local frontend's send with this id.
             case local(UInt64)
+            /// A member's message with its id: the host sends it a receipt.
             case remote(leg: UUID, id: UInt64)
+            /// Nobody waits for it (a plain softphone's text, or a member that left).
+            case nobody
         }
 
         /// A stamped reliable message the host waits on: the legs it has not reached yet.
@@ -104,17 +108,20 @@ struct LegQueue: Sendable {
         let wire: GroupWire
         /// For a `text` message: what a plain softphone is sent ("[Alice] hi").
         let text: String?
-        let bytes: Int
+        /// The wire's JSON, encoded once (a stamped message shares one for all its legs).
+        let body: Data
         /// How often it went already and had to wait.
         var attempts = 0
 
-        init(session: String, purpose: Purpose, wire: GroupWire, text: String?) {
+        init(session: String, purpose: Purpose, wire: GroupWire, text: String?, body: Data? = nil) {
             self.session = session
             self.purpose = purpose
             self.wire = wire
             self.text = text
-            bytes = wire.encoded().count
+            self.body = body ?? wire.encoded()
         }
+
+        var bytes: Int { body.count }
 
         var isUnreliable: Bool { wire.deliveryMode == .unreliable }
 
@@ -122,7 +129,7 @@ struct LegQueue: Sendable {
             if format == .text, let text {
                 return GroupTransmission(token: token, contentType: "text/plain;charset=utf-8", body: Data(text.utf8))
             }
-            return GroupTransmission(token: token, contentType: GroupWire.contentType, body: wire.encoded())
+            return GroupTransmission(token: token, contentType: GroupWire.contentType, body: body)
         }
     }
 

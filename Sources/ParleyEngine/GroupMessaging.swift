@@ -44,7 +44,7 @@ final class GroupMessaging {
         let facts = agent.peek(uuid) { leg in (leg.remoteHandle, leg.peerGroupFormat, leg.signalsOverStream) }
         guard let (handle, format, isStream) = facts else { return }
         let leg = GroupMessenger.Leg(
-            uuid: uuid, name: handle.displayName ?? handle.value, format: format, isStream: isStream,
+            uuid: uuid, name: handle.displayName.isEmpty ? handle.value : handle.displayName, format: format, isStream: isStream,
             group: conversation.groupUUID, isConnected: connected)
         apply(messenger.legChanged(leg, now: now))
     }

@@ -233,6 +233,11 @@ extension SIPUserAgent {
 }
 
 extension SIPUserAgent: TransactionUser {
+    /// The seconds of a response's Retry-After (RFC 3261 §20.33), if it has a usable one.
+    static func retryAfterSeconds(of response: SIPResponse) -> Int? {
+        response.headers["Retry-After"].flatMap { Int($0.prefix { $0.isNumber }) }
+    }
+
     /// A client transaction of a leg or of the registration has news.
     func clientTransaction(of owner: TransactionOwner, event: ClientTransactionEvent) {
         switch owner {
@@ -241,14 +246,14 @@ extension SIPUserAgent: TransactionUser {
             switch event {
             case .response(let response):
                 guard !response.isProvisional else { return }
-                let retryAfter = response.headers["Retry-After"].flatMap { Int($0.prefix { $0.isNumber }) }
+                let retryAfter = Self.retryAfterSeconds(of: response)
                 groups.answered(token: token, status: response.statusCode, retryAfter: retryAfter, on: uuid)
             case .timeout, .transportError:
                 groups.failed(token: token, on: uuid)
             }
         case .leg(let uuid, let request):
             if case .response(let response) = event, request == .invite, response.statusCode >= 300 {
-                let retryAfter = response.headers["Retry-After"].flatMap { Int($0.prefix { $0.isNumber }) }
+                let retryAfter = Self.retryAfterSeconds(of: response)
                 onFinalStatus?(uuid, SIPFinalStatus(code: response.statusCode, reason: response.reasonPhrase, retryAfter: retryAfter))
             }
             drive(uuid) { leg, context in

@@ -274,3 +274,24 @@ import Testing
         _ = session
     }
 }
+
+@Suite struct LegChangeTests {
+    @Test func aLegThatDropsKeepsItsMessageInFlightUntilItsTransactionEnds() {
+        var messenger = GroupMessenger(localName: "Host")
+        let leg = UUID()
+        var effects = messenger.legChanged(.init(uuid: leg, name: "B", format: .text, isStream: false, group: nil, isConnected: true), now: .zero)
+        effects += messenger.activate(GroupActivity(identifier: "x", title: "X"), on: leg, sessionID: "S", localID: "h", now: .zero).effects
+        effects += messenger.send(.string("one"), type: "text", in: "S", now: .zero).effects
+        let first = effects.compactMap { if case .transmit(_, let t) = $0 { t.token } else { nil } }
+        #expect(first.count == 1)
+        // The call drops (not joined nor paused) and comes back while "one" is still out: nothing new goes yet.
+        _ = messenger.legChanged(.init(uuid: leg, name: "B", format: .text, isStream: false, group: nil, isConnected: false), now: .zero)
+        var again = messenger.legChanged(.init(uuid: leg, name: "B", format: .text, isStream: false, group: nil, isConnected: true), now: .zero)
+        again += messenger.activate(GroupActivity(identifier: "y", title: "Y"), on: leg, sessionID: "T", localID: "h", now: .zero).effects
+        again += messenger.send(.string("two"), type: "text", in: "T", now: .zero).effects
+        #expect(!again.contains { if case .transmit = $0 { true } else { false } })
+        #expect(messenger.queued(on: leg) == 2)
+        let next = messenger.answered(leg: leg, token: first[0], status: 200, retryAfter: nil, now: .zero)
+        #expect(next.contains { if case .transmit = $0 { true } else { false } })
+    }
+}
