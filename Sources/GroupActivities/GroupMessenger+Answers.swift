@@ -18,9 +18,8 @@ extension GroupMessenger {
     public mutating func answered(
         leg: UUID, token: UInt64, status: Int, retryAfter: Duration?, now: Duration
     ) -> [GroupEffect] {
-        guard status >= 200, var queue = queues[leg], let inFlight = queue.inFlight, inFlight.token == token else { return [] }
-        queue.inFlight = nil
-        queues[leg] = queue
+        guard status >= 200, let inFlight = queues[leg]?.inFlight, inFlight.token == token else { return [] }
+        queues[leg]?.inFlight = nil
         let outgoing = inFlight.outgoing
         switch status {
         case 200..<300:
@@ -34,9 +33,8 @@ extension GroupMessenger {
                 return undelivered(outgoing, on: leg, error: nil) + pump(leg)
             }
             let wait = min(retryAfter ?? .seconds(1), .seconds(60))
-            queue.pausedUntil = now + wait
-            queue.putBack(outgoing.retried())
-            queues[leg] = queue
+            queues[leg]?.pausedUntil = now + wait
+            queues[leg]?.putBack(outgoing.retried())
             return [.log("\(leg): \(status); the leg waits \(wait)"), .resumeLater(leg: leg, after: wait)]
         case 413:
             return undelivered(outgoing, on: leg, error: .messageTooLarge(size: outgoing.bytes, limit: 0)) + pump(leg)
@@ -53,9 +51,8 @@ extension GroupMessenger {
 
     /// A leg's wait is over: its queue goes on.
     public mutating func resume(leg: UUID, now: Duration) -> [GroupEffect] {
-        guard var queue = queues[leg], let until = queue.pausedUntil, until <= now else { return [] }
-        queue.pausedUntil = nil
-        queues[leg] = queue
+        guard let until = queues[leg]?.pausedUntil, until <= now else { return [] }
+        queues[leg]?.pausedUntil = nil
         return pump(leg)
     }
 
@@ -71,14 +68,13 @@ extension GroupMessenger {
 
     /// A 2xx: the member has the message.
     private mutating func delivered(_ outgoing: LegQueue.Outgoing, on leg: UUID) -> [GroupEffect] {
-        guard case .forward(let seq) = outgoing.purpose, var session = sessions[outgoing.session],
-            var pending = session.pending[seq], let id = pending.waiting.removeValue(forKey: leg)
+        guard case .forward(let seq) = outgoing.purpose, sessions[outgoing.session]?.pending[seq]?.waiting[leg] != nil,
+            var session = sessions.removeValue(forKey: outgoing.session)
         else { return [] }
-        pending.deliveredTo.append(id)
-        session.pending[seq] = pending
-        let effects = settleIfDone(seq, in: &session)
-        sessions[session.id] = session
-        return effects
+        // Changed out of the dictionary and in place: copies of the pending messages would cost each answer.
+        defer { sessions[session.id] = session }
+        if let id = session.pending[seq]?.waiting.removeValue(forKey: leg) { session.pending[seq]?.deliveredTo.append(id) }
+        return settleIfDone(seq, in: &session)
     }
 
     /// A refusal that is not the dialog's end: the message did not reach that member (or the host).

@@ -70,6 +70,7 @@ extension GroupMessenger {
             return (200, effects)
         case (.message, .host):
             guard let member = session.members[leg], member.joined else { return (403, []) }
+            sessions[session.id] = nil  // changed out of the dictionary: its pending messages are not copied
             let effects = forward(wire, from: member.participant, leg: leg, in: &session, now: now)
             sessions[session.id] = session
             return (200, effects)

@@ -11,6 +11,9 @@ extension GroupMessenger {
         keep: Bool = false, in sessionID: String, now: Duration
     ) -> Result<UInt64, GroupSendError>.WithEffects {
         guard var session = sessions[sessionID] else { return .init(.failure(.unknownSession(sessionID)), []) }
+        // Out of the dictionary while it changes, so that its pending messages and buckets are not copied.
+        sessions[sessionID] = nil
+        defer { sessions[sessionID] = session }
         guard session.state == .joined else { return .init(.failure(.notJoined), []) }
         let size = type.utf8.count + data.encoded.count
         if let problem = Self.check(type: type, size: size, limit: maxMessageBytes(session)) {
@@ -35,7 +38,6 @@ extension GroupMessenger {
             return .init(.failure(.throttled(retryAfter: .milliseconds(100))), [])
         }
         if let wait = session.throttle(session.local.id, limits: limits, now: now) {
-            sessions[sessionID] = session
             return .init(.failure(.throttled(retryAfter: wait)), [])
         }
         let id = newSendID()
@@ -44,7 +46,6 @@ extension GroupMessenger {
             let (_, effects) = stamp(
                 in: &session, source: session.local, origin: .local(id), targets: targets, type: type, data: data,
                 mode: mode, keep: keep)
-            sessions[sessionID] = session
             return .init(.success(id), effects)
         case .member(let hostLeg, _):
             var wire = GroupWire(.message, session: sessionID)
@@ -61,7 +62,6 @@ extension GroupMessenger {
                 effects.append(.sendFinished(GroupSendReport(
                     id: id, session: sessionID, seq: nil, deliveredTo: [], failed: [], unsupported: [], error: nil)))
             }
-            sessions[sessionID] = session
             effects = enqueue(.init(session: sessionID, purpose: .upstream(id: id), wire: wire, text: nil), on: hostLeg)
                 + effects
             return .init(.success(id), effects)

@@ -77,7 +77,7 @@ public struct GroupMessenger: Sendable {
     public func isEligible(_ conversation: UUID) -> Bool { legs[conversation]?.isConnected == true }
 
     /// Messages waiting or in flight on a leg (for status and tests).
-    public func queued(on leg: UUID) -> Int { queues[leg].map { $0.waiting.count + ($0.inFlight == nil ? 0 : 1) } ?? 0 }
+    public func queued(on leg: UUID) -> Int { queues[leg].map { $0.waitingCount + ($0.inFlight == nil ? 0 : 1) } ?? 0 }
 
     // MARK: Conversations
 
@@ -113,12 +113,8 @@ public struct GroupMessenger: Sendable {
         }
         // Nothing more goes on it; a MESSAGE still in flight keeps the leg busy until its transaction ends (were the
         // call to come back, a second one must not overtake it).
-        if var queue = queues[uuid] {
-            queue.waiting.removeAll()
-            queue.queuedBytes = 0
-            queue.pausedUntil = nil
-            queues[uuid] = queue
-        }
+        queues[uuid]?.removeAllWaiting()
+        queues[uuid]?.pausedUntil = nil
         for id in sessions.keys.sorted() {
             guard var session = sessions[id] else { continue }
             switch session.role {
@@ -174,24 +170,21 @@ public struct GroupMessenger: Sendable {
 
     /// Queues `outgoing` on `leg` and sends it if the leg is free.
     mutating func enqueue(_ outgoing: LegQueue.Outgoing, on leg: UUID) -> [GroupEffect] {
-        var queue = queues[leg] ?? LegQueue()
-        queue.append(outgoing)
-        queues[leg] = queue
+        // In place (the dictionary's modify accessor): a copy of the queue would copy everything waiting in it.
+        queues[leg, default: LegQueue()].append(outgoing)
         return pump(leg)
     }
 
     /// Sends the next waiting message on `leg` when none is in flight and the leg is not paused.
     mutating func pump(_ leg: UUID) -> [GroupEffect] {
-        guard var queue = queues[leg], queue.inFlight == nil, queue.pausedUntil == nil, !queue.waiting.isEmpty else {
-            return []
-        }
+        // Read through the dictionary, never into a copy: a copy would share, and so copy, what waits.
+        guard queues[leg]?.inFlight == nil, queues[leg]?.pausedUntil == nil, queues[leg]?.isEmpty == false,
+            let next = queues[leg]?.popFirst()
+        else { return [] }
         let format = legs[leg]?.format ?? .json
-        let next = queue.waiting.removeFirst()
-        queue.queuedBytes -= next.bytes
         let token = nextToken
         nextToken += 1
-        queue.inFlight = LegQueue.InFlight(token: token, outgoing: next)
-        queues[leg] = queue
+        queues[leg]?.inFlight = LegQueue.InFlight(token: token, outgoing: next)
         return [.transmit(leg: leg, next.transmission(token: token, format: format))]
     }
 

@@ -138,36 +138,72 @@ struct LegQueue: Sendable {
         let outgoing: Outgoing
     }
 
-    var waiting: [Outgoing] = []
+    /// What waits, oldest first, from `head` on: taking the first moves `head` (no copying of what is behind it);
+    /// the array is compacted once most of it is taken.
+    private var items: [Outgoing] = []
+    private var head = 0
     var inFlight: InFlight?
     var pausedUntil: Duration?
-    var queuedBytes = 0
+    private(set) var queuedBytes = 0
+
+    /// How many wait.
+    var waitingCount: Int { items.count - head }
+    var isEmpty: Bool { head == items.count }
 
     /// Queues a message; an unreliable one replaces a waiting one of the same session, sender and type (newest wins).
     mutating func append(_ outgoing: Outgoing) {
         if outgoing.isUnreliable,
-            let index = waiting.firstIndex(where: {
+            let index = items[head...].firstIndex(where: {
                 $0.isUnreliable && $0.session == outgoing.session && $0.wire.type == outgoing.wire.type
                     && $0.wire.source == outgoing.wire.source
             })
         {
-            queuedBytes += outgoing.bytes - waiting[index].bytes
-            waiting[index] = outgoing
+            queuedBytes += outgoing.bytes - items[index].bytes
+            items[index] = outgoing
             return
         }
-        waiting.append(outgoing)
+        items.append(outgoing)
         queuedBytes += outgoing.bytes
+    }
+
+    /// Takes the oldest.
+    mutating func popFirst() -> Outgoing? {
+        guard head < items.count else { return nil }
+        let first = items[head]
+        head += 1
+        queuedBytes -= first.bytes
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64 && head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return first
     }
 
     /// Puts a message back at the head (it goes again after a pause or a downgrade).
     mutating func putBack(_ outgoing: Outgoing) {
-        waiting.insert(outgoing, at: 0)
+        if head > 0 {
+            head -= 1
+            items[head] = outgoing
+        } else {
+            items.insert(outgoing, at: 0)
+        }
         queuedBytes += outgoing.bytes
     }
 
     /// Drops what waits for a session that is over.
     mutating func drop(session: String) {
-        waiting.removeAll { $0.session == session }
-        queuedBytes = waiting.reduce(0) { $0 + $1.bytes }
+        items = items[head...].filter { $0.session != session }
+        head = 0
+        queuedBytes = items.reduce(0) { $0 + $1.bytes }
+    }
+
+    /// Drops everything that waits.
+    mutating func removeAllWaiting() {
+        items.removeAll()
+        head = 0
+        queuedBytes = 0
     }
 }

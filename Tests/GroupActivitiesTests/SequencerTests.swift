@@ -295,3 +295,32 @@ import Testing
         #expect(next.contains { if case .transmit = $0 { true } else { false } })
     }
 }
+
+@Suite struct FloodTests {
+    @Test func aMemberFloodingTheHostIsThrottledThereAndTheOthersAreNot() {
+        var mesh = Mesh(["a", "b", "c"])
+        let group = UUID()
+        let (ab, _) = mesh.call("a", "b", group: group)
+        mesh.call("a", "c", group: group)
+        let session = mesh.activateAndJoin(host: "a", on: ab, members: ["b", "c"])
+        let legB = mesh.links["a"]!.first { $0.value.0 == "b" }!.key
+        // B's parleyd does not keep to the rate: 60 messages straight at the host.
+        for index in 0..<60 {
+            var wire = GroupWire(.message, session: session)
+            wire.id = UInt64(1000 + index)
+            wire.type = "n"
+            wire.data = .integer(Int64(index))
+            let (status, effects) = mesh.nodes["a"]!.receive(wire.encoded(), contentType: GroupWire.contentType, on: legB, now: mesh.now)
+            #expect(status == 200)
+            mesh.apply("a", effects)
+        }
+        mesh.run()
+        // The host forwarded the burst it allows and answered the rest with `throttled` receipts.
+        #expect(mesh.deliveries("c").filter { $0.type == "n" }.count == 40)
+        #expect(mesh.deliveries("a").filter { $0.type == "n" }.count == 40)
+        // C is not affected.
+        #expect((try? mesh.send("c", .string("still fine"), session: session).get()) != nil)
+        mesh.run()
+        #expect(mesh.deliveries("a").last?.data == .string("still fine"))
+    }
+}
