@@ -125,7 +125,7 @@ enum ControlCommands {
     }
 
     /// Prints a reply: the protocol's own line with `--json`, else `render`'s text or the error's message.
-    private static func show<Result: Codable & Sendable>(
+    static func show<Result: Codable & Sendable>(
         _ reply: (line: Data, response: ControlResponse<Result>), json: Bool, _ command: String,
         render: (Result) -> String
     ) -> ExitCode {

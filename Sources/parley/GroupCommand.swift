@@ -1,5 +1,6 @@
 import CommandLineSupport
 import ControlProtocol
+import ConversationKit
 import Foundation
 import GroupActivities
 
@@ -52,7 +53,7 @@ enum GroupCommand {
         switch command {
         case "watch": return try ControlRendering.watch(session, json: json)
         case "list":
-            return try show(session.request(.groupSessions, as: GroupSessionsResult.self), json: json) { result in
+            return try ControlCommands.show(session.request(.groupSessions, as: GroupSessionsResult.self), json: json, "group \(command)") { result in
                 result.sessions.isEmpty ? "no group sessions" : result.sessions.map(line).joined(separator: "\n")
             }
         case "start":
@@ -60,15 +61,15 @@ enum GroupCommand {
             let title = positionals[1]
             let params = GroupActivateParams(
                 conversation: conversation, identifier: identifier ?? "org.parley.\(title.lowercased().filter(\.isLetter))", title: title)
-            return try show(session.request(.groupActivate(params), as: GroupSessionData.self), json: json) { line($0) }
+            return try ControlCommands.show(session.request(.groupActivate(params), as: GroupSessionData.self), json: json, "group \(command)") { line($0) }
         case "join":
             let id = try resolve(positionals[0], in: session)
-            return try show(session.request(.groupJoin(GroupSessionParams(session: id)), as: GroupSessionData.self), json: json) { line($0) }
+            return try ControlCommands.show(session.request(.groupJoin(GroupSessionParams(session: id)), as: GroupSessionData.self), json: json, "group \(command)") { line($0) }
         case "leave", "end":
             let id = try resolve(positionals[0], in: session)
             let params = GroupSessionParams(session: id)
             let request: ControlCommand = command == "end" ? .groupEnd(params) : .groupLeave(params)
-            return try show(session.request(request, as: GroupLeft.self), json: json) { "\($0.session.prefix(8)) \($0.state)" }
+            return try ControlCommands.show(session.request(request, as: GroupLeft.self), json: json, "group \(command)") { "\($0.session.prefix(8)) \($0.state)" }
         default:
             let id = try resolve(positionals[0], in: session)
             let data: JSONValue
@@ -77,7 +78,7 @@ enum GroupCommand {
                 do {
                     data = try JSONDecoder().decode(JSONValue.self, from: Data(dataText.utf8))
                 } catch {
-                    throw UsageError("--data is not JSON: \(JSONSyntax(dataText))")
+                    throw UsageError("--data is not JSON: \(JSONSyntax.problem(in: Data(dataText.utf8)) ?? "it does not parse")")
                 }
             } else {
                 data = .string(type == nil ? positionals[1] : dataText ?? "")
@@ -86,7 +87,7 @@ enum GroupCommand {
             let params = GroupSendParams(
                 session: id, type: type ?? "text", data: data, to: targets, mode: unreliable ? "unreliable" : nil,
                 keep: keep ? true : nil)
-            return try show(session.request(.groupSend(params), as: GroupSendResult.self), json: json) { result in
+            return try ControlCommands.show(session.request(.groupSend(params), as: GroupSendResult.self), json: json, "group \(command)") { result in
                 "sent #\(result.seq.map(String.init) ?? "-"): delivered to \(result.deliveredTo.count)"
                     + (result.failed.isEmpty ? "" : ", failed for \(result.failed.joined(separator: ", "))")
                     + (result.unsupported.isEmpty ? "" : ", not readable by \(result.unsupported.joined(separator: ", "))")
@@ -108,32 +109,5 @@ enum GroupCommand {
         guard case .result(let result) = reply.response else { return prefix }
         let matches = result.sessions.map(\.session).filter { $0.hasPrefix(prefix.lowercased()) }
         return matches.count == 1 ? matches[0] : prefix
-    }
-
-    private static func show<Result: Codable & Sendable>(
-        _ reply: (line: Data, response: ControlResponse<Result>), json: Bool, render: (Result) -> String
-    ) -> ExitCode {
-        switch reply.response {
-        case .result(let result):
-            print(json ? String(decoding: reply.line, as: UTF8.self) : render(result))
-            return .ok
-        case .error(let error):
-            if json {
-                print(String(decoding: reply.line, as: UTF8.self))
-            } else {
-                printError("parley group: \(ControlRendering.describe(error))")
-            }
-            return .failure
-        }
-    }
-}
-
-/// Where a JSON text breaks, in words.
-private func JSONSyntax(_ text: String) -> String {
-    do {
-        _ = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
-        return "it does not parse"
-    } catch {
-        return "\(error.localizedDescription)"
     }
 }
