@@ -29,15 +29,38 @@ extension GroupMessenger {
 
     /// Ends a session this side hosts, for everyone; a member's `end` is a `leave`.
     public mutating func end(_ sessionID: String, now: Duration) -> [GroupEffect] {
-        guard var session = sessions[sessionID] else { return [] }
+        guard let session = sessions[sessionID] else { return [] }
         guard case .host = session.role else { return leave(sessionID, now: now) }
+        return close(sessionID, .ended)
+    }
+
+    /// Closes a session here: what still waits for it on every leg is dropped, the peers that can still hear it are
+    /// told (the host tells each Parley member `active: false`; a joined member tells the host it leaves), and it is
+    /// invalidated. The notices go after whatever is in flight on their leg.
+    mutating func close(_ sessionID: String, _ reason: GroupSessionEndReason) -> [GroupEffect] {
+        guard var session = sessions[sessionID] else { return [] }
+        for leg in queues.keys { queues[leg]?.drop(session: sessionID) }
         var effects: [GroupEffect] = []
-        for leg in session.members.keys.sorted() where legs[leg]?.format == .json {
-            var wire = roster(session, for: leg)
-            wire.active = false
-            effects += enqueue(.init(session: sessionID, purpose: .control, wire: wire, text: nil), on: leg)
+        switch session.role {
+        case .host:
+            for leg in session.members.keys.sorted() where legs[leg]?.isConnected == true && legs[leg]?.format == .json {
+                effects += enqueue(.init(session: sessionID, purpose: .control, wire: ended(session), text: nil), on: leg)
+            }
+        case .member(let hostLeg, _):
+            if session.state == .joined, reason != .ended, legs[hostLeg]?.isConnected == true {
+                effects += enqueue(.init(session: sessionID, purpose: .control, wire: GroupWire(.leave, session: sessionID), text: nil), on: hostLeg)
+            }
         }
-        return effects + invalidate(&session, .ended)
+        return effects + invalidate(&session, reason)
+    }
+
+    /// The roster that tells a member the session is over for it.
+    func ended(_ session: Session) -> GroupWire {
+        var wire = GroupWire(.session, session: session.id)
+        wire.activity = session.activity
+        wire.host = session.local.id
+        wire.active = false
+        return wire
     }
 
     /// The conversations a session activated on `conversation` spans: its group's, or itself.
@@ -47,23 +70,7 @@ extension GroupMessenger {
     }
 
     /// A session that is replaced by a new one on the same conversations.
-    mutating func replace(_ sessionID: String) -> [GroupEffect] {
-        guard var session = sessions[sessionID] else { return [] }
-        switch session.role {
-        case .host:
-            var effects: [GroupEffect] = []
-            for leg in session.members.keys.sorted() where legs[leg]?.format == .json {
-                var wire = roster(session, for: leg)
-                wire.active = false
-                effects += enqueue(.init(session: sessionID, purpose: .control, wire: wire, text: nil), on: leg)
-            }
-            return effects + invalidate(&session, .replaced)
-        case .member(let hostLeg, _):
-            let leave = GroupWire(.leave, session: sessionID)
-            return enqueue(.init(session: sessionID, purpose: .control, wire: leave, text: nil), on: hostLeg)
-                + invalidate(&session, .replaced)
-        }
-    }
+    mutating func replace(_ sessionID: String) -> [GroupEffect] { close(sessionID, .replaced) }
 
     /// Brings every hosted session's members in line with the conversations: the group of any member (the anchor
     /// first), else the anchor alone while it is connected.
@@ -80,6 +87,11 @@ extension GroupMessenger {
             } else {
                 wanted = Set(current.filter { legs[$0]?.isConnected == true }.prefix(1))
             }
+            guard !wanted.isEmpty else {
+                // Every call it spanned is over: so is the session.
+                effects += close(id, .conversationEnded)
+                continue
+            }
             if let newAnchor = wanted.contains(anchor) ? anchor : wanted.min() { session.role = .host(anchor: newAnchor) }
             // A conversation carrying another session joins this one only by a new activation.
             wanted = wanted.filter { leg in sessionID(carriedBy: leg).map { $0 == id } ?? true }
@@ -88,6 +100,10 @@ extension GroupMessenger {
             for leg in session.members.keys.sorted() where !wanted.contains(leg) {
                 if let member = session.members[leg], member.joined { removed.append(member.participant) }
                 effects += dropMember(leg, from: &session)
+                // Unmerged, its call still up: a Parley member hears that the session is over for it.
+                if legs[leg]?.isConnected == true, legs[leg]?.format == .json {
+                    effects += enqueue(.init(session: id, purpose: .control, wire: ended(session), text: nil), on: leg)
+                }
                 changed = true
             }
             for leg in wanted.sorted() where session.members[leg] == nil {

@@ -4,6 +4,7 @@ import Foundation
 /// SIP answer: 200, 400 (an unusable body), 403 (not a member of that session), 415 (a type we do not read).
 extension GroupMessenger {
     /// A MESSAGE body received on a conversation's leg (in its dialog, or out of dialog from its peer's address).
+    /// 413 is a softphone's text over the session's limit, 503 (answer it with Retry-After) a peer over its rate.
     public mutating func receive(
         _ body: Data, contentType: String, on leg: UUID, now: Duration
     ) -> (status: Int, effects: [GroupEffect]) {
@@ -13,7 +14,7 @@ extension GroupMessenger {
         case "text/plain":
             // Softphones (and sipp) end a line of chat with CRLF: it is not part of the text.
             let text = String(decoding: body, as: UTF8.self)
-            return (200, receiveText(String(text.reversed().drop { $0.isNewline }.reversed()), on: leg, now: now))
+            return receiveText(String(text.reversed().drop { $0.isNewline }.reversed()), on: leg, now: now)
         case GroupWire.contentType:
             switch GroupWire.decode(body) {
             case .failure(let problem): return (400, [.log("refused a group message on \(leg): \(problem)")])
@@ -27,20 +28,24 @@ extension GroupMessenger {
     /// The media types a leg takes (the `Accept` of a 415).
     public static let acceptedTypes = "\(GroupWire.contentType), text/plain"
 
-    private mutating func receiveText(_ text: String, on leg: UUID, now: Duration) -> [GroupEffect] {
+    private mutating func receiveText(_ text: String, on leg: UUID, now: Duration) -> (status: Int, effects: [GroupEffect]) {
         guard let id = sessionID(carriedBy: leg), var session = sessions[id], session.isHost,
             let member = session.members[leg], member.joined, session.state == .joined
-        else { return [.textReceived(leg: leg, text: text)] }
+        else { return (200, [.textReceived(leg: leg, text: text)]) }
+        let data = JSONValue.object(["text": .string(text)])
+        if let problem = Self.check(type: "text", size: 4 + data.encoded.count, limit: maxMessageBytes(session)) {
+            return (413, [.log("\(leg): text refused: \(problem)")])
+        }
         if session.throttle(member.participant.id, limits: limits, now: now) != nil {
             sessions[id] = session
-            return [.log("\(leg): text dropped: the sender is over its rate")]
+            return (503, [.log("\(leg): text refused: the sender is over its rate")])
         }
         let targets = session.active.keys.filter { $0 != member.participant.id }.sorted()
         let (_, effects) = stamp(
-            in: &session, source: member.participant, origin: nil, targets: targets, type: "text",
-            data: .object(["text": .string(text)]), mode: .reliable, keep: false)
+            in: &session, source: member.participant, origin: nil, targets: targets, type: "text", data: data,
+            mode: .reliable, keep: false)
         sessions[id] = session
-        return effects
+        return (200, effects)
     }
 
     private mutating func receive(_ wire: GroupWire, on leg: UUID, now: Duration) -> (status: Int, effects: [GroupEffect]) {
@@ -52,6 +57,11 @@ extension GroupMessenger {
             guard var member = session.members[leg] else { return (403, []) }
             let joining = kind == .join
             guard member.joined != joining else { return (200, []) }
+            // Joins and leaves cost the host a roster on every leg (and a join the journal): they count as messages.
+            if session.throttle(member.participant.id, limits: limits, now: now) != nil {
+                sessions[session.id] = session
+                return (503, [])
+            }
             member.joined = joining
             if joining, let name = wire.name?.trimmingCharacters(in: .whitespacesAndNewlines), (1...64).contains(name.count) {
                 member.participant.name = name
@@ -134,7 +144,7 @@ extension GroupMessenger {
         let origin: Session.Origin? = mode == .reliable ? wire.id.map { .remote(leg: leg, id: $0) } : nil
         return stamp(
             in: &session, source: participant, origin: origin, targets: targets, type: wire.type!, data: wire.data!,
-            mode: mode, keep: wire.keep == true
+            mode: mode, keep: wire.keep == true && wire.to == nil
         ).1
     }
 
@@ -142,7 +152,7 @@ extension GroupMessenger {
     private mutating func receiveRoster(_ wire: GroupWire, on leg: UUID, now: Duration) -> (status: Int, effects: [GroupEffect]) {
         if var session = sessions[wire.session] {
             guard case .member(let hostLeg, _) = session.role, hostLeg == leg else { return (403, []) }
-            if wire.active == false { return (200, invalidate(&session, .ended)) }
+            if wire.active == false { return (200, close(session.id, .ended)) }
             let before = Set(session.active.values)
             var active = Dictionary((wire.participants ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
             active[session.local.id] = session.local
@@ -159,8 +169,14 @@ extension GroupMessenger {
         }
         var effects: [GroupEffect] = []
         if let carried = sessionID(carriedBy: leg), let other = sessions[carried] {
-            // Both sides activated at once: the smaller session id wins on both.
-            if other.isHost, carried < wire.session { return (200, [.log("kept session \(carried) over \(wire.session)")]) }
+            if other.isHost {
+                // A member of a group we host cannot take it over; it may only join ours.
+                guard other.members.count <= 1, legs[leg]?.group == nil else { return (403, []) }
+                // Both sides of a call activated at once (the peer has not joined ours): the smaller id wins on both.
+                // Once it has joined, its new activity replaces ours (Apple: a new activity is a new session).
+                let peerJoined = other.members[leg]?.joined == true
+                if !peerJoined, carried < wire.session { return (200, [.log("kept session \(carried) over \(wire.session)")]) }
+            }
             effects += replace(carried)
         }
         guard sessions.count < limits.maxSessions else { return (503, effects) }
@@ -191,13 +207,9 @@ extension GroupMessenger {
 
     /// Leaves a session; the host's leaving ends it for everyone (the sequencer is gone).
     public mutating func leave(_ sessionID: String, now: Duration) -> [GroupEffect] {
-        guard var session = sessions[sessionID] else { return [] }
-        guard case .member(let hostLeg, _) = session.role else { return end(sessionID, now: now) }
-        var effects: [GroupEffect] = []
-        if session.state == .joined {
-            effects += enqueue(.init(session: sessionID, purpose: .control, wire: GroupWire(.leave, session: sessionID), text: nil), on: hostLeg)
-        }
-        return effects + invalidate(&session, .left)
+        guard let session = sessions[sessionID] else { return [] }
+        guard case .member = session.role else { return end(sessionID, now: now) }
+        return close(sessionID, .left)
     }
 
     static func errorInfo(_ error: GroupSendError) -> GroupWire.ErrorInfo {

@@ -5,7 +5,7 @@ extension GroupMessenger {
     /// Sends a message of `type` (the app's name for it: 1–64 bytes of letters, digits, `.`, `-`, `_`) with `data`
     /// to some or all of the session's other active participants. Returns its id; ``GroupEffect/sendFinished(_:)``
     /// with that id says how it went (at once for an unreliable one). `keep` asks the host to replay it to members
-    /// who join later (its journal is bounded: the newest are kept).
+    /// who join later (its journal is bounded: the newest are kept); only a reliable message to everyone is kept.
     public mutating func send(
         _ data: JSONValue, type: String, to recipients: GroupRecipients = .all, mode: GroupDeliveryMode = .reliable,
         keep: Bool = false, in sessionID: String, now: Duration
@@ -45,7 +45,7 @@ extension GroupMessenger {
         case .host:
             let (_, effects) = stamp(
                 in: &session, source: session.local, origin: .local(id), targets: targets, type: type, data: data,
-                mode: mode, keep: keep)
+                mode: mode, keep: keep && recipients == .all)
             return .init(.success(id), effects)
         case .member(let hostLeg, _):
             var wire = GroupWire(.message, session: sessionID)
@@ -109,11 +109,18 @@ extension GroupMessenger {
                 continue
             }
             let purpose: LegQueue.Purpose = seq.map { .forward(seq: $0) } ?? .control
-            effects += enqueue(.init(session: session.id, purpose: purpose, wire: wire, text: text, body: body), on: leg)
+            let outgoing = LegQueue.Outgoing(session: session.id, purpose: purpose, wire: wire, text: text, body: body)
+            guard hasRoom(for: outgoing.bytes, on: leg) || queues[leg]?.replaces(outgoing) == true else {
+                // A member that cannot keep up: this message fails for it alone.
+                pending.failed.append(target)
+                effects.append(.log("\(leg): message \(seq.map(String.init) ?? "-") not queued: the leg is full"))
+                continue
+            }
+            effects += enqueue(outgoing, on: leg)
             if seq != nil { pending.waiting[leg] = target }
         }
         if let seq {
-            if keep { remember(wire, in: &session) }
+            if keep { remember(wire, in: &session) }  // (unreliable ones are never kept: they have no seq)
             session.pending[seq] = pending
             effects += settleIfDone(seq, in: &session)
         } else if case .local(let id) = origin {

@@ -119,7 +119,7 @@ public struct GroupMessenger: Sendable {
             guard var session = sessions[id] else { continue }
             switch session.role {
             case .member(let hostLeg, _) where hostLeg == uuid:
-                effects += invalidate(&session, .conversationEnded)
+                effects += close(id, .conversationEnded)
             case .member:
                 continue
             case .host:
@@ -168,8 +168,17 @@ public struct GroupMessenger: Sendable {
         return limits.maxMessageBytesStream
     }
 
-    /// Queues `outgoing` on `leg` and sends it if the leg is free.
+    /// Whether `bytes` more fit on `leg` (its cap bounds what a slow or hostile peer can make us hold).
+    func hasRoom(for bytes: Int, on leg: UUID) -> Bool {
+        (queues[leg]?.queuedBytes ?? 0) + bytes <= limits.maxQueuedBytesPerLeg
+    }
+
+    /// Queues `outgoing` on `leg` and sends it if the leg is free; beyond the leg's byte cap it is dropped (a stamped
+    /// message is checked by its sender first and counted as failed for that member).
     mutating func enqueue(_ outgoing: LegQueue.Outgoing, on leg: UUID) -> [GroupEffect] {
+        guard hasRoom(for: outgoing.bytes, on: leg) || queues[leg]?.replaces(outgoing) == true else {
+            return [.log("\(leg): \(outgoing.wire.kindName) dropped: \(limits.maxQueuedBytesPerLeg) bytes wait on the leg already")]
+        }
         // In place (the dictionary's modify accessor): a copy of the queue would copy everything waiting in it.
         queues[leg, default: LegQueue()].append(outgoing)
         return pump(leg)
@@ -193,7 +202,8 @@ public struct GroupMessenger: Sendable {
         return nextSendID
     }
 
-    /// Ends a session here: its state is `invalidated`, the frontend hears it, and what was waiting for it fails.
+    /// Ends a session here: its state is `invalidated`, the frontend hears it, and what was waiting for it fails (the
+    /// caller, ``close(_:_:)``, dropped what waited on the legs first).
     mutating func invalidate(_ session: inout Session, _ reason: GroupSessionEndReason) -> [GroupEffect] {
         session.state = .invalidated(reason)
         var effects: [GroupEffect] = [.sessionChanged(info(session))]
@@ -207,8 +217,6 @@ public struct GroupMessenger: Sendable {
             effects.append(.sendFinished(pending.report(id: id, session: session.id, seq: seq, leftover: true)))
         }
         sessions[session.id] = nil
-        // Messages of the session still waiting on legs are dropped; one in flight finishes on its own.
-        for leg in queues.keys { queues[leg]?.drop(session: session.id) }
         return effects
     }
 }

@@ -150,20 +150,32 @@ struct LegQueue: Sendable {
     var waitingCount: Int { items.count - head }
     var isEmpty: Bool { head == items.count }
 
-    /// Queues a message; an unreliable one replaces a waiting one of the same session, sender and type (newest wins).
+    /// Queues a message. Some take the place of one that waits: an unreliable one of the same session, sender, type
+    /// and recipients (newest wins), and a roster of the same session (only the latest matters).
     mutating func append(_ outgoing: Outgoing) {
-        if outgoing.isUnreliable,
-            let index = items[head...].firstIndex(where: {
-                $0.isUnreliable && $0.session == outgoing.session && $0.wire.type == outgoing.wire.type
-                    && $0.wire.source == outgoing.wire.source
-            })
-        {
+        if let index = replaced(by: outgoing) {
             queuedBytes += outgoing.bytes - items[index].bytes
             items[index] = outgoing
             return
         }
         items.append(outgoing)
         queuedBytes += outgoing.bytes
+    }
+
+    /// Whether `outgoing` would take the place of one that waits.
+    func replaces(_ outgoing: Outgoing) -> Bool { replaced(by: outgoing) != nil }
+
+    private func replaced(by outgoing: Outgoing) -> Int? {
+        if outgoing.isUnreliable {
+            return items[head...].firstIndex {
+                $0.isUnreliable && $0.session == outgoing.session && $0.wire.type == outgoing.wire.type
+                    && $0.wire.source == outgoing.wire.source && $0.wire.to == outgoing.wire.to
+            }
+        }
+        if outgoing.wire.kind == .session {
+            return items[head...].firstIndex { $0.wire.kind == .session && $0.session == outgoing.session }
+        }
+        return nil
     }
 
     /// Takes the oldest.

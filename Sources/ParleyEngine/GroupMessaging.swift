@@ -30,9 +30,13 @@ final class GroupMessaging {
     // MARK: Inputs
 
     /// A conversation changed: the machine hears whether it is up, its group, how its peer reads messages.
-    func conversationChanged(_ conversation: Conversation) {
-        let uuid = conversation.uuid
-        if conversation.state == .left {
+    func conversationChanged(_ reported: Conversation) {
+        let uuid = reported.uuid
+        // A change reported off this thread arrives late: what the manager holds now wins, and one it no longer holds
+        // has left (a stale "joined" must not bring an ended call back).
+        let current = agent.manager.conversation(uuid)
+        let conversation = current ?? reported
+        if current == nil || conversation.state == .left {
             guard messenger.isKnown(uuid) else { return }
             apply(messenger.legEnded(uuid, now: now))
             if let timer = resumeTimers.removeValue(forKey: UUIDKey(uuid)) { agent.environment.cancel(timer) }
@@ -56,6 +60,7 @@ final class GroupMessaging {
         let (status, effects) = messenger.receive(request.body, contentType: contentType, on: uuid, now: now)
         var extra: SIPHeaders = [:]
         if status == 415 { extra.append("Accept", GroupMessenger.acceptedTypes) }
+        if status == 503 { extra.append("Retry-After", "1") }
         agent.respond(to: request, key: key, status: status, toTag: toTag, extra: extra)
         apply(effects)
     }

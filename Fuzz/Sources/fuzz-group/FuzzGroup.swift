@@ -5,8 +5,8 @@ import GroupActivities
 /// (B), in a merged call. Each step is a byte and its operands: a MESSAGE body received on a leg (as the group JSON
 /// type, text, or another type), a final answer (any status, with or without Retry-After) or a failure of what is in
 /// flight, a resume, a local send, time passing, or a leg changing (unmerged, dropped, ended, back). Nothing may
-/// crash, every answer a received body gets is a status a SIP response can carry, and a leg never holds more than one
-/// transmission at once or more than its byte limit waiting.
+/// crash, every answer a received body gets is one the messenger documents, a leg never holds more than one
+/// transmission at once, and what waits on a leg stays bounded (its byte cap keeps it to a few thousand messages).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzGroup(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var script = GroupScript(Array(UnsafeBufferPointer(start: data, count: size)))
@@ -61,7 +61,7 @@ struct GroupScript {
                 let body = Data(bytes.prefix(count))
                 bytes = bytes.dropFirst(count)
                 let (status, effects) = messenger.receive(body, contentType: Self.types[Int(op >> 4) % 3], on: legID, now: now)
-                precondition([200, 400, 403, 415, 503].contains(status), "a body got \(status)")
+                precondition([200, 400, 403, 413, 415, 503].contains(status), "a body got \(status)")
                 take(effects)
             case 2:
                 guard let token = inFlight.removeValue(forKey: legID) else { continue }
