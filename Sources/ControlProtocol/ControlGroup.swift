@@ -62,7 +62,9 @@ public struct GroupSessionParams: ControlParams {
 
 /// Who a group message goes to: `"all"` or a list of participant ids.
 public enum GroupTargets: Codable, Sendable, Equatable {
+    /// Every other active participant.
     case all
+    /// These participants, by id.
     case only([String])
 
     public init(from decoder: any Decoder) throws {

@@ -102,6 +102,7 @@ struct LegQueue: Sendable {
         case control
     }
 
+    /// One MESSAGE body waiting for its leg, with what it is for.
     struct Outgoing: Sendable, Hashable {
         let session: String
         let purpose: Purpose
@@ -133,6 +134,7 @@ struct LegQueue: Sendable {
         }
     }
 
+    /// The one MESSAGE out on the leg, by the token its answer comes back with.
     struct InFlight: Sendable, Hashable {
         let token: UInt64
         let outgoing: Outgoing

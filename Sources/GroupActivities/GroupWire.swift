@@ -16,7 +16,14 @@ public struct GroupWire: Sendable, Hashable, Codable {
 
     /// What the body is.
     public enum Kind: String, Sendable, Hashable, Codable {
-        case session, join, leave, message, receipt
+        /// The host's roster (offer, update, or `active: false`: over).
+        case session
+        /// A member joins (with its name) or leaves.
+        case join, leave
+        /// A message: a member's to the host (`id`), or the host's stamped one (`seq`, `source`).
+        case message
+        /// The host's answer to a member's reliable message.
+        case receipt
     }
 
     /// An error in a receipt.
@@ -99,6 +106,8 @@ public struct GroupWire: Sendable, Hashable, Codable {
 
 /// Why a received group body was refused (the SIP response says so).
 public enum GroupWireProblem: Error, Sendable, Hashable {
+    /// Over 64 KiB (its size).
     case tooLarge(Int)
+    /// Not a group body (why).
     case invalid(String)
 }

@@ -2,13 +2,19 @@ import Foundation
 
 /// Any JSON value, as an app's message data: what a frontend hands to `groupSend` comes out unchanged at the others.
 public enum JSONValue: Sendable, Hashable, Codable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// A number without fraction or exponent that fits 64 bits.
     case integer(Int64)
+    /// Any other number.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object (its keys are written sorted).
     case object([String: JSONValue])
 
     public init(from decoder: any Decoder) throws {
