@@ -56,6 +56,9 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
     public var isVideo: Bool
     /// A VoIP push announced it (before its INVITE).
     public var viaPush: Bool
+    /// A group session may be activated on it now (Apple's `GroupStateObserver.isEligibleForGroupSession`): it is
+    /// joined or paused.
+    public var canShareActivity: Bool
     /// What it can do now.
     public var capabilities: [String]
     /// The actions running on it now (a UI's spinner), by name.
@@ -99,6 +102,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         isMuted = conversation.isMuted
         isVideo = conversation.isVideo
         self.viaPush = viaPush
+        canShareActivity = conversation.state == .joined || conversation.state == .paused
         capabilities = conversation.capabilities.names
         self.pendingActions = pendingActions
         group = conversation.groupUUID?.uuidString
@@ -114,7 +118,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
     /// A conversation that has left and of which nothing more is remembered: state `left`, no members.
     public static func forgotten(uuid: String) -> ConversationInfo {
         let members = #"{"uuid": "\#(uuid)", "state": "left", "direction": "outgoing", "displayName": "", "members": [], "#
-            + #""activeRemoteMembers": [], "isRemotelyHeld": false, "isMuted": false, "isVideo": false, "viaPush": false, "capabilities": [], "#
+            + #""activeRemoteMembers": [], "isRemotelyHeld": false, "isMuted": false, "isVideo": false, "viaPush": false, "canShareActivity": false, "capabilities": [], "#
             + #""pendingActions": [], "createdAt": "\#(ControlTime.string(Date()))"}"#
         do {
             return try ControlJSON.decoder.decode(ConversationInfo.self, from: Data(members.utf8))
@@ -136,6 +140,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         if isMuted != previous.isMuted { changed.append("isMuted") }
         if isVideo != previous.isVideo { changed.append("isVideo") }
         if viaPush != previous.viaPush { changed.append("viaPush") }
+        if canShareActivity != previous.canShareActivity { changed.append("canShareActivity") }
         if capabilities != previous.capabilities { changed.append("capabilities") }
         if pendingActions != previous.pendingActions { changed.append("pendingActions") }
         if group != previous.group { changed.append("group") }
@@ -163,6 +168,9 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         ControlField("isMuted", "a boolean", "we are muted"),
         ControlField("isVideo", "a boolean", "it carries video"),
         ControlField("viaPush", "a boolean", "a VoIP push announced it before its INVITE (an incoming banner says so)"),
+        ControlField(
+            "canShareActivity", "a boolean",
+            "a group session may be activated on it now (`groupActivate`: it is joined or paused); a frontend shows its share button only then"),
         ControlField("capabilities", "an array of strings", "`merging`, `unmerging`, `pausing`, `playingTones`, `video`"),
         ControlField(
             "pendingActions", "an array of strings",

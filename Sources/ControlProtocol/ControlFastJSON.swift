@@ -153,6 +153,7 @@ extension ConversationInfo: ControlFastJSON {
             out.key("activeRemoteMembers")
             out.array(activeRemoteMembers) { out, member in member.writeJSON(&out) }
             out.member("callID", callID)
+            out.member("canShareActivity", canShareActivity)
             out.member("capabilities", strings: capabilities)
             out.member("connectedAt", connectedAt)
             out.member("createdAt", createdAt)

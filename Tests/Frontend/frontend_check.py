@@ -100,7 +100,7 @@ HANDLE = {"kind": one_of("phoneNumber", "emailAddress", "generic"), "value": is_
 CONVERSATION = {
     "uuid": is_str, "state": one_of(*STATES), "direction": one_of("incoming", "outgoing"), "displayName": is_str,
     "members": list_of(shaped(HANDLE)), "activeRemoteMembers": list_of(shaped(HANDLE)),
-    "localMember": opt(shaped(HANDLE)), "isRemotelyHeld": is_bool, "isMuted": is_bool, "isVideo": is_bool, "viaPush": is_bool,
+    "localMember": opt(shaped(HANDLE)), "isRemotelyHeld": is_bool, "isMuted": is_bool, "isVideo": is_bool, "viaPush": is_bool, "canShareActivity": is_bool,
     "capabilities": list_of(one_of("merging", "unmerging", "pausing", "playingTones", "video")),
     "pendingActions": list_of(is_str), "group": opt(is_str), "callID": opt(is_str), "createdAt": is_ts,
     "connectedAt": opt(is_ts), "endedAt": opt(is_ts), "endedReason": opt(one_of(*ENDED)), "sipStatus": opt(is_int),

@@ -80,7 +80,7 @@ export class GroupsView {
 
   /** The panel inside a call card (nothing for a call that is not up). */
   panel(conversation, all, stale) {
-    if (conversation.state !== "joined" && conversation.state !== "paused") return null;
+    if (!conversation.canShareActivity) return null;
     const session = this.sessionFor(conversation, all);
     if (!session) {
       return el("div", { class: "group", "data-group": true },
