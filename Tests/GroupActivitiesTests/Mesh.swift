@@ -98,6 +98,16 @@ struct Mesh {
         return outcome.result
     }
 
+    /// A merged call A–B, A–C with a session A hosts and both joined.
+    static func mergedGroup() -> (Mesh, String) {
+        var mesh = Mesh(["a", "b", "c"])
+        let group = UUID()
+        let (ab, _) = mesh.call("a", "b", group: group)
+        mesh.call("a", "c", group: group)
+        let session = mesh.activateAndJoin(host: "a", on: ab, members: ["b", "c"])
+        return (mesh, session)
+    }
+
     /// Host A activates on its group; B and C (and whoever else) join what they are offered.
     mutating func activateAndJoin(host: String, on leg: UUID, members: [String]) -> String {
         let outcome = nodes[host]!.activate(GroupActivity(identifier: "com.example.list", title: "List"), on: leg, sessionID: "S1", localID: "host-\(host)", now: now)

@@ -3,15 +3,7 @@ import GroupActivities
 import Testing
 
 @Suite struct SequencerTests {
-    /// A merged call A–B, A–C.
-    func merged() -> (Mesh, String) {
-        var mesh = Mesh(["a", "b", "c"])
-        let group = UUID()
-        let (ab, _) = mesh.call("a", "b", group: group)
-        mesh.call("a", "c", group: group)
-        let session = mesh.activateAndJoin(host: "a", on: ab, members: ["b", "c"])
-        return (mesh, session)
-    }
+    func merged() -> (Mesh, String) { Mesh.mergedGroup() }
 
     @Test func membersAreOfferedTheSessionAndTheHostSeesThemJoin() {
         let (mesh, session) = merged()
@@ -327,14 +319,7 @@ import Testing
 }
 
 @Suite struct SessionEndTests {
-    func merged() -> (Mesh, String) {
-        var mesh = Mesh(["a", "b", "c"])
-        let group = UUID()
-        let (ab, _) = mesh.call("a", "b", group: group)
-        mesh.call("a", "c", group: group)
-        let session = mesh.activateAndJoin(host: "a", on: ab, members: ["b", "c"])
-        return (mesh, session)
-    }
+    func merged() -> (Mesh, String) { Mesh.mergedGroup() }
 
     @Test func endingWhileTheLegsAreBusyStillTellsEveryMember() {
         var (mesh, session) = merged()
