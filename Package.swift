@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "ConversationKit", targets: ["ConversationKit"]),
         .library(name: "GroupActivities", targets: ["GroupActivities"]),
+        .library(name: "Collaboration", targets: ["Collaboration"]),
         .library(name: "ConversationConformance", targets: ["ConversationConformance"]),
         .library(name: "CallHistory", targets: ["CallHistory"]),
         .library(name: "SIPMessages", targets: ["SIPMessages"]),
@@ -33,6 +34,9 @@ let package = Package(
         .target(name: "ConversationKit"),
         // Group sessions and their messenger (Apple's GroupActivities) as one pure machine: no sockets, no SIP.
         .target(name: "GroupActivities"),
+        // Collaborations bound to a conversation (Apple's SharedWithYou): metadata, actions, Merkle-root identities,
+        // proofs, nonces and notices, as one pure machine; the cryptography is injected.
+        .target(name: "Collaboration", dependencies: ["GroupActivities"]),
         // Scenario files (JSON) and the runner that checks them against ConversationKit.
         .target(name: "ConversationConformance", dependencies: ["ConversationKit"]),
         // SQLite from Debian (libsqlite3-dev); imported only by CallHistory.
@@ -65,6 +69,7 @@ let package = Package(
             name: "ParleyEngine",
             dependencies: [
                 "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO", "CallHistory", "GroupActivities",
+                "Collaboration",
             ]
         ),
         // The control protocol served against a running engine, and parleyd's control endpoints (Unix socket, WebSocket).
@@ -126,6 +131,9 @@ let package = Package(
         .target(name: "ParleyTestSupport", dependencies: ["ControlChannel", "ParleyEngine", "SIPMessages", "SIPTransport"]),
         .testTarget(name: "ConversationKitTests", dependencies: ["ConversationKit"]),
         .testTarget(name: "GroupActivitiesTests", dependencies: ["GroupActivities"]),
+        .testTarget(
+            name: "CollaborationTests", dependencies: ["Collaboration", "GroupActivities", "ParleyIO", "ParleyEngine"],
+            resources: [.copy("Vectors")]),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages"]),
         .testTarget(name: "SIPSignalingTests", dependencies: ["SIPSignaling", "SIPMessages"]),
         .testTarget(name: "ParleyIOTests", dependencies: ["ParleyIO", "ParleyTestSupport"]),

@@ -4,9 +4,14 @@
 //
 // Many OpenSSL settings are function-like macros over SSL_CTX_ctrl/BIO_ctrl, or constants built from macros
 // (SSL_OP_BIT), which Swift cannot import: each one Parley uses is a `static inline` function here.
+#include <string.h>
 #include <openssl/bio.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -53,5 +58,56 @@ static inline int copenssl_error_is_key_mismatch(unsigned long error) {
 static inline size_t copenssl_bio_pending(BIO *bio) {
     return BIO_ctrl_pending(bio);
 }
+
+// --- ECDSA P-256 device keys (collaboration identity proofs; docs/collaboration.md) ---
+
+// A P-256 public key from its 65-byte X9.63 uncompressed point, or NULL when the bytes are not a point on the curve
+// (the quick public check: on the curve and not infinity; P-256's cofactor is 1, so the order check adds nothing).
+static inline EVP_PKEY *copenssl_p256_public_key(const unsigned char *point, size_t length) {
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    if (ctx == NULL) { return NULL; }
+    EVP_PKEY *pkey = NULL;
+    OSSL_PARAM params[3];
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, (char *)"prime256v1", 0);
+    params[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)point, length);
+    params[2] = OSSL_PARAM_construct_end();
+    int made = EVP_PKEY_fromdata_init(ctx) == 1 && EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) == 1;
+    EVP_PKEY_CTX_free(ctx);
+    if (!made) { EVP_PKEY_free(pkey); return NULL; }
+    EVP_PKEY_CTX *check = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+    int valid = check != NULL && EVP_PKEY_public_check_quick(check) == 1;
+    EVP_PKEY_CTX_free(check);
+    if (!valid) { EVP_PKEY_free(pkey); return NULL; }
+    return pkey;
+}
+
+// A new P-256 key pair (EVP_EC_gen is a macro over a variadic function Swift cannot call).
+static inline EVP_PKEY *copenssl_p256_generate(void) { return EVP_EC_gen("P-256"); }
+
+// Whether a key is an EC key on P-256.
+static inline int copenssl_is_p256(EVP_PKEY *pkey) {
+    char name[64] = {0};
+    size_t length = 0;
+    if (!EVP_PKEY_is_a(pkey, "EC")) { return 0; }
+    if (EVP_PKEY_get_utf8_string_param(pkey, OSSL_PKEY_PARAM_GROUP_NAME, name, sizeof(name), &length) != 1) { return 0; }
+    return strcmp(name, "prime256v1") == 0;
+}
+
+// The key's public point, uncompressed (65 bytes written to `out`); 0 on failure.
+static inline int copenssl_p256_public_point(EVP_PKEY *pkey, unsigned char *out) {
+    size_t length = 0;
+    EVP_PKEY_set_utf8_string_param(pkey, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT, "uncompressed");
+    if (EVP_PKEY_get_octet_string_param(pkey, OSSL_PKEY_PARAM_PUB_KEY, out, 65, &length) != 1) { return 0; }
+    return length == 65 && out[0] == 0x04;
+}
+
+// PKCS#8 PEM ("BEGIN PRIVATE KEY") of a private key into a memory BIO.
+static inline int copenssl_write_pkcs8(BIO *bio, EVP_PKEY *pkey) {
+    return PEM_write_bio_PrivateKey(bio, pkey, NULL, NULL, 0, NULL, NULL);
+}
+
+static inline EVP_PKEY *copenssl_read_private_key(BIO *bio) { return PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL); }
+
+static inline long copenssl_bio_contents(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 
 #endif

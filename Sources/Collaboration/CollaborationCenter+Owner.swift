@@ -1,0 +1,242 @@
+import Foundation
+import GroupActivities
+
+/// The owner's side: starting, the participants updates, challenges and proofs.
+extension CollaborationCenter {
+    /// Starts a collaboration on a joined session: the start action goes to the handler, who fulfils it with a URL
+    /// and an identifier (``complete(_:with:now:)``). `confirmUpdates`: participants updates wait for a frontend.
+    public mutating func start(
+        _ metadata: CollaborationMetadata, on session: String, confirmUpdates: Bool = false, now: Date
+    ) -> (Result<CollaborationAction, CollaborationError>, [CollaborationEffect]) {
+        if let error = metadata.validate() { return (.failure(error), []) }
+        guard sessions[session] != nil else { return (.failure(.notInSession(session)), []) }
+        guard owned.count + shared.count + starting.count < Self.maxCollaborations else {
+            return (.failure(.tooManyCollaborations(Self.maxCollaborations)), [])
+        }
+        let action = coordinator.submit(.start(metadata, session: session), id: nextActionID(), requiresConfirmation: false, now: now)
+        starting[action.id] = (session, confirmUpdates)
+        return (.success(action), [.handle(action)])
+    }
+
+    /// Completes an action, once: a second completion (or one after the timeout) is `actionNotPending`.
+    public mutating func complete(
+        _ actionID: String, with outcome: CollaborationActionOutcome, now: Date
+    ) -> (Result<CollaborationInfo?, CollaborationError>, [CollaborationEffect]) {
+        guard let action = coordinator.complete(actionID) else { return (.failure(.actionNotPending(actionID)), []) }
+        return finish(action, outcome, now: now)
+    }
+
+    /// The clock moved: actions past their deadline time out, old nonces are swept.
+    public mutating func tick(now: Date) -> [CollaborationEffect] {
+        nonces.sweep(now: now)
+        var effects: [CollaborationEffect] = []
+        for action in coordinator.expire(now: now) { effects += finish(action, .timedOut, now: now).1 }
+        return effects
+    }
+
+    private mutating func finish(
+        _ action: CollaborationAction, _ outcome: CollaborationActionOutcome, now: Date
+    ) -> (Result<CollaborationInfo?, CollaborationError>, [CollaborationEffect]) {
+        var effects: [CollaborationEffect] = [.actionCompleted(action, outcome)]
+        switch action.kind {
+        case .start(let metadata, let session):
+            let plan = starting.removeValue(forKey: action.id)
+            guard case .fulfilled(let url?, let identifier?) = outcome, !identifier.isEmpty, !url.isEmpty else {
+                return (.failure(.startFailed(outcome == .timedOut ? "the handler timed out" : "the handler failed it")), effects)
+            }
+            guard owned[identifier] == nil, shared[identifier] == nil else {
+                return (.failure(.startFailed("identifier '\(identifier)' is already in use")), effects)
+            }
+            guard let view = sessions[session] else { return (.failure(.notInSession(session)), effects) }
+            var started = metadata
+            started.collaborationIdentifier = identifier
+            let highlight = CollaborationHighlight(identifier: identifier, url: url, title: metadata.title, session: session)
+            owned[identifier] = Owned(highlight: highlight, metadata: started, requiresConfirmation: plan?.confirm ?? false)
+            let share = CollaborationWire.Share(collaboration: identifier, url: url, metadata: started.forRecipients, verifier: verifier)
+            effects.append(.send(session: session, type: CollaborationWire.share, data: CollaborationWire.encode(share), to: nil, keep: true))
+            let roots = Set(view.identities.filter { $0.key != view.local }.values).subtracting([identity.person])
+            if let info = info(identifier) { effects.append(.changed(info)) }
+            if !roots.isEmpty { effects += requestUpdate(identifier, added: roots.sorted { $0.hex < $1.hex }, removed: [], now: now) }
+            return (.success(info(identifier)), effects)
+        case .updateParticipants(let identifier, let added, _):
+            guard var collaboration = owned[identifier] else { return (.success(nil), effects) }
+            collaboration.updates.remove(action.id)
+            if case .fulfilled = outcome {
+                for root in added where collaboration.roots[root] != .granted { collaboration.roots[root] = .invited }
+            }
+            if collaboration.state != .ended { collaboration.state = collaboration.updates.isEmpty ? .active : .updating }
+            owned[identifier] = collaboration
+            if let info = info(identifier) { effects.append(.changed(info)) }
+            return (.success(info(identifier)), effects)
+        }
+    }
+
+    /// Raises a participants update. Removals take effect now (a member who left must not keep access while a
+    /// frontend thinks about it); additions when the action is fulfilled.
+    mutating func requestUpdate(
+        _ identifier: String, added: [PersonIdentity], removed: [PersonIdentity], now: Date
+    ) -> [CollaborationEffect] {
+        guard var collaboration = owned[identifier], collaboration.state != .ended else { return [] }
+        let action = coordinator.submit(
+            .updateParticipants(collaboration: identifier, added: added, removed: removed), id: nextActionID(),
+            requiresConfirmation: collaboration.requiresConfirmation, now: now)
+        collaboration.updates.insert(action.id)
+        collaboration.state = .updating
+        owned[identifier] = collaboration
+        var effects: [CollaborationEffect] = [.handle(action)]
+        if let info = info(identifier) { effects.append(.changed(info)) }
+        return effects
+    }
+
+    /// Revokes roots now and reports it as an update; a collaborator who had proved access is announced as removed.
+    mutating func revoke(_ roots: [PersonIdentity], in identifier: String, now: Date) -> [CollaborationEffect] {
+        guard var collaboration = owned[identifier] else { return [] }
+        let affected = roots.filter { collaboration.roots[$0] == .invited || collaboration.roots[$0] == .granted }
+        guard !affected.isEmpty else { return [] }
+        var effects: [CollaborationEffect] = []
+        for root in affected {
+            let wasGranted = collaboration.roots[root] == .granted
+            collaboration.roots[root] = .revoked
+            collaboration.bindings[root] = nil
+            if wasGranted { effects += noticeEffects(.membership(.removedCollaborator), highlight: collaboration.highlight, to: nil) }
+        }
+        owned[identifier] = collaboration
+        return requestUpdate(identifier, added: [], removed: affected, now: now) + effects
+    }
+
+    /// Ends a collaboration this node owns: members are told.
+    public mutating func end(_ identifier: String) -> (Result<Void, CollaborationError>, [CollaborationEffect]) {
+        guard var collaboration = owned[identifier] else {
+            return (.failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
+        }
+        collaboration.state = .ended
+        owned[identifier] = nil
+        let info = CollaborationInfo(
+            highlight: collaboration.highlight, metadata: collaboration.metadata, isOwner: true, state: .ended, verifier: verifier,
+            access: .granted, participants: [])
+        return (.success(()), [
+            .send(session: collaboration.highlight.session, type: CollaborationWire.ended,
+                  data: CollaborationWire.encode(CollaborationWire.Reference(collaboration: identifier)), to: nil, keep: false),
+            .changed(info),
+        ])
+    }
+
+    // MARK: Challenges and proofs
+
+    /// A fresh challenge for a collaboration this node owns (`collaborationChallenge`).
+    public mutating func challenge(for identifier: String, now: Date) -> Result<CollaborationChallenge, CollaborationError> {
+        guard let collaboration = owned[identifier], collaboration.state != .ended else {
+            return .failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier))
+        }
+        let nonce = crypto.randomBytes(32)
+        let expires = nonces.issue(nonce, scope: identifier, now: now)
+        return .success(CollaborationChallenge(
+            collaboration: identifier, group: collaboration.highlight.session, nonce: Hex.encode(nonce),
+            expires: ProofStatement.timestamp(expires), verifier: verifier))
+    }
+
+    /// Checks a proof against a challenge this node issued (`collaborationVerify`): the nonce is spent first, then
+    /// the proof is checked against the statement this node expects and the collaboration's roots. A success binds
+    /// the root to `participant` (nil: a frontend's own device outside the group).
+    public mutating func verify(
+        _ proof: SignedIdentityProof, nonce nonceHex: String, for identifier: String, participant: String?, now: Date
+    ) -> (Result<PersonIdentity, CollaborationError>, [CollaborationEffect]) {
+        guard let collaboration = owned[identifier], collaboration.state != .ended else {
+            return (.failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
+        }
+        let rejected = { (reason: ProofRejection) -> (Result<PersonIdentity, CollaborationError>, [CollaborationEffect]) in
+            (.failure(.proofRejected(reason)), [.verified(collaboration: identifier, participant: participant, result: .failure(reason))])
+        }
+        guard let nonce = Hex.decode(nonceHex), nonce.count == 32 else { return rejected(.nonceUnknown) }
+        let expires: Date
+        switch nonces.consume(nonce, scope: identifier, now: now) {
+        case .success(let date): expires = date
+        case .failure(let reason): return rejected(reason)
+        }
+        guard let statement = ProofStatement(
+            purpose: .collaboration(identifier: identifier, group: collaboration.highlight.session), nonce: nonce, expires: expires,
+            verifier: verifier)
+        else { return rejected(.malformed) }
+        let active = collaboration.roots.filter { $0.value != .revoked }.keys.sorted { $0.hex < $1.hex }
+        let revoked = collaboration.roots.filter { $0.value == .revoked }.keys.sorted { $0.hex < $1.hex }
+        switch ProofVerifier.check(proof, statement: statement.bytes, roots: active, revoked: revoked, crypto: crypto) {
+        case .failure(let reason):
+            return rejected(reason)
+        case .success(let root):
+            var effects: [CollaborationEffect] = [.verified(collaboration: identifier, participant: participant, result: .success(root))]
+            let first = owned[identifier]?.roots[root] != .granted
+            owned[identifier]?.roots[root] = .granted
+            if let participant { owned[identifier]?.bindings[root] = participant }
+            if first { effects += noticeEffects(.membership(.addedCollaborator), highlight: collaboration.highlight, to: nil) }
+            if let info = info(identifier) { effects.append(.changed(info)) }
+            return (.success(root), effects)
+        }
+    }
+
+    /// A person's device set changed: an old device signs the change (`parley-identity-update-v1`) against a
+    /// challenge of this collaboration, and the stored root is replaced, keeping its access.
+    public mutating func replaceIdentity(
+        _ old: PersonIdentity, with new: PersonIdentity, proof: SignedIdentityProof, nonce nonceHex: String, for identifier: String,
+        now: Date
+    ) -> (Result<PersonIdentity, CollaborationError>, [CollaborationEffect]) {
+        guard let collaboration = owned[identifier], collaboration.state != .ended else {
+            return (.failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
+        }
+        guard let nonce = Hex.decode(nonceHex), nonce.count == 32 else { return (.failure(.proofRejected(.nonceUnknown)), []) }
+        let expires: Date
+        switch nonces.consume(nonce, scope: identifier, now: now) {
+        case .success(let date): expires = date
+        case .failure(let reason): return (.failure(.proofRejected(reason)), [])
+        }
+        guard let statement = ProofStatement(purpose: .identityUpdate(old: old, new: new), nonce: nonce, expires: expires, verifier: verifier)
+        else { return (.failure(.proofRejected(.malformed)), []) }
+        let access = collaboration.roots[old]
+        let active = access == nil || access == .revoked ? [] : [old]
+        switch ProofVerifier.check(proof, statement: statement.bytes, roots: active, revoked: access == .revoked ? [old] : [], crypto: crypto) {
+        case .failure(let reason):
+            return (.failure(.proofRejected(reason)), [])
+        case .success:
+            owned[identifier]?.roots[old] = nil
+            owned[identifier]?.roots[new] = access
+            if let member = owned[identifier]?.bindings.removeValue(forKey: old) { owned[identifier]?.bindings[new] = member }
+            return (.success(new), info(identifier).map { [.changed($0)] } ?? [])
+        }
+    }
+
+    mutating func challengeRequested(_ identifier: String, by member: String, in session: String, now: Date) -> [CollaborationEffect] {
+        guard owned[identifier]?.highlight.session == session else {
+            return [.log("collaboration: challenge request for \(identifier) from \(member), not ours on \(session)")]
+        }
+        switch challenge(for: identifier, now: now) {
+        case .success(let challenge):
+            let message = CollaborationWire.Challenge(
+                collaboration: identifier, group: challenge.group, nonce: challenge.nonce, expires: challenge.expires, verifier: verifier)
+            return [.send(session: session, type: CollaborationWire.challenge, data: CollaborationWire.encode(message), to: [member], keep: false)]
+        case .failure(let error):
+            return [.log("collaboration: no challenge for \(member): \(error)")]
+        }
+    }
+
+    mutating func proofReceived(_ message: CollaborationWire.Proof, from member: String, in session: String, now: Date) -> [CollaborationEffect] {
+        guard owned[message.collaboration]?.highlight.session == session else {
+            return [.log("collaboration: proof for \(message.collaboration) from \(member), not ours on \(session)")]
+        }
+        let result: Result<PersonIdentity, CollaborationError>
+        var effects: [CollaborationEffect]
+        switch message.proof.proof {
+        case .failure(let reason):
+            result = .failure(.proofRejected(reason))
+            effects = [.verified(collaboration: message.collaboration, participant: member, result: .failure(reason))]
+        case .success(let proof):
+            (result, effects) = verify(proof, nonce: message.nonce, for: message.collaboration, participant: member, now: now)
+        }
+        let answer: CollaborationWire.Access
+        switch result {
+        case .success(let root): answer = .init(collaboration: message.collaboration, granted: true, reason: nil, root: root)
+        case .failure(.proofRejected(let reason)): answer = .init(collaboration: message.collaboration, granted: false, reason: reason, root: nil)
+        case .failure: answer = .init(collaboration: message.collaboration, granted: false, reason: .rootNotInCollaboration, root: nil)
+        }
+        effects.append(.send(session: session, type: CollaborationWire.access, data: CollaborationWire.encode(answer), to: [member], keep: false))
+        return effects
+    }
+}

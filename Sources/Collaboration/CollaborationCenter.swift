@@ -1,0 +1,225 @@
+import Foundation
+import GroupActivities
+
+/// A node's collaborations, as one pure machine (Apple's `SWCollaborationCoordinator` and `SWHighlightCenter`
+/// together): the ones it owns and verifies, the ones shared with it, the person roots members announced, the
+/// actions in flight and the owner's nonces. Inputs carry `now`; outputs are ``CollaborationEffect``s. The
+/// cryptography and the device key are injected.
+///
+///     frontend ──start──▶ [start action] ──fulfil──▶ active ──share──▶ members
+///     members ──identity──▶ [update action: added] ──fulfil──▶ invited ──proof──▶ granted
+///     group loses a member ──▶ revoked at once ──▶ [update action: removed] (reported)
+///     session over / owner ends ──▶ ended
+public struct CollaborationCenter: Sendable {
+    /// The most collaborations a node keeps (owned and shared, ended ones included until their session ends).
+    public static let maxCollaborations = 64
+
+    struct SessionView: Sendable {
+        var local: String
+        var names: [String: String] = [:]
+        var identities: [String: PersonIdentity] = [:]
+    }
+
+    struct Owned: Sendable {
+        var highlight: CollaborationHighlight
+        var metadata: CollaborationMetadata
+        var state: CollaborationState = .active
+        var requiresConfirmation: Bool
+        var roots: [PersonIdentity: ParticipantAccess] = [:]
+        var bindings: [PersonIdentity: String] = [:]
+        var updates: Set<String> = []
+    }
+
+    struct Shared: Sendable {
+        var highlight: CollaborationHighlight
+        var metadata: CollaborationMetadata
+        var owner: String
+        var verifier: String
+        var state: CollaborationState = .active
+        var access: RecipientAccess = .none
+    }
+
+    /// This device's person identity.
+    public let identity: LocalIdentity
+    /// This node's verifier identifier (its SIP address).
+    public let verifier: String
+    let crypto: any IdentityCrypto
+    let signer: any DeviceSigner
+    var sessions: [String: SessionView] = [:]
+    var owned: [String: Owned] = [:]
+    var shared: [String: Shared] = [:]
+    /// Start actions: their session and whether updates will need confirmation.
+    var starting: [String: (session: String, confirm: Bool)] = [:]
+    public internal(set) var coordinator: CollaborationCoordinator
+    public internal(set) var nonces: NonceStore
+    private var actionCount: UInt64 = 0
+
+    public init(
+        signer: any DeviceSigner, otherDevices: [[UInt8]] = [], verifier: String, crypto: any IdentityCrypto,
+        actionTimeout: TimeInterval = 30, nonces: NonceStore = NonceStore()
+    ) {
+        self.signer = signer
+        self.crypto = crypto
+        self.verifier = verifier
+        identity = LocalIdentity(publicKey: signer.publicKey, otherDevices: otherDevices, crypto: crypto)
+        coordinator = CollaborationCoordinator(timeout: actionTimeout)
+        self.nonces = nonces
+    }
+
+    // MARK: Queries
+
+    /// Every collaboration, owned first, by identifier.
+    public var collaborations: [CollaborationInfo] {
+        owned.keys.sorted().compactMap(info) + shared.keys.sorted().compactMap(info)
+    }
+
+    /// One collaboration, by identifier.
+    public func info(_ identifier: String) -> CollaborationInfo? {
+        if let collaboration = owned[identifier] {
+            let view = sessions[collaboration.highlight.session]
+            let people = collaboration.roots.keys.sorted { $0.hex < $1.hex }.map { root in
+                let member = collaboration.bindings[root] ?? view?.identities.first { $0.value == root }?.key
+                return CollaborationParticipant(
+                    identity: root, access: collaboration.roots[root] ?? .revoked, participant: member,
+                    name: member.flatMap { view?.names[$0] })
+            }
+            return CollaborationInfo(
+                highlight: collaboration.highlight, metadata: collaboration.metadata, isOwner: true, state: collaboration.state,
+                verifier: verifier, access: .granted, participants: people)
+        }
+        guard let collaboration = shared[identifier] else { return nil }
+        return CollaborationInfo(
+            highlight: collaboration.highlight, metadata: collaboration.metadata, isOwner: false, state: collaboration.state,
+            verifier: collaboration.verifier, access: collaboration.access, participants: [])
+    }
+
+    /// The highlight with this URL (Apple's `collaborationHighlight(for:)`).
+    public func highlight(for url: String) -> CollaborationHighlight? {
+        (owned.values.map(\.highlight) + shared.values.map(\.highlight)).first { $0.url == url }
+    }
+
+    /// The highlight with this identifier (`collaborationHighlight(forIdentifier:)`).
+    public func highlight(forIdentifier identifier: String) -> CollaborationHighlight? {
+        owned[identifier]?.highlight ?? shared[identifier]?.highlight
+    }
+
+    /// The person root a member of a session announced.
+    public func identity(of participant: String, in session: String) -> PersonIdentity? {
+        sessions[session]?.identities[participant]
+    }
+
+    // MARK: Sessions (from the group messenger)
+
+    /// This node joined (or activated) a group session: it announces its person root to the others.
+    public mutating func sessionJoined(_ session: String, local: GroupParticipant, active: [GroupParticipant]) -> [CollaborationEffect] {
+        guard sessions[session] == nil else { return [] }
+        var view = SessionView(local: local.id)
+        for participant in active { view.names[participant.id] = participant.name }
+        view.identities[local.id] = identity.person
+        sessions[session] = view
+        return [.send(
+            session: session, type: CollaborationWire.identity, data: CollaborationWire.encode(CollaborationWire.Identity(root: identity.person)),
+            to: nil, keep: true)]
+    }
+
+    /// Members came or went: those who went lose access to what this node owns on the session.
+    public mutating func participantsChanged(
+        _ session: String, added: [GroupParticipant], removed: [GroupParticipant], now: Date
+    ) -> [CollaborationEffect] {
+        guard var view = sessions[session] else { return [] }
+        for participant in added { view.names[participant.id] = participant.name }
+        var gone: [PersonIdentity] = []
+        for participant in removed where participant.id != view.local {
+            view.names[participant.id] = nil
+            if let root = view.identities.removeValue(forKey: participant.id), !view.identities.values.contains(root) { gone.append(root) }
+        }
+        sessions[session] = view
+        guard !gone.isEmpty else { return [] }
+        var effects: [CollaborationEffect] = []
+        for identifier in owned.keys.sorted() where owned[identifier]?.highlight.session == session {
+            effects += revoke(gone, in: identifier, now: now)
+        }
+        return effects
+    }
+
+    /// The session is over (left, ended, its call gone): so is every collaboration bound to it.
+    public mutating func sessionEnded(_ session: String) -> [CollaborationEffect] {
+        sessions[session] = nil
+        var effects: [CollaborationEffect] = []
+        for identifier in owned.keys.sorted() where owned[identifier]?.highlight.session == session {
+            owned[identifier]?.state = .ended
+            if let info = info(identifier) { effects.append(.changed(info)) }
+            owned[identifier] = nil
+        }
+        for identifier in shared.keys.sorted() where shared[identifier]?.highlight.session == session {
+            shared[identifier]?.state = .ended
+            if let info = info(identifier) { effects.append(.changed(info)) }
+            shared[identifier] = nil
+        }
+        return effects
+    }
+
+    /// A group message: the collaboration ones are read, the rest ignored.
+    public mutating func received(_ delivery: GroupDelivery, now: Date) -> [CollaborationEffect] {
+        guard CollaborationWire.isCollaboration(delivery.type), sessions[delivery.session] != nil else { return [] }
+        let from = delivery.source.id
+        switch delivery.type {
+        case CollaborationWire.identity:
+            guard let message = CollaborationWire.decode(CollaborationWire.Identity.self, delivery.data) else { return bad(delivery) }
+            return announced(message.root, by: delivery.source, in: delivery.session, now: now)
+        case CollaborationWire.share:
+            guard let message = CollaborationWire.decode(CollaborationWire.Share.self, delivery.data) else { return bad(delivery) }
+            return shareReceived(message, from: from, in: delivery.session)
+        case CollaborationWire.ended:
+            guard let message = CollaborationWire.decode(CollaborationWire.Reference.self, delivery.data) else { return bad(delivery) }
+            return endReceived(message.collaboration, from: from)
+        case CollaborationWire.challengeRequest:
+            guard let message = CollaborationWire.decode(CollaborationWire.Reference.self, delivery.data) else { return bad(delivery) }
+            return challengeRequested(message.collaboration, by: from, in: delivery.session, now: now)
+        case CollaborationWire.challenge:
+            guard let message = CollaborationWire.decode(CollaborationWire.Challenge.self, delivery.data) else { return bad(delivery) }
+            return challenged(message, by: from, in: delivery.session)
+        case CollaborationWire.proof:
+            guard let message = CollaborationWire.decode(CollaborationWire.Proof.self, delivery.data) else { return bad(delivery) }
+            return proofReceived(message, from: from, in: delivery.session, now: now)
+        case CollaborationWire.access:
+            guard let message = CollaborationWire.decode(CollaborationWire.Access.self, delivery.data) else { return bad(delivery) }
+            return accessAnswered(message, by: from)
+        case CollaborationWire.notice:
+            guard let message = CollaborationWire.decode(CollaborationWire.Notice.self, delivery.data) else { return bad(delivery) }
+            return noticeReceived(message, from: delivery.source)
+        default:
+            return [.log("collaboration: unknown message type \(delivery.type) from \(from)")]
+        }
+    }
+
+    private func bad(_ delivery: GroupDelivery) -> [CollaborationEffect] {
+        [.log("collaboration: malformed \(delivery.type) from \(delivery.source.id) in \(delivery.session)")]
+    }
+
+    private mutating func announced(_ root: PersonIdentity, by source: GroupParticipant, in session: String, now: Date) -> [CollaborationEffect] {
+        guard var view = sessions[session], source.id != view.local else { return [] }
+        let previous = view.identities[source.id]
+        view.identities[source.id] = root
+        view.names[source.id] = source.name
+        sessions[session] = view
+        var effects: [CollaborationEffect] = [.identityLearned(session: session, participant: source, identity: root)]
+        if let previous, previous != root, !view.identities.values.contains(previous) {
+            for identifier in owned.keys.sorted() where owned[identifier]?.highlight.session == session {
+                effects += revoke([previous], in: identifier, now: now)
+            }
+        }
+        for identifier in owned.keys.sorted() {
+            guard let collaboration = owned[identifier], collaboration.highlight.session == session, collaboration.state != .ended,
+                root != identity.person, collaboration.roots[root] == nil || collaboration.roots[root] == .revoked
+            else { continue }
+            effects += requestUpdate(identifier, added: [root], removed: [], now: now)
+        }
+        return effects
+    }
+
+    mutating func nextActionID() -> String {
+        actionCount += 1
+        return "action-\(actionCount)"
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import GroupActivities
+
+/// The group messages collaborations travel as (docs/collaboration.md, "Wire"): each a reliable messenger message
+/// whose `type` is one of these and whose `data` is the matching payload.
+///
+///     member ──identity──▶ all        (on joining a session; kept for late joiners)
+///     owner  ──share─────▶ all        (kept) · ended ──▶ all
+///     member ──challengeRequest──▶ owner ──challenge──▶ member ──proof──▶ owner ──access──▶ member
+///     anyone ──notice────▶ all, or the mentioned person alone
+public enum CollaborationWire {
+    /// A member's person root.
+    public static let identity = "parley.identity"
+    public static let share = "parley.collab.share"
+    public static let ended = "parley.collab.ended"
+    public static let challengeRequest = "parley.collab.challengeRequest"
+    public static let challenge = "parley.collab.challenge"
+    public static let proof = "parley.collab.proof"
+    public static let access = "parley.collab.access"
+    public static let notice = "parley.collab.notice"
+
+    /// Whether a message type is one of these.
+    public static func isCollaboration(_ type: String) -> Bool { type == identity || type.hasPrefix("parley.collab.") }
+
+    struct Identity: Codable { var root: PersonIdentity }
+    struct Share: Codable {
+        var collaboration: String
+        var url: String
+        var metadata: CollaborationMetadata
+        var verifier: String
+    }
+    struct Reference: Codable { var collaboration: String }
+    struct Challenge: Codable {
+        var collaboration: String
+        var group: String
+        var nonce: String
+        var expires: String
+        var verifier: String
+    }
+    struct Proof: Codable {
+        var collaboration: String
+        var nonce: String
+        var proof: SignedProofJSON
+    }
+    struct Access: Codable {
+        var collaboration: String
+        var granted: Bool
+        var reason: ProofRejection?
+        var root: PersonIdentity?
+    }
+    struct Notice: Codable {
+        var collaboration: String
+        var kind: String
+        var trigger: String
+    }
+
+    static func encode(_ value: some Encodable) -> JSONValue {
+        // Every payload here is plain Codable data: encoding cannot fail.
+        guard let data = try? JSONEncoder().encode(value), let json = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+            preconditionFailure("collaboration payload does not encode")
+        }
+        return json
+    }
+
+    static func decode<Value: Decodable>(_ type: Value.Type, _ json: JSONValue) -> Value? {
+        try? JSONDecoder().decode(type, from: json.encoded)
+    }
+}

@@ -1,0 +1,189 @@
+import Collaboration
+import Foundation
+import GroupActivities
+import ParleyIO
+import Testing
+
+@Suite struct CenterTests {
+    @Test func membersAreInvitedByTheirAnnouncedRootsAndGrantedByProof() throws {
+        var room = Room(["alice", "bob", "carol"])
+        let info = try room.started("alice")
+        #expect(info.isOwner && info.state == .updating)
+        #expect(room.centers["alice"]!.info("collab-1")?.state == .active)
+        #expect(room.participant("bob", at: "alice")?.access == .invited)
+        #expect(room.participant("carol", at: "alice")?.access == .invited)
+        #expect(room.centers["bob"]!.info("collab-1")?.metadata.initiatorHandle == nil)
+        #expect(room.access("bob") == RecipientAccess.none)
+        room.center("bob") { $0.requestAccess("collab-1").1 }
+        #expect(room.access("bob") == .granted)
+        #expect(room.participant("bob", at: "alice")?.access == .granted)
+        #expect(room.participant("bob", at: "alice")?.participant == "bob")
+        // The grant is announced to the group as a membership notice.
+        #expect(room.notices("carol").map(\.event) == [.membership(.addedCollaborator)])
+    }
+
+    @Test func aMemberWhoLeavesTheGroupIsRevoked() throws {
+        var room = Room(["alice", "bob", "carol"])
+        _ = try room.started("alice")
+        room.center("carol") { $0.requestAccess("collab-1").1 }
+        #expect(room.access("carol") == .granted)
+        let carolKey = room.keys["carol"]!
+        room.remove("carol")
+        #expect(room.participant("carol", at: "alice")?.access == .revoked)
+        #expect(room.notices("bob").map(\.event) == [.membership(.addedCollaborator), .membership(.removedCollaborator)])
+        // A proof from carol's device, made for a fresh challenge, is now `revoked`.
+        let challenge = try room.centers["alice"]!.challenge(for: "collab-1", now: room.now).get()
+        let statement = try #require(challenge.statement)
+        let proof = SignedIdentityProof(proof: LocalIdentity(publicKey: carolKey.publicKey, crypto: crypto).proof, signatureData: carolKey.sign(statement.bytes))
+        let (result, _) = room.centers["alice"]!.verify(proof, nonce: challenge.nonce, for: "collab-1", participant: nil, now: room.now)
+        #expect(result == .failure(.proofRejected(.revoked)))
+    }
+
+    @Test func replaysAndCrossGroupProofsAreRefused() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        _ = try room.started("alice", identifier: "collab-2", title: "Budget")
+        var alice = room.centers["alice"]!
+        let bob = room.centers["bob"]!
+        let challenge = try alice.challenge(for: "collab-1", now: room.now).get()
+        let proof = try bob.prove(challenge).get()
+        #expect(alice.verify(proof, nonce: challenge.nonce, for: "collab-1", participant: "bob", now: room.now).0 == .success(room.root("bob")))
+        #expect(alice.verify(proof, nonce: challenge.nonce, for: "collab-1", participant: "bob", now: room.now).0 == .failure(.proofRejected(.nonceReused)))
+        // The same signature offered with a challenge of the other collaboration signs the wrong statement.
+        let other = try alice.challenge(for: "collab-2", now: room.now).get()
+        #expect(alice.verify(proof, nonce: other.nonce, for: "collab-2", participant: "bob", now: room.now).0 == .failure(.proofRejected(.badSignature)))
+        // A nonce of one collaboration is unknown to another.
+        let third = try alice.challenge(for: "collab-1", now: room.now).get()
+        #expect(alice.verify(proof, nonce: third.nonce, for: "collab-2", participant: "bob", now: room.now).0 == .failure(.proofRejected(.nonceUnknown)))
+        // And one past its minute has expired.
+        let late = try alice.challenge(for: "collab-1", now: room.now).get()
+        let lateProof = try bob.prove(late).get()
+        #expect(alice.verify(lateProof, nonce: late.nonce, for: "collab-1", participant: "bob", now: room.now.addingTimeInterval(61)).0
+            == .failure(.proofRejected(.nonceExpired)))
+    }
+
+    @Test func aStrangersDeviceIsNotInTheCollaboration() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        var alice = room.centers["alice"]!
+        let stranger = CollaborationCenter(signer: DeviceKey.generate(), verifier: "sip:mallory@127.0.0.1", crypto: crypto)
+        let challenge = try alice.challenge(for: "collab-1", now: room.now).get()
+        let proof = try stranger.prove(challenge).get()
+        #expect(alice.verify(proof, nonce: challenge.nonce, for: "collab-1", participant: nil, now: room.now).0
+            == .failure(.proofRejected(.rootNotInCollaboration)))
+    }
+
+    @Test func mentionsReachTheMentionedPersonAlone() throws {
+        var room = Room(["alice", "bob", "carol"])
+        _ = try room.started("alice")
+        let bobRoot = room.root("bob")
+        room.center("alice") { (try? $0.postNotice(.mention(bobRoot), for: "collab-1").get()) ?? [] }
+        room.center("carol") { (try? $0.postNotice(.change(.edit), for: "collab-1").get()) ?? [] }
+        #expect(room.notices("bob").map(\.event) == [.mention(bobRoot), .change(.edit)])
+        #expect(room.notices("carol").isEmpty)
+        #expect(room.notices("alice").map(\.event) == [.change(.edit)])
+        #expect(room.notices("alice").first?.fromName == "Carol")
+        let stranger = try #require(PersonIdentity(rootHash: Array(repeating: 7, count: 32)))
+        #expect(room.centers["alice"]!.postNotice(.mention(stranger), for: "collab-1") == .failure(.unknownPerson(stranger.hex)))
+        #expect(room.centers["alice"]!.postNotice(.change(.comment), for: "nope") == .failure(.unknownCollaboration("nope")))
+    }
+
+    @Test func aLateJoinerIsInvitedWhenItAnnouncesItself() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        let dave = DeviceKey.generate()
+        room.keys["dave"] = dave
+        room.centers["dave"] = CollaborationCenter(signer: dave, verifier: "sip:dave@127.0.0.1", crypto: crypto)
+        room.join("dave")
+        #expect(room.participant("dave", at: "alice")?.access == .invited)
+    }
+
+    @Test func updatesWaitForConfirmationAndTimeOutUnapplied() throws {
+        var room = Room(["alice", "bob", "carol"])
+        room.autoFulfil = false
+        _ = try room.started("alice", confirm: true)
+        let waiting = room.centers["alice"]!.coordinator.waiting
+        #expect(waiting.count == 1 && waiting[0].requiresConfirmation)
+        #expect(room.centers["alice"]!.info("collab-1")?.state == .updating)
+        #expect(room.participant("bob", at: "alice") == nil)
+        // Fulfilled once; the second completion is refused.
+        let now = room.now
+        room.center("alice") { $0.complete(waiting[0].id, with: .fulfilled(url: nil, identifier: nil), now: now).1 }
+        #expect(room.participant("bob", at: "alice")?.access == .invited)
+        #expect(room.centers["alice"]!.complete(waiting[0].id, with: .failed, now: room.now).0 == .failure(.actionNotPending(waiting[0].id)))
+        #expect(room.centers["alice"]!.info("collab-1")?.state == .active)
+        // A newcomer's update that nobody confirms times out: nothing is added.
+        let dave = DeviceKey.generate()
+        room.keys["dave"] = dave
+        room.centers["dave"] = CollaborationCenter(signer: dave, verifier: "sip:dave@127.0.0.1", crypto: crypto)
+        room.join("dave")
+        room.now += 11
+        let later = room.now
+        room.center("alice") { $0.tick(now: later) }
+        #expect(room.participant("dave", at: "alice") == nil)
+        #expect(room.centers["alice"]!.coordinator.waiting.isEmpty)
+        #expect((room.effects["alice"] ?? []).contains { if case .actionCompleted(_, .timedOut) = $0 { true } else { false } })
+        // Removals do not wait: carol, gone, is revoked before anyone confirms.
+        room.remove("carol")
+        #expect(room.participant("carol", at: "alice")?.access == .revoked)
+    }
+
+    @Test func aFailedOrTimedOutStartSharesNothing() throws {
+        var room = Room(["alice", "bob"])
+        var (result, _) = room.centers["alice"]!.start(CollaborationMetadata(localIdentifier: "d"), on: room.session, now: room.now)
+        let action = try result.get()
+        let (failed, effects) = room.centers["alice"]!.complete(action.id, with: .failed, now: room.now)
+        #expect(failed == .failure(.startFailed("the handler failed it")))
+        #expect(!effects.contains { if case .send = $0 { true } else { false } })
+        (result, _) = room.centers["alice"]!.start(CollaborationMetadata(localIdentifier: "d"), on: room.session, now: room.now)
+        let timedOut = try result.get()
+        #expect(room.centers["alice"]!.tick(now: room.now.addingTimeInterval(10)).contains { $0 == .actionCompleted(timedOut, .timedOut) })
+        #expect(room.centers["alice"]!.collaborations.isEmpty && room.centers["bob"]!.collaborations.isEmpty)
+        #expect(room.centers["alice"]!.start(CollaborationMetadata(localIdentifier: "d"), on: "elsewhere", now: room.now).0
+            == .failure(.notInSession("elsewhere")))
+    }
+
+    @Test func aNewDeviceIsAcceptedOnlyAfterAnOldOneSignsTheChange() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        let bob = room.centers["bob"]!
+        let newDevice = DeviceKey.generate()
+        let bobLaptop = CollaborationCenter(signer: newDevice, otherDevices: [room.keys["bob"]!.publicKey], verifier: "x", crypto: crypto)
+        let newRoot = bobLaptop.identity.person
+        var alice = room.centers["alice"]!
+        // Before the change, the laptop's proof (against the new root) is not in the collaboration.
+        var challenge = try alice.challenge(for: "collab-1", now: room.now).get()
+        #expect(alice.verify(try bobLaptop.prove(challenge).get(), nonce: challenge.nonce, for: "collab-1", participant: nil, now: room.now).0
+            == .failure(.proofRejected(.rootNotInCollaboration)))
+        // The new device cannot vouch for itself; bob's old device can.
+        challenge = try alice.challenge(for: "collab-1", now: room.now).get()
+        let selfSigned = try bobLaptop.proveIdentityUpdate(from: room.root("bob"), oldDevices: [room.keys["bob"]!.publicKey], to: newRoot, challenge: challenge)
+        #expect(selfSigned == .failure(.proofRejected(.malformed)))
+        let update = try bob.proveIdentityUpdate(from: room.root("bob"), oldDevices: [], to: newRoot, challenge: challenge).get()
+        #expect(alice.replaceIdentity(room.root("bob"), with: newRoot, proof: update, nonce: challenge.nonce, for: "collab-1", now: room.now).0
+            == .success(newRoot))
+        challenge = try alice.challenge(for: "collab-1", now: room.now).get()
+        #expect(alice.verify(try bobLaptop.prove(challenge).get(), nonce: challenge.nonce, for: "collab-1", participant: nil, now: room.now).0
+            == .success(newRoot))
+    }
+
+    @Test func malformedCollaborationMessagesAreLoggedNotObeyed() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        var bob = room.centers["bob"]!
+        let junk: [JSONValue] = [.null, .integer(3), .object(["collaboration": .integer(1)]), .string("x")]
+        for type in [CollaborationWire.share, CollaborationWire.challenge, CollaborationWire.access, CollaborationWire.notice, CollaborationWire.identity] {
+            for data in junk {
+                let delivery = GroupDelivery(session: room.session, seq: 1, source: room.participant("alice"), type: type, data: data, mode: .reliable)
+                let effects = bob.received(delivery, now: room.now)
+                #expect(effects.allSatisfy { if case .log = $0 { true } else { false } }, "\(type) \(data)")
+            }
+        }
+        // An access answer from someone who is not the owner changes nothing.
+        let forged = GroupDelivery(
+            session: room.session, seq: 2, source: room.participant("mallory"), type: CollaborationWire.access,
+            data: .object(["collaboration": .string("collab-1"), "granted": .bool(true)]), mode: .reliable)
+        #expect(bob.received(forged, now: room.now).isEmpty)
+        #expect(bob.info("collab-1")?.access == RecipientAccess.none)
+    }
+}
