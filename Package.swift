@@ -77,11 +77,12 @@ let package = Package(
             name: "ParleyControl",
             dependencies: [
                 "ParleyEngine", "ControlProtocol", "ControlChannel", "ParleyIO", "ConversationKit", "CallHistory", "GroupActivities",
+                "Collaboration",
             ]),
         // The VoIP push channel: wire protocol, the simulator's rules (pure), the simulator's sockets, the device client.
         .target(name: "VoIPPush", dependencies: ["ConversationKit", "ParleyIO"]),
         // The control protocol between frontends and parleyd: messages, errors, the method table.
-        .target(name: "ControlProtocol", dependencies: ["ConversationKit", "GroupActivities"]),
+        .target(name: "ControlProtocol", dependencies: ["ConversationKit", "GroupActivities", "Collaboration"]),
         // The control API's transport: newline-delimited JSON over a Unix socket, the same over WebSocket on loopback
         // TCP (RFC 6455, Origin allow-list), token hello, bounded queues.
         .target(name: "ControlChannel", dependencies: ["ParleyIO"]),
@@ -92,7 +93,7 @@ let package = Package(
             name: "ParleyNode",
             dependencies: [
                 "ParleyControl", "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush",
-                "ControlChannel", "ControlProtocol", "WebSoftphone", "Media", "SIPMessages",
+                "ControlChannel", "ControlProtocol", "WebSoftphone", "Media", "SIPMessages", "Collaboration",
             ]
         ),
         // Hand-written argument parsing shared by the executables.
@@ -102,6 +103,7 @@ let package = Package(
             dependencies: [
                 "ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport", "VoIPPush",
                 "ControlChannel", "ControlProtocol", "ParleyIO", "ParleyEngine", "ParleyNode", "ParleyControl", "GroupActivities",
+                "Collaboration",
             ]
         ),
         .executableTarget(
@@ -122,6 +124,11 @@ let package = Package(
         .executableTarget(
             name: "parley-bench-core",
             dependencies: ["ConversationKit", "CommandLineSupport"]
+        ),
+        // Proofs verified per second (walk, ECDSA verify, nonce bookkeeping) for Scripts/bench-collab.
+        .executableTarget(
+            name: "parley-bench-collab",
+            dependencies: ["Collaboration", "ParleyEngine", "ParleyIO", "CommandLineSupport"]
         ),
         .executableTarget(
             name: "parley-bench-history",
@@ -148,12 +155,14 @@ let package = Package(
         // Real peers (sipp, baresip) against the built parleyd on loopback.
         .testTarget(
             name: "InteropTests",
-            dependencies: ["parleyd", "parley", "ControlChannel", "ControlProtocol", "ParleyTestSupport", "GroupActivities"]),
+            dependencies: [
+                "parleyd", "parley", "ControlChannel", "ControlProtocol", "ParleyTestSupport", "GroupActivities", "Collaboration",
+            ]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ParleyTestSupport"]),
-        .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit", "GroupActivities"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit", "GroupActivities", "Collaboration"]),
         .testTarget(
             name: "ConversationConformanceTests",
             dependencies: ["ConversationConformance", "ConversationKit"],

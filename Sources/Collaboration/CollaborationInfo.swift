@@ -73,6 +73,13 @@ public struct CollaborationParticipant: Sendable, Hashable {
     public let participant: String?
     /// Their name, when they are in the group.
     public let name: String?
+
+    public init(identity: PersonIdentity, access: ParticipantAccess, participant: String?, name: String?) {
+        self.identity = identity
+        self.access = access
+        self.participant = participant
+        self.name = name
+    }
 }
 
 /// A collaboration as frontends see it.
@@ -90,6 +97,19 @@ public struct CollaborationInfo: Sendable, Hashable {
     public let access: RecipientAccess
     /// On the owner: the people stored against it.
     public let participants: [CollaborationParticipant]
+
+    public init(
+        highlight: CollaborationHighlight, metadata: CollaborationMetadata, isOwner: Bool, state: CollaborationState, verifier: String,
+        access: RecipientAccess, participants: [CollaborationParticipant]
+    ) {
+        self.highlight = highlight
+        self.metadata = metadata
+        self.isOwner = isOwner
+        self.state = state
+        self.verifier = verifier
+        self.access = access
+        self.participants = participants
+    }
 }
 
 /// A challenge the owner issued: everything a device needs to build the statement it signs.

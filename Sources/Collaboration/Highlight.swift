@@ -8,6 +8,13 @@ public struct CollaborationHighlight: Sendable, Hashable, Codable {
     public let title: String?
     /// The group session it is bound to.
     public let session: String
+
+    public init(identifier: String, url: String, title: String?, session: String) {
+        self.identifier = identifier
+        self.url = url
+        self.title = title
+        self.session = session
+    }
 }
 
 /// A notice about a collaboration, posted into its conversation (Apple's `SWHighlightEvent` subclasses). The raw
@@ -91,4 +98,11 @@ public struct CollaborationNotice: Sendable, Hashable {
     public let from: String
     /// Their name, as their node sent it when joining.
     public let fromName: String
+
+    public init(highlight: CollaborationHighlight, event: HighlightEvent, from: String, fromName: String) {
+        self.highlight = highlight
+        self.event = event
+        self.from = from
+        self.fromName = fromName
+    }
 }

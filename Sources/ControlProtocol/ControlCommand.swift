@@ -1,3 +1,4 @@
+import Collaboration
 import Foundation
 
 /// The methods of the control protocol.
@@ -60,6 +61,26 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case groupEnd
     /// Send a group message.
     case groupSend
+    /// This device's collaboration identity.
+    case identity
+    /// The collaborations here.
+    case collaborations
+    /// Share a collaboration in a call.
+    case collaborationStart
+    /// Ask a shared collaboration's owner for access.
+    case collaborationOpen
+    /// A challenge for a proof (owner).
+    case collaborationChallenge
+    /// Sign a challenge with this device's key.
+    case collaborationProve
+    /// Check a proof (owner).
+    case collaborationVerify
+    /// Accept or refuse a participants update.
+    case collaborationConfirm
+    /// Post a notice.
+    case collaborationNotice
+    /// End a collaboration (owner).
+    case collaborationEnd
 }
 
 /// One documented member of a params or result object.
@@ -167,6 +188,26 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case groupEnd(GroupSessionParams)
     /// `groupSend`.
     case groupSend(GroupSendParams)
+    /// `identity`.
+    case identity
+    /// `collaborations`.
+    case collaborations
+    /// `collaborationStart`.
+    case collaborationStart(CollaborationStartParams)
+    /// `collaborationOpen`.
+    case collaborationOpen(CollaborationParams)
+    /// `collaborationChallenge`.
+    case collaborationChallenge(CollaborationParams)
+    /// `collaborationProve`.
+    case collaborationProve(CollaborationChallenge)
+    /// `collaborationVerify`.
+    case collaborationVerify(CollaborationVerifyParams)
+    /// `collaborationConfirm`.
+    case collaborationConfirm(CollaborationConfirmParams)
+    /// `collaborationNotice`.
+    case collaborationNotice(CollaborationNoticeParams)
+    /// `collaborationEnd`.
+    case collaborationEnd(CollaborationParams)
 
     /// The method it is.
     public var method: ControlMethodName {
@@ -200,13 +241,29 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .groupLeave: .groupLeave
         case .groupEnd: .groupEnd
         case .groupSend: .groupSend
+        case .identity: .identity
+        case .collaborations: .collaborations
+        case .collaborationStart: .collaborationStart
+        case .collaborationOpen: .collaborationOpen
+        case .collaborationChallenge: .collaborationChallenge
+        case .collaborationProve: .collaborationProve
+        case .collaborationVerify: .collaborationVerify
+        case .collaborationConfirm: .collaborationConfirm
+        case .collaborationNotice: .collaborationNotice
+        case .collaborationEnd: .collaborationEnd
         }
     }
 
     /// The params type of each method (for the reference).
     public static func paramsType(of method: ControlMethodName) -> any ControlParams.Type {
         switch method {
-        case .status, .subscribe, .clearHistory, .reloadContacts, .groupSessions: NoParams.self
+        case .status, .subscribe, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations: NoParams.self
+        case .collaborationStart: CollaborationStartParams.self
+        case .collaborationOpen, .collaborationChallenge, .collaborationEnd: CollaborationParams.self
+        case .collaborationProve: CollaborationChallenge.self
+        case .collaborationVerify: CollaborationVerifyParams.self
+        case .collaborationConfirm: CollaborationConfirmParams.self
+        case .collaborationNotice: CollaborationNoticeParams.self
         case .groupActivate: GroupActivateParams.self
         case .groupJoin, .groupLeave, .groupEnd: GroupSessionParams.self
         case .groupSend: GroupSendParams.self
@@ -241,6 +298,16 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .groupLeave: return .groupLeave(try params(GroupSessionParams.self, data))
         case .groupEnd: return .groupEnd(try params(GroupSessionParams.self, data))
         case .groupSend: return .groupSend(try params(GroupSendParams.self, data))
+        case .identity: _ = try params(NoParams.self, data); return .identity
+        case .collaborations: _ = try params(NoParams.self, data); return .collaborations
+        case .collaborationStart: return .collaborationStart(try params(CollaborationStartParams.self, data))
+        case .collaborationOpen: return .collaborationOpen(try params(CollaborationParams.self, data))
+        case .collaborationChallenge: return .collaborationChallenge(try params(CollaborationParams.self, data))
+        case .collaborationProve: return .collaborationProve(try params(CollaborationChallenge.self, data))
+        case .collaborationVerify: return .collaborationVerify(try params(CollaborationVerifyParams.self, data))
+        case .collaborationConfirm: return .collaborationConfirm(try params(CollaborationConfirmParams.self, data))
+        case .collaborationNotice: return .collaborationNotice(try params(CollaborationNoticeParams.self, data))
+        case .collaborationEnd: return .collaborationEnd(try params(CollaborationParams.self, data))
         case .start: return .start(try params(StartParams.self, data))
         case .join: return .join(try params(JoinParams.self, data))
         case .end: return .end(try params(ConversationParams.self, data))
@@ -265,7 +332,13 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// Writes the params object.
     public func encode(to encoder: any Encoder) throws {
         switch self {
-        case .status, .subscribe, .clearHistory, .reloadContacts, .groupSessions: try NoParams().encode(to: encoder)
+        case .status, .subscribe, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations: try NoParams().encode(to: encoder)
+        case .collaborationStart(let params): try params.encode(to: encoder)
+        case .collaborationOpen(let params), .collaborationChallenge(let params), .collaborationEnd(let params): try params.encode(to: encoder)
+        case .collaborationProve(let params): try params.encode(to: encoder)
+        case .collaborationVerify(let params): try params.encode(to: encoder)
+        case .collaborationConfirm(let params): try params.encode(to: encoder)
+        case .collaborationNotice(let params): try params.encode(to: encoder)
         case .groupActivate(let params): try params.encode(to: encoder)
         case .groupJoin(let params), .groupLeave(let params), .groupEnd(let params): try params.encode(to: encoder)
         case .groupSend(let params): try params.encode(to: encoder)

@@ -1,3 +1,4 @@
+import Collaboration
 import ConversationKit
 import Foundation
 
@@ -49,6 +50,8 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
         case unknownParticipant
         /// The participant left before delivery.
         case participantLeft
+        /// A collaboration proof was checked and refused (`details.reason`).
+        case proofRejected
 
         /// Whether the transport sends it (outside any request).
         public var isConnectionLevel: Bool {
@@ -82,6 +85,8 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
             case .notJoined: "this side has not joined that group session, or its call is not connected"
             case .unknownParticipant: "no active participant with that id (`details.participant`)"
             case .participantLeft: "a participant left the session before the message reached it (`details.participant`)"
+            case .proofRejected:
+                "a collaboration proof was refused; `details.reason` is one of " + ProofRejectionNames.all + " (docs/collaboration.md)"
             }
         }
     }
@@ -111,13 +116,16 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
         public var retryAfterMs: Int?
         /// The group participant at fault.
         public var participant: String?
+        /// Why a proof was refused (`proofRejected`).
+        public var reason: String?
 
         /// Details; omitted members are absent.
         public init(
             field: String? = nil, sipStatus: Int? = nil, sipReason: String? = nil, retryAfter: Int? = nil,
             action: String? = nil, methods: [String]? = nil, matches: [String]? = nil, technical: String? = nil,
-            size: Int? = nil, limit: Int? = nil, retryAfterMs: Int? = nil, participant: String? = nil
+            size: Int? = nil, limit: Int? = nil, retryAfterMs: Int? = nil, participant: String? = nil, reason: String? = nil
         ) {
+            self.reason = reason
             self.size = size
             self.limit = limit
             self.retryAfterMs = retryAfterMs

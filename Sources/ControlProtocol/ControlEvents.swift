@@ -28,6 +28,18 @@ public enum ControlEventMessage: Sendable, Equatable {
     case groupSendResult(GroupSendResult)
     /// Text from a call's peer outside any session.
     case textMessage(TextMessageReceived)
+    /// A collaboration started, was shared, changed or ended.
+    case collaborationChanged(CollaborationChanged)
+    /// A participants update (to confirm, when asked).
+    case collaborationParticipantsUpdate(CollaborationUpdateEvent)
+    /// A collaboration action completed.
+    case collaborationActionCompleted(CollaborationActionCompleted)
+    /// The owner checked a proof.
+    case collaborationVerified(CollaborationVerified)
+    /// A collaboration notice arrived.
+    case collaborationNotice(CollaborationNoticeEvent)
+    /// A group member announced their identity.
+    case identityAnnounced(IdentityAnnounced)
 
     /// The event names, in reference order.
     public enum Name: String, Sendable, CaseIterable {
@@ -57,6 +69,18 @@ public enum ControlEventMessage: Sendable, Equatable {
         case groupSendResult
         /// `textMessage`.
         case textMessage
+        /// `collaborationChanged`.
+        case collaborationChanged
+        /// `collaborationParticipantsUpdate`.
+        case collaborationParticipantsUpdate
+        /// `collaborationActionCompleted`.
+        case collaborationActionCompleted
+        /// `collaborationVerified`.
+        case collaborationVerified
+        /// `collaborationNotice`.
+        case collaborationNotice
+        /// `identityAnnounced`.
+        case identityAnnounced
     }
 
     /// Its name.
@@ -75,6 +99,12 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .groupMessage: .groupMessage
         case .groupSendResult: .groupSendResult
         case .textMessage: .textMessage
+        case .collaborationChanged: .collaborationChanged
+        case .collaborationParticipantsUpdate: .collaborationParticipantsUpdate
+        case .collaborationActionCompleted: .collaborationActionCompleted
+        case .collaborationVerified: .collaborationVerified
+        case .collaborationNotice: .collaborationNotice
+        case .identityAnnounced: .identityAnnounced
         }
     }
 
@@ -94,6 +124,12 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .groupMessage(let data): Self.encode(name, data)
         case .groupSendResult(let data): Self.encode(name, data)
         case .textMessage(let data): Self.encode(name, data)
+        case .collaborationChanged(let data): Self.encode(name, data)
+        case .collaborationParticipantsUpdate(let data): Self.encode(name, data)
+        case .collaborationActionCompleted(let data): Self.encode(name, data)
+        case .collaborationVerified(let data): Self.encode(name, data)
+        case .collaborationNotice(let data): Self.encode(name, data)
+        case .identityAnnounced(let data): Self.encode(name, data)
         }
     }
 
@@ -128,6 +164,18 @@ public enum ControlEventMessage: Sendable, Equatable {
             return (try? decoder.decode(Envelope<GroupSendResult>.self, from: line)).map { .groupSendResult($0.data) }
         case .textMessage:
             return (try? decoder.decode(Envelope<TextMessageReceived>.self, from: line)).map { .textMessage($0.data) }
+        case .collaborationChanged:
+            return (try? decoder.decode(Envelope<CollaborationChanged>.self, from: line)).map { .collaborationChanged($0.data) }
+        case .collaborationParticipantsUpdate:
+            return (try? decoder.decode(Envelope<CollaborationUpdateEvent>.self, from: line)).map { .collaborationParticipantsUpdate($0.data) }
+        case .collaborationActionCompleted:
+            return (try? decoder.decode(Envelope<CollaborationActionCompleted>.self, from: line)).map { .collaborationActionCompleted($0.data) }
+        case .collaborationVerified:
+            return (try? decoder.decode(Envelope<CollaborationVerified>.self, from: line)).map { .collaborationVerified($0.data) }
+        case .collaborationNotice:
+            return (try? decoder.decode(Envelope<CollaborationNoticeEvent>.self, from: line)).map { .collaborationNotice($0.data) }
+        case .identityAnnounced:
+            return (try? decoder.decode(Envelope<IdentityAnnounced>.self, from: line)).map { .identityAnnounced($0.data) }
         }
     }
 

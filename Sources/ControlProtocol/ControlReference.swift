@@ -53,6 +53,16 @@ public enum ControlReference {
         case .groupJoin: ("join a session a peer offered", "a group session (`joined`)")
         case .groupLeave: ("leave a session (the host's leaving ends it for everyone)", "`{\"session\", \"state\": \"invalidated\"}`")
         case .groupEnd: ("end a session this parleyd hosts, for everyone (a member leaves)", "`{\"session\", \"state\": \"invalidated\"}`")
+        case .identity: ("this device's collaboration identity (docs/collaboration.md): its P-256 key, its person root over every device of the person, and its proof of inclusion", "`{\"publicKey\", \"root\", \"publicKeyIndex\", \"inclusionHashes\", \"devices\"}` (hex)")
+        case .collaborations: ("the collaborations this parleyd owns or was shared", "`{\"collaborations\": [collaboration, …]}`")
+        case .collaborationStart: ("start a collaboration in a joined conversation and, once merged, its group (Apple's start collaboration action): it rides the conversation's group session (one is activated when there is none), the members are told (`collaborationChanged` there) and announce their person roots, which become participants updates (`collaborationParticipantsUpdate`). Errors: `invalidParams` (metadata rules: a picker with two selected options…), `notJoined`", "a collaboration")
+        case .collaborationOpen: ("on a member: ask the owner for access (opening the link): this device answers the owner's challenge with its signed proof; the result comes as `collaborationChanged` with `access` `granted` or `rejected` (and `rejection`)", "a collaboration (`access`: `requested`)")
+        case .collaborationChallenge: ("on the owner: a fresh single-use challenge (32-byte nonce, 60 s) for a device outside the group to sign with `collaborationProve`", "`{\"collaboration\", \"group\", \"nonce\", \"expires\", \"verifier\"}`")
+        case .collaborationProve: ("sign a challenge with this device's key: the domain-separated statement of docs/collaboration.md", "a signed proof `{\"publicKey\", \"publicKeyIndex\", \"inclusionHashes\", \"signatureDER\"}`")
+        case .collaborationVerify: ("on the owner: check a proof for a challenge it issued (the nonce is spent first); a success binds the root. Errors: `proofRejected` with `details.reason` (" + ProofRejectionNames.all + "), `notFound`, `refused` (not the owner)", "`{\"collaboration\", \"root\"}`")
+        case .collaborationConfirm: ("accept or refuse a participants update that waits for confirmation (`confirmUpdates`); `notFound` when it is no longer pending (fulfilled, failed or timed out after 30 s)", "`{\"action\", \"accepted\": boolean}`")
+        case .collaborationNotice: ("post a notice into the collaboration's conversation (Apple's highlight events): `change` (`edit`, `comment`), `mention` (to the mentioned person alone; `unknownParticipant` when nobody in the group has that root), `persistence` (`created`, `deleted`, `renamed`, `moved`), `membership` (`addedCollaborator`, `removedCollaborator`)", "`{\"collaboration\", \"posted\": true}`")
+        case .collaborationEnd: ("on the owner: end a collaboration; members are told", "`{\"collaboration\", \"state\": \"ended\"}`")
         case .groupSend: ("send a message to the session's other participants; answered when every participant it went to has it (`reliable`: once, in one order for every member) or at once (`unreliable`). Errors: `messageTooLarge`, `throttled` (20 a second, bursts of 40, per sender), `notJoined`, `unknownParticipant`, `notFound`", "`{\"session\", \"id\", \"seq\": integer or null, \"deliveredTo\": [participant ids], \"failed\": [ids that left first or refused it], \"unsupported\": [plain softphones that cannot read its type], \"error\": error or null}`")
         }
     }
@@ -81,6 +91,18 @@ public enum ControlReference {
             "a message from another participant, in the session's order: `{\"session\", \"seq\", \"source\": participant, \"type\", \"data\", \"mode\"}`"
         case .groupSendResult:
             "how one of this parleyd's group messages went (as `groupSend`'s result): `{\"session\", \"id\", \"seq\", \"deliveredTo\", \"failed\", \"unsupported\", \"error\"}`"
+        case .collaborationChanged:
+            "a collaboration started, was shared with this parleyd, changed (participants, state, this device's access) or ended: `{\"collaboration\": collaboration}`"
+        case .collaborationParticipantsUpdate:
+            "people to add (their roots become `invited`) or remove (already `revoked`); with `requiresConfirmation`, answer with `collaborationConfirm` before `deadline`: `{\"action\", \"collaboration\", \"added\": [roots], \"removed\": [roots], \"requiresConfirmation\", \"deadline\"}`"
+        case .collaborationActionCompleted:
+            "a start or participants update action ended: `{\"action\", \"kind\": \"start\" | \"updateParticipants\", \"outcome\": \"fulfilled\" | \"failed\" | \"timedOut\"}`"
+        case .collaborationVerified:
+            "on the owner, a proof was checked: `{\"collaboration\", \"participant\": id or null, \"granted\", \"root\", \"reason\"}`"
+        case .collaborationNotice:
+            "a notice posted into a collaboration's conversation: `{\"collaboration\", \"title\", \"url\", \"kind\", \"trigger\" (a mention's is the mentioned root), \"from\", \"fromName\"}`"
+        case .identityAnnounced:
+            "a member of a group session announced their person root (kept with their contact): `{\"session\", \"participant\", \"name\", \"root\"}`"
         case .textMessage:
             "text a call's peer sent in a SIP MESSAGE outside any group session: `{\"conversation\": uuid, \"text\"}`"
         case .actionSettled:

@@ -136,13 +136,16 @@ extension ControlService {
             if case .sendFinished(let report) = effect { groupSendFinished(report) }
             guard listening else { return [] }
             return Self.groupEvent(effect).map { [$0] } ?? []
+        case .collaboration(let effect):
+            guard listening else { return [] }
+            return Self.collaborationEvent(effect).map { [$0] } ?? []
         }
     }
 
     /// The events that are one message each, whatever came before.
     private static func message(for event: EngineEvent) -> [ControlEventMessage] {
         switch event {
-        case .conversationChanged, .actionPerformed, .actionSettled, .group:
+        case .conversationChanged, .actionPerformed, .actionSettled, .group, .collaboration:
             return []
         case .tonesReceived(let uuid, let digits):
             return [.tonesReceived(TonesReceived(conversation: uuid.uuidString, digits: digits))]

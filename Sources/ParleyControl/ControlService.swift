@@ -133,6 +133,9 @@ public final class ControlService: Sendable {
             reply(ControlMessage.result(try reloadContacts(), id: id))
         case .groupSessions, .groupActivate, .groupJoin, .groupLeave, .groupEnd, .groupSend:
             try serveGroup(command, id: id, reply: reply)
+        case .identity, .collaborations, .collaborationStart, .collaborationOpen, .collaborationChallenge, .collaborationProve,
+            .collaborationVerify, .collaborationConfirm, .collaborationNotice, .collaborationEnd:
+            try serveCollaboration(command, id: id, reply: reply)
         case .history, .historyCount, .markRead, .deleteRecord, .clearHistory, .redial:
             guard let history else {
                 throw ControlError(.unavailable, "This parleyd keeps no call history (it runs with --no-history).")

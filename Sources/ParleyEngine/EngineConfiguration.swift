@@ -44,6 +44,12 @@ public struct EngineConfiguration: Sendable {
     public var maxRequestsPerSource = 500
     /// Group messages one sender may send per second on average, bursts of twice as many (docs/group-activities.md).
     public var groupMessagesPerSecond = 20
+    /// This device's collaboration identity key (docs/collaboration.md); nil: a key made for this run only.
+    public var deviceKey: DeviceKey?
+    /// The public keys of the person's other devices (65-byte points): with this one, they make the person root.
+    public var otherDevices: [[UInt8]] = []
+    /// How long a participants update may wait for a frontend's confirmation.
+    public var collaborationActionTimeout: Duration = .seconds(30)
     /// How long a source that crossed `maxRequestsPerSource` is dropped; flooding while banned extends the ban.
     public var sourceBan: Duration = .seconds(60)
     /// Numeric addresses the per-source limits never apply to (a proxy in front, which carries everyone's calls).

@@ -1,3 +1,4 @@
+import Collaboration
 import CallHistory
 import ConversationKit
 import Foundation
@@ -66,7 +67,10 @@ public final class ParleyEngine: ConversationManagerDelegate {
             self?.emit(.mediaChanged(uuid, audio))
         }
         agent.onFinalStatistics = { [observed] uuid, quality in observed.keep(quality, for: uuid) }
-        agent.groups.onEvent = { [weak self] effect in self?.emit(.group(effect)) }
+        agent.groups.onEvent = { [weak self, unowned agent] effect in
+            if agent.collaborations.observe(effect) { self?.emit(.group(effect)) }
+        }
+        agent.collaborations.onEvent = { [weak self] effect in self?.emit(.collaboration(effect)) }
         if configuration.recordsBlockedCalls, let history = self.history {
             agent.onCallerBlocked = { [weak self, environment, localHandle] caller, callID in
                 guard let engine = self else { return }
@@ -458,6 +462,9 @@ public enum EngineEvent: Sendable {
     /// A group session's news for the frontend: offered, joined or invalidated, participants, a message, how a
     /// send went, text from a plain softphone outside any session.
     case group(GroupEffect)
+    /// A collaboration's news: it started, was shared with us, changed or ended; an update waits for confirmation;
+    /// an action completed; a proof was checked; a notice came; a member announced their identity.
+    case collaboration(CollaborationEffect)
 }
 
 /// One change of a conversation, as the engine logs it (when its state changed) and announces it.

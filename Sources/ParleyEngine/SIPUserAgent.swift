@@ -1,4 +1,5 @@
 import CallHistory
+import Collaboration
 import ConversationKit
 import Foundation
 import GroupActivities
@@ -69,6 +70,8 @@ final class SIPUserAgent {
 
     /// The node's group sessions and their messenger (made in `init`, it needs the agent).
     var groups: GroupMessaging!
+    /// The node's collaborations (made in `init`, it needs the agent).
+    var collaborations: Collaborations!
 
     /// Calls announced by VoIP pushes, waiting for their INVITEs.
     let pushedCalls: PushedCallRegistry
@@ -99,6 +102,9 @@ final class SIPUserAgent {
         groups = GroupMessaging(
             agent: self, localName: configuration.displayName ?? configuration.userName,
             messagesPerSecond: configuration.groupMessagesPerSecond)
+        collaborations = Collaborations(
+            agent: self, signer: configuration.deviceKey ?? DeviceKey.generate(), otherDevices: configuration.otherDevices,
+            verifier: localHandleSnapshot.value, actionTimeout: configuration.collaborationActionTimeout)
     }
 
     // MARK: Receiving

@@ -37,6 +37,9 @@ public struct NodeConfiguration: Sendable {
     public var tls: TLSConfiguration
     /// Where the history, the control socket and its token live.
     public var dataDirectory: DataDirectory
+    /// Whether this device's collaboration key is kept in `dataDirectory/identity/` (parleyd: yes); otherwise a key is
+    /// made for this run only.
+    public var keepsIdentity = false
     /// Whether ended conversations are recorded (in `dataDirectory/history.sqlite`).
     public var recordsHistory: Bool
     /// A contacts file (JSON or vCard) that names callers.

@@ -95,6 +95,14 @@ public final class ParleyNode: Sendable {
             engineConfiguration.sourceBan = configuration.sourceBan
             engineConfiguration.exemptSources = configuration.exemptSources
             engineConfiguration.recordsBlockedCalls = configuration.recordsBlockedCalls
+            if configuration.keepsIdentity {
+                if let tightened = try configuration.dataDirectory.create() { log.info(tightened) }
+                let store = IdentityStore(dataDirectory: configuration.dataDirectory)
+                let (key, created) = try store.loadOrCreateKey()
+                if created { log.info("made this device's collaboration key in \(store.keyPath)") }
+                engineConfiguration.deviceKey = key
+                engineConfiguration.otherDevices = try store.otherDevices()
+            }
             switch configuration.acceptFrom {
             case .anyone: engineConfiguration.callers = .anyone
             case .contacts: engineConfiguration.callers = .contacts(contacts)

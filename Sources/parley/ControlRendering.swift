@@ -161,6 +161,40 @@ enum ControlRendering {
                 + (result.unsupported.isEmpty ? "" : ", unsupported \(result.unsupported.count)")
         case .textMessage(let message):
             return "text     ← \(message.conversation.prefix(8).lowercased()) \(message.text)"
+        case .collaborationChanged(let change):
+            return "collab   " + collaborationLine(change.collaboration)
+        case .collaborationParticipantsUpdate(let update):
+            return "collab   \(update.collaboration.prefix(8)) update \(update.action)"
+                + update.added.map { " +\($0.prefix(12))" }.joined() + update.removed.map { " −\($0.prefix(12))" }.joined()
+                + (update.requiresConfirmation ? " (confirm with `parley collab confirm \(update.action)`)" : "")
+        case .collaborationActionCompleted(let completed):
+            return completed.outcome == "fulfilled" ? nil : "collab   \(completed.kind) \(completed.action) \(completed.outcome)"
+        case .collaborationVerified(let verified):
+            return "collab   \(verified.collaboration.prefix(8)) proof from \(verified.participant ?? "a frontend"): "
+                + (verified.granted ? "granted \(verified.root?.prefix(12) ?? "")" : "rejected (\(verified.reason ?? "?"))")
+        case .collaborationNotice(let notice):
+            return "notice   \"\(notice.title ?? notice.url)\" [\(notice.fromName)] \(noticeWords(notice))"
+        case .identityAnnounced(let announced):
+            return "identity \(announced.name) is \(announced.root.prefix(16))… in \(announced.session.prefix(8))"
+        }
+    }
+
+    /// A collaboration in one line.
+    static func collaborationLine(_ data: CollaborationData) -> String {
+        let role = data.isOwner
+            ? "owner, " + data.participants.map { "\($0.name ?? String($0.root.prefix(8))) \($0.access)" }.joined(separator: ", ")
+            : "access \(data.access)" + (data.rejection.map { " (\($0))" } ?? "")
+        return "\(data.collaboration) \"\(data.title ?? "")\" \(data.state) \(data.url) — \(role)"
+    }
+
+    /// What a notice says.
+    static func noticeWords(_ notice: CollaborationNoticeEvent) -> String {
+        switch notice.kind {
+        case "change": notice.trigger == "edit" ? "edited it" : "commented"
+        case "mention": "mentioned you"
+        case "persistence": notice.trigger
+        case "membership": notice.trigger == "addedCollaborator" ? "a collaborator was added" : "a collaborator was removed"
+        default: notice.kind
         }
     }
 

@@ -138,6 +138,7 @@ struct DaemonOptions {
             throw UsageError("a tls:// listener needs --tls-cert FILE and --tls-key FILE")
         }
         options.node.dataDirectory = DataDirectory.resolve(try arguments.option("--data-dir"))
+        options.node.keepsIdentity = true
         options.node.recordsHistory = !arguments.flag("--no-history")
         options.node.control = !arguments.flag("--no-control")
         if let text = try arguments.option("--websocket") {

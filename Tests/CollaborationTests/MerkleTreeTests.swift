@@ -33,10 +33,14 @@ import Testing
 
     @Test func tamperedProofsMissTheRoot() throws {
         let tree = try #require(MerkleTree(publicKeys: Array(keys.prefix(5)), crypto: crypto))
-        let proof = try #require(tree.proof(for: keys[2], crypto: crypto))
-        var flipped = proof
-        flipped.publicKeyIndex ^= 1
-        #expect(MerkleTree.walk(flipped, crypto: crypto) != tree.identity.rootHash)
+        // A node paired with itself reads the same from either side; every other leaf's parity matters.
+        let paired = try keys.prefix(5).map { try #require(tree.proof(for: $0, crypto: crypto)) }
+        let proof = try #require(paired.first { $0.inclusionHashes[0] != crypto.sha256($0.publicKey) })
+        for candidate in paired where candidate.inclusionHashes[0] != crypto.sha256(candidate.publicKey) {
+            var flipped = candidate
+            flipped.publicKeyIndex ^= 1
+            #expect(MerkleTree.walk(flipped, crypto: crypto) != tree.identity.rootHash)
+        }
         for level in proof.inclusionHashes.indices {
             var tampered = proof
             tampered.inclusionHashes[level][0] ^= 0x01

@@ -1,3 +1,4 @@
+import Collaboration
 import ControlProtocol
 import ConversationKit
 import Foundation
@@ -38,6 +39,16 @@ struct ControlProtocolTests {
         case .groupLeave: .groupLeave(.example)
         case .groupEnd: .groupEnd(.example)
         case .groupSend: .groupSend(.example)
+        case .identity: .identity
+        case .collaborations: .collaborations
+        case .collaborationStart: .collaborationStart(.example)
+        case .collaborationOpen: .collaborationOpen(.example)
+        case .collaborationChallenge: .collaborationChallenge(.example)
+        case .collaborationProve: .collaborationProve(.example)
+        case .collaborationVerify: .collaborationVerify(.example)
+        case .collaborationConfirm: .collaborationConfirm(.example)
+        case .collaborationNotice: .collaborationNotice(.example)
+        case .collaborationEnd: .collaborationEnd(.example)
         }
     }
 
@@ -124,13 +135,36 @@ struct ControlProtocolTests {
             .registrationChanged(RegistrationInfo(state: "failed", reason: "403 Forbidden")),
             .pushReceived(PushReceived(callID: "c@h", handling: "cancelled", conversation: nil, reason: nil)),
             .actionSettled(ActionSettled(action: "start", actionUUID: "A", conversation: "U", state: "failed", error: error)),
-        ] + Self.groupEvents
+        ] + Self.groupEvents + Self.collaborationEvents
         for event in events { #expect(ControlEventMessage.decode(event.encoded()) == event, "\(event)") }
         let media = String(decoding: events[3].encoded(), as: UTF8.self)
         for member in MediaInfo.fields.map(\.name) { #expect(media.contains("\"\(member)\":"), "\(member) missing: \(media)") }
         #expect(media.contains(#""direction":"sendonly""#) && media.contains(#""remoteRTCPPort":6001"#))
         #expect(media.contains(#""ptime":null"#))
         #expect(Set(events.map(\.name) + [.conversationChanged]) == Set(ControlEventMessage.Name.allCases))
+    }
+
+    /// One of each collaboration event.
+    static var collaborationEvents: [ControlEventMessage] {
+        let root = PersonIdentity(rootHash: Array(repeating: 0xAB, count: 32))!
+        let highlight = CollaborationHighlight(identifier: "c1", url: "parley://collaboration/c1", title: "Trip plan", session: "s1")
+        let info = CollaborationInfo(
+            highlight: highlight, metadata: CollaborationMetadata(localIdentifier: "d", collaborationIdentifier: "c1", title: "Trip plan"),
+            isOwner: true, state: .active, verifier: "sip:alice@127.0.0.1", access: .rejected(.revoked),
+            participants: [CollaborationParticipant(identity: root, access: .granted, participant: "b", name: "Bob")])
+        var coordinator = CollaborationCoordinator()
+        let action = coordinator.submit(
+            .updateParticipants(collaboration: "c1", added: [root], removed: []), id: "action-1", requiresConfirmation: true,
+            now: Date(timeIntervalSince1970: 1_796_119_200))
+        return [
+            .collaborationChanged(CollaborationChanged(collaboration: CollaborationData(info))),
+            .collaborationParticipantsUpdate(CollaborationUpdateEvent(action)),
+            .collaborationActionCompleted(CollaborationActionCompleted(action, .timedOut)),
+            .collaborationVerified(CollaborationVerified(collaboration: "c1", participant: nil, result: .failure(.nonceReused))),
+            .collaborationVerified(CollaborationVerified(collaboration: "c1", participant: "b", result: .success(root))),
+            .collaborationNotice(CollaborationNoticeEvent(CollaborationNotice(highlight: highlight, event: .mention(root), from: "h", fromName: "Alice"))),
+            .identityAnnounced(IdentityAnnounced(session: "s1", participant: "b", name: "Bob", root: root.hex)),
+        ]
     }
 
     /// One of each group event, with every optional member both ways.

@@ -1,0 +1,81 @@
+import Collaboration
+import ControlProtocol
+import Foundation
+import ParleyEngine
+
+/// The collaboration methods (docs/collaboration.md) and the events of collaborations.
+extension ControlService {
+    func serveCollaboration(_ command: ControlCommand, id: ControlRequestID, reply: @escaping @Sendable (Data) -> Void) throws(ControlError) {
+        switch command {
+        case .identity:
+            guard let identity = engine.identity else { throw ControlError(.unavailable, "The engine is not running.") }
+            reply(ControlMessage.result(IdentityResult(identity), id: id))
+        case .collaborations:
+            reply(ControlMessage.result(CollaborationsResult(collaborations: engine.collaborations.map(CollaborationData.init)), id: id))
+        case .collaborationStart(let params):
+            let uuid = try conversation(params.conversation)
+            let metadata = params.metadata(initiator: nil)
+            let info = try Self.value(engine.startCollaboration(metadata, on: uuid, url: params.url, confirmUpdates: params.confirmUpdates ?? false))
+            reply(ControlMessage.result(CollaborationData(info), id: id))
+        case .collaborationOpen(let params):
+            try Self.value(engine.openCollaboration(params.collaboration))
+            guard let info = engine.collaborations.first(where: { $0.highlight.identifier == params.collaboration }) else {
+                throw ControlError(collaboration: .unknownCollaboration(params.collaboration))
+            }
+            reply(ControlMessage.result(CollaborationData(info), id: id))
+        case .collaborationChallenge(let params):
+            reply(ControlMessage.result(try Self.value(engine.collaborationChallenge(params.collaboration)), id: id))
+        case .collaborationProve(let challenge):
+            reply(ControlMessage.result(SignedProofJSON(try Self.value(engine.proveCollaboration(challenge))), id: id))
+        case .collaborationVerify(let params):
+            let proof: SignedIdentityProof
+            switch params.proof.proof {
+            case .success(let decoded): proof = decoded
+            case .failure(let reason): throw ControlError(collaboration: .proofRejected(reason))
+            }
+            let root = try Self.value(engine.verifyCollaborationProof(proof, nonce: params.nonce, for: params.collaboration))
+            reply(ControlMessage.result(CollaborationGranted(collaboration: params.collaboration, root: root.hex), id: id))
+        case .collaborationConfirm(let params):
+            try Self.value(engine.confirmCollaborationUpdate(params.action, accept: params.accept))
+            reply(ControlMessage.result(CollaborationConfirmed(action: params.action, accepted: params.accept), id: id))
+        case .collaborationNotice(let params):
+            guard let event = params.event else { throw ControlError(.invalidParams, "No such notice.", field: "kind") }
+            try Self.value(engine.postCollaborationNotice(event, for: params.collaboration))
+            reply(ControlMessage.result(CollaborationPosted(collaboration: params.collaboration, posted: true), id: id))
+        case .collaborationEnd(let params):
+            try Self.value(engine.endCollaboration(params.collaboration))
+            reply(ControlMessage.result(CollaborationEnded(collaboration: params.collaboration, state: "ended"), id: id))
+        default:
+            preconditionFailure("not a collaboration method: \(command.method)")
+        }
+    }
+
+    /// The event a collaboration effect is, if any.
+    static func collaborationEvent(_ effect: CollaborationEffect) -> ControlEventMessage? {
+        switch effect {
+        case .changed(let info):
+            return .collaborationChanged(CollaborationChanged(collaboration: CollaborationData(info)))
+        case .handle(let action):
+            return .collaborationParticipantsUpdate(CollaborationUpdateEvent(action))
+        case .actionCompleted(let action, let outcome):
+            return .collaborationActionCompleted(CollaborationActionCompleted(action, outcome))
+        case .verified(let collaboration, let participant, let result):
+            return .collaborationVerified(CollaborationVerified(collaboration: collaboration, participant: participant, result: result))
+        case .notice(let notice):
+            return .collaborationNotice(CollaborationNoticeEvent(notice))
+        case .identityLearned(let session, let participant, let identity):
+            return .identityAnnounced(IdentityAnnounced(session: session, participant: participant.id, name: participant.name, root: identity.hex))
+        case .send, .log:
+            return nil
+        }
+    }
+
+    /// The value, or the collaboration's refusal as a control error.
+    @discardableResult
+    static func value<Value>(_ result: Result<Value, CollaborationError>) throws(ControlError) -> Value {
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw ControlError(collaboration: error)
+        }
+    }
+}

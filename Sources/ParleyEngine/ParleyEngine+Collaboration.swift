@@ -1,0 +1,68 @@
+import Collaboration
+import Foundation
+
+/// Collaborations (Apple's SharedWithYou) on the engine's conversations: start one on a connected conversation (it
+/// rides the conversation's group session), open one shared with this node, challenge and verify proofs as its
+/// owner, post notices. Every call hops onto the engine's thread; news comes as ``EngineEvent/collaboration(_:)``.
+extension ParleyEngine {
+    /// This device's person identity (its key, its root, the person's devices).
+    public var identity: LocalIdentity? { onEngine { $0.collaborations.center.identity } }
+
+    /// Every collaboration this node owns or was shared.
+    public var collaborations: [CollaborationInfo] { onEngine { $0.collaborations.center.collaborations } ?? [] }
+
+    /// Starts a collaboration on a conversation (and its merged group). `url`: the document's link, when the
+    /// frontend has one; parleyd makes a `parley://collaboration/ID` link otherwise.
+    public func startCollaboration(
+        _ metadata: CollaborationMetadata, on conversation: UUID, url: String? = nil, confirmUpdates: Bool = false
+    ) -> Result<CollaborationInfo, CollaborationError> {
+        onEngine { $0.collaborations.start(metadata, on: conversation, url: url, confirmUpdates: confirmUpdates) }
+            ?? .failure(.notInSession(conversation.uuidString))
+    }
+
+    /// Asks a collaboration's owner for access with this device's proof (a recipient opening the link).
+    public func openCollaboration(_ identifier: String) -> Result<Void, CollaborationError> {
+        onEngine { agent in agent.collaborations.perform { center, _ in center.requestAccess(identifier) } }
+            ?? .failure(.unknownCollaboration(identifier))
+    }
+
+    /// A fresh challenge for a collaboration this node owns.
+    public func collaborationChallenge(_ identifier: String) -> Result<CollaborationChallenge, CollaborationError> {
+        onEngine { $0.collaborations.challenge(identifier) } ?? .failure(.unknownCollaboration(identifier))
+    }
+
+    /// This device's signed proof for a challenge (any node's).
+    public func proveCollaboration(_ challenge: CollaborationChallenge) -> Result<SignedIdentityProof, CollaborationError> {
+        onEngine { $0.collaborations.center.prove(challenge) } ?? .failure(.proofRejected(.malformed))
+    }
+
+    /// Checks a proof against a challenge this node issued for one of its collaborations.
+    public func verifyCollaborationProof(
+        _ proof: SignedIdentityProof, nonce: String, for identifier: String
+    ) -> Result<PersonIdentity, CollaborationError> {
+        onEngine { agent in
+            agent.collaborations.perform { center, now in center.verify(proof, nonce: nonce, for: identifier, participant: nil, now: now) }
+        } ?? .failure(.unknownCollaboration(identifier))
+    }
+
+    /// Confirms (or refuses) a participants update that waits for a frontend.
+    public func confirmCollaborationUpdate(_ action: String, accept: Bool) -> Result<Void, CollaborationError> {
+        onEngine { agent in
+            agent.collaborations.perform { center, now in
+                let (result, effects) = center.complete(action, with: accept ? .fulfilled(url: nil, identifier: nil) : .failed, now: now)
+                return (result.map { _ in () }, effects)
+            }
+        } ?? .failure(.actionNotPending(action))
+    }
+
+    /// Posts a notice into a collaboration's conversation (a mention reaches the mentioned person alone).
+    public func postCollaborationNotice(_ event: HighlightEvent, for identifier: String) -> Result<Void, CollaborationError> {
+        onEngine { $0.collaborations.post(event, for: identifier) } ?? .failure(.unknownCollaboration(identifier))
+    }
+
+    /// Ends a collaboration this node owns.
+    public func endCollaboration(_ identifier: String) -> Result<Void, CollaborationError> {
+        onEngine { agent in agent.collaborations.perform { center, _ in center.end(identifier) } }
+            ?? .failure(.unknownCollaboration(identifier))
+    }
+}
