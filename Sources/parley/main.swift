@@ -30,6 +30,8 @@ let commands: [(name: String, summary: String, run: @Sendable ([String]) throws 
     ("reload-contacts", "make a running parleyd read its contacts file again", { try ControlCommands.run("reload-contacts", $0) }),
     ("web", "the web softphone's address with the token (--open opens it in a browser)", { try ControlCommands.run("web", $0) }),
     ("group", "group sessions in a running parleyd's calls: start, join, send, leave, watch", GroupCommand.run),
+    ("collab", "collaborations in a running parleyd's calls: start, open, notice, challenge, verify, watch", CollabCommand.run),
+    ("identity", "this device's collaboration identity (show), or check a signed proof offline (verify FILE)", IdentityCommand.run),
     ("reference", "print a generated reference document (control-api: docs/control-api.md)", ReferenceCommand.run),
 ]
 
