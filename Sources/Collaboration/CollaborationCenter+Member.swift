@@ -71,7 +71,7 @@ extension CollaborationCenter {
         let challenge = CollaborationChallenge(
             collaboration: message.collaboration, group: message.group, nonce: message.nonce, expires: message.expires, verifier: message.verifier)
         guard case .success(let signed) = prove(challenge) else { return [.log("collaboration: malformed challenge from \(member)")] }
-        let proof = CollaborationWire.Proof(collaboration: message.collaboration, nonce: message.nonce, proof: SignedProofJSON(signed))
+        let proof = CollaborationWire.Proof(collaboration: message.collaboration, nonce: message.nonce, signed: signed)
         return [.send(session: session, type: CollaborationWire.proof, data: CollaborationWire.encode(proof), to: [member], keep: false)]
     }
 

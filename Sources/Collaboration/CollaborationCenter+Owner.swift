@@ -223,7 +223,7 @@ extension CollaborationCenter {
         }
         let result: Result<PersonIdentity, CollaborationError>
         var effects: [CollaborationEffect]
-        switch message.proof.proof {
+        switch message.signed {
         case .failure(let reason):
             result = .failure(.proofRejected(reason))
             effects = [.verified(collaboration: message.collaboration, participant: member, result: .failure(reason))]

@@ -46,6 +46,8 @@ public struct CollaborationCenter: Sendable {
     let crypto: any IdentityCrypto
     let signer: any DeviceSigner
     var sessions: [String: SessionView] = [:]
+    /// The name each person root was last announced with, so one who left is still named (bounded).
+    var personNames: [PersonIdentity: String] = [:]
     var owned: [String: Owned] = [:]
     var shared: [String: Shared] = [:]
     /// Start actions: their session and whether updates will need confirmation.
@@ -81,7 +83,7 @@ public struct CollaborationCenter: Sendable {
                 let member = collaboration.bindings[root] ?? view?.identities.first { $0.value == root }?.key
                 return CollaborationParticipant(
                     identity: root, access: collaboration.roots[root] ?? .revoked, participant: member,
-                    name: member.flatMap { view?.names[$0] })
+                    name: member.flatMap { view?.names[$0] } ?? personNames[root])
             }
             return CollaborationInfo(
                 highlight: collaboration.highlight, metadata: collaboration.metadata, isOwner: true, state: collaboration.state,
@@ -203,6 +205,8 @@ public struct CollaborationCenter: Sendable {
         view.identities[source.id] = root
         view.names[source.id] = source.name
         sessions[session] = view
+        if personNames.count >= 1024 { personNames.removeAll() }
+        personNames[root] = source.name
         var effects: [CollaborationEffect] = [.identityLearned(session: session, participant: source, identity: root)]
         if let previous, previous != root, !view.identities.values.contains(previous) {
             for identifier in owned.keys.sorted() where owned[identifier]?.highlight.session == session {

@@ -37,10 +37,37 @@ public enum CollaborationWire {
         var expires: String
         var verifier: String
     }
+    /// A proof, compact (base64, not the control API's hex): with a 32-device tree it still fits the 768 bytes a
+    /// group message may have on a UDP leg.
     struct Proof: Codable {
         var collaboration: String
         var nonce: String
-        var proof: SignedProofJSON
+        var key: String
+        var index: Int
+        var hashes: [String]
+        var signature: String
+
+        init(collaboration: String, nonce: String, signed: SignedIdentityProof) {
+            self.collaboration = collaboration
+            self.nonce = nonce
+            key = Data(signed.proof.publicKey).base64EncodedString()
+            index = signed.proof.publicKeyIndex
+            hashes = signed.proof.inclusionHashes.map { Data($0).base64EncodedString() }
+            signature = Data(signed.signatureData).base64EncodedString()
+        }
+
+        /// The proof, or `malformed`/`proofTooLong` like the JSON form.
+        var signed: Result<SignedIdentityProof, ProofRejection> {
+            guard hashes.count <= ProofVerifier.maxInclusionHashes * 4 else { return .failure(.proofTooLong) }
+            guard let key = Data(base64Encoded: key), let signature = Data(base64Encoded: signature) else { return .failure(.malformed) }
+            var decoded: [[UInt8]] = []
+            for hash in hashes {
+                guard let bytes = Data(base64Encoded: hash) else { return .failure(.malformed) }
+                decoded.append(Array(bytes))
+            }
+            return .success(SignedIdentityProof(
+                proof: IdentityProof(publicKey: Array(key), publicKeyIndex: index, inclusionHashes: decoded), signatureData: Array(signature)))
+        }
     }
     struct Access: Codable {
         var collaboration: String

@@ -182,7 +182,7 @@ enum ControlRendering {
     /// A collaboration in one line.
     static func collaborationLine(_ data: CollaborationData) -> String {
         let role = data.isOwner
-            ? "owner, " + data.participants.map { "\($0.name ?? String($0.root.prefix(8))) \($0.access)" }.joined(separator: ", ")
+            ? "owner, " + (data.participants.isEmpty ? "nobody invited yet" : "") + data.participants.map { "\($0.name ?? String($0.root.prefix(8))) \($0.access)" }.joined(separator: ", ")
             : "access \(data.access)" + (data.rejection.map { " (\($0))" } ?? "")
         return "\(data.collaboration) \"\(data.title ?? "")\" \(data.state) \(data.url) — \(role)"
     }

@@ -187,3 +187,37 @@ import Testing
         #expect(bob.info("collab-1")?.access == RecipientAccess.none)
     }
 }
+
+@Suite struct WireSizeTests {
+    @Test func aProofFromA32DeviceTreeFitsAGroupMessageOnUDP() throws {
+        let device = DeviceKey.generate()
+        let others = (0..<31).map { _ in DeviceKey.generate().publicKey }
+        var owner = CollaborationCenter(signer: DeviceKey.generate(), verifier: "sip:alice@[2001:db8::1]:65535", crypto: crypto)
+        var member = CollaborationCenter(signer: device, otherDevices: others, verifier: "sip:bob@127.0.0.1", crypto: crypto)
+        #expect(member.identity.proof.inclusionHashes.count == 5)
+        let alice = GroupParticipant(id: "alice-participant-0000-0000-000000000000", name: "Alice")
+        let bob = GroupParticipant(id: "0f0f0f0f-0000-4000-8000-000000000000", name: "Bob")
+        _ = owner.sessionJoined("s", local: alice, active: [alice, bob])
+        _ = member.sessionJoined("s", local: bob, active: [alice, bob])
+        let start = try owner.start(CollaborationMetadata(localIdentifier: "d"), on: "s", now: Date()).0.get()
+        let shared = owner.complete(start.id, with: .fulfilled(url: "u", identifier: UUID().uuidString.lowercased()), now: Date()).1
+        for case .send(_, let type, let data, _, _) in shared {
+            _ = member.received(GroupDelivery(session: "s", seq: 0, source: alice, type: type, data: data, mode: .reliable), now: Date())
+        }
+        let id = try #require(member.collaborations.first?.highlight.identifier)
+        let request = member.requestAccess(id).1
+        var challengeEffects: [CollaborationEffect] = []
+        for case .send(_, let type, let data, _, _) in request {
+            challengeEffects = owner.received(GroupDelivery(session: "s", seq: 1, source: bob, type: type, data: data, mode: .reliable), now: Date())
+        }
+        var proofEffects: [CollaborationEffect] = []
+        for case .send(_, let type, let data, _, _) in challengeEffects {
+            proofEffects = member.received(GroupDelivery(session: "s", seq: 2, source: alice, type: type, data: data, mode: .reliable), now: Date())
+        }
+        let proof = try #require(proofEffects.compactMap { effect -> (String, JSONValue)? in
+            if case .send(_, let type, let data, _, _) = effect, type == CollaborationWire.proof { (type, data) } else { nil }
+        }.first)
+        let size = proof.0.utf8.count + proof.1.encoded.count
+        #expect(size <= GroupLimits().maxMessageBytesDatagram, "a proof message is \(size) bytes")
+    }
+}
