@@ -35,10 +35,6 @@ final class Collaborations {
     /// Sees a group effect before the frontends do; false when it was collaboration traffic they must not see.
     func observe(_ effect: GroupEffect) -> Bool {
         switch effect {
-        case .sessionOffered(let info):
-            if info.activity.type == Self.activityType, case .failure(let error) = agent.groups.join(info.id) {
-                agent.log.info("collaboration: cannot join offered session \(info.id): \(error)")
-            }
         case .sessionChanged(let info):
             switch info.state {
             case .joined: apply(center.sessionJoined(info.id, local: info.localParticipant, active: info.activeParticipants))
@@ -60,6 +56,15 @@ final class Collaborations {
             break
         }
         return true
+    }
+
+    /// After frontends heard a group effect: a session offered to carry collaborations is joined (after the offer,
+    /// so a frontend sees offered, then joined).
+    func followUp(_ effect: GroupEffect) {
+        guard case .sessionOffered(let info) = effect, info.activity.type == Self.activityType else { return }
+        if case .failure(let error) = agent.groups.join(info.id) {
+            agent.log.info("collaboration: cannot join offered session \(info.id): \(error)")
+        }
     }
 
     // MARK: The frontend's requests

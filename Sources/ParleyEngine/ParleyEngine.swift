@@ -69,6 +69,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         agent.onFinalStatistics = { [observed] uuid, quality in observed.keep(quality, for: uuid) }
         agent.groups.onEvent = { [weak self, unowned agent] effect in
             if agent.collaborations.observe(effect) { self?.emit(.group(effect)) }
+            agent.collaborations.followUp(effect)
         }
         agent.collaborations.onEvent = { [weak self] effect in self?.emit(.collaboration(effect)) }
         if configuration.recordsBlockedCalls, let history = self.history {

@@ -6,7 +6,7 @@ import { CallsView } from "./calls.js";
 import { DialView } from "./dial.js";
 import { RecentsView } from "./recents.js";
 import { Alerts } from "./alerts.js";
-import { GroupsView } from "./groups.js";
+import { GroupsView, CollaborationsView } from "./groups.js";
 import { toast, nameOf } from "./dom.js";
 
 const conversations = new Map(); // uuid → conversation, as parleyd last said
@@ -109,7 +109,7 @@ const ENDED_TEXT = {
 };
 
 function onEvent(name, data) {
-  if (groups.onEvent(name, data)) return;
+  if (groups.onEvent(name, data) || collaborations.onEvent(name, data)) return;
   switch (name) {
     case "conversationChanged": {
       const conversation = data.conversation;
@@ -170,11 +170,14 @@ async function catchUp() {
   conversations.clear();
   for (const conversation of live) conversations.set(conversation.uuid, conversation);
   render();
-  await Promise.all([recents.load(), groups.load()]);
+  await Promise.all([recents.load(), groups.load(), collaborations.load()]);
 }
 
 const groups = new GroupsView({ request: (m, p) => connection.request(m, p), rerender: () => render(), toast });
-const calls = new CallsView({ act, extras: (conversation, all, stale) => groups.panel(conversation, all, stale) });
+const collaborations = new CollaborationsView({
+  request: (m, p) => connection.request(m, p), rerender: () => render(), toast, groups, storage: window.sessionStorage });
+const calls = new CallsView({ act, extras: (conversation, all, stale) => [
+  groups.panel(conversation, all, stale), collaborations.panel(conversation, all, stale)] });
 const alerts = new Alerts();
 let contactsAvailable = true;
 const dial = new DialView({

@@ -47,7 +47,7 @@ export function mergeTargets(conversation, others, limits = {}) {
 export class CallsView {
   constructor({ act, extras = () => null }) {
     this.act = act;
-    this.extras = extras; // (conversation, all, stale) → what a card shows below its buttons (the group panel)
+    this.extras = extras; // (conversation, all, stale) → what a card shows below its buttons (group panel, collaborations)
     this.limits = {}; // status.limits: the merge limits
     this.panels = new Map(); // uuid → {keypad: bool, merge: bool, sent: string}
     this.sending = new Set(); // "uuid method" while the request is out
@@ -77,12 +77,12 @@ export class CallsView {
     this.tick();
   }
 
-  /** "uuid action|tone|with" for a button inside a conversation, else null. */
+  /** "uuid hook=value&…" (its data-* hooks: action, tone, merge-with, the group and collaboration buttons') for a
+   *  button inside a conversation, else null. */
   focusKey(element) {
     const owner = element?.closest?.("[data-uuid]");
     if (!owner || !(element instanceof HTMLButtonElement)) return null;
-    const { action, tone, mergeWith } = element.dataset;
-    return `${owner.dataset.uuid} ${action ?? ""}|${tone ?? ""}|${mergeWith ?? ""}`;
+    return `${owner.dataset.uuid} ${Object.entries(element.dataset).map(([k, v]) => `${k}=${v}`).join("&")}`;
   }
 
   banner(conversation) {
@@ -129,7 +129,7 @@ export class CallsView {
       this.buttons(conversation, all),
       panel.keypad ? this.keypad(conversation, panel) : null,
       panel.merge ? this.mergePicker(conversation, all) : null,
-      // The group-messages panel; collaboration banners go here later.
+      // The group-messages panel and the collaboration banners.
       el("div", { class: "extras", "data-extras": true }, this.extras(conversation, all, this.stale)));
   }
 
