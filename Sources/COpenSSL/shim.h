@@ -96,7 +96,9 @@ static inline int copenssl_is_p256(EVP_PKEY *pkey) {
 // The key's public point, uncompressed (65 bytes written to `out`); 0 on failure.
 static inline int copenssl_p256_public_point(EVP_PKEY *pkey, unsigned char *out) {
     size_t length = 0;
-    EVP_PKEY_set_utf8_string_param(pkey, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT, "uncompressed");
+    if (EVP_PKEY_set_utf8_string_param(pkey, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT, "uncompressed") != 1) {
+        ERR_clear_error();
+    }
     if (EVP_PKEY_get_octet_string_param(pkey, OSSL_PKEY_PARAM_PUB_KEY, out, 65, &length) != 1) { return 0; }
     return length == 65 && out[0] == 0x04;
 }
@@ -106,7 +108,15 @@ static inline int copenssl_write_pkcs8(BIO *bio, EVP_PKEY *pkey) {
     return PEM_write_bio_PrivateKey(bio, pkey, NULL, NULL, 0, NULL, NULL);
 }
 
-static inline EVP_PKEY *copenssl_read_private_key(BIO *bio) { return PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL); }
+// No passphrase prompt: an encrypted key is an error, never a question on the terminal.
+static inline int copenssl_no_passphrase(char *buffer, int size, int writing, void *context) {
+    (void)buffer; (void)size; (void)writing; (void)context;
+    return -1;
+}
+
+static inline EVP_PKEY *copenssl_read_private_key(BIO *bio) {
+    return PEM_read_bio_PrivateKey(bio, NULL, copenssl_no_passphrase, NULL);
+}
 
 static inline long copenssl_bio_contents(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 

@@ -9,8 +9,9 @@ extension CollaborationCenter {
             guard known.owner == owner else { return [.log("collaboration: \(owner) re-shared \(message.collaboration), owned by \(known.owner)")] }
             return []
         }
-        guard shared.count + owned.count < Self.maxCollaborations else {
-            return [.log("collaboration: \(message.collaboration) refused, \(Self.maxCollaborations) already kept")]
+        // Shares have their own budget, and one member has a small part of it: nobody can fill this node's slots.
+        guard shared.count < Self.maxCollaborations, shared.values.count(where: { $0.owner == owner }) < Self.maxSharesPerMember else {
+            return [.log("collaboration: \(message.collaboration) from \(owner) refused: too many shared collaborations")]
         }
         guard message.metadata.validate() == nil, !message.url.isEmpty else {
             return [.log("collaboration: invalid share \(message.collaboration) from \(owner)")]
@@ -20,8 +21,8 @@ extension CollaborationCenter {
         return info(message.collaboration).map { [.changed($0)] } ?? []
     }
 
-    mutating func endReceived(_ identifier: String, from member: String) -> [CollaborationEffect] {
-        guard var collaboration = shared[identifier], collaboration.owner == member else { return [] }
+    mutating func endReceived(_ identifier: String, from member: String, in session: String) -> [CollaborationEffect] {
+        guard var collaboration = shared[identifier], collaboration.owner == member, collaboration.highlight.session == session else { return [] }
         collaboration.state = .ended
         shared[identifier] = nil
         return [.changed(CollaborationInfo(
@@ -65,18 +66,21 @@ extension CollaborationCenter {
     }
 
     mutating func challenged(_ message: CollaborationWire.Challenge, by member: String, in session: String) -> [CollaborationEffect] {
+        // Only a challenge this node asked for is signed: an owner cannot make it sign whatever it likes.
         guard let collaboration = shared[message.collaboration], collaboration.owner == member, collaboration.highlight.session == session,
-            message.group == session, message.verifier == collaboration.verifier
+            message.group == session, message.verifier == collaboration.verifier, collaboration.access == .requested
         else { return [.log("collaboration: unexpected challenge for \(message.collaboration) from \(member)")] }
         let challenge = CollaborationChallenge(
             collaboration: message.collaboration, group: message.group, nonce: message.nonce, expires: message.expires, verifier: message.verifier)
         guard case .success(let signed) = prove(challenge) else { return [.log("collaboration: malformed challenge from \(member)")] }
-        let proof = CollaborationWire.Proof(collaboration: message.collaboration, nonce: message.nonce, signed: signed)
+        let proof = CollaborationWire.Proof(collaboration: message.collaboration, nonce: message.nonce, proof: .init(signed))
         return [.send(session: session, type: CollaborationWire.proof, data: CollaborationWire.encode(proof), to: [member], keep: false)]
     }
 
-    mutating func accessAnswered(_ message: CollaborationWire.Access, by member: String) -> [CollaborationEffect] {
-        guard var collaboration = shared[message.collaboration], collaboration.owner == member else { return [] }
+    mutating func accessAnswered(_ message: CollaborationWire.Access, by member: String, in session: String) -> [CollaborationEffect] {
+        guard var collaboration = shared[message.collaboration], collaboration.owner == member, collaboration.highlight.session == session,
+            collaboration.access == .requested
+        else { return [] }
         collaboration.access = message.granted ? .granted : .rejected(message.reason ?? .rootNotInCollaboration)
         shared[message.collaboration] = collaboration
         return info(message.collaboration).map { [.changed($0)] } ?? []
@@ -105,8 +109,8 @@ extension CollaborationCenter {
         return [.send(session: highlight.session, type: CollaborationWire.notice, data: CollaborationWire.encode(notice), to: recipients, keep: false)]
     }
 
-    mutating func noticeReceived(_ message: CollaborationWire.Notice, from source: GroupParticipant) -> [CollaborationEffect] {
-        guard let highlight = owned[message.collaboration]?.highlight ?? shared[message.collaboration]?.highlight,
+    mutating func noticeReceived(_ message: CollaborationWire.Notice, from source: GroupParticipant, in session: String) -> [CollaborationEffect] {
+        guard let highlight = owned[message.collaboration]?.highlight ?? shared[message.collaboration]?.highlight, highlight.session == session,
             let event = HighlightEvent(kind: message.kind, trigger: message.trigger)
         else { return [.log("collaboration: notice for unknown \(message.collaboration) (or malformed) from \(source.id)")] }
         // A mention is only for the person mentioned: a node that is not them drops it (it should not have come).

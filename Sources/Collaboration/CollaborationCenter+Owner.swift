@@ -10,7 +10,7 @@ extension CollaborationCenter {
     ) -> (Result<CollaborationAction, CollaborationError>, [CollaborationEffect]) {
         if let error = metadata.validate() { return (.failure(error), []) }
         guard sessions[session] != nil else { return (.failure(.notInSession(session)), []) }
-        guard owned.count + shared.count + starting.count < Self.maxCollaborations else {
+        guard owned.count + starting.count < Self.maxCollaborations else {
             return (.failure(.tooManyCollaborations(Self.maxCollaborations)), [])
         }
         let action = coordinator.submit(.start(metadata, session: session), id: nextActionID(), requiresConfirmation: false, now: now)
@@ -51,9 +51,9 @@ extension CollaborationCenter {
             var started = metadata
             started.collaborationIdentifier = identifier
             let highlight = CollaborationHighlight(identifier: identifier, url: url, title: metadata.title, session: session)
-            owned[identifier] = Owned(highlight: highlight, metadata: started, requiresConfirmation: plan?.confirm ?? false)
-            let share = CollaborationWire.Share(collaboration: identifier, url: url, metadata: started.forRecipients, verifier: verifier)
-            effects.append(.send(session: session, type: CollaborationWire.share, data: CollaborationWire.encode(share), to: nil, keep: true))
+            let collaboration = Owned(highlight: highlight, metadata: started, requiresConfirmation: plan?.confirm ?? false)
+            owned[identifier] = collaboration
+            effects.append(shareMessage(collaboration, to: nil))
             let roots = Set(view.identities.filter { $0.key != view.local }.values).subtracting([identity.person])
             if let info = info(identifier) { effects.append(.changed(info)) }
             if !roots.isEmpty { effects += requestUpdate(identifier, added: roots.sorted { $0.hex < $1.hex }, removed: [], now: now) }
@@ -62,7 +62,18 @@ extension CollaborationCenter {
             guard var collaboration = owned[identifier] else { return (.success(nil), effects) }
             collaboration.updates.remove(action.id)
             if case .fulfilled = outcome {
-                for root in added where collaboration.roots[root] != .granted { collaboration.roots[root] = .invited }
+                // Only people still in the group: one who left while the update waited stays out.
+                let present = Set(sessions[collaboration.highlight.session]?.identities.values.map { $0 } ?? [])
+                for root in added where present.contains(root) && collaboration.roots[root] != .granted {
+                    if collaboration.roots[root] == nil, collaboration.roots.count >= Self.maxRootsPerCollaboration {
+                        collaboration.roots = collaboration.roots.filter { $0.value != .revoked }
+                    }
+                    guard collaboration.roots[root] != nil || collaboration.roots.count < Self.maxRootsPerCollaboration else {
+                        effects.append(.log("collaboration: \(identifier) is full; \(root.hex.prefix(16)) not invited"))
+                        continue
+                    }
+                    collaboration.roots[root] = .invited
+                }
             }
             if collaboration.state != .ended { collaboration.state = collaboration.updates.isEmpty ? .active : .updating }
             owned[identifier] = collaboration
@@ -77,14 +88,16 @@ extension CollaborationCenter {
         _ identifier: String, added: [PersonIdentity], removed: [PersonIdentity], now: Date
     ) -> [CollaborationEffect] {
         guard var collaboration = owned[identifier], collaboration.state != .ended else { return [] }
+        // Only additions wait for a frontend; removals have already happened and are only reported.
         let action = coordinator.submit(
             .updateParticipants(collaboration: identifier, added: added, removed: removed), id: nextActionID(),
-            requiresConfirmation: collaboration.requiresConfirmation, now: now)
+            requiresConfirmation: collaboration.requiresConfirmation && !added.isEmpty, now: now)
         collaboration.updates.insert(action.id)
         collaboration.state = .updating
         owned[identifier] = collaboration
-        var effects: [CollaborationEffect] = [.handle(action)]
-        if let info = info(identifier) { effects.append(.changed(info)) }
+        // The change first: a handler that fulfils at once reports the newer state after it.
+        var effects: [CollaborationEffect] = info(identifier).map { [.changed($0)] } ?? []
+        effects.append(.handle(action))
         return effects
     }
 
@@ -141,6 +154,14 @@ extension CollaborationCenter {
     public mutating func verify(
         _ proof: SignedIdentityProof, nonce nonceHex: String, for identifier: String, participant: String?, now: Date
     ) -> (Result<PersonIdentity, CollaborationError>, [CollaborationEffect]) {
+        verify(.success(proof), nonce: nonceHex, for: identifier, participant: participant, now: now)
+    }
+
+    /// ``verify(_:nonce:for:participant:now:)`` for a proof that may not have decoded: its nonce is spent all the same.
+    public mutating func verify(
+        _ decoded: Result<SignedIdentityProof, ProofRejection>, nonce nonceHex: String, for identifier: String, participant: String?,
+        now: Date
+    ) -> (Result<PersonIdentity, CollaborationError>, [CollaborationEffect]) {
         guard let collaboration = owned[identifier], collaboration.state != .ended else {
             return (.failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
         }
@@ -153,6 +174,11 @@ extension CollaborationCenter {
         case .success(let date): expires = date
         case .failure(let reason): return rejected(reason)
         }
+        let proof: SignedIdentityProof
+        switch decoded {
+        case .success(let value): proof = value
+        case .failure(let reason): return rejected(reason)
+        }
         guard let statement = ProofStatement(
             purpose: .collaboration(identifier: identifier, group: collaboration.highlight.session), nonce: nonce, expires: expires,
             verifier: verifier)
@@ -163,6 +189,10 @@ extension CollaborationCenter {
         case .failure(let reason):
             return rejected(reason)
         case .success(let root):
+            // A member proves the person it announced itself as; a proof relayed from someone else's device is not its.
+            if let participant, sessions[collaboration.highlight.session]?.identities[participant] != root {
+                return rejected(.rootNotInCollaboration)
+            }
             var effects: [CollaborationEffect] = [.verified(collaboration: identifier, participant: participant, result: .success(root))]
             let first = owned[identifier]?.roots[root] != .granted
             owned[identifier]?.roots[root] = .granted
@@ -196,9 +226,13 @@ extension CollaborationCenter {
         case .failure(let reason):
             return (.failure(.proofRejected(reason)), [])
         case .success:
+            guard collaboration.roots[new] != .revoked else { return (.failure(.proofRejected(.revoked)), []) }
             owned[identifier]?.roots[old] = nil
             owned[identifier]?.roots[new] = access
             if let member = owned[identifier]?.bindings.removeValue(forKey: old) { owned[identifier]?.bindings[new] = member }
+            // Members announced with the old root are the new person now: leaving revokes the new root.
+            let session = collaboration.highlight.session
+            for (member, root) in sessions[session]?.identities ?? [:] where root == old { sessions[session]?.identities[member] = new }
             return (.success(new), info(identifier).map { [.changed($0)] } ?? [])
         }
     }
@@ -221,15 +255,8 @@ extension CollaborationCenter {
         guard owned[message.collaboration]?.highlight.session == session else {
             return [.log("collaboration: proof for \(message.collaboration) from \(member), not ours on \(session)")]
         }
-        let result: Result<PersonIdentity, CollaborationError>
-        var effects: [CollaborationEffect]
-        switch message.signed {
-        case .failure(let reason):
-            result = .failure(.proofRejected(reason))
-            effects = [.verified(collaboration: message.collaboration, participant: member, result: .failure(reason))]
-        case .success(let proof):
-            (result, effects) = verify(proof, nonce: message.nonce, for: message.collaboration, participant: member, now: now)
-        }
+        let (result, produced) = verify(message.proof.signed, nonce: message.nonce, for: message.collaboration, participant: member, now: now)
+        var effects = produced
         let answer: CollaborationWire.Access
         switch result {
         case .success(let root): answer = .init(collaboration: message.collaboration, granted: true, reason: nil, root: root)
@@ -238,5 +265,14 @@ extension CollaborationCenter {
         }
         effects.append(.send(session: session, type: CollaborationWire.access, data: CollaborationWire.encode(answer), to: [member], keep: false))
         return effects
+    }
+
+    /// The share of a collaboration this node owns, to everyone (nil) or to newcomers.
+    func shareMessage(_ collaboration: Owned, to recipients: Set<String>?) -> CollaborationEffect {
+        let share = CollaborationWire.Share(
+            collaboration: collaboration.highlight.identifier, url: collaboration.highlight.url, metadata: collaboration.metadata.forRecipients,
+            verifier: verifier)
+        return .send(
+            session: collaboration.highlight.session, type: CollaborationWire.share, data: CollaborationWire.encode(share), to: recipients, keep: false)
     }
 }

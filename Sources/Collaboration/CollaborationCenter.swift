@@ -13,6 +13,10 @@ import GroupActivities
 public struct CollaborationCenter: Sendable {
     /// The most collaborations a node keeps (owned and shared, ended ones included until their session ends).
     public static let maxCollaborations = 64
+    /// The most collaborations one member may share with this node.
+    public static let maxSharesPerMember = 8
+    /// The most people a collaboration stores (revoked ones are dropped first to make room).
+    public static let maxRootsPerCollaboration = 256
 
     struct SessionView: Sendable {
         var local: String
@@ -119,9 +123,17 @@ public struct CollaborationCenter: Sendable {
         for participant in active { view.names[participant.id] = participant.name }
         view.identities[local.id] = identity.person
         sessions[session] = view
-        return [.send(
-            session: session, type: CollaborationWire.identity, data: CollaborationWire.encode(CollaborationWire.Identity(root: identity.person)),
-            to: nil, keep: true)]
+        return announcement(in: session, to: nil)
+    }
+
+    /// This device's signed announcement of its person root, to everyone (nil) or to newcomers.
+    func announcement(in session: String, to recipients: Set<String>?) -> [CollaborationEffect] {
+        guard let local = sessions[session]?.local,
+            let statement = ProofStatement.announcement(session: session, participant: local, root: identity.person)
+        else { return [.log("collaboration: session \(session) cannot carry an announcement")] }
+        let signed = SignedIdentityProof(proof: identity.proof, signatureData: signer.sign(statement))
+        let message = CollaborationWire.Identity(root: identity.person, proof: .init(signed))
+        return [.send(session: session, type: CollaborationWire.identity, data: CollaborationWire.encode(message), to: recipients, keep: false)]
     }
 
     /// Members came or went: those who went lose access to what this node owns on the session.
@@ -129,6 +141,7 @@ public struct CollaborationCenter: Sendable {
         _ session: String, added: [GroupParticipant], removed: [GroupParticipant], now: Date
     ) -> [CollaborationEffect] {
         guard var view = sessions[session] else { return [] }
+        let newcomers = Set(added.map(\.id)).subtracting([view.local])
         for participant in added { view.names[participant.id] = participant.name }
         var gone: [PersonIdentity] = []
         for participant in removed where participant.id != view.local {
@@ -136,9 +149,23 @@ public struct CollaborationCenter: Sendable {
             if let root = view.identities.removeValue(forKey: participant.id), !view.identities.values.contains(root) { gone.append(root) }
         }
         sessions[session] = view
-        guard !gone.isEmpty else { return [] }
         var effects: [CollaborationEffect] = []
-        for identifier in owned.keys.sorted() where owned[identifier]?.highlight.session == session {
+        // Newcomers hear who this device is, and of the collaborations this node owns here (nothing relies on the
+        // host's journal, which would replay members long gone and shares long ended).
+        if !newcomers.isEmpty {
+            effects += announcement(in: session, to: newcomers)
+            for identifier in owned.keys.sorted() {
+                guard let collaboration = owned[identifier], collaboration.highlight.session == session, collaboration.state != .ended else { continue }
+                effects.append(shareMessage(collaboration, to: newcomers))
+            }
+        }
+        // A member who leaves takes the collaborations it shared with it.
+        for participant in removed {
+            for identifier in shared.keys.sorted() where shared[identifier]?.owner == participant.id && shared[identifier]?.highlight.session == session {
+                effects += endReceived(identifier, from: participant.id, in: session)
+            }
+        }
+        for identifier in owned.keys.sorted() where owned[identifier]?.highlight.session == session && !gone.isEmpty {
             effects += revoke(gone, in: identifier, now: now)
         }
         return effects
@@ -168,13 +195,13 @@ public struct CollaborationCenter: Sendable {
         switch delivery.type {
         case CollaborationWire.identity:
             guard let message = CollaborationWire.decode(CollaborationWire.Identity.self, delivery.data) else { return bad(delivery) }
-            return announced(message.root, by: delivery.source, in: delivery.session, now: now)
+            return announced(message, by: delivery.source, in: delivery.session, now: now)
         case CollaborationWire.share:
             guard let message = CollaborationWire.decode(CollaborationWire.Share.self, delivery.data) else { return bad(delivery) }
             return shareReceived(message, from: from, in: delivery.session)
         case CollaborationWire.ended:
             guard let message = CollaborationWire.decode(CollaborationWire.Reference.self, delivery.data) else { return bad(delivery) }
-            return endReceived(message.collaboration, from: from)
+            return endReceived(message.collaboration, from: from, in: delivery.session)
         case CollaborationWire.challengeRequest:
             guard let message = CollaborationWire.decode(CollaborationWire.Reference.self, delivery.data) else { return bad(delivery) }
             return challengeRequested(message.collaboration, by: from, in: delivery.session, now: now)
@@ -186,10 +213,10 @@ public struct CollaborationCenter: Sendable {
             return proofReceived(message, from: from, in: delivery.session, now: now)
         case CollaborationWire.access:
             guard let message = CollaborationWire.decode(CollaborationWire.Access.self, delivery.data) else { return bad(delivery) }
-            return accessAnswered(message, by: from)
+            return accessAnswered(message, by: from, in: delivery.session)
         case CollaborationWire.notice:
             guard let message = CollaborationWire.decode(CollaborationWire.Notice.self, delivery.data) else { return bad(delivery) }
-            return noticeReceived(message, from: delivery.source)
+            return noticeReceived(message, from: delivery.source, in: delivery.session)
         default:
             return [.log("collaboration: unknown message type \(delivery.type) from \(from)")]
         }
@@ -199,8 +226,16 @@ public struct CollaborationCenter: Sendable {
         [.log("collaboration: malformed \(delivery.type) from \(delivery.source.id) in \(delivery.session)")]
     }
 
-    private mutating func announced(_ root: PersonIdentity, by source: GroupParticipant, in session: String, now: Date) -> [CollaborationEffect] {
+    private mutating func announced(
+        _ message: CollaborationWire.Identity, by source: GroupParticipant, in session: String, now: Date
+    ) -> [CollaborationEffect] {
         guard var view = sessions[session], source.id != view.local else { return [] }
+        let root = message.root
+        // Only a device of the person can announce them, and only as the participant it is.
+        guard case .success(let signed) = message.proof.signed,
+            let statement = ProofStatement.announcement(session: session, participant: source.id, root: root),
+            case .success = ProofVerifier.check(signed, statement: statement, roots: [root], crypto: crypto)
+        else { return [.log("collaboration: unverifiable identity announcement from \(source.id) in \(session)")] }
         let previous = view.identities[source.id]
         view.identities[source.id] = root
         view.names[source.id] = source.name

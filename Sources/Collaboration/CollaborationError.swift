@@ -18,6 +18,8 @@ public enum CollaborationError: Error, Sendable, Hashable, CustomStringConvertib
     case proofRejected(ProofRejection)
     /// Too many collaborations on this node.
     case tooManyCollaborations(Int)
+    /// The group messenger refused a message it needed (too large for the call's legs, throttled, not joined).
+    case sendFailed(String)
 
     public var description: String {
         switch self {
@@ -30,6 +32,7 @@ public enum CollaborationError: Error, Sendable, Hashable, CustomStringConvertib
         case .unknownPerson(let root): "no member of the group has identity \(root)"
         case .proofRejected(let reason): "proof rejected: \(reason.rawValue) (\(reason.explanation))"
         case .tooManyCollaborations(let limit): "this node already has \(limit) collaborations"
+        case .sendFailed(let why): "the group messenger refused it: \(why)"
         }
     }
 }

@@ -4,8 +4,8 @@ import GroupActivities
 /// The group messages collaborations travel as (docs/collaboration.md, "Wire"): each a reliable messenger message
 /// whose `type` is one of these and whose `data` is the matching payload.
 ///
-///     member ──identity──▶ all        (on joining a session; kept for late joiners)
-///     owner  ──share─────▶ all        (kept) · ended ──▶ all
+///     member ──identity──▶ all        (signed; on joining a session, and to each member who joins later)
+///     owner  ──share─────▶ all        (and to each member who joins later) · ended ──▶ all
 ///     member ──challengeRequest──▶ owner ──challenge──▶ member ──proof──▶ owner ──access──▶ member
 ///     anyone ──notice────▶ all, or the mentioned person alone
 public enum CollaborationWire {
@@ -22,7 +22,11 @@ public enum CollaborationWire {
     /// Whether a message type is one of these.
     public static func isCollaboration(_ type: String) -> Bool { type == identity || type.hasPrefix("parley.collab.") }
 
-    struct Identity: Codable { var root: PersonIdentity }
+    /// A member's person root, signed by its device over the announcement statement.
+    struct Identity: Codable {
+        var root: PersonIdentity
+        var proof: CompactProof
+    }
     struct Share: Codable {
         var collaboration: String
         var url: String
@@ -37,19 +41,15 @@ public enum CollaborationWire {
         var expires: String
         var verifier: String
     }
-    /// A proof, compact (base64, not the control API's hex): with a 32-device tree it still fits the 768 bytes a
-    /// group message may have on a UDP leg.
-    struct Proof: Codable {
-        var collaboration: String
-        var nonce: String
+    /// A signed proof, compact (base64, not the control API's hex): with a 32-device tree a proof message still fits
+    /// the 768 bytes a group message may have on a UDP leg.
+    struct CompactProof: Codable {
         var key: String
         var index: Int
         var hashes: [String]
         var signature: String
 
-        init(collaboration: String, nonce: String, signed: SignedIdentityProof) {
-            self.collaboration = collaboration
-            self.nonce = nonce
+        init(_ signed: SignedIdentityProof) {
             key = Data(signed.proof.publicKey).base64EncodedString()
             index = signed.proof.publicKeyIndex
             hashes = signed.proof.inclusionHashes.map { Data($0).base64EncodedString() }
@@ -68,6 +68,11 @@ public enum CollaborationWire {
             return .success(SignedIdentityProof(
                 proof: IdentityProof(publicKey: Array(key), publicKeyIndex: index, inclusionHashes: decoded), signatureData: Array(signature)))
         }
+    }
+    struct Proof: Codable {
+        var collaboration: String
+        var nonce: String
+        var proof: CompactProof
     }
     struct Access: Codable {
         var collaboration: String

@@ -54,6 +54,17 @@ public struct ProofStatement: Sendable, Hashable {
         return Array(all.joined(separator: "\u{0}").utf8)
     }
 
+    /// The domain string of a member's announcement of its person root in a group session.
+    public static let announcementDomain = "parley-identity-announce-v1"
+
+    /// What a device signs to announce its person root as one participant of one session:
+    /// `"parley-identity-announce-v1" NUL session NUL participant NUL rootHex`. Bound to the participant id the host
+    /// gave it, so another member cannot replay it as theirs; nil when a field holds a NUL.
+    public static func announcement(session: String, participant: String, root: PersonIdentity) -> [UInt8]? {
+        guard !session.utf8.contains(0), !participant.utf8.contains(0) else { return nil }
+        return Array([announcementDomain, session, participant, root.hex].joined(separator: "\u{0}").utf8)
+    }
+
     /// RFC 3339 UTC to the second.
     public static func timestamp(_ date: Date) -> String {
         Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)).formatted(.iso8601)

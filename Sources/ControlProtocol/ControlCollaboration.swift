@@ -392,6 +392,7 @@ extension ControlError {
         case .proofRejected(let reason):
             self.init(.proofRejected, "Proof rejected: \(reason.explanation).", details: .init(reason: reason.rawValue))
         case .tooManyCollaborations(let limit): self.init(.refused, "This parleyd already has \(limit) collaborations.", details: .init(limit: limit))
+        case .sendFailed(let why): self.init(.failed, "The group messenger refused it: \(why).")
         }
     }
 }

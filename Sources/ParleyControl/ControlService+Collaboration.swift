@@ -28,12 +28,7 @@ extension ControlService {
         case .collaborationProve(let challenge):
             reply(ControlMessage.result(SignedProofJSON(try Self.value(engine.proveCollaboration(challenge))), id: id))
         case .collaborationVerify(let params):
-            let proof: SignedIdentityProof
-            switch params.proof.proof {
-            case .success(let decoded): proof = decoded
-            case .failure(let reason): throw ControlError(collaboration: .proofRejected(reason))
-            }
-            let root = try Self.value(engine.verifyCollaborationProof(proof, nonce: params.nonce, for: params.collaboration))
+            let root = try Self.value(engine.verifyCollaborationProof(params.proof.proof, nonce: params.nonce, for: params.collaboration))
             reply(ControlMessage.result(CollaborationGranted(collaboration: params.collaboration, root: root.hex), id: id))
         case .collaborationConfirm(let params):
             try Self.value(engine.confirmCollaborationUpdate(params.action, accept: params.accept))

@@ -20,6 +20,8 @@ final class Collaborations {
     /// Start actions waiting for the built-in handler: the URL and identifier it fulfils them with.
     private var startPlans: [String: (url: String, identifier: String)] = [:]
     private var deadlineTimer: EngineTimer?
+    /// Messages the messenger refused while the current request ran (its type, why).
+    private var refusedSends: [(type: String, error: GroupSendError)] = []
     /// Told of what frontends hear: changes, updates to confirm, completed actions, verifications, notices.
     var onEvent: ((CollaborationEffect) -> Void)?
 
@@ -27,7 +29,7 @@ final class Collaborations {
         self.agent = agent
         center = CollaborationCenter(
             signer: signer, otherDevices: otherDevices, verifier: verifier, crypto: OpenSSLIdentityCrypto(),
-            actionTimeout: TimeInterval(actionTimeout.components.seconds))
+            actionTimeout: Double(actionTimeout.components.seconds) + Double(actionTimeout.components.attoseconds) / 1e18)
     }
 
     private var now: Date { agent.environment.now }
@@ -96,8 +98,14 @@ final class Collaborations {
         case .failure(let error): return .failure(error)
         }
         startPlans[action.id] = (url ?? "parley://collaboration/\(identifier)", identifier)
+        refusedSends = []
         apply(effects)
         guard let info = center.info(identifier) else { return .failure(.startFailed("the handler did not start it")) }
+        // A share the members could not be sent (too large for a UDP leg…) is no share: it ends at once.
+        if let refused = refusedSends.first(where: { $0.type == CollaborationWire.share }) {
+            apply(center.end(identifier).1)
+            return .failure(.sendFailed("\(refused.error)"))
+        }
         return .success(info)
     }
 
@@ -116,12 +124,15 @@ final class Collaborations {
 
     /// A notice into a collaboration's conversation.
     func post(_ event: HighlightEvent, for identifier: String) -> Result<Void, CollaborationError> {
-        perform { center, _ in
+        refusedSends = []
+        let result: Result<Void, CollaborationError> = perform { center, _ in
             switch center.postNotice(event, for: identifier) {
             case .success(let effects): (.success(()), effects)
             case .failure(let error): (.failure(error), [])
             }
         }
+        if case .success = result, let refused = refusedSends.first { return .failure(.sendFailed("\(refused.error)")) }
+        return result
     }
 
     // MARK: Effects
@@ -132,7 +143,9 @@ final class Collaborations {
             case .send(let session, let type, let data, let to, let keep):
                 switch agent.groups.send(data, type: type, to: to.map { .only($0) } ?? .all, mode: .reliable, keep: keep, in: session) {
                 case .success(let id): ownSends.insert(id)
-                case .failure(let error): agent.log.info("collaboration: cannot send \(type) in \(session): \(error)")
+                case .failure(let error):
+                    agent.log.info("collaboration: cannot send \(type) in \(session): \(error)")
+                    refusedSends.append((type, error))
                 }
             case .handle(let action):
                 handle(action)

@@ -101,6 +101,7 @@ public struct EngineConfiguration: Sendable {
         }
         if maxRequestsPerSource < 0 || sourceBan < .zero { problems.append("per-source limits must not be negative") }
         if groupMessagesPerSecond < 1 { problems.append("the group message rate must be at least 1 a second") }
+        if collaborationActionTimeout <= .zero { problems.append("the collaboration action timeout must be positive") }
         for source in exemptSources where !Self.isNumericAddress(source) {
             problems.append("exempt source '\(source)' is not a numeric IP address")
         }

@@ -36,9 +36,10 @@ extension ParleyEngine {
         onEngine { $0.collaborations.center.prove(challenge) } ?? .failure(.proofRejected(.malformed))
     }
 
-    /// Checks a proof against a challenge this node issued for one of its collaborations.
+    /// Checks a proof against a challenge this node issued for one of its collaborations (a proof that did not
+    /// decode spends its nonce all the same: one nonce, one try).
     public func verifyCollaborationProof(
-        _ proof: SignedIdentityProof, nonce: String, for identifier: String
+        _ proof: Result<SignedIdentityProof, ProofRejection>, nonce: String, for identifier: String
     ) -> Result<PersonIdentity, CollaborationError> {
         onEngine { agent in
             agent.collaborations.perform { center, now in center.verify(proof, nonce: nonce, for: identifier, participant: nil, now: now) }

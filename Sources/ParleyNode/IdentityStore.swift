@@ -43,16 +43,24 @@ public struct IdentityStore: Sendable {
         }
         let key = DeviceKey.generate()
         let bytes = Array(key.pem.utf8)
-        // O_EXCL: two processes starting together cannot both write a key; the loser reads the winner's.
-        let fd = open(keyPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if fd < 0 {
-            if errno == EEXIST { return try loadOrCreateKey() }
+        // Written whole to a file of its own, then linked into place: the key file never exists half written (a
+        // crash leaves only a stray temporary), and link() fails when another process got there first, whose key wins.
+        let temporary = keyPath + ".new-\(getpid())-\(SecureRandom.token(8))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw NodeError("\(temporary): cannot be created (\(String(cString: strerror(errno))))") }
+        let written = write(fd, bytes, bytes.count) == bytes.count && fsync(fd) == 0
+        let writeError = errno
+        close(fd)
+        defer { unlink(temporary) }
+        guard written else { throw NodeError("\(temporary): cannot be written (\(String(cString: strerror(writeError))))") }
+        if link(temporary, keyPath) != 0 {
+            if errno == EEXIST { return (try loadOrCreateKey().key, false) }
             throw NodeError("\(keyPath): cannot be created (\(String(cString: strerror(errno))))")
         }
-        defer { close(fd) }
-        guard write(fd, bytes, bytes.count) == bytes.count, fsync(fd) == 0 else {
-            unlink(keyPath)
-            throw NodeError("\(keyPath): cannot be written (\(String(cString: strerror(errno))))")
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            fsync(directoryFD)
+            close(directoryFD)
         }
         return (key, true)
     }

@@ -221,3 +221,114 @@ import Testing
         #expect(size <= GroupLimits().maxMessageBytesDatagram, "a proof message is \(size) bytes")
     }
 }
+
+/// What a hostile member of the group may try (the review of the first version found each of these open).
+@Suite struct HostileMemberTests {
+    /// Mallory, in the room, announces Bob's root as hers: her node signs with her own key, which is not in Bob's tree.
+    @Test func aMemberCannotAnnounceSomeoneElsesRoot() throws {
+        var room = Room(["alice", "bob", "mallory"])
+        _ = try room.started("alice")
+        let bobRoot = room.root("bob")
+        let mallory = room.keys["mallory"]!
+        let statement = try #require(ProofStatement.announcement(session: room.session, participant: "mallory", root: bobRoot))
+        let forged = GroupDelivery(
+            session: room.session, seq: 9, source: room.participant("mallory"), type: CollaborationWire.identity,
+            data: try JSONDecoder().decode(JSONValue.self, from: JSONSerialization.data(withJSONObject: [
+                "root": bobRoot.hex,
+                "proof": [
+                    "key": Data(mallory.publicKey).base64EncodedString(), "index": 0, "hashes": [String](),
+                    "signature": Data(mallory.sign(statement)).base64EncodedString(),
+                ],
+            ])), mode: .reliable)
+        room.center("alice") { $0.received(forged, now: Date()) }
+        #expect(room.centers["alice"]!.identity(of: "mallory", in: room.session) == room.root("mallory"))
+        // So a mention of Bob goes to Bob alone, and Bob leaving revokes him.
+        let recipients = try room.centers["alice"]!.postNotice(.mention(bobRoot), for: "collab-1").get().compactMap { effect -> Set<String>? in
+            if case .send(_, _, _, let to, _) = effect { to } else { nil }
+        }
+        #expect(recipients == [["bob"]])
+        room.remove("bob")
+        #expect(room.participant("bob", at: "alice")?.access == .revoked)
+    }
+
+    /// Bob's signed announcement replayed by Mallory names Bob's participant id, not hers.
+    @Test func anAnnouncementCannotBeReplayedByAnotherParticipant() throws {
+        var room = Room(["alice", "bob", "mallory"])
+        _ = try room.started("alice")
+        let bobsAnnouncement = try #require((room.effects["bob"] ?? []).compactMap { effect -> JSONValue? in
+            if case .send(_, CollaborationWire.identity, let data, _, _) = effect { data } else { nil }
+        }.first)
+        let replay = GroupDelivery(
+            session: room.session, seq: 9, source: room.participant("mallory"), type: CollaborationWire.identity, data: bobsAnnouncement,
+            mode: .reliable)
+        room.center("alice") { $0.received(replay, now: Date()) }
+        #expect(room.centers["alice"]!.identity(of: "mallory", in: room.session) == room.root("mallory"))
+    }
+
+    /// Mallory relays a proof Bob's device made: the owner binds a proof only to the member who announced its root.
+    @Test func aRelayedProofIsNotTheRelayersAccess() throws {
+        var room = Room(["alice", "bob", "mallory"])
+        _ = try room.started("alice")
+        var alice = room.centers["alice"]!
+        let challenge = try alice.challenge(for: "collab-1", now: room.now).get()
+        let bobsProof = try room.centers["bob"]!.prove(challenge).get()
+        let (result, _) = alice.verify(bobsProof, nonce: challenge.nonce, for: "collab-1", participant: "mallory", now: room.now)
+        #expect(result == .failure(.proofRejected(.rootNotInCollaboration)))
+        #expect(alice.info("collab-1")?.participants.first { $0.identity == room.root("bob") }?.access == .invited)
+        // And Bob's device signs no challenge it did not ask for.
+        var bob = room.centers["bob"]!
+        let unasked = GroupDelivery(
+            session: room.session, seq: 10, source: room.participant("alice"), type: CollaborationWire.challenge,
+            data: .object([
+                "collaboration": .string("collab-1"), "group": .string(room.session), "nonce": .string(challenge.nonce),
+                "expires": .string(challenge.expires), "verifier": .string(challenge.verifier),
+            ]), mode: .reliable)
+        #expect(!bob.received(unasked, now: room.now).contains { if case .send = $0 { true } else { false } })
+    }
+
+    @Test func someoneWhoLeftWhileTheirUpdateWaitedIsNotInvitedByItsConfirmation() throws {
+        var room = Room(["alice", "bob"])
+        room.autoFulfil = false
+        _ = try room.started("alice", confirm: true)
+        let waiting = try #require(room.centers["alice"]!.coordinator.waiting.first)
+        room.remove("bob")
+        let now = room.now
+        room.center("alice") { $0.complete(waiting.id, with: .fulfilled(url: nil, identifier: nil), now: now).1 }
+        #expect(room.participant("bob", at: "alice") == nil)
+        // A removal alone never waits for a frontend.
+        #expect(room.centers["alice"]!.coordinator.waiting.allSatisfy { !$0.requiresConfirmation })
+    }
+
+    @Test func oneMemberCannotFillThisNodesCollaborations() throws {
+        var room = Room(["alice", "mallory"])
+        var alice = room.centers["alice"]!
+        for index in 0..<20 {
+            let share = GroupDelivery(
+                session: room.session, seq: UInt64(index), source: room.participant("mallory"), type: CollaborationWire.share,
+                data: .object([
+                    "collaboration": .string("spam-\(index)"), "url": .string("u"), "verifier": .string("v"),
+                    "metadata": .object(["localIdentifier": .string("l")]),
+                ]), mode: .reliable)
+            _ = alice.received(share, now: room.now)
+        }
+        #expect(alice.collaborations.count == CollaborationCenter.maxSharesPerMember)
+        room.centers["alice"] = alice
+        #expect(try room.started("alice").isOwner)
+    }
+
+    @Test func theLastChangeAFrontendHearsIsTheNewestState() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        let changes = (room.effects["alice"] ?? []).compactMap { if case .changed(let info) = $0 { info } else { nil } }
+        #expect(changes.last?.state == .active)
+        #expect(changes.last?.participants.map(\.access) == [.invited])
+    }
+
+    @Test func aMemberWhoLeavesEndsWhatItShared() throws {
+        var room = Room(["alice", "bob", "carol"])
+        _ = try room.started("bob")
+        #expect(room.centers["carol"]!.collaborations.count == 1)
+        room.remove("bob")
+        #expect(room.centers["carol"]!.collaborations.isEmpty)
+    }
+}
