@@ -157,6 +157,7 @@ let package = Package(
             name: "InteropTests",
             dependencies: [
                 "parleyd", "parley", "ControlChannel", "ControlProtocol", "ParleyTestSupport", "GroupActivities", "Collaboration",
+                "ParleyEngine", "ParleyIO",
             ]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),

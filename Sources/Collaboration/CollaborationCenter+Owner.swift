@@ -209,6 +209,14 @@ extension CollaborationCenter {
         _ old: PersonIdentity, with new: PersonIdentity, proof: SignedIdentityProof, nonce nonceHex: String, for identifier: String,
         now: Date
     ) -> (Result<PersonIdentity, CollaborationError>, [CollaborationEffect]) {
+        replaceIdentity(old, with: new, proof: .success(proof), nonce: nonceHex, for: identifier, now: now)
+    }
+
+    /// ``replaceIdentity(_:with:proof:nonce:for:now:)`` for a proof that may not have decoded (its nonce is spent).
+    public mutating func replaceIdentity(
+        _ old: PersonIdentity, with new: PersonIdentity, proof decoded: Result<SignedIdentityProof, ProofRejection>, nonce nonceHex: String,
+        for identifier: String, now: Date
+    ) -> (Result<PersonIdentity, CollaborationError>, [CollaborationEffect]) {
         guard let collaboration = owned[identifier], collaboration.state != .ended else {
             return (.failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
         }
@@ -216,6 +224,11 @@ extension CollaborationCenter {
         let expires: Date
         switch nonces.consume(nonce, scope: identifier, now: now) {
         case .success(let date): expires = date
+        case .failure(let reason): return (.failure(.proofRejected(reason)), [])
+        }
+        let proof: SignedIdentityProof
+        switch decoded {
+        case .success(let value): proof = value
         case .failure(let reason): return (.failure(.proofRejected(reason)), [])
         }
         guard let statement = ProofStatement(purpose: .identityUpdate(old: old, new: new), nonce: nonce, expires: expires, verifier: verifier)

@@ -431,3 +431,81 @@ public struct CollaborationEnded: Codable, Sendable, Equatable {
         self.state = state
     }
 }
+
+/// `identityUpdateProve`: this device vouches for its person's new device set, for a challenge of a collaboration.
+public struct IdentityUpdateProveParams: ControlParams {
+    public var challenge: CollaborationChallenge
+    /// The person's other devices before the change (this one excluded): they make the old root.
+    public var oldDevices: [String]
+    /// The person's other devices after it (this one excluded): the new root; this device's own set when absent.
+    public var newDevices: [String]?
+    public init(challenge: CollaborationChallenge, oldDevices: [String], newDevices: [String]? = nil) {
+        self.challenge = challenge
+        self.oldDevices = oldDevices
+        self.newDevices = newDevices
+    }
+    /// The members.
+    public static let fields = [
+        ControlField("challenge", "a challenge", "from the owner's `collaborationChallenge`: `{\"collaboration\", \"group\", \"nonce\", \"expires\", \"verifier\"}`"),
+        ControlField("oldDevices", "a list of strings", "the person's other devices' public keys before the change (hex), this one excluded; empty for a person who had only this device"),
+        ControlField("newDevices", "a list of strings", optional: true, "the other devices' keys after the change (the new device among them); this parleyd's own `identity/devices` when absent"),
+    ]
+    /// An example.
+    public static let example = IdentityUpdateProveParams(challenge: .example, oldDevices: [], newDevices: ["04" + String(repeating: "11", count: 64)])
+    /// A well-formed challenge, hex keys.
+    public func validate() throws(ControlError) {
+        try challenge.validate()
+        for (name, keys) in [("oldDevices", oldDevices), ("newDevices", newDevices ?? [])] {
+            guard keys.count < 32, keys.allSatisfy({ Hex.decode($0)?.count == 65 }) else {
+                throw ControlError(.invalidParams, "\"\(name)\" must hold fewer than 32 public keys of 65 bytes in hex.", field: name)
+            }
+        }
+    }
+}
+
+/// `identityUpdateProve`'s result: what to hand to the owner's `collaborationReplaceIdentity`.
+public struct IdentityUpdateProof: Codable, Sendable, Equatable {
+    public var oldRoot: String
+    public var newRoot: String
+    public var proof: SignedProofJSON
+    public init(oldRoot: String, newRoot: String, proof: SignedProofJSON) {
+        self.oldRoot = oldRoot
+        self.newRoot = newRoot
+        self.proof = proof
+    }
+}
+
+/// `collaborationReplaceIdentity`: on the owner, a person's old root becomes their new one, vouched for by an old device.
+public struct CollaborationReplaceIdentityParams: ControlParams {
+    public var collaboration: String
+    public var nonce: String
+    public var oldRoot: String
+    public var newRoot: String
+    public var proof: SignedProofJSON
+    public init(collaboration: String, nonce: String, oldRoot: String, newRoot: String, proof: SignedProofJSON) {
+        self.collaboration = collaboration
+        self.nonce = nonce
+        self.oldRoot = oldRoot
+        self.newRoot = newRoot
+        self.proof = proof
+    }
+    /// The members.
+    public static let fields = [
+        CollaborationParams.fields[0],
+        ControlField("nonce", "a string", "the challenge's nonce"),
+        ControlField("oldRoot", "a string", "the stored root (hex)"),
+        ControlField("newRoot", "a string", "the person's root with the new device set (hex)"),
+        ControlField("proof", "a signed proof", "an old device's proof against the old root, signing `parley-identity-update-v1`"),
+    ]
+    /// An example.
+    public static let example = CollaborationReplaceIdentityParams(
+        collaboration: CollaborationParams.example.collaboration, nonce: CollaborationChallenge.example.nonce,
+        oldRoot: String(repeating: "aa", count: 32), newRoot: String(repeating: "bb", count: 32), proof: .example)
+    /// Roots are 32-byte hex.
+    public func validate() throws(ControlError) {
+        try ConversationParams.check(collaboration, "collaboration")
+        for (name, value) in [("oldRoot", oldRoot), ("newRoot", newRoot)] where PersonIdentity(hex: value) == nil {
+            throw ControlError(.invalidParams, "\"\(name)\" must be 64 hex digits.", field: name)
+        }
+    }
+}

@@ -81,6 +81,10 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case collaborationNotice
     /// End a collaboration (owner).
     case collaborationEnd
+    /// Vouch for this person's new device set (an old device).
+    case identityUpdateProve
+    /// Replace a person's stored root by their new one (owner).
+    case collaborationReplaceIdentity
 }
 
 /// One documented member of a params or result object.
@@ -208,6 +212,10 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case collaborationNotice(CollaborationNoticeParams)
     /// `collaborationEnd`.
     case collaborationEnd(CollaborationParams)
+    /// `identityUpdateProve`.
+    case identityUpdateProve(IdentityUpdateProveParams)
+    /// `collaborationReplaceIdentity`.
+    case collaborationReplaceIdentity(CollaborationReplaceIdentityParams)
 
     /// The method it is.
     public var method: ControlMethodName {
@@ -251,6 +259,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .collaborationConfirm: .collaborationConfirm
         case .collaborationNotice: .collaborationNotice
         case .collaborationEnd: .collaborationEnd
+        case .identityUpdateProve: .identityUpdateProve
+        case .collaborationReplaceIdentity: .collaborationReplaceIdentity
         }
     }
 
@@ -264,6 +274,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .collaborationVerify: CollaborationVerifyParams.self
         case .collaborationConfirm: CollaborationConfirmParams.self
         case .collaborationNotice: CollaborationNoticeParams.self
+        case .identityUpdateProve: IdentityUpdateProveParams.self
+        case .collaborationReplaceIdentity: CollaborationReplaceIdentityParams.self
         case .groupActivate: GroupActivateParams.self
         case .groupJoin, .groupLeave, .groupEnd: GroupSessionParams.self
         case .groupSend: GroupSendParams.self
@@ -308,6 +320,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .collaborationConfirm: return .collaborationConfirm(try params(CollaborationConfirmParams.self, data))
         case .collaborationNotice: return .collaborationNotice(try params(CollaborationNoticeParams.self, data))
         case .collaborationEnd: return .collaborationEnd(try params(CollaborationParams.self, data))
+        case .identityUpdateProve: return .identityUpdateProve(try params(IdentityUpdateProveParams.self, data))
+        case .collaborationReplaceIdentity: return .collaborationReplaceIdentity(try params(CollaborationReplaceIdentityParams.self, data))
         case .start: return .start(try params(StartParams.self, data))
         case .join: return .join(try params(JoinParams.self, data))
         case .end: return .end(try params(ConversationParams.self, data))
@@ -339,6 +353,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .collaborationVerify(let params): try params.encode(to: encoder)
         case .collaborationConfirm(let params): try params.encode(to: encoder)
         case .collaborationNotice(let params): try params.encode(to: encoder)
+        case .identityUpdateProve(let params): try params.encode(to: encoder)
+        case .collaborationReplaceIdentity(let params): try params.encode(to: encoder)
         case .groupActivate(let params): try params.encode(to: encoder)
         case .groupJoin(let params), .groupLeave(let params), .groupEnd(let params): try params.encode(to: encoder)
         case .groupSend(let params): try params.encode(to: encoder)

@@ -40,6 +40,17 @@ extension ControlService {
         case .collaborationEnd(let params):
             try Self.value(engine.endCollaboration(params.collaboration))
             reply(ControlMessage.result(CollaborationEnded(collaboration: params.collaboration, state: "ended"), id: id))
+        case .identityUpdateProve(let params):
+            let old = params.oldDevices.compactMap(Hex.decode), new = params.newDevices.map { $0.compactMap(Hex.decode) }
+            let (oldRoot, newRoot, proof) = try Self.value(engine.proveIdentityUpdate(oldDevices: old, newDevices: new, challenge: params.challenge))
+            reply(ControlMessage.result(IdentityUpdateProof(oldRoot: oldRoot.hex, newRoot: newRoot.hex, proof: SignedProofJSON(proof)), id: id))
+        case .collaborationReplaceIdentity(let params):
+            guard let old = PersonIdentity(hex: params.oldRoot), let new = PersonIdentity(hex: params.newRoot) else {
+                throw ControlError(.invalidParams, "Roots must be 64 hex digits.", field: "oldRoot")
+            }
+            let root = try Self.value(engine.replaceCollaborationIdentity(
+                old, with: new, proof: params.proof.proof, nonce: params.nonce, for: params.collaboration))
+            reply(ControlMessage.result(CollaborationGranted(collaboration: params.collaboration, root: root.hex), id: id))
         default:
             preconditionFailure("not a collaboration method: \(command.method)")
         }

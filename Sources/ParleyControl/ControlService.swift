@@ -134,7 +134,8 @@ public final class ControlService: Sendable {
         case .groupSessions, .groupActivate, .groupJoin, .groupLeave, .groupEnd, .groupSend:
             try serveGroup(command, id: id, reply: reply)
         case .identity, .collaborations, .collaborationStart, .collaborationOpen, .collaborationChallenge, .collaborationProve,
-            .collaborationVerify, .collaborationConfirm, .collaborationNotice, .collaborationEnd:
+            .collaborationVerify, .collaborationConfirm, .collaborationNotice, .collaborationEnd, .identityUpdateProve,
+            .collaborationReplaceIdentity:
             try serveCollaboration(command, id: id, reply: reply)
         case .history, .historyCount, .markRead, .deleteRecord, .clearHistory, .redial:
             guard let history else {

@@ -66,4 +66,34 @@ extension ParleyEngine {
         onEngine { agent in agent.collaborations.perform { center, _ in center.end(identifier) } }
             ?? .failure(.unknownCollaboration(identifier))
     }
+
+    /// This device's proof that its person's device set changed: from the old root (this device and `oldDevices`) to
+    /// the new one (this device and `newDevices`, or its configured set), for a challenge of the collaboration's owner.
+    public func proveIdentityUpdate(
+        oldDevices: [[UInt8]], newDevices: [[UInt8]]?, challenge: CollaborationChallenge
+    ) -> Result<(PersonIdentity, PersonIdentity, SignedIdentityProof), CollaborationError> {
+        onEngine { agent in
+            let center = agent.collaborations.center
+            let crypto = OpenSSLIdentityCrypto()
+            let key = center.identity.proof.publicKey
+            guard let oldTree = MerkleTree(publicKeys: oldDevices + [key], crypto: crypto),
+                let newTree = MerkleTree(publicKeys: (newDevices ?? center.identity.devices) + [key], crypto: crypto)
+            else { return .failure(.proofRejected(.malformed)) }
+            let old = oldTree.identity, new = newTree.identity
+            guard old != new else { return .failure(.invalidMetadata("the old device set is the current one: nothing changed")) }
+            return center.proveIdentityUpdate(from: old, oldDevices: oldDevices, to: new, challenge: challenge).map { (old, new, $0) }
+        } ?? .failure(.proofRejected(.malformed))
+    }
+
+    /// On the owner: a person's stored root becomes their new one, vouched for by an old device.
+    public func replaceCollaborationIdentity(
+        _ old: PersonIdentity, with new: PersonIdentity, proof: Result<SignedIdentityProof, ProofRejection>, nonce: String,
+        for identifier: String
+    ) -> Result<PersonIdentity, CollaborationError> {
+        onEngine { agent in
+            agent.collaborations.perform { center, now in
+                center.replaceIdentity(old, with: new, proof: proof, nonce: nonce, for: identifier, now: now)
+            }
+        } ?? .failure(.unknownCollaboration(identifier))
+    }
 }

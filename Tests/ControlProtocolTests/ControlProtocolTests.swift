@@ -49,6 +49,8 @@ struct ControlProtocolTests {
         case .collaborationConfirm: .collaborationConfirm(.example)
         case .collaborationNotice: .collaborationNotice(.example)
         case .collaborationEnd: .collaborationEnd(.example)
+        case .identityUpdateProve: .identityUpdateProve(.example)
+        case .collaborationReplaceIdentity: .collaborationReplaceIdentity(.example)
         }
     }
 

@@ -1,6 +1,8 @@
 import Collaboration
 import ControlProtocol
 import Foundation
+import ParleyEngine
+import ParleyIO
 import ParleyTestSupport
 import Testing
 
@@ -111,6 +113,64 @@ struct CollaborationInteropTests {
         let other = try Self.challenge(try owner.result(.collaborationChallenge(CollaborationParams(collaboration: secondID))))
         let crossGroup = try owner.error(.collaborationVerify(CollaborationVerifyParams(collaboration: secondID, nonce: other.nonce, proof: bobsProof)))
         #expect(crossGroup.details["reason"] as? String == "badSignature", "\(crossGroup)")
+    }
+
+    @Test("a new device: refused until an old device vouches for the new root, then granted; the vouching is single use")
+    func newDevice() throws {
+        let alice = try Parleyd(["--user", "alice", "--display-name", "Alice", "--media", "off"])
+        let bob = try Parleyd(["--user", "bob", "--display-name", "Bob", "--media", "off", "--auto-answer", "0"])
+        let owner = try GroupControl(alice), toBob = try GroupControl(bob)
+        let bobRoot = try #require(try toBob.result(.identity)["root"] as? String)
+        let bobKey = try #require(try toBob.result(.identity)["publicKey"] as? String)
+        let call = try owner.call("sip:bob@127.0.0.1:\(bob.port)")
+        try owner.waitForJoined([call])
+        let id = try #require(try owner.result(.collaborationStart(CollaborationStartParams(conversation: call, title: "Plan")))["collaboration"] as? String)
+        _ = try toBob.nextEvent("collaborationChanged") { Self.collaboration($0)["collaboration"] as? String == id }
+        _ = try owner.nextEvent("collaborationChanged") { (Self.collaboration($0)["participants"] as? [Any])?.count == 1 }
+
+        // Bob's laptop: a key of its own, in a tree with bob's phone.
+        let laptop = DeviceKey.generate()
+        let crypto = OpenSSLIdentityCrypto()
+        let phoneKey = try #require(Hex.decode(bobKey))
+        let newTree = try #require(MerkleTree(publicKeys: [laptop.publicKey, phoneKey], crypto: crypto))
+        func laptopProof(_ challenge: CollaborationChallenge) throws -> SignedProofJSON {
+            let statement = try #require(challenge.statement)
+            let proof = try #require(newTree.proof(for: laptop.publicKey, crypto: crypto))
+            return SignedProofJSON(SignedIdentityProof(proof: proof, signatureData: laptop.sign(statement.bytes)))
+        }
+        func challenge() throws -> CollaborationChallenge {
+            try Self.challenge(try owner.result(.collaborationChallenge(CollaborationParams(collaboration: id))))
+        }
+        var fresh = try challenge()
+        let before = try owner.error(.collaborationVerify(CollaborationVerifyParams(collaboration: id, nonce: fresh.nonce, proof: try laptopProof(fresh))))
+        #expect(before.details["reason"] as? String == "rootNotInCollaboration", "\(before)")
+
+        // The phone vouches: old root (the phone alone) → new root (phone and laptop).
+        fresh = try challenge()
+        let update = try toBob.result(.identityUpdateProve(IdentityUpdateProveParams(
+            challenge: fresh, oldDevices: [], newDevices: [Hex.encode(laptop.publicKey)])))
+        #expect(update["oldRoot"] as? String == bobRoot && update["newRoot"] as? String == newTree.identity.hex)
+        let proof = try Self.proof(try #require(update["proof"] as? [String: Any]))
+        let replace = CollaborationReplaceIdentityParams(
+            collaboration: id, nonce: fresh.nonce, oldRoot: bobRoot, newRoot: newTree.identity.hex, proof: proof)
+        #expect(try owner.result(.collaborationReplaceIdentity(replace))["root"] as? String == newTree.identity.hex)
+        let again = try owner.error(.collaborationReplaceIdentity(replace))
+        #expect(again.details["reason"] as? String == "nonceReused", "\(again)")
+
+        fresh = try challenge()
+        let after = try owner.result(.collaborationVerify(CollaborationVerifyParams(collaboration: id, nonce: fresh.nonce, proof: try laptopProof(fresh))))
+        #expect(after["root"] as? String == newTree.identity.hex)
+        // The laptop cannot vouch for a device set of its own making.
+        fresh = try challenge()
+        let selfMade = try #require(MerkleTree(publicKeys: [laptop.publicKey, DeviceKey.generate().publicKey], crypto: crypto))
+        let nonce = try #require(Hex.decode(fresh.nonce)), expires = try #require(ProofStatement.date(fresh.expires))
+        let statement = try #require(ProofStatement(
+            purpose: .identityUpdate(old: newTree.identity, new: selfMade.identity), nonce: nonce, expires: expires, verifier: fresh.verifier))
+        let forged = SignedProofJSON(SignedIdentityProof(
+            proof: try #require(selfMade.proof(for: laptop.publicKey, crypto: crypto)), signatureData: laptop.sign(statement.bytes)))
+        let hijack = try owner.error(.collaborationReplaceIdentity(CollaborationReplaceIdentityParams(
+            collaboration: id, nonce: fresh.nonce, oldRoot: newTree.identity.hex, newRoot: selfMade.identity.hex, proof: forged)))
+        #expect(hijack.details["reason"] as? String == "rootNotInCollaboration", "\(hijack)")
     }
 
     @Test("bad input: malformed proofs, huge lists, invalid DER, keys off the curve, wrong owner — clear rejections, parleyd lives")
