@@ -33,6 +33,14 @@ let package = Package(
             ]),
         // The group messenger, stateful: bodies from peers, answers, failures, sends and time against a host.
         .executableTarget(name: "fuzz-group", dependencies: [.product(name: "GroupActivities", package: "Parley")]),
+        // Collaborations: signed identity proofs as JSON against the verifier, and scripts of collaboration group
+        // messages (challenges, proofs, replays, identity updates, time, members leaving) between two centers.
+        .executableTarget(
+            name: "fuzz-collab",
+            dependencies: [
+                .product(name: "Collaboration", package: "Parley"), .product(name: "GroupActivities", package: "Parley"),
+                .product(name: "ParleyEngine", package: "Parley"), .product(name: "ParleyIO", package: "Parley"),
+            ]),
         // Conformance scenario files.
         .executableTarget(
             name: "fuzz-scenario", dependencies: [.product(name: "ConversationConformance", package: "Parley")]),

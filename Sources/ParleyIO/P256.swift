@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Foundation
+import Synchronization
 
 /// ECDSA over P-256 with SHA-256, through OpenSSL: the one place Parley's collaboration identity proofs touch it
 /// (docs/collaboration.md). Public keys are 65-byte X9.63 uncompressed points (`0x04‖X‖Y`), signatures DER.
@@ -8,20 +9,15 @@ public enum P256 {
     public static let publicKeyLength = 65
 
     /// Whether `point` is an uncompressed point on the curve.
-    public static func isValidPublicKey(_ point: [UInt8]) -> Bool {
-        guard let key = publicKey(point) else { return false }
-        EVP_PKEY_free(key)
-        return true
-    }
+    public static func isValidPublicKey(_ point: [UInt8]) -> Bool { publicKey(point) != nil }
 
     /// Whether `signatureDER` is a valid ECDSA/SHA-256 signature of `message` by `publicKey`. Bad points and bad DER
     /// are `false`, like a wrong signature; ``isValidPublicKey(_:)`` tells the two apart.
     public static func verify(publicKey point: [UInt8], signatureDER: [UInt8], message: [UInt8]) -> Bool {
         guard !signatureDER.isEmpty, let key = publicKey(point) else { return false }
-        defer { EVP_PKEY_free(key) }
         guard let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit_ex(context, nil, "SHA256", nil, nil, key, nil) == 1 else {
+        guard EVP_DigestVerifyInit(context, nil, sha256Method.pointer, nil, key.pointer) == 1 else {
             _ = OpenSSLErrors.take(or: "")
             return false
         }
@@ -46,13 +42,54 @@ public enum P256 {
         return CRYPTO_memcmp(a, b, a.count) == 0
     }
 
-    private static func publicKey(_ point: [UInt8]) -> OpaquePointer? {
+    /// SHA-256 fetched once (a fetch by name per signature costs a provider lookup each time).
+    private static let sha256Method: OpenSSLHandle = {
+        guard let method = EVP_MD_fetch(nil, "SHA256", nil) else { preconditionFailure("OpenSSL has no SHA-256") }
+        return OpenSSLHandle(method) { EVP_MD_free($0) }
+    }()
+
+    /// Parsed public keys by their bytes: a device's key is parsed (and checked on the curve) once, not on every
+    /// proof (parsing is about a third of a verification). Only valid points are kept; at most ``keyCacheSize``.
+    private static let parsedKeys = Mutex(KeyCache())
+    /// How many parsed keys are kept.
+    public static let keyCacheSize = 1024
+
+    private struct KeyCache: ~Copyable {
+        var keys: [[UInt8]: OpenSSLHandle] = [:]
+        var order: [[UInt8]] = []
+    }
+
+    private static func publicKey(_ point: [UInt8]) -> OpenSSLHandle? {
         // Checked before OpenSSL sees it: only the uncompressed form is a Parley public key.
         guard point.count == publicKeyLength, point[0] == 0x04 else { return nil }
-        let key = copenssl_p256_public_key(point, point.count)
-        if key == nil { _ = OpenSSLErrors.take(or: "") }
-        return key
+        if let cached = parsedKeys.withLock({ $0.keys[point] }) { return cached }
+        guard let key = copenssl_p256_public_key(point, point.count) else {
+            _ = OpenSSLErrors.take(or: "")
+            return nil
+        }
+        let handle = OpenSSLHandle(key) { EVP_PKEY_free($0) }
+        parsedKeys.withLock { cache in
+            guard cache.keys[point] == nil else { return }
+            if cache.order.count >= keyCacheSize { cache.keys[cache.order.removeFirst()] = nil }
+            cache.keys[point] = handle
+            cache.order.append(point)
+        }
+        return handle
     }
+}
+
+/// An OpenSSL object freed when the last Swift reference goes. Used read-only once made (OpenSSL allows a key and
+/// a digest method to be shared between threads for verification).
+final class OpenSSLHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+    private let free: (OpaquePointer) -> Void
+
+    init(_ pointer: OpaquePointer, free: @escaping (OpaquePointer) -> Void) {
+        self.pointer = pointer
+        self.free = free
+    }
+
+    deinit { free(pointer) }
 }
 
 /// Why a device key could not be read.

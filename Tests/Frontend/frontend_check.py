@@ -55,7 +55,8 @@ ENDED = ("failed", "remoteEnded", "unanswered", "joinedElsewhere", "declinedElse
          "cancelled", "localEnded")
 EVENTS = ("conversationChanged", "tonesReceived", "mediaChanged", "mediaStats", "historyChanged",
           "registrationChanged", "pushReceived", "actionSettled", "groupSessionChanged", "groupParticipantsChanged",
-          "groupMessage", "groupSendResult", "textMessage")
+          "groupMessage", "groupSendResult", "textMessage", "collaborationChanged", "collaborationParticipantsUpdate",
+          "collaborationActionCompleted", "collaborationVerified", "collaborationNotice", "identityAnnounced")
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "control-api.md")
 
 
