@@ -5,6 +5,9 @@ import GroupActivities
 extension CollaborationCenter {
     mutating func shareReceived(_ message: CollaborationWire.Share, from owner: String, in session: String) -> [CollaborationEffect] {
         guard owned[message.collaboration] == nil else { return [] }
+        guard !endedIdentifiers.contains(message.collaboration) else {
+            return [.log("collaboration: \(owner) shared \(message.collaboration), which ended here: refused")]
+        }
         if let known = shared[message.collaboration] {
             guard known.owner == owner else { return [.log("collaboration: \(owner) re-shared \(message.collaboration), owned by \(known.owner)")] }
             return []
@@ -25,6 +28,7 @@ extension CollaborationCenter {
         guard var collaboration = shared[identifier], collaboration.owner == member, collaboration.highlight.session == session else { return [] }
         collaboration.state = .ended
         shared[identifier] = nil
+        remember(ended: identifier)
         return [.changed(CollaborationInfo(
             highlight: collaboration.highlight, metadata: collaboration.metadata, isOwner: false, state: .ended,
             verifier: collaboration.verifier, access: collaboration.access, participants: []))]

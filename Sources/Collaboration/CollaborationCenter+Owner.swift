@@ -124,6 +124,7 @@ extension CollaborationCenter {
         }
         collaboration.state = .ended
         owned[identifier] = nil
+        remember(ended: identifier)
         let info = CollaborationInfo(
             highlight: collaboration.highlight, metadata: collaboration.metadata, isOwner: true, state: .ended, verifier: verifier,
             access: .granted, participants: [])

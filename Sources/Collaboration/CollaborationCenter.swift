@@ -52,6 +52,8 @@ public struct CollaborationCenter: Sendable {
     var sessions: [String: SessionView] = [:]
     /// The name each person root was last announced with, so one who left is still named (bounded).
     var personNames: [PersonIdentity: String] = [:]
+    /// Identifiers of collaborations that ended here: a share reusing one is refused (the newest 256).
+    var endedIdentifiers: [String] = []
     var owned: [String: Owned] = [:]
     var shared: [String: Shared] = [:]
     /// Start actions: their session and whether updates will need confirmation.
@@ -94,9 +96,14 @@ public struct CollaborationCenter: Sendable {
                 verifier: verifier, access: .granted, participants: people)
         }
         guard let collaboration = shared[identifier] else { return nil }
+        // A recipient's one participant is the owner, as the group knows them: the verifier string is only a claim.
+        let view = sessions[collaboration.highlight.session]
+        let owner = view?.identities[collaboration.owner].map {
+            CollaborationParticipant(identity: $0, access: .granted, participant: collaboration.owner, name: view?.names[collaboration.owner])
+        }
         return CollaborationInfo(
             highlight: collaboration.highlight, metadata: collaboration.metadata, isOwner: false, state: collaboration.state,
-            verifier: collaboration.verifier, access: collaboration.access, participants: [])
+            verifier: collaboration.verifier, access: collaboration.access, participants: owner.map { [$0] } ?? [])
     }
 
     /// The highlight with this URL (Apple's `collaborationHighlight(for:)`).
@@ -179,11 +186,13 @@ public struct CollaborationCenter: Sendable {
             owned[identifier]?.state = .ended
             if let info = info(identifier) { effects.append(.changed(info)) }
             owned[identifier] = nil
+            remember(ended: identifier)
         }
         for identifier in shared.keys.sorted() where shared[identifier]?.highlight.session == session {
             shared[identifier]?.state = .ended
             if let info = info(identifier) { effects.append(.changed(info)) }
             shared[identifier] = nil
+            remember(ended: identifier)
         }
         return effects
     }
@@ -255,6 +264,12 @@ public struct CollaborationCenter: Sendable {
             effects += requestUpdate(identifier, added: [root], removed: [], now: now)
         }
         return effects
+    }
+
+    /// An identifier that must not come back as someone's share.
+    mutating func remember(ended identifier: String) {
+        endedIdentifiers.append(identifier)
+        if endedIdentifiers.count > 256 { endedIdentifiers.removeFirst(endedIdentifiers.count - 256) }
     }
 
     mutating func nextActionID() -> String {

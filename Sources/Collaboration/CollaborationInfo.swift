@@ -95,7 +95,8 @@ public struct CollaborationInfo: Sendable, Hashable {
     public let verifier: String
     /// On a recipient: what its request for access came to.
     public let access: RecipientAccess
-    /// On the owner: the people stored against it.
+    /// On the owner: the people stored against it. On a recipient: the owner, as the group knows them (the group
+    /// participant who shared it and the root it announced), once it announced itself.
     public let participants: [CollaborationParticipant]
 
     public init(

@@ -332,3 +332,27 @@ import Testing
         #expect(room.centers["carol"]!.collaborations.isEmpty)
     }
 }
+
+extension HostileMemberTests {
+    @Test func anEndedCollaborationCannotBeSharedAgainByAnotherMember() throws {
+        var room = Room(["alice", "bob", "carol"])
+        _ = try room.started("alice")
+        room.center("alice") { $0.end("collab-1").1 }
+        #expect(room.centers["bob"]!.collaborations.isEmpty)
+        let reshare = GroupDelivery(
+            session: room.session, seq: 20, source: room.participant("carol"), type: CollaborationWire.share,
+            data: .object([
+                "collaboration": .string("collab-1"), "url": .string("parley://collab/collab-1"), "verifier": .string("sip:alice@127.0.0.1"),
+                "metadata": .object(["localIdentifier": .string("l")]),
+            ]), mode: .reliable)
+        room.center("bob") { $0.received(reshare, now: Date()) }
+        #expect(room.centers["bob"]!.collaborations.isEmpty)
+    }
+
+    @Test func aRecipientSeesWhoReallySharedIt() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        let owner = room.centers["bob"]!.info("collab-1")?.participants
+        #expect(owner?.map(\.participant) == ["alice"] && owner?.first?.identity == room.root("alice"))
+    }
+}
