@@ -27,10 +27,7 @@ enum CollabCommand {
 
     static func run(_ commandLine: [String]) throws -> ExitCode {
         var arguments = Arguments(commandLine)
-        if arguments.flag("--help", "-h") || commandLine.isEmpty {
-            print(help)
-            return commandLine.isEmpty ? .usage : .ok
-        }
+        if let answer = helpAnswer(commandLine, &arguments, help: help) { return answer }
         let json = arguments.flag("--json")
         let confirm = arguments.flag("--confirm")
         let refuse = arguments.flag("--refuse")

@@ -23,10 +23,7 @@ enum GroupCommand {
 
     static func run(_ commandLine: [String]) throws -> ExitCode {
         var arguments = Arguments(commandLine)
-        if arguments.flag("--help", "-h") || commandLine.isEmpty {
-            print(help)
-            return commandLine.isEmpty ? .usage : .ok
-        }
+        if let answer = helpAnswer(commandLine, &arguments, help: help) { return answer }
         let json = arguments.flag("--json")
         let unreliable = arguments.flag("--unreliable")
         let keep = arguments.flag("--keep")

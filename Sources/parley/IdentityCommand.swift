@@ -22,10 +22,7 @@ enum IdentityCommand {
 
     static func run(_ commandLine: [String]) throws -> ExitCode {
         var arguments = Arguments(commandLine)
-        if arguments.flag("--help", "-h") || commandLine.isEmpty {
-            print(help)
-            return commandLine.isEmpty ? .usage : .ok
-        }
+        if let answer = helpAnswer(commandLine, &arguments, help: help) { return answer }
         let json = arguments.flag("--json")
         let directory = try arguments.option("--data-dir")
         let positionals = try arguments.positionals()
