@@ -142,7 +142,10 @@ final class Collaborations {
             switch effect {
             case .send(let session, let type, let data, let to, let keep):
                 switch agent.groups.send(data, type: type, to: to.map { .only($0) } ?? .all, mode: .reliable, keep: keep, in: session) {
-                case .success(let id): ownSends.insert(id)
+                case .success(let id):
+                    // Every reliable send is reported once; should a report never come, the set still cannot grow for ever.
+                    if ownSends.count >= 10_000 { ownSends.removeAll() }
+                    ownSends.insert(id)
                 case .failure(let error):
                     agent.log.info("collaboration: cannot send \(type) in \(session): \(error)")
                     refusedSends.append((type, error))

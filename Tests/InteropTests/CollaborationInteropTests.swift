@@ -177,10 +177,14 @@ struct CollaborationInteropTests {
     func badProofs() throws {
         let alice = try Parleyd(["--user", "alice", "--media", "off"])
         let bob = try Parleyd(["--user", "bob", "--media", "off", "--auto-answer", "0"])
+        // A callee that never answers: its call rings, and a collaboration cannot start on it.
+        let ringer = try Parleyd(["--user", "ringer", "--media", "off"])
         let owner = try GroupControl(alice), member = try GroupControl(bob)
+        let ringing = try owner.call("sip:ringer@127.0.0.1:\(ringer.port)")
+        let early = try owner.error(.collaborationStart(CollaborationStartParams(conversation: ringing, title: "Early")))
+        #expect(early.code == "notJoined", "\(early)")
+        _ = try owner.result(.end(ConversationParams(conversation: ringing)))
         let call = try owner.call("sip:bob@127.0.0.1:\(bob.port)")
-        let early = try owner.error(.collaborationStart(CollaborationStartParams(conversation: call, title: "Early")))
-        #expect(early.code == "notJoined" || early.code == "notFound", "\(early)")
         try owner.waitForJoined([call])
         let picker = CollaborationShareOptions(optionsGroups: [CollaborationOptionsGroup(identifier: "p", isPicker: true, options: [
             CollaborationOption(title: "A", identifier: "a", isSelected: true), CollaborationOption(title: "B", identifier: "b", isSelected: true),
