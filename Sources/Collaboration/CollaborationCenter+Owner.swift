@@ -166,6 +166,8 @@ extension CollaborationCenter {
         guard let collaboration = owned[identifier], collaboration.state != .ended else {
             return (.failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
         }
+        // A frontend's proof waits its turn before it spends a nonce (so a throttled one can be tried again).
+        if participant == nil, let wait = frontendProofs.take(now: Self.uptime(now)) { return (.failure(.throttled(retryAfterMs: Self.milliseconds(wait))), []) }
         let rejected = { (reason: ProofRejection) -> (Result<PersonIdentity, CollaborationError>, [CollaborationEffect]) in
             (.failure(.proofRejected(reason)), [.verified(collaboration: identifier, participant: participant, result: .failure(reason))])
         }
@@ -221,6 +223,7 @@ extension CollaborationCenter {
         guard let collaboration = owned[identifier], collaboration.state != .ended else {
             return (.failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
         }
+        if let wait = frontendProofs.take(now: Self.uptime(now)) { return (.failure(.throttled(retryAfterMs: Self.milliseconds(wait))), []) }
         guard let nonce = Hex.decode(nonceHex), nonce.count == 32 else { return (.failure(.proofRejected(.nonceUnknown)), []) }
         let expires: Date
         switch nonces.consume(nonce, scope: identifier, now: now) {
@@ -288,5 +291,13 @@ extension CollaborationCenter {
             verifier: verifier)
         return .send(
             session: collaboration.highlight.session, type: CollaborationWire.share, data: CollaborationWire.encode(share), to: recipients, keep: false)
+    }
+
+    /// The wall clock as the token bucket's clock.
+    static func uptime(_ date: Date) -> Duration { .milliseconds(Int64(date.timeIntervalSince1970 * 1000)) }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 }

@@ -60,6 +60,11 @@ public struct CollaborationCenter: Sendable {
     var starting: [String: (session: String, confirm: Bool)] = [:]
     public internal(set) var coordinator: CollaborationCoordinator
     public internal(set) var nonces: NonceStore
+    /// Proofs frontends hand in (`collaborationVerify`, `collaborationReplaceIdentity`): each costs an ECDSA
+    /// verification, so they are rationed; proofs that come over the group are bounded by the messenger's rate.
+    var frontendProofs = TokenBucket(rate: Self.frontendProofsPerSecond, burst: Self.frontendProofsPerSecond / 5, now: .zero)
+    /// Frontend proofs a second, bursts of a fifth as many.
+    public static let frontendProofsPerSecond = 1000
     private var actionCount: UInt64 = 0
 
     public init(

@@ -28,13 +28,14 @@ public struct GroupLimits: Sendable, Hashable {
 }
 
 /// A token bucket on an injected clock (uptime): `rate` tokens a second, at most `burst` saved.
-struct TokenBucket: Sendable, Hashable {
+public struct TokenBucket: Sendable, Hashable {
     private(set) var tokens: Double
     private var updated: Duration
     let rate: Double
     let burst: Double
 
-    init(rate: Int, burst: Int, now: Duration) {
+    /// A full bucket.
+    public init(rate: Int, burst: Int, now: Duration) {
         self.rate = Double(max(rate, 1))
         self.burst = Double(max(burst, 1))
         tokens = self.burst
@@ -42,7 +43,7 @@ struct TokenBucket: Sendable, Hashable {
     }
 
     /// Takes a token, or says how long until one is there.
-    mutating func take(now: Duration) -> Duration? {
+    public mutating func take(now: Duration) -> Duration? {
         let elapsed = max(0, Self.seconds(now - updated))
         tokens = min(burst, tokens + elapsed * rate)
         updated = max(updated, now)

@@ -356,3 +356,26 @@ extension HostileMemberTests {
         #expect(owner?.map(\.participant) == ["alice"] && owner?.first?.identity == room.root("alice"))
     }
 }
+
+extension HostileMemberTests {
+    @Test func frontendProofsAreRationedAndAThrottledOneKeepsItsNonce() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        var alice = room.centers["alice"]!
+        let bob = room.centers["bob"]!
+        let burst = CollaborationCenter.frontendProofsPerSecond / 5
+        var throttled: CollaborationChallenge?
+        for _ in 0...burst {
+            let challenge = try alice.challenge(for: "collab-1", now: room.now).get()
+            let result = alice.verify(try bob.prove(challenge).get(), nonce: challenge.nonce, for: "collab-1", participant: nil, now: room.now).0
+            if case .failure(.throttled(let ms)) = result {
+                #expect(ms >= 1)
+                throttled = challenge
+            }
+        }
+        let kept = try #require(throttled, "a burst beyond \(burst) was not throttled")
+        // A second later the same challenge is still good: the throttled try did not spend it.
+        let later = room.now.addingTimeInterval(1)
+        #expect(alice.verify(try bob.prove(kept).get(), nonce: kept.nonce, for: "collab-1", participant: nil, now: later).0 == .success(room.root("bob")))
+    }
+}
