@@ -41,6 +41,7 @@ extension CollaborationCenter {
             return (.failure(owned[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
         }
         collaboration.access = .requested
+        collaboration.signed = false
         shared[identifier] = collaboration
         let request = CollaborationWire.Reference(collaboration: identifier)
         var effects: [CollaborationEffect] = [.send(
@@ -72,8 +73,9 @@ extension CollaborationCenter {
     mutating func challenged(_ message: CollaborationWire.Challenge, by member: String, in session: String) -> [CollaborationEffect] {
         // Only a challenge this node asked for is signed: an owner cannot make it sign whatever it likes.
         guard let collaboration = shared[message.collaboration], collaboration.owner == member, collaboration.highlight.session == session,
-            message.group == session, message.verifier == collaboration.verifier, collaboration.access == .requested
+            message.group == session, message.verifier == collaboration.verifier, collaboration.access == .requested, !collaboration.signed
         else { return [.log("collaboration: unexpected challenge for \(message.collaboration) from \(member)")] }
+        shared[message.collaboration]?.signed = true
         let challenge = CollaborationChallenge(
             collaboration: message.collaboration, group: message.group, nonce: message.nonce, expires: message.expires, verifier: message.verifier)
         guard case .success(let signed) = prove(challenge) else { return [.log("collaboration: malformed challenge from \(member)")] }
@@ -119,6 +121,10 @@ extension CollaborationCenter {
         else { return [.log("collaboration: notice for unknown \(message.collaboration) (or malformed) from \(source.id)")] }
         // A mention is only for the person mentioned: a node that is not them drops it (it should not have come).
         if case .mention(let person) = event, person != identity.person { return [] }
+        // Who has access is the owner's to say: a membership notice from anyone else is dropped.
+        if case .membership = event, shared[message.collaboration]?.owner != source.id {
+            return [.log("collaboration: membership notice for \(message.collaboration) from \(source.id), not its owner")]
+        }
         return [.notice(CollaborationNotice(highlight: highlight, event: event, from: source.id, fromName: source.name))]
     }
 }

@@ -51,7 +51,9 @@ extension CollaborationCenter {
             var started = metadata
             started.collaborationIdentifier = identifier
             let highlight = CollaborationHighlight(identifier: identifier, url: url, title: metadata.title, session: session)
-            let collaboration = Owned(highlight: highlight, metadata: started, requiresConfirmation: plan?.confirm ?? false)
+            var collaboration = Owned(highlight: highlight, metadata: started, requiresConfirmation: plan?.confirm ?? false)
+            // The owner's person is in from the start: its other devices (other parleyd of the same user) prove into it.
+            collaboration.roots[identity.person] = .granted
             owned[identifier] = collaboration
             effects.append(shareMessage(collaboration, to: nil))
             let roots = Set(view.identities.filter { $0.key != view.local }.values).subtracting([identity.person])
@@ -61,6 +63,7 @@ extension CollaborationCenter {
         case .updateParticipants(let identifier, let added, _):
             guard var collaboration = owned[identifier] else { return (.success(nil), effects) }
             collaboration.updates.remove(action.id)
+            collaboration.pendingAdditions.subtract(added)
             if case .fulfilled = outcome {
                 // Only people still in the group: one who left while the update waited stays out.
                 let present = Set(sessions[collaboration.highlight.session]?.identities.values.map { $0 } ?? [])
@@ -93,6 +96,7 @@ extension CollaborationCenter {
             .updateParticipants(collaboration: identifier, added: added, removed: removed), id: nextActionID(),
             requiresConfirmation: collaboration.requiresConfirmation && !added.isEmpty, now: now)
         collaboration.updates.insert(action.id)
+        collaboration.pendingAdditions.formUnion(added)
         collaboration.state = .updating
         owned[identifier] = collaboration
         // The change first: a handler that fulfils at once reports the newer state after it.
@@ -167,7 +171,7 @@ extension CollaborationCenter {
             return (.failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
         }
         // A frontend's proof waits its turn before it spends a nonce (so a throttled one can be tried again).
-        if participant == nil, let wait = frontendProofs.take(now: Self.uptime(now)) { return (.failure(.throttled(retryAfterMs: Self.milliseconds(wait))), []) }
+        if participant == nil, let wait = takeFrontendProof(now: now) { return (.failure(.throttled(retryAfterMs: Self.milliseconds(wait))), []) }
         let rejected = { (reason: ProofRejection) -> (Result<PersonIdentity, CollaborationError>, [CollaborationEffect]) in
             (.failure(.proofRejected(reason)), [.verified(collaboration: identifier, participant: participant, result: .failure(reason))])
         }
@@ -223,7 +227,7 @@ extension CollaborationCenter {
         guard let collaboration = owned[identifier], collaboration.state != .ended else {
             return (.failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
         }
-        if let wait = frontendProofs.take(now: Self.uptime(now)) { return (.failure(.throttled(retryAfterMs: Self.milliseconds(wait))), []) }
+        if let wait = takeFrontendProof(now: now) { return (.failure(.throttled(retryAfterMs: Self.milliseconds(wait))), []) }
         guard let nonce = Hex.decode(nonceHex), nonce.count == 32 else { return (.failure(.proofRejected(.nonceUnknown)), []) }
         let expires: Date
         switch nonces.consume(nonce, scope: identifier, now: now) {
@@ -243,23 +247,48 @@ extension CollaborationCenter {
         case .failure(let reason):
             return (.failure(.proofRejected(reason)), [])
         case .success:
-            guard collaboration.roots[new] != .revoked else { return (.failure(.proofRejected(.revoked)), []) }
-            owned[identifier]?.roots[old] = nil
-            owned[identifier]?.roots[new] = access
-            if let member = owned[identifier]?.bindings.removeValue(forKey: old) { owned[identifier]?.bindings[new] = member }
-            // Members announced with the old root are the new person now: leaving revokes the new root.
+            // A root already stored (someone else's, or one revoked) is never overwritten.
+            guard collaboration.roots[new] == nil else { return (.failure(.proofRejected(.revoked)), []) }
+            // Members announced with the old root are the new person now, in every collaboration on the session, so
+            // leaving revokes the new root everywhere.
             let session = collaboration.highlight.session
             for (member, root) in sessions[session]?.identities ?? [:] where root == old { sessions[session]?.identities[member] = new }
-            return (.success(new), info(identifier).map { [.changed($0)] } ?? [])
+            var effects: [CollaborationEffect] = []
+            for other in owned.keys.sorted() where owned[other]?.highlight.session == session {
+                guard let state = owned[other]?.roots[old], owned[other]?.roots[new] == nil else { continue }
+                owned[other]?.roots[old] = nil
+                owned[other]?.roots[new] = state
+                if let member = owned[other]?.bindings.removeValue(forKey: old) { owned[other]?.bindings[new] = member }
+                if let info = info(other) { effects.append(.changed(info)) }
+            }
+            return (.success(new), effects)
         }
     }
 
     mutating func challengeRequested(_ identifier: String, by member: String, in session: String, now: Date) -> [CollaborationEffect] {
-        guard owned[identifier]?.highlight.session == session else {
+        guard let collaboration = owned[identifier], collaboration.highlight.session == session, collaboration.state != .ended else {
             return [.log("collaboration: challenge request for \(identifier) from \(member), not ours on \(session)")]
+        }
+        // Only people the collaboration stores get a challenge (each answer costs this node's own message budget);
+        // one whose addition never happened (timed out, refused) is raised again, and asks again once it is in.
+        guard let root = sessions[session]?.identities[member] else {
+            return [.log("collaboration: challenge request from \(member), who has not announced itself")]
+        }
+        switch collaboration.roots[root] {
+        case .invited, .granted: break
+        case .revoked, nil:
+            guard collaboration.roots[root] == nil, !collaboration.pendingAdditions.contains(root) else {
+                return [.log("collaboration: challenge request from \(member), whose root is \(collaboration.roots[root] == nil ? "pending" : "revoked")")]
+            }
+            return requestUpdate(identifier, added: [root], removed: [], now: now)
+        }
+        // One challenge outstanding per member: asking again while one is live gets nothing new.
+        if let live = collaboration.challenges[member], let nonce = Hex.decode(live), nonces.isOutstanding(nonce, scope: identifier, now: now) {
+            return [.log("collaboration: \(member) already has a challenge for \(identifier)")]
         }
         switch challenge(for: identifier, now: now) {
         case .success(let challenge):
+            owned[identifier]?.challenges[member] = challenge.nonce
             let message = CollaborationWire.Challenge(
                 collaboration: identifier, group: challenge.group, nonce: challenge.nonce, expires: challenge.expires, verifier: verifier)
             return [.send(session: session, type: CollaborationWire.challenge, data: CollaborationWire.encode(message), to: [member], keep: false)]
@@ -271,6 +300,10 @@ extension CollaborationCenter {
     mutating func proofReceived(_ message: CollaborationWire.Proof, from member: String, in session: String, now: Date) -> [CollaborationEffect] {
         guard owned[message.collaboration]?.highlight.session == session else {
             return [.log("collaboration: proof for \(message.collaboration) from \(member), not ours on \(session)")]
+        }
+        // Only a proof for the challenge this member was sent is answered (a made-up nonce costs no reply).
+        guard owned[message.collaboration]?.challenges.removeValue(forKey: member) == message.nonce else {
+            return [.log("collaboration: proof from \(member) for a challenge it was not sent")]
         }
         let (result, produced) = verify(message.proof.signed, nonce: message.nonce, for: message.collaboration, participant: member, now: now)
         var effects = produced
@@ -299,5 +332,15 @@ extension CollaborationCenter {
     static func milliseconds(_ duration: Duration) -> Int {
         let (seconds, attoseconds) = duration.components
         return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    }
+
+    /// A frontend proof's turn; a wall clock stepped back starts the ration afresh (it would otherwise stop refilling).
+    mutating func takeFrontendProof(now: Date) -> Duration? {
+        let time = Self.uptime(now)
+        if time < frontendProofsClock {
+            frontendProofs = TokenBucket(rate: Self.frontendProofsPerSecond, burst: Self.frontendProofsPerSecond / 5, now: time)
+        }
+        frontendProofsClock = time
+        return frontendProofs.take(now: time)
     }
 }

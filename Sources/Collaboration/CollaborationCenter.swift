@@ -32,6 +32,10 @@ public struct CollaborationCenter: Sendable {
         var roots: [PersonIdentity: ParticipantAccess] = [:]
         var bindings: [PersonIdentity: String] = [:]
         var updates: Set<String> = []
+        /// Roots an update waiting for its handler adds: an announcement of one of them raises no second update.
+        var pendingAdditions: Set<PersonIdentity> = []
+        /// The one challenge each member may have outstanding (its nonce, hex).
+        var challenges: [String: String] = [:]
     }
 
     struct Shared: Sendable {
@@ -41,6 +45,8 @@ public struct CollaborationCenter: Sendable {
         var verifier: String
         var state: CollaborationState = .active
         var access: RecipientAccess = .none
+        /// Whether this node already signed the challenge its current request asked for (it signs one per request).
+        var signed = false
     }
 
     /// This device's person identity.
@@ -65,6 +71,7 @@ public struct CollaborationCenter: Sendable {
     var frontendProofs = TokenBucket(rate: Self.frontendProofsPerSecond, burst: Self.frontendProofsPerSecond / 5, now: .zero)
     /// Frontend proofs a second, bursts of a fifth as many.
     public static let frontendProofsPerSecond = 1000
+    var frontendProofsClock: Duration = .zero
     private var actionCount: UInt64 = 0
 
     public init(
@@ -90,7 +97,8 @@ public struct CollaborationCenter: Sendable {
     public func info(_ identifier: String) -> CollaborationInfo? {
         if let collaboration = owned[identifier] {
             let view = sessions[collaboration.highlight.session]
-            let people = collaboration.roots.keys.sorted { $0.hex < $1.hex }.map { root in
+            // The owner's own person is stored too (its other devices prove into it) but is not listed.
+            let people = collaboration.roots.keys.filter { $0 != identity.person }.sorted { $0.hex < $1.hex }.map { root in
                 let member = collaboration.bindings[root] ?? view?.identities.first { $0.value == root }?.key
                 return CollaborationParticipant(
                     identity: root, access: collaboration.roots[root] ?? .revoked, participant: member,
@@ -245,6 +253,9 @@ public struct CollaborationCenter: Sendable {
     ) -> [CollaborationEffect] {
         guard var view = sessions[session], source.id != view.local else { return [] }
         let root = message.root
+        // Only members of the session now (a replay for one gone would bring it back), and nothing new costs no check.
+        guard view.names[source.id] != nil else { return [.log("collaboration: announcement from \(source.id), not in \(session)")] }
+        guard view.identities[source.id] != root else { return [] }
         // Only a device of the person can announce them, and only as the participant it is.
         guard case .success(let signed) = message.proof.signed,
             let statement = ProofStatement.announcement(session: session, participant: source.id, root: root),
@@ -264,7 +275,8 @@ public struct CollaborationCenter: Sendable {
         }
         for identifier in owned.keys.sorted() {
             guard let collaboration = owned[identifier], collaboration.highlight.session == session, collaboration.state != .ended,
-                root != identity.person, collaboration.roots[root] == nil || collaboration.roots[root] == .revoked
+                collaboration.roots[root] == nil || collaboration.roots[root] == .revoked,
+                !collaboration.pendingAdditions.contains(root)
             else { continue }
             effects += requestUpdate(identifier, added: [root], removed: [], now: now)
         }

@@ -32,6 +32,12 @@ public struct NonceStore: Sendable {
     /// Challenges issued and not yet used or expired.
     public func outstanding(now: Date) -> Int { entries.values.count { !$0.used && $0.expires > now } }
 
+    /// Whether `nonce` was issued for `scope` and is neither used nor expired.
+    public func isOutstanding(_ nonce: [UInt8], scope: String, now: Date) -> Bool {
+        guard let entry = entries[nonce] else { return false }
+        return entry.scope == scope && !entry.used && entry.expires > now
+    }
+
     /// Entries remembered (outstanding, used or expired within the grace period).
     public var remembered: Int { entries.count }
 

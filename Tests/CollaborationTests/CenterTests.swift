@@ -198,9 +198,12 @@ import Testing
         let alice = GroupParticipant(id: "alice-participant-0000-0000-000000000000", name: "Alice")
         let bob = GroupParticipant(id: "0f0f0f0f-0000-4000-8000-000000000000", name: "Bob")
         _ = owner.sessionJoined("s", local: alice, active: [alice, bob])
-        _ = member.sessionJoined("s", local: bob, active: [alice, bob])
+        for case .send(_, let type, let data, _, _) in member.sessionJoined("s", local: bob, active: [alice, bob]) {
+            _ = owner.received(GroupDelivery(session: "s", seq: 0, source: bob, type: type, data: data, mode: .reliable), now: Date())
+        }
         let start = try owner.start(CollaborationMetadata(localIdentifier: "d"), on: "s", now: Date()).0.get()
         let shared = owner.complete(start.id, with: .fulfilled(url: "u", identifier: UUID().uuidString.lowercased()), now: Date()).1
+        for case .handle(let update) in shared { _ = owner.complete(update.id, with: .fulfilled(url: nil, identifier: nil), now: Date()) }
         for case .send(_, let type, let data, _, _) in shared {
             _ = member.received(GroupDelivery(session: "s", seq: 0, source: alice, type: type, data: data, mode: .reliable), now: Date())
         }
@@ -377,5 +380,80 @@ extension HostileMemberTests {
         // A second later the same challenge is still good: the throttled try did not spend it.
         let later = room.now.addingTimeInterval(1)
         #expect(alice.verify(try bob.prove(kept).get(), nonce: kept.nonce, for: "collab-1", participant: nil, now: later).0 == .success(room.root("bob")))
+    }
+}
+
+/// The second review's findings, each closed.
+@Suite struct SecondReviewTests {
+    func request(_ room: inout Room, from member: String) -> [CollaborationEffect] {
+        let delivery = GroupDelivery(
+            session: room.session, seq: 30, source: room.participant(member), type: CollaborationWire.challengeRequest,
+            data: .object(["collaboration": .string("collab-1")]), mode: .reliable)
+        let now = room.now
+        var alice = room.centers["alice"]!
+        defer { room.centers["alice"] = alice }
+        return alice.received(delivery, now: now)
+    }
+
+    @Test func aMemberHasOneChallengeAtATimeAndAMadeUpNonceGetsNoAnswer() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        let first = request(&room, from: "bob")
+        #expect(first.contains { if case .send(_, CollaborationWire.challenge, _, _, _) = $0 { true } else { false } })
+        #expect(!request(&room, from: "bob").contains { if case .send = $0 { true } else { false } })
+        let madeUp = GroupDelivery(
+            session: room.session, seq: 31, source: room.participant("bob"), type: CollaborationWire.proof,
+            data: .object([
+                "collaboration": .string("collab-1"), "nonce": .string(String(repeating: "ab", count: 32)),
+                "proof": .object(["key": .string(""), "index": .integer(0), "hashes": .array([]), "signature": .string("")]),
+            ]), mode: .reliable)
+        var alice = room.centers["alice"]!
+        #expect(!alice.received(madeUp, now: room.now).contains { if case .send = $0 { true } else { false } })
+    }
+
+    @Test func someoneNotStoredWhoAsksIsRaisedAsAnAddition() throws {
+        var room = Room(["alice", "bob"])
+        room.autoFulfil = false
+        _ = try room.started("alice", confirm: true)
+        let refused = try #require(room.centers["alice"]!.coordinator.waiting.first)
+        let now = room.now
+        room.center("alice") { $0.complete(refused.id, with: .failed, now: now).1 }
+        #expect(room.participant("bob", at: "alice") == nil)
+        let asked = request(&room, from: "bob")
+        #expect(asked.contains { if case .handle(let action) = $0 { action.requiresConfirmation } else { false } })
+        #expect(!asked.contains { if case .send(_, CollaborationWire.challenge, _, _, _) = $0 { true } else { false } })
+    }
+
+    @Test func onlyTheOwnerSaysWhoWasAddedOrRemoved() throws {
+        var room = Room(["alice", "bob", "carol"])
+        _ = try room.started("alice")
+        let forged = GroupDelivery(
+            session: room.session, seq: 40, source: room.participant("carol"), type: CollaborationWire.notice,
+            data: .object(["collaboration": .string("collab-1"), "kind": .string("membership"), "trigger": .string("removedCollaborator")]),
+            mode: .reliable)
+        room.center("bob") { $0.received(forged, now: Date()) }
+        #expect(room.notices("bob").isEmpty)
+    }
+
+    @Test func aNewDeviceSwapCoversEveryCollaborationOnTheSession() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        _ = try room.started("alice", identifier: "collab-2", title: "Budget")
+        var alice = room.centers["alice"]!
+        let bob = room.centers["bob"]!
+        let laptop = DeviceKey.generate()
+        let newRoot = CollaborationCenter(signer: laptop, otherDevices: [room.keys["bob"]!.publicKey], verifier: "x", crypto: crypto).identity.person
+        let challenge = try alice.challenge(for: "collab-1", now: room.now).get()
+        let update = try bob.proveIdentityUpdate(from: room.root("bob"), oldDevices: [], to: newRoot, challenge: challenge).get()
+        #expect(alice.replaceIdentity(room.root("bob"), with: newRoot, proof: update, nonce: challenge.nonce, for: "collab-1", now: room.now).0
+            == .success(newRoot))
+        for identifier in ["collab-1", "collab-2"] {
+            #expect(alice.info(identifier)?.participants.map(\.identity) == [newRoot], "\(identifier)")
+        }
+        room.centers["alice"] = alice
+        room.remove("bob")
+        for identifier in ["collab-1", "collab-2"] {
+            #expect(room.centers["alice"]!.info(identifier)?.participants.map(\.access) == [.revoked], "\(identifier)")
+        }
     }
 }

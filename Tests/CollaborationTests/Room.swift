@@ -27,13 +27,15 @@ struct Room {
 
     func participant(_ name: String) -> GroupParticipant { GroupParticipant(id: name, name: name.capitalized) }
 
+    /// As the messenger does it: the host's roster reaches the members before anything the newcomer sends.
     mutating func join(_ name: String) {
         let others = members.map(participant)
+        var told: [(String, [CollaborationEffect])] = []
+        for other in members { told.append((other, centers[other]!.participantsChanged(session, added: [participant(name)], removed: [], now: now))) }
+        let joined = centers[name]!.sessionJoined(session, local: participant(name), active: others + [participant(name)])
         members.append(name)
-        apply(name, centers[name]!.sessionJoined(session, local: participant(name), active: others + [participant(name)]))
-        for other in members where other != name {
-            apply(other, centers[other]!.participantsChanged(session, added: [participant(name)], removed: [], now: now))
-        }
+        for (other, effects) in told { apply(other, effects) }
+        apply(name, joined)
     }
 
     mutating func remove(_ name: String) {
