@@ -21,7 +21,7 @@ extension CollaborationCenter {
         }
         let highlight = CollaborationHighlight(identifier: message.collaboration, url: message.url, title: message.metadata.title, session: session)
         shared[message.collaboration] = Shared(highlight: highlight, metadata: message.metadata, owner: owner, verifier: message.verifier)
-        return info(message.collaboration).map { [.changed($0)] } ?? []
+        return (info(message.collaboration).map { [.changed($0)] } ?? []) + announceOnce(in: session)
     }
 
     mutating func endReceived(_ identifier: String, from member: String, in session: String) -> [CollaborationEffect] {

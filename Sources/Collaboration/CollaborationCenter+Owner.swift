@@ -55,9 +55,11 @@ extension CollaborationCenter {
             // The owner's person is in from the start: its other devices (other parleyd of the same user) prove into it.
             collaboration.roots[identity.person] = .granted
             owned[identifier] = collaboration
+            // Frontends hear it started before the members hear of it (whose answers may come at once).
+            if let info = info(identifier) { effects.append(.changed(info)) }
+            effects += announceOnce(in: session)
             effects.append(shareMessage(collaboration, to: nil))
             let roots = Set(view.identities.filter { $0.key != view.local }.values).subtracting([identity.person])
-            if let info = info(identifier) { effects.append(.changed(info)) }
             if !roots.isEmpty { effects += requestUpdate(identifier, added: roots.sorted { $0.hex < $1.hex }, removed: [], now: now) }
             return (.success(info(identifier)), effects)
         case .updateParticipants(let identifier, let added, _):

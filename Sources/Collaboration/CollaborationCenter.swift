@@ -22,6 +22,9 @@ public struct CollaborationCenter: Sendable {
         var local: String
         var names: [String: String] = [:]
         var identities: [String: PersonIdentity] = [:]
+        /// Whether this device announced itself here: only once the session carries a collaboration (a plain group
+        /// session never sees collaboration traffic, nor spends its members' message rate on it).
+        var announced = false
     }
 
     struct Owned: Sendable {
@@ -136,13 +139,21 @@ public struct CollaborationCenter: Sendable {
 
     // MARK: Sessions (from the group messenger)
 
-    /// This node joined (or activated) a group session: it announces its person root to the others.
+    /// This node joined (or activated) a group session: it learns who is there. It announces its person root once the
+    /// session carries a collaboration (``announceOnce(in:)``).
     public mutating func sessionJoined(_ session: String, local: GroupParticipant, active: [GroupParticipant]) -> [CollaborationEffect] {
         guard sessions[session] == nil else { return [] }
         var view = SessionView(local: local.id)
         for participant in active { view.names[participant.id] = participant.name }
         view.identities[local.id] = identity.person
         sessions[session] = view
+        return []
+    }
+
+    /// The first collaboration on a session (started here, or shared with us): this device announces itself there.
+    mutating func announceOnce(in session: String) -> [CollaborationEffect] {
+        guard sessions[session]?.announced == false else { return [] }
+        sessions[session]?.announced = true
         return announcement(in: session, to: nil)
     }
 
@@ -172,7 +183,7 @@ public struct CollaborationCenter: Sendable {
         var effects: [CollaborationEffect] = []
         // Newcomers hear who this device is, and of the collaborations this node owns here (nothing relies on the
         // host's journal, which would replay members long gone and shares long ended).
-        if !newcomers.isEmpty {
+        if !newcomers.isEmpty, view.announced {
             effects += announcement(in: session, to: newcomers)
             for identifier in owned.keys.sorted() {
                 guard let collaboration = owned[identifier], collaboration.highlight.session == session, collaboration.state != .ended else { continue }

@@ -8,7 +8,7 @@ import Testing
     @Test func membersAreInvitedByTheirAnnouncedRootsAndGrantedByProof() throws {
         var room = Room(["alice", "bob", "carol"])
         let info = try room.started("alice")
-        #expect(info.isOwner && info.state == .updating)
+        #expect(info.isOwner && info.state == .active)
         #expect(room.centers["alice"]!.info("collab-1")?.state == .active)
         #expect(room.participant("bob", at: "alice")?.access == .invited)
         #expect(room.participant("carol", at: "alice")?.access == .invited)
@@ -102,15 +102,22 @@ import Testing
         var room = Room(["alice", "bob", "carol"])
         room.autoFulfil = false
         _ = try room.started("alice", confirm: true)
+        // Bob and Carol announced themselves on hearing of it: one addition each, both waiting.
         let waiting = room.centers["alice"]!.coordinator.waiting
-        #expect(waiting.count == 1 && waiting[0].requiresConfirmation)
+        #expect(waiting.count == 2 && waiting.allSatisfy(\.requiresConfirmation))
         #expect(room.centers["alice"]!.info("collab-1")?.state == .updating)
         #expect(room.participant("bob", at: "alice") == nil)
+        let bobs = try #require(waiting.first {
+            if case .updateParticipants(_, let added, _) = $0.kind { added == [room.root("bob")] } else { false }
+        })
+        let carols = try #require(waiting.first { $0.id != bobs.id })
         // Fulfilled once; the second completion is refused.
         let now = room.now
-        room.center("alice") { $0.complete(waiting[0].id, with: .fulfilled(url: nil, identifier: nil), now: now).1 }
+        room.center("alice") { $0.complete(bobs.id, with: .fulfilled(url: nil, identifier: nil), now: now).1 }
         #expect(room.participant("bob", at: "alice")?.access == .invited)
-        #expect(room.centers["alice"]!.complete(waiting[0].id, with: .failed, now: room.now).0 == .failure(.actionNotPending(waiting[0].id)))
+        #expect(room.centers["alice"]!.complete(bobs.id, with: .failed, now: room.now).0 == .failure(.actionNotPending(bobs.id)))
+        room.center("alice") { $0.complete(carols.id, with: .failed, now: now).1 }
+        #expect(room.participant("carol", at: "alice") == nil)
         #expect(room.centers["alice"]!.info("collab-1")?.state == .active)
         // A newcomer's update that nobody confirms times out: nothing is added.
         let dave = DeviceKey.generate()
@@ -123,9 +130,9 @@ import Testing
         #expect(room.participant("dave", at: "alice") == nil)
         #expect(room.centers["alice"]!.coordinator.waiting.isEmpty)
         #expect((room.effects["alice"] ?? []).contains { if case .actionCompleted(_, .timedOut) = $0 { true } else { false } })
-        // Removals do not wait: carol, gone, is revoked before anyone confirms.
-        room.remove("carol")
-        #expect(room.participant("carol", at: "alice")?.access == .revoked)
+        // Removals do not wait: bob, gone, is revoked before anyone confirms.
+        room.remove("bob")
+        #expect(room.participant("bob", at: "alice")?.access == .revoked)
     }
 
     @Test func aFailedOrTimedOutStartSharesNothing() throws {
@@ -198,14 +205,16 @@ import Testing
         let alice = GroupParticipant(id: "alice-participant-0000-0000-000000000000", name: "Alice")
         let bob = GroupParticipant(id: "0f0f0f0f-0000-4000-8000-000000000000", name: "Bob")
         _ = owner.sessionJoined("s", local: alice, active: [alice, bob])
-        for case .send(_, let type, let data, _, _) in member.sessionJoined("s", local: bob, active: [alice, bob]) {
-            _ = owner.received(GroupDelivery(session: "s", seq: 0, source: bob, type: type, data: data, mode: .reliable), now: Date())
-        }
+        _ = member.sessionJoined("s", local: bob, active: [alice, bob])
         let start = try owner.start(CollaborationMetadata(localIdentifier: "d"), on: "s", now: Date()).0.get()
         let shared = owner.complete(start.id, with: .fulfilled(url: "u", identifier: UUID().uuidString.lowercased()), now: Date()).1
-        for case .handle(let update) in shared { _ = owner.complete(update.id, with: .fulfilled(url: nil, identifier: nil), now: Date()) }
-        for case .send(_, let type, let data, _, _) in shared {
-            _ = member.received(GroupDelivery(session: "s", seq: 0, source: alice, type: type, data: data, mode: .reliable), now: Date())
+        // The member hears of it and announces itself; the owner's handler fulfils the addition.
+        for case .send(_, CollaborationWire.share, let data, _, _) in shared {
+            let heard = member.received(GroupDelivery(session: "s", seq: 0, source: alice, type: CollaborationWire.share, data: data, mode: .reliable), now: Date())
+            for case .send(_, let type, let data, _, _) in heard {
+                let added = owner.received(GroupDelivery(session: "s", seq: 1, source: bob, type: type, data: data, mode: .reliable), now: Date())
+                for case .handle(let update) in added { _ = owner.complete(update.id, with: .fulfilled(url: nil, identifier: nil), now: Date()) }
+            }
         }
         let id = try #require(member.collaborations.first?.highlight.identifier)
         let request = member.requestAccess(id).1
