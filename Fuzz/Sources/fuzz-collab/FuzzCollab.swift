@@ -331,7 +331,8 @@ struct CollabScript {
         for effect in effects {
             switch effect {
             case .verified(let collaboration, let participant, .success(let root)):
-                let prior = before[collaboration]?[root]
+                // The owner's own person is stored granted from the start (its other devices prove into it), unlisted.
+                let prior = root == centers[node]!.identity.person ? .granted : before[collaboration]?[root]
                 precondition(prior == .invited || prior == .granted, "a proof by \(root) accepted while its access was \(String(describing: prior))")
                 if let participant {
                     precondition(centers[node]!.identity(of: participant, in: Fixture.session) == root, "\(participant) proved a person it did not announce")
@@ -343,7 +344,8 @@ struct CollabScript {
                 precondition(now < issue.expires, "an expired nonce accepted")
                 precondition(spent.insert(key).inserted, "a nonce accepted twice: \(nonce)")
                 precondition(
-                    centers[node]!.info(collaboration)?.participants.contains { $0.identity == root && $0.access == .granted } == true,
+                    root == centers[node]!.identity.person
+                        || centers[node]!.info(collaboration)?.participants.contains { $0.identity == root && $0.access == .granted } == true,
                     "an accepted root is not granted")
             case .changed(let info):
                 precondition(Set(info.participants.map(\.identity)).count == info.participants.count, "a person listed twice")
