@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Collaboration", targets: ["Collaboration"]),
         .library(name: "ConversationConformance", targets: ["ConversationConformance"]),
         .library(name: "CallHistory", targets: ["CallHistory"]),
+        .library(name: "PostgresHistory", targets: ["PostgresHistory"]),
         .library(name: "SIPMessages", targets: ["SIPMessages"]),
         .library(name: "SIPSignaling", targets: ["SIPSignaling"]),
         .library(name: "ParleyIO", targets: ["ParleyIO"]),
@@ -43,6 +44,10 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The durable, queryable record of ended conversations.
         .target(name: "CallHistory", dependencies: ["ConversationKit", "CSQLite"]),
+        // libpq from Debian (libpq-dev); imported only by PostgresHistory.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // The call history in a PostgreSQL database many parleyd share, behind the same CallHistoryStore protocol.
+        .target(name: "PostgresHistory", dependencies: ["CallHistory", "ConversationKit", "CLibPQ"]),
         // libosip2 from Debian (libosip2-dev); imported only by SIPMessages.
         .systemLibrary(name: "COSIP", pkgConfig: "libosip2", providers: [.apt(["libosip2-dev"])]),
         // SIP requests, responses, URIs, headers and SDP as validated Swift values.
@@ -93,7 +98,7 @@ let package = Package(
             name: "ParleyNode",
             dependencies: [
                 "ParleyControl", "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush",
-                "ControlChannel", "ControlProtocol", "WebSoftphone", "Media", "SIPMessages", "Collaboration",
+                "ControlChannel", "ControlProtocol", "WebSoftphone", "Media", "SIPMessages", "Collaboration", "PostgresHistory",
             ]
         ),
         // Hand-written argument parsing shared by the executables.
@@ -161,7 +166,7 @@ let package = Package(
             ]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
-        .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "ConversationKit"]),
+        .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "PostgresHistory", "ConversationKit"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ParleyTestSupport"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit", "GroupActivities", "Collaboration"]),
         .testTarget(

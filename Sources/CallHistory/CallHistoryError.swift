@@ -22,6 +22,9 @@ public enum CallHistoryError: Error, Sendable, Hashable, CustomStringConvertible
     case invalidCursor(String)
     /// A query parameter out of range (limit, time range…).
     case invalidQuery(String)
+    /// A history server (PostgreSQL) that cannot be reached now: down, restarting, or the connection was lost.
+    /// Nothing was written; the same call may succeed once the server is back.
+    case unavailable(server: String, detail: String)
 
     /// The error in words.
     public var description: String {
@@ -39,6 +42,7 @@ public enum CallHistoryError: Error, Sendable, Hashable, CustomStringConvertible
         case .unknownRecord(let id): "no call-history record \(id)"
         case .invalidCursor(let cursor): "invalid paging cursor '\(cursor)'"
         case .invalidQuery(let problem): "invalid history query: \(problem)"
+        case .unavailable(let server, let detail): "\(server): the history server cannot be reached (\(detail))"
         }
     }
 }

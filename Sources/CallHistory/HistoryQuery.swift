@@ -82,6 +82,12 @@ public struct HistoryPage: Sendable, Hashable {
     public let records: [CallRecord]
     /// Pass this to get the next page; nil when this page was the last.
     public let nextCursor: HistoryCursor?
+
+    /// A page of `records`, continued after `nextCursor` (nil: the last page).
+    public init(records: [CallRecord], nextCursor: HistoryCursor?) {
+        self.records = records
+        self.nextCursor = nextCursor
+    }
 }
 
 /// One line of a phone-style Recents list: consecutive conversations with the same person, in the same

@@ -257,22 +257,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
     }
 
     public func recents(limit: Int) throws(CallHistoryError) -> [RecentsEntry] {
-        guard (1...1000).contains(limit) else { throw .invalidQuery("limit must be 1…1000 (got \(limit))") }
-        var grouper = RecentsGrouper(normalizer: normalizer)
-        var cursor: HistoryCursor?
-        // Most lines stand for one call: read a little more than the lines asked for, then more only if
-        // calls collapsed into lines.
-        var pageSize = min(1000, limit + 8)
-        repeat {
-            let page = try query(HistoryQuery(limit: pageSize, cursor: cursor))
-            pageSize = 200
-            for record in page.records {
-                grouper.add(record)
-                if grouper.closedCount > limit { return Array(grouper.entries.prefix(limit)) }
-            }
-            cursor = page.nextCursor
-        } while cursor != nil
-        return Array(grouper.allEntries.prefix(limit))
+        try recentsByPaging(limit: limit, normalizer: normalizer)
     }
 }
 

@@ -226,7 +226,7 @@ final class SQLiteStatement {
     }
 
     /// Binds each value in order from parameter 1.
-    func bind(all values: [SQLiteValue]) {
+    func bind(all values: [SQLValue]) {
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             switch value {
@@ -307,10 +307,4 @@ final class SQLiteStatement {
     }
 }
 
-/// A value bound into dynamically built SQL.
-enum SQLiteValue: Sendable {
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    case null
-}
+extension SQLiteStatement: HistoryRow {}

@@ -73,8 +73,9 @@ extension ControlService {
         }
     }
 
-    /// Sends a history change (the service's own methods change the history too).
-    func publish(_ change: HistoryChanged) {
+    /// Sends a history change: the service's own methods change the history, and so do other parleyd sharing its
+    /// database (the node hears those from the database and passes them on here).
+    public func publish(_ change: HistoryChanged) {
         events.withLock { state in
             guard let sink = state.sink, state.listening() else { return }
             sink(ControlEventMessage.historyChanged(change).encoded())

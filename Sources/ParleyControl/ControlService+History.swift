@@ -97,6 +97,11 @@ extension ControlService {
             if case .unknownRecord = error {
                 throw ControlError(.notFound, "That history record does not exist.", details: .init(technical: "\(error)"))
             }
+            if case .unavailable = error {
+                throw ControlError(
+                    .unavailable, "The call history server cannot be reached right now; try again shortly.",
+                    details: .init(technical: "\(error)"))
+            }
             throw ControlError(.failed, "The call history could not be read or written.", details: .init(technical: "\(error)"))
         }
     }

@@ -7,7 +7,13 @@ import Synchronization
 /// SQLite commit costs about half a millisecond here, so one commit per call would cap the engine near 2,000 calls
 /// per second. `done` runs for each record only after the batch holding it is committed, so whoever logs "ended"
 /// from it never reports a conversation the history could lose.
+///
+/// When a history server (PostgreSQL) cannot be reached, records wait in memory, in order, and are written when it is
+/// back — retried after 1 s, doubling to 30 s. At most ``maxWaiting`` wait: beyond that the oldest are dropped, each
+/// drop logged as an error (their `done` gets nil). Other store errors drop the batch at once, logged, as before.
 final class HistoryWriter: Sendable {
+    /// Records that may wait for an unreachable server (about 1 KiB each).
+    static let maxWaiting = 10_000
     private let recorder: HistoryRecorder
     private let queue = DispatchQueue(label: "parley.history")
     private let pending = Mutex(Pending())
@@ -16,12 +22,17 @@ final class HistoryWriter: Sendable {
     private struct Pending {
         var records: [(CallRecord, @Sendable (CallRecord?) -> Void)] = []
         var flushScheduled = false
+        /// Seconds until the next retry while the server is unreachable (nil: it is reachable).
+        var retryDelay: Double?
     }
 
     init(recorder: HistoryRecorder, log: EngineLog) {
         self.recorder = recorder
         self.log = log
     }
+
+    /// How many records wait to be written (those of an unreachable server included).
+    var waiting: Int { pending.withLock { $0.records.count } }
 
     /// Queues `conversation` (if it has ended and Recents includes it) with its audio figures; `done` gets the stored record, or nil when
     /// nothing was stored (not ended, excluded, or the store failed — which is logged).
@@ -48,17 +59,27 @@ final class HistoryWriter: Sendable {
     }
 
     private func write(_ record: CallRecord, done: @escaping @Sendable (CallRecord?) -> Void) {
-        let schedule = pending.withLock { pending -> Bool in
+        let (schedule, dropped) = pending.withLock { pending -> (Bool, [(CallRecord, @Sendable (CallRecord?) -> Void)]) in
             pending.records.append((record, done))
+            let excess = pending.records.count - Self.maxWaiting
+            let dropped = excess > 0 ? Array(pending.records.prefix(excess)) : []
+            if excess > 0 { pending.records.removeFirst(excess) }
             defer { pending.flushScheduled = true }
-            return !pending.flushScheduled
+            return (!pending.flushScheduled, dropped)
+        }
+        for (lost, done) in dropped {
+            log.error("call history: conversation \(lost.uuid) dropped: more than \(Self.maxWaiting) records wait for the server")
+            done(nil)
         }
         if schedule { queue.async { self.flush() } }
     }
 
-    /// Waits until everything queued so far is committed.
+    /// Waits until everything queued so far is committed — or, while the server is unreachable, tries once more and
+    /// says how many records are still waiting (a process stopping now loses them; the log names each conversation).
     func drain() {
         queue.sync { flush() }
+        let left = pending.withLock { $0.retryDelay == nil ? [] : $0.records.map(\.0.uuid) }
+        for uuid in left { log.error("call history: conversation \(uuid) not written: the server is still unreachable") }
     }
 
     private func flush() {
@@ -72,7 +93,25 @@ final class HistoryWriter: Sendable {
         guard !batch.isEmpty else { return }
         do {
             let stored = try recorder.store.insertReturningRecords(batch.map(\.0))
+            let recovered = pending.withLock { pending in
+                defer { pending.retryDelay = nil }
+                return pending.retryDelay != nil
+            }
+            if recovered { log.info("call history: the server is back; \(batch.count) waiting record(s) written") }
             for (record, (_, done)) in zip(stored, batch) { done(record) }
+        } catch .unavailable(let server, let detail) {
+            // Back to the front, in order; a retry is scheduled instead of the usual flush.
+            let delay = pending.withLock { pending -> Double in
+                pending.records.insert(contentsOf: batch, at: 0)
+                let delay = pending.retryDelay.map { min($0 * 2, 30) } ?? 1
+                if pending.retryDelay == nil {
+                    log.error("call history: \(server) cannot be reached (\(detail)); records wait in memory (at most \(Self.maxWaiting))")
+                }
+                pending.retryDelay = delay
+                pending.flushScheduled = true
+                return delay
+            }
+            queue.asyncAfter(deadline: .now() + delay) { self.flush() }
         } catch {
             log.error("call history: \(batch.count) record(s) could not be written: \(error)")
             for (_, done) in batch { done(nil) }

@@ -40,8 +40,14 @@ public struct NodeConfiguration: Sendable {
     /// Whether this device's collaboration key is kept in `dataDirectory/identity/` (parleyd: yes); otherwise a key is
     /// made for this run only.
     public var keepsIdentity = false
-    /// Whether ended conversations are recorded (in `dataDirectory/history.sqlite`).
+    /// Whether ended conversations are recorded (in `dataDirectory/history.sqlite`, or in ``historyDatabase``).
     public var recordsHistory: Bool
+    /// A PostgreSQL database (libpq connection string or `postgresql://` URI) that keeps the history instead of the
+    /// SQLite file, shared with other parleyd (`--history`).
+    public var historyDatabase: String?
+    /// The account (address of record) this node's lines are filed under in ``historyDatabase``
+    /// (`--history-account`); nil: ``effectiveHistoryAccount``.
+    public var historyAccount: String?
     /// A contacts file (JSON or vCard) that names callers.
     public var contactsFile: String?
     /// Our SIP user name.
@@ -147,6 +153,14 @@ public struct NodeConfiguration: Sendable {
         self.version = version
         self.log = log
         self.manager = manager
+    }
+
+    /// The history account: the one given, else the registration's address of record, else `sip:USER@HOST` of the
+    /// first listener (so several devices of one user registered with one AOR share their lines).
+    public var effectiveHistoryAccount: String {
+        if let historyAccount { return historyAccount }
+        if let registration { return registration.addressOfRecord.description }
+        return "sip:\(userName)@\(listen.first?.host ?? "127.0.0.1")"
     }
 
     /// The device token registered with the push service.

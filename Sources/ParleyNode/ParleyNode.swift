@@ -8,6 +8,7 @@ import Media
 import ParleyControl
 import ParleyEngine
 import ParleyIO
+import PostgresHistory
 import SIPTransport
 import Synchronization
 import VoIPPush
@@ -39,8 +40,10 @@ public final class ParleyNode: Sendable {
     public let manager: ConversationManager
     /// The SIP engine.
     public let engine: ParleyEngine
-    /// The call history, when kept.
-    public let history: SQLiteCallHistory?
+    /// The call history, when kept: the SQLite file, or a shared PostgreSQL database.
+    public let history: (any CallHistoryStore)?
+    /// Hears the shared database's changes made by other instances (PostgreSQL only).
+    private let historyListener: PostgresHistoryListener?
     /// The contacts that name people (reloaded on SIGHUP and by the `reloadContacts` method).
     public let contacts: ContactBook
     /// The addresses listened on, with the ports actually bound.
@@ -67,12 +70,7 @@ public final class ParleyNode: Sendable {
         }
         let contacts = ContactBook(try load?(), source: load)
         self.contacts = contacts
-        var history: SQLiteCallHistory?
-        if configuration.recordsHistory {
-            if let tightened = try configuration.dataDirectory.create() { log.info(tightened) }
-            history = try SQLiteCallHistory(
-                path: configuration.dataDirectory.historyPath, normalizer: configuration.manager.handleNormalizer)
-        }
+        let history = try Self.openHistory(configuration)
         self.history = history
         let manager = try ConversationManager(configuration: configuration.manager)
         self.manager = manager
@@ -164,6 +162,7 @@ public final class ParleyNode: Sendable {
             push = configuration.pushService.map { endpoint in
                 PushWakeUp(endpoint: endpoint, token: configuration.effectivePushToken, engine: engine, loop: loop, log: log)
             }
+            historyListener = try Self.listenForOtherInstances(history, control?.service, log: log)
         } catch {
             loop.shutdown()
             throw error
@@ -171,7 +170,7 @@ public final class ParleyNode: Sendable {
     }
 
     private static func controlEndpoint(
-        _ configuration: NodeConfiguration, _ engine: ParleyEngine, _ history: SQLiteCallHistory?,
+        _ configuration: NodeConfiguration, _ engine: ParleyEngine, _ history: (any CallHistoryStore)?,
         _ contacts: ContactBook, _ bound: [ListenAddress], _ loop: EventLoop
     ) throws -> ControlEndpoint {
         let pushToken: String? = configuration.pushService == nil ? nil : configuration.effectivePushToken
@@ -208,7 +207,7 @@ public final class ParleyNode: Sendable {
         engine.start()
         configuration.log.info(
             "parleyd \(configuration.version) listening on " + listenAddresses.map(\.description).joined(separator: " ")
-                + (history.map { " history \($0.path)" } ?? " (no history)"))
+                + (history.map { " history \(Self.describe($0))" } ?? " (no history)"))
         push?.start()
     }
 
@@ -219,6 +218,7 @@ public final class ParleyNode: Sendable {
     public func stop(grace: Duration = .seconds(2)) -> Bool {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return false }
         push?.stop()
+        historyListener?.stop()
         control?.stop()
         controlLoop?.shutdown()
         engine.shutdown(grace: grace)

@@ -39,6 +39,11 @@ struct DaemonOptions {
           --data-dir DIR          data directory; the call history is DIR/history.sqlite
                                   (default $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley)
           --no-history            record nothing
+          --history CONNINFO      keep the history in PostgreSQL instead: a postgresql:// URI or libpq
+                                  key=value pairs (e.g. "host=/run/postgresql dbname=parley"); several parleyd
+                                  may share one database, each seeing its account's lines (docs/scale-out.md)
+          --history-account AOR   the account this parleyd's lines are filed under (default: the --register
+                                  address of record, else sip:USER@HOST of the first listener)
           --websocket HOST:PORT   also serve the control API over WebSocket on this loopback address
           --allow-origin ORIGIN   a browser Origin allowed on the WebSocket (repeatable; none by default)
           --control-clients N     client slots on each control endpoint (default 64; when full, an idle client
@@ -140,6 +145,20 @@ struct DaemonOptions {
         options.node.dataDirectory = DataDirectory.resolve(try arguments.option("--data-dir"))
         options.node.keepsIdentity = true
         options.node.recordsHistory = !arguments.flag("--no-history")
+        if let database = try arguments.option("--history") {
+            guard database.hasPrefix("postgresql://") || database.hasPrefix("postgres://") || database.contains("=") else {
+                throw UsageError(
+                    "--history expects a PostgreSQL connection string (postgresql://… or key=value pairs), got '\(database)'; the SQLite history lives in --data-dir")
+            }
+            guard options.node.recordsHistory else { throw UsageError("--history and --no-history exclude each other") }
+            options.node.historyDatabase = database
+        }
+        if let account = try arguments.option("--history-account") {
+            guard !account.isEmpty, !account.contains(where: \.isWhitespace) else {
+                throw UsageError("--history-account expects an address of record such as sip:alice@example.com, got '\(account)'")
+            }
+            options.node.historyAccount = account
+        }
         options.node.control = !arguments.flag("--no-control")
         if let text = try arguments.option("--websocket") {
             guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {

@@ -1,4 +1,5 @@
 @testable import CallHistory
+import PostgresHistory
 import ConversationKit
 import Foundation
 import Testing
@@ -53,3 +54,47 @@ func makeRecord(
 let alice = Handle(kind: .phoneNumber, value: "4155550100", displayName: "Alice Liddell")
 let bob = Handle(kind: .emailAddress, value: "Bob@Example.com", displayName: "Bob Builder")
 let carol = Handle(kind: .generic, value: "sip:carol@127.0.0.1", displayName: "Carol")
+
+/// The stores the shared history suite runs against.
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// The embedded default, in a temporary file.
+    case sqlite
+    /// The shared server store, in the database `PARLEY_TEST_PG` names, under an account of its own.
+    case postgresql
+
+    var testDescription: String { rawValue }
+}
+
+/// Why a PostgreSQL test cannot run: it fails, never skips.
+struct MissingTestDatabase: Error, CustomStringConvertible {
+    var description: String {
+        "PARLEY_TEST_PG is not set: Scripts/test starts a PostgreSQL cluster (Scripts/postgres-cluster start DIR) and exports its connection string"
+    }
+}
+
+/// The connection string of the test database.
+func testDatabase() throws -> String {
+    guard let conninfo = ProcessInfo.processInfo.environment["PARLEY_TEST_PG"], !conninfo.isEmpty else {
+        throw MissingTestDatabase()
+    }
+    return conninfo
+}
+
+/// A fresh, empty store of one kind: a new file, or a new account in the shared test database (accounts see only their
+/// own rows, so tests running at once never meet).
+final class StoreFixture {
+    let store: any CallHistoryStore
+    private let temporary: TemporaryHistory?
+
+    init(_ kind: StoreKind) throws {
+        switch kind {
+        case .sqlite:
+            let temporary = try TemporaryHistory()
+            self.temporary = temporary
+            store = try temporary.open()
+        case .postgresql:
+            temporary = nil
+            store = try PostgresCallHistory(connection: try testDatabase(), account: "sip:test-\(UUID().uuidString)@127.0.0.1")
+        }
+    }
+}

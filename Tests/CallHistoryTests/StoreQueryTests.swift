@@ -3,12 +3,13 @@ import ConversationKit
 import Foundation
 import Testing
 
+/// One body, two fixtures: every test here runs against the SQLite store and the PostgreSQL store.
 @Suite("History store: writing and querying")
 struct StoreQueryTests {
-    @Test("a record reads back exactly; storing the same conversation twice keeps one")
-    func roundTrip() throws {
-        let temp = try TemporaryHistory()
-        let store = try temp.open()
+    @Test("a record reads back exactly; storing the same conversation twice keeps one", arguments: StoreKind.allCases)
+    func roundTrip(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
         let group = UUID()
         let record = makeRecord([alice, bob], direction: .outgoing, video: true, group: group, callID: "a84b4c76e66710")
         let stored = try store.insert(record)
@@ -22,10 +23,10 @@ struct StoreQueryTests {
         #expect(try store.insert(contentsOf: [record, makeRecord([carol])]) == 1)
     }
 
-    @Test("handle queries use the matching rules: any written form of a number finds it")
-    func handleMatching() throws {
-        let temp = try TemporaryHistory()
-        let store = try temp.open()
+    @Test("handle queries use the matching rules: any written form of a number finds it", arguments: StoreKind.allCases)
+    func handleMatching(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
         try store.insert(contentsOf: [
             makeRecord([alice], minutes: 1),
             makeRecord([Handle(kind: .phoneNumber, value: "+1 (415) 555-0100")], minutes: 2),
@@ -45,10 +46,10 @@ struct StoreQueryTests {
         }
     }
 
-    @Test("direction, status, time range, display name and unread filters, alone and together")
-    func filters() throws {
-        let temp = try TemporaryHistory()
-        let store = try temp.open()
+    @Test("direction, status, time range, display name and unread filters, alone and together", arguments: StoreKind.allCases)
+    func filters(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
         try store.insert(contentsOf: [
             makeRecord([alice], direction: .incoming, status: .missed, minutes: 1),
             makeRecord([alice], direction: .incoming, status: .connected, minutes: 2),
@@ -75,10 +76,10 @@ struct StoreQueryTests {
         }
     }
 
-    @Test("mark read, mark all read, delete one, clear before a date; unknown ids are errors")
-    func maintenance() throws {
-        let temp = try TemporaryHistory()
-        let store = try temp.open()
+    @Test("mark read, mark all read, delete one, clear before a date; unknown ids are errors", arguments: StoreKind.allCases)
+    func maintenance(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
         let missed = try store.insert(makeRecord([alice], status: .missed, minutes: 1))
         let other = try store.insert(makeRecord([bob], status: .missed, minutes: 2))
         let old = try store.insert(makeRecord([carol], minutes: -600))
@@ -98,10 +99,10 @@ struct StoreQueryTests {
         #expect(try store.query(HistoryQuery(handle: carol)).records.isEmpty, "handles go with their record")
     }
 
-    @Test("recents collapses consecutive conversations with one person of one kind")
-    func recents() throws {
-        let temp = try TemporaryHistory()
-        let store = try temp.open()
+    @Test("recents collapses consecutive conversations with one person of one kind", arguments: StoreKind.allCases)
+    func recents(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
         try store.insert(contentsOf: [
             makeRecord([alice], status: .missed, minutes: 1),
             makeRecord([Handle(kind: .phoneNumber, value: "+1 415 555 0100")], status: .missed, minutes: 2),
@@ -118,10 +119,10 @@ struct StoreQueryTests {
         #expect(throws: CallHistoryError.self) { try store.recents(limit: 0) }
     }
 
-    @Test("cursor paging neither repeats nor skips while newer records arrive")
-    func pagingStability() throws {
-        let temp = try TemporaryHistory()
-        let store = try temp.open()
+    @Test("cursor paging neither repeats nor skips while newer records arrive", arguments: StoreKind.allCases)
+    func pagingStability(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
         // 25 records, five of which share one start time (ties are broken by id).
         try store.insert(contentsOf: (0..<25).map { makeRecord([alice], minutes: Double($0 < 5 ? 100 : $0)) })
         var seen: [Int64] = []
@@ -145,10 +146,10 @@ struct StoreQueryTests {
 
 @Suite("History store: long Recents runs")
 struct LongRecentsRunTests {
-    @Test("a long run of calls from one person is one line that keeps its newest records and counts the rest")
-    func longRun() throws {
-        let temp = try TemporaryHistory()
-        let store = try temp.open()
+    @Test("a long run of calls from one person is one line that keeps its newest records and counts the rest", arguments: StoreKind.allCases)
+    func longRun(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
         try store.insert(contentsOf: (0..<250).map { makeRecord([alice], status: .missed, minutes: Double($0)) })
         try store.insert(makeRecord([bob], minutes: 1000))
         try store.markRead(ids: [try store.query(HistoryQuery(handle: alice, limit: 1)).records[0].id])

@@ -1,0 +1,55 @@
+import CallHistory
+import ControlProtocol
+import Foundation
+import ParleyControl
+import ParleyEngine
+import PostgresHistory
+
+extension ParleyNode {
+    /// The node's history: nil when nothing is recorded, the shared PostgreSQL database when one is configured, else
+    /// the SQLite file in the data directory. A database that cannot be reached at start is an error: the node does
+    /// not start without the history it was told to keep.
+    static func openHistory(_ configuration: NodeConfiguration) throws -> (any CallHistoryStore)? {
+        guard configuration.recordsHistory else { return nil }
+        let normalizer = configuration.manager.handleNormalizer
+        if let database = configuration.historyDatabase {
+            do {
+                return try PostgresCallHistory(
+                    connection: database, account: configuration.effectiveHistoryAccount, normalizer: normalizer)
+            } catch {
+                throw NodeError("call history: \(error)")
+            }
+        }
+        if let tightened = try configuration.dataDirectory.create() { configuration.log.info(tightened) }
+        return try SQLiteCallHistory(path: configuration.dataDirectory.historyPath, normalizer: normalizer)
+    }
+
+    /// Where the history is, for the start-up line.
+    static func describe(_ history: any CallHistoryStore) -> String {
+        switch history {
+        case let file as SQLiteCallHistory: file.path
+        case let shared as PostgresCallHistory: "\(shared.server) account \(shared.account)"
+        default: "\(type(of: history))"
+        }
+    }
+
+    /// For a shared database: a listener that turns other instances' changes into `historyChanged` events for this
+    /// node's frontends (nil for the SQLite file, or without a control API).
+    static func listenForOtherInstances(
+        _ history: (any CallHistoryStore)?, _ service: ControlService?, log: EngineLog
+    ) throws -> PostgresHistoryListener? {
+        guard let shared = history as? PostgresCallHistory, let service else { return nil }
+        return try PostgresHistoryListener(for: shared, log: { log.info($0) }) { note in
+            for change in events(for: note) { service.publish(change) }
+        }
+    }
+
+    /// The protocol's events for one notification: one `inserted` per record (each names its conversation, as for
+    /// this node's own calls), one `read` or `deleted` for all.
+    static func events(for note: HistoryNotification) -> [HistoryChanged] {
+        guard note.change == "inserted" else { return [HistoryChanged(change: note.change, records: note.records)] }
+        return zip(note.records, note.conversations).map { record, uuid in
+            HistoryChanged(change: "inserted", records: [record], conversation: uuid.uuidString)
+        }
+    }
+}

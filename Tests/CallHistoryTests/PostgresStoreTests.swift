@@ -1,0 +1,197 @@
+import CallHistory
+import ConversationKit
+import Dispatch
+import Foundation
+@testable import PostgresHistory
+import Synchronization
+import Testing
+
+/// A database of its own on the test server, dropped on deinit: for what an account cannot isolate (the schema,
+/// the server going away).
+final class ScratchDatabase {
+    let name = "parley_scratch_\(UUID().uuidString.prefix(8).lowercased())"
+    let admin: PostgresConnection
+    /// Its connection string (the test one, with the database replaced: libpq keeps the last of a repeated key).
+    let conninfo: String
+
+    init() throws {
+        let base = try testDatabase()
+        admin = try PostgresConnection(conninfo: base, applicationName: "parley-test-admin")
+        try admin.execute("CREATE DATABASE \(name)")
+        conninfo = "\(base) dbname=\(name)"
+    }
+
+    /// Runs SQL in the scratch database itself.
+    func execute(_ sql: String) throws {
+        try PostgresConnection(conninfo: conninfo, applicationName: "parley-test-admin").execute(sql)
+    }
+
+    /// Refuses new sessions and ends the current ones: the server is "down" for this database.
+    func takeDown() throws {
+        try admin.execute("ALTER DATABASE \(name) WITH ALLOW_CONNECTIONS false")
+        try admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'")
+    }
+
+    /// Takes sessions again.
+    func bringUp() throws { try admin.execute("ALTER DATABASE \(name) WITH ALLOW_CONNECTIONS true") }
+
+    deinit {
+        try? bringUp()
+        try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+}
+
+@Suite("History store: PostgreSQL shared by many parleyd")
+struct PostgresStoreTests {
+    private func account() -> String { "sip:user-\(UUID().uuidString)@127.0.0.1" }
+
+    @Test("accounts see only their own lines; the same conversation stored twice keeps one record")
+    func accounts() throws {
+        let conninfo = try testDatabase()
+        let alicePhone = try PostgresCallHistory(connection: conninfo, account: account())
+        let aliceLaptop = try PostgresCallHistory(connection: conninfo, account: alicePhone.account)
+        let bobPhone = try PostgresCallHistory(connection: conninfo, account: account())
+        let call = makeRecord([bob], status: .missed, minutes: 1)
+        let stored = try alicePhone.insert(call)
+        #expect(try aliceLaptop.insert(call).id == stored.id, "the other device's replay is the same record")
+        #expect(try aliceLaptop.insert(contentsOf: [call]) == 0)
+        #expect(try aliceLaptop.record(uuid: call.uuid)?.id == stored.id)
+        try bobPhone.insert(makeRecord([alice], status: .missed, minutes: 2))
+        #expect(try bobPhone.record(uuid: call.uuid) == nil)
+        #expect(throws: CallHistoryError.unknownRecord(stored.id)) { try bobPhone.record(id: stored.id) }
+        #expect(throws: CallHistoryError.unknownRecord(stored.id)) { try bobPhone.markRead(ids: [stored.id]) }
+        #expect(throws: CallHistoryError.unknownRecord(stored.id)) { try bobPhone.delete(id: stored.id) }
+        #expect(try bobPhone.markAllRead() == 1)
+        #expect(try aliceLaptop.count(.missed(unreadOnly: true)) == 1, "bob's mark-all touches bob's lines only")
+        #expect(try bobPhone.deleteAll(endedBefore: .distantFuture) == 1)
+        #expect(try alicePhone.count(HistoryQuery()) == 1)
+        #expect(try alicePhone.check() == [])
+    }
+
+    @Test("four stores writing one account at once lose nothing and never store a conversation twice")
+    func concurrentWriters() throws {
+        let conninfo = try testDatabase()
+        let shared = account()
+        let stores = try (0..<4).map { _ in try PostgresCallHistory(connection: conninfo, account: shared) }
+        // Each writer stores 250 calls of its own and replays 50 that every writer also stores.
+        let common = (0..<50).map { makeRecord([alice], minutes: Double($0)) }
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: stores.count) { writer in
+            let own = (0..<250).map { makeRecord([bob], minutes: Double(100 + writer * 1000 + $0)) }
+            do {
+                for chunk in stride(from: 0, to: own.count, by: 25) {
+                    _ = try stores[writer].insertReturningRecords(Array(own[chunk..<chunk + 25]) + common.shuffled().prefix(5))
+                }
+                try stores[writer].insert(contentsOf: common)
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(try stores[0].count(HistoryQuery()) == 4 * 250 + 50)
+        let ids = try common.map { try #require(try stores[1].record(uuid: $0.uuid)).id }
+        #expect(Set(ids).count == 50)
+    }
+
+    @Test("several parleyd opening a new database together migrate it once")
+    func concurrentMigration() throws {
+        let scratch = try ScratchDatabase()
+        let conninfo = scratch.conninfo
+        let outcomes = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 6) { index in
+            do {
+                let store = try PostgresCallHistory(connection: conninfo, account: "sip:\(index)@127.0.0.1")
+                try store.insert(makeRecord([alice], minutes: Double(index)))
+                outcomes.withLock { $0.append("ok") }
+            } catch {
+                outcomes.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(outcomes.withLock { $0 } == Array(repeating: "ok", count: 6))
+        let versions = try PostgresConnection(conninfo: scratch.conninfo, applicationName: "check").run("SELECT version FROM parley_schema")
+        #expect(versions.rows == [["\(PostgresSchema.currentVersion)"]])
+    }
+
+    @Test("another instance's writes arrive as notifications; a store's own do not")
+    func notifications() throws {
+        let conninfo = try testDatabase()
+        let shared = account()
+        let phone = try PostgresCallHistory(connection: conninfo, account: shared)
+        let laptop = try PostgresCallHistory(connection: conninfo, account: shared)
+        let stranger = try PostgresCallHistory(connection: conninfo, account: account())
+        let heard = Mutex<[HistoryNotification]>([])
+        let arrived = DispatchSemaphore(value: 0)
+        let listener = try PostgresHistoryListener(for: phone, log: { _ in }) { note in
+            heard.withLock { $0.append(note) }
+            arrived.signal()
+        }
+        defer { listener.stop() }
+        try phone.insert(makeRecord([alice], minutes: 1))
+        try stranger.insert(makeRecord([alice], minutes: 2))
+        let record = makeRecord([bob], status: .missed, minutes: 3)
+        let stored = try laptop.insert(record)
+        #expect(arrived.wait(timeout: .now() + 10) == .success)
+        try laptop.markRead(ids: [stored.id])
+        #expect(arrived.wait(timeout: .now() + 10) == .success)
+        try laptop.delete(id: stored.id)
+        #expect(arrived.wait(timeout: .now() + 10) == .success)
+        let notes = heard.withLock { $0 }
+        #expect(notes.map(\.change) == ["inserted", "read", "deleted"])
+        #expect(notes.allSatisfy { $0.records == [stored.id] && $0.conversations == [record.uuid] && $0.source == laptop.source })
+    }
+
+    @Test("a server lost mid-run fails calls as unavailable; they work again once it is back")
+    func serverLostAndBack() throws {
+        let scratch = try ScratchDatabase()
+        let store = try PostgresCallHistory(connection: scratch.conninfo, account: account())
+        try store.insert(makeRecord([alice], minutes: 1))
+        try scratch.takeDown()
+        #expect {
+            try store.insert(makeRecord([bob], minutes: 2))
+        } throws: { error in
+            guard case .unavailable = error as? CallHistoryError else { return false }
+            return true
+        }
+        try scratch.bringUp()
+        try store.insert(makeRecord([carol], minutes: 3))
+        #expect(try store.count(HistoryQuery()) == 2)
+    }
+
+    @Test("bad connection strings, unreachable servers and foreign databases are clear errors")
+    func badInput() throws {
+        #expect(throws: CallHistoryError.self) { try PostgresCallHistory(connection: "host=/tmp dbname", account: "a") }
+        do {
+            _ = try PostgresCallHistory(connection: "host=/nonexistent-parley dbname=x connect_timeout=2", account: "a")
+            Issue.record("connected to a server that does not exist")
+        } catch {
+            guard case .unavailable(let server, _) = error else { throw error }
+            #expect(server.contains("/nonexistent-parley"))
+        }
+        do {
+            _ = try PostgresCallHistory(connection: "\(try testDatabase()) dbname=no_such_parley_db", account: "a")
+            Issue.record("opened a database that does not exist")
+        } catch {
+            guard case .cannotOpen = error as? CallHistoryError else { throw error }
+        }
+        #expect(throws: CallHistoryError.invalidQuery("the history account (address of record) is empty")) {
+            try PostgresCallHistory(connection: try testDatabase(), account: "")
+        }
+        let foreign = try ScratchDatabase()
+        try foreign.execute("CREATE TABLE conversation (id integer)")
+        #expect(throws: CallHistoryError.notAHistory(path: "postgresql \(foreign.name)@\(try serverLocation())")) {
+            try PostgresCallHistory(connection: foreign.conninfo, account: "a")
+        }
+        let newer = try ScratchDatabase()
+        _ = try PostgresCallHistory(connection: newer.conninfo, account: "a")
+        try newer.execute("UPDATE parley_schema SET version = 99")
+        #expect(throws: CallHistoryError.newerSchema(path: "postgresql \(newer.name)@\(try serverLocation())", found: 99, supported: 1)) {
+            try PostgresCallHistory(connection: newer.conninfo, account: "a")
+        }
+    }
+
+    /// Where the test server listens, as store messages name it.
+    private func serverLocation() throws -> String {
+        let store = try PostgresCallHistory(connection: try testDatabase(), account: "probe")
+        return String(store.server.split(separator: "@", maxSplits: 1)[1])
+    }
+}
