@@ -180,6 +180,23 @@ final class ControlSession {
         throw InteropError("no mediaChanged for \(conversation) within \(timeout) s")
     }
 
+    /// Every event that came (or comes within `timeout`) until `enough` says the collection is complete; the events
+    /// taken are removed, the rest kept aside.
+    func collect(
+        timeout: TimeInterval = 20, _ take: (ControlEventMessage) -> Bool, until enough: ([ControlEventMessage]) -> Bool
+    ) throws -> [ControlEventMessage] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var taken: [ControlEventMessage] = []
+        while true {
+            taken += events.filter(take)
+            events.removeAll(where: take)
+            if enough(taken) { return taken }
+            guard Date() < deadline else { throw InteropError("only \(taken.count) matching events within \(timeout) s") }
+            let line = try client.readLine(timeout: max(0.1, deadline.timeIntervalSinceNow))
+            if let event = ControlEventMessage.decode(line) { events.append(event) }
+        }
+    }
+
     /// How many `mediaStats` events of `conversation` came so far (read or kept aside).
     func statsEvents(of conversation: String) throws -> Int {
         events.filter { event in
