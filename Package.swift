@@ -137,7 +137,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "parley-bench-history",
-            dependencies: ["CallHistory", "ConversationKit"]
+            dependencies: ["CallHistory", "PostgresHistory", "ConversationKit"]
         ),
         // What test targets share: recorders that wait on events, a hand-driven WebSocket client.
         .target(name: "ParleyTestSupport", dependencies: ["ControlChannel", "ParleyEngine", "SIPMessages", "SIPTransport"]),

@@ -23,7 +23,7 @@ public final class PostgresCallHistory: CallHistoryStore {
     let conninfo: String
     private let connection: Mutex<PostgresConnection>
     /// Records per transaction in a batch: a pipeline this long never fills the socket buffers both ways.
-    static let batchSize = 200
+    public static let batchSize = 200
 
     /// Whether `text` names a PostgreSQL database rather than a file: a `postgresql://` or `postgres://` URI, or libpq
     /// `key=value` pairs.
@@ -87,22 +87,29 @@ public final class PostgresCallHistory: CallHistoryStore {
         try insertAll(records).stored.map(\.record)
     }
 
-    /// Each batch of ``batchSize`` records is one pipeline: one statement per record, one implicit transaction.
+    /// Group commit: one statement per ``batchSize`` records, all of them in one pipeline — one round trip, one
+    /// implicit transaction.
     private func insertAll(_ records: [CallRecord]) throws(CallHistoryError) -> (stored: [(record: CallRecord, isNew: Bool)], added: Int) {
         for record in records { try RecordRules.validate(record) }
+        guard !records.isEmpty else { return ([], 0) }
+        let chunks = stride(from: 0, to: records.count, by: Self.batchSize).map {
+            records[$0..<min($0 + Self.batchSize, records.count)]
+        }
+        let statements = chunks.map { chunk in
+            (sql: PostgresRecordSQL.insertBatch, parameters: PostgresRecordSQL.parameters(ofBatch: chunk, account: account, normalizer: normalizer))
+        }
+        let results = try use { connection throws(CallHistoryError) in try connection.pipeline(statements) }
         var stored: [(record: CallRecord, isNew: Bool)] = []
         stored.reserveCapacity(records.count)
-        var start = records.startIndex
-        while start < records.endIndex {
-            let batch = records[start..<min(start + Self.batchSize, records.endIndex)]
-            start = batch.endIndex
-            let statements = batch.map { (sql: PostgresRecordSQL.insert, parameters: PostgresRecordSQL.parameters(of: $0, account: account, normalizer: normalizer)) }
-            let results = try use { connection throws(CallHistoryError) in try connection.pipeline(statements) }
-            for (record, result) in zip(batch, results) {
+        var seen: Set<UUID> = []
+        for (chunk, result) in zip(chunks, results) {
+            guard result.rows.count == chunk.count else {
+                throw .database(code: 0, detail: "a batch of \(chunk.count) records answered \(result.rows.count) rows")
+            }
+            for (record, row) in zip(chunk, result.rows) {
                 var copy = record
-                if let row = result.rows.first, let id = row[0].flatMap({ Int64($0) }) {
+                if let id = row[1].flatMap({ Int64($0) }) {
                     copy.id = id
-                    stored.append((copy, row[1] == "t"))
                 } else {
                     // Another parleyd stored this conversation in a transaction that committed after this statement
                     // took its snapshot: read the id it got.
@@ -110,11 +117,12 @@ public final class PostgresCallHistory: CallHistoryStore {
                         throw .database(code: 0, detail: "conversation \(record.uuid) was neither stored nor found")
                     }
                     copy.id = id
-                    stored.append((copy, false))
                 }
+                // A uuid twice in one batch is stored once: the first is new, the later ones carry its id.
+                let isNew = row[2] == "t" && seen.insert(record.uuid).inserted
+                stored.append((copy, isNew))
             }
         }
-        // A uuid twice in one batch: the later statement sees the earlier one's row (one transaction) and carries its id.
         return (stored, stored.count(where: \.isNew))
     }
 
@@ -235,11 +243,12 @@ public final class PostgresCallHistory: CallHistoryStore {
         var records: [CallRecord] = []
         records.reserveCapacity(rows.rows.count)
         for row in rows.rows { records.append(try RecordRules.record(from: PostgresRow(values: row), location: server)) }
+        // The ids are the account's already; the primary key finds their handles.
         let handles = try connection.run(
             """
             SELECT conversation_id, kind, value, normalized, display_name FROM remote_handle
-            WHERE account = $1 AND conversation_id = ANY($2::bigint[]) ORDER BY conversation_id, position
-            """, [.text(account), .text(Self.array(records.map(\.id)))])
+            WHERE conversation_id = ANY($1::bigint[]) ORDER BY conversation_id, position
+            """, [.text(Self.array(records.map(\.id)))])
         var byRecord: [Int64: [RecordedHandle]] = [:]
         for values in handles.rows {
             let row = PostgresRow(values: values)

@@ -59,19 +59,19 @@ enum PostgresSchema {
             ON remote_handle (account, kind, normalized, started_at DESC, conversation_id DESC);
         CREATE FUNCTION parley_history_changed() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            -- One notification per account and 200 rows (a payload holds at most 8,000 bytes).
+            -- One notification per account and 100 rows (a payload holds at most 8,000 bytes; 100 ids and uuids take ~5,000).
             IF TG_OP = 'DELETE' THEN
                 PERFORM pg_notify('parley_history', json_build_object(
                     'source', current_setting('application_name'), 'account', account, 'change', 'deleted',
                     'records', json_agg(id), 'conversations', json_agg(uuid))::text)
-                FROM (SELECT account, id, uuid, (row_number() OVER ()) / 200 AS chunk FROM changed_rows) AS r
+                FROM (SELECT account, id, uuid, (row_number() OVER ()) / 100 AS chunk FROM changed_rows) AS r
                 GROUP BY account, chunk;
             ELSE
                 PERFORM pg_notify('parley_history', json_build_object(
                     'source', current_setting('application_name'), 'account', account,
                     'change', CASE TG_OP WHEN 'INSERT' THEN 'inserted' ELSE 'read' END,
                     'records', json_agg(id), 'conversations', json_agg(uuid))::text)
-                FROM (SELECT account, id, uuid, (row_number() OVER ()) / 200 AS chunk FROM changed_rows) AS r
+                FROM (SELECT account, id, uuid, (row_number() OVER ()) / 100 AS chunk FROM changed_rows) AS r
                 GROUP BY account, chunk;
             END IF;
             RETURN NULL;

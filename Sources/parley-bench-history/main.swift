@@ -1,6 +1,7 @@
 import CallHistory
 import ConversationKit
 import Foundation
+import PostgresHistory
 
 // parley-bench-history: what the SQLite call history costs at a million records. Single thread. See BENCHMARKS.md.
 //
@@ -14,8 +15,15 @@ import Foundation
 // The last two lines are `inserts_per_second: N` (phase 1) and `query_p99_ms: X` (worst p99 of a, b, c).
 // PARLEY_BENCH_RECORDS scales phase 1 (default 1000000); PARLEY_BENCH_KEEP_DATABASE=1 keeps the temporary
 // directory (for EXPLAIN QUERY PLAN) and prints where it is.
+//
+// With PARLEY_BENCH_POSTGRES=CONNINFO (Scripts/bench-cluster) phases 1–3 run twice on the same records, first on the
+// SQLite store, then on the PostgreSQL store in that database (a fresh account), and phase 4 is replaced by the
+// comparison: the last lines are `postgres_inserts_per_second`, `sqlite_inserts_per_second`,
+// `postgres/sqlite inserts` (the ratio in this run) and `postgres_query_p99_ms`. Phase 2 then also measures group
+// commits of 50 records (`insertReturningRecords`, what parleyd's history writer does at ~2,000 calls/s).
 
 let environment = ProcessInfo.processInfo.environment
+let postgres = environment["PARLEY_BENCH_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
 let recordCount = Int(environment["PARLEY_BENCH_RECORDS"] ?? "") ?? 1_000_000
 let keepDatabase = environment["PARLEY_BENCH_KEEP_DATABASE"] == "1"
 let batchSize = 1_000
@@ -91,43 +99,27 @@ struct Latencies {
     }
 }
 
-/// Newest first by (start time, id), as every query promises.
-func isNewestFirst(_ records: [CallRecord]) -> Bool {
-    zip(records, records.dropFirst()).allSatisfy { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }
+/// What phases 1–3 measured on one store.
+struct StoreFigures {
+    let insertsPerSecond: Double
+    let queryP99: Double
+    let bulkHandleRows: Int
 }
 
-func run() throws {
-    let normalizer = HandleNormalizer.northAmerica
-    let shell = try SQLiteShell.locate()
-    let folder = FileManager.default.temporaryDirectory
-        .appendingPathComponent("parley-bench-history-\(ProcessInfo.processInfo.processIdentifier)").path
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    defer {
-        if keepDatabase {
-            progress("kept \(folder) (history.sqlite, baseline.sqlite, baseline.sql)")
-        } else {
-            try? FileManager.default.removeItem(atPath: folder)
-        }
-    }
-    let databasePath = folder + "/history.sqlite"
-
-    var populationRandom = SplitMix64(seed: seed)
-    let people = Population.make(count: 2_000, normalizer: normalizer, random: &populationRandom)
-    var generator = HistoryGenerator(
-        people: people, normalizer: normalizer, plannedRecords: recordCount, seed: seed &+ 1)
-    let kinds = Dictionary(grouping: people, by: \.kind).mapValues(\.count)
-    print("history: \(recordCount) records over 2 years, \(people.count) remote handles (\(kinds[.phoneNumber] ?? 0) phone numbers in 2–4 written forms, \(kinds[.emailAddress] ?? 0) emails, \(kinds[.generic] ?? 0) SIP URIs), Zipf(1): the top one has \(String(format: "%.1f", generator.topShare * 100)) % of calls")
-
+/// Phases 1–3 on `store` (named `name` in progress lines), with `generator`'s records; the baseline's SQL is written
+/// to `script` alongside (untimed), and `databasePath` is the SQLite file whose size is reported.
+func exercise(
+    _ store: any CallHistoryStore, name: String, generator: inout HistoryGenerator, script: BaselineScript?,
+    databasePath: String?, groupCommit: Bool
+) throws -> StoreFigures {
     // Phase 1: bulk insert, 1,000 records per transaction; the baseline's SQL is written alongside, untimed.
-    let store = try SQLiteCallHistory(path: databasePath, normalizer: normalizer, durability: .full)
-    let script = try BaselineScript(path: folder + "/baseline.sql")
     var insertNanoseconds: UInt64 = 0
     var firstTenth: UInt64 = 0, lastTenth: UInt64 = 0
     let tenth = max(batchSize, recordCount / 10)
     var batch: [CallRecord] = []
     batch.reserveCapacity(batchSize)
     let writtenBefore = bytesWritten()
-    progress("phase 1: inserting \(recordCount) records, \(batchSize) per transaction")
+    progress("\(name) phase 1: inserting \(recordCount) records, \(batchSize) per transaction")
     while generator.generated < recordCount {
         batch.removeAll(keepingCapacity: true)
         while batch.count < batchSize, generator.generated < recordCount { batch.append(generator.next()) }
@@ -138,34 +130,48 @@ func run() throws {
         insertNanoseconds += elapsed
         if generator.generated <= tenth { firstTenth += elapsed }
         if generator.generated > recordCount - tenth { lastTenth += elapsed }
-        for record in batch { try script.append(record) }
+        if let script { for record in batch { try script.append(record) } }
         if generator.generated % 100_000 == 0 {
-            progress("phase 1: \(generator.generated) records, \(format(rate(generator.generated, insertNanoseconds)))/s so far")
+            progress("\(name) phase 1: \(generator.generated) records, \(format(rate(generator.generated, insertNanoseconds)))/s so far")
         }
     }
-    try script.finish()
+    try script?.finish()
     // What SQLite wrote (WAL frames and checkpoints), without the baseline's SQL file written alongside.
-    let storeBytes = bytesWritten() - writtenBefore - fileSize(script.path)
+    let storeBytes = bytesWritten() - writtenBefore - (script.map { fileSize($0.path) } ?? 0)
     let bulkHandleRows = generator.handleRows
     let insertsPerSecond = rate(recordCount, insertNanoseconds)
     let missedCount = try store.count(.missed())
     try require(missedCount == generator.missed, "count(.missed()) = \(missedCount), generated \(generator.missed)")
     print("phase 1: bulk insert: \(recordCount) records (\(bulkHandleRows) remote handles) in \(recordCount / batchSize) transactions of \(batchSize): \(String(format: "%.1f", Double(insertNanoseconds) / 1e9)) s = \(format(insertsPerSecond)) records/s")
     print("         first \(tenth): \(format(rate(tenth, firstTenth)))/s, last \(tenth): \(format(rate(tenth, lastTenth)))/s; \(generator.missed) missed (\(String(format: "%.1f", Double(generator.missed) * 100 / Double(recordCount))) %), \(generator.unreadMissed) unread, \(generator.multiParty) with 2–3 remote handles, \(generator.grouped) in groups")
-    print("         SQLite wrote \(storeBytes / 1_048_576) MiB (\(storeBytes / recordCount) bytes per record) for a \(fileSize(databasePath) / 1_048_576) MiB database")
+    if let databasePath {
+        print("         SQLite wrote \(storeBytes / 1_048_576) MiB (\(storeBytes / recordCount) bytes per record) for a \(fileSize(databasePath) / 1_048_576) MiB database")
+    }
 
     // Phase 2: what parleyd pays at each call end: one record, one durable transaction.
-    progress("phase 2: \(durableInserts) single durable inserts")
+    progress("\(name) phase 2: \(durableInserts) single durable inserts")
     var single = Latencies()
     for _ in 0..<durableInserts {
         let record = generator.next()
         let stored = try single.measure { try store.insert(record) }
         try require(stored.id > 0 && stored.uuid == record.uuid, "insert(_:) did not store \(record.uuid)")
     }
-    let total = recordCount + durableInserts
+    print("phase 2: single durable inserts (insert(_:), one transaction each) at \(recordCount) records: \(durableInserts) records: \(single.summary)")
+    if let databasePath {
+        print("         database \(fileSize(databasePath) / 1_048_576) MiB + WAL \(fileSize(databasePath + "-wal") / 1_048_576) MiB")
+    }
+    var groupCommits = Latencies()
+    if groupCommit {
+        // What parleyd's history writer does at ~2,000 calls/s: a batch of the calls that ended meanwhile.
+        for _ in 0..<(durableInserts / 50) {
+            let batch = (0..<50).map { _ in generator.next() }
+            let stored = try groupCommits.measure { try store.insertReturningRecords(batch) }
+            try require(stored.map(\.uuid) == batch.map(\.uuid) && stored.allSatisfy { $0.id > 0 }, "a group commit did not store its batch")
+        }
+        print("         group commits of 50 (insertReturningRecords): \(durableInserts / 50) batches: \(groupCommits.summary) = \(format(50 / (groupCommits.p50 / 1000))) records/s at p50")
+    }
+    let total = recordCount + durableInserts + (groupCommit ? durableInserts : 0)
     try require(try store.count(HistoryQuery()) == total, "the store does not hold \(total) records")
-    print("phase 2: single durable inserts (insert(_:), durability .full, one transaction each) at \(recordCount) records: \(durableInserts) records: \(single.summary)")
-    print("         database \(fileSize(databasePath) / 1_048_576) MiB + WAL \(fileSize(databasePath + "-wal") / 1_048_576) MiB")
 
     // Phase 3: queries at that size.
     var handleCases: [(person: Int, handle: Handle)] = []
@@ -175,7 +181,7 @@ func run() throws {
     }
     let differentForm = handleCases.filter { generator.people[$0.person].kind != .generic }.count
     var handleLatencies = Latencies(), handleReturned = 0
-    progress("phase 3a: \(queryRuns) handle queries")
+    progress("\(name) phase 3a: \(queryRuns) handle queries")
     for (run, item) in handleCases.enumerated() {
         let query = HistoryQuery(handle: item.handle, limit: pageLimit)
         let page = run < warmUpRuns ? try store.query(query) : try handleLatencies.measure { try store.query(query) }
@@ -191,7 +197,7 @@ func run() throws {
     }
 
     var missedLatencies = Latencies()
-    progress("phase 3b: \(queryRuns) missed-calls queries")
+    progress("\(name) phase 3b: \(queryRuns) missed-calls queries")
     for run in 0..<(queryRuns + warmUpRuns) {
         let unreadOnly = run % 2 == 1
         let query = HistoryQuery.missed(unreadOnly: unreadOnly, limit: pageLimit)
@@ -204,7 +210,7 @@ func run() throws {
     }
 
     var recentsLatencies = Latencies()
-    progress("phase 3c: \(queryRuns) recents")
+    progress("\(name) phase 3c: \(queryRuns) recents")
     for run in 0..<(queryRuns + warmUpRuns) {
         let entries = run < warmUpRuns ? try store.recents(limit: pageLimit) : try recentsLatencies.measure { try store.recents(limit: pageLimit) }
         try require(entries.count == pageLimit, "recents returned \(entries.count) lines, expected \(pageLimit)")
@@ -213,7 +219,7 @@ func run() throws {
     }
 
     var countLatencies = Latencies()
-    progress("phase 3d: \(queryRuns) counts")
+    progress("\(name) phase 3d: \(queryRuns) counts")
     for run in 0..<(queryRuns + warmUpRuns) {
         let query = HistoryQuery.missed(unreadOnly: true)
         let count = run < warmUpRuns ? try store.count(query) : try countLatencies.measure { try store.count(query) }
@@ -224,6 +230,61 @@ func run() throws {
     print("         (b) missed, limit 50:          \(missedLatencies.summary)  (half unread only)")
     print("         (c) recents(limit: 50):        \(recentsLatencies.summary)")
     print("         (d) count(missed, unread):     \(countLatencies.summary)  (= \(generator.unreadMissed))")
+    return StoreFigures(
+        insertsPerSecond: insertsPerSecond, queryP99: max(handleLatencies.p99, missedLatencies.p99, recentsLatencies.p99),
+        bulkHandleRows: bulkHandleRows)
+}
+
+/// Newest first by (start time, id), as every query promises.
+func isNewestFirst(_ records: [CallRecord]) -> Bool {
+    zip(records, records.dropFirst()).allSatisfy { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }
+}
+
+func run() throws {
+    let normalizer = HandleNormalizer.northAmerica
+    let shell = postgres == nil ? try SQLiteShell.locate() : ""
+    let folder = FileManager.default.temporaryDirectory
+        .appendingPathComponent("parley-bench-history-\(ProcessInfo.processInfo.processIdentifier)").path
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer {
+        if keepDatabase {
+            progress("kept \(folder) (history.sqlite, baseline.sqlite, baseline.sql)")
+        } else {
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+    let databasePath = folder + "/history.sqlite"
+
+    var populationRandom = SplitMix64(seed: seed)
+    let people = Population.make(count: 2_000, normalizer: normalizer, random: &populationRandom)
+    func freshGenerator() -> HistoryGenerator {
+        HistoryGenerator(people: people, normalizer: normalizer, plannedRecords: recordCount, seed: seed &+ 1)
+    }
+    var generator = freshGenerator()
+    let kinds = Dictionary(grouping: people, by: \.kind).mapValues(\.count)
+    print("history: \(recordCount) records over 2 years, \(people.count) remote handles (\(kinds[.phoneNumber] ?? 0) phone numbers in 2–4 written forms, \(kinds[.emailAddress] ?? 0) emails, \(kinds[.generic] ?? 0) SIP URIs), Zipf(1): the top one has \(String(format: "%.1f", generator.topShare * 100)) % of calls")
+
+    let store = try SQLiteCallHistory(path: databasePath, normalizer: normalizer, durability: .full)
+    let script = postgres == nil ? try BaselineScript(path: folder + "/baseline.sql") : nil
+    print("== SQLite store (\(databasePath), durability .full)")
+    let sqlite = try exercise(
+        store, name: "sqlite", generator: &generator, script: script, databasePath: databasePath, groupCommit: postgres != nil)
+    if let postgres {
+        let account = "sip:bench-\(UUID().uuidString.prefix(8).lowercased())@127.0.0.1"
+        let shared = try PostgresCallHistory(connection: postgres, account: account, normalizer: normalizer)
+        print("== PostgreSQL store (\(shared.server), account \(account), \(PostgresCallHistory.batchSize) records per pipelined transaction)")
+        var again = freshGenerator()
+        let server = try exercise(shared, name: "postgresql", generator: &again, script: nil, databasePath: nil, groupCommit: true)
+        print("postgres_inserts_per_second: \(format(server.insertsPerSecond))")
+        print("sqlite_inserts_per_second: \(format(sqlite.insertsPerSecond))")
+        print(String(format: "postgres/sqlite inserts: %.2f", server.insertsPerSecond / sqlite.insertsPerSecond))
+        print(String(format: "sqlite_query_p99_ms: %.3f", sqlite.queryP99))
+        print(String(format: "postgres_query_p99_ms: %.3f", server.queryP99))
+        return
+    }
+    guard let script else { return }
+    let bulkHandleRows = sqlite.bulkHandleRows
+    let insertsPerSecond = sqlite.insertsPerSecond
 
     // Phase 4: the baseline, same run, same rows.
     progress("phase 4: baseline: sqlite3 shell loading \(fileSize(script.path) / 1_048_576) MiB of INSERT statements")
@@ -240,7 +301,7 @@ func run() throws {
     print("baseline sqlite3 shell: \(format(baselineRate)) rows/s (conversation rows with their handle rows, \(String(format: "%.1f", Double(baselineNanoseconds) / 1e9)) s)")
     print(String(format: "parley/baseline: %.2f", insertsPerSecond / baselineRate))
     print("inserts_per_second: \(format(insertsPerSecond))")
-    print(String(format: "query_p99_ms: %.3f", max(handleLatencies.p99, missedLatencies.p99, recentsLatencies.p99)))
+    print(String(format: "query_p99_ms: %.3f", sqlite.queryP99))
 }
 
 do {

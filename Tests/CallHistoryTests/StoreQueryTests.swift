@@ -23,6 +23,20 @@ struct StoreQueryTests {
         #expect(try store.insert(contentsOf: [record, makeRecord([carol])]) == 1)
     }
 
+    @Test("a batch that holds one conversation twice stores it once; both come back with its id", arguments: StoreKind.allCases)
+    func duplicateInOneBatch(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
+        let twice = makeRecord([carol], minutes: 5)
+        let other = makeRecord([alice], minutes: 6)
+        let stored = try store.insertReturningRecords([twice, other, twice])
+        #expect(stored.map(\.uuid) == [twice.uuid, other.uuid, twice.uuid])
+        #expect(stored[0].id == stored[2].id && stored[0].id != stored[1].id)
+        #expect(try store.insert(contentsOf: [twice, other, makeRecord([bob], minutes: 7)]) == 1)
+        #expect(try store.count(HistoryQuery()) == 3)
+        #expect(try store.record(uuid: twice.uuid)?.remoteHandles.map(\.handle) == [carol])
+    }
+
     @Test("handle queries use the matching rules: any written form of a number finds it", arguments: StoreKind.allCases)
     func handleMatching(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
