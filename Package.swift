@@ -108,7 +108,7 @@ let package = Package(
             dependencies: [
                 "ConversationKit", "ConversationConformance", "CallHistory", "CommandLineSupport", "VoIPPush",
                 "ControlChannel", "ControlProtocol", "ParleyIO", "ParleyEngine", "ParleyNode", "ParleyControl", "GroupActivities",
-                "Collaboration",
+                "Collaboration", "PostgresHistory",
             ]
         ),
         .executableTarget(

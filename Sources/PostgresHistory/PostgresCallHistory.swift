@@ -55,6 +55,15 @@ public final class PostgresCallHistory: CallHistoryStore {
         }
     }
 
+    /// The schema version of the database.
+    public var schemaVersion: Int {
+        get throws(CallHistoryError) {
+            try use { connection throws(CallHistoryError) in
+                try connection.run("SELECT version FROM parley_schema").scalar.flatMap { Int($0) } ?? 0
+            }
+        }
+    }
+
     public func check() throws(CallHistoryError) -> [String] {
         try use { connection throws(CallHistoryError) in
             var problems: [String] = []

@@ -166,20 +166,21 @@ enum HistoryCommand {
         try finish(&arguments)
         let store = try location.open()
         let problems = try store.check()
+        let (place, schemaVersion) = try HistoryLocation.describe(store)
         if json {
             print(try jsonObject([
-                "ok": problems.isEmpty, "problems": problems, "schemaVersion": try store.schemaVersion,
+                "ok": problems.isEmpty, "problems": problems, "schemaVersion": schemaVersion,
                 "records": try store.count(HistoryQuery()),
             ]))
             return problems.isEmpty ? .ok : .failure
         }
         guard problems.isEmpty else {
-            print("\(store.path): \(problems.count) problem\(problems.count == 1 ? "" : "s") found:")
+            print("\(place): \(problems.count) problem\(problems.count == 1 ? "" : "s") found:")
             for problem in problems { print("  \(problem)") }
             return .failure
         }
         let total = try store.count(HistoryQuery())
-        print("ok: \(store.path) is sound (schema version \(try store.schemaVersion), \(records(total)))")
+        print("ok: \(place) is sound (schema version \(schemaVersion), \(records(total)))")
         return .ok
     }
 
@@ -188,7 +189,7 @@ enum HistoryCommand {
         let dryRun = arguments.flag("--dry-run")
         let id = try oneID(&arguments)
         let directory = (location.path as NSString).deletingLastPathComponent
-        if !dryRun, FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("control.sock")) {
+        if !dryRun, location.account == nil, FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("control.sock")) {
             // A parleyd runs on this data directory: it dials, through its control API.
             return try ControlCommands.run("redial", [String(id), "--data-dir", directory] + (json ? ["--json"] : []))
         }

@@ -5,6 +5,9 @@ enum HistoryHelp {
     /// Where the database is, shared by every action.
     static let location = """
           --db FILE            the history database file
+          --db CONNINFO --account AOR
+                               a PostgreSQL history shared by several parleyd (postgresql://… or key=value
+                               pairs), and the account whose lines to read (docs/scale-out.md)
           --data-dir DIR       the data directory (the file DIR/history.sqlite); default $PARLEY_DATA_DIR,
                                else $XDG_DATA_HOME/parley, else ~/.local/share/parley
         No action creates a database: history is written as conversations end (by the Parley daemon, or by

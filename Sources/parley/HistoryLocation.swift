@@ -2,9 +2,11 @@ import CallHistory
 import CommandLineSupport
 import Foundation
 import ParleyNode
+import PostgresHistory
 
 /// Where the call history lives: `--db FILE`, or `--data-dir DIR` (the file `DIR/history.sqlite`), else the
-/// default data directory: `$PARLEY_DATA_DIR`, else `$XDG_DATA_HOME/parley`, else `~/.local/share/parley`.
+/// default data directory: `$PARLEY_DATA_DIR`, else `$XDG_DATA_HOME/parley`, else `~/.local/share/parley`. Or a
+/// PostgreSQL database that several parleyd share: `--db CONNINFO --account AOR`.
 struct HistoryLocation: Sendable, Equatable {
     /// The database file's name inside a data directory.
     static let fileName = DataDirectory.historyFileName
@@ -13,6 +15,8 @@ struct HistoryLocation: Sendable, Equatable {
     let path: String
     /// How the path was chosen, for error messages (`--db`, `--data-dir`, `$PARLEY_DATA_DIR`…).
     let source: String
+    /// For a PostgreSQL database (then `path` is its connection string): the account whose lines are read.
+    var account: String? = nil
 
     /// The default data directory and the setting it came from.
     static func defaultDataDirectory(
@@ -26,6 +30,15 @@ struct HistoryLocation: Sendable, Equatable {
     static func take(from arguments: inout Arguments) throws(UsageError) -> HistoryLocation {
         let db = try arguments.option("--db")
         let dataDir = try arguments.option("--data-dir")
+        let account = try arguments.option("--account")
+        if let db, PostgresCallHistory.isConnectionString(db) {
+            guard dataDir == nil else { throw UsageError("give --db CONNINFO or --data-dir DIR, not both") }
+            guard let account, !account.isEmpty else {
+                throw UsageError("--db with a PostgreSQL connection string needs --account AOR: whose lines to read (e.g. sip:alice@example.com)")
+            }
+            return HistoryLocation(path: db, source: "--db", account: account)
+        }
+        guard account == nil else { throw UsageError("--account goes with --db CONNINFO, a PostgreSQL database") }
         switch (db, dataDir) {
         case (.some, .some): throw UsageError("give --db FILE or --data-dir DIR, not both")
         case (.some(let file), nil):
@@ -40,9 +53,10 @@ struct HistoryLocation: Sendable, Equatable {
         }
     }
 
-    /// Opens the existing history, read-only unless `writable`; never creates one. A missing file is a
-    /// ``HistoryLocationError``.
-    func open(writable: Bool = false) throws -> SQLiteCallHistory {
+    /// Opens the existing history, read-only unless `writable`; never creates a file (a PostgreSQL database gets
+    /// the schema, as parleyd would give it). A missing file is a ``HistoryLocationError``.
+    func open(writable: Bool = false) throws -> any CallHistoryStore {
+        if let account { return try PostgresCallHistory(connection: path, account: account) }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw HistoryLocationError.missing(path: path, source: source)
@@ -52,6 +66,15 @@ struct HistoryLocation: Sendable, Equatable {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
         guard size != 0 else { throw HistoryLocationError.empty(path: path) }
         return try SQLiteCallHistory(path: path, access: writable ? .readWrite : .readOnly)
+    }
+
+    /// Where the history is and its schema version, for `parley history check`.
+    static func describe(_ store: any CallHistoryStore) throws -> (where: String, schemaVersion: Int) {
+        switch store {
+        case let file as SQLiteCallHistory: (file.path, try file.schemaVersion)
+        case let shared as PostgresCallHistory: ("\(shared.server) account \(shared.account)", try shared.schemaVersion)
+        default: ("\(type(of: store))", 0)
+        }
     }
 }
 

@@ -64,6 +64,11 @@ struct SharedHistoryTests {
         // Every device reads the account's lines, whoever wrote them.
         let count = try control.request(.historyCount(HistoryFilter()))
         #expect(count["count"] as? Int == 2 * perDevice + 1)
+        // And so does the CLI, straight from the database.
+        let cli = try RunningProcess(
+            try Interop.binary("parley"), ["history", "count", "--db", database, "--account", account, "--json"], name: "parley")
+        #expect(try cli.waitForExit() == 0)
+        #expect(cli.lines.joined().replacingOccurrences(of: " ", with: "").contains("\"count\":\(2 * perDevice + 1)"))
     }
 
     @Test("PostgreSQL lost mid-run: ended calls wait in memory and are written when it is back")
