@@ -218,6 +218,21 @@ package struct QueryBuilder {
 }
 
 extension CallHistoryStore {
+    /// `deleteAll(endedBefore:)` as both stores do it: `deleteBatch` deletes at most 1,000 records that ended before
+    /// the time it is given (seconds since 2001), in one transaction, and says how many; batches go on until one is
+    /// short, so a large clear never holds the write lock long enough to make a recording writer time out.
+    package func deleteInBatches(
+        endedBefore date: Date, _ deleteBatch: (Double) throws(CallHistoryError) -> Int
+    ) throws(CallHistoryError) -> Int {
+        guard date.timeIntervalSinceReferenceDate.isFinite else { throw .invalidQuery("the date must be finite") }
+        var total = 0
+        while true {
+            let deleted = try deleteBatch(date.timeIntervalSinceReferenceDate)
+            total += deleted
+            if deleted < 1000 { return total }
+        }
+    }
+
     /// Recents lines read a page at a time through ``CallHistoryStore/query(_:)`` (what both stores do).
     package func recentsByPaging(limit: Int, normalizer: HandleNormalizer) throws(CallHistoryError) -> [RecentsEntry] {
         guard (1...1000).contains(limit) else { throw .invalidQuery("limit must be 1…1000 (got \(limit))") }

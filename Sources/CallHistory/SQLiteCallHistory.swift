@@ -190,24 +190,18 @@ public final class SQLiteCallHistory: CallHistoryStore {
         }
     }
 
-    /// Deletes in batches of 1,000 records, one transaction each, so a large clear never holds the write lock
-    /// long enough to make a recording writer time out.
     @discardableResult
     public func deleteAll(endedBefore date: Date) throws(CallHistoryError) -> Int {
-        guard date.timeIntervalSinceReferenceDate.isFinite else { throw .invalidQuery("the date must be finite") }
-        var total = 0
-        while true {
-            let deleted = try use { connection throws(CallHistoryError) in
+        try deleteInBatches(endedBefore: date) { seconds throws(CallHistoryError) in
+            try use { connection throws(CallHistoryError) in
                 try connection.transaction { () throws(CallHistoryError) in
                     let statement = try connection.statement(
                         fixed: "DELETE FROM conversation WHERE id IN (SELECT id FROM conversation WHERE ended_at < ? LIMIT 1000)")
-                    statement.bind(date.timeIntervalSinceReferenceDate, at: 1)
+                    statement.bind(seconds, at: 1)
                     try statement.run()
                     return connection.changes
                 }
             }
-            total += deleted
-            if deleted < 1000 { return total }
         }
     }
 

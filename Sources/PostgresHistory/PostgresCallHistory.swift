@@ -181,23 +181,18 @@ public final class PostgresCallHistory: CallHistoryStore {
         guard deleted.rows.count == 1 else { throw .unknownRecord(id) }
     }
 
-    /// Deletes in batches of 1,000 records, one transaction each, as the SQLite store does.
     @discardableResult
     public func deleteAll(endedBefore date: Date) throws(CallHistoryError) -> Int {
-        guard date.timeIntervalSinceReferenceDate.isFinite else { throw .invalidQuery("the date must be finite") }
-        var total = 0
-        while true {
-            let deleted = try use { connection throws(CallHistoryError) in
+        try deleteInBatches(endedBefore: date) { seconds throws(CallHistoryError) in
+            try use { connection throws(CallHistoryError) in
                 try connection.run(
                     """
                     WITH gone AS (DELETE FROM conversation WHERE id IN
                         (SELECT id FROM conversation WHERE account = $1 AND ended_at < $2 LIMIT 1000) RETURNING 1)
                     SELECT count(*) FROM gone
-                    """, [.text(account), .real(date.timeIntervalSinceReferenceDate)]
+                    """, [.text(account), .real(seconds)]
                 ).scalar.flatMap { Int($0) } ?? 0
             }
-            total += deleted
-            if deleted < 1000 { return total }
         }
     }
 
