@@ -9,11 +9,13 @@ import Synchronization
 /// from it never reports a conversation the history could lose.
 ///
 /// When a history server (PostgreSQL) cannot be reached, records wait in memory, in order, and are written when it is
-/// back — retried after 1 s, doubling to 30 s. At most ``maxWaiting`` wait: beyond that the oldest are dropped, each
+/// back — retried after 1 s, doubling to 30 s. At most ``maxWaiting`` (10,000) wait: beyond that the oldest are dropped, each
 /// drop logged as an error (their `done` gets nil). Other store errors drop the batch at once, logged, as before.
 final class HistoryWriter: Sendable {
     /// Records that may wait for an unreachable server (about 1 KiB each).
-    static let maxWaiting = 10_000
+    let maxWaiting: Int
+    /// Seconds before the first retry of an unreachable server (doubling to 30 s).
+    private let firstRetry: Double
     private let recorder: HistoryRecorder
     private let queue = DispatchQueue(label: "parley.history")
     private let pending = Mutex(Pending())
@@ -26,9 +28,11 @@ final class HistoryWriter: Sendable {
         var retryDelay: Double?
     }
 
-    init(recorder: HistoryRecorder, log: EngineLog) {
+    init(recorder: HistoryRecorder, log: EngineLog, maxWaiting: Int = 10_000, firstRetry: Double = 1) {
         self.recorder = recorder
         self.log = log
+        self.maxWaiting = maxWaiting
+        self.firstRetry = firstRetry
     }
 
     /// How many records wait to be written (those of an unreachable server included).
@@ -61,17 +65,21 @@ final class HistoryWriter: Sendable {
     private func write(_ record: CallRecord, done: @escaping @Sendable (CallRecord?) -> Void) {
         let (schedule, dropped) = pending.withLock { pending -> (Bool, [(CallRecord, @Sendable (CallRecord?) -> Void)]) in
             pending.records.append((record, done))
-            let excess = pending.records.count - Self.maxWaiting
+            let excess = pending.records.count - maxWaiting
             let dropped = excess > 0 ? Array(pending.records.prefix(excess)) : []
             if excess > 0 { pending.records.removeFirst(excess) }
             defer { pending.flushScheduled = true }
             return (!pending.flushScheduled, dropped)
         }
-        for (lost, done) in dropped {
-            log.error("call history: conversation \(lost.uuid) dropped: more than \(Self.maxWaiting) records wait for the server")
+        drop(dropped)
+        if schedule { queue.async { self.flush() } }
+    }
+
+    private func drop(_ records: [(CallRecord, @Sendable (CallRecord?) -> Void)]) {
+        for (lost, done) in records {
+            log.error("call history: conversation \(lost.uuid) dropped: more than \(maxWaiting) records wait for the server")
             done(nil)
         }
-        if schedule { queue.async { self.flush() } }
     }
 
     /// Waits until everything queued so far is committed — or, while the server is unreachable, tries once more and
@@ -100,17 +108,22 @@ final class HistoryWriter: Sendable {
             if recovered { log.info("call history: the server is back; \(batch.count) waiting record(s) written") }
             for (record, (_, done)) in zip(stored, batch) { done(record) }
         } catch .unavailable(let server, let detail) {
-            // Back to the front, in order; a retry is scheduled instead of the usual flush.
-            let delay = pending.withLock { pending -> Double in
+            // Back to the front, in order (the oldest beyond the bound dropped); a retry is scheduled instead of the
+            // usual flush.
+            let (delay, dropped) = pending.withLock { pending -> (Double, [(CallRecord, @Sendable (CallRecord?) -> Void)]) in
                 pending.records.insert(contentsOf: batch, at: 0)
-                let delay = pending.retryDelay.map { min($0 * 2, 30) } ?? 1
+                let excess = max(0, pending.records.count - maxWaiting)
+                let dropped = Array(pending.records.prefix(excess))
+                pending.records.removeFirst(excess)
+                let delay = pending.retryDelay.map { min($0 * 2, 30) } ?? firstRetry
                 if pending.retryDelay == nil {
-                    log.error("call history: \(server) cannot be reached (\(detail)); records wait in memory (at most \(Self.maxWaiting))")
+                    log.error("call history: \(server) cannot be reached (\(detail)); records wait in memory (at most \(maxWaiting))")
                 }
                 pending.retryDelay = delay
                 pending.flushScheduled = true
-                return delay
+                return (delay, dropped)
             }
+            drop(dropped)
             queue.asyncAfter(deadline: .now() + delay) { self.flush() }
         } catch {
             log.error("call history: \(batch.count) record(s) could not be written: \(error)")
