@@ -156,4 +156,19 @@ struct KamailioInteropTests {
         #expect(kamailio.log.contains { $0.contains("held INVITE \(callID): no device answered in time: 480") })
         try push.gateway.waitForLine("the withdrawing cancel push") { $0.contains("cancel call-id=\(callID) token=tok-erin") }
     }
+
+    @Test("pike: an address flooding the proxy is cut off, and let back in once it slows down")
+    func floodLimit() throws {
+        let kamailio = try Kamailio()
+        let flood = try SippRun.run([
+            "-sn", "uac", "127.0.0.1:\(kamailio.port)", "-i", "127.0.0.1", "-p", String(Interop.freePort()), "-s", "nobody",
+            "-r", "500", "-m", "600", "-recv_timeout", "2000",
+        ])
+        #expect(flood.status != 0, "calls to a blocked address go unanswered")
+        try kamailio.waitForLog("pike blocking the flood") { $0.contains("pike: 127.0.0.1 is flooding") }
+        #expect(kamailio.log.contains { $0.contains("no binding for sip:nobody@") }, "the first requests were served (404)")
+        // Quiet again: the same address registers (REGISTER retransmissions carry it past the block).
+        let parleyd = try Parleyd(["--user", "heidi", "--register", kamailio.uri])
+        try parleyd.process.waitForLine(timeout: .seconds(20), "its registration") { $0.contains("registration: registered") }
+    }
 }
