@@ -53,11 +53,12 @@ final class Kamailio {
         // Foundation's reaper thread waiting on Kamailio and blind to every other child's exit: a small python3
         // parent stays the direct child, holding that socket, and says which PID is Kamailio's (stop() signals that
         // one). The test's threads block SIGTERM and SIGCHLD, and children inherit the mask (Kamailio never clears
-        // it): the parent clears it first.
+        // it): the parent clears it first. Kamailio gets a process group of its own (its shutdown signals its
+        // whole group), so stop() can end any worker that outlives it by that group's id.
         let parent = """
             import signal, subprocess, sys
             signal.pthread_sigmask(signal.SIG_SETMASK, [])
-            child = subprocess.Popen(sys.argv[1:])
+            child = subprocess.Popen(sys.argv[1:], start_new_session=True)
             print("kamailio pid", child.pid, flush=True)
             sys.exit(child.wait())
             """
@@ -94,20 +95,20 @@ final class Kamailio {
         throw InteropError("kamailio did not log \(description) within \(timeout)\n" + log.suffix(40).joined(separator: "\n"))
     }
 
-    /// Stops it (SIGTERM to Kamailio's PID, which ends its children; SIGKILL after 10 s) and waits for the exit.
-    func stop() throws {
-        guard process.process.isRunning else { return }
+    /// Stops it: SIGTERM to Kamailio's PID (it ends its workers), a wait of at most 5 s for the exit, then SIGKILL to
+    /// Kamailio's process group (its id is Kamailio's PID) for any worker still there (one that blocks SIGTERM would
+    /// otherwise outlive the test).
+    func stop() {
+        guard kamailioPID > 0 else { return }
         kill(kamailioPID, SIGTERM)
-        do {
-            _ = try process.waitForExit(timeout: .seconds(10))
-        } catch {
-            kill(kamailioPID, SIGKILL)
-            throw error
-        }
+        _ = try? process.waitForExit(timeout: .seconds(5))
+        kill(-kamailioPID, SIGKILL)
+        if process.process.isRunning { _ = try? process.waitForExit(timeout: .seconds(5)) }
+        kamailioPID = 0
     }
 
     deinit {
-        do { try stop() } catch { kill(kamailioPID, SIGKILL) }
+        stop()
         try? FileManager.default.removeItem(at: directory)
     }
 }

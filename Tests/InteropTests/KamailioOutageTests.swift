@@ -44,7 +44,7 @@ struct KamailioOutageTests {
 
         var kamailio = try Kamailio(port: port, evapiPort: evapiPort)
         try push.gateway.waitForLine(timeout: .seconds(10), "its connection") { $0.contains("connected to evapi") }
-        try kamailio.stop()
+        kamailio.stop()
         try push.gateway.waitForLine("the lost connection") { $0.contains("the proxy closed the connection") }
         kamailio = try Kamailio(port: port, evapiPort: evapiPort)
         try push.gateway.waitForLine(timeout: .seconds(10), "its second connection") { _ in
