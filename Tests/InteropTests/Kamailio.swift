@@ -7,7 +7,7 @@ import Testing
 
 /// Kamailio 5.6 running the project's example configuration (Examples/kamailio/kamailio.cfg) on free loopback
 /// ports: SIP on UDP and TCP at `port`, evapi at `evapiPort`, the dispatcher pool and the timers given as `-A`
-/// defines. Its log (stderr) is collected; it is stopped by its PID.
+/// defines. Its log (stderr) is collected; it is stopped by its PID (see ``stop()``).
 final class Kamailio {
     static let configuration = Interop.packageRoot.appending(path: "Examples/kamailio/kamailio.cfg")
 
@@ -27,7 +27,7 @@ final class Kamailio {
     let port: UInt16
     let evapiPort: UInt16
     let directory: URL
-    /// Kamailio's own PID (its shell's is `process`'s).
+    /// Kamailio's own PID, also its process group's id (`process` is its python3 parent).
     private var kamailioPID: Int32 = 0
 
     /// Starts Kamailio (on `port` and `evapiPort` when given, else free ones); returns once its first SIP worker is
@@ -151,6 +151,7 @@ struct PushPath {
         try simulator.waitForLine("the token going offline") { $0.contains("offline token=\(token)") }
     }
 
+    /// Stops the gateway, then the simulator.
     func stop() {
         _ = try? gateway.stop()
         _ = try? simulator.stop()
