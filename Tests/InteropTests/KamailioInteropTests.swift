@@ -108,6 +108,37 @@ struct KamailioInteropTests {
         try kamailio.waitForLog("the BYE") { $0.contains("in-dialog BYE \(callID) via the record-route") }
     }
 
+    @Test("the push reaches the woken device before its REGISTER: the INVITE ts_append sends joins the pushed conversation")
+    func pushBeforeRegister() throws {
+        let kamailio = try Kamailio()
+        let push = try PushPath(evapiPort: kamailio.evapiPort)
+        defer { push.stop() }
+        try push.sleep(try push.device("judy", token: "tok-judy", at: kamailio), token: "tok-judy")
+        let caller = try Parleyd(["--user", "bob", "--call", kamailio.address("judy"), "--script", "wait 300; end"])
+        let pushed = try push.gateway.waitForLine("the push") { $0.contains("push call-id=") && $0.contains("stored push=") }
+        let callID = try #require(Self.callID(in: pushed))
+
+        // Woken without --register, so the push comes first; its registration is then sipp's, naming its address.
+        let device = try Parleyd([
+            "--user", "judy", "--push-service", "127.0.0.1:\(push.simulatorPort)", "--push-token", "tok-judy",
+            "--auto-answer", "100",
+        ])
+        try device.process.waitForLine("the pushed conversation") { $0.contains("for call-id \(callID): reported") }
+        try device.process.waitForLine("it ringing") { $0.contains("→ ringing") }
+        #expect(kamailio.log.filter { $0.contains("registered sip:judy@") }.count == 1, "only the sleeping device's binding so far")
+        let register = try SippRun.run([
+            "-sf", SippInteropTests.scenario("uac-register-contact.xml"), "127.0.0.1:\(kamailio.port)", "-i", "127.0.0.1",
+            "-p", String(Interop.freePort()), "-s", "judy", "-key", "contact", "sip:judy@127.0.0.1:\(device.port)", "-m", "1",
+        ])
+        #expect(register.status == 0, "\(register.output)")
+        try device.waitForEnded(1)
+        try caller.waitForEnded(1)
+        #expect(device.process.lines.contains { $0.contains("the INVITE for a pushed call arrived") })
+        #expect(device.transitions == [["ringing", "joining", "joined", "left (remoteEnded)"]])
+        #expect(device.callIDs == [callID])
+        #expect(caller.transitions == [["idle", "ringing", "joined", "leaving", "left (localEnded)"]])
+    }
+
     @Test("the caller cancels while the device sleeps: 487 from the proxy, and the woken device's push ends as cancelled")
     func cancelWhileAsleep() throws {
         let kamailio = try Kamailio()
