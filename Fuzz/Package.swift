@@ -20,6 +20,8 @@ let package = Package(
         .executableTarget(name: "fuzz-digest", dependencies: [.product(name: "SIPSignaling", package: "Parley")]),
         // The VoIP push channel: length-prefixed frames, then their JSON messages.
         .executableTarget(name: "fuzz-push", dependencies: [.product(name: "VoIPPush", package: "Parley")]),
+        // A SIP proxy's push events (Kamailio evapi): netstrings, then their JSON.
+        .executableTarget(name: "fuzz-proxy-event", dependencies: [.product(name: "VoIPPush", package: "Parley")]),
         // Contacts files, JSON or vCard.
         .executableTarget(name: "fuzz-contacts", dependencies: [.product(name: "ConversationKit", package: "Parley")]),
         // The engine as a whole, stateful: scripts of peer messages, replies, user actions and time passing (the

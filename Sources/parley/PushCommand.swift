@@ -93,30 +93,51 @@ enum PushCommand {
         let json = arguments.flag("--json")
         try arguments.finish()
 
-        let now = Date()
-        let payload = PushPayload(
-            uuid: uuid, handle: handle(caller: caller, name: name, kind: kind), callID: callID, isVideo: video,
-            sentAt: now, expiresAt: now.addingTimeInterval(expires), cancel: cancel)
-        let request = PushSendRequest(token: token, payload: payload, collapseID: collapseID)
+        let request = Self.request(
+            token: token, caller: handle(caller: caller, name: name, kind: kind), callID: callID, uuid: uuid, isVideo: video,
+            expires: expires, collapseID: collapseID, cancel: cancel)
         let outcome: PushOutcome
-        do {
-            let connection = try PushConnection(to: endpoint, timeout: timeout)
-            defer { connection.close() }
-            outcome = try connection.send(request, timeout: timeout)
-        } catch {
+        switch deliver(request, to: endpoint, timeout: timeout) {
+        case .success(let received): outcome = received
+        case .failure(let error):
             printError("parley push send: \(error)")
             return .failure
         }
-        if json {
-            print(try encodeJSON(outcome))
-        } else {
-            var line = "\(outcome.result.rawValue)"
-            if let pushID = outcome.pushID { line += " push=\(pushID)" }
-            line += " token=\(outcome.token)"
-            if let reported = outcome.reported { line += " reported=\(reported)" }
-            print(HistoryRendering.printable(line + ": " + outcome.detail))
-        }
+        print(json ? try encodeJSON(outcome) : line(outcome))
         return outcome.result.isAccepted ? .ok : .failure
+    }
+
+    /// A push (or, with `cancel`, its withdrawal) of the call `callID` from `caller` to the device `token`, sent now
+    /// and meaning nothing after `expires` seconds. `parley push send` and `parley push-gateway` build theirs here.
+    static func request(
+        token: String, caller: Handle, callID: String, uuid: UUID = UUID(), isVideo: Bool = false, expires: TimeInterval,
+        collapseID: String? = nil, cancel: Bool, now: Date = Date()
+    ) -> PushSendRequest {
+        let payload = PushPayload(
+            uuid: uuid, handle: caller, callID: callID, isVideo: isVideo, sentAt: now,
+            expiresAt: now.addingTimeInterval(expires), cancel: cancel)
+        return PushSendRequest(token: token, payload: payload, collapseID: collapseID)
+    }
+
+    /// Sends `request` to the simulator at `endpoint` on a connection of its own and waits (at most `timeout`
+    /// seconds) for its outcome.
+    static func deliver(_ request: PushSendRequest, to endpoint: PushEndpoint, timeout: TimeInterval) -> Result<PushOutcome, PushConnectionError> {
+        do throws(PushConnectionError) {
+            let connection = try PushConnection(to: endpoint, timeout: timeout)
+            defer { connection.close() }
+            return .success(try connection.send(request, timeout: timeout))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// An outcome on one line: `delivered push=p1 token=device-1 reported=true: …`.
+    static func line(_ outcome: PushOutcome) -> String {
+        var line = "\(outcome.result.rawValue)"
+        if let pushID = outcome.pushID { line += " push=\(pushID)" }
+        line += " token=\(outcome.token)"
+        if let reported = outcome.reported { line += " reported=\(reported)" }
+        return HistoryRendering.printable(line + ": " + outcome.detail)
     }
 
     /// The caller's handle: `tel:` URIs are phone numbers (without the scheme), anything else a generic handle

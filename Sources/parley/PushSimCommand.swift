@@ -57,7 +57,7 @@ enum PushSimCommand {
     }
 
     /// Blocks until SIGINT or SIGTERM arrives; returns its name.
-    private static func waitForTerminationSignal() -> String {
+    static func waitForTerminationSignal() -> String {
         let received = DispatchSemaphore(value: 0)
         let name = SignalName()
         var sources: [any DispatchSourceSignal] = []

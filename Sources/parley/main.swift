@@ -11,6 +11,8 @@ let commands: [(name: String, summary: String, run: @Sendable ([String]) throws 
         HistoryCommand.redial),
     ("push-sim", "run the VoIP push simulator (the \"Apple\" side of VoIP pushes) on a TCP port", PushSimCommand.run),
     ("push", "send a VoIP push through the simulator, or show its status", PushCommand.run),
+    ("push-gateway", "turn a SIP proxy's push events (Kamailio evapi) into VoIP pushes through the simulator",
+        PushGatewayCommand.run),
     ("call", "place a call through a running parleyd (see 'parley call --help' for the softphone commands)",
         { try ControlCommands.run("call", $0) }),
     ("answer", "answer a ringing conversation", { try ControlCommands.run("answer", $0) }),

@@ -108,6 +108,44 @@ struct RegistrationTests {
         #expect(harness.sent().first?.request?.method == .register)
     }
 
+    @Test("RFC 8599: the Contact of every REGISTER (first, challenged, refreshed) carries pn-provider, pn-prid, pn-param as URI parameters")
+    func pushContactParameters() throws {
+        let harness = try EngineHarness {
+            $0.registration = RegistrationConfiguration(
+                registrar: SIPURI("sip:127.0.0.1:5062")!, addressOfRecord: SIPURI("sip:alice@parley.test")!,
+                credentials: DigestCredentials(username: "alice", password: "secret"), expires: 600,
+                contactParameters: [
+                    SIPParameter(name: "pn-provider", value: "parley-sim"), SIPParameter(name: "pn-prid", value: "tok-alice"),
+                    SIPParameter(name: "pn-param", value: "127.0.0.1.7000"),
+                ])
+        }
+        harness.engine.start()
+        func check(_ request: SIPRequest) throws {
+            let contact = try #require(request.headers.contacts.first)
+            #expect(contact.uri.parameters["pn-provider"] == "parley-sim")
+            #expect(contact.uri.parameters["pn-prid"] == "tok-alice")
+            #expect(contact.uri.parameters["pn-param"] == "127.0.0.1.7000")
+            #expect(contact.parameters["pn-prid"] == nil, "URI parameters, inside <…>, so the registrar stores them with the binding")
+            #expect(contact.parameters["expires"] == "600")
+        }
+        let first = try #require(harness.sent().first?.request)
+        try check(first)
+        harness.deliver(Self.challenge(first, algorithm: "MD5", nonce: "n-1"))
+        let second = try #require(harness.sent().first?.request)
+        try check(second)
+        harness.deliver(PeerMessages.response(200, "OK", to: second) + "\nExpires: 120")
+        harness.environment.advance(by: .seconds(88))
+        try check(try #require(harness.sent().first?.request))
+    }
+
+    @Test("without push, the Contact has no pn-* parameters")
+    func plainContact() throws {
+        let harness = try Self.harness()
+        let first = try #require(harness.sent().first?.request)
+        let contact = try #require(first.headers.contacts.first)
+        #expect(!contact.uri.parameters.contains { $0.name.hasPrefix("pn-") })
+    }
+
     @Test("423 Interval Too Brief: asked again with the registrar's minimum")
     func intervalTooBrief() throws {
         let harness = try Self.harness(expires: 60)
