@@ -97,7 +97,7 @@ public final class PostgresCallHistory: CallHistoryStore {
     }
 
     /// Group commit: one statement per ``batchSize`` records, all of them in one pipeline — one round trip, one
-    /// implicit transaction.
+    /// implicit transaction (more than 2,000 records: several pipelines in one explicit transaction).
     private func insertAll(_ records: [CallRecord]) throws(CallHistoryError) -> (stored: [(record: CallRecord, isNew: Bool)], added: Int) {
         for record in records { try RecordRules.validate(record) }
         guard !records.isEmpty else { return ([], 0) }
@@ -107,7 +107,7 @@ public final class PostgresCallHistory: CallHistoryStore {
         let statements = chunks.map { chunk in
             (sql: PostgresRecordSQL.insertBatch, parameters: PostgresRecordSQL.parameters(ofBatch: chunk, account: account, normalizer: normalizer))
         }
-        let results = try use { connection throws(CallHistoryError) in try connection.pipeline(statements) }
+        let results = try use { connection throws(CallHistoryError) in try Self.run(statements, on: connection) }
         var stored: [(record: CallRecord, isNew: Bool)] = []
         stored.reserveCapacity(records.count)
         var seen: Set<UUID> = []
@@ -133,6 +133,30 @@ public final class PostgresCallHistory: CallHistoryStore {
             }
         }
         return (stored, stored.count(where: \.isNew))
+    }
+
+    /// Statements per pipeline: a pipeline sends everything before it reads anything, and on a blocking session a very
+    /// long one could fill both socket buffers and wait on the server forever (10 statements carry 2,000 records).
+    static let statementsPerPipeline = 10
+
+    /// Runs `statements` as one transaction: one pipeline (its implicit transaction) when they fit, else pipelines of
+    /// ``statementsPerPipeline`` inside BEGIN … COMMIT.
+    private static func run(
+        _ statements: [(sql: String, parameters: [SQLValue])], on connection: PostgresConnection
+    ) throws(CallHistoryError) -> [PostgresRows] {
+        guard statements.count > statementsPerPipeline else { return try connection.pipeline(statements) }
+        try connection.execute("BEGIN")
+        do throws(CallHistoryError) {
+            var results: [PostgresRows] = []
+            for start in stride(from: 0, to: statements.count, by: statementsPerPipeline) {
+                results += try connection.pipeline(Array(statements[start..<min(start + statementsPerPipeline, statements.count)]))
+            }
+            try connection.execute("COMMIT")
+            return results
+        } catch {
+            if !connection.isBroken { try? connection.execute("ROLLBACK") }
+            throw error
+        }
     }
 
     private func existingID(_ uuid: UUID) throws(CallHistoryError) -> Int64? {

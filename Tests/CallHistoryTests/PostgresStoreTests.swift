@@ -93,6 +93,18 @@ struct PostgresStoreTests {
         #expect(Set(ids).count == 50)
     }
 
+    @Test("a batch longer than one pipeline (2,500 records, 13 statements) is stored whole, in order, once")
+    func longBatch() throws {
+        let store = try PostgresCallHistory(connection: try testDatabase(), account: account())
+        let records = (0..<2_500).map { makeRecord([alice, bob], minutes: Double($0)) }
+        let stored = try store.insertReturningRecords(records)
+        #expect(stored.map(\.uuid) == records.map(\.uuid))
+        #expect(stored.map(\.id) == stored.map(\.id).sorted() && Set(stored.map(\.id)).count == 2_500)
+        #expect(try store.insert(contentsOf: records) == 0)
+        #expect(try store.count(HistoryQuery()) == 2_500)
+        #expect(try store.record(id: stored[2_499].id).remoteHandles.map(\.handle) == [alice, bob])
+    }
+
     @Test("several parleyd opening a new database together migrate it once")
     func concurrentMigration() throws {
         let scratch = try ScratchDatabase()
