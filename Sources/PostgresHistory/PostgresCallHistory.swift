@@ -33,12 +33,16 @@ public final class PostgresCallHistory: CallHistoryStore {
 
     /// Connects, migrates the schema (under an advisory lock) and reads the matching rules. A server that cannot be
     /// reached is `unavailable`; a bad connection string or a refused login `cannotOpen`; a database that holds
-    /// someone else's `conversation` table `notAHistory`.
-    public init(connection conninfo: String, account: String, normalizer: HandleNormalizer = .northAmerica) throws(CallHistoryError) {
+    /// someone else's `conversation` table `notAHistory`. Without `creatingSchema` (the CLI), a database that holds
+    /// no history, or an older one, is `cannotOpen` and nothing is written to it.
+    public init(
+        connection conninfo: String, account: String, normalizer: HandleNormalizer = .northAmerica,
+        creatingSchema: Bool = true
+    ) throws(CallHistoryError) {
         guard !account.isEmpty else { throw .invalidQuery("the history account (address of record) is empty") }
         let source = "parley-\(UUID().uuidString.lowercased())"
         let connection = try PostgresConnection(conninfo: conninfo, applicationName: source)
-        try PostgresSchema.migrate(connection)
+        try PostgresSchema.migrate(connection, creating: creatingSchema)
         self.normalizer = try PostgresSchema.normalizer(in: connection, default: normalizer)
         self.account = account
         self.server = connection.server

@@ -86,8 +86,9 @@ enum PostgresSchema {
     ]
 
     /// Brings the database to `currentVersion` under the advisory lock; refuses one from a newer Parley, and a
-    /// database whose `conversation` table is someone else's.
-    static func migrate(_ connection: PostgresConnection) throws(CallHistoryError) {
+    /// database whose `conversation` table is someone else's. Without `creating`, a database with no history or an
+    /// older schema is refused instead (the CLI never creates a history).
+    static func migrate(_ connection: PostgresConnection, creating: Bool = true) throws(CallHistoryError) {
         try connection.execute("BEGIN")
         do throws(CallHistoryError) {
             _ = try connection.run("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)])
@@ -100,6 +101,13 @@ enum PostgresSchema {
             let version = stored ?? 0
             guard version <= currentVersion else {
                 throw .newerSchema(path: connection.server, found: version, supported: currentVersion)
+            }
+            guard creating || version == currentVersion else {
+                throw .cannotOpen(
+                    path: connection.server,
+                    detail: version == 0
+                        ? "it holds no call history"
+                        : "schema version \(version) must be upgraded first; open it read-write once (parleyd does)")
             }
             for step in version..<currentVersion { try connection.execute(migrations[step]) }
             if stored == nil {

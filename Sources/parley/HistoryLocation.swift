@@ -53,10 +53,10 @@ struct HistoryLocation: Sendable, Equatable {
         }
     }
 
-    /// Opens the existing history, read-only unless `writable`; never creates a file (a PostgreSQL database gets
-    /// the schema, as parleyd would give it). A missing file is a ``HistoryLocationError``.
+    /// Opens the existing history, read-only unless `writable`; never creates one (a PostgreSQL database without a
+    /// history, or with an older one, is refused untouched). A missing file is a ``HistoryLocationError``.
     func open(writable: Bool = false) throws -> any CallHistoryStore {
-        if let account { return try PostgresCallHistory(connection: path, account: account) }
+        if let account { return try PostgresCallHistory(connection: path, account: account, creatingSchema: false) }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw HistoryLocationError.missing(path: path, source: source)

@@ -193,6 +193,13 @@ struct PostgresStoreTests {
         #expect(throws: CallHistoryError.notAHistory(path: "postgresql \(foreign.name)@\(try serverLocation())")) {
             try PostgresCallHistory(connection: foreign.conninfo, account: "a")
         }
+        let empty = try ScratchDatabase()
+        #expect(throws: CallHistoryError.cannotOpen(path: "postgresql \(empty.name)@\(try serverLocation())", detail: "it holds no call history")) {
+            try PostgresCallHistory(connection: empty.conninfo, account: "a", creatingSchema: false)
+        }
+        let tables = try PostgresConnection(conninfo: empty.conninfo, applicationName: "check").run(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+        #expect(tables.scalar == "0", "a store that may not create the schema writes nothing")
         let newer = try ScratchDatabase()
         _ = try PostgresCallHistory(connection: newer.conninfo, account: "a")
         try newer.execute("UPDATE parley_schema SET version = 99")
