@@ -22,7 +22,7 @@ public final class PostgresCallHistory: CallHistoryStore {
     /// The connection string it was opened with.
     let conninfo: String
     private let connection: Mutex<PostgresConnection>
-    /// Records per transaction in a batch: a pipeline this long never fills the socket buffers both ways.
+    /// Records per insert statement (one JSON array each; a notification payload covers at most 100 of them).
     public static let batchSize = 200
 
     /// Whether `text` names a PostgreSQL database rather than a file: a `postgresql://` or `postgres://` URI, or libpq
@@ -86,8 +86,9 @@ public final class PostgresCallHistory: CallHistoryStore {
 
     @discardableResult
     public func insert(_ record: CallRecord) throws(CallHistoryError) -> CallRecord {
+        // Read back, as the SQLite store does: the stored handles are the database's (normalised by its rules, a
+        // person's second written form dropped), and a record already there is returned as it was first stored.
         guard let stored = try insertAll([record]).stored.first else { throw .database(code: 0, detail: "nothing stored") }
-        if stored.isNew { return stored.record }
         return try self.record(id: stored.record.id)
     }
 
