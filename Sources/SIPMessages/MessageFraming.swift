@@ -63,18 +63,18 @@ enum MessageFraming {
         func finish() throws(SIPParseError) {
             guard let field = pending else { return }
             pending = nil
-            var value: [UInt8]
+            var value: ArraySlice<UInt8>
             if field.folds.isEmpty {
-                value = Array(trimmed(bytes[field.valueStart..<field.range.upperBound]))
+                value = trimmed(bytes[field.valueStart..<field.range.upperBound])
             } else {
                 // LWS: whitespace around each fold is one SP.
-                value = Array(bytes[field.valueStart..<field.folds[0].lowerBound - 2])
+                var unfolded = Array(bytes[field.valueStart..<field.folds[0].lowerBound - 2])
                 for fold in field.folds {
-                    while let last = value.last, SIPSyntax.isWhitespace(last) { value.removeLast() }
-                    value.append(0x20)
-                    value += trimmedLeading(bytes[fold])
+                    while let last = unfolded.last, SIPSyntax.isWhitespace(last) { unfolded.removeLast() }
+                    unfolded.append(0x20)
+                    unfolded += trimmedLeading(bytes[fold])
                 }
-                value = Array(trimmed(value[...]))
+                value = trimmed(unfolded[...])
             }
             if let problem = controlProblem(in: value) {
                 let readable = SIPHeaders(fields)
@@ -153,7 +153,7 @@ enum MessageFraming {
 
     /// Control octets (NUL included) are allowed only as the second octet of a quoted-pair inside a quoted-string
     /// (RFC 3261 §25.1: quoted-pair = "\" (%x00-09 / %x0B-0C / %x0E-7F)). HTAB is whitespace, always allowed.
-    private static func controlProblem(in value: [UInt8]) -> ControlProblem? {
+    private static func controlProblem(in value: ArraySlice<UInt8>) -> ControlProblem? {
         var inQuotes = false
         var escaped = false
         for byte in value {

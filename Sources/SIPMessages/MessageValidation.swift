@@ -26,6 +26,14 @@ enum MessageValidation {
     /// Headers that may appear only once (RFC 3261 §7.3.1: they are not comma-separated lists).
     static let singleHeaders = ["From", "To", "Call-ID", "CSeq", "Max-Forwards", "Content-Length", "Content-Type"]
 
+    /// The keys counted for rule 2: the required headers first (in their order), then the other single ones.
+    private static let countedKeys: [String] = {
+        var keys = requiredHeaders.map(\.asciiLowercased)
+        for name in singleHeaders where !keys.contains(name.asciiLowercased) { keys.append(name.asciiLowercased) }
+        return keys
+    }()
+    private static let singleKeys: Set<String> = Set(singleHeaders.map(\.asciiLowercased))
+
     private enum StartLine {
         case request(SIPMethod, SIPURI)
         case response(Int, String)
@@ -42,13 +50,17 @@ enum MessageValidation {
         let startLine = isRequest
             ? try requestLine(framed.startLine, failure) : try statusLine(framed.startLine, failure)
 
-        var counts: [String: Int] = [:]
-        for field in framed.fields { counts[field.key, default: 0] += 1 }
-        let missing = requiredHeaders.filter { counts[$0.asciiLowercased] == nil }
+        // Counted by a scan over a dozen fields: cheaper than hashing every name.
+        var counts = [Int](repeating: 0, count: countedKeys.count)
+        for field in framed.fields {
+            if let slot = countedKeys.firstIndex(of: field.key) { counts[slot] += 1 }
+        }
+        let missing = requiredHeaders.indices.filter { counts[$0] == 0 }.map { requiredHeaders[$0] }
         guard missing.isEmpty else {
             throw failure(.missingHeaders(missing), "Missing header(s): \(missing.joined(separator: ", "))")
         }
-        for name in singleHeaders where counts[name.asciiLowercased, default: 0] > 1 {
+        for (slot, key) in countedKeys.enumerated() where counts[slot] > 1 && singleKeys.contains(key) {
+            let name = SIPHeaders.canonicalName(key)
             throw failure(.duplicateHeader(name: name), "Multiple \(name) headers")
         }
 
@@ -93,19 +105,22 @@ enum MessageValidation {
     private static func requestLine(
         _ line: String, _ failure: (SIPParseError.Kind, String) -> SIPParseError
     ) throws(SIPParseError) -> StartLine {
-        let parts = line.utf8.split(separator: 0x20, omittingEmptySubsequences: false).map { Substring($0) }
-        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else {
-            throw failure(.malformedStartLine, "Malformed Request-Line")
-        }
-        guard SIPSyntax.isToken(parts[0]) else { throw failure(.malformedStartLine, "Malformed method") }
-        try checkVersion(parts[2], failure)
-        let uriText = String(parts[1])
+        // Exactly two single spaces, with something between and around them.
+        let utf8 = line.utf8
+        guard let first = utf8.firstIndex(of: 0x20), let second = utf8[utf8.index(after: first)...].firstIndex(of: 0x20),
+            !utf8[utf8.index(after: second)...].contains(0x20), first != utf8.startIndex,
+            utf8.index(after: first) != second, utf8.index(after: second) != utf8.endIndex
+        else { throw failure(.malformedStartLine, "Malformed Request-Line") }
+        let method = line[..<first]
+        guard SIPSyntax.isToken(method) else { throw failure(.malformedStartLine, "Malformed method") }
+        try checkVersion(line[line.index(after: second)...], failure)
+        let uriText = String(line[line.index(after: first)..<second])
         guard !uriText.hasPrefix("<") else {
             throw failure(.invalidRequestURI, "Request-URI enclosed in angle brackets")
         }
         guard let uri = SIPURI(uriText) else { throw failure(.invalidRequestURI, "Malformed Request-URI") }
         guard uri.headers.isEmpty else { throw failure(.invalidRequestURI, "Request-URI with URI headers") }
-        return .request(SIPMethod(String(parts[0])), uri)
+        return .request(SIPMethod(String(method)), uri)
     }
 
     private static func statusLine(
@@ -127,6 +142,7 @@ enum MessageValidation {
     private static func checkVersion(
         _ text: Substring, _ failure: (SIPParseError.Kind, String) -> SIPParseError
     ) throws(SIPParseError) {
+        if text.utf8.elementsEqual("SIP/2.0".utf8) { return }  // nearly every message
         let upper = text.uppercased()
         guard upper.hasPrefix("SIP/") else { throw failure(.malformedStartLine, "Malformed SIP version") }
         let numbers = upper.dropFirst(4).split(separator: ".", omittingEmptySubsequences: false)

@@ -24,7 +24,7 @@ public struct SIPHeaderField: Sendable, Hashable {
 
     private static func sanitized(_ value: String) -> String {
         var text = value
-        if text.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
+        if !SIPSyntax.allBytes(text, { $0 != 0x0D && $0 != 0x0A }) {
             text = String(text.map { $0 == "\r" || $0 == "\n" || $0 == "\r\n" ? " " : $0 })
         }
         return String(SIPSyntax.trimmed(Substring(text)))
@@ -116,8 +116,12 @@ public struct SIPHeaders: Sendable, Hashable, RandomAccessCollection, Expressibl
             fields.append(field)
             return
         }
-        fields[index] = field
-        fields = fields.enumerated().filter { $0.offset <= index || $0.element.key != field.key }.map(\.element)
+        var updated = fields
+        updated[index] = field
+        if updated[(index + 1)...].contains(where: { $0.key == field.key }) {
+            updated = updated.enumerated().filter { $0.offset <= index || $0.element.key != field.key }.map(\.element)
+        }
+        fields = updated
     }
 
     /// Removes every field called `name`.

@@ -132,7 +132,8 @@ public struct SIPResponse: Sendable, Hashable {
     public init(statusCode: Int, reasonPhrase: String, headers: SIPHeaders, body: Data = Data()) {
         precondition((100...699).contains(statusCode), "SIP status codes run from 100 to 699")
         self.statusCode = statusCode
-        self.reasonPhrase = String(reasonPhrase.map { $0 == "\r" || $0 == "\n" || $0 == "\r\n" ? " " : $0 })
+        self.reasonPhrase = reasonPhrase.utf8.contains { $0 == 0x0D || $0 == 0x0A }
+            ? String(reasonPhrase.map { $0 == "\r" || $0 == "\n" || $0 == "\r\n" ? " " : $0 }) : reasonPhrase
         self.headers = headers
         self.body = body
         self.headers.normalizeContentLength(bodyCount: body.count)

@@ -35,16 +35,33 @@ enum SIPSyntax {
     /// SP or HTAB.
     static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
 
+    /// Whether every UTF-8 octet of `text` satisfies `test`, read from the string's contiguous storage when it has
+    /// one (native strings and their substrings always do: a plain loop, much cheaper than iterating the view).
+    @inline(__always)
+    static func allBytes(_ text: some StringProtocol, _ test: (UInt8) -> Bool) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(test) } ?? text.utf8.allSatisfy(test)
+    }
+
+    /// Whether `text` holds the octet `byte` (from contiguous storage when there is one, as `allBytes`).
+    @inline(__always)
+    static func containsByte(_ text: some StringProtocol, _ byte: UInt8) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.contains(byte) } ?? text.utf8.contains(byte)
+    }
+
     /// A non-empty RFC 3261 token.
     static func isToken(_ text: some StringProtocol) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
+        !text.isEmpty && allBytes(text, isTokenByte)
     }
 
     /// Call-ID = word ["@" word].
     static func isCallID(_ text: String) -> Bool {
-        let parts = text.utf8.split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false)
-        guard parts.count == 1 || parts.count == 2 else { return false }
-        return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(isWordByte) }
+        let check = { (bytes: UnsafeBufferPointer<UInt8>) -> Bool in
+            guard let at = bytes.firstIndex(of: UInt8(ascii: "@")) else { return !bytes.isEmpty && bytes.allSatisfy(isWordByte) }
+            let word = bytes[..<at], host = bytes[(at + 1)...]
+            return !word.isEmpty && !host.isEmpty && word.allSatisfy(isWordByte) && host.allSatisfy(isWordByte)
+        }
+        if let verdict = text.utf8.withContiguousStorageIfAvailable(check) { return verdict }
+        return Array(text.utf8).withUnsafeBufferPointer(check)
     }
 
     /// 1*DIGIT, read as a number no larger than `limit`; nil otherwise (no sign, no spaces, no overflow).
@@ -71,11 +88,11 @@ enum SIPSyntax {
     static func isHost(_ host: String) -> Bool {
         guard !host.isEmpty else { return false }
         let bytes = host.utf8
-        if bytes.contains(UInt8(ascii: ":")) {
+        if containsByte(host, UInt8(ascii: ":")) {
             let colons = bytes.filter { $0 == UInt8(ascii: ":") }.count
             return colons >= 2 && bytes.allSatisfy { isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }
         }
-        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") }
+        return allBytes(host) { isAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") }
     }
 
     /// A host for writing: IPv6 addresses get their brackets back.
@@ -90,14 +107,14 @@ enum SIPSyntax {
     /// A URI scheme (RFC 3986): ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
     static func isScheme(_ text: some StringProtocol) -> Bool {
         guard let first = text.utf8.first, isAlphanumeric(first), !(first >= 0x30 && first <= 0x39) else { return false }
-        return text.utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
+        return allBytes(text) { isAlphanumeric($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
     }
 
     /// A header or URI parameter value Parley carries: a quoted-string, or token characters plus ":", "[" and "]"
     /// (IPv6 addresses in `received`, `maddr`).
     static func isParameterValue(_ value: String) -> Bool {
         if value.utf8.first == UInt8(ascii: "\"") { return unquoted(value) != nil }
-        return !value.isEmpty && value.utf8.allSatisfy {
+        return !value.isEmpty && allBytes(value) {
             isTokenByte($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]")
         }
     }
@@ -118,7 +135,7 @@ enum SIPSyntax {
     /// and outside `<…>`. Each piece is trimmed; empty pieces stay (so "a,,b" shows as malformed to the caller).
     static func splitValues(_ value: String) -> [Substring] {
         let utf8 = value.utf8
-        guard utf8.contains(UInt8(ascii: ",")) else { return [trimmed(value[...])] }
+        guard containsByte(value, UInt8(ascii: ",")) else { return [trimmed(value[...])] }
         var pieces: [Substring] = []
         var inQuotes = false
         var inAngle = false
@@ -233,7 +250,7 @@ enum SIPSyntax {
 
     /// `text` with every byte its URI part may not carry written as %XX.
     static func percentEncoded(_ text: String, for part: URIPart) -> String {
-        guard !text.utf8.allSatisfy(part.allows) else { return text }
+        guard !allBytes(text, part.allows) else { return text }
         var result = [UInt8]()
         result.reserveCapacity(text.utf8.count * 3)
         let hex = Array("0123456789ABCDEF".utf8)
@@ -250,7 +267,7 @@ enum SIPSyntax {
     /// `text` with %XX escapes resolved; a "%" not followed by two hex digits stays as it is. Bytes that are not UTF-8
     /// become U+FFFD.
     static func percentDecoded(_ text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        guard containsByte(text, UInt8(ascii: "%")) else { return text }
         let bytes = Array(text.utf8)
         var result = [UInt8]()
         result.reserveCapacity(bytes.count)

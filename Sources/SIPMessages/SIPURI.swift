@@ -100,6 +100,6 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
 
     /// An opaque part is non-empty and carries no whitespace, control characters, `<`, `>` or `"`.
     static func isOpaqueText(_ text: some StringProtocol) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { $0 > 0x20 && $0 != 0x7F && $0 != UInt8(ascii: "<") && $0 != UInt8(ascii: ">") && $0 != UInt8(ascii: "\"") }
+        !text.isEmpty && SIPSyntax.allBytes(text) { $0 > 0x20 && $0 != 0x7F && $0 != UInt8(ascii: "<") && $0 != UInt8(ascii: ">") && $0 != UInt8(ascii: "\"") }
     }
 }
