@@ -172,6 +172,9 @@ public final class ControlService: Sendable {
             "requestsRefusedPerSource": statistics.requestsRefusedPerSource, "requestsDropped": statistics.requestsDropped,
             "sourcesBanned": statistics.sourcesBanned,
             "liveCalls": statistics.liveCalls, "liveTransactions": statistics.liveTransactions,
+            "requestsShed": statistics.requestsShed, "requestsShedDropped": statistics.requestsShedDropped,
+            "overloaded": statistics.overloaded ? 1 : 0, "loadBusyPercent": statistics.loadBusyPercent,
+            "loadShedPercent": statistics.loadShedPercent, "loopLagMs": statistics.loopLagMilliseconds,
         ]
         return StatusResult(
             daemon: facts(), registration: Self.registration(engine.registrationState),

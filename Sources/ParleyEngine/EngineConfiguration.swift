@@ -54,6 +54,10 @@ public struct EngineConfiguration: Sendable {
     public var sourceBan: Duration = .seconds(60)
     /// Numeric addresses the per-source limits never apply to (a proxy in front, which carries everyone's calls).
     public var exemptSources: [String] = []
+    /// Overload control: when the engine's thread is busy nearly all the time, a share of new out-of-dialog requests
+    /// is answered 503 (then, over UDP, dropped) while calls in progress go on (`LoadShedder`); nil: off. It needs an
+    /// environment that measures its idle time (the daemon's does).
+    public var overload: OverloadPolicy? = OverloadPolicy()
     /// Who may ring us; others get 403 before the manager or the history sees the call.
     public var callers: CallerPolicy = .anyone
     /// Whether a call refused by `callers` leaves a `blocked` record in the history (read, not missed).
@@ -101,6 +105,11 @@ public struct EngineConfiguration: Sendable {
         }
         if maxRequestsPerSource < 0 || sourceBan < .zero { problems.append("per-source limits must not be negative") }
         if groupMessagesPerSecond < 1 { problems.append("the group message rate must be at least 1 a second") }
+        if let overload, overload.window <= .zero || !(0...1).contains(overload.leaveBusy)
+            || !(overload.leaveBusy...1).contains(overload.enterBusy) || !(1...100).contains(overload.stepPercent) || overload.retryAfter.lowerBound < 1
+        {
+            problems.append("overload thresholds out of range")
+        }
         if collaborationActionTimeout <= .zero { problems.append("the collaboration action timeout must be positive") }
         for source in exemptSources where !Self.isNumericAddress(source) {
             problems.append("exempt source '\(source)' is not a numeric IP address")

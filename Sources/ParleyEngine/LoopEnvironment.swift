@@ -35,6 +35,8 @@ public final class LoopEnvironment: SIPEnvironment {
     /// The continuous clock since the environment was made.
     public var uptime: Duration { ContinuousClock.now - started }
     private let started = ContinuousClock.now
+    /// The loop thread's time waiting for work (loop thread).
+    public var idleTime: Duration? { loop.idleTime }
     /// Whether the caller runs on the loop thread.
     public var isCurrent: Bool { loop.inEventLoop }
     /// Runs `work` on the loop thread.

@@ -93,9 +93,13 @@ public final class ParleyEngine: ConversationManagerDelegate {
         manager.delegate = self
     }
 
-    /// Starts what the engine does on its own: registering, when configured. Call once, after the transports listen.
+    /// Starts what the engine does on its own: registering, when configured, and measuring its load for overload
+    /// control. Call once, after the transports listen.
     public func start() {
-        environment.execute { [agent] in agent.value.register() }
+        environment.execute { [agent] in
+            agent.value.register()
+            agent.value.startLoadProbe()
+        }
     }
 
     /// Where the registration stands.
@@ -332,6 +336,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         environment.executeAndWait { [agent] in
             let counters = agent.value.counters
             let (servers, clients) = agent.value.transactions.count
+            let load = agent.value.loadFigures
             return EngineStatistics(
                 messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
                 retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
@@ -340,7 +345,10 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 requestsRefusedPerSource: counters.requestsRefusedPerSource, requestsDropped: counters.requestsDropped,
                 sourcesBanned: agent.value.requestGuard.bannedSources(at: agent.value.environment.uptime),
                 liveCalls: agent.value.legs.count,
-                liveTransactions: servers + clients, pendingRequests: clients)
+                liveTransactions: servers + clients, pendingRequests: clients,
+                requestsShed: counters.requestsShed, requestsShedDropped: counters.requestsShedDropped,
+                overloaded: load.overloaded, loadBusyPercent: load.busyPercent, loadShedPercent: load.shedPercent,
+                loopLagMilliseconds: load.lagMilliseconds)
         } ?? EngineStatistics()
     }
 
@@ -541,6 +549,18 @@ public struct EngineStatistics: Sendable, Hashable {
     public var liveTransactions = 0
     /// Requests we sent that are still waiting for their final response (client transactions).
     public var pendingRequests = 0
+    /// New out-of-dialog requests answered 503 by overload control.
+    public var requestsShed = 0
+    /// New out-of-dialog requests dropped unread by overload control (UDP).
+    public var requestsShedDropped = 0
+    /// Whether overload control is shedding now.
+    public var overloaded = false
+    /// How busy the engine's thread was in the last window, in percent (0 without overload control).
+    public var loadBusyPercent = 0
+    /// The share of new out-of-dialog requests shed now, in percent.
+    public var loadShedPercent = 0
+    /// How late the last load probe fired, in milliseconds (the event loop's lag).
+    public var loopLagMilliseconds = 0
 }
 
 /// What the engine remembers about each conversation for its log: the last state seen and the SIP Call-ID.

@@ -29,6 +29,9 @@ public protocol SIPEnvironment: AnyObject, Sendable {
     var uptime: Duration { get }
     /// Whether the caller is on the environment's thread.
     var isCurrent: Bool { get }
+    /// How long the environment's thread has been idle (waiting for work) since it began, for overload control; nil
+    /// when it does not measure this (overload control is then off).
+    var idleTime: Duration? { get }
     /// Runs `work` on the environment's thread, soon (from any thread).
     func execute(_ work: @escaping @Sendable () -> Void)
     /// Runs `work` on the environment's thread and waits for its result — at once when already there; nil when the
@@ -37,6 +40,9 @@ public protocol SIPEnvironment: AnyObject, Sendable {
 }
 
 extension SIPEnvironment {
+    /// Not measured.
+    public var idleTime: Duration? { nil }
+
     /// `executeAndWait` with no timeout.
     public func executeAndWait<Value: Sendable>(_ work: @escaping @Sendable () -> Value) -> Value? {
         executeAndWait(within: nil, work)

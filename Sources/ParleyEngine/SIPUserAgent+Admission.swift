@@ -16,6 +16,9 @@ import SIPTransport
 ///   density (SourceRateGuard) ──drop──► nothing sent
 ///                        │ admit         └──refuse──► 503 Retry-After: ban
 ///                        ▼
+///   overload control sheds it (SIPUserAgent+Overload) ──yes──► 503 Retry-After: 1–5 s, jittered
+///                        │ no
+///                        ▼
 ///                   new INVITE? ──no──► open its transaction
 ///                        │ yes (and not announced by a push)
 ///                        ▼
@@ -54,6 +57,10 @@ extension SIPUserAgent {
                 counters.requestsDropped += 1
                 return false
             }
+        }
+        if !inLiveDialog, let retryAfter = shedRetryAfter(for: request, from: source) {
+            refuseStatelessly(request, from: source, reason: "Overloaded", retryAfter: retryAfter)
+            return false
         }
         guard request.method == .invite, request.headers.to?.tag == nil, let callID = request.headers.callID,
             !pushedCalls.isPending(callID: callID)

@@ -36,6 +36,12 @@ final class SIPUserAgent {
     let exemptSources: Set<SourceKey>
     /// Counters for the status report.
     var counters = EngineCounters()
+    /// Overload control, when configured (`SIPUserAgent+Overload.swift`).
+    var shedder: LoadShedder?
+    /// The last load probe: when it ran and the environment's idle time then.
+    var lastLoadProbe: (at: Duration, idle: Duration)?
+    /// How late the last load probe fired (the loop's lag).
+    var loopLag: Duration = .zero
     /// Our Contact header values, by what decides them.
     private var contactHeaders: [ContactKey: String] = [:]
     /// The registration, when configured.
@@ -92,6 +98,7 @@ final class SIPUserAgent {
         self.log = log
         self.transactions = TransactionLayer(environment: environment, timers: configuration.timers)
         self.requestGuard = SourceRateGuard(limit: configuration.maxRequestsPerSource, ban: configuration.sourceBan)
+        self.shedder = configuration.overload.map(LoadShedder.init(policy:))
         self.exemptSources = Set(configuration.exemptSources.map(SourceKey.init(host:)))
         self.registration = configuration.registration.map {
             RegistrationMachine(
@@ -122,6 +129,7 @@ final class SIPUserAgent {
                 return
             }
         }
+        if dropsUnread(inbound) { return }
         let source = SIPDestination(kind: inbound.kind, address: inbound.source, connection: inbound.connection)
         let message: SIPMessage
         do {
@@ -392,6 +400,10 @@ struct EngineCounters: Sendable {
     var requestsRefusedPerSource = 0
     /// New requests dropped unanswered because their source was banned.
     var requestsDropped = 0
+    /// New out-of-dialog requests answered 503 by overload control.
+    var requestsShed = 0
+    /// New out-of-dialog requests dropped unread by overload control (UDP, at `dropSharePercent` or more).
+    var requestsShedDropped = 0
 }
 
 /// What decides our Contact: the transport, the IP family of the peer, and whether the exchange is `sips:`.

@@ -72,6 +72,10 @@ public final class EventLoop: Sendable {
     /// Whether the caller runs on this loop's thread.
     public var inEventLoop: Bool { identity.isCurrent }
 
+    /// How long the loop has waited for work since it started (time in `epoll_wait`); the rest of its life it was
+    /// busy. Loop thread only (traps elsewhere).
+    public var idleTime: Duration { .nanoseconds(Int64(clamping: core.value.idleNanoseconds)) }
+
     /// Runs `work` on the loop thread soon, after the work offered before it (FIFO). Callable from any thread,
     /// the loop thread included. Work offered after `shutdown()` began is dropped, never run.
     public func execute(_ work: @escaping @Sendable () -> Void) {
@@ -178,7 +182,9 @@ public final class EventLoop: Sendable {
         _ = clinux_name_thread(name)
         let core = self.core.value
         while true {
+            let waitStarted = monotonicNanoseconds()
             let woken = core.poll(timeoutMilliseconds: timeout(core))
+            core.idleNanoseconds &+= monotonicNanoseconds() &- waitStarted
             runDueTimers(core)
             if woken, drainInbox() { break }
         }

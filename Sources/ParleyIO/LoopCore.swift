@@ -29,6 +29,9 @@ final class LoopCore {
     private var descriptors: [UInt64: Int32] = [:]
     private var nextToken: UInt64 = 1
     var timers = TimerQueue()
+    /// Time spent waiting in `epoll_wait` since the loop started (nanoseconds): the loop's idle time, from which
+    /// its busy share is read.
+    var idleNanoseconds: UInt64 = 0
     private let events: UnsafeMutablePointer<epoll_event>
     /// The loop's read buffer (see `EventLoop.scratch`).
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)

@@ -31,6 +31,9 @@ public final class ManualSIPEnvironment: SIPEnvironment, @unchecked Sendable {
     private var nextID: UInt64 = 1
     /// How far the timeline has moved.
     public private(set) var elapsed: Duration = .zero
+    /// The engine thread's idle time as the test says it is (nil: not measured, overload control off). A test sets
+    /// it before the engine is made and moves it with the timeline to play a busy or an idle engine.
+    public var idleTime: Duration?
     /// The wall-clock time at the start of the timeline.
     public let start: Date
 

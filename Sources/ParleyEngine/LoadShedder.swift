@@ -1,0 +1,100 @@
+/// Overload control for new out-of-dialog requests (issue 15): a pure machine fed the engine thread's measured busy
+/// share once a window, which says what share of new requests to shed. Calls in progress are never shed: in-dialog
+/// requests, ACK, BYE, CANCEL, PRACK and responses do not pass through it.
+///
+///                 busy ≥ enterBusy for enterWindows windows running
+///     normal ─────────────────────────────────────────────────────► shedding (share = step %)
+///       ▲                                                              │  each window:
+///       │                   share back at 0                            │    busy ≥ enterBusy → share + step (≤ max %)
+///       └──────────────────────────────────────────────────────────────┘    busy < leaveBusy → share − step
+///
+/// While shedding, every new out-of-dialog request adds the share (in percent) to a credit and is shed when the credit
+/// reaches 100, so exactly that share is shed, evenly spread (no randomness to test around). A shed request is
+/// answered 503 with a jittered Retry-After; once the share reaches `dropSharePercent` a shed request over UDP is
+/// dropped before it is parsed (a 503 costs a parse and a send; the caller's retransmission comes back after its timer).
+struct LoadShedder {
+    /// A change worth a log line.
+    enum Change: Equatable {
+        /// Shedding began at this busy share.
+        case began(busy: Double)
+        /// Shedding ended; this many requests had been shed.
+        case ended(shed: Int)
+    }
+
+    let policy: OverloadPolicy
+    /// The share of new requests shed now, in percent (0 when not shedding).
+    private(set) var sharePercent = 0
+    /// The busy share of the last window.
+    private(set) var busy = 0.0
+    /// Requests shed since shedding last began (503 or dropped).
+    private(set) var shedInEpisode = 0
+    private var saturatedWindows = 0
+    private var credit = 0
+
+    init(policy: OverloadPolicy) {
+        self.policy = policy
+    }
+
+    /// Whether new requests are being shed.
+    var isShedding: Bool { sharePercent > 0 }
+
+    /// Whether shed UDP requests are dropped rather than answered.
+    var drops: Bool { sharePercent >= policy.dropSharePercent }
+
+    /// One window's measure: the share of it the engine's thread was busy (0...1).
+    mutating func sample(busy measured: Double) -> Change? {
+        busy = min(max(measured, 0), 1)
+        let saturated = busy >= policy.enterBusy
+        saturatedWindows = saturated ? saturatedWindows + 1 : 0
+        if !isShedding {
+            guard saturatedWindows >= policy.enterWindows else { return nil }
+            sharePercent = policy.stepPercent
+            shedInEpisode = 0
+            credit = 0
+            return .began(busy: busy)
+        }
+        if saturated {
+            sharePercent = min(sharePercent + policy.stepPercent, policy.maxSharePercent)
+        } else if busy < policy.leaveBusy {
+            sharePercent = max(sharePercent - policy.stepPercent, 0)
+            if sharePercent == 0 {
+                saturatedWindows = 0
+                return .ended(shed: shedInEpisode)
+            }
+        }
+        return nil
+    }
+
+    /// For each new out-of-dialog request: whether to shed it.
+    mutating func sheds() -> Bool {
+        guard isShedding else { return false }
+        credit += sharePercent
+        guard credit >= 100 else { return false }
+        credit -= 100
+        shedInEpisode += 1
+        return true
+    }
+}
+
+/// The thresholds of overload control (`LoadShedder`); `EngineConfiguration.overload`.
+public struct OverloadPolicy: Sendable, Hashable {
+    /// How often the busy share is measured.
+    public var window: Duration = .milliseconds(100)
+    /// Busy share from which the engine counts as overloaded.
+    public var enterBusy = 0.95
+    /// Windows running at `enterBusy` or more before shedding begins (a short burst is absorbed by the buffers).
+    public var enterWindows = 2
+    /// Busy share under which the shed share goes down again.
+    public var leaveBusy = 0.80
+    /// How much the shed share moves each window, in percent.
+    public var stepPercent = 5
+    /// The most that is ever shed, in percent (some new calls always get through, so the rate never drops to nothing).
+    public var maxSharePercent = 95
+    /// From this shed share on (percent), shed UDP requests are dropped unanswered instead of answered 503.
+    public var dropSharePercent = 50
+    /// The Retry-After range of a 503, in seconds (jittered so refused callers do not come back together).
+    public var retryAfter: ClosedRange<Int> = 1...5
+
+    /// The defaults above.
+    public init() {}
+}
