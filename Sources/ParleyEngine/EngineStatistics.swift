@@ -1,0 +1,44 @@
+/// What the engine has counted since it started.
+public struct EngineStatistics: Sendable, Hashable {
+    /// SIP messages received from the transports.
+    public var messagesReceived = 0
+    /// Messages that did not parse (dropped or answered 400).
+    public var malformedMessages = 0
+    /// Retransmitted requests absorbed by their transactions.
+    public var retransmissionsAbsorbed = 0
+    /// Incoming INVITEs that became conversations.
+    public var incomingCalls = 0
+    /// Outgoing INVITEs sent for Start actions.
+    public var outgoingCalls = 0
+    /// New INVITEs refused with 503 because the live calls were at the limit.
+    public var callsRefusedOverLimit = 0
+    /// New INVITEs refused with 403 because the caller policy does not admit the caller.
+    public var callersRefused = 0
+    /// New INVITEs refused with 503 because their source had the most calls ringing one source may.
+    public var callsRefusedPerSource = 0
+    /// New requests refused with 503 because their source sent more than `maxRequestsPerSource` in a second (each
+    /// began a ban).
+    public var requestsRefusedPerSource = 0
+    /// New requests dropped unanswered because their source was banned.
+    public var requestsDropped = 0
+    /// Sources banned now.
+    public var sourcesBanned = 0
+    /// Calls with a live SIP side now.
+    public var liveCalls = 0
+    /// Live SIP transactions now.
+    public var liveTransactions = 0
+    /// Requests we sent that are still waiting for their final response (client transactions).
+    public var pendingRequests = 0
+    /// New out-of-dialog requests answered 503 by overload control.
+    public var requestsShed = 0
+    /// New out-of-dialog requests dropped unread by overload control (UDP).
+    public var requestsShedDropped = 0
+    /// Whether overload control is shedding now.
+    public var overloaded = false
+    /// How busy the engine's thread was in the last window, in percent (0 without overload control).
+    public var loadBusyPercent = 0
+    /// The share of new out-of-dialog requests shed now, in percent.
+    public var loadShedPercent = 0
+    /// How late the last load probe fired, in milliseconds (the event loop's lag).
+    public var loopLagMilliseconds = 0
+}
