@@ -12,7 +12,7 @@ extension SIPHeaders {
 
     /// The top (first) Via value: the hop a response goes back to.
     public var topVia: SIPVia? {
-        if let parsed { return parsed.vias.first }
+        if let parsed { return parsed.topVia }
         return self["Via"].flatMap { SIPSyntax.splitValues($0).first.flatMap(OSIPHeaderReader.via) }
     }
 
@@ -69,32 +69,107 @@ extension SIPHeaders {
 }
 
 /// The typed values of a validated header section: read once by the validator, shared by every copy of the headers
-/// until the fields change. Immutable, hence Sendable.
+/// while the edits leave them true. Typed fields appended afterwards (a response's Contact and Content-Type) are kept
+/// as text and read only when their view is asked for, so building a response parses nothing. Immutable, hence
+/// Sendable.
 final class ParsedHeaders: Sendable {
-    let vias: [SIPVia]
+    private let validatedVias: [SIPVia]
     let from: SIPAddress
     let to: SIPAddress
     let callID: String
     let cseq: SIPCSeq
-    let maxForwards: Int?
-    let contentType: SIPContentType?
-    let contacts: [SIPAddress]
-    let routes: [SIPAddress]
-    let recordRoutes: [SIPAddress]
+    private let validatedMaxForwards: Int?
+    private let validatedContentType: SIPContentType?
+    private let validatedContacts: [SIPAddress]
+    private let validatedRoutes: [SIPAddress]
+    private let validatedRecordRoutes: [SIPAddress]
+    /// Via, Contact, Route, Record-Route, Max-Forwards and Content-Type fields appended after validation, in order.
+    private let appended: [SIPHeaderField]
+
+    /// The keys of the fields these values are read from (Content-Length is read from its text each time).
+    static let typedKeys: Set<String> = [
+        "via", "from", "to", "call-id", "cseq", "max-forwards", "content-type", "contact", "route", "record-route",
+    ]
 
     init(
         vias: [SIPVia], from: SIPAddress, to: SIPAddress, callID: String, cseq: SIPCSeq, maxForwards: Int?,
-        contentType: SIPContentType?, contacts: [SIPAddress], routes: [SIPAddress], recordRoutes: [SIPAddress]
+        contentType: SIPContentType?, contacts: [SIPAddress], routes: [SIPAddress], recordRoutes: [SIPAddress],
+        appended: [SIPHeaderField] = []
     ) {
-        self.vias = vias
+        self.validatedVias = vias
         self.from = from
         self.to = to
         self.callID = callID
         self.cseq = cseq
-        self.maxForwards = maxForwards
-        self.contentType = contentType
-        self.contacts = contacts
-        self.routes = routes
-        self.recordRoutes = recordRoutes
+        self.validatedMaxForwards = maxForwards
+        self.validatedContentType = contentType
+        self.validatedContacts = contacts
+        self.validatedRoutes = routes
+        self.validatedRecordRoutes = recordRoutes
+        self.appended = appended
+    }
+
+    /// Every Via, the validated ones first.
+    var vias: [SIPVia] {
+        validatedVias + appendedValues("via").compactMap(OSIPHeaderReader.via)
+    }
+
+    /// The first Via.
+    var topVia: SIPVia? {
+        validatedVias.first ?? appendedValues("via").first.flatMap(OSIPHeaderReader.via)
+    }
+
+    /// Max-Forwards: the validated field's, else the first appended one's.
+    var maxForwards: Int? {
+        if let validatedMaxForwards { return validatedMaxForwards }
+        return appended.first { $0.key == "max-forwards" }.flatMap { SIPSyntax.decimal($0.value, limit: 255) }
+    }
+
+    /// Content-Type: the validated field's, else the first appended one's.
+    var contentType: SIPContentType? {
+        if let validatedContentType { return validatedContentType }
+        return appended.first { $0.key == "content-type" }.flatMap { OSIPHeaderReader.contentType($0.value) }
+    }
+
+    /// Every Contact address (the REGISTER wildcard skipped).
+    var contacts: [SIPAddress] { validatedContacts + appendedAddresses("contact") }
+    /// Every Route address.
+    var routes: [SIPAddress] { validatedRoutes + appendedAddresses("route") }
+    /// Every Record-Route address.
+    var recordRoutes: [SIPAddress] { validatedRecordRoutes + appendedAddresses("record-route") }
+
+    private func appendedValues(_ key: String) -> [Substring] {
+        appended.filter { $0.key == key }.flatMap { SIPSyntax.splitValues($0.value) }
+    }
+
+    private func appendedAddresses(_ key: String) -> [SIPAddress] {
+        appendedValues(key).compactMap { $0 == "*" ? nil : OSIPHeaderReader.address($0) }
+    }
+
+    /// These values with one field more, appended after the others: what the typed views of the longer header list
+    /// read. A list field or a first Max-Forwards or Content-Type is kept as text for its view to read; a second From,
+    /// To, Call-ID, CSeq, Max-Forwards or Content-Type changes nothing (the views read the first).
+    func adding(_ field: SIPHeaderField) -> ParsedHeaders {
+        switch field.key {
+        case "via", "contact", "route", "record-route", "max-forwards", "content-type":
+            return ParsedHeaders(
+                vias: validatedVias, from: from, to: to, callID: callID, cseq: cseq, maxForwards: validatedMaxForwards,
+                contentType: validatedContentType, contacts: validatedContacts, routes: validatedRoutes,
+                recordRoutes: validatedRecordRoutes, appended: appended + [field])
+        default:
+            return self
+        }
+    }
+
+    /// The values of a response's skeleton copied from its request (`SIPResponse.answering`): the same Vias, From,
+    /// Call-ID and CSeq, To with `toTag` when one was added, Record-Route when copied, and nothing else. Only for
+    /// the values a validator produced (nothing appended).
+    func answering(toTag: String?, copyingRecordRoute: Bool) -> ParsedHeaders? {
+        guard appended.isEmpty else { return nil }
+        var to = to
+        if let toTag { to.tag = toTag }
+        return ParsedHeaders(
+            vias: validatedVias, from: from, to: to, callID: callID, cseq: cseq, maxForwards: nil, contentType: nil,
+            contacts: [], routes: [], recordRoutes: copyingRecordRoute ? validatedRecordRoutes : [])
     }
 }

@@ -35,13 +35,13 @@ public struct SIPHeaderField: Sendable, Hashable {
 /// understood: `headers["i"]`, `headers["call-id"]` and `headers["Call-ID"]` find the same field.
 ///
 /// Equality and hashing compare the fields only. A parsed message also carries the typed values it was validated
-/// with (`SIPHeaders+Typed.swift`), so reading them costs nothing; any change to the fields drops them, and the typed
-/// views then parse the text again.
+/// with (`SIPHeaders+Typed.swift`), so reading them costs nothing, and so does a response built from it
+/// (`SIPResponse.answering`). Edits keep them true: a field Parley does not type changes nothing, an appended typed
+/// field is kept as text until its view is read, and any other change to a typed field drops them (the typed views then parse
+/// the text again).
 public struct SIPHeaders: Sendable, Hashable, RandomAccessCollection, ExpressibleByDictionaryLiteral {
     /// The fields in order.
-    public private(set) var fields: [SIPHeaderField] {
-        didSet { parsed = nil }
-    }
+    public private(set) var fields: [SIPHeaderField]
 
     /// The typed values read from exactly these fields during validation, if this came from the parser.
     var parsed: ParsedHeaders?
@@ -95,17 +95,20 @@ public struct SIPHeaders: Sendable, Hashable, RandomAccessCollection, Expressibl
 
     /// Appends a field.
     public mutating func append(_ name: String, _ value: String) {
-        fields.append(SIPHeaderField(name: name, value: value))
+        append(SIPHeaderField(name: name, value: value))
     }
 
     /// Appends a field.
     public mutating func append(_ field: SIPHeaderField) {
         fields.append(field)
+        parsed = parsed?.adding(field)
     }
 
     /// Inserts a field at `index` (0 puts it first, as a proxy does with its Via).
     public mutating func insert(_ name: String, _ value: String, at index: Int) {
-        fields.insert(SIPHeaderField(name: name, value: value), at: index)
+        let field = SIPHeaderField(name: name, value: value)
+        fields.insert(field, at: index)
+        if ParsedHeaders.typedKeys.contains(field.key) { parsed = nil }
     }
 
     /// Replaces the first field called `name` with one holding `value` (keeping its place) and removes the others;
@@ -113,9 +116,10 @@ public struct SIPHeaders: Sendable, Hashable, RandomAccessCollection, Expressibl
     public mutating func set(_ name: String, _ value: String) {
         let field = SIPHeaderField(name: name, value: value)
         guard let index = fields.firstIndex(where: { $0.key == field.key }) else {
-            fields.append(field)
+            append(field)
             return
         }
+        if ParsedHeaders.typedKeys.contains(field.key) { parsed = nil }
         var updated = fields
         updated[index] = field
         if updated[(index + 1)...].contains(where: { $0.key == field.key }) {
@@ -128,6 +132,7 @@ public struct SIPHeaders: Sendable, Hashable, RandomAccessCollection, Expressibl
     public mutating func removeAll(_ name: String) {
         let query = Query(name)
         fields.removeAll { query.matches($0) }
+        if ParsedHeaders.typedKeys.contains(query.key) { parsed = nil }
     }
 
     /// Keeps exactly one Content-Length field equal to `bodyCount`: an existing single field with that value is left as
@@ -155,15 +160,16 @@ public struct SIPHeaders: Sendable, Hashable, RandomAccessCollection, Expressibl
 
     /// A name to look up: its key computed once (short names stay inline strings, so no allocation), then compared.
     struct Query {
-        private let name: String
+        /// The key looked for.
+        let key: String
 
         init(_ name: String) {
-            self.name = SIPHeaders.key(for: name)
+            self.key = SIPHeaders.key(for: name)
         }
 
         /// Whether `field` is called this name.
         func matches(_ field: SIPHeaderField) -> Bool {
-            field.key == name
+            field.key == key
         }
     }
 

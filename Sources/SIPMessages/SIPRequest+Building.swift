@@ -60,24 +60,29 @@ extension SIPResponse {
     static func answering(
         headers: SIPHeaders, statusCode: Int, reasonPhrase: String, toTag: String?, copyingRecordRoute: Bool = false
     ) -> SIPResponse {
-        var fields = SIPHeaders()
-        for field in headers where field.key == "via" { fields.append(field) }
+        var copied: [SIPHeaderField] = []
+        for field in headers where field.key == "via" { copied.append(field) }
         if copyingRecordRoute {
-            for field in headers where field.key == "record-route" { fields.append(field) }
+            for field in headers where field.key == "record-route" { copied.append(field) }
         }
+        var addedTag: String?
         for key in ["from", "to", "call-id", "cseq"] {
             guard var field = headers.first(where: { $0.key == key }) else { continue }
             if key == "to", statusCode != 100, let toTag {
                 precondition(SIPSyntax.isToken(toTag), "A To tag is a token: \(toTag.debugDescription)")
                 if let address = headers.to, address.tag == nil {
                     field = SIPHeaderField(validatedName: field.name, value: field.value + ";tag=" + toTag)
+                    addedTag = toTag
                 }
             }
-            fields.append(field)
+            copied.append(field)
         }
         if statusCode == 100, let timestamp = headers.first(where: { $0.key == "timestamp" }) {
-            fields.append(timestamp)
+            copied.append(timestamp)
         }
+        var fields = SIPHeaders(copied)
+        // The request's typed values hold for the copies (a validated request has every one of these fields).
+        fields.parsed = headers.parsed?.answering(toTag: addedTag, copyingRecordRoute: copyingRecordRoute)
         return SIPResponse(statusCode: statusCode, reasonPhrase: reasonPhrase, headers: fields)
     }
 
