@@ -5,7 +5,8 @@ import ConversationKit
 import ParleyIO
 import SIPTransport
 
-/// Admission of new requests, before any transaction exists: the per-source density check, then for a new INVITE
+/// Admission of new requests, before any transaction exists (overload control sheds before parsing, in
+/// SIPUserAgent+Overload): the per-source density check, then for a new INVITE
 /// the caller policy, the live-call limit and the per-source ringing limit. What is refused here leaves no state
 /// behind: it is answered statelessly with one 403 or 503 (no 100 Trying, no retransmissions: a spoofed flood draws
 /// one datagram per datagram), or, from a banned source, not answered at all.
@@ -15,9 +16,6 @@ import SIPTransport
 ///        ▼
 ///   density (SourceRateGuard) ──drop──► nothing sent
 ///                        │ admit         └──refuse──► 503 Retry-After: ban
-///                        ▼
-///   overload control sheds it (SIPUserAgent+Overload) ──yes──► 503 Retry-After: 1–5 s, jittered
-///                        │ no
 ///                        ▼
 ///                   new INVITE? ──no──► open its transaction
 ///                        │ yes (and not announced by a push)
@@ -57,10 +55,6 @@ extension SIPUserAgent {
                 counters.requestsDropped += 1
                 return false
             }
-        }
-        if !inLiveDialog, let retryAfter = shedRetryAfter(for: request, from: source) {
-            refuseStatelessly(request, from: source, reason: "Overloaded", retryAfter: retryAfter)
-            return false
         }
         guard request.method == .invite, request.headers.to?.tag == nil, let callID = request.headers.callID,
             !pushedCalls.isPending(callID: callID)

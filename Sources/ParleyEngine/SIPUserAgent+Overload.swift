@@ -6,11 +6,13 @@ import SIPTransport
 /// engine's thread spent waiting for work, feeds the busy share to the shedder and logs when shedding begins and
 /// ends; new out-of-dialog requests then ask it whether to shed them.
 ///
-///   datagram ──► shedder drops (share ≥ dropSharePercent), UDP, RequestPeek says new out-of-dialog, credit full?
-///        │ no                                             └─yes─► dropped unread (requestsShedDropped)
+///   message ──► ACK of one of our refusals (To tag "sr-…")? ──yes──► absorbed unread
+///        │ no
 ///        ▼
-///   parse ──► transaction layer ──► new request ──► admits: no To tag, not ACK/BYE/CANCEL/PRACK, credit full?
-///                                                        └─yes─► 503, Retry-After 1–5 s jittered (requestsShed)
+///   shedding, RequestPeek says new out-of-dialog (no To tag; not ACK/BYE/CANCEL/PRACK), credit full?
+///        │ no                        └─yes─► UDP and share ≥ dropSharePercent? ──yes──► dropped (requestsShedDropped)
+///        ▼                                           │ no
+///   parse, transactions, calls as usual              └──► 503 Retry-After 1–5 s written from its bytes (requestsShed)
 ///
 /// The trigger is measured, not guessed: busy share = 1 − (idle time in `epoll_wait` ÷ window), which counts every
 /// kind of work on the thread (SIP, timers, the control API); the probe's own lateness is the loop lag `status` shows.
@@ -52,24 +54,28 @@ extension SIPUserAgent {
         scheduleLoadProbe(after: shedder.policy.window)
     }
 
-    /// Before parsing: whether this datagram is shed unread (dropping mode only, UDP only).
-    func dropsUnread(_ inbound: InboundSIPMessage) -> Bool {
-        guard inbound.kind == .udp, shedder?.drops == true, RequestPeek.isNewOutOfDialogRequest(inbound.bytes),
-            shedder!.sheds()
+    /// Before parsing: whether this message is shed (or was an ACK of a shed one), unread. A new out-of-dialog
+    /// request the shedder picks is answered 503 with a jittered Retry-After written from its bytes
+    /// (`StatelessRefusal`), or dropped over UDP at `dropSharePercent` or more, or when its bytes do not allow a
+    /// refusal written unread.
+    func shedsUnread(_ inbound: InboundSIPMessage, from source: SIPDestination) -> Bool {
+        if StatelessRefusal.isACKOfRefusal(inbound.bytes) {
+            counters.refusalACKsAbsorbed += 1
+            return true
+        }
+        guard let policy = shedder?.policy, shedder?.isShedding == true,
+            RequestPeek.isNewOutOfDialogRequest(inbound.bytes), shedder!.sheds()
         else { return false }
-        counters.requestsShedDropped += 1
+        if inbound.kind != .udp || !shedder!.drops, let refusal = StatelessRefusal.response(
+            to: inbound.bytes, status: 503, reason: "Overloaded", tagSuffix: String(counters.requestsShed &+ 1, radix: 36),
+            extra: [("Server", configuration.product), ("Retry-After", String(Int.random(in: policy.retryAfter)))])
+        {
+            counters.requestsShed += 1
+            environment.send(refusal, to: source)
+        } else {
+            counters.requestsShedDropped += 1
+        }
         return true
-    }
-
-    /// For a new request at admission: the Retry-After of the 503 that sheds it, or nil when it goes on. UDP requests
-    /// in dropping mode were decided before parsing (`dropsUnread`), so they are not asked twice.
-    func shedRetryAfter(for request: SIPRequest, from source: SIPDestination) -> Int? {
-        guard let policy = shedder?.policy, shedder?.isShedding == true, !(source.kind == .udp && shedder!.drops),
-            request.headers.to?.tag == nil, ![.ack, .bye, .cancel, .prack].contains(request.method),
-            !(request.headers.callID.map(pushedCalls.isPending(callID:)) ?? false), shedder!.sheds()
-        else { return nil }
-        counters.requestsShed += 1
-        return Int.random(in: policy.retryAfter)
     }
 
     /// What `status` shows of the load: busy and shed shares in percent, the loop lag in milliseconds.

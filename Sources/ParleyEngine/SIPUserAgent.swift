@@ -129,8 +129,8 @@ final class SIPUserAgent {
                 return
             }
         }
-        if dropsUnread(inbound) { return }
         let source = SIPDestination(kind: inbound.kind, address: inbound.source, connection: inbound.connection)
+        if shedsUnread(inbound, from: source) { return }
         let message: SIPMessage
         do {
             message = try SIPMessage.parse(inbound.bytes)
@@ -404,6 +404,8 @@ struct EngineCounters: Sendable {
     var requestsShed = 0
     /// New out-of-dialog requests dropped unread by overload control (UDP, at `dropSharePercent` or more).
     var requestsShedDropped = 0
+    /// ACKs of those 503s, absorbed unread.
+    var refusalACKsAbsorbed = 0
 }
 
 /// What decides our Contact: the transport, the IP family of the peer, and whether the exchange is `sips:`.

@@ -182,9 +182,7 @@ public final class EventLoop: Sendable {
         _ = clinux_name_thread(name)
         let core = self.core.value
         while true {
-            let waitStarted = monotonicNanoseconds()
             let woken = core.poll(timeoutMilliseconds: timeout(core))
-            core.idleNanoseconds &+= monotonicNanoseconds() &- waitStarted
             runDueTimers(core)
             if woken, drainInbox() { break }
         }

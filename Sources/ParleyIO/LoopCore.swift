@@ -93,7 +93,9 @@ final class LoopCore {
 
     /// Waits for readiness (or the next timer), then calls the handlers; returns whether the wake-up fd fired.
     func poll(timeoutMilliseconds: Int32) -> Bool {
+        let waitStarted = monotonicNanoseconds()
         let count = epoll_wait(epollFD, events, Self.eventCapacity, timeoutMilliseconds)
+        idleNanoseconds &+= monotonicNanoseconds() &- waitStarted
         guard count >= 0 else {
             precondition(errno == EINTR, "epoll_wait failed: errno \(errno)")
             return false
