@@ -297,7 +297,14 @@ struct CallerPolicyTests {
         try alice.waitForTransition(to: "ringing")
         #expect(alice.transitions.count == 1, "only Bob's call rang: \(alice.transitions)")
         let directory = ["--data-dir", alice.dataDirectory.path]
-        let history = try ControlCLITests.parley(["history", "--json"] + directory)
+        // The record is written by the history's group commit, off the SIP thread: on a loaded machine it may land a
+        // moment after the call it records was refused, so wait for it (bounded).
+        var history = try ControlCLITests.parley(["history", "--json"] + directory)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !history.output.contains(#""status" : "blocked""#), ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            history = try ControlCLITests.parley(["history", "--json"] + directory)
+        }
         #expect(history.output.components(separatedBy: #""status" : "blocked""#).count - 1 == 1, "\(history.output)")
         #expect(history.output.contains("sip:mallory@127.0.0.1:\(mallory.port)"), "\(history.output)")
         let missed = try ControlCLITests.parley(["history", "--json", "--status", "missed"] + directory)
