@@ -104,17 +104,17 @@ public enum StatelessRefusal {
         var nameEnd = colon
         while nameEnd > line.startIndex, SIPSyntax.isWhitespace(line[nameEnd - 1]) { nameEnd -= 1 }
         let name = line[line.startIndex..<nameEnd]
-        guard name.count <= 7 else { return "" }
-        let lower = String(decoding: name.map { $0 | 0x20 }, as: UTF8.self)
-        switch lower {
-        case "via", "v": return "via"
-        case "from", "f": return "from"
-        case "to", "t": return "to"
-        case "call-id", "i": return "call-id"
-        case "cseq": return "cseq"
-        default: return ""
+        for (spelling, key) in names where spelling.count == name.count {
+            if zip(spelling, name).allSatisfy({ $0 == $1 | 0x20 }) { return key }
         }
+        return ""
     }
+
+    /// The names looked for, lowercased, and the keys they stand for (no allocation per line).
+    private static let names: [([UInt8], String)] = [
+        ("via", "via"), ("v", "via"), ("from", "from"), ("f", "from"), ("to", "to"), ("t", "to"),
+        ("call-id", "call-id"), ("i", "call-id"), ("cseq", "cseq"),
+    ].map { (Array($0.0.utf8), $0.1) }
 
     /// Whether "tag" appears in the line, in any case (a To that may already be tagged).
     private static func containsTag(_ line: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
