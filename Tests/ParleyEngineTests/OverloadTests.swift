@@ -8,9 +8,26 @@ import Testing
 
 @Suite("Overload control: the shedder machine")
 struct LoadShedderTests {
+    /// The defaults, but shedding after two windows at 95 % (the expectations below count windows from there).
+    static let quick: OverloadPolicy = {
+        var policy = OverloadPolicy()
+        policy.enterBusy = 0.95
+        policy.enterWindows = 2
+        return policy
+    }()
+
+    @Test("the defaults: five windows running at 97 % busy or more before anything is shed")
+    func defaults() {
+        var shedder = LoadShedder(policy: OverloadPolicy())
+        for _ in 0..<3 { #expect(shedder.sample(busy: 1) == nil) }
+        #expect(shedder.sample(busy: 0.96) == nil, "below 97 %: the count starts again")
+        for _ in 0..<4 { #expect(shedder.sample(busy: 0.98) == nil) }
+        #expect(shedder.sample(busy: 0.98) == .began(busy: 0.98))
+    }
+
     @Test("a single saturated window is absorbed; two begin shedding, which grows by a step each saturated window")
     func entering() {
-        var shedder = LoadShedder(policy: OverloadPolicy())
+        var shedder = LoadShedder(policy: Self.quick)
         #expect(shedder.sample(busy: 1) == nil)
         #expect(shedder.sample(busy: 0.5) == nil, "the burst ended")
         #expect(shedder.sample(busy: 0.97) == nil)
@@ -25,7 +42,7 @@ struct LoadShedderTests {
 
     @Test("exactly the share is shed, evenly; from dropShare on shed UDP requests are dropped; never more than maxShare")
     func shedding() {
-        var shedder = LoadShedder(policy: OverloadPolicy())
+        var shedder = LoadShedder(policy: Self.quick)
         _ = shedder.sample(busy: 1)
         _ = shedder.sample(busy: 1)
         for _ in 0..<4 { _ = shedder.sample(busy: 1) }  // 25 %
@@ -46,7 +63,7 @@ struct LoadShedderTests {
 
     @Test("below leaveBusy the share goes down two steps a window, below half of it at once; the end says how much was shed")
     func leaving() {
-        var shedder = LoadShedder(policy: OverloadPolicy())
+        var shedder = LoadShedder(policy: Self.quick)
         for _ in 0..<8 { _ = shedder.sample(busy: 1) }  // 35 %
         for _ in 0..<20 { _ = shedder.sheds() }
         #expect(shedder.sample(busy: 0.5) == nil)
@@ -64,7 +81,7 @@ struct LoadShedderTests {
 
     @Test("measures out of range are clamped")
     func clamping() {
-        var shedder = LoadShedder(policy: OverloadPolicy())
+        var shedder = LoadShedder(policy: Self.quick)
         _ = shedder.sample(busy: 7)
         #expect(shedder.busy == 1)
         _ = shedder.sample(busy: -3)
@@ -172,7 +189,10 @@ struct RequestPeekTests {
 struct OverloadEngineTests {
     /// An engine answering at once, its thread measured as the test says.
     private func harness() throws -> EngineHarness {
-        let harness = try EngineHarness { $0.autoAnswerDelay = .zero }
+        let harness = try EngineHarness {
+            $0.autoAnswerDelay = .zero
+            $0.overload = LoadShedderTests.quick
+        }
         harness.environment.idleTime = .zero
         harness.engine.start()
         return harness
