@@ -67,8 +67,8 @@ public enum RequestPeek {
         return position < end && bytes[position] == UInt8(ascii: ":")
     }
 
-    /// Whether "tag" appears anywhere in the line, in any case.
-    private static func containsTag(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
+    /// Whether "tag" appears anywhere in `bytes[start..<end]`, in any case (also for `StatelessRefusal`).
+    static func containsTag(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
         var position = start
         while position + 2 < end {
             if bytes[position] | 0x20 == UInt8(ascii: "t"), bytes[position + 1] | 0x20 == UInt8(ascii: "a"),

@@ -45,7 +45,7 @@ public enum StatelessRefusal {
                     if key == "cseq" { guard !seen.cseq else { return nil }; seen.cseq = true }
                     out += line
                 case "to":
-                    guard !seen.to, !containsTag(line) else { return nil }
+                    guard !seen.to, !RequestPeek.containsTag(bytes, start, end) else { return nil }
                     seen.to = true
                     var value = line[...]
                     while let last = value.last, SIPSyntax.isWhitespace(last) { value = value.dropLast() }
@@ -115,10 +115,4 @@ public enum StatelessRefusal {
         ("via", "via"), ("v", "via"), ("from", "from"), ("f", "from"), ("to", "to"), ("t", "to"),
         ("call-id", "call-id"), ("i", "call-id"), ("cseq", "cseq"),
     ].map { (Array($0.0.utf8), $0.1) }
-
-    /// Whether "tag" appears in the line, in any case (a To that may already be tagged).
-    private static func containsTag(_ line: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        let lower = line.map { $0 | 0x20 }
-        return lower.indices.dropLast(2).contains { lower[$0] == 0x74 && lower[$0 + 1] == 0x61 && lower[$0 + 2] == 0x67 }
-    }
 }
