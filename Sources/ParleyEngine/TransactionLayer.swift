@@ -107,6 +107,8 @@ final class TransactionLayer {
     /// Sends `response` through the server transaction `key` (dropped if it has ended).
     func respond(_ response: SIPResponse, to key: TransactionKey) {
         guard var entry = servers[key] else { return }
+        // A final response stays in the transaction for retransmissions until its last timer: as text only.
+        let response = response.isProvisional ? response : response.textOnly
         let effects: [TransactionEffect]
         switch entry.machine {
         case .invite(var machine):
@@ -301,7 +303,7 @@ final class TransactionLayer {
 private struct ServerEntry {
     var machine: ServerMachine
     let destination: SIPDestination
-    var timers: [TransactionTimer: EngineTimer] = [:]
+    var timers = RunningTimers()
 }
 
 /// The two server machines, with the inputs both take.
@@ -336,7 +338,7 @@ private enum ServerMachine {
 private struct ClientEntry {
     var machine: ClientMachine
     let destination: SIPDestination
-    var timers: [TransactionTimer: EngineTimer] = [:]
+    var timers = RunningTimers()
     let owner: TransactionOwner
 }
 

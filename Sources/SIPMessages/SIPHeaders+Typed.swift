@@ -60,7 +60,8 @@ extension SIPHeaders {
         values(name).flatMap(SIPSyntax.splitValues).compactMap { $0 == "*" ? nil : OSIPHeaderReader.address($0) }
     }
 
-    /// The same fields without the values kept from parsing (for tests: the views then parse the text again).
+    /// The same fields without the values kept from parsing: the views then parse the text again (tests compare
+    /// the two; a message kept only to be serialised again is smaller without them).
     func droppingParsedValues() -> SIPHeaders {
         var copy = self
         copy.parsed = nil

@@ -139,6 +139,15 @@ public struct SIPResponse: Sendable, Hashable {
         self.headers.normalizeContentLength(bodyCount: body.count)
     }
 
+    /// This response without the typed header values a parsed or answered message carries: the same fields and
+    /// bytes, for a response that is only ever serialised again (a transaction keeps its final response for
+    /// retransmissions for 32 s, and the typed values are most of its memory).
+    public var textOnly: SIPResponse {
+        var copy = self
+        copy.headers = headers.droppingParsedValues()
+        return copy
+    }
+
     /// Whether this is a provisional (1xx) response.
     public var isProvisional: Bool { statusCode < 200 }
 

@@ -31,8 +31,6 @@ public struct NonInviteServerTransaction: Sendable {
         case terminated
     }
 
-    /// The request that created this transaction.
-    public let request: SIPRequest
     /// The transport's reliability.
     public let transport: TransactionTransport
     /// The timer constants.
@@ -45,13 +43,13 @@ public struct NonInviteServerTransaction: Sendable {
         request: SIPRequest, transport: TransactionTransport, timers: TransactionTimers = TransactionTimers()
     ) -> (transaction: NonInviteServerTransaction, effects: [TransactionEffect]) {
         precondition(request.method != .invite && request.method != .ack, "INVITE and ACK are not non-INVITE requests")
-        let transaction = NonInviteServerTransaction(
-            request: request, transport: transport, timers: timers, current: .trying)
+        // The request itself is not kept: nothing after `deliverRequest` needs it, and a finished transaction waits
+        // 64·T1 for timer J, so what it holds is held for every request of the last 32 s.
+        let transaction = NonInviteServerTransaction(transport: transport, timers: timers, current: .trying)
         return (transaction, [.deliverRequest(request)])
     }
 
-    private init(request: SIPRequest, transport: TransactionTransport, timers: TransactionTimers, current: State) {
-        self.request = request
+    private init(transport: TransactionTransport, timers: TransactionTimers, current: State) {
         self.transport = transport
         self.timers = timers
         self.current = current

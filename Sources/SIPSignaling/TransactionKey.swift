@@ -14,8 +14,9 @@ public enum TransactionKey: Sendable, Hashable {
     /// A server transaction for a request whose branch carries the RFC 3261 magic cookie: branch, sent-by of the top
     /// Via, and method, with ACK counted as INVITE (§17.2.3).
     case server(branch: String, sentBy: String, method: SIPMethod)
-    /// A server transaction for a request without the magic cookie (RFC 2543 peers; §17.2.3).
-    case rfc2543(RFC2543Key)
+    /// A server transaction for a request without the magic cookie (RFC 2543 peers; §17.2.3). Boxed: its fields
+    /// would make every key (and every slot of the tables keyed by it) four times as large.
+    indirect case rfc2543(RFC2543Key)
 
     /// The fields RFC 2543 transactions are matched by (RFC 3261 §17.2.3).
     ///

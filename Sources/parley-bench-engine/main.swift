@@ -72,6 +72,15 @@ func feed(_ data: Data) {
     engine.receive(InboundSIPMessage(bytes: data, kind: .udp, source: peer, connection: nil, local: local))
 }
 
+/// The resident set in bytes (`/proc/self/statm`'s second field, in pages).
+func heapInUse() -> Int {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+        let pages = statm.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+    else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+let heapBefore = heapInUse()
 let start = ContinuousClock.now
 for call in 0..<calls {
     let callID = "\(call)-bench@127.0.0.1"
@@ -120,8 +129,11 @@ for call in 0..<calls {
         """))
 }
 let elapsed = ContinuousClock.now - start
+let heapHeld = heapInUse() - heapBefore
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 let stats = engine.statistics
 print("calls: \(calls), live calls left: \(stats.liveCalls), conversations left: \(manager.conversations.count)")
 print("sent: \(environment.sentMessages) messages, pending timers: \(environment.pending)")
 print(String(format: "per call: %.1f µs; calls/s on one core: %.0f", seconds / Double(calls) * 1e6, Double(calls) / seconds))
+// Time does not move here, so every finished call's state waiting for timers J and L (32 s in parleyd) is still held.
+print("memory (RSS) held per finished call (its timers J and L not yet fired): \(heapHeld / calls) bytes")

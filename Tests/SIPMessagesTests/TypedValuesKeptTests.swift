@@ -40,6 +40,17 @@ import Testing
         }
     }
 
+    @Test func aTextOnlyResponseWritesTheSameBytesAndReadsTheSameViews() throws {
+        let request = try #require(try SIPMessage.parse(sipBytes(basicInviteLines)).request)
+        let response = request.makeResponse(statusCode: 486, toTag: "busy1")
+        #expect(response.headers.parsed != nil)
+        let text = response.textOnly
+        #expect(text.headers.parsed == nil)
+        #expect(text.serialize() == response.serialize())
+        #expect(views(text.headers) == views(response.headers))
+        #expect(text == response)
+    }
+
     @Test func editsKeepOrDropTheValuesAsTheyMust() throws {
         let parsed = try #require(try SIPMessage.parse(sipBytes(basicInviteLines)).request).headers
         var headers = parsed
