@@ -72,6 +72,9 @@ public struct NodeConfiguration: Sendable {
     public var sourceBan: Duration = .seconds(60)
     /// Numeric addresses the per-source limits never apply to (`--exempt-source`).
     public var exemptSources: [String] = []
+    /// Whether overload control sheds new requests when the engine thread stays busy (`--no-overload-control`
+    /// turns it off: behind a proxy that does its own, or to measure raw capacity).
+    public var overloadControl = true
     /// Who may ring us (`--accept-from`).
     public var acceptFrom = AcceptFrom.anyone
     /// Whether a refused caller leaves a `blocked` record (`--record-blocked`).

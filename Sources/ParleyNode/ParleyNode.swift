@@ -92,6 +92,7 @@ public final class ParleyNode: Sendable {
             engineConfiguration.groupMessagesPerSecond = configuration.groupMessagesPerSecond
             engineConfiguration.sourceBan = configuration.sourceBan
             engineConfiguration.exemptSources = configuration.exemptSources
+            if !configuration.overloadControl { engineConfiguration.overload = nil }
             engineConfiguration.recordsBlockedCalls = configuration.recordsBlockedCalls
             if configuration.keepsIdentity {
                 if let tightened = try configuration.dataDirectory.create() { log.info(tightened) }

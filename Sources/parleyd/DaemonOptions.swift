@@ -75,6 +75,8 @@ struct DaemonOptions {
           --source-ban SECONDS    how long a flooding address is ignored (default 60)
           --exempt-source ADDR    an address the per-source limits never apply to, e.g. a proxy in front
                                   (repeatable)
+          --no-overload-control   never shed new requests when the engine thread is saturated (by default
+                                  they get 503 with Retry-After; docs/robustness.md)
           --max-connections N     TCP and TLS connections at most (default 4096)
           --max-connections-per-source N  connections accepted from one address at most (default 64)
           --connection-idle-timeout S  close a TCP/TLS connection that completes no message for S seconds (default 300)
@@ -207,6 +209,7 @@ struct DaemonOptions {
         if let seconds = try arguments.option("--source-ban", as: "seconds (1–86400)", in: 1...86_400) {
             options.node.sourceBan = .seconds(seconds)
         }
+        if arguments.flag("--no-overload-control") { options.node.overloadControl = false }
         for address in try arguments.options("--exempt-source") {
             var host = address
             if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
