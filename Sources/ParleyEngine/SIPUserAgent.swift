@@ -36,6 +36,8 @@ final class SIPUserAgent {
     let exemptSources: Set<SourceKey>
     /// Counters for the status report.
     var counters = EngineCounters()
+    /// Request-URIs and addresses parsed recently (most of a call's are seen again; `SIPParseMemo`).
+    let parseMemo = SIPParseMemo()
     /// Overload control, when configured (`SIPUserAgent+Overload.swift`).
     var shedder: LoadShedder?
     /// The last load probe: when it ran and the environment's idle time then.
@@ -133,7 +135,7 @@ final class SIPUserAgent {
         if shedsUnread(inbound, from: source) { return }
         let message: SIPMessage
         do {
-            message = try SIPMessage.parse(inbound.bytes)
+            message = try SIPMessage.parse(inbound.bytes, memo: parseMemo)
         } catch {
             counters.malformed += 1
             log.debug("dropped a malformed message from \(inbound.source.host):\(inbound.source.port): \(error.reason)")

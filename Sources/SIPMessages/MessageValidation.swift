@@ -40,7 +40,7 @@ enum MessageValidation {
     }
 
     /// Applies the rules to a framed message.
-    static func validate(_ framed: FramedMessage) throws(SIPParseError) -> SIPMessage {
+    static func validate(_ framed: FramedMessage, memo: SIPParseMemo? = nil) throws(SIPParseError) -> SIPMessage {
         let isRequest = !framed.looksLikeResponse
         let headers = SIPHeaders(framed.fields)
         func failure(_ kind: SIPParseError.Kind, _ reason: String) -> SIPParseError {
@@ -48,7 +48,7 @@ enum MessageValidation {
         }
 
         let startLine = isRequest
-            ? try requestLine(framed.startLine, failure) : try statusLine(framed.startLine, failure)
+            ? try requestLine(framed.startLine, memo, failure) : try statusLine(framed.startLine, failure)
 
         // Counted by a scan over a dozen fields: cheaper than hashing every name.
         var counts = [Int](repeating: 0, count: countedKeys.count)
@@ -72,7 +72,7 @@ enum MessageValidation {
             throw failure(.malformedHeader(name: name), "Malformed \(name) header")
         }
 
-        let parsed = try readValues(headers, failure)
+        let parsed = try readValues(headers, memo, failure)
 
         var bodyLength = framed.bodyCount
         if let value = headers["Content-Length"] {
@@ -103,7 +103,7 @@ enum MessageValidation {
     }
 
     private static func requestLine(
-        _ line: String, _ failure: (SIPParseError.Kind, String) -> SIPParseError
+        _ line: String, _ memo: SIPParseMemo?, _ failure: (SIPParseError.Kind, String) -> SIPParseError
     ) throws(SIPParseError) -> StartLine {
         // Exactly two single spaces, with something between and around them.
         let utf8 = line.utf8
@@ -118,7 +118,9 @@ enum MessageValidation {
         guard !uriText.hasPrefix("<") else {
             throw failure(.invalidRequestURI, "Request-URI enclosed in angle brackets")
         }
-        guard let uri = SIPURI(uriText) else { throw failure(.invalidRequestURI, "Malformed Request-URI") }
+        let parsedURI: SIPURI?
+        if let memo { parsedURI = memo.uri(uriText) { SIPURI($0) } } else { parsedURI = SIPURI(uriText) }
+        guard let uri = parsedURI else { throw failure(.invalidRequestURI, "Malformed Request-URI") }
         guard uri.headers.isEmpty else { throw failure(.invalidRequestURI, "Request-URI with URI headers") }
         return .request(SIPMethod(String(method)), uri)
     }
@@ -154,8 +156,12 @@ enum MessageValidation {
 
     /// Rule 4: the values Parley reads must parse; they are kept with the headers.
     private static func readValues(
-        _ headers: SIPHeaders, _ failure: (SIPParseError.Kind, String) -> SIPParseError
+        _ headers: SIPHeaders, _ memo: SIPParseMemo?, _ failure: (SIPParseError.Kind, String) -> SIPParseError
     ) throws(SIPParseError) -> ParsedHeaders {
+        func address(_ text: String) -> SIPAddress? {
+            guard let memo else { return OSIPHeaderReader.address(text) }
+            return memo.address(text) { OSIPHeaderReader.address($0) }
+        }
         func malformed(_ name: String) -> SIPParseError { failure(.malformedHeader(name: name), "Malformed \(name) header") }
         var vias: [SIPVia] = []
         for field in headers.values("Via") {
@@ -165,8 +171,8 @@ enum MessageValidation {
             }
         }
         // Presence was checked (rule 2).
-        guard let from = headers["From"].flatMap(OSIPHeaderReader.address) else { throw malformed("From") }
-        guard let to = headers["To"].flatMap(OSIPHeaderReader.address) else { throw malformed("To") }
+        guard let from = headers["From"].flatMap(address) else { throw malformed("From") }
+        guard let to = headers["To"].flatMap(address) else { throw malformed("To") }
         guard let callID = headers["Call-ID"], SIPSyntax.isCallID(callID) else { throw malformed("Call-ID") }
         guard let cseq = headers["CSeq"].flatMap(OSIPHeaderReader.cseq) else {
             throw failure(.invalidCSeq, "Malformed CSeq header")
@@ -188,8 +194,8 @@ enum MessageValidation {
             var addresses: [SIPAddress] = []
             for field in headers.values(name) {
                 for value in SIPSyntax.splitValues(field) where !(name == "Contact" && value == "*") {
-                    guard let address = OSIPHeaderReader.address(value) else { throw malformed(name) }
-                    addresses.append(address)
+                    guard let parsed = address(String(value)) else { throw malformed(name) }
+                    addresses.append(parsed)
                 }
             }
             lists.append(addresses)

@@ -212,32 +212,75 @@ public struct SDPSession: Sendable, Hashable {
 
     /// The description as SDP text with CRLF line ends.
     public func serialize() -> Data {
-        let connectionType = connectionAddress.utf8.contains(0x3A) ? "IP6" : "IP4"
-        let originType = origin.address.utf8.contains(0x3A) ? "IP6" : "IP4"
-        var lines = [
-            "v=0",
-            "o=\(origin.username) \(origin.sessionID) \(origin.sessionVersion) IN \(originType) \(origin.address)",
-            "s=\(sessionName.isEmpty ? "-" : sessionName)",
-            "c=IN \(connectionType) \(connectionAddress)",
-            "t=0 0",
-            "m=audio \(audioPort) \(audioProtocol)" + codecs.map { " \(payloadType(of: $0))" }.joined()
-                + (telephoneEvent.map { " \($0)" } ?? ""),
-        ]
-        lines += codecs.map { "a=rtpmap:\(payloadType(of: $0)) \($0.rtpmap)" }
-        if let telephoneEvent { lines += ["a=rtpmap:\(telephoneEvent) telephone-event/8000", "a=fmtp:\(telephoneEvent) 0-15"] }
-        if let ptime { lines.append("a=ptime:\(ptime)") }
-        if let rtcpPort { lines.append("a=rtcp:\(rtcpPort)") }
-        lines.append("a=\(direction.rawValue)")
-        if let video { lines += video.lines(direction: direction) }
-        // A value with a line break would end its line early: breaks become spaces (rare: checked byte-wise first).
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 2 })
-        for line in lines {
-            for byte in line.utf8 { bytes.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
-            bytes.append(0x0D)
-            bytes.append(0x0A)
+        // Written straight into one buffer (every answer and offer carries this body). A value with a line break would
+        // end its line early: breaks become spaces.
+        var out = SDPWriter()
+        out.put("v=0"); out.endLine()
+        out.put("o="); out.put(origin.username); out.put(" "); out.put(origin.sessionID); out.put(" ")
+        out.put(origin.sessionVersion); out.put(" IN "); out.put(Self.addressType(origin.address)); out.put(" ")
+        out.put(origin.address); out.endLine()
+        out.put("s="); out.put(sessionName.isEmpty ? "-" : sessionName); out.endLine()
+        out.put("c=IN "); out.put(Self.addressType(connectionAddress)); out.put(" "); out.put(connectionAddress)
+        out.endLine()
+        out.put("t=0 0"); out.endLine()
+        out.put("m=audio "); out.put(audioPort); out.put(" "); out.put(audioProtocol)
+        for codec in codecs { out.put(" "); out.put(payloadType(of: codec)) }
+        if let telephoneEvent { out.put(" "); out.put(telephoneEvent) }
+        out.endLine()
+        for codec in codecs { out.put("a=rtpmap:"); out.put(payloadType(of: codec)); out.put(" "); out.put(codec.rtpmap); out.endLine() }
+        if let telephoneEvent {
+            out.put("a=rtpmap:"); out.put(telephoneEvent); out.put(" telephone-event/8000"); out.endLine()
+            out.put("a=fmtp:"); out.put(telephoneEvent); out.put(" 0-15"); out.endLine()
         }
-        return Data(bytes)
+        if let ptime { out.put("a=ptime:"); out.put(ptime); out.endLine() }
+        if let rtcpPort { out.put("a=rtcp:"); out.put(rtcpPort); out.endLine() }
+        out.put("a="); out.put(direction.rawValue); out.endLine()
+        if let video { for line in video.lines(direction: direction) { out.put(line); out.endLine() } }
+        return Data(out.bytes)
+    }
+
+    private static func addressType(_ address: String) -> String { address.utf8.contains(0x3A) ? "IP6" : "IP4" }
+}
+
+/// SDP written as bytes: text (CR and LF become spaces: a value with a line break would end its line early) and
+/// decimal numbers; `endLine` writes CRLF.
+private struct SDPWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(256) }
+
+    /// A value: CR and LF become spaces.
+    mutating func put(_ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            if utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
+                for byte in utf8 { bytes.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
+            } else {
+                bytes.append(contentsOf: utf8)
+            }
+        }
+    }
+
+    /// A number in decimal (a negative one, never valid in SDP, keeps its sign).
+    mutating func put(_ number: Int) {
+        if number < 0 { bytes.append(0x2D) }
+        put(UInt64(number.magnitude))
+    }
+
+    /// A number in decimal.
+    mutating func put(_ number: UInt64) {
+        let start = bytes.count
+        var rest = number
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        bytes[start...].reverse()
+    }
+
+    mutating func endLine() {
+        bytes.append(0x0D)
+        bytes.append(0x0A)
     }
 }
 

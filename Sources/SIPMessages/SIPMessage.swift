@@ -29,13 +29,16 @@ public enum SIPMessage: Sendable, Hashable {
     /// a negative, malformed or too large Content-Length. Of RFC 4475's "either" cases only a bad Date is accepted
     /// (Parley does not read Date); lwsstart, trws, escruri, badaspec and regbadct are refused with 400.
     /// `SIPParseError.suggestedResponse` says what to send back.
-    public static func parse(_ bytes: Data) throws(SIPParseError) -> SIPMessage {
+    ///
+    /// With a `memo`, Request-URIs and addresses seen recently are taken from it rather than parsed again (the same
+    /// result; see ``SIPParseMemo``).
+    public static func parse(_ bytes: Data, memo: SIPParseMemo? = nil) throws(SIPParseError) -> SIPMessage {
         guard bytes.count <= maximumSize else {
             throw SIPParseError(
                 .oversized(size: bytes.count), reason: "Message larger than \(maximumSize) octets", isRequest: false)
         }
         let framed = try MessageFraming.frame(bytes)
-        return try MessageValidation.validate(framed)
+        return try MessageValidation.validate(framed, memo: memo)
     }
 
     /// The message as octets: start line, header fields as stored, an empty line, the body.

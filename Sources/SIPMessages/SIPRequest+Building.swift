@@ -34,16 +34,14 @@ extension SIPRequest {
         statusCode: Int, reasonPhrase: String? = nil, toTag: String? = nil, copyingRecordRoute: Bool = false,
         headers extra: SIPHeaders = [:], contentType: SIPContentType? = nil, body: Data = Data()
     ) -> SIPResponse {
-        var response = SIPResponse.answering(
-            headers: headers, statusCode: statusCode,
-            reasonPhrase: reasonPhrase ?? SIPResponse.standardReasonPhrase(for: statusCode), toTag: toTag,
-            copyingRecordRoute: copyingRecordRoute)
-        var fields = response.headers
+        var fields = SIPResponse.answeringFields(
+            headers: headers, statusCode: statusCode, toTag: toTag, copyingRecordRoute: copyingRecordRoute)
         for field in extra { fields.append(field) }
         if let contentType { fields.set("Content-Type", contentType.headerValue) }
-        response.headers = fields
-        response.body = body
-        return response
+        // One initialiser: Content-Length is written once, for the final body.
+        return SIPResponse(
+            statusCode: statusCode, reasonPhrase: reasonPhrase ?? SIPResponse.standardReasonPhrase(for: statusCode),
+            headers: fields, body: body)
     }
 
     /// RFC 3261 §8.2.2.1: a user agent server refuses a Request-URI scheme it does not handle with 416. Throws an
@@ -60,6 +58,16 @@ extension SIPResponse {
     static func answering(
         headers: SIPHeaders, statusCode: Int, reasonPhrase: String, toTag: String?, copyingRecordRoute: Bool = false
     ) -> SIPResponse {
+        SIPResponse(
+            statusCode: statusCode, reasonPhrase: reasonPhrase,
+            headers: answeringFields(
+                headers: headers, statusCode: statusCode, toTag: toTag, copyingRecordRoute: copyingRecordRoute))
+    }
+
+    /// The header fields of ``answering(headers:statusCode:reasonPhrase:toTag:copyingRecordRoute:)``'s response.
+    static func answeringFields(
+        headers: SIPHeaders, statusCode: Int, toTag: String?, copyingRecordRoute: Bool
+    ) -> SIPHeaders {
         var copied: [SIPHeaderField] = []
         for field in headers where field.key == "via" { copied.append(field) }
         if copyingRecordRoute {
@@ -83,7 +91,7 @@ extension SIPResponse {
         var fields = SIPHeaders(copied)
         // The request's typed values hold for the copies (a validated request has every one of these fields).
         fields.parsed = headers.parsed?.answering(toTag: addedTag, copyingRecordRoute: copyingRecordRoute)
-        return SIPResponse(statusCode: statusCode, reasonPhrase: reasonPhrase, headers: fields)
+        return fields
     }
 
     /// The reason phrase RFC 3261 §21 (and later RFCs) give `code`; "Unknown" for codes without one.

@@ -49,9 +49,9 @@ let basicInviteLines = [
 ]
 
 /// Parses `data`, returning the error (or nil when it parsed).
-func parseError(_ data: Data) -> SIPParseError? {
+func parseError(_ data: Data, memo: SIPParseMemo? = nil) -> SIPParseError? {
     do {
-        _ = try SIPMessage.parse(data)
+        _ = try SIPMessage.parse(data, memo: memo)
         return nil
     } catch {
         return error

@@ -1,0 +1,66 @@
+import Foundation
+
+/// Values parsed recently, by their exact text: a Request-URI or address seen again is copied from here instead of
+/// going through libosip2 once more. Peers repeat themselves — every call to us names the same Request-URI, the ACK and
+/// BYE of a call carry its INVITE's From, and in-dialog requests are sent to our own Contact — so most of a call's
+/// URIs and addresses are found here.
+///
+/// Parsing is a pure function of the text, so a value found is the value a parse would give; only successful parses
+/// are kept (a malformed value is judged afresh each time). Direct-mapped: each text has one slot, by its hash, and a
+/// newer text takes the slot over, so the memory is bounded (`slots` entries of each kind) and nothing is ever swept.
+///
+/// Not thread-safe: one memo per thread (the engine keeps one on its loop thread).
+public final class SIPParseMemo {
+    private var uris: [(text: String, value: SIPURI)?]
+    private var addresses: [(text: String, value: SIPAddress)?]
+    private let mask: Int
+    /// Lookups answered from the memo, and lookups that had to parse (for tests and benchmarks).
+    public private(set) var hits = 0
+    public private(set) var misses = 0
+
+    /// A memo of `slots` URIs and as many addresses (rounded up to a power of two).
+    public init(slots: Int = 256) {
+        var size = 1
+        while size < max(slots, 1) { size <<= 1 }
+        mask = size - 1
+        uris = Array(repeating: nil, count: size)
+        addresses = Array(repeating: nil, count: size)
+    }
+
+    /// The URI `text` parses to, from the memo or from `parse`.
+    func uri(_ text: String, _ parse: (String) -> SIPURI?) -> SIPURI? {
+        let slot = text.hashValue & mask
+        if let entry = uris[slot], Self.sameBytes(entry.text, text) {
+            hits += 1
+            return entry.value
+        }
+        misses += 1
+        guard let value = parse(text) else { return nil }
+        uris[slot] = (text, value)
+        return value
+    }
+
+    /// The address `text` parses to, from the memo or from `parse`.
+    func address(_ text: String, _ parse: (String) -> SIPAddress?) -> SIPAddress? {
+        let slot = text.hashValue & mask
+        if let entry = addresses[slot], Self.sameBytes(entry.text, text) {
+            hits += 1
+            return entry.value
+        }
+        misses += 1
+        guard let value = parse(text) else { return nil }
+        addresses[slot] = (text, value)
+        return value
+    }
+
+    /// Byte equality: `==` on strings is Unicode canonical equivalence, and a typed value must come from these very
+    /// bytes (a display name written precomposed is not the one written decomposed).
+    private static func sameBytes(_ left: String, _ right: String) -> Bool {
+        var left = left, right = right
+        return left.withUTF8 { a in
+            right.withUTF8 { b in
+                a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+            }
+        }
+    }
+}
