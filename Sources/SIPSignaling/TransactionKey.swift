@@ -8,15 +8,70 @@ import SIPMessages
 /// `TransactionKey(serverRequest:)` of the request that created them, found again with the same initialiser for
 /// retransmissions and for the ACK of a non-2xx final response (ACK maps to INVITE). CANCEL keys stay separate: a
 /// CANCEL has its own transaction, and `cancelledInvite` names the INVITE transaction it targets.
-public enum TransactionKey: Sendable, Hashable {
-    /// A client transaction: the branch of the top Via and the CSeq method (§17.1.3).
-    case client(branch: String, method: SIPMethod)
-    /// A server transaction for a request whose branch carries the RFC 3261 magic cookie: branch, sent-by of the top
-    /// Via, and method, with ACK counted as INVITE (§17.2.3).
-    case server(branch: String, sentBy: String, method: SIPMethod)
-    /// A server transaction for a request without the magic cookie (RFC 2543 peers; §17.2.3). Boxed: its fields
-    /// would make every key (and every slot of the tables keyed by it) four times as large.
-    indirect case rfc2543(RFC2543Key)
+public struct TransactionKey: Sendable, Hashable {
+    /// What the key is made of: which matching rule, and its fields.
+    public enum Kind: Sendable, Hashable {
+        /// A client transaction: the branch of the top Via and the CSeq method (§17.1.3).
+        case client(branch: String, method: SIPMethod)
+        /// A server transaction for a request whose branch carries the RFC 3261 magic cookie: branch, sent-by of the
+        /// top Via, and method, with ACK counted as INVITE (§17.2.3).
+        case server(branch: String, sentBy: String, method: SIPMethod)
+        /// A server transaction for a request without the magic cookie (RFC 2543 peers; §17.2.3).
+        case rfc2543(RFC2543Key)
+    }
+
+    /// The matching rule and its fields.
+    public var kind: Kind { storage.kind }
+    /// The fields, behind one reference: a table's probe copies the key it compares, and a reference is one retain
+    /// where the enum's strings were several.
+    private let storage: Storage
+    /// The hash of what tells transactions apart in practice (the branch; the Call-ID and CSeq number for RFC 2543
+    /// keys), computed once: every message a driver receives looks its key up several times, and a table keyed by
+    /// it then hashes one integer instead of a string. Equal keys have equal parts, so equal hashes.
+    private let hashCode: Int
+
+    /// A key of `kind`.
+    public init(_ kind: Kind) {
+        storage = Storage(kind)
+        var hasher = Hasher()
+        switch kind {
+        case .client(let branch, _), .server(let branch, _, _):
+            hasher.combine(branch)
+        case .rfc2543(let key):
+            hasher.combine(key.callID)
+            hasher.combine(key.cseqNumber)
+        }
+        hashCode = hasher.finalize()
+    }
+
+    /// A client transaction's key (§17.1.3).
+    public static func client(branch: String, method: SIPMethod) -> TransactionKey {
+        TransactionKey(.client(branch: branch, method: method))
+    }
+
+    /// A server transaction's key, RFC 3261 style (§17.2.3).
+    public static func server(branch: String, sentBy: String, method: SIPMethod) -> TransactionKey {
+        TransactionKey(.server(branch: branch, sentBy: sentBy, method: method))
+    }
+
+    /// A server transaction's key, RFC 2543 style (§17.2.3).
+    public static func rfc2543(_ fields: RFC2543Key) -> TransactionKey { TransactionKey(.rfc2543(fields)) }
+
+    /// Keys differing in their hash differ (checked first: a table's probe rejects other keys without comparing
+    /// strings); equal hashes compare every field.
+    public static func == (left: TransactionKey, right: TransactionKey) -> Bool {
+        left.hashCode == right.hashCode && (left.storage === right.storage || left.kind == right.kind)
+    }
+
+    private final class Storage: Sendable {
+        let kind: Kind
+        init(_ kind: Kind) { self.kind = kind }
+    }
+
+    /// The hash computed once.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(hashCode)
+    }
 
     /// The fields RFC 2543 transactions are matched by (RFC 3261 §17.2.3).
     ///
@@ -39,19 +94,6 @@ public enum TransactionKey: Sendable, Hashable {
         public var method: SIPMethod
         /// The top Via value as written (transport, sent-by and parameters).
         public var topVia: String
-    }
-
-    /// Hashes only what tells transactions apart in practice (the branch; the Call-ID and CSeq for RFC 2543 keys):
-    /// equality still compares every field, and equal keys share those parts, so hashing stays consistent. Every
-    /// message a driver receives looks its key up a few times, so the shorter hash is worth it.
-    public func hash(into hasher: inout Hasher) {
-        switch self {
-        case .client(let branch, _), .server(let branch, _, _):
-            hasher.combine(branch)
-        case .rfc2543(let key):
-            hasher.combine(key.callID)
-            hasher.combine(key.cseqNumber)
-        }
     }
 
     /// The key of a client transaction sending `request`; nil when it has no top Via with a branch.
@@ -87,7 +129,7 @@ public enum TransactionKey: Sendable, Hashable {
     /// For the key of a CANCEL server transaction: the key of the INVITE server transaction it cancels (RFC 3261
     /// §9.2: same branch and sent-by, or the same RFC 2543 fields but the method). Nil for other keys.
     public var cancelledInvite: TransactionKey? {
-        switch self {
+        switch kind {
         case .server(let branch, let sentBy, let method):
             return method == .cancel ? .server(branch: branch, sentBy: sentBy, method: .invite) : nil
         case .rfc2543(var key):

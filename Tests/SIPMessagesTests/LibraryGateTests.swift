@@ -47,6 +47,17 @@ import Testing
         #expect(framedCount >= 40)
     }
 
+    @Test func theLengthSwitchAnswersAsTheSet() {
+        for key in OSIPMessageGate.fieldsTypedByLibrary { #expect(OSIPMessageGate.isTypedByLibrary(key), "\(key)") }
+        let others = Self.untypedNames.map(SIPHeaders.key(for:)) + [
+            "via", "from", "to", "call-id", "cseq", "max-forwards", "content-type", "content-length", "contact", "route",
+            "record-route", "allowx", "accepts", "mime-versio", "", "proxy-authentication-infos",
+        ]
+        for key in others {
+            #expect(OSIPMessageGate.isTypedByLibrary(key) == OSIPMessageGate.fieldsTypedByLibrary.contains(key), "\(key)")
+        }
+    }
+
     @Test func aCallLikeSippsParsesWithoutTheLibraryGate() throws {
         let message = try framed("Subject", "Performance Test")
         #expect(!message.fields.contains { OSIPMessageGate.fieldsTypedByLibrary.contains($0.key) })

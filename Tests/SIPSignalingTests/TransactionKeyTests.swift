@@ -38,7 +38,7 @@ struct TransactionKeyTests {
     func rfc2543Matching() throws {
         let invite = Fixture.request(.invite, branch: "bad-branch-1")
         let key = try #require(TransactionKey(serverRequest: invite))
-        guard case .rfc2543(let fields) = key else {
+        guard case .rfc2543(let fields) = key.kind else {
             Issue.record("expected an RFC 2543 key, got \(key)")
             return
         }
