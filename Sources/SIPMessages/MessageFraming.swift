@@ -39,14 +39,10 @@ enum MessageFraming {
         guard let headerEnd = endOfHeaderSection(bytes, from: start) else {
             throw SIPParseError(.unterminatedHeaderSection, reason: "Header section not terminated", isRequest: isRequest)
         }
-        // Every CR and LF before the empty line must belong to a CRLF pair.
-        for index in start..<headerEnd {
-            let byte = bytes[index]
-            if (byte == cr && bytes[index + 1] != lf) || (byte == lf && (index == start || bytes[index - 1] != cr)) {
-                throw SIPParseError(.bareLineBreak, reason: "Bare CR or LF in header section", isRequest: isRequest)
-            }
+        // Every CR and LF before the empty line must belong to a CRLF pair; the lines are cut at the pairs.
+        guard let lines = lineRanges(bytes, from: start, to: headerEnd) else {
+            throw SIPParseError(.bareLineBreak, reason: "Bare CR or LF in header section", isRequest: isRequest)
         }
-        let lines = lineRanges(bytes, from: start, to: headerEnd)
         let startRange = lines[0]
         if bytes[startRange].contains(where: isControl) {
             let kind: SIPParseError.Kind = bytes[startRange].contains(0) ? .nulByte : .malformedStartLine
@@ -121,32 +117,47 @@ enum MessageFraming {
 
     /// The index of the CRLF that ends the last header line (the first of CRLFCRLF), or nil.
     private static func endOfHeaderSection(_ bytes: [UInt8], from start: Int) -> Int? {
-        var index = start
-        while index + 3 < bytes.count {
-            if bytes[index] == cr, bytes[index + 1] == lf, bytes[index + 2] == cr, bytes[index + 3] == lf {
-                return index
-            }
-            index += 1
-        }
-        return nil
-    }
-
-    /// The ranges of the lines between `start` and `end` (each without its CRLF).
-    private static func lineRanges(_ bytes: [UInt8], from start: Int, to end: Int) -> [Range<Int>] {
-        var lines: [Range<Int>] = []
-        var lineStart = start
-        var index = start
-        while index < end {
-            if bytes[index] == cr {
-                lines.append(lineStart..<index)
-                index += 2
-                lineStart = index
-            } else {
+        // From CR to CR with memchr (vectorised), where a Swift loop checked bounds on every byte.
+        bytes.withUnsafeBufferPointer { buffer -> Int? in
+            let base = buffer.baseAddress!
+            var index = start
+            while index + 3 < buffer.count {
+                guard let found = memchr(base + index, Int32(cr), buffer.count - 3 - index) else { return nil }
+                index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                if buffer[index + 1] == lf, buffer[index + 2] == cr, buffer[index + 3] == lf { return index }
                 index += 1
             }
+            return nil
         }
-        lines.append(lineStart..<end)
-        return lines
+    }
+
+    /// The ranges of the lines between `start` and `end` (each without its CRLF), where `end` is the CR of the final
+    /// CRLFCRLF; nil when a CR or LF in there is not part of a CRLF pair.
+    private static func lineRanges(_ bytes: [UInt8], from start: Int, to end: Int) -> [Range<Int>]? {
+        bytes.withUnsafeBufferPointer { buffer -> [Range<Int>]? in
+            var lines: [Range<Int>] = []
+            lines.reserveCapacity(16)
+            var lineStart = start
+            var index = start
+            while index < end {
+                let byte = buffer[index]
+                if byte > cr {
+                    index += 1
+                } else if byte == cr {
+                    // end + 1 is the LF of the final CRLF, so index + 1 is always inside the buffer.
+                    guard buffer[index + 1] == lf else { return nil }
+                    lines.append(lineStart..<index)
+                    index += 2
+                    lineStart = index
+                } else if byte == lf {
+                    return nil  // an LF not preceded by CR (a CR's own LF is stepped over above)
+                } else {
+                    index += 1
+                }
+            }
+            lines.append(lineStart..<end)
+            return lines
+        }
     }
 
     private enum ControlProblem { case nul, control }
@@ -154,6 +165,9 @@ enum MessageFraming {
     /// Control octets (NUL included) are allowed only as the second octet of a quoted-pair inside a quoted-string
     /// (RFC 3261 §25.1: quoted-pair = "\" (%x00-09 / %x0B-0C / %x0E-7F)). HTAB is whitespace, always allowed.
     private static func controlProblem(in value: ArraySlice<UInt8>) -> ControlProblem? {
+        // Nearly every value has no control octet at all: one plain pass says so.
+        let hasControl = value.withUnsafeBufferPointer { buffer in buffer.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } }
+        guard hasControl else { return nil }
         var inQuotes = false
         var escaped = false
         for byte in value {

@@ -26,7 +26,8 @@ enum MessageValidation {
     /// Headers that may appear only once (RFC 3261 §7.3.1: they are not comma-separated lists).
     static let singleHeaders = ["From", "To", "Call-ID", "CSeq", "Max-Forwards", "Content-Length", "Content-Type"]
 
-    /// The keys counted for rule 2: the required headers first (in their order), then the other single ones.
+    /// The keys counted for rule 2: the required headers first (in their order), then the other single ones — via, from,
+    /// to, call-id, cseq, max-forwards, content-length, content-type: `ReadFields` counts them in these slots.
     private static let countedKeys: [String] = {
         var keys = requiredHeaders.map(\.asciiLowercased)
         for name in singleHeaders where !keys.contains(name.asciiLowercased) { keys.append(name.asciiLowercased) }
@@ -50,11 +51,9 @@ enum MessageValidation {
         let startLine = isRequest
             ? try requestLine(framed.startLine, memo, failure) : try statusLine(framed.startLine, failure)
 
-        // Counted by a scan over a dozen fields: cheaper than hashing every name.
-        var counts = [Int](repeating: 0, count: countedKeys.count)
-        for field in framed.fields {
-            if let slot = countedKeys.firstIndex(of: field.key) { counts[slot] += 1 }
-        }
+        // One pass picks out the fields rules 2, 4 and 5 read, and counts them.
+        let read = ReadFields(framed.fields)
+        let counts = read.counts
         let missing = requiredHeaders.indices.filter { counts[$0] == 0 }.map { requiredHeaders[$0] }
         guard missing.isEmpty else {
             throw failure(.missingHeaders(missing), "Missing header(s): \(missing.joined(separator: ", "))")
@@ -72,10 +71,10 @@ enum MessageValidation {
             throw failure(.malformedHeader(name: name), "Malformed \(name) header")
         }
 
-        let parsed = try readValues(headers, memo, failure)
+        let (parsed, contentLength) = try readValues(read, memo, failure)
 
         var bodyLength = framed.bodyCount
-        if let value = headers["Content-Length"] {
+        if let value = contentLength {
             guard let declared = SIPSyntax.decimal(value, limit: Int(Int32.max)) else {
                 throw failure(.invalidContentLength, "Invalid Content-Length")
             }
@@ -154,45 +153,109 @@ enum MessageValidation {
         guard upper == "SIP/2.0" else { throw failure(.unsupportedVersion, "SIP Version Not Supported") }
     }
 
-    /// Rule 4: the values Parley reads must parse; they are kept with the headers.
+    /// The fields rule 4 reads, picked out in one pass over the message's fields (a lookup per name would scan them
+    /// a dozen times). Single fields were counted (rule 2), so each holds the only such field, if any.
+    private struct ReadFields {
+        /// How many fields of each of `countedKeys` there are, in that order.
+        var counts = [Int](repeating: 0, count: 8)
+        var vias: [String] = []
+        var from: String?
+        var to: String?
+        var callID: String?
+        var cseq: String?
+        var maxForwards: String?
+        var contentType: String?
+        var contentLength: String?
+        var contacts: [String] = []
+        var routes: [String] = []
+        var recordRoutes: [String] = []
+
+        /// Counts a field of `countedKeys[slot]`; true for the first one.
+        private mutating func counted(_ slot: Int) -> Bool {
+            counts[slot] += 1
+            return counts[slot] == 1
+        }
+
+        init(_ fields: [SIPHeaderField]) {
+            for field in fields {
+                // By length first: most fields are then told apart by one comparison.
+                let key = field.key
+                switch key.utf8.count {
+                // The first of each single field is kept; rule 2 refuses a second one before anything reads it.
+                case 2: if key == "to", counted(2) { to = field.value }
+                case 3:
+                    if key == "via" {
+                        counts[0] += 1
+                        vias.append(field.value)
+                    }
+                case 4:
+                    if key == "from" {
+                        if counted(1) { from = field.value }
+                    } else if key == "cseq" {
+                        if counted(4) { cseq = field.value }
+                    }
+                case 5: if key == "route" { routes.append(field.value) }
+                case 7:
+                    if key == "call-id" {
+                        if counted(3) { callID = field.value }
+                    } else if key == "contact" {
+                        contacts.append(field.value)
+                    }
+                case 12:
+                    if key == "content-type" {
+                        if counted(7) { contentType = field.value }
+                    } else if key == "max-forwards" {
+                        if counted(5) { maxForwards = field.value }
+                    } else if key == "record-route" {
+                        recordRoutes.append(field.value)
+                    }
+                case 14: if key == "content-length", counted(6) { contentLength = field.value }
+                default: break
+                }
+            }
+        }
+    }
+
+    /// Rule 4: the values Parley reads must parse; they are kept with the headers. Also returns the Content-Length
+    /// text, for rule 5.
     private static func readValues(
-        _ headers: SIPHeaders, _ memo: SIPParseMemo?, _ failure: (SIPParseError.Kind, String) -> SIPParseError
-    ) throws(SIPParseError) -> ParsedHeaders {
+        _ read: ReadFields, _ memo: SIPParseMemo?, _ failure: (SIPParseError.Kind, String) -> SIPParseError
+    ) throws(SIPParseError) -> (ParsedHeaders, contentLength: String?) {
         func address(_ text: String) -> SIPAddress? {
             guard let memo else { return OSIPHeaderReader.address(text) }
             return memo.address(text) { OSIPHeaderReader.address($0) }
         }
         func malformed(_ name: String) -> SIPParseError { failure(.malformedHeader(name: name), "Malformed \(name) header") }
         var vias: [SIPVia] = []
-        for field in headers.values("Via") {
+        for field in read.vias {
             for value in SIPSyntax.splitValues(field) {
                 guard let via = OSIPHeaderReader.via(value) else { throw malformed("Via") }
                 vias.append(via)
             }
         }
         // Presence was checked (rule 2).
-        guard let from = headers["From"].flatMap(address) else { throw malformed("From") }
-        guard let to = headers["To"].flatMap(address) else { throw malformed("To") }
-        guard let callID = headers["Call-ID"], SIPSyntax.isCallID(callID) else { throw malformed("Call-ID") }
-        guard let cseq = headers["CSeq"].flatMap(OSIPHeaderReader.cseq) else {
+        guard let from = read.from.flatMap(address) else { throw malformed("From") }
+        guard let to = read.to.flatMap(address) else { throw malformed("To") }
+        guard let callID = read.callID, SIPSyntax.isCallID(callID) else { throw malformed("Call-ID") }
+        guard let cseq = read.cseq.flatMap(OSIPHeaderReader.cseq) else {
             throw failure(.invalidCSeq, "Malformed CSeq header")
         }
         var maxForwards: Int?
-        if let value = headers["Max-Forwards"] {
+        if let value = read.maxForwards {
             guard let number = SIPSyntax.decimal(value, limit: 255) else {
                 throw failure(.invalidMaxForwards, "Invalid Max-Forwards")
             }
             maxForwards = number
         }
         var contentType: SIPContentType?
-        if let value = headers["Content-Type"] {
+        if let value = read.contentType {
             guard let type = OSIPHeaderReader.contentType(value) else { throw malformed("Content-Type") }
             contentType = type
         }
         var lists: [[SIPAddress]] = []
-        for name in ["Contact", "Route", "Record-Route"] {
+        for (name, fields) in [("Contact", read.contacts), ("Route", read.routes), ("Record-Route", read.recordRoutes)] {
             var addresses: [SIPAddress] = []
-            for field in headers.values(name) {
+            for field in fields {
                 for value in SIPSyntax.splitValues(field) where !(name == "Contact" && value == "*") {
                     guard let parsed = address(String(value)) else { throw malformed(name) }
                     addresses.append(parsed)
@@ -200,8 +263,9 @@ enum MessageValidation {
             }
             lists.append(addresses)
         }
-        return ParsedHeaders(
+        let parsed = ParsedHeaders(
             vias: vias, from: from, to: to, callID: callID, cseq: cseq, maxForwards: maxForwards,
             contentType: contentType, contacts: lists[0], routes: lists[1], recordRoutes: lists[2])
+        return (parsed, read.contentLength)
     }
 }
