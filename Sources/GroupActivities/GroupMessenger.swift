@@ -113,8 +113,12 @@ public struct GroupMessenger: Sendable {
         }
         // Nothing more goes on it; a MESSAGE still in flight keeps the leg busy until its transaction ends (were the
         // call to come back, a second one must not overtake it).
-        queues[uuid]?.removeAllWaiting()
-        queues[uuid]?.pausedUntil = nil
+        // Looked up first: most calls never carried a group message, and an in-place edit of a missing entry still
+        // goes through the table's modify path.
+        if queues[uuid] != nil {
+            queues[uuid]?.removeAllWaiting()
+            queues[uuid]?.pausedUntil = nil
+        }
         for id in sessions.keys.sorted() {
             guard var session = sessions[id] else { continue }
             switch session.role {

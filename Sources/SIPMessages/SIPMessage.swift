@@ -176,11 +176,13 @@ enum MessageWriter {
         for byte in startLine.utf8 { bytes.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
         bytes.append(0x0D)
         bytes.append(0x0A)
+        // Copied from each string's contiguous UTF-8 (a memcpy), not appended byte by byte.
         for field in headers {
-            bytes.append(contentsOf: field.name.utf8)
+            var name = field.name, value = field.value
+            name.withUTF8 { bytes.append(contentsOf: $0) }
             bytes.append(0x3A)
             bytes.append(0x20)
-            bytes.append(contentsOf: field.value.utf8)
+            value.withUTF8 { bytes.append(contentsOf: $0) }
             bytes.append(0x0D)
             bytes.append(0x0A)
         }
