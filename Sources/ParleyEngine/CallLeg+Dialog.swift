@@ -12,7 +12,7 @@ extension CallLeg {
 
     /// Whether a request in a dialog is this leg's: our tag in To, and the dialog's tags once there is one.
     func owns(inDialog request: SIPRequest) -> Bool {
-        guard request.headers.to?.tag == localTag else { return false }
+        guard request.headers.toTag == localTag else { return false }
         guard let dialogID else { return true }
         return DialogID(incomingRequest: request) == dialogID
     }

@@ -101,7 +101,7 @@ struct OutgoingInvite {
             let reason = CallLeg.endedReason(forFinal: response.statusCode)
             return over([.log(.info, "\(response.statusCode) \(response.reasonPhrase) → \(reason)")], reason)
         }
-        let withDialog = response.statusCode > 100 && response.headers.to?.tag != nil
+        let withDialog = response.statusCode > 100 && response.headers.toTag != nil
         switch state {
         case .calling(let start, _) where response.statusCode == 100:
             state = .calling(start: start, sawTrying: true)

@@ -34,7 +34,7 @@ extension SIPUserAgent {
         let exempt = exemptSources.contains(sourceKey)
         // A request in one of our live dialogs (group MESSAGEs come fast, and several peers may share an address) is
         // not a flood of new work: the leg and the group messenger bound what it costs.
-        let inLiveDialog = request.method != .invite && request.headers.to?.tag != nil && leg(forInDialog: request) != nil
+        let inLiveDialog = request.method != .invite && request.headers.toTag != nil && leg(forInDialog: request) != nil
         if !exempt && !inLiveDialog {
             switch requestGuard.check(sourceKey, at: environment.uptime) {
             case .admit:
@@ -56,7 +56,7 @@ extension SIPUserAgent {
                 return false
             }
         }
-        guard request.method == .invite, request.headers.to?.tag == nil, let callID = request.headers.callID,
+        guard request.method == .invite, request.headers.toTag == nil, let callID = request.headers.callID,
             !pushedCalls.isPending(callID: callID)
         else { return true }
         if case .anyone = configuration.callers {

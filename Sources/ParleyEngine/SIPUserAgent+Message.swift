@@ -7,7 +7,7 @@ import SIPSignaling
 /// of exactly one call's peer is taken as that call's (baresip sends its chat that way); anything else is refused.
 extension SIPUserAgent {
     func receiveMessage(_ request: SIPRequest, key: TransactionKey) {
-        if request.headers.to?.tag != nil {
+        if request.headers.toTag != nil {
             inDialog(request, key: key) { leg, context in leg.receiveMessage(request, key: key, in: context) }
             return
         }

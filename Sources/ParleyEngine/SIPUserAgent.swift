@@ -184,7 +184,7 @@ final class SIPUserAgent {
         }
         switch request.method {
         case .invite:
-            if request.headers.to?.tag == nil {
+            if request.headers.toTag == nil {
                 receiveNewInvite(request, key: key, source: source)
             } else {
                 inDialog(request, key: key) { leg, context in leg.receiveReinvite(request, key: key, in: context) }

@@ -22,6 +22,18 @@ extension SIPHeaders {
     /// The To value.
     public var to: SIPAddress? { parsed?.to ?? self["To"].flatMap(OSIPHeaderReader.address) }
 
+    /// The From tag: `from?.tag`, read in place from the kept values (no copy of the whole address).
+    public var fromTag: String? {
+        if let parsed { return parsed.from.tag }
+        return from?.tag
+    }
+
+    /// The To tag: `to?.tag`, read in place from the kept values (no copy of the whole address).
+    public var toTag: String? {
+        if let parsed { return parsed.to.tag }
+        return to?.tag
+    }
+
     /// The Call-ID, when it is `word["@"word]`.
     public var callID: String? { parsed?.callID ?? self["Call-ID"].flatMap { SIPSyntax.isCallID($0) ? $0 : nil } }
 

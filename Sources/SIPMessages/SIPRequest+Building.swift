@@ -46,8 +46,14 @@ extension SIPRequest {
 
     /// RFC 3261 §8.2.2.1: a user agent server refuses a Request-URI scheme it does not handle with 416. Throws an
     /// error whose `suggestedResponse` is `.unsupportedURIScheme` (RFC 4475 unkscm and novelsc parse, then get this).
-    public func checkURIScheme(supported: Set<String> = ["sip", "sips"]) throws(SIPParseError) {
-        guard !supported.contains(uri.scheme) else { return }
+    /// `supported` defaults to sip and sips.
+    public func checkURIScheme(supported: Set<String>? = nil) throws(SIPParseError) {
+        // The default compared directly: a set literal here was built (and its strings hashed) for every request.
+        if let supported {
+            guard !supported.contains(uri.scheme) else { return }
+        } else {
+            guard uri.scheme != "sip" && uri.scheme != "sips" else { return }
+        }
         throw SIPParseError(.unsupportedURIScheme, reason: "Unsupported URI Scheme", isRequest: true, headers: headers)
     }
 }

@@ -24,8 +24,8 @@ public struct DialogID: Sendable, Hashable {
     /// remote tag the From tag. Nil when To has no tag (the request is outside any dialog) or Call-ID is missing.
     public init?(incomingRequest request: SIPRequest) {
         let headers = request.headers
-        guard let callID = headers.callID, let localTag = headers.to?.tag else { return nil }
-        self.init(callID: callID, localTag: localTag, remoteTag: headers.from?.tag)
+        guard let callID = headers.callID, let localTag = headers.toTag else { return nil }
+        self.init(callID: callID, localTag: localTag, remoteTag: headers.fromTag)
     }
 
     /// The dialog a received response belongs to, as the UAC of its request (RFC 3261 §12.1.2, §12.2.1.2): the local
@@ -33,7 +33,7 @@ public struct DialogID: Sendable, Hashable {
     /// sends one) or Call-ID is missing.
     public init?(responseAsUAC response: SIPResponse) {
         let headers = response.headers
-        guard let callID = headers.callID, let localTag = headers.from?.tag else { return nil }
-        self.init(callID: callID, localTag: localTag, remoteTag: headers.to?.tag)
+        guard let callID = headers.callID, let localTag = headers.fromTag else { return nil }
+        self.init(callID: callID, localTag: localTag, remoteTag: headers.toTag)
     }
 }

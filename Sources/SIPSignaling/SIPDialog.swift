@@ -144,7 +144,7 @@ public struct SIPDialog: Sendable, Hashable {
         guard let callID = request.headers.callID, response.headers.callID == callID,
             let cseq = request.headers.cseq, response.headers.cseq == cseq
         else { return false }
-        return !requiringTag || response.headers.to?.tag != nil
+        return !requiringTag || response.headers.toTag != nil
     }
 
     /// A `sips:` Request-URI sent over TLS (or secure WebSocket) hop by hop: the top Via names the transport of the

@@ -153,6 +153,7 @@ struct RobustnessTests {
 struct TypedViews: Equatable {
     let vias: [SIPVia]
     let from, to: SIPAddress?
+    let fromTag, toTag: String?
     let callID: String?
     let cseq: SIPCSeq?
     let maxForwards, contentLength: Int?
@@ -163,6 +164,10 @@ struct TypedViews: Equatable {
         vias = headers.vias
         from = headers.from
         to = headers.to
+        // The tags read in place are the tags of the addresses.
+        fromTag = headers.fromTag
+        toTag = headers.toTag
+        #expect(fromTag == from?.tag && toTag == to?.tag)
         callID = headers.callID
         cseq = headers.cseq
         maxForwards = headers.maxForwards
