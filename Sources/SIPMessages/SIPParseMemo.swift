@@ -7,7 +7,8 @@ import Foundation
 ///
 /// Parsing is a pure function of the text, so a value found is the value a parse would give; only successful parses
 /// are kept (a malformed value is judged afresh each time). Direct-mapped: each text has one slot, by its hash, and a
-/// newer text takes the slot over, so the memory is bounded (`slots` entries of each kind) and nothing is ever swept.
+/// newer text takes the slot over, and texts over `longestText` bytes are parsed without the memo, so the memory is
+/// bounded (`slots` entries of each kind, each at most that long) and nothing is ever swept.
 ///
 /// Not thread-safe: one memo per thread (the engine keeps one on its loop thread).
 public final class SIPParseMemo {
@@ -18,10 +19,14 @@ public final class SIPParseMemo {
     public private(set) var hits = 0
     public private(set) var misses = 0
 
-    /// A memo of `slots` URIs and as many addresses (rounded up to a power of two).
+    /// The longest text kept: longer ones (rare, and each could pin up to 64 KiB) are parsed every time.
+    public static let longestText = 512
+
+    /// A memo of `slots` URIs and as many addresses (1 to 65,536, rounded up to a power of two).
     public init(slots: Int = 256) {
+        precondition((1...65_536).contains(slots), "a parse memo has 1 to 65,536 slots")
         var size = 1
-        while size < max(slots, 1) { size <<= 1 }
+        while size < slots { size <<= 1 }
         mask = size - 1
         uris = Array(repeating: nil, count: size)
         addresses = Array(repeating: nil, count: size)
@@ -29,6 +34,7 @@ public final class SIPParseMemo {
 
     /// The URI `text` parses to, from the memo or from `parse`.
     func uri(_ text: String, _ parse: (String) -> SIPURI?) -> SIPURI? {
+        guard text.utf8.count <= Self.longestText else { return parse(text) }
         let slot = text.hashValue & mask
         if let entry = uris[slot], Self.sameBytes(entry.text, text) {
             hits += 1
@@ -42,6 +48,7 @@ public final class SIPParseMemo {
 
     /// The address `text` parses to, from the memo or from `parse`.
     func address(_ text: String, _ parse: (String) -> SIPAddress?) -> SIPAddress? {
+        guard text.utf8.count <= Self.longestText else { return parse(text) }
         let slot = text.hashValue & mask
         if let entry = addresses[slot], Self.sameBytes(entry.text, text) {
             hits += 1

@@ -8,7 +8,7 @@ import SIPMessages
 /// `TransactionKey(serverRequest:)` of the request that created them, found again with the same initialiser for
 /// retransmissions and for the ACK of a non-2xx final response (ACK maps to INVITE). CANCEL keys stay separate: a
 /// CANCEL has its own transaction, and `cancelledInvite` names the INVITE transaction it targets.
-public struct TransactionKey: Sendable, Hashable {
+public struct TransactionKey: Sendable, Hashable, CustomStringConvertible {
     /// What the key is made of: which matching rule, and its fields.
     public enum Kind: Sendable, Hashable {
         /// A client transaction: the branch of the top Via and the CSeq method (§17.1.3).
@@ -72,6 +72,9 @@ public struct TransactionKey: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(hashCode)
     }
+
+    /// The kind and its fields (the hash and the box are not worth printing).
+    public var description: String { "\(kind)" }
 
     /// The fields RFC 2543 transactions are matched by (RFC 3261 §17.2.3).
     ///

@@ -76,4 +76,14 @@ struct ParseMemoTests {
         }
         #expect(memo.hits == 1, "the Request-URI only")
     }
+
+    @Test("a text longer than the memo keeps is parsed every time, never kept")
+    func longTextsAreNotKept() throws {
+        let memo = SIPParseMemo()
+        var lines = basicInviteLines
+        lines[4] = "From: \"\(String(repeating: "a", count: SIPParseMemo.longestText))\" <sip:alice@example.org>;tag=1"
+        for _ in 0..<2 { #expect(try SIPMessage.parse(sipBytes(lines), memo: memo).request?.headers.fromTag == "1") }
+        // The Request-URI, To and Contact: missed, then found; the long From is neither (kept, it would be a 4th hit).
+        #expect(memo.hits == 3 && memo.misses == 3)
+    }
 }
