@@ -12,8 +12,8 @@ import Foundation
 ///
 /// Not thread-safe: one memo per thread (the engine keeps one on its loop thread).
 public final class SIPParseMemo {
-    private var uris: [(text: String, value: SIPURI)?]
-    private var addresses: [(text: String, value: SIPAddress)?]
+    private var uris: Slots<SIPURI>
+    private var addresses: Slots<SIPAddress>
     private let mask: Int
     /// Lookups answered from the memo, and lookups that had to parse (for tests and benchmarks).
     public private(set) var hits = 0
@@ -28,36 +28,39 @@ public final class SIPParseMemo {
         var size = 1
         while size < slots { size <<= 1 }
         mask = size - 1
-        uris = Array(repeating: nil, count: size)
-        addresses = Array(repeating: nil, count: size)
+        uris = Slots(count: size)
+        addresses = Slots(count: size)
     }
 
     /// The URI `text` parses to, from the memo or from `parse`.
     func uri(_ text: String, _ parse: (String) -> SIPURI?) -> SIPURI? {
-        guard text.utf8.count <= Self.longestText else { return parse(text) }
-        let slot = text.hashValue & mask
-        if let entry = uris[slot], Self.sameBytes(entry.text, text) {
-            hits += 1
-            return entry.value
-        }
-        misses += 1
-        guard let value = parse(text) else { return nil }
-        uris[slot] = (text, value)
-        return value
+        look(up: text, in: &uris, parse)
     }
 
     /// The address `text` parses to, from the memo or from `parse`.
     func address(_ text: String, _ parse: (String) -> SIPAddress?) -> SIPAddress? {
+        look(up: text, in: &addresses, parse)
+    }
+
+    @inline(__always)
+    private func look<Value>(up text: String, in slots: inout Slots<Value>, _ parse: (String) -> Value?) -> Value? {
         guard text.utf8.count <= Self.longestText else { return parse(text) }
         let slot = text.hashValue & mask
-        if let entry = addresses[slot], Self.sameBytes(entry.text, text) {
+        if let entry = slots.entries[slot], Self.sameBytes(entry.text, text) {
             hits += 1
             return entry.value
         }
         misses += 1
         guard let value = parse(text) else { return nil }
-        addresses[slot] = (text, value)
+        slots.entries[slot] = (text, value)
         return value
+    }
+
+    /// One kind of value's slots, a power of two of them.
+    private struct Slots<Value> {
+        var entries: [(text: String, value: Value)?]
+
+        init(count: Int) { entries = Array(repeating: nil, count: count) }
     }
 
     /// Byte equality: `==` on strings is Unicode canonical equivalence, and a typed value must come from these very
