@@ -51,7 +51,9 @@ enum MessageValidation {
         let startLine = isRequest
             ? try requestLine(framed.startLine, memo, failure) : try statusLine(framed.startLine, failure)
 
-        // One pass picks out the fields rules 2, 4 and 5 read, and counts them.
+        // One pass picks out the fields rules 2, 4 and 5 read, and counts them (in countedKeys' slots: the assertion,
+        // checked in debug builds and so by the tests, keeps the two in step).
+        assert(countedKeys == ["via", "from", "to", "call-id", "cseq", "max-forwards", "content-length", "content-type"])
         let read = ReadFields(framed.fields)
         let counts = read.counts
         let missing = requiredHeaders.indices.filter { counts[$0] == 0 }.map { requiredHeaders[$0] }
