@@ -107,12 +107,12 @@ final class TransactionLayer {
     /// Sends `response` through the server transaction `key` (dropped if it has ended).
     func respond(_ response: SIPResponse, to key: TransactionKey) {
         guard var entry = servers[key] else { return }
-        // A final response stays in the transaction for retransmissions until its last timer: as text only.
-        let response = response.isProvisional ? response : response.textOnly
         let effects: [TransactionEffect]
         switch entry.machine {
         case .invite(var machine):
-            effects = machine.respond(response)
+            // A non-2xx final response stays for retransmissions until timer H: as text only. A 2xx ends the
+            // transaction (RFC 6026's Accepted state is the `accepted` table), so nothing keeps it.
+            effects = machine.respond(response.isProvisional || response.isSuccess ? response : response.textOnly)
             entry.machine = .invite(machine)
             if response.isSuccess, machine.state == .terminated {
                 accepted[key] = environment.schedule(after: timers.t1 * 64) { [weak self] in
@@ -120,7 +120,8 @@ final class TransactionLayer {
                 }
             }
         case .nonInvite(var machine):
-            effects = machine.respond(response)
+            // A final response stays for retransmissions until timer J (64·T1 over UDP): as text only.
+            effects = machine.respond(response.isProvisional ? response : response.textOnly)
             entry.machine = .nonInvite(machine)
         }
         store(entry, applying: effects, key: key)
