@@ -133,14 +133,14 @@ class Control:
 
 
 class Parleyd:
-    """One parleyd on a free UDP port with its own data directory."""
+    """One parleyd on a free port (UDP unless `transport` says tcp or tls) with its own data directory."""
 
-    def __init__(self, binary, workdir, name, arguments):
+    def __init__(self, binary, workdir, name, arguments, transport="udp"):
         self.port = free_port()
         self.directory = os.path.join(workdir, name)
         os.makedirs(self.directory, exist_ok=True)
         self.log = open(os.path.join(workdir, name + ".log"), "w")
-        command = [binary, "--listen", f"udp://127.0.0.1:{self.port}", "--data-dir", self.directory, "--no-history",
+        command = [binary, "--listen", f"{transport}://127.0.0.1:{self.port}", "--data-dir", self.directory, "--no-history",
                    "--log-level", "error", "--exempt-source", "127.0.0.1"] + arguments
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 15
