@@ -175,6 +175,7 @@ public final class ControlService: Sendable {
             "requestsShed": statistics.requestsShed, "requestsShedDropped": statistics.requestsShedDropped,
             "overloaded": statistics.overloaded ? 1 : 0, "loadBusyPercent": statistics.loadBusyPercent,
             "loadShedPercent": statistics.loadShedPercent, "loopLagMs": statistics.loopLagMilliseconds,
+            "queueWaitMs": statistics.queueWaitMilliseconds,
         ]
         return StatusResult(
             daemon: facts(), registration: Self.registration(engine.registrationState),

@@ -41,4 +41,7 @@ public struct EngineStatistics: Sendable, Hashable {
     public var loadShedPercent = 0
     /// How late the last load probe fired, in milliseconds (the event loop's lag).
     public var loopLagMilliseconds = 0
+    /// The longest a UDP datagram read in the last window had waited in the receive queue, in milliseconds (the
+    /// backlog overload control looks for; 0 without overload control).
+    public var queueWaitMilliseconds = 0
 }

@@ -1,16 +1,20 @@
-/// Overload control for new out-of-dialog requests (issue 15): a pure machine fed the engine thread's measured busy
-/// share once a window, which says what share of new requests to shed. Calls in progress are never shed: in-dialog
-/// requests, ACK, BYE, CANCEL, PRACK and responses do not pass through it.
+/// Overload control for new out-of-dialog requests (issue 15): a pure machine fed, once a window, the engine thread's
+/// measured busy share and the longest time a datagram waited in the receive queue, which says what share of new
+/// requests to shed. Calls in progress are never shed: in-dialog requests, ACK, BYE, CANCEL, PRACK and responses do
+/// not pass through it.
 ///
-///                 busy ≥ enterBusy for enterWindows windows running
+///            busy ≥ enterBusy and the queue backed up (a wait ≥ backlogWait; no datagram measured: busy alone)
+///            for enterWindows windows running
 ///     normal ─────────────────────────────────────────────────────► shedding (share = step %)
 ///       ▲                                                              │  each window:
-///       │                   share back at 0                            │    busy ≥ enterBusy → share + step (≤ max %)
-///       └──────────────────────────────────────────────────────────────┘    busy < leaveBusy → share − 2 steps     
+///       │                   share back at 0                            │    saturated (as above) → share + step (≤ max %)
+///       └──────────────────────────────────────────────────────────────┘    busy < leaveBusy → share − 2 steps
 ///                                                                            busy < leaveBusy ÷ 2 → share 0
 ///
 /// While shedding, every new out-of-dialog request adds the share (in percent) to a credit and is shed when the credit
-/// reaches 100, so exactly that share is shed, evenly spread (no randomness to test around). A shed request is
+/// reaches 100, so exactly that share is shed, evenly spread (no randomness to test around). A datagram that waited
+/// less than `shortQueueWait` is never shed: the queue has drained, so the engine keeps up with what comes now (this
+/// makes recovery immediate when the load drops, before the busy share of the next window says so). A shed request is
 /// answered 503 with a jittered Retry-After, written from its bytes without parsing it; once the share reaches
 /// `dropSharePercent` a shed request over UDP is dropped instead (cheaper still, but the caller retransmits it).
 struct LoadShedder {
@@ -42,10 +46,12 @@ struct LoadShedder {
     /// Whether shed UDP requests are dropped rather than answered.
     var drops: Bool { sharePercent >= policy.dropSharePercent }
 
-    /// One window's measure: the share of it the engine's thread was busy (0...1).
-    mutating func sample(busy measured: Double) -> Change? {
+    /// One window's measures: the share of it the engine's thread was busy (0...1) and the longest a datagram read
+    /// in it had waited in the receive queue (nil when none was measured: stream traffic only, or none at all).
+    mutating func sample(busy measured: Double, longestWait: Duration? = nil) -> Change? {
         busy = min(max(measured, 0), 1)
-        let saturated = busy >= policy.enterBusy
+        let backedUp = longestWait.map { $0 >= policy.backlogWait } ?? true
+        let saturated = busy >= policy.enterBusy && backedUp
         saturatedWindows = saturated ? saturatedWindows + 1 : 0
         if !isShedding {
             guard saturatedWindows >= policy.enterWindows else { return nil }
@@ -56,21 +62,29 @@ struct LoadShedder {
         }
         if saturated {
             sharePercent = min(sharePercent + policy.stepPercent, policy.maxSharePercent)
-        } else if busy < policy.leaveBusy {
+            return nil
+        }
+        if busy < policy.leaveBusy {
             // Down twice as fast as up, and at once when the thread is mostly idle: when the load drops, the shed
             // share must not outlive it (halving instead made the share swing on and off under steady overload).
             sharePercent = busy < policy.leaveBusy / 2 ? 0 : max(sharePercent - 2 * policy.stepPercent, 0)
-            if sharePercent == 0 {
-                saturatedWindows = 0
-                return .ended(shed: shedInEpisode)
-            }
+        } else if !backedUp {
+            // Busy, but the queue stays short: more is shed than needed (without this the share only ever climbed
+            // while the thread stayed busy, up to dropping, and the callers' retransmissions stretched the flood).
+            sharePercent = max(sharePercent - policy.stepPercent, 0)
+        }
+        if sharePercent == 0 {
+            saturatedWindows = 0
+            return .ended(shed: shedInEpisode)
         }
         return nil
     }
 
-    /// For each new out-of-dialog request: whether to shed it.
-    mutating func sheds() -> Bool {
+    /// For each new out-of-dialog request: whether to shed it, given how long it waited in the receive queue (nil:
+    /// not measured, over a stream). One that waited less than `shortQueueWait` is taken: the queue is short.
+    mutating func sheds(waited: Duration? = nil) -> Bool {
         guard isShedding else { return false }
+        if let waited, waited < policy.shortQueueWait { return false }
         credit += sharePercent
         guard credit >= 100 else { return false }
         credit -= 100
@@ -89,6 +103,14 @@ public struct OverloadPolicy: Sendable, Hashable {
     /// windows, sipp's bursts at 79 % of a core already drew 503s and cut the rate bench-sip confirms from 2,750 to
     /// 1,710 calls/s).
     public var enterWindows = 5
+    /// The wait in the receive queue that shows a backlog: a window counts as saturated only when some datagram read
+    /// in it waited this long (busy alone can be a burst the buffers absorb). Stream traffic carries no wait; over
+    /// streams the busy share decides alone.
+    public var backlogWait: Duration = .milliseconds(20)
+    /// While shedding, a datagram that waited less than this in the receive queue is never shed: the queue has
+    /// drained, so the engine keeps up with what comes now. This makes recovery immediate when the load drops (the
+    /// share only falls with the next window's busy share, which let 503s reach the first calls after a flood).
+    public var shortQueueWait: Duration = .milliseconds(2)
     /// Busy share under which the shed share goes down again.
     public var leaveBusy = 0.80
     /// How much the shed share moves each window, in percent.

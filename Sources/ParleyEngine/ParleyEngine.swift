@@ -348,7 +348,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 liveTransactions: servers + clients, pendingRequests: clients,
                 requestsShed: counters.requestsShed, requestsShedDropped: counters.requestsShedDropped,
                 overloaded: load.overloaded, loadBusyPercent: load.busyPercent, loadShedPercent: load.shedPercent,
-                loopLagMilliseconds: load.lagMilliseconds)
+                loopLagMilliseconds: load.lagMilliseconds, queueWaitMilliseconds: load.queueWaitMilliseconds)
         } ?? EngineStatistics()
     }
 

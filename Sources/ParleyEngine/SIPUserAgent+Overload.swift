@@ -15,7 +15,9 @@ import SIPTransport
 ///   parse, transactions, calls as usual              └──► 503 Retry-After 1–5 s written from its bytes (requestsShed)
 ///
 /// The trigger is measured, not guessed: busy share = 1 − (idle time in `epoll_wait` ÷ window), which counts every
-/// kind of work on the thread (SIP, timers, the control API); the probe's own lateness is the loop lag `status` shows.
+/// kind of work on the thread (SIP, timers, the control API), and the backlog: how long datagrams waited in the
+/// receive queue (their kernel arrival time, `InboundSIPMessage.waited`). The probe's own lateness is the loop lag
+/// `status` shows, beside the last window's longest queue wait.
 extension SIPUserAgent {
     /// Starts the probe when overload control is configured and the environment measures its idle time.
     func startLoadProbe() {
@@ -37,10 +39,14 @@ extension SIPUserAgent {
         lastLoadProbe = (now, idle)
         if elapsed > .zero {
             let busy = 1 - (idle - last.idle) / elapsed
-            switch shedder.sample(busy: busy) {
+            let wait = longestQueueWait
+            longestQueueWait = nil
+            lastQueueWait = wait ?? .zero
+            switch shedder.sample(busy: busy, longestWait: wait) {
             case .began(let busy):
+                let backlog = wait.map { ", datagrams waiting up to \(Self.milliseconds($0)) ms" } ?? ""
                 log.info("overload: the engine thread was \(Int(busy * 100))% busy for \(shedder.policy.enterWindows) "
-                    + "windows of \(Self.milliseconds(shedder.policy.window)) ms; shedding new out-of-dialog requests "
+                    + "windows of \(Self.milliseconds(shedder.policy.window)) ms\(backlog); shedding new out-of-dialog requests "
                     + "(503 with Retry-After; dropped unread over UDP from \(shedder.policy.dropSharePercent)% on); "
                     + "calls in progress go on")
             case .ended(let shed):
@@ -59,12 +65,13 @@ extension SIPUserAgent {
     /// (`StatelessRefusal`), or dropped over UDP at `dropSharePercent` or more, or when its bytes do not allow a
     /// refusal written unread.
     func shedsUnread(_ inbound: InboundSIPMessage, from source: SIPDestination) -> Bool {
+        if let waited = inbound.waited, shedder != nil, waited > longestQueueWait ?? .zero { longestQueueWait = waited }
         if StatelessRefusal.isACKOfRefusal(inbound.bytes) {
             counters.refusalACKsAbsorbed += 1
             return true
         }
         guard let policy = shedder?.policy, shedder?.isShedding == true,
-            RequestPeek.isNewOutOfDialogRequest(inbound.bytes), shedder!.sheds()
+            RequestPeek.isNewOutOfDialogRequest(inbound.bytes), shedder!.sheds(waited: inbound.waited)
         else { return false }
         if inbound.kind != .udp || !shedder!.drops, let refusal = StatelessRefusal.response(
             to: inbound.bytes, status: 503, reason: "Overloaded", tagSuffix: String(counters.requestsShed &+ 1, radix: 36),
@@ -78,11 +85,12 @@ extension SIPUserAgent {
         return true
     }
 
-    /// What `status` shows of the load: busy and shed shares in percent, the loop lag in milliseconds.
-    var loadFigures: (busyPercent: Int, shedPercent: Int, lagMilliseconds: Int, overloaded: Bool) {
-        guard let shedder else { return (0, 0, 0, false) }
+    /// What `status` shows of the load: busy and shed shares in percent, the loop lag and the last window's longest
+    /// wait in the receive queue in milliseconds.
+    var loadFigures: (busyPercent: Int, shedPercent: Int, lagMilliseconds: Int, queueWaitMilliseconds: Int, overloaded: Bool) {
+        guard let shedder else { return (0, 0, 0, 0, false) }
         return (Int((shedder.busy * 100).rounded()), shedder.sharePercent, Self.milliseconds(loopLag),
-            shedder.isShedding)
+            Self.milliseconds(lastQueueWait), shedder.isShedding)
     }
 
     private static func milliseconds(_ duration: Duration) -> Int {

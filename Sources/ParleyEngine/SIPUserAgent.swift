@@ -44,6 +44,10 @@ final class SIPUserAgent {
     var lastLoadProbe: (at: Duration, idle: Duration)?
     /// How late the last load probe fired (the loop's lag).
     var loopLag: Duration = .zero
+    /// The longest a datagram read in this probe window waited in the receive queue (nil: none measured yet).
+    var longestQueueWait: Duration?
+    /// The same for the last whole window, for `status`.
+    var lastQueueWait: Duration = .zero
     /// Our Contact header values, by what decides them.
     private var contactHeaders: [ContactKey: String] = [:]
     /// The registration, when configured.

@@ -19,8 +19,8 @@ final class DatagramSocket: LoopFDHandler {
     /// recvmsg's sender address and ancillary data, allocated once.
     private let sender = UnsafeMutablePointer<sockaddr_storage>.allocate(capacity: 1)
     private let control = UnsafeMutableRawPointer.allocate(byteCount: controlSize, alignment: 8)
-    /// Room for one cmsghdr and its UInt32 (SO_RXQ_OVFL), 8-aligned.
-    private static let controlSize = 64
+    /// Room for the ancillary data: SO_RXQ_OVFL's UInt32 and SO_TIMESTAMPNS's timespec, each behind a cmsghdr.
+    private static let controlSize = 128
 
     init(core: TransportCore, fd: Int32, local: ListenAddress, family: Int32) throws(TransportError) {
         self.core = core
@@ -88,7 +88,7 @@ final class DatagramSocket: LoopFDHandler {
                 if code == EAGAIN || code == EWOULDBLOCK { return }
                 continue
             }
-            noteDrops(header)
+            let waited = readAncillaryData(header)
             core.countDatagram(received: count)
             let truncated = header.msg_flags & Int32(MSG_TRUNC) != 0
             guard count > 0, !truncated, count <= core.limits.maxMessageBytes else {
@@ -97,7 +97,8 @@ final class DatagramSocket: LoopFDHandler {
             }
             guard let peer = peerAddress(sender.pointee) else { continue }
             let bytes = Data(bytes: buffer.baseAddress!, count: count)
-            core.deliver(InboundSIPMessage(bytes: bytes, kind: .udp, source: peer, connection: nil, local: local))
+            core.deliver(InboundSIPMessage(
+                bytes: bytes, kind: .udp, source: peer, connection: nil, local: local, waited: waited))
         }
     }
 
@@ -115,14 +116,39 @@ final class DatagramSocket: LoopFDHandler {
         return left.ss_family == right.ss_family && memcmp(&left, &right, length) == 0
     }
 
-    /// Adds the kernel's new receive-buffer drops (the SO_RXQ_OVFL counter, sent only once it is non-zero).
-    private func noteDrops(_ header: msghdr) {
+    /// Reads the ancillary data of one datagram: adds the kernel's new receive-buffer drops (the SO_RXQ_OVFL counter,
+    /// sent only once it is non-zero) and returns how long the datagram waited in the receive queue (from its
+    /// SO_TIMESTAMPNS arrival time, wall clock like the timestamp; nil without one or when the clock stepped back).
+    private func readAncillaryData(_ header: msghdr) -> Duration? {
         let headerSize = MemoryLayout<cmsghdr>.size
-        guard header.msg_controllen >= headerSize + MemoryLayout<UInt32>.size else { return }
-        let message = control.loadUnaligned(as: cmsghdr.self)
-        guard message.cmsg_level == SOL_SOCKET, message.cmsg_type == SO_RXQ_OVFL else { return }
-        let count = control.loadUnaligned(fromByteOffset: headerSize, as: UInt32.self)
-        core.countReceiveBufferDrops(Int(count &- lastDropCount))
-        lastDropCount = count
+        let length = Int(header.msg_controllen)
+        var offset = 0
+        var waited: Duration?
+        while offset + headerSize <= length {
+            let message = control.loadUnaligned(fromByteOffset: offset, as: cmsghdr.self)
+            let messageLength = Int(message.cmsg_len)
+            guard messageLength >= headerSize, offset + messageLength <= length else { break }
+            let data = offset + headerSize
+            if message.cmsg_level == SOL_SOCKET {
+                if message.cmsg_type == SO_RXQ_OVFL, messageLength >= headerSize + MemoryLayout<UInt32>.size {
+                    let count = control.loadUnaligned(fromByteOffset: data, as: UInt32.self)
+                    core.countReceiveBufferDrops(Int(count &- lastDropCount))
+                    lastDropCount = count
+                } else if message.cmsg_type == SO_TIMESTAMPNS, messageLength >= headerSize + MemoryLayout<timespec>.size {
+                    waited = Self.age(of: control.loadUnaligned(fromByteOffset: data, as: timespec.self))
+                }
+            }
+            offset += (messageLength + 7) & ~7
+        }
+        return waited
+    }
+
+    /// How long ago a wall-clock arrival time was; nil when it lies in the future (the clock stepped back).
+    private static func age(of arrival: timespec) -> Duration? {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let nanoseconds = (Int64(now.tv_sec) - Int64(arrival.tv_sec)) * 1_000_000_000
+            + Int64(now.tv_nsec) - Int64(arrival.tv_nsec)
+        return nanoseconds >= 0 ? .nanoseconds(nanoseconds) : nil
     }
 }

@@ -159,14 +159,22 @@ public struct InboundSIPMessage: Sendable, Hashable {
     public var connection: ConnectionID?
     /// The local address it arrived at: the listener's, or for an opened connection its local end.
     public var local: ListenAddress
+    /// How long it waited in the kernel's receive queue before it was read: a UDP datagram's age from its arrival
+    /// time (SO_TIMESTAMPNS). Nil over streams (bytes are queued, not messages) and when not known. Overload control
+    /// reads it: a queue that grows is the evidence that the engine has fallen behind.
+    public var waited: Duration?
 
     /// A message as a transport delivers it (also for feeding an engine in tests).
-    public init(bytes: Data, kind: SIPTransportKind, source: SIPPeerAddress, connection: ConnectionID?, local: ListenAddress) {
+    public init(
+        bytes: Data, kind: SIPTransportKind, source: SIPPeerAddress, connection: ConnectionID?, local: ListenAddress,
+        waited: Duration? = nil
+    ) {
         self.bytes = bytes
         self.kind = kind
         self.source = source
         self.connection = connection
         self.local = local
+        self.waited = waited
     }
 
     /// Where a response goes (RFC 3261 §18.2.2, without the Via `received`/`rport` rules, which need the parsed Via):

@@ -146,12 +146,14 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
         return actual
     }
 
-    /// Large buffers (the kernel may cap them at net.core.rmem_max) and the drop counter in ancillary data.
+    /// Large buffers (the kernel may cap them at net.core.rmem_max); the drop counter and each datagram's arrival time
+    /// (for its wait in the queue, which overload control reads) in ancillary data.
     static func tuneDatagramSocket(_ fd: Int32, limits: TransportLimits) {
         let size = Int32(clamping: limits.udpReceiveBuffer)
         Socket.setOption(fd, SOL_SOCKET, SO_RCVBUF, size)
         Socket.setOption(fd, SOL_SOCKET, SO_SNDBUF, size)
         Socket.setOption(fd, SOL_SOCKET, SO_RXQ_OVFL, 1)
+        Socket.setOption(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1)
     }
 
     // MARK: - Receiving

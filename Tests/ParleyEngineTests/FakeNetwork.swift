@@ -70,14 +70,15 @@ final class EngineHarness {
     }
 
     /// Delivers SIP text (LF line ends are turned into CRLF; Content-Length is computed) from the peer (or `source`).
-    func deliver(_ text: String, body: String = "", from source: SIPPeerAddress? = nil) {
+    func deliver(_ text: String, body: String = "", from source: SIPPeerAddress? = nil, waited: Duration? = nil) {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         while lines.last?.isEmpty == true { lines.removeLast() }
         let bodyBytes = body.replacingOccurrences(of: "\n", with: "\r\n")
         lines.append("Content-Length: \(bodyBytes.utf8.count)")
         let message = lines.joined(separator: "\r\n") + "\r\n\r\n" + bodyBytes
         engine.receive(InboundSIPMessage(
-            bytes: Data(message.utf8), kind: .udp, source: source ?? peer, connection: nil, local: local))
+            bytes: Data(message.utf8), kind: .udp, source: source ?? peer, connection: nil, local: local,
+            waited: waited))
     }
 
     /// The only conversation.

@@ -79,6 +79,31 @@ struct LoadShedderTests {
         #expect(!shedWhenCalm)
     }
 
+    @Test("busy windows count only with a backlog in the queue; while shedding, a short queue lowers the share and a request that hardly waited is taken")
+    func backlog() {
+        var shedder = LoadShedder(policy: Self.quick)
+        for _ in 0..<5 {
+            #expect(shedder.sample(busy: 1, longestWait: .milliseconds(5)) == nil, "a burst the buffers absorb")
+        }
+        #expect(!shedder.isShedding)
+        #expect(shedder.sample(busy: 1, longestWait: .milliseconds(30)) == nil)
+        #expect(shedder.sample(busy: 1, longestWait: .milliseconds(20)) == .began(busy: 1))
+        for _ in 0..<3 { _ = shedder.sample(busy: 1, longestWait: .milliseconds(50)) }
+        #expect(shedder.sharePercent == 20)
+        let prompt = (0..<50).map { _ in shedder.sheds(waited: .microseconds(500)) }
+        #expect(!prompt.contains(true), "under shortQueueWait: taken, and no credit used")
+        let queued = (0..<50).map { _ in shedder.sheds(waited: .milliseconds(3)) }
+        #expect(queued.filter { $0 }.count == 10 && queued[4] && !queued[3], "every fifth")
+        let overStream = (0..<5).map { _ in shedder.sheds(waited: nil) }
+        #expect(overStream.filter { $0 }.count == 1, "no wait measured: the share alone")
+        // Still fully busy, but the queue stays short: a step down each window, then over.
+        #expect(shedder.sample(busy: 1, longestWait: .milliseconds(1)) == nil)
+        #expect(shedder.sharePercent == 15)
+        #expect(shedder.sample(busy: 1, longestWait: .milliseconds(1)) == nil)
+        #expect(shedder.sample(busy: 1, longestWait: .milliseconds(1)) == nil)
+        #expect(shedder.sample(busy: 1, longestWait: .milliseconds(1)) == .ended(shed: 11))
+    }
+
     @Test("measures out of range are clamped")
     func clamping() {
         var shedder = LoadShedder(policy: Self.quick)
@@ -272,6 +297,30 @@ struct OverloadEngineTests {
         _ = harness.sent()
         for index in 21...30 { _ = call(harness, index) }
         #expect(harness.sent().compactMap(\.response).filter { $0.statusCode == 200 }.count == 10)
+    }
+
+    @Test("while shedding, new calls whose datagrams hardly waited in the queue are taken: recovery needs no window")
+    func shortQueueIsTaken() throws {
+        let harness = try harness()
+        run(harness, windows: 7, busy: true)  // shedding at 30 %
+        _ = harness.sent()
+        for index in 1...20 {
+            harness.deliver(PeerMessages.invite(callID: "prompt-\(index)@peer", branch: "z9hG4bK-prompt-\(index)"),
+                body: PeerMessages.offer, waited: .microseconds(300))
+            harness.environment.advance(by: .zero)
+        }
+        var answers = harness.sent().compactMap(\.response)
+        #expect(answers.filter { $0.statusCode == 200 }.count == 20 && !answers.contains { $0.statusCode == 503 })
+        for index in 1...20 {
+            harness.deliver(PeerMessages.invite(callID: "queued-\(index)@peer", branch: "z9hG4bK-queued-\(index)"),
+                body: PeerMessages.offer, waited: .milliseconds(30))
+            harness.environment.advance(by: .zero)
+        }
+        answers = harness.sent().compactMap(\.response)
+        #expect(answers.filter { $0.statusCode == 503 }.count == 6, "30 % of those that waited")
+        run(harness, windows: 1, busy: true)
+        let statistics = harness.engine.statistics
+        #expect(statistics.queueWaitMilliseconds == 30 && statistics.loadShedPercent == 35)
     }
 
     @Test("without a measured idle time (or with overload control off) nothing is ever shed")

@@ -32,6 +32,7 @@ struct TCPTests {
         #expect(received.kind == .tcp)
         #expect(received.source.host == host)
         #expect(received.connection != nil)
+        #expect(received.waited == nil, "a stream carries no per-message queue wait")
         #expect(received.local.port == address.port)
         client.write(sipMessage("next"))
         #expect(inbox.wait(for: 2)?.last?.bytes == sipMessage("next"))

@@ -120,4 +120,32 @@ struct UDPTests {
         #expect(stats.receiveBufferDrops > 0)
         #expect(stats.receiveBufferDrops + stats.datagramsReceived == 201, "\(stats)")
     }
+
+    @Test("a datagram carries how long it waited in the receive queue (its kernel arrival time, SO_TIMESTAMPNS)")
+    func queueWait() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (transport, inbox) = makeTransport(loop)
+        let address = try transport.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))
+        let peer = try RawSocket(datagramFamily: AF_INET)
+        peer.sendDatagram(sipMessage("prompt"), to: address)
+        let prompt = try #require(inbox.first()?.waited, "a UDP datagram carries its wait")
+        #expect(prompt >= .zero && prompt < .seconds(1))
+        // Held loop: the datagram sits in the queue for at least the hold (the one place this test waits for time
+        // to pass: the kernel's clock is what is measured).
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        loop.execute {
+            held.signal()
+            release.wait()
+        }
+        #expect(held.wait(timeout: .now() + 5) == .success)
+        let sent = ContinuousClock.now
+        peer.sendDatagram(sipMessage("queued"), to: address)
+        usleep(40_000)
+        let heldFor = ContinuousClock.now - sent
+        release.signal()
+        let queued = try #require(inbox.wait(for: 2)?.last?.waited)
+        #expect(queued >= heldFor - .milliseconds(2) && queued < .seconds(5), "waited \(queued), held \(heldFor)")
+    }
 }
+
