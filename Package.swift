@@ -123,6 +123,10 @@ let package = Package(
             dependencies: ["ParleyEngine", "ConversationKit", "SIPTransport", "ParleyIO"]
         ),
         .executableTarget(
+            name: "parley-bench-register",
+            dependencies: ["ParleyEngine", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO"]
+        ),
+        .executableTarget(
             name: "parley-bench-push",
             dependencies: ["ParleyNode", "ParleyEngine", "ConversationKit", "SIPTransport", "VoIPPush"]
         ),

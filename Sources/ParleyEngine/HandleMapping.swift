@@ -72,7 +72,7 @@ enum HandleMapping {
 }
 
 /// Why a handle cannot be turned into a SIP URI.
-struct HandleDialError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct HandleDialError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

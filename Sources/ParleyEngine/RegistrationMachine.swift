@@ -5,15 +5,15 @@ import SIPTransport
 
 /// One REGISTER the registration sent: the request (a challenge to it is answered from it) and the lifetime it asked
 /// for (0 removes our binding).
-struct RegistrationAttempt: Equatable {
-    let request: SIPRequest
-    let expires: Int
+package struct RegistrationAttempt: Equatable {
+    package let request: SIPRequest
+    package let expires: Int
 }
 
 /// What the registration asks of the world while it decides: where the registrar is, how our Contact and Via look,
 /// the time, a fresh cnonce and the digest hash. Queries and builders only (finding the registrar may resolve its
 /// host name, synchronously, as every request of the engine's does); ``SIPUserAgent`` is the context.
-protocol RegistrationContext {
+package protocol RegistrationContext {
     var configuration: EngineConfiguration { get }
     var now: Date { get }
     /// The registrar's address (host names resolved once: A/AAAA).
@@ -38,9 +38,9 @@ protocol RegistrationContext {
 ///                          ▼                                                ▼
 ///                        failed ──retry timer (5 s doubling to 5 min)──▶ registering        unregistered
 /// ```
-struct RegistrationMachine {
+package struct RegistrationMachine {
     /// What the driver does.
-    enum Effect: Equatable {
+    package enum Effect: Equatable {
         /// Send a REGISTER in a client transaction; its events come back tagged with the attempt.
         case send(SIPRequest, RegistrationAttempt, to: SIPDestination)
         /// (Re)start the registration's timer: the refresh, or the retry after a failure.
@@ -55,7 +55,7 @@ struct RegistrationMachine {
     let callID: String
     let localTag: String
     /// Where the registration stands.
-    private(set) var state: RegistrationState = .unregistered
+    package private(set) var state: RegistrationState = .unregistered
     private var cseq: UInt32 = 0
     private var digest = DigestSession()
     /// Challenges already answered with these nonces (a second challenge with the same nonce means wrong credentials).
@@ -63,7 +63,7 @@ struct RegistrationMachine {
     /// Consecutive failures, for the back-off.
     private var failures = 0
 
-    init(configuration: RegistrationConfiguration, callID: String, localTag: String) {
+    package init(configuration: RegistrationConfiguration, callID: String, localTag: String) {
         self.configuration = configuration
         self.callID = callID
         self.localTag = localTag
@@ -82,7 +82,7 @@ struct RegistrationMachine {
     // MARK: Inputs
 
     /// Registers (or refreshes) now: the start, and the timer.
-    mutating func register(in context: some RegistrationContext) -> [Effect] {
+    package mutating func register(in context: some RegistrationContext) -> [Effect] {
         answeredNonces = []
         return [.cancelTimer] + send(expires: configuration.expires, authorization: nil, in: context)
     }
@@ -95,7 +95,7 @@ struct RegistrationMachine {
     }
 
     /// What the REGISTER's transaction said.
-    mutating func receive(
+    package mutating func receive(
         _ event: ClientTransactionEvent, for attempt: RegistrationAttempt, in context: some RegistrationContext
     ) -> [Effect] {
         let expires = attempt.expires

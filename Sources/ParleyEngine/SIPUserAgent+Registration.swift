@@ -51,14 +51,16 @@ extension SIPUserAgent: RegistrationContext {
     func cnonce() -> String { SecureRandom.token(16) }
 
     /// Digests through OpenSSL (ParleyIO's `MessageDigest`).
-    var digestHash: DigestHash { Self.digestHash }
+    var digestHash: DigestHash { openSSLDigestHash }
+}
 
-    static let digestHash: DigestHash = { algorithm, input in
-        let data = Data(input.utf8)
-        switch algorithm.hashFunction {
-        case .sha256, .sha256Session: return MessageDigest.sha256(data)
-        case .sha512_256, .sha512_256Session: return MessageDigest.sha512_256(data)
-        case .md5, .md5Session: return MessageDigest.md5(data)
-        }
+/// The digest of a text with an algorithm, through OpenSSL (ParleyIO's `MessageDigest`): what every digest answer of
+/// the engine uses (and `parley-bench-register`'s).
+package let openSSLDigestHash: DigestHash = { algorithm, input in
+    let data = Data(input.utf8)
+    switch algorithm.hashFunction {
+    case .sha256, .sha256Session: return MessageDigest.sha256(data)
+    case .sha512_256, .sha512_256Session: return MessageDigest.sha512_256(data)
+    case .md5, .md5Session: return MessageDigest.md5(data)
     }
 }

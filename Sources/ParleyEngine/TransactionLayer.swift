@@ -19,7 +19,7 @@ enum ServerRequestDisposition {
 }
 
 /// What a client transaction tells its transaction user.
-enum ClientTransactionEvent {
+package enum ClientTransactionEvent {
     /// A response (provisional or final) arrived.
     case response(SIPResponse)
     /// No final response came in time (timer B or F).

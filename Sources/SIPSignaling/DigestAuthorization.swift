@@ -167,11 +167,15 @@ public struct DigestSession: Sendable, Hashable {
 
     /// A quoted-string: `"` … `"` with `"` and `\` escaped.
     static func quoted(_ text: String) -> String {
-        var result = "\""
-        for character in text {
-            if character == "\"" || character == "\\" { result.append("\\") }
-            result.append(character)
+        // Bytes, not Characters: `"` and `\` are ASCII and never part of a multi-byte scalar, and walking Characters
+        // (grapheme breaking) cost ~8,000 instructions per quoted value, measured in parley-bench-register.
+        var result: [UInt8] = [UInt8(ascii: "\"")]
+        result.reserveCapacity(text.utf8.count + 8)
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { result.append(UInt8(ascii: "\\")) }
+            result.append(byte)
         }
-        return result + "\""
+        result.append(UInt8(ascii: "\""))
+        return String(decoding: result, as: UTF8.self)
     }
 }

@@ -107,7 +107,7 @@ public struct SIPPeerAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// "192.0.2.1:5060" or "[2001:db8::1]:5060".
     public var description: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }
 
