@@ -13,7 +13,9 @@ enum SDPReader {
         // buffer, and they see NULs, which end its loops. Kept as a regression input in Fuzz/Corpus/sdp.
         var text = [CChar](repeating: 0, count: body.count + 16)
         text.withUnsafeMutableBytes { _ = body.copyBytes(to: $0) }
-        guard !body.contains(0) else { throw SDPParseError(reason: "NUL byte in SDP") }
+        // memchr on the copy: `Data.contains` walks its iterator a byte at a time (~7,500 instructions per call).
+        let hasNUL = text.withUnsafeBufferPointer { memchr($0.baseAddress!, 0, body.count) != nil }
+        guard !hasNUL else { throw SDPParseError(reason: "NUL byte in SDP") }
         cosip_initialize()
         var pointer: UnsafeMutablePointer<sdp_message_t>?
         guard sdp_message_init(&pointer) == 0, let sdp = pointer else { throw SDPParseError(reason: "Out of memory") }
