@@ -167,6 +167,8 @@ func cpuTime() -> Duration {
 let options = Options(CommandLine.arguments)
 let loop = try EventLoop(name: "bench-register")
 let finished = DispatchSemaphore(value: 0)
+// nonisolated(unsafe): written once on the main thread before the first registration starts (the loop's `execute`
+// below orders it), read only on the loop thread after that.
 nonisolated(unsafe) var driver: RegistrationDriver?
 let transport = SIPTransport(loop: loop, tls: nil, limits: TransportLimits()) { inbound in driver?.receive(inbound) }
 let local = try transport.listenSync(ListenAddress(kind: .udp, host: options.registrar.host, port: 0))
