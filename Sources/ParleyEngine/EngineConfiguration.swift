@@ -58,6 +58,10 @@ public struct EngineConfiguration: Sendable {
     /// is answered 503 (then, over UDP, dropped) while calls in progress go on (`LoadShedder`); nil: off. It needs an
     /// environment that measures its idle time (the daemon's does).
     public var overload: OverloadPolicy? = OverloadPolicy()
+    /// Whether UDP datagrams are parsed on a thread of their own (`ParseThread`), using a second core, instead of on
+    /// the engine's thread; off by default (tests feed messages and expect them handled at once); the daemon turns it
+    /// on. Parsed messages come back to the engine's thread in arrival order.
+    public var parsesOnThread = false
     /// Who may ring us; others get 403 before the manager or the history sees the call.
     public var callers: CallerPolicy = .anyone
     /// Whether a call refused by `callers` leaves a `blocked` record in the history (read, not missed).

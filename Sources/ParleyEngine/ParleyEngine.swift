@@ -22,6 +22,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let log: EngineLog
     private let history: HistoryWriter?
     private let agent: AgentBox
+    /// The parse thread, when UDP is parsed off the engine's thread (stopped by `shutdown` or when the engine goes).
+    private let parseThread: ParseThread?
     private let observed = ObservedConversations()
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
     private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
@@ -52,7 +54,11 @@ public final class ParleyEngine: ConversationManagerDelegate {
             configuration: configuration, environment: environment, manager: manager, log: log, pushedCalls: pushedCalls)
         agent.media = media
         externalMedia = media as? ExternalMedia
-        self.agent = AgentBox(agent)
+        let box = AgentBox(agent)
+        self.agent = box
+        parseThread = configuration.parsesOnThread
+            ? ParseThread { [environment] batch in environment.execute { box.value.receive(parsed: batch) } } : nil
+        agent.parseThread = parseThread
         self.localHandle = agent.localHandleSnapshot
         agent.onCallCreated = { [observed] uuid, callID in
             observed.state.withLock {
@@ -314,8 +320,13 @@ public final class ParleyEngine: ConversationManagerDelegate {
             agent.value.transactions.whenClientsDone { requestsAnswered.fire() }
         }
         requestsAnswered.wait()
+        parseThread?.stop()
         manager.invalidate()
         history?.drain()
+    }
+
+    deinit {
+        parseThread?.stop()
     }
 
     /// Our tag in the dialog of the call with this Call-ID (for benchmarks and tests that play the peer).
@@ -347,6 +358,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 liveCalls: agent.value.legs.count,
                 liveTransactions: servers + clients, pendingRequests: clients,
                 requestsShed: counters.requestsShed, requestsShedDropped: counters.requestsShedDropped,
+                parseQueueDrops: counters.parseQueueDrops,
                 overloaded: load.overloaded, loadBusyPercent: load.busyPercent, loadShedPercent: load.shedPercent,
                 loopLagMilliseconds: load.lagMilliseconds, queueWaitMilliseconds: load.queueWaitMilliseconds)
         } ?? EngineStatistics()

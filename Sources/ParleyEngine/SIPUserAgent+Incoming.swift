@@ -29,7 +29,7 @@ extension SIPUserAgent {
                 return
             }
             do {
-                offer = try SDPSession.parse(request.body)
+                offer = try parseOffer(request.body)
             } catch {
                 respond(to: request, key: key, status: 488, reason: "Unusable SDP: \(error.reason)")
                 return

@@ -38,6 +38,10 @@ final class SIPUserAgent {
     var counters = EngineCounters()
     /// Request-URIs and addresses parsed recently (most of a call's are seen again; `SIPParseMemo`).
     let parseMemo = SIPParseMemo()
+    /// Where UDP datagrams are parsed when `EngineConfiguration.parsesOnThread` (else on this thread, inline).
+    var parseThread: ParseThread?
+    /// While a datagram from the parse thread is handled: the new INVITE's SDP body and what the thread parsed of it.
+    private var preparsedOffer: (body: Data, result: Result<SDPSession, SDPParseError>)?
     /// Overload control, when configured (`SIPUserAgent+Overload.swift`).
     var shedder: LoadShedder?
     /// The last load probe: when it ran and the environment's idle time then.
@@ -137,20 +141,43 @@ final class SIPUserAgent {
         }
         let source = SIPDestination(kind: inbound.kind, address: inbound.source, connection: inbound.connection)
         if shedsUnread(inbound, from: source) { return }
-        let message: SIPMessage
-        do {
-            message = try SIPMessage.parse(inbound.bytes, memo: parseMemo)
-        } catch {
+        if let parseThread, inbound.kind == .udp {
+            // Parsed on the parse thread; back through `receive(parsed:)`, in order.
+            if !parseThread.submit(inbound, from: source) { counters.parseQueueDrops += 1 }
+            return
+        }
+        receive(Result { () throws(SIPParseError) in try SIPMessage.parse(inbound.bytes, memo: parseMemo) },
+            of: inbound, from: source)
+    }
+
+    /// Datagrams the parse thread parsed, in their arrival order.
+    func receive(parsed batch: [ParsedDatagram]) {
+        for datagram in batch {
+            preparsedOffer = datagram.offer
+            receive(datagram.result, of: datagram.inbound, from: datagram.source)
+            preparsedOffer = nil
+        }
+    }
+
+    /// A new INVITE's SDP offer: the parse thread's reading of it when it has one, else parsed here.
+    func parseOffer(_ body: Data) throws(SDPParseError) -> SDPSession {
+        if let preparsedOffer, preparsedOffer.body == body { return try preparsedOffer.result.get() }
+        return try SDPSession.parse(body)
+    }
+
+    /// A parsed message goes to its transaction; a malformed one is dropped, answered 400 when it allows an answer.
+    private func receive(
+        _ parsed: Result<SIPMessage, SIPParseError>, of inbound: InboundSIPMessage, from source: SIPDestination
+    ) {
+        switch parsed {
+        case .success(.request(let request)): receive(request, from: source)
+        case .success(.response(let response)): receive(response)
+        case .failure(let error):
             counters.malformed += 1
             log.debug("dropped a malformed message from \(inbound.source.host):\(inbound.source.port): \(error.reason)")
             if let response = error.errorResponse(toTag: SecureRandom.token(10)) {
                 transactions.sendStateless(.response(response), to: source)
             }
-            return
-        }
-        switch message {
-        case .request(let request): receive(request, from: source)
-        case .response(let response): receive(response)
         }
     }
 
@@ -410,6 +437,7 @@ struct EngineCounters: Sendable {
     var requestsShed = 0
     /// New out-of-dialog requests dropped unread by overload control (UDP, at `dropSharePercent` or more).
     var requestsShedDropped = 0
+    var parseQueueDrops = 0
     /// ACKs of those 503s, absorbed unread.
     var refusalACKsAbsorbed = 0
 }

@@ -93,6 +93,7 @@ public final class ParleyNode: Sendable {
             engineConfiguration.sourceBan = configuration.sourceBan
             engineConfiguration.exemptSources = configuration.exemptSources
             if !configuration.overloadControl { engineConfiguration.overload = nil }
+            engineConfiguration.parsesOnThread = configuration.parsesOnThread
             engineConfiguration.recordsBlockedCalls = configuration.recordsBlockedCalls
             if configuration.keepsIdentity {
                 if let tightened = try configuration.dataDirectory.create() { log.info(tightened) }

@@ -77,6 +77,8 @@ struct DaemonOptions {
                                   (repeatable)
           --no-overload-control   never shed new requests when the engine thread is saturated (by default
                                   they get 503 with Retry-After; docs/robustness.md)
+          --parse-on-loop         parse UDP datagrams on the engine's thread too (by default a second thread
+                                  parses them, so two cores share the work; docs/architecture.md)
           --max-connections N     TCP and TLS connections at most (default 4096)
           --max-connections-per-source N  connections accepted from one address at most (default 64)
           --connection-idle-timeout S  close a TCP/TLS connection that completes no message for S seconds (default 300)
@@ -210,6 +212,7 @@ struct DaemonOptions {
             options.node.sourceBan = .seconds(seconds)
         }
         if arguments.flag("--no-overload-control") { options.node.overloadControl = false }
+        if arguments.flag("--parse-on-loop") { options.node.parsesOnThread = false }
         for address in try arguments.options("--exempt-source") {
             var host = address
             if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }

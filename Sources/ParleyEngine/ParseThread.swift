@@ -1,0 +1,128 @@
+import Dispatch
+import Foundation
+import SIPMessages
+import SIPTransport
+import Synchronization
+
+/// A datagram the engine's thread read and the parse thread parsed: the message, or why it is malformed; for a new
+/// INVITE carrying SDP, its offer parsed too (the engine would parse it next, on its own thread).
+struct ParsedDatagram: Sendable {
+    let inbound: InboundSIPMessage
+    let source: SIPDestination
+    let result: Result<SIPMessage, SIPParseError>
+    /// The new INVITE's SDP body and what parsing it gave.
+    let offer: (body: Data, result: Result<SDPSession, SDPParseError>)?
+
+    init(inbound: InboundSIPMessage, source: SIPDestination, memo: SIPParseMemo) {
+        self.inbound = inbound
+        self.source = source
+        result = Result { () throws(SIPParseError) in try SIPMessage.parse(inbound.bytes, memo: memo) }
+        if case .success(.request(let request)) = result, let body = request.newInviteOffer {
+            offer = (body, Result { () throws(SDPParseError) in try SDPSession.parse(body) })
+        } else {
+            offer = nil
+        }
+    }
+}
+
+extension SIPRequest {
+    /// The SDP body of a new INVITE (no To tag, Content-Type application/sdp), which the engine parses as the offer.
+    var newInviteOffer: Data? {
+        guard method == .invite, !body.isEmpty, headers.toTag == nil,
+            headers.contentType?.mediaType.lowercased() == "application/sdp"
+        else { return nil }
+        return body
+    }
+}
+
+/// Parses UDP datagrams on a thread of its own, so that parsing (a third of the engine's work per call, with a new
+/// INVITE's SDP offer) runs on the
+/// second core while the engine's thread drives calls. One thread and one queue keep the arrival order; parsed
+/// datagrams go back to the engine's thread in batches (one `execute` per batch, not per message). The queue is
+/// bounded: when it is full a datagram is dropped, as the kernel drops one for a full receive buffer (UDP peers
+/// retransmit), and the caller counts it. Streams are not sent here: their framing already runs on the engine's
+/// thread as bytes arrive.
+///
+/// ```
+///  engine thread: read, ban check, shed check ──submit──► queue (≤ limit, else dropped) ──► parse thread:
+///       ▲                                                                                  parse each in order
+///       └──────────── deliver(batch) on the engine's thread, in order ◄──────────────────────────┘
+/// ```
+final class ParseThread: Sendable {
+    private struct State {
+        var queue: [(InboundSIPMessage, SIPDestination)] = []
+        /// The thread waits on `wake`: the next submit must signal it.
+        var idle = true
+        var stopping = false
+    }
+
+    /// The most datagrams waiting to be parsed.
+    let limit: Int
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let stopped = DispatchSemaphore(value: 0)
+    private let deliver: @Sendable ([ParsedDatagram]) -> Void
+
+    /// Starts the thread; `deliver` is called on it with each batch, in arrival order (it hands the batch over to the
+    /// engine's thread).
+    init(limit: Int = 8192, deliver: @escaping @Sendable ([ParsedDatagram]) -> Void) {
+        precondition(limit > 0, "a parse queue holds at least one datagram")
+        self.limit = limit
+        self.deliver = deliver
+        let thread = Thread { [self] in run() }
+        thread.name = "parley-parse"
+        thread.start()
+    }
+
+    /// Queues a datagram (from the engine's thread); false when the queue is full or the thread stopped (dropped).
+    func submit(_ inbound: InboundSIPMessage, from source: SIPDestination) -> Bool {
+        let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopping, state.queue.count < limit else { return (false, false) }
+            state.queue.append((inbound, source))
+            guard state.idle else { return (true, false) }
+            state.idle = false
+            return (true, true)
+        }
+        if mustWake { wake.signal() }
+        return accepted
+    }
+
+    /// Stops the thread and waits for it; what is still queued is dropped. Idempotent.
+    func stop() {
+        let first = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.stopping = true
+            state.queue.removeAll()
+            return true
+        }
+        guard first else { return }
+        wake.signal()
+        stopped.wait()
+    }
+
+    private func run() {
+        // The memo lives on this thread only (the engine's thread no longer parses UDP).
+        let memo = SIPParseMemo()
+        while true {
+            wake.wait()
+            while true {
+                let (batch, stopping) = state.withLock { state -> ([(InboundSIPMessage, SIPDestination)], Bool) in
+                    if state.stopping { return ([], true) }
+                    if state.queue.isEmpty {
+                        state.idle = true
+                        return ([], false)
+                    }
+                    var taken: [(InboundSIPMessage, SIPDestination)] = []
+                    swap(&taken, &state.queue)
+                    return (taken, false)
+                }
+                if stopping {
+                    stopped.signal()
+                    return
+                }
+                if batch.isEmpty { break }
+                deliver(batch.map { inbound, source in ParsedDatagram(inbound: inbound, source: source, memo: memo) })
+            }
+        }
+    }
+}

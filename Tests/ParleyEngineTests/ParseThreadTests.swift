@@ -1,0 +1,139 @@
+import ConversationKit
+import Dispatch
+import Foundation
+import ParleyIO
+import ParleyTestSupport
+import SIPMessages
+import SIPTransport
+import Synchronization
+import Testing
+
+@testable import ParleyEngine
+
+@Suite("Parse thread: UDP parsed beside the engine's thread")
+struct ParseThreadTests {
+    private static let source = SIPDestination(
+        kind: .udp, address: SIPPeerAddress(host: "127.0.0.1", port: 5062), connection: nil)
+
+    private static func datagram(_ index: Int) -> InboundSIPMessage {
+        // Every seventh is malformed (no Call-ID); the rest are OPTIONS with their index in the Call-ID.
+        let callID = index % 7 == 3 ? "" : "Call-ID: order-\(index)@peer\r\n"
+        let text = "OPTIONS sip:parley@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5062;branch=z9hG4bK-\(index)\r\n"
+            + "Max-Forwards: 70\r\nFrom: <sip:a@127.0.0.1>;tag=t\r\nTo: <sip:parley@127.0.0.1>\r\n\(callID)"
+            + "CSeq: \(index + 1) OPTIONS\r\nContent-Length: 0\r\n\r\n"
+        return InboundSIPMessage(
+            bytes: Data(text.utf8), kind: .udp, source: source.address, connection: nil,
+            local: ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070))
+    }
+
+    @Test("datagrams come back in the order they were submitted, in batches, parsed as the engine parses them")
+    func order() throws {
+        let delivered = EventRecorder<ParsedDatagram>()
+        let batches = Mutex(0)
+        let thread = ParseThread { batch in
+            batches.withLock { $0 += 1 }
+            for datagram in batch { delivered.record(datagram) }
+        }
+        defer { thread.stop() }
+        let count = 5_000
+        for index in 0..<count { #expect(thread.submit(Self.datagram(index), from: Self.source)) }
+        let all = try #require(delivered.wait(for: count, within: .seconds(30)))
+        for (index, datagram) in all.enumerated() {
+            #expect(datagram.inbound == Self.datagram(index), "position \(index)")
+            let inline = Result { () throws(SIPParseError) in try SIPMessage.parse(datagram.inbound.bytes) }
+            #expect(datagram.result == inline, "position \(index)")
+        }
+        #expect(all.filter { (try? $0.result.get()) == nil }.count == (0..<count).filter { $0 % 7 == 3 }.count)
+        #expect(batches.withLock { $0 } <= count)
+    }
+
+    @Test("a full queue refuses (the caller counts a drop); what was taken is still delivered; stopped, it refuses all")
+    func bounded() throws {
+        let delivered = EventRecorder<Int>()
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let thread = ParseThread(limit: 4) { batch in
+            entered.signal()
+            release.wait()
+            delivered.record(batch.count)
+        }
+        #expect(thread.submit(Self.datagram(0), from: Self.source))
+        #expect(entered.wait(timeout: .now() + 5) == .success, "the thread took the first datagram and is delivering it")
+        for index in 1...4 { #expect(thread.submit(Self.datagram(index), from: Self.source)) }
+        #expect(!thread.submit(Self.datagram(5), from: Self.source), "four wait: the fifth is refused")
+        release.signal()
+        #expect(entered.wait(timeout: .now() + 5) == .success)
+        release.signal()
+        #expect(delivered.wait(for: 2) == [1, 4])
+        thread.stop()
+        thread.stop()
+        #expect(!thread.submit(Self.datagram(6), from: Self.source))
+    }
+
+    @Test("an engine parsing on the thread carries calls over real UDP; a bad offer gets 488, a malformed request 400")
+    func callsOverUDP() throws {
+        let engineLoop = try EventLoop(name: "engine")
+        let peerLoop = try EventLoop(name: "peer")
+        defer {
+            peerLoop.shutdown()
+            engineLoop.shutdown()
+        }
+        let environment = LoopEnvironment(loop: engineLoop)
+        let engineBox = Mutex<ParleyEngine?>(nil)
+        let transport = SIPTransport(loop: engineLoop, tls: nil, limits: TransportLimits()) { inbound in
+            engineBox.withLock { $0 }?.receive(inbound)
+        }
+        environment.attach(transport)
+        let local = try transport.listenSync(ListenAddress(kind: .udp, host: "127.0.0.1", port: 0))
+        var configuration = EngineConfiguration(listenAddresses: [local], autoAnswerDelay: .zero)
+        configuration.parsesOnThread = true
+        configuration.overload = nil
+        configuration.exemptSources = ["127.0.0.1"]
+        let manager = try ConversationManager(configuration: .init(includesConversationInRecents: false))
+        let engine = ParleyEngine(configuration: configuration, manager: manager, environment: environment)
+        engineBox.withLock { $0 = engine }
+        defer { engineBox.withLock { $0 = nil } }
+
+        let received = EventRecorder<InboundSIPMessage>()
+        let peer = SIPTransport(loop: peerLoop, tls: nil, limits: TransportLimits()) { received.record($0) }
+        let peerAddress = try peer.listenSync(ListenAddress(kind: .udp, host: "127.0.0.1", port: 0))
+        let target = SIPDestination(
+            kind: .udp, address: SIPPeerAddress(host: "127.0.0.1", port: local.port), connection: nil)
+        func send(_ lines: [String], body: String = "") {
+            let text = lines.joined(separator: "\r\n") + "\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            peerLoop.execute { peer.send(Data(text.utf8), to: target) }
+        }
+        func headers(_ method: String, _ call: Int, cseq: Int, toTag: String? = nil) -> [String] {
+            [
+                "\(method) sip:parley@127.0.0.1:\(local.port) SIP/2.0",
+                "Via: SIP/2.0/UDP 127.0.0.1:\(peerAddress.port);rport;branch=z9hG4bK-\(method)-\(call)",
+                "Max-Forwards: 70", "From: <sip:alice@127.0.0.1>;tag=peer-\(call)",
+                "To: <sip:parley@127.0.0.1>" + (toTag.map { ";tag=\($0)" } ?? ""), "Call-ID: thread-\(call)@peer",
+                "CSeq: \(cseq) \(method)", "Contact: <sip:alice@127.0.0.1:\(peerAddress.port)>",
+            ]
+        }
+        let offer = PeerMessages.offer.replacingOccurrences(of: "\n", with: "\r\n")
+        let calls = 20
+        for call in 0..<calls { send(headers("INVITE", call, cseq: 1) + ["Content-Type: application/sdp"], body: offer) }
+        func responses(_ status: Int, _ method: String) -> [SIPResponse] {
+            received.all.compactMap { (try? SIPMessage.parse($0.bytes))?.response }
+                .filter { $0.statusCode == status && $0.headers.cseq?.method.description == method }
+        }
+        #expect(received.wait(until: { _ in responses(200, "INVITE").count == calls }, within: .seconds(20)))
+        for answer in responses(200, "INVITE") {
+            let call = Int(answer.headers.callID!.dropFirst("thread-".count).prefix { $0.isNumber })!
+            let tag = try #require(answer.headers.toTag)
+            send(headers("ACK", call, cseq: 1, toTag: tag))
+            send(headers("BYE", call, cseq: 2, toTag: tag))
+        }
+        #expect(received.wait(until: { _ in responses(200, "BYE").count == calls }, within: .seconds(20)))
+        // An offer the parse thread could not read: 488, as when the engine parses it itself.
+        send(headers("INVITE", 98, cseq: 1) + ["Content-Type: application/sdp"], body: "v=0\r\nm=broken\r\n")
+        #expect(received.wait(until: { _ in !responses(488, "INVITE").isEmpty }))
+        // A Max-Forwards that is no number: malformed, answered 400 from what can be read.
+        send(headers("OPTIONS", 99, cseq: 1).map { $0.hasPrefix("Max-Forwards") ? "Max-Forwards: many" : $0 })
+        #expect(received.wait(until: { _ in received.all.contains { (try? SIPMessage.parse($0.bytes))?.response?.statusCode == 400 } }))
+        let statistics = engine.statistics
+        #expect(statistics.incomingCalls == calls && statistics.malformedMessages == 1 && statistics.parseQueueDrops == 0)
+        #expect(statistics.liveCalls == 0)
+    }
+}
