@@ -38,8 +38,9 @@ final class SIPUserAgent {
     var counters = EngineCounters()
     /// Request-URIs and addresses parsed recently (most of a call's are seen again; `SIPParseMemo`).
     let parseMemo = SIPParseMemo()
-    /// Where UDP datagrams are parsed when `EngineConfiguration.parsesOnThread` (else on this thread, inline).
-    var parseThread: ParseThread?
+    /// Where UDP datagrams are parsed when `EngineConfiguration.parsesOnThread` (else on this thread, inline). Weak:
+    /// the engine owns the thread, whose delivery holds this agent.
+    weak var parseThread: ParseThread?
     /// While a datagram from the parse thread is handled: the new INVITE's SDP body and what the thread parsed of it.
     private var preparsedOffer: (body: Data, result: Result<SDPSession, SDPParseError>)?
     /// Overload control, when configured (`SIPUserAgent+Overload.swift`).
