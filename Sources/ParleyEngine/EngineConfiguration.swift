@@ -60,7 +60,8 @@ public struct EngineConfiguration: Sendable {
     public var overload: OverloadPolicy? = OverloadPolicy()
     /// Whether UDP datagrams are parsed on a thread of their own (`ParseThread`), using a second core, instead of on
     /// the engine's thread; off by default (tests feed messages and expect them handled at once); the daemon turns it
-    /// on. Parsed messages come back to the engine's thread in arrival order.
+    /// on. Parsed messages come back to the engine's thread in arrival order. It needs an environment whose `execute`
+    /// hands work to the engine's thread (the daemon's event loop; not a manual environment that runs it at once).
     public var parsesOnThread = false
     /// Who may ring us; others get 403 before the manager or the history sees the call.
     public var callers: CallerPolicy = .anyone
@@ -111,6 +112,7 @@ public struct EngineConfiguration: Sendable {
         if groupMessagesPerSecond < 1 { problems.append("the group message rate must be at least 1 a second") }
         if let overload, overload.window <= .zero || !(0...1).contains(overload.leaveBusy)
             || !(overload.leaveBusy...1).contains(overload.enterBusy) || !(1...100).contains(overload.stepPercent) || overload.retryAfter.lowerBound < 1
+            || overload.shortQueueWait < .zero || overload.backlogWait < overload.shortQueueWait
         {
             problems.append("overload thresholds out of range")
         }

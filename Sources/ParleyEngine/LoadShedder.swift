@@ -8,7 +8,8 @@
 ///     normal ─────────────────────────────────────────────────────► shedding (share = step %)
 ///       ▲                                                              │  each window:
 ///       │                   share back at 0                            │    saturated (as above) → share + step (≤ max %)
-///       └──────────────────────────────────────────────────────────────┘    busy < leaveBusy → share − 2 steps
+///       └──────────────────────────────────────────────────────────────┘    busy ≥ leaveBusy, queue short → share − step
+///                                                                            busy < leaveBusy → share − 2 steps
 ///                                                                            busy < leaveBusy ÷ 2 → share 0
 ///
 /// While shedding, every new out-of-dialog request adds the share (in percent) to a credit and is shed when the credit

@@ -35,20 +35,32 @@ extension SIPRequest {
     }
 }
 
-/// Parses UDP datagrams on a thread of its own, so that parsing (a third of the engine's work per call, with a new
-/// INVITE's SDP offer) runs on the
-/// second core while the engine's thread drives calls. One thread and one queue keep the arrival order; parsed
-/// datagrams go back to the engine's thread in batches (one `execute` per batch, not per message). The queue is
-/// bounded: when it is full a datagram is dropped, as the kernel drops one for a full receive buffer (UDP peers
-/// retransmit), and the caller counts it. Streams are not sent here: their framing already runs on the engine's
-/// thread as bytes arrive.
+/// Parses UDP datagrams on a thread of its own, so that parsing (about a third of the engine's instructions per call,
+/// with a new INVITE's SDP offer) runs on the second core while the engine's thread drives calls. One thread and one
+/// queue keep the arrival order; parsed datagrams go back to the engine's thread in batches (one `execute` per batch,
+/// not per message). The queue is bounded: from three quarters of `limit` on, new out-of-dialog requests are refused
+/// (calls in progress keep the rest), and at `limit` everything is; the caller drops what is refused and counts it, as
+/// the kernel drops a datagram for a full receive buffer (UDP peers retransmit). Once stopped, `submit` says so and
+/// the caller parses inline. Streams are not sent here: their framing runs on the engine's thread as bytes arrive.
+/// It needs an environment whose `execute` hands work to the engine's thread (the daemon's event loop).
 ///
 /// ```
-///  engine thread: read, ban check, shed check ──submit──► queue (≤ limit, else dropped) ──► parse thread:
-///       ▲                                                                                  parse each in order
-///       └──────────── deliver(batch) on the engine's thread, in order ◄──────────────────────────┘
+///  engine thread: read, ban check, shed check ──submit──► queue ──► parse thread: parse each in order
+///       ▲              │ full (new requests: ¾ full) → dropped, counted           │
+///       │              │ stopped → parsed inline                                   │
+///       └──────────── deliver(batch) on the engine's thread, in order ◄───────────┘
 /// ```
 final class ParseThread: Sendable {
+    /// What became of a submitted datagram.
+    enum Submission: Equatable {
+        /// Queued: it comes back parsed, in order.
+        case queued
+        /// The queue is full (for a new out-of-dialog request, three quarters full): dropped.
+        case full
+        /// The thread stopped: parse it where you are.
+        case stopped
+    }
+
     private struct State {
         var queue: [(InboundSIPMessage, SIPDestination)] = []
         /// The thread waits on `wake`: the next submit must signal it.
@@ -74,20 +86,26 @@ final class ParseThread: Sendable {
         thread.start()
     }
 
-    /// Queues a datagram (from the engine's thread); false when the queue is full or the thread stopped (dropped).
-    func submit(_ inbound: InboundSIPMessage, from source: SIPDestination) -> Bool {
-        let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
-            guard !state.stopping, state.queue.count < limit else { return (false, false) }
+    /// Queues a datagram (from the engine's thread). A new out-of-dialog request (`isNewRequest`, asked only once the
+    /// queue is three quarters full) is refused from there on, so that the last quarter stays for calls in progress.
+    func submit(
+        _ inbound: InboundSIPMessage, from source: SIPDestination, isNewRequest: @autoclosure () -> Bool
+    ) -> Submission {
+        let (submission, mustWake) = state.withLock { state -> (Submission, Bool) in
+            if state.stopping { return (.stopped, false) }
+            let count = state.queue.count
+            if count >= limit || (count >= limit - limit / 4 && isNewRequest()) { return (.full, false) }
             state.queue.append((inbound, source))
-            guard state.idle else { return (true, false) }
+            guard state.idle else { return (.queued, false) }
             state.idle = false
-            return (true, true)
+            return (.queued, true)
         }
         if mustWake { wake.signal() }
-        return accepted
+        return submission
     }
 
-    /// Stops the thread and waits for it; what is still queued is dropped. Idempotent.
+    /// Stops the thread and waits until it has (every caller does); what is still queued is dropped. Not from the
+    /// parse thread itself (its `deliver` hands work over; it never stops the thread).
     func stop() {
         let first = state.withLock { state -> Bool in
             guard !state.stopping else { return false }
@@ -95,9 +113,10 @@ final class ParseThread: Sendable {
             state.queue.removeAll()
             return true
         }
-        guard first else { return }
-        wake.signal()
+        if first { wake.signal() }
+        // A latch: the thread signals once when it exits; each waiter passes the signal on.
         stopped.wait()
+        stopped.signal()
     }
 
     private func run() {

@@ -9,7 +9,8 @@ import SIPTransport
 ///   message ──► ACK of one of our refusals (To tag "sr-…")? ──yes──► absorbed unread
 ///        │ no
 ///        ▼
-///   shedding, RequestPeek says new out-of-dialog (no To tag; not ACK/BYE/CANCEL/PRACK), credit full?
+///   shedding, RequestPeek says new out-of-dialog (no To tag; not ACK/BYE/CANCEL/PRACK), waited ≥ shortQueueWait
+///   (or not measured), credit full?
 ///        │ no                        └─yes─► UDP and share ≥ dropSharePercent? ──yes──► dropped (requestsShedDropped)
 ///        ▼                                           │ no
 ///   parse, transactions, calls as usual              └──► 503 Retry-After 1–5 s written from its bytes (requestsShed)

@@ -144,8 +144,15 @@ final class SIPUserAgent {
         if shedsUnread(inbound, from: source) { return }
         if let parseThread, inbound.kind == .udp {
             // Parsed on the parse thread; back through `receive(parsed:)`, in order.
-            if !parseThread.submit(inbound, from: source) { counters.parseQueueDrops += 1 }
-            return
+            switch parseThread.submit(
+                inbound, from: source, isNewRequest: RequestPeek.isNewOutOfDialogRequest(inbound.bytes))
+            {
+            case .queued: return
+            case .full:
+                counters.parseQueueDrops += 1
+                return
+            case .stopped: break  // shutting down: parsed here, as without the thread
+            }
         }
         receive(Result { () throws(SIPParseError) in try SIPMessage.parse(inbound.bytes, memo: parseMemo) },
             of: inbound, from: source)

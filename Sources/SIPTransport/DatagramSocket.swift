@@ -138,7 +138,8 @@ final class DatagramSocket: LoopFDHandler {
                     waited = Self.age(of: control.loadUnaligned(fromByteOffset: data, as: timespec.self))
                 }
             }
-            offset += (messageLength + 7) & ~7
+            let alignment = MemoryLayout<Int>.size  // CMSG_ALIGN: control messages are aligned to a long
+            offset += (messageLength + alignment - 1) & ~(alignment - 1)
         }
         return waited
     }

@@ -104,6 +104,16 @@ struct LoadShedderTests {
         #expect(shedder.sample(busy: 1, longestWait: .milliseconds(1)) == .ended(shed: 11))
     }
 
+    @Test("queue waits out of order are a configuration problem")
+    func waitThresholds() {
+        var configuration = EngineConfiguration(listenAddresses: [ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)])
+        #expect(configuration.problems.isEmpty)
+        configuration.overload?.shortQueueWait = .milliseconds(30)
+        #expect(configuration.problems == ["overload thresholds out of range"], "short wait above the backlog wait")
+        configuration.overload?.shortQueueWait = .milliseconds(-1)
+        #expect(configuration.problems == ["overload thresholds out of range"])
+    }
+
     @Test("measures out of range are clamped")
     func clamping() {
         var shedder = LoadShedder(policy: Self.quick)

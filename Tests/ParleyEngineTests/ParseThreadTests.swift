@@ -36,7 +36,9 @@ struct ParseThreadTests {
         }
         defer { thread.stop() }
         let count = 5_000
-        for index in 0..<count { #expect(thread.submit(Self.datagram(index), from: Self.source)) }
+        for index in 0..<count {
+            #expect(thread.submit(Self.datagram(index), from: Self.source, isNewRequest: false) == .queued)
+        }
         let all = try #require(delivered.wait(for: count, within: .seconds(30)))
         for (index, datagram) in all.enumerated() {
             #expect(datagram.inbound == Self.datagram(index), "position \(index)")
@@ -47,26 +49,33 @@ struct ParseThreadTests {
         #expect(batches.withLock { $0 } <= count)
     }
 
-    @Test("a full queue refuses (the caller counts a drop); what was taken is still delivered; stopped, it refuses all")
+    @Test("new requests are refused from three quarters full, the rest at full; what was taken is delivered; stopped, it says so")
     func bounded() throws {
         let delivered = EventRecorder<Int>()
         let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let thread = ParseThread(limit: 4) { batch in
+        let thread = ParseThread(limit: 8) { batch in
             entered.signal()
             release.wait()
             delivered.record(batch.count)
         }
-        #expect(thread.submit(Self.datagram(0), from: Self.source))
+        func submit(_ index: Int, new: Bool) -> ParseThread.Submission {
+            thread.submit(Self.datagram(index), from: Self.source, isNewRequest: new)
+        }
+        #expect(submit(0, new: true) == .queued)
         #expect(entered.wait(timeout: .now() + 5) == .success, "the thread took the first datagram and is delivering it")
-        for index in 1...4 { #expect(thread.submit(Self.datagram(index), from: Self.source)) }
-        #expect(!thread.submit(Self.datagram(5), from: Self.source), "four wait: the fifth is refused")
+        for index in 1...6 { #expect(submit(index, new: true) == .queued) }
+        #expect(submit(7, new: true) == .full, "six wait: a new request is refused at three quarters")
+        #expect(submit(8, new: false) == .queued && submit(9, new: false) == .queued, "calls in progress get the rest")
+        #expect(submit(10, new: false) == .full, "eight wait: full")
         release.signal()
         #expect(entered.wait(timeout: .now() + 5) == .success)
         release.signal()
-        #expect(delivered.wait(for: 2) == [1, 4])
+        #expect(delivered.wait(for: 2) == [1, 8])
+        let stopper = Thread { thread.stop() }
+        stopper.start()
         thread.stop()
         thread.stop()
-        #expect(!thread.submit(Self.datagram(6), from: Self.source))
+        #expect(submit(11, new: false) == .stopped, "stopped: the caller parses it itself")
     }
 
     @Test("an engine parsing on the thread carries calls over real UDP; a bad offer gets 488, a malformed request 400")
