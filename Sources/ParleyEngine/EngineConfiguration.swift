@@ -58,10 +58,11 @@ public struct EngineConfiguration: Sendable {
     /// is answered 503 (then, over UDP, dropped) while calls in progress go on (`LoadShedder`); nil: off. It needs an
     /// environment that measures its idle time (the daemon's does).
     public var overload: OverloadPolicy? = OverloadPolicy()
-    /// Whether UDP datagrams are parsed on a thread of their own (`ParseThread`), using a second core, instead of on
-    /// the engine's thread; off by default (tests feed messages and expect them handled at once); the daemon turns it
-    /// on. Parsed messages come back to the engine's thread in arrival order. It needs an environment whose `execute`
-    /// hands work to the engine's thread (the daemon's event loop; not a manual environment that runs it at once).
+    /// Whether inbound SIP (UDP and streams) is parsed on a thread of its own (`ParseThread`), using a second core,
+    /// instead of on the engine's thread; off by default (tests feed messages and expect them handled at once); the
+    /// daemon turns it on. Parsed messages come back to the engine's thread in arrival order. It needs an environment
+    /// whose `execute` hands work to the engine's thread (the daemon's event loop; not a manual environment that runs
+    /// it at once).
     public var parsesOnThread = false
     /// Who may ring us; others get 403 before the manager or the history sees the call.
     public var callers: CallerPolicy = .anyone

@@ -33,7 +33,7 @@ public struct EngineStatistics: Sendable, Hashable {
     public var requestsShed = 0
     /// New out-of-dialog requests dropped unread by overload control (UDP).
     public var requestsShedDropped = 0
-    /// UDP datagrams dropped because the parse thread's queue was full (`EngineConfiguration.parsesOnThread`).
+    /// Messages dropped because the parse thread's queue was full (`EngineConfiguration.parsesOnThread`).
     public var parseQueueDrops = 0
     /// Whether overload control is shedding now.
     public var overloaded = false

@@ -4,9 +4,10 @@ import SIPMessages
 import SIPTransport
 import Synchronization
 
-/// A datagram the engine's thread read and the parse thread parsed: the message, or why it is malformed; for a new
+/// A message the engine's thread read (a datagram, or one framed off a stream) and the parse thread parsed: the
+/// message, or why it is malformed; for a new
 /// INVITE carrying SDP, its offer parsed too (the engine would parse it next, on its own thread).
-struct ParsedDatagram: Sendable {
+struct ParsedInbound: Sendable {
     let inbound: InboundSIPMessage
     let source: SIPDestination
     let result: Result<SIPMessage, SIPParseError>
@@ -35,23 +36,24 @@ extension SIPRequest {
     }
 }
 
-/// Parses UDP datagrams on a thread of its own, so that parsing (about a third of the engine's instructions per call,
-/// with a new INVITE's SDP offer) runs on the second core while the engine's thread drives calls. One thread and one
-/// queue keep the arrival order; parsed datagrams go back to the engine's thread in batches (one `execute` per batch,
-/// not per message). The queue is bounded: from three quarters of `limit` on, new out-of-dialog requests are refused
-/// (calls in progress keep the rest), and at `limit` everything is; the caller drops what is refused and counts it, as
-/// the kernel drops a datagram for a full receive buffer (UDP peers retransmit). Once stopped, `submit` says so and
-/// the caller parses inline. Streams are not sent here: their framing runs on the engine's thread as bytes arrive.
-/// It needs an environment whose `execute` hands work to the engine's thread (the daemon's event loop).
+/// Parses inbound SIP on a thread of its own, so that parsing (about a third of the engine's instructions per call,
+/// with a new INVITE's SDP offer) runs on the second core while the engine's thread drives calls. UDP datagrams and
+/// messages framed off TCP and TLS streams alike: one thread and one queue keep the arrival order (per connection
+/// too); parsed messages go back to the engine's thread in batches (one `execute` per batch, not per message). The
+/// queue is bounded: from three quarters of `limit` on, new out-of-dialog requests are refused (calls in progress keep
+/// the rest), and at `limit` everything is; the caller drops what is refused and counts it, as the kernel drops a
+/// datagram for a full receive buffer (UDP peers retransmit; over a stream the peer's transaction times out). Once
+/// stopped, `submit` says so and the caller parses inline. It needs an environment whose `execute` hands work to the
+/// engine's thread (the daemon's event loop).
 ///
 /// ```
-///  engine thread: read, ban check, shed check ──submit──► queue ──► parse thread: parse each in order
-///       ▲              │ full (new requests: ¾ full) → dropped, counted           │
-///       │              │ stopped → parsed inline                                   │
-///       └──────────── deliver(batch) on the engine's thread, in order ◄───────────┘
+///  engine thread: read, frame, ban check, shed check ──submit──► queue ──► parse thread: parse each in order
+///       ▲                     │ full (new requests: ¾ full) → dropped, counted        │
+///       │                     │ stopped → parsed inline                                │
+///       └──────────── deliver(batch) on the engine's thread, in order ◄──────────────┘
 /// ```
 final class ParseThread: Sendable {
-    /// What became of a submitted datagram.
+    /// What became of a submitted message.
     enum Submission: Equatable {
         /// Queued: it comes back parsed, in order.
         case queued
@@ -68,17 +70,17 @@ final class ParseThread: Sendable {
         var stopping = false
     }
 
-    /// The most datagrams waiting to be parsed.
+    /// The most messages waiting to be parsed.
     let limit: Int
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
-    private let deliver: @Sendable ([ParsedDatagram]) -> Void
+    private let deliver: @Sendable ([ParsedInbound]) -> Void
 
     /// Starts the thread; `deliver` is called on it with each batch, in arrival order (it hands the batch over to the
     /// engine's thread).
-    init(limit: Int = 8192, deliver: @escaping @Sendable ([ParsedDatagram]) -> Void) {
-        precondition(limit > 0, "a parse queue holds at least one datagram")
+    init(limit: Int = 8192, deliver: @escaping @Sendable ([ParsedInbound]) -> Void) {
+        precondition(limit > 0, "a parse queue holds at least one message")
         self.limit = limit
         self.deliver = deliver
         let thread = Thread { [self] in run() }
@@ -86,7 +88,7 @@ final class ParseThread: Sendable {
         thread.start()
     }
 
-    /// Queues a datagram (from the engine's thread). A new out-of-dialog request (`isNewRequest`, asked only once the
+    /// Queues a message (from the engine's thread). A new out-of-dialog request (`isNewRequest`, asked only once the
     /// queue is three quarters full) is refused from there on, so that the last quarter stays for calls in progress.
     func submit(
         _ inbound: InboundSIPMessage, from source: SIPDestination, isNewRequest: @autoclosure () -> Bool
@@ -120,7 +122,7 @@ final class ParseThread: Sendable {
     }
 
     private func run() {
-        // The memo lives on this thread only (the engine's thread no longer parses UDP).
+        // The memo lives on this thread only (the engine's thread parses only after the thread stopped, with its own).
         let memo = SIPParseMemo()
         while true {
             wake.wait()
@@ -140,7 +142,7 @@ final class ParseThread: Sendable {
                     return
                 }
                 if batch.isEmpty { break }
-                deliver(batch.map { inbound, source in ParsedDatagram(inbound: inbound, source: source, memo: memo) })
+                deliver(batch.map { inbound, source in ParsedInbound(inbound: inbound, source: source, memo: memo) })
             }
         }
     }

@@ -38,10 +38,10 @@ final class SIPUserAgent {
     var counters = EngineCounters()
     /// Request-URIs and addresses parsed recently (most of a call's are seen again; `SIPParseMemo`).
     let parseMemo = SIPParseMemo()
-    /// Where UDP datagrams are parsed when `EngineConfiguration.parsesOnThread` (else on this thread, inline). Weak:
+    /// Where messages are parsed when `EngineConfiguration.parsesOnThread` (else on this thread, inline). Weak:
     /// the engine owns the thread, whose delivery holds this agent.
     weak var parseThread: ParseThread?
-    /// While a datagram from the parse thread is handled: the new INVITE's SDP body and what the thread parsed of it.
+    /// While a message from the parse thread is handled: the new INVITE's SDP body and what the thread parsed of it.
     private var preparsedOffer: (body: Data, result: Result<SDPSession, SDPParseError>)?
     /// Overload control, when configured (`SIPUserAgent+Overload.swift`).
     var shedder: LoadShedder?
@@ -142,7 +142,7 @@ final class SIPUserAgent {
         }
         let source = SIPDestination(kind: inbound.kind, address: inbound.source, connection: inbound.connection)
         if shedsUnread(inbound, from: source) { return }
-        if let parseThread, inbound.kind == .udp {
+        if let parseThread {
             // Parsed on the parse thread; back through `receive(parsed:)`, in order.
             switch parseThread.submit(
                 inbound, from: source, isNewRequest: RequestPeek.isNewOutOfDialogRequest(inbound.bytes))
@@ -158,11 +158,11 @@ final class SIPUserAgent {
             of: inbound, from: source)
     }
 
-    /// Datagrams the parse thread parsed, in their arrival order.
-    func receive(parsed batch: [ParsedDatagram]) {
-        for datagram in batch {
-            preparsedOffer = datagram.offer
-            receive(datagram.result, of: datagram.inbound, from: datagram.source)
+    /// Messages the parse thread parsed, in their arrival order.
+    func receive(parsed batch: [ParsedInbound]) {
+        for parsed in batch {
+            preparsedOffer = parsed.offer
+            receive(parsed.result, of: parsed.inbound, from: parsed.source)
             preparsedOffer = nil
         }
     }

@@ -75,7 +75,7 @@ public struct NodeConfiguration: Sendable {
     /// Whether overload control sheds new requests when the engine thread stays busy (`--no-overload-control`
     /// turns it off: behind a proxy that does its own, or to measure raw capacity).
     public var overloadControl = true
-    /// Whether UDP datagrams are parsed on a second thread (`--parse-on-loop` turns it off: everything on one thread).
+    /// Whether inbound SIP is parsed on a second thread (`--parse-on-loop` turns it off: everything on one thread).
     public var parsesOnThread = true
     /// Who may ring us (`--accept-from`).
     public var acceptFrom = AcceptFrom.anyone

@@ -77,7 +77,7 @@ struct DaemonOptions {
                                   (repeatable)
           --no-overload-control   never shed new requests when the engine thread is saturated (by default
                                   they get 503 with Retry-After; docs/robustness.md)
-          --parse-on-loop         parse UDP datagrams on the engine's thread too (by default a second thread
+          --parse-on-loop         parse SIP messages on the engine's thread too (by default a second thread
                                   parses them, so two cores share the work; docs/architecture.md)
           --max-connections N     TCP and TLS connections at most (default 4096)
           --max-connections-per-source N  connections accepted from one address at most (default 64)

@@ -10,7 +10,7 @@ import Testing
 
 @testable import ParleyEngine
 
-@Suite("Parse thread: UDP parsed beside the engine's thread")
+@Suite("Parse thread: SIP parsed beside the engine's thread")
 struct ParseThreadTests {
     private static let source = SIPDestination(
         kind: .udp, address: SIPPeerAddress(host: "127.0.0.1", port: 5062), connection: nil)
@@ -28,7 +28,7 @@ struct ParseThreadTests {
 
     @Test("datagrams come back in the order they were submitted, in batches, parsed as the engine parses them")
     func order() throws {
-        let delivered = EventRecorder<ParsedDatagram>()
+        let delivered = EventRecorder<ParsedInbound>()
         let batches = Mutex(0)
         let thread = ParseThread { batch in
             batches.withLock { $0 += 1 }
@@ -78,8 +78,9 @@ struct ParseThreadTests {
         #expect(submit(11, new: false) == .stopped, "stopped: the caller parses it itself")
     }
 
-    @Test("an engine parsing on the thread carries calls over real UDP; a bad offer gets 488, a malformed request 400")
-    func callsOverUDP() throws {
+    @Test("an engine parsing on the thread carries calls over real UDP and TCP; a bad offer gets 488, a malformed request 400",
+        arguments: [SIPTransportKind.udp, .tcp])
+    func callsOverTheNetwork(kind: SIPTransportKind) throws {
         let engineLoop = try EventLoop(name: "engine")
         let peerLoop = try EventLoop(name: "peer")
         defer {
@@ -92,7 +93,7 @@ struct ParseThreadTests {
             engineBox.withLock { $0 }?.receive(inbound)
         }
         environment.attach(transport)
-        let local = try transport.listenSync(ListenAddress(kind: .udp, host: "127.0.0.1", port: 0))
+        let local = try transport.listenSync(ListenAddress(kind: kind, host: "127.0.0.1", port: 0))
         var configuration = EngineConfiguration(listenAddresses: [local], autoAnswerDelay: .zero)
         configuration.parsesOnThread = true
         configuration.overload = nil
@@ -104,9 +105,9 @@ struct ParseThreadTests {
 
         let received = EventRecorder<InboundSIPMessage>()
         let peer = SIPTransport(loop: peerLoop, tls: nil, limits: TransportLimits()) { received.record($0) }
-        let peerAddress = try peer.listenSync(ListenAddress(kind: .udp, host: "127.0.0.1", port: 0))
+        let peerAddress = try peer.listenSync(ListenAddress(kind: kind, host: "127.0.0.1", port: 0))
         let target = SIPDestination(
-            kind: .udp, address: SIPPeerAddress(host: "127.0.0.1", port: local.port), connection: nil)
+            kind: kind, address: SIPPeerAddress(host: "127.0.0.1", port: local.port), connection: nil)
         func send(_ lines: [String], body: String = "") {
             let text = lines.joined(separator: "\r\n") + "\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
             peerLoop.execute { peer.send(Data(text.utf8), to: target) }
@@ -114,10 +115,10 @@ struct ParseThreadTests {
         func headers(_ method: String, _ call: Int, cseq: Int, toTag: String? = nil) -> [String] {
             [
                 "\(method) sip:parley@127.0.0.1:\(local.port) SIP/2.0",
-                "Via: SIP/2.0/UDP 127.0.0.1:\(peerAddress.port);rport;branch=z9hG4bK-\(method)-\(call)",
+                "Via: SIP/2.0/\(kind.viaToken) 127.0.0.1:\(peerAddress.port);rport;branch=z9hG4bK-\(method)-\(call)",
                 "Max-Forwards: 70", "From: <sip:alice@127.0.0.1>;tag=peer-\(call)",
                 "To: <sip:parley@127.0.0.1>" + (toTag.map { ";tag=\($0)" } ?? ""), "Call-ID: thread-\(call)@peer",
-                "CSeq: \(cseq) \(method)", "Contact: <sip:alice@127.0.0.1:\(peerAddress.port)>",
+                "CSeq: \(cseq) \(method)", "Contact: <sip:alice@127.0.0.1:\(peerAddress.port)" + (kind == .udp ? ">" : ";transport=tcp>"),
             ]
         }
         let offer = PeerMessages.offer.replacingOccurrences(of: "\n", with: "\r\n")
