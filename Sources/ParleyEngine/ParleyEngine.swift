@@ -22,7 +22,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let log: EngineLog
     private let history: HistoryWriter?
     private let agent: AgentBox
-    /// The parse thread, when UDP is parsed off the engine's thread (stopped by `shutdown` or when the engine goes).
+    /// The parse thread, when SIP is parsed off the engine's thread (stopped by `shutdown` or when the engine goes).
     private let parseThread: ParseThread?
     private let observed = ObservedConversations()
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])

@@ -445,6 +445,7 @@ struct EngineCounters: Sendable {
     var requestsShed = 0
     /// New out-of-dialog requests dropped unread by overload control (UDP, at `dropSharePercent` or more).
     var requestsShedDropped = 0
+    /// Messages dropped because the parse thread's queue was full.
     var parseQueueDrops = 0
     /// ACKs of those 503s, absorbed unread.
     var refusalACKsAbsorbed = 0
