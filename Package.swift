@@ -124,7 +124,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "parley-bench-register",
-            dependencies: ["ParleyEngine", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO"]
+            dependencies: ["ParleyEngine", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO", "CommandLineSupport"]
         ),
         .executableTarget(
             name: "parley-bench-push",

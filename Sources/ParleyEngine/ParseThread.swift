@@ -5,8 +5,8 @@ import SIPTransport
 import Synchronization
 
 /// A message the engine's thread read (a datagram, or one framed off a stream) and the parse thread parsed: the
-/// message, or why it is malformed; for a new
-/// INVITE carrying SDP, its offer parsed too (the engine would parse it next, on its own thread).
+/// message, or why it is malformed; for a new INVITE carrying SDP, its offer parsed too (the engine would parse it
+/// next, on its own thread).
 struct ParsedInbound: Sendable {
     let inbound: InboundSIPMessage
     let source: SIPDestination

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import Dispatch
 import Foundation
 import Glibc
@@ -22,37 +23,26 @@ struct Options {
     var user = "alice"
     var password = "secret"
 
-    init(_ arguments: [String]) {
-        var rest = arguments.dropFirst()
-        func value(_ name: String) -> String {
-            guard let next = rest.popFirst() else { Self.fail("\(name) needs a value") }
-            return next
+    static let usage = "usage: parley-bench-register --registrar HOST:PORT [--registrations N] [--in-flight K] "
+        + "[--user U] [--password P]"
+
+    init(_ arguments: [String]) throws(UsageError) {
+        var arguments = Arguments(arguments)
+        if arguments.flag("--help", "-h") {
+            print(Self.usage)
+            exit(0)
         }
-        while let argument = rest.popFirst() {
-            switch argument {
-            case "--registrar":
-                let text = value(argument)
-                guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-                    Self.fail("--registrar is HOST:PORT, not \(text)")
-                }
-                registrar = SIPPeerAddress(host: String(text[..<colon]), port: port)
-            case "--registrations": registrations = Self.count(value(argument), argument)
-            case "--in-flight": inFlight = Self.count(value(argument), argument)
-            case "--user": user = value(argument)
-            case "--password": password = value(argument)
-            default: Self.fail("unknown argument \(argument)")
-            }
-        }
+        registrar = try arguments.option("--registrar", as: "HOST:PORT", Self.peer) ?? registrar
+        registrations = try arguments.option("--registrations", as: "a count from 1", in: 1...10_000_000) ?? registrations
+        inFlight = try arguments.option("--in-flight", as: "a count from 1 to 10000", in: 1...10_000) ?? inFlight
+        user = try arguments.option("--user") ?? user
+        password = try arguments.option("--password") ?? password
+        try arguments.finish()
     }
 
-    private static func count(_ text: String, _ name: String) -> Int {
-        guard let number = Int(text), number > 0 else { fail("\(name) needs a positive whole number, not \(text)") }
-        return number
-    }
-
-    static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("parley-bench-register: \(message)\n".utf8))
-        exit(64)
+    private static func peer(_ text: String) -> SIPPeerAddress? {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        return SIPPeerAddress(host: String(text[..<colon]), port: port)
     }
 }
 
@@ -164,7 +154,13 @@ func cpuTime() -> Duration {
     return .microseconds(micros)
 }
 
-let options = Options(CommandLine.arguments)
+let options: Options
+do {
+    options = try Options(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("parley-bench-register: \(error)\n\(Options.usage)\n".utf8))
+    exit(ExitCode.usage.rawValue)
+}
 let loop = try EventLoop(name: "bench-register")
 let finished = DispatchSemaphore(value: 0)
 // nonisolated(unsafe): written once on the main thread before the first registration starts (the loop's `execute`
