@@ -171,9 +171,13 @@ public final class MediaSession: @unchecked Sendable {
         }
     }
 
-    /// Stops sending and receiving; a recording is completed. Returns at once; idempotent.
-    public func stop() {
-        queue.async(group: Self.work) { self.tearDown() }
+    /// Stops sending and receiving; a recording is completed. Returns at once; idempotent. `then` runs on the
+    /// session's queue once the pipeline is gone and a recording complete.
+    public func stop(then done: (@Sendable () -> Void)? = nil) {
+        queue.async(group: Self.work) {
+            self.tearDown()
+            done?()
+        }
     }
 
     /// Stops, and waits until the pipeline is gone and a recording complete.

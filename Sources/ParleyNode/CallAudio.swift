@@ -73,7 +73,10 @@ final class CallAudio: CallMediaHandler {
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID) {
         guard let audio else {
             muted.remove(conversation)
-            sessions.removeValue(forKey: conversation)?.stop()
+            guard let session = sessions.removeValue(forKey: conversation) else { return }
+            // The teardown runs on the session's queue; a recording is ready to read once this line is logged.
+            let recording = session.recordingPath
+            session.stop { [log] in if let recording { log.info("\(conversation): recording complete: \(recording)") } }
             return
         }
         let parameters = MediaStreamParameters(

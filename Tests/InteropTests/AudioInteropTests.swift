@@ -23,6 +23,9 @@ extension AudioInterop {
 
         /// The one recording in `folder`, made by `daemon` (whose audio log lines a failure quotes).
         static func recording(in folder: URL, of daemon: Parleyd) throws -> Recording {
+            // The pipeline is torn down off the SIP loop, after the conversation left: wait until parleyd says the
+            // recording is complete.
+            _ = try daemon.process.waitForLine("a complete recording") { $0.contains("recording complete:") }
             let log = daemon.process.lines.filter { $0.contains("audio") || $0.contains("media") || $0.contains(" error ") }
             let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".wav") }
             try #require(files.count == 1, "one recording in \(folder.path): \(files); parleyd said: \(log)")
