@@ -136,7 +136,7 @@ enum MessageFraming {
     private static func lineRanges(_ bytes: [UInt8], from start: Int, to end: Int) -> [Range<Int>]? {
         bytes.withUnsafeBufferPointer { buffer -> [Range<Int>]? in
             var lines: [Range<Int>] = []
-            lines.reserveCapacity(16)
+            lines.reserveCapacity(32)
             var lineStart = start
             var index = start
             while index < end {
@@ -190,7 +190,7 @@ enum MessageFraming {
     }
 
     private static func hasPrefixIgnoringCase(_ bytes: [UInt8], at start: Int, _ prefix: String) -> Bool {
-        let expected = Array(prefix.utf8)
+        let expected = prefix.utf8
         guard bytes.count - start >= expected.count else { return false }
         return zip(bytes[start...], expected).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
     }

@@ -56,8 +56,8 @@ enum MessageValidation {
         assert(countedKeys == ["via", "from", "to", "call-id", "cseq", "max-forwards", "content-length", "content-type"])
         let read = ReadFields(framed.fields)
         let counts = read.counts
-        let missing = requiredHeaders.indices.filter { counts[$0] == 0 }.map { requiredHeaders[$0] }
-        guard missing.isEmpty else {
+        if counts[requiredHeaders.indices].contains(0) {
+            let missing = requiredHeaders.indices.filter { counts[$0] == 0 }.map { requiredHeaders[$0] }
             throw failure(.missingHeaders(missing), "Missing header(s): \(missing.joined(separator: ", "))")
         }
         for (slot, key) in countedKeys.enumerated() where counts[slot] > 1 && singleKeys.contains(key) {
@@ -229,6 +229,7 @@ enum MessageValidation {
         }
         func malformed(_ name: String) -> SIPParseError { failure(.malformedHeader(name: name), "Malformed \(name) header") }
         var vias: [SIPVia] = []
+        vias.reserveCapacity(read.vias.count)
         for field in read.vias {
             for value in SIPSyntax.splitValues(field) {
                 guard let via = OSIPHeaderReader.via(value) else { throw malformed("Via") }
@@ -254,8 +255,7 @@ enum MessageValidation {
             guard let type = OSIPHeaderReader.contentType(value) else { throw malformed("Content-Type") }
             contentType = type
         }
-        var lists: [[SIPAddress]] = []
-        for (name, fields) in [("Contact", read.contacts), ("Route", read.routes), ("Record-Route", read.recordRoutes)] {
+        func addresses(_ fields: [String], _ name: String) throws(SIPParseError) -> [SIPAddress] {
             var addresses: [SIPAddress] = []
             for field in fields {
                 for value in SIPSyntax.splitValues(field) where !(name == "Contact" && value == "*") {
@@ -263,11 +263,12 @@ enum MessageValidation {
                     addresses.append(parsed)
                 }
             }
-            lists.append(addresses)
+            return addresses
         }
         let parsed = ParsedHeaders(
             vias: vias, from: from, to: to, callID: callID, cseq: cseq, maxForwards: maxForwards,
-            contentType: contentType, contacts: lists[0], routes: lists[1], recordRoutes: lists[2])
+            contentType: contentType, contacts: try addresses(read.contacts, "Contact"),
+            routes: try addresses(read.routes, "Route"), recordRoutes: try addresses(read.recordRoutes, "Record-Route"))
         return (parsed, read.contentLength)
     }
 }

@@ -74,29 +74,45 @@ struct OSIPInput {
 
 /// Walking libosip2's linked lists without its iterator macros.
 enum OSIPList {
-    /// The elements of `list` in order, as raw pointers (never more than the list says it holds).
-    static func elements(_ list: UnsafePointer<osip_list_t>) -> [UnsafeMutableRawPointer] {
-        var result: [UnsafeMutableRawPointer] = []
-        let count = Int(list.pointee.nb_elt)
-        result.reserveCapacity(count)
-        var node = list.pointee.node
-        while let current = node, result.count < count {
-            if let element = current.pointee.element { result.append(element) }
-            node = current.pointee.next
+    /// The elements of `list` in order, as raw pointers (never more than the list says it holds), read as the
+    /// sequence is walked: no array is built.
+    static func elements(_ list: UnsafePointer<osip_list_t>) -> Elements {
+        Elements(first: list.pointee.node, count: Int(list.pointee.nb_elt))
+    }
+
+    /// A walk along a list's nodes, skipping empty ones, that stops after the count the list gives.
+    struct Elements: Sequence, IteratorProtocol {
+        fileprivate var node: UnsafeMutablePointer<__node_t>?
+        fileprivate var remaining: Int
+
+        fileprivate init(first: UnsafeMutablePointer<__node_t>?, count: Int) {
+            node = first
+            remaining = count
         }
-        return result
+
+        mutating func next() -> UnsafeMutableRawPointer? {
+            while remaining > 0, let current = node {
+                node = current.pointee.next
+                if let element = current.pointee.element {
+                    remaining -= 1
+                    return element
+                }
+            }
+            return nil
+        }
     }
 
     /// A list of `osip_uri_param_t` / `osip_generic_param_t` (the same struct) as parameters. URI parameters and
     /// headers are percent-decoded; header parameters are kept as written.
     static func parameters(_ list: UnsafePointer<osip_list_t>, from input: OSIPInput, unescape: Bool) -> SIPParameters {
-        var parameters = SIPParameters()
+        var parameters: [SIPParameter] = []
+        parameters.reserveCapacity(Int(list.pointee.nb_elt))
         for element in elements(list) {
             let parameter = element.assumingMemoryBound(to: osip_uri_param_t.self)
             let name = unescape ? input.unescapedText(parameter.pointee.gname) : input.text(parameter.pointee.gname)
             let value = unescape ? input.unescapedText(parameter.pointee.gvalue) : input.text(parameter.pointee.gvalue)
             parameters.append(SIPParameter(name: name ?? "", value: value))
         }
-        return parameters
+        return SIPParameters(parameters)
     }
 }

@@ -168,27 +168,59 @@ enum MessageWriter {
     /// `startLine` CRLF, `name: value` CRLF for each field, CRLF, body. CR and LF in the start line (a reason phrase
     /// or opaque URI set by hand) become spaces; field values cannot hold them.
     static func write(startLine: String, headers: SIPHeaders, body: Data) -> Data {
-        // Written as bytes into one buffer (this runs for every message Parley sends).
+        // Written as bytes straight into the Data's own buffer (this runs for every message Parley sends).
         var size = startLine.utf8.count + body.count + 4
         for field in headers { size += field.name.utf8.count + field.value.utf8.count + 4 }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(size)
-        for byte in startLine.utf8 { bytes.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
-        bytes.append(0x0D)
-        bytes.append(0x0A)
-        // Copied from each string's contiguous UTF-8 (a memcpy), not appended byte by byte.
-        for field in headers {
-            var name = field.name, value = field.value
-            name.withUTF8 { bytes.append(contentsOf: $0) }
-            bytes.append(0x3A)
-            bytes.append(0x20)
-            value.withUTF8 { bytes.append(contentsOf: $0) }
-            bytes.append(0x0D)
-            bytes.append(0x0A)
+        var data = Data(count: size)
+        data.withUnsafeMutableBytes { raw in
+            var writer = ByteWriter(raw.bindMemory(to: UInt8.self))
+            for byte in startLine.utf8 { writer.put(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
+            writer.putLineEnd()
+            // Copied from each string's contiguous UTF-8 (a memcpy), not appended byte by byte.
+            for field in headers {
+                writer.put(field.name)
+                writer.put(0x3A)
+                writer.put(0x20)
+                writer.put(field.value)
+                writer.putLineEnd()
+            }
+            writer.putLineEnd()
+            body.withUnsafeBytes { writer.put(UnsafeRawBufferPointer($0)) }
+            precondition(writer.position == size, "the message's size was counted wrong")
         }
-        bytes.append(0x0D)
-        bytes.append(0x0A)
-        bytes.append(contentsOf: body)
-        return Data(bytes)
+        return data
+    }
+}
+
+/// Writes bytes one after another into a buffer sized beforehand (running past its end is a programming error).
+private struct ByteWriter {
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+    /// How many bytes are written.
+    private(set) var position = 0
+
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        self.buffer = buffer
+    }
+
+    mutating func put(_ byte: UInt8) {
+        buffer[position] = byte
+        position += 1
+    }
+
+    mutating func putLineEnd() {
+        put(0x0D)
+        put(0x0A)
+    }
+
+    mutating func put(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        precondition(position + bytes.count <= buffer.count, "writing past the buffer")
+        (buffer.baseAddress! + position).update(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        position += bytes.count
+    }
+
+    mutating func put(_ text: String) {
+        var text = text
+        text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
     }
 }

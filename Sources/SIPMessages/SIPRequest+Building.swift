@@ -74,26 +74,40 @@ extension SIPResponse {
     static func answeringFields(
         headers: SIPHeaders, statusCode: Int, toTag: String?, copyingRecordRoute: Bool
     ) -> SIPHeaders {
+        // One pass picks out what is copied (this runs for every response Parley sends): the Vias (straight into the
+        // copy) and Record-Routes in order, the first From, To, Call-ID, CSeq and Timestamp.
         var copied: [SIPHeaderField] = []
-        for field in headers where field.key == "via" { copied.append(field) }
-        if copyingRecordRoute {
-            for field in headers where field.key == "record-route" { copied.append(field) }
+        copied.reserveCapacity(headers.count + 1)
+        var recordRoutes: [SIPHeaderField] = []
+        var from: SIPHeaderField?, to: SIPHeaderField?, callID: SIPHeaderField?, cseq: SIPHeaderField?
+        var timestamp: SIPHeaderField?
+        for field in headers {
+            switch field.key {
+            case "via": copied.append(field)
+            case "record-route": if copyingRecordRoute { recordRoutes.append(field) }
+            case "from": if from == nil { from = field }
+            case "to": if to == nil { to = field }
+            case "call-id": if callID == nil { callID = field }
+            case "cseq": if cseq == nil { cseq = field }
+            case "timestamp": if statusCode == 100, timestamp == nil { timestamp = field }
+            default: break
+            }
         }
         var addedTag: String?
-        for key in ["from", "to", "call-id", "cseq"] {
-            guard var field = headers.first(where: { $0.key == key }) else { continue }
-            if key == "to", statusCode != 100, let toTag {
-                precondition(SIPSyntax.isToken(toTag), "A To tag is a token: \(toTag.debugDescription)")
-                if let address = headers.to, address.tag == nil {
-                    field = SIPHeaderField(validatedName: field.name, value: field.value + ";tag=" + toTag)
-                    addedTag = toTag
-                }
+        if var field = to, statusCode != 100, let toTag {
+            precondition(SIPSyntax.isToken(toTag), "A To tag is a token: \(toTag.debugDescription)")
+            if let address = headers.to, address.tag == nil {
+                field = SIPHeaderField(validatedName: field.name, value: field.value + ";tag=" + toTag)
+                addedTag = toTag
+                to = field
             }
-            copied.append(field)
         }
-        if statusCode == 100, let timestamp = headers.first(where: { $0.key == "timestamp" }) {
-            copied.append(timestamp)
-        }
+        copied += recordRoutes
+        if let from { copied.append(from) }
+        if let to { copied.append(to) }
+        if let callID { copied.append(callID) }
+        if let cseq { copied.append(cseq) }
+        if let timestamp { copied.append(timestamp) }
         var fields = SIPHeaders(copied)
         // The request's typed values hold for the copies (a validated request has every one of these fields).
         fields.parsed = headers.parsed?.answering(toTag: addedTag, copyingRecordRoute: copyingRecordRoute)
