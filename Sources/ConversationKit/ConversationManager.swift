@@ -216,6 +216,7 @@ public final class ConversationManager: Sendable {
         case .timedOut(let action): delegate.conversationManager(self, timedOutPerforming: action)
         case .activateMedia(let conversation): delegate.conversationManager(self, didActivateMediaFor: conversation)
         case .deactivateMedia(let conversation): delegate.conversationManager(self, didDeactivateMediaFor: conversation)
+        case .settled(let action, let state): delegate.conversationManager(self, didSettle: action, as: state)
         }
     }
 }

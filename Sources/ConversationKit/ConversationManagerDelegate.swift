@@ -21,6 +21,10 @@ public protocol ConversationManagerDelegate: AnyObject, Sendable {
     func conversationManager(_ manager: ConversationManager, didActivateMediaFor conversation: Conversation)
     /// Media for `conversation` should stop: it left joining, joined and paused.
     func conversationManager(_ manager: ConversationManager, didDeactivateMediaFor conversation: Conversation)
+    /// An action performed through this manager settled (complete, failed or timed out), told after the changes it
+    /// caused; the same news its `whenSettled` handlers get, without a hop to the settlement queue.
+    func conversationManager(
+        _ manager: ConversationManager, didSettle action: ConversationAction, as state: ConversationAction.State)
 }
 
 extension ConversationManagerDelegate {
@@ -34,4 +38,8 @@ extension ConversationManagerDelegate {
     public func conversationManager(_ manager: ConversationManager, didActivateMediaFor conversation: Conversation) {}
     /// Does nothing by default.
     public func conversationManager(_ manager: ConversationManager, didDeactivateMediaFor conversation: Conversation) {}
+    /// Does nothing by default.
+    public func conversationManager(
+        _ manager: ConversationManager, didSettle action: ConversationAction, as state: ConversationAction.State
+    ) {}
 }

@@ -19,7 +19,7 @@ extension ManagerCore {
         let applied: Bool
         switch outcome {
         case .failed(let reason):
-            action.settle(.failed(reason: reason), on: settlementQueue)
+            settle(action, as: .failed(reason: reason))
             applyOwnInput(.fail(action.verb), slot: slot, at: now, cause: action)
             applied = true
         case .fulfilled(let date):
@@ -51,7 +51,7 @@ extension ManagerCore {
         case .start, .join, .end, .pause, .mute, .playTone:
             break
         }
-        action.settle(.complete, on: settlementQueue)
+        settle(action, as: .complete)
         let mutedTo: Bool? = if case .mute(let isMuted) = action.kind { isMuted } else { nil }
         let regroups = !regrouped.isEmpty
         let group = regroups ? groups.groupOf[uuid] : nil
@@ -73,7 +73,7 @@ extension ManagerCore {
 
     /// The delegate fulfilled an action the manager can no longer carry out (its group rules changed meanwhile).
     private mutating func failOnCompletion(_ action: ConversationAction, slot: Int, reason: String, now: Date) {
-        action.settle(.failed(reason: reason), on: settlementQueue)
+        settle(action, as: .failed(reason: reason))
         applyOwnInput(.fail(action.verb), slot: slot, at: now, cause: action)
     }
 
@@ -91,7 +91,7 @@ extension ManagerCore {
 
     /// Marks an action timed out, tells the delegate, and lets the lifecycle react (Start/Join/End end the conversation).
     private mutating func timeOut(_ waiting: PendingAction, slot: Int, now: Date) {
-        waiting.action.settle(.timedOut, on: settlementQueue)
+        settle(waiting.action, as: .timedOut)
         outbox.append(.timedOut(waiting.action))
         applyOwnInput(.timeOut(waiting.action.verb), slot: slot, at: now, cause: waiting.action)
     }
@@ -169,7 +169,7 @@ extension ManagerCore {
         isInvalidated = true
         for waiting in allPending {
             _ = takePending(waiting.action)
-            waiting.action.settle(.failed(reason: "the manager was invalidated"), on: settlementQueue)
+            settle(waiting.action, as: .failed(reason: "the manager was invalidated"))
         }
         for entry in liveEntries {
             guard let slot = slotOf[UUIDKey(entry.conversation.uuid)] else { continue }

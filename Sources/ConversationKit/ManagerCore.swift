@@ -9,6 +9,7 @@ enum DelegateCallback: Sendable {
     case timedOut(ConversationAction)
     case activateMedia(Conversation)
     case deactivateMedia(Conversation)
+    case settled(ConversationAction, ConversationAction.State)
 }
 
 /// The right to deliver callbacks, held by one thread at a time: a batch taken from the outbox and the
@@ -72,6 +73,9 @@ struct ManagerCore: Sendable {
     var wakeUpRequest: Date?
     var outbox: [DelegateCallback] = []
     var spareOutbox: [DelegateCallback] = []
+    /// Actions settled by the current mutation, told to the delegate after its other callbacks (so a conversation's
+    /// change comes before the settlement of the action that caused it).
+    var settlements: [DelegateCallback] = []
     var isDelivering = false
     var isInvalidated = false
     /// Whether the wake-up relay currently holds the manager (it does while actions are pending).
@@ -249,7 +253,7 @@ struct ManagerCore: Sendable {
             // An End whose conversation ended anyway reached its goal; anything else can no longer happen.
             let state: ConversationAction.State =
                 waiting.action.verb == .end ? .complete : .failed(reason: "conversation ended (\(reason))")
-            waiting.action.settle(state, on: settlementQueue)
+            settle(waiting.action, as: state)
         }
         regroup(groups.remove(entry.conversation.uuid), except: entry.conversation.uuid)
         failMerges(into: entry.conversation.uuid)
@@ -268,7 +272,7 @@ struct ManagerCore: Sendable {
             for waiting in doomed {
                 pendingUUIDs.remove(UUIDKey(waiting.action.uuid))
                 pendingMergeCount -= 1
-                waiting.action.settle(.failed(reason: "conversation \(ended) ended before the merge completed"), on: settlementQueue)
+                settle(waiting.action, as: .failed(reason: "conversation \(ended) ended before the merge completed"))
             }
         }
     }
@@ -322,6 +326,7 @@ struct ManagerCore: Sendable {
     /// Takes the outbox for delivery unless another thread is delivering or there is no delegate. A delegate
     /// that has gone away (it is held weakly) counts as none: its callbacks wait for the next one.
     mutating func claimDelivery() -> DeliveryClaim? {
+        queueSettlements()
         guard !isDelivering, hasDelegate, !outbox.isEmpty else { return nil }
         guard let current = delegate.value else {
             hasDelegate = false
@@ -351,6 +356,7 @@ struct ManagerCore: Sendable {
             claim.generation = delegateGeneration
         }
         if claim.delegate == nil { hasDelegate = false }
+        queueSettlements()
         guard !outbox.isEmpty, hasDelegate else {
             isDelivering = false
             swap(&claim.batch, &spareOutbox)
@@ -359,6 +365,20 @@ struct ManagerCore: Sendable {
         }
         swap(&outbox, &claim.batch)
         return true
+    }
+
+    /// Settles `action`: its own `whenSettled` handlers run on the settlement queue, and the delegate hears of it
+    /// (`didSettle`) after the rest of this mutation's callbacks.
+    mutating func settle(_ action: ConversationAction, as state: ConversationAction.State) {
+        action.settle(state, on: settlementQueue)
+        settlements.append(.settled(action, state))
+    }
+
+    /// Moves the settlements of the mutation that just ran to the end of the outbox.
+    private mutating func queueSettlements() {
+        guard !settlements.isEmpty else { return }
+        outbox += settlements
+        settlements.removeAll(keepingCapacity: true)
     }
 
     mutating func takeWakeUpRequest() -> Date? {

@@ -374,12 +374,18 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// Performs `action` over SIP on the engine's thread (hopping there when called from elsewhere).
     public func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {
         emit(.actionPerformed(action))
-        action.whenSettled { [weak self] state in self?.emit(.actionSettled(action, state)) }
         if environment.isCurrent {
             agent.value.perform(action)
         } else {
             environment.execute { [agent] in agent.value.perform(action) }
         }
+    }
+
+    /// Announces that an action settled (on the thread that settled it, after the changes it made).
+    public func conversationManager(
+        _ manager: ConversationManager, didSettle action: ConversationAction, as state: ConversationAction.State
+    ) {
+        emit(.actionSettled(action, state))
     }
 
     /// Logs and announces the transition; a conversation that reached `left` is recorded first and its SIP side

@@ -39,4 +39,61 @@ struct ActionSettledTests {
         harness.settlementQueue.sync {}  // the handlers queued so far have run
         #expect(states.withLock { $0 }.last == .timedOut)
     }
+
+    @Test("the delegate hears each settlement once, after the changes the action caused, with whenSettled's state")
+    func delegateHearsSettlements() throws {
+        let harness = try Harness()
+        let log = SettlementLog()
+        harness.manager.delegate = log
+        try harness.ring(harness.A)
+        try harness.ring(harness.B)
+        try harness.ring(harness.C)
+
+        let join = ConversationAction.join(conversationUUID: harness.A)
+        try harness.manager.perform([join])
+        #expect(log.settled.isEmpty, "nothing settled while the join runs")
+        join.fulfill()
+        join.fulfill()
+        #expect(log.settled == ["join complete"], "told once, on the thread that settled it")
+
+        let end = ConversationAction.end(conversationUUID: harness.B)
+        try harness.manager.perform([end])
+        end.fail(reason: "no")
+        #expect(log.settled.last == "end failed(no)")
+
+        // A Join that times out ends its conversation; the delegate hears of that change before the settlement.
+        let slow = ConversationAction.join(conversationUUID: harness.C, timeoutDate: harness.clock.now().addingTimeInterval(5))
+        let handled = Mutex<ConversationAction.State?>(nil)
+        slow.whenSettled { state in handled.withLock { $0 = state } }
+        try harness.manager.perform([slow])
+        harness.clock.advance(by: 6)
+        #expect(log.settled.last == "join timedOut")
+        let lines = log.lines
+        let left = try #require(lines.firstIndex(of: "changed \(harness.C) left"))
+        let settled = try #require(lines.firstIndex(of: "settled join timedOut"))
+        #expect(left < settled)
+        harness.settlementQueue.sync {}
+        #expect(handled.withLock { $0 } == .timedOut, "whenSettled handlers still hear it, on the settlement queue")
+        #expect(log.settled.count == 3)
+    }
+}
+
+/// Records conversation changes and settlements in the order the manager tells them.
+private final class SettlementLog: ConversationManagerDelegate {
+    private let recorded = Mutex<[String]>([])
+
+    var lines: [String] { recorded.withLock { $0 } }
+    var settled: [String] { lines.filter { $0.hasPrefix("settled ") }.map { String($0.dropFirst("settled ".count)) } }
+
+    func conversationManager(_ manager: ConversationManager, conversationChanged conversation: Conversation) {
+        recorded.withLock { $0.append("changed \(conversation.uuid) \(conversation.state)") }
+    }
+
+    func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {}
+
+    func conversationManager(
+        _ manager: ConversationManager, didSettle action: ConversationAction, as state: ConversationAction.State
+    ) {
+        recorded.withLock { $0.append("settled \(action.verb) \(state)") }
+    }
 }
