@@ -116,7 +116,10 @@ let package = Package(
             dependencies: [
                 "ParleyNode", "ParleyEngine", "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO",
                 "CommandLineSupport", "VoIPPush", "Media",
-            ]
+            ],
+            // jemalloc as the daemon's malloc: the parse thread allocates what the SIP loop frees, a hand-over that
+            // glibc's per-thread arenas serve poorly (docs/architecture.md, "Threads").
+            linkerSettings: [.linkedLibrary("jemalloc")]
         ),
         .executableTarget(
             name: "parley-bench-engine",

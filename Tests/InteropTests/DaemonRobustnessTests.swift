@@ -94,6 +94,16 @@ struct DaemonRobustnessTests {
         return messages
     }
 
+    @Test("parleyd's malloc is jemalloc (it links it): asked for its statistics, jemalloc prints them at exit")
+    func allocatorIsJemalloc() throws {
+        let parleyd = try Interop.binary("parleyd")
+        let process = try RunningProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), ["MALLOC_CONF=stats_print:true", parleyd.path, "--help"],
+            name: "parleyd --help")
+        #expect(try process.waitForExit(timeout: .seconds(30)) == 0)
+        #expect(process.standardError.contains("Begin jemalloc statistics"), "\(process.standardError.prefix(500))")
+    }
+
     @Test("2,000 mangled datagrams and stream garbage: parleyd keeps running and then completes a normal call")
     func hostileInput() throws {
         let parleyd = try Parleyd(["--auto-answer", "0"])
