@@ -57,18 +57,36 @@ public struct SIPVia: Sendable, Hashable {
 
 /// A name-addr or addr-spec with header parameters: the value of From, To, Contact, Route and Record-Route.
 public struct SIPAddress: Sendable, Hashable {
+    /// The parts, shared by copies until one changes (`SharedValue`: a copy costs one reference count, where the URI,
+    /// display name and parameters cost one each).
+    private var parts: SharedValue<Parts>
+
+    private struct Parts: Hashable, Sendable {
+        var displayName: String?
+        var uri: SIPURI
+        var parameters: SIPParameters
+    }
+
     /// The display name without its quotes and escapes; nil when absent.
-    public var displayName: String?
+    public var displayName: String? {
+        get { parts.value.displayName }
+        set { parts.value.displayName = newValue }
+    }
     /// The URI.
-    public var uri: SIPURI
+    public var uri: SIPURI {
+        get { parts.value.uri }
+        _modify { yield &parts.value.uri }
+    }
     /// The header parameters (`tag`, `expires`, `q`, …) in order; parameters inside `<…>` belong to the URI instead.
-    public var parameters: SIPParameters
+    public var parameters: SIPParameters {
+        get { parts.value.parameters }
+        _modify { yield &parts.value.parameters }
+    }
 
     /// An address.
     public init(displayName: String? = nil, uri: SIPURI, parameters: SIPParameters = []) {
-        self.displayName = displayName?.isEmpty == true ? nil : displayName
-        self.uri = uri
-        self.parameters = parameters
+        parts = SharedValue(
+            Parts(displayName: displayName?.isEmpty == true ? nil : displayName, uri: uri, parameters: parameters))
     }
 
     /// The `tag` parameter (From and To).

@@ -6,48 +6,78 @@
 /// schemes `opaquePart` holds everything after the colon exactly as written and the SIP parts are empty.
 /// Equality is structural (these parts), not the RFC 3261 §19.1.4 comparison rules.
 public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
+    /// The parts, shared by copies until one changes (`SharedValue`: a copy costs one reference count, not eight).
+    private var parts: SharedValue<Parts>
+
+    private struct Parts: Hashable, Sendable {
+        var scheme: String
+        var user: String?
+        var password: String?
+        var host: String
+        var port: Int?
+        var parameters: SIPParameters
+        var headers: SIPParameters
+        var opaquePart: String?
+    }
+
     /// The scheme in lowercase: "sip", "sips", "tel", ….
-    public var scheme: String
+    public var scheme: String {
+        get { parts.value.scheme }
+        set { parts.value.scheme = newValue }
+    }
     /// The user part, unescaped; nil when absent (an empty user is written as absent).
-    public var user: String?
+    public var user: String? {
+        get { parts.value.user }
+        set { parts.value.user = newValue }
+    }
     /// The password, unescaped (deprecated by RFC 3261, kept so that nothing is lost).
-    public var password: String?
+    public var password: String? {
+        get { parts.value.password }
+        set { parts.value.password = newValue }
+    }
     /// The host: a name, an IPv4 address or an IPv6 address without brackets. Empty for opaque URIs.
-    public var host: String
+    public var host: String {
+        get { parts.value.host }
+        set { parts.value.host = newValue }
+    }
     /// The port, if written.
-    public var port: Int?
+    public var port: Int? {
+        get { parts.value.port }
+        set { parts.value.port = newValue }
+    }
     /// The URI parameters (`;transport=tcp;lr`), unescaped, in order.
-    public var parameters: SIPParameters
+    public var parameters: SIPParameters {
+        get { parts.value.parameters }
+        _modify { yield &parts.value.parameters }
+    }
     /// The URI headers (`?Route=%3Csip:…%3E`), unescaped, in order.
-    public var headers: SIPParameters
+    public var headers: SIPParameters {
+        get { parts.value.headers }
+        _modify { yield &parts.value.headers }
+    }
     /// For a scheme other than sip/sips: everything after "scheme:", as written. Nil for SIP URIs.
-    public var opaquePart: String?
+    public var opaquePart: String? {
+        get { parts.value.opaquePart }
+        set { parts.value.opaquePart = newValue }
+    }
 
     /// A `sip:` or `sips:` URI.
     public init(
         scheme: String = "sip", user: String? = nil, password: String? = nil, host: String, port: Int? = nil,
         parameters: SIPParameters = [], headers: SIPParameters = []
     ) {
-        self.scheme = scheme.asciiLowercased
-        self.user = user?.isEmpty == true ? nil : user
-        self.password = password
-        self.host = host
-        self.port = port
-        self.parameters = parameters
-        self.headers = headers
-        self.opaquePart = nil
+        parts = SharedValue(
+            Parts(
+                scheme: scheme.asciiLowercased, user: user?.isEmpty == true ? nil : user, password: password, host: host,
+                port: port, parameters: parameters, headers: headers, opaquePart: nil))
     }
 
     /// A URI of another scheme, kept as text (`SIPURI(scheme: "tel", opaquePart: "+1-212-555-0101")`).
     public init(scheme: String, opaquePart: String) {
-        self.scheme = scheme.asciiLowercased
-        self.user = nil
-        self.password = nil
-        self.host = ""
-        self.port = nil
-        self.parameters = []
-        self.headers = []
-        self.opaquePart = opaquePart
+        parts = SharedValue(
+            Parts(
+                scheme: scheme.asciiLowercased, user: nil, password: nil, host: "", port: nil, parameters: [], headers: [],
+                opaquePart: opaquePart))
     }
 
     /// Parses a URI written on its own (not inside `<…>`): SIP URIs through libosip2 plus Parley's host and port checks,
