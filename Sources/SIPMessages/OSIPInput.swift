@@ -21,8 +21,7 @@ struct OSIPInput {
     /// a token character and must see it).
     init(_ text: String, protectingPercent: Bool = false) {
         original = text
-        var scanned = text
-        let needsReplacing = scanned.withUTF8 { bytes in
+        let needsReplacing = text.withUTF8Bytes { bytes in
             bytes.contains(0) || (protectingPercent && bytes.contains(UInt8(ascii: "%")))
         }
         guard needsReplacing else {

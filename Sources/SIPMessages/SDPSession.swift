@@ -251,8 +251,7 @@ private struct SDPWriter {
 
     /// A value: CR and LF become spaces.
     mutating func put(_ value: String) {
-        var value = value
-        value.withUTF8 { utf8 in
+        value.withUTF8Bytes { utf8 in
             if utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
                 for byte in utf8 { bytes.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
             } else {

@@ -220,7 +220,6 @@ private struct ByteWriter {
     }
 
     mutating func put(_ text: String) {
-        var text = text
-        text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
+        text.withUTF8Bytes { put(UnsafeRawBufferPointer($0)) }
     }
 }

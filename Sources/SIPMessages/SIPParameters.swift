@@ -91,12 +91,19 @@ public struct SIPParameters: Sendable, Hashable, RandomAccessCollection, Express
 }
 
 extension String {
+    /// Calls `body` with the string's UTF-8 bytes in place. `withUTF8` is mutating, so calling it on a copy costs a
+    /// retain and a release per call; native and small strings lend their bytes without one.
+    @inline(__always)
+    func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return try copy.withUTF8(body)
+    }
+
     /// ASCII case-insensitive equality (SIP names are ASCII tokens).
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        var lhs = self
-        var rhs = other
-        return lhs.withUTF8 { left in
-            rhs.withUTF8 { right in
+        withUTF8Bytes { left in
+            other.withUTF8Bytes { right in
                 guard left.count == right.count else { return false }
                 for index in 0..<left.count where left[index] != right[index] {
                     guard String.lowercased(left[index]) == String.lowercased(right[index]) else { return false }
@@ -110,10 +117,10 @@ extension String {
         byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
     }
 
-    /// ASCII lowercase (non-ASCII bytes unchanged).
+    /// ASCII lowercase, leaving other bytes alone (no locale, no Unicode tables); the string itself when it has no
+    /// uppercase letter.
     var asciiLowercased: String {
-        var copy = self
-        return copy.withUTF8 { bytes in
+        withUTF8Bytes { bytes in
             guard bytes.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return self }
             return String(unsafeUninitializedCapacity: bytes.count) { buffer in
                 for index in 0..<bytes.count { buffer[index] = String.lowercased(bytes[index]) }

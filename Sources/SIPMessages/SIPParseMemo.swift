@@ -66,9 +66,8 @@ public final class SIPParseMemo {
     /// Byte equality: `==` on strings is Unicode canonical equivalence, and a typed value must come from these very
     /// bytes (a display name written precomposed is not the one written decomposed).
     private static func sameBytes(_ left: String, _ right: String) -> Bool {
-        var left = left, right = right
-        return left.withUTF8 { a in
-            right.withUTF8 { b in
+        left.withUTF8Bytes { a in
+            right.withUTF8Bytes { b in
                 a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
             }
         }
