@@ -162,6 +162,8 @@ public final class ConversationManager: Sendable {
         let now = clock.now()
         var claim: DeliveryClaim?
         let (result, wakeUp): (T, Date?) = try core.withLock { core throws(E) in
+            // A body that throws has changed nothing (every check comes before the first change), so it has neither
+            // callbacks nor settlements waiting to be delivered.
             let result = try body(&core, now)
             claim = core.claimDelivery()
             // The relay keeps the manager alive exactly while actions are pending (their timeouts need it),

@@ -21,8 +21,9 @@ public protocol ConversationManagerDelegate: AnyObject, Sendable {
     func conversationManager(_ manager: ConversationManager, didActivateMediaFor conversation: Conversation)
     /// Media for `conversation` should stop: it left joining, joined and paused.
     func conversationManager(_ manager: ConversationManager, didDeactivateMediaFor conversation: Conversation)
-    /// An action performed through this manager settled (complete, failed or timed out), told after the changes it
-    /// caused; the same news its `whenSettled` handlers get, without a hop to the settlement queue.
+    /// An action performed through this manager settled (complete, failed or timed out), told after the other
+    /// callbacks of the change that settled it (on the thread delivering the manager's callbacks, normally the one
+    /// that settled it); the same news its `whenSettled` handlers get, without a hop to the settlement queue.
     func conversationManager(
         _ manager: ConversationManager, didSettle action: ConversationAction, as state: ConversationAction.State)
 }

@@ -175,6 +175,8 @@ extension ManagerCore {
             guard let slot = slotOf[UUIDKey(entry.conversation.uuid)] else { continue }
             applyOwnInput(.ended(.failed), slot: slot, at: now, cause: nil)
         }
+        // The delegate hears every settlement before the reset, after which it hears nothing more.
+        queueSettlements()
         outbox.append(.didReset)
     }
 }

@@ -375,7 +375,7 @@ struct ManagerCore: Sendable {
     }
 
     /// Moves the settlements of the mutation that just ran to the end of the outbox.
-    private mutating func queueSettlements() {
+    mutating func queueSettlements() {
         guard !settlements.isEmpty else { return }
         outbox += settlements
         settlements.removeAll(keepingCapacity: true)

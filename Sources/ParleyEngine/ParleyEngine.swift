@@ -381,7 +381,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
         }
     }
 
-    /// Announces that an action settled (on the thread that settled it, after the changes it made).
+    /// Announces that an action settled (as the manager delivers it, after the changes it made). A conversation that
+    /// ended is announced as `left` only once its history record is written, so an End's settlement comes first.
     public func conversationManager(
         _ manager: ConversationManager, didSettle action: ConversationAction, as state: ConversationAction.State
     ) {

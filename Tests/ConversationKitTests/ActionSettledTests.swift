@@ -76,6 +76,35 @@ struct ActionSettledTests {
         #expect(handled.withLock { $0 } == .timedOut, "whenSettled handlers still hear it, on the settlement queue")
         #expect(log.settled.count == 3)
     }
+
+    @Test("invalidating with actions pending: each settles as failed, and the delegate hears that before the reset")
+    func invalidateSettlesBeforeReset() throws {
+        let harness = try Harness()
+        let log = SettlementLog()
+        harness.manager.delegate = log
+        try harness.ring(harness.A)
+        try harness.ring(harness.B)
+        try harness.manager.perform([ConversationAction.join(conversationUUID: harness.A)])
+        try harness.manager.perform([ConversationAction.end(conversationUUID: harness.B)])
+        harness.manager.invalidate()
+        let lines = log.lines
+        let reset = try #require(lines.firstIndex(of: "reset"))
+        #expect(lines.filter { $0.hasPrefix("settled ") }.count == 2)
+        #expect(lines.lastIndex { $0.hasPrefix("settled ") }! < reset, "\(lines)")
+        #expect(reset == lines.count - 1, "nothing after the reset: \(lines)")
+    }
+
+    @Test("the recording delegate hears settlements too, one callback at a time")
+    func recordingDelegateHearsSettlements() throws {
+        let harness = try Harness()
+        try harness.answered(harness.A)
+        try harness.ring(harness.B)
+        try harness.manager.perform([ConversationAction.end(conversationUUID: harness.B)])
+        #expect(harness.delegate.settlements == ["join A complete"])
+        harness.clock.advance(by: 31)  // past the End's default 30 s timeout
+        #expect(harness.delegate.settlements == ["join A complete", "end B timedOut"])
+        #expect(harness.delegate.overlaps.load(ordering: .relaxed) == 0)
+    }
 }
 
 /// Records conversation changes and settlements in the order the manager tells them.
@@ -90,6 +119,10 @@ private final class SettlementLog: ConversationManagerDelegate {
     }
 
     func conversationManager(_ manager: ConversationManager, perform action: ConversationAction) {}
+
+    func conversationManagerDidReset(_ manager: ConversationManager) {
+        recorded.withLock { $0.append("reset") }
+    }
 
     func conversationManager(
         _ manager: ConversationManager, didSettle action: ConversationAction, as state: ConversationAction.State

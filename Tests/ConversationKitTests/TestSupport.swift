@@ -11,6 +11,8 @@ final class RecordingDelegate: ConversationManagerDelegate {
         var names: [UUID: String] = [:]
         var onPerform: (@Sendable (ConversationAction) -> Void)?
         var lastSeen: [UUID: Conversation] = [:]
+        /// Settlements (`didSettle`), kept apart from `log` so that the logs the tests compare stay as they are.
+        var settled: [String] = []
     }
     private let state = Mutex(State())
     private let inCallback = Atomic<Bool>(false)
@@ -31,6 +33,9 @@ final class RecordingDelegate: ConversationManagerDelegate {
     }
 
     func last(_ uuid: UUID) -> Conversation? { state.withLock { $0.lastSeen[uuid] } }
+
+    /// The settlements told so far, as "verb name state".
+    var settlements: [String] { state.withLock { $0.settled } }
 
     private func record(_ line: (borrowing [UUID: String]) -> String) {
         state.withLock { $0.log.append(line($0.names)) }
@@ -72,6 +77,14 @@ final class RecordingDelegate: ConversationManagerDelegate {
     func conversationManager(_ manager: ConversationManager, didDeactivateMediaFor conversation: Conversation) {
         enter(); defer { leave() }
         record { "deactivate \($0[conversation.uuid] ?? "?")" }
+    }
+    func conversationManager(
+        _ manager: ConversationManager, didSettle action: ConversationAction, as settled: ConversationAction.State
+    ) {
+        enter(); defer { leave() }
+        state.withLock { state in
+            state.settled.append("\(action.verb) \(state.names[action.conversationUUID] ?? "?") \(settled)")
+        }
     }
 }
 
