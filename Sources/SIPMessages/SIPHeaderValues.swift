@@ -109,6 +109,13 @@ public struct SIPAddress: Sendable, Hashable {
     }
 }
 
+extension SIPAddress: CustomDebugStringConvertible {
+    /// The parts, as a plain struct of them would print (the box they are shared in is not worth printing).
+    public var debugDescription: String {
+        "SIPAddress(displayName: \(displayName.debugDescription), uri: \(uri), parameters: \(parameters.elements))"
+    }
+}
+
 /// The CSeq value (RFC 3261 §20.16): a sequence number below 2^31 and the method it counts.
 public struct SIPCSeq: Sendable, Hashable {
     /// The sequence number (0 ... 2^31 - 1).

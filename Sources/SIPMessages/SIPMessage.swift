@@ -185,7 +185,7 @@ enum MessageWriter {
                 writer.putLineEnd()
             }
             writer.putLineEnd()
-            body.withUnsafeBytes { writer.put(UnsafeRawBufferPointer($0)) }
+            body.withUnsafeBytes { writer.put($0) }
             precondition(writer.position == size, "the message's size was counted wrong")
         }
         return data
@@ -203,6 +203,7 @@ private struct ByteWriter {
     }
 
     mutating func put(_ byte: UInt8) {
+        precondition(position < buffer.count, "writing past the buffer")
         buffer[position] = byte
         position += 1
     }

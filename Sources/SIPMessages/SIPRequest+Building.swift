@@ -77,7 +77,7 @@ extension SIPResponse {
         // One pass picks out what is copied (this runs for every response Parley sends): the Vias (straight into the
         // copy) and Record-Routes in order, the first From, To, Call-ID, CSeq and Timestamp.
         var copied: [SIPHeaderField] = []
-        copied.reserveCapacity(headers.count + 1)
+        copied.reserveCapacity(headers.count)
         var recordRoutes: [SIPHeaderField] = []
         var from: SIPHeaderField?, to: SIPHeaderField?, callID: SIPHeaderField?, cseq: SIPHeaderField?
         var timestamp: SIPHeaderField?

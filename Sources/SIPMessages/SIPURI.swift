@@ -6,7 +6,8 @@
 /// schemes `opaquePart` holds everything after the colon exactly as written and the SIP parts are empty.
 /// Equality is structural (these parts), not the RFC 3261 §19.1.4 comparison rules.
 public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
-    /// The parts, shared by copies until one changes (`SharedValue`: a copy costs one reference count, not eight).
+    /// The parts, shared by copies until one changes (`SharedValue`: a copy costs one reference count instead of one
+    /// per string and list).
     private var parts: SharedValue<Parts>
 
     private struct Parts: Hashable, Sendable {
