@@ -119,7 +119,7 @@ let package = Package(
             ],
             // jemalloc as the daemon's malloc: the parse thread allocates what the SIP loop frees, a hand-over that
             // glibc's per-thread arenas serve poorly (docs/architecture.md, "Threads").
-            linkerSettings: [.linkedLibrary("jemalloc")]
+            linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
         .executableTarget(
             name: "parley-bench-engine",
