@@ -40,14 +40,18 @@ struct ActionSettledTests {
         #expect(states.withLock { $0 }.last == .timedOut)
     }
 
-    @Test("the delegate hears each settlement once, after the changes the action caused, with whenSettled's state")
-    func delegateHearsSettlements() throws {
+    /// A harness whose manager tells a `SettlementLog`, with the first `count` of A, B, C ringing.
+    private static func ringing(_ count: Int) throws -> (Harness, SettlementLog) {
         let harness = try Harness()
         let log = SettlementLog()
         harness.manager.delegate = log
-        try harness.ring(harness.A)
-        try harness.ring(harness.B)
-        try harness.ring(harness.C)
+        for uuid in [harness.A, harness.B, harness.C].prefix(count) { try harness.ring(uuid) }
+        return (harness, log)
+    }
+
+    @Test("the delegate hears each settlement once, after the changes the action caused, with whenSettled's state")
+    func delegateHearsSettlements() throws {
+        let (harness, log) = try Self.ringing(3)
 
         let join = ConversationAction.join(conversationUUID: harness.A)
         try harness.manager.perform([join])
@@ -79,11 +83,7 @@ struct ActionSettledTests {
 
     @Test("invalidating with actions pending: each settles as failed, and the delegate hears that before the reset")
     func invalidateSettlesBeforeReset() throws {
-        let harness = try Harness()
-        let log = SettlementLog()
-        harness.manager.delegate = log
-        try harness.ring(harness.A)
-        try harness.ring(harness.B)
+        let (harness, log) = try Self.ringing(2)
         try harness.manager.perform([ConversationAction.join(conversationUUID: harness.A)])
         try harness.manager.perform([ConversationAction.end(conversationUUID: harness.B)])
         harness.manager.invalidate()
