@@ -77,6 +77,8 @@ public struct NodeConfiguration: Sendable {
     public var overloadControl = true
     /// Whether inbound SIP is parsed on a second thread (`--parse-on-loop` turns it off: everything on one thread).
     public var parsesOnThread = true
+    /// Whether UDP datagrams are sent from a thread of their own (`--send-on-loop` turns it off: sent on the loop).
+    public var sendsOnThread = true
     /// Who may ring us (`--accept-from`).
     public var acceptFrom = AcceptFrom.anyone
     /// Whether a refused caller leaves a `blocked` record (`--record-blocked`).

@@ -78,7 +78,10 @@ public final class ParleyNode: Sendable {
         self.loop = loop
         let environment = LoopEnvironment(loop: loop)
         let engineBox = EngineBox()
-        let transport = SIPTransport(loop: loop, tls: configuration.tls, limits: configuration.transportLimits) { inbound in
+        let transport = SIPTransport(
+            loop: loop, tls: configuration.tls, limits: configuration.transportLimits,
+            sendsDatagramsOnThread: configuration.sendsOnThread
+        ) { inbound in
             engineBox.engine?.receive(inbound)
         }
         self.transport = transport

@@ -10,6 +10,8 @@ final class DatagramSocket: LoopFDHandler {
     let family: Int32
     let fd: Int32
     private unowned let core: TransportCore
+    /// The same core, for the loop's shutdown: the core may be gone by then (a transport dropped without `close`).
+    private weak var owner: TransportCore?
     private var token: UInt64 = 0
     private(set) var isClosed = false
     /// The kernel's running count of datagrams dropped on this socket (SO_RXQ_OVFL), as last seen.
@@ -24,6 +26,7 @@ final class DatagramSocket: LoopFDHandler {
 
     init(core: TransportCore, fd: Int32, local: ListenAddress, family: Int32) throws(TransportError) {
         self.core = core
+        owner = core
         self.fd = fd
         self.local = local
         self.family = family
@@ -44,6 +47,7 @@ final class DatagramSocket: LoopFDHandler {
     func loopWillShutDown() {
         guard !isClosed else { return }
         isClosed = true
+        owner?.flushDatagrams()
         Glibc.close(fd)
     }
 
@@ -51,6 +55,7 @@ final class DatagramSocket: LoopFDHandler {
         guard !isClosed else { return }
         isClosed = true
         core.loop.deregister(token)
+        core.flushDatagrams()
         Glibc.close(fd)
     }
 

@@ -20,12 +20,19 @@ public final class SIPTransport: Sendable {
 
     /// A transport with no sockets yet. `onMessage` gets every framed message, on the loop thread; it is `sending`
     /// because it moves to that thread: whatever it captures must be `Sendable` or no longer used by the caller.
+    ///
+    /// `sendsDatagramsOnThread`: UDP datagrams leave from a thread of their own, handed over once per loop turn
+    /// (`sendmmsg` there), so the kernel's share of sending runs beside the loop; refusals are reported as ever,
+    /// only a turn or so later. Off: each datagram is sent inside `send`.
     public init(
         loop: EventLoop, tls: TLSConfiguration? = nil, limits: TransportLimits = .init(),
-        onMessage: sending @escaping (InboundSIPMessage) -> Void
+        sendsDatagramsOnThread: Bool = false, onMessage: sending @escaping (InboundSIPMessage) -> Void
     ) {
         self.loop = loop
-        core = LoopBound(TransportCore(loop: loop, tls: tls, limits: limits, onMessage: onMessage), identity: loop.identity)
+        core = LoopBound(
+            TransportCore(
+                loop: loop, tls: tls, limits: limits, sendsDatagramsOnThread: sendsDatagramsOnThread, onMessage: onMessage),
+            identity: loop.identity)
     }
 
     deinit {

@@ -57,12 +57,21 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
     private var isClosed = false
     /// Accepted connections open now, by source address (`maxConnectionsPerSource`).
     private var acceptedBySource: [String: Int] = [:]
+    /// Whether UDP datagrams leave from a thread of their own (`DatagramSender`, started on the first send).
+    private let sendsDatagramsOnThread: Bool
+    private var datagramSender: DatagramSender?
+    /// This loop turn's datagrams, handed to `datagramSender` at its end (or once `DatagramSender.chunk` wait).
+    private var pendingDatagrams: [DatagramSender.Datagram] = []
 
-    init(loop: EventLoop, tls: TLSConfiguration?, limits: TransportLimits, onMessage: @escaping (InboundSIPMessage) -> Void) {
+    init(
+        loop: EventLoop, tls: TLSConfiguration?, limits: TransportLimits, sendsDatagramsOnThread: Bool,
+        onMessage: @escaping (InboundSIPMessage) -> Void
+    ) {
         self.loop = loop
         self.limits = limits
         tlsConfiguration = tls
         self.onMessage = onMessage
+        self.sendsDatagramsOnThread = sendsDatagramsOnThread
         channelOptions = StreamChannelOptions(
             maxQueuedBytes: limits.maxQueuedBytesPerConnection, idleTimeout: limits.idleConnectionTimeout,
             setupTimeout: limits.connectionSetupTimeout, idleCountsFramesOnly: true)
@@ -70,6 +79,7 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
     }
 
     deinit {
+        datagramSender?.stop()
         readBuffer.deallocate()
     }
 
@@ -81,7 +91,7 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
     var statistics: TransportStatistics {
         var statistics = counted
         statistics.bytesReceived += streamCounters.bytesReceived
-        statistics.bytesSent += streamCounters.bytesSent
+        statistics.bytesSent += streamCounters.bytesSent + (datagramSender?.bytesSent ?? 0)
         statistics.tlsHandshakeFailures = streamCounters.tlsHandshakeFailures
         statistics.queueOverflows = streamCounters.queueOverflows
         statistics.idleConnectionsClosed = streamCounters.idleClosed
@@ -301,9 +311,52 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
                 return reportSendFailure(destination, error)
             }
         }
-        if let code = socket.send(bytes, to: ip.socketAddress(port: destination.address.port)) {
+        let address = ip.socketAddress(port: destination.address.port)
+        if sendsDatagramsOnThread {
+            queueDatagram(.init(fd: socket.fd, bytes: bytes, address: address, destination: destination))
+        } else if let code = socket.send(bytes, to: address) {
             reportSendFailure(destination, .system(operation: "sendto \(destination.address)", code: code))
         }
+    }
+
+    /// Adds a datagram to this turn's batch for the sender thread (started on first use); the batch goes at the end
+    /// of the turn, or at once when it is a full chunk.
+    private func queueDatagram(_ datagram: DatagramSender.Datagram) {
+        pendingDatagrams.append(datagram)
+        if pendingDatagrams.count >= DatagramSender.chunk {
+            handOverDatagrams()
+        } else if pendingDatagrams.count == 1 {
+            loop.schedule(after: .zero) { [weak self] in self?.handOverDatagrams() }
+        }
+    }
+
+    private func handOverDatagrams() {
+        guard !pendingDatagrams.isEmpty else { return }
+        let sender = datagramSender ?? startDatagramSender()
+        sender.submit(pendingDatagrams)
+        pendingDatagrams.removeAll(keepingCapacity: true)
+    }
+
+    private func startDatagramSender() -> DatagramSender {
+        let core = LoopWeak(self, identity: loop.identity)
+        let loop = self.loop
+        let sender = DatagramSender { refusals in
+            loop.execute {
+                guard let core = core.value else { return }
+                for refusal in refusals {
+                    core.reportSendFailure(
+                        refusal.destination, .system(operation: "sendto \(refusal.destination.address)", code: refusal.code))
+                }
+            }
+        }
+        datagramSender = sender
+        return sender
+    }
+
+    /// Before a UDP socket closes: everything queued for it has left (its descriptor may be reused at once).
+    func flushDatagrams() {
+        handOverDatagrams()
+        datagramSender?.drain()
     }
 
     /// The UDP socket for a family no listener serves, made on first use.
@@ -409,6 +462,7 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
         for connection in Array(connections.values) { connection.channel.close(.closed("the transport is closing")) }
         datagramListeners = []
         ephemeralSockets = [:]
+        datagramSender?.stop()
     }
 
     // MARK: - Notifications

@@ -15,10 +15,12 @@ func makeLoop() throws -> EventLoop {
 
 /// A transport whose messages go to a recorder.
 func makeTransport(
-    _ loop: EventLoop, tls: TLSConfiguration? = nil, limits: TransportLimits = .init()
+    _ loop: EventLoop, tls: TLSConfiguration? = nil, limits: TransportLimits = .init(), sendsOnThread: Bool = false
 ) -> (SIPTransport, EventRecorder<InboundSIPMessage>) {
     let recorder = EventRecorder<InboundSIPMessage>()
-    let transport = SIPTransport(loop: loop, tls: tls, limits: limits) { recorder.record($0) }
+    let transport = SIPTransport(loop: loop, tls: tls, limits: limits, sendsDatagramsOnThread: sendsOnThread) {
+        recorder.record($0)
+    }
     return (transport, recorder)
 }
 

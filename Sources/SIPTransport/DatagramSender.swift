@@ -1,0 +1,158 @@
+import Dispatch
+import Foundation
+import Glibc
+import ParleyIO
+import Synchronization
+
+/// Sends UDP datagrams on a thread of its own, so that the kernel's share of a send (`sendto`, the loopback delivery
+/// and waking the receiver: about an eighth of the engine thread's time at full call rate) runs on the second core.
+/// The loop thread collects a turn's datagrams and hands them over in one batch (`submit`); the sender writes them in
+/// order, `sendmmsg` for each run of datagrams on one socket. What the kernel refuses goes back through `onRefusals`,
+/// called on the sender thread (the transport hops back onto its loop to report it). A socket is closed only after
+/// `drain` saw everything handed over for it written, so a queued datagram never goes out on a reused descriptor.
+///
+/// ```
+///  loop thread: send ─► pending (this turn) ─► end of turn or 64 pending ─submit─► queue ──► sender thread
+///                                                                                            │ sendmmsg per socket run
+///       ◄── execute: refusals reported as send failures, at the end of that loop turn ◄──────┘ (refused: errno)
+///  close a socket: drain ─► a barrier through the queue; the loop waits until the sender passes it
+/// ```
+final class DatagramSender: Sendable {
+    /// One datagram on its way: the socket it leaves from, its bytes and where it goes.
+    struct Datagram: OutgoingDatagram, Sendable {
+        let fd: Int32
+        let bytes: Data
+        let address: SocketAddress
+        let destination: SIPDestination
+    }
+
+    /// A datagram the kernel did not take, and why (errno).
+    struct Refusal: Sendable {
+        let destination: SIPDestination
+        let address: SocketAddress
+        let code: Int32
+    }
+
+    /// What the queue holds: datagrams, and barriers a `drain` waits on.
+    private enum Item {
+        case datagram(Datagram)
+        case barrier(DispatchSemaphore)
+    }
+
+    private struct State {
+        var queue: [Item] = []
+        /// The thread waits on `wake`: the next submission must signal it.
+        var idle = true
+        var stopping = false
+    }
+
+    /// The most datagrams in one `sendmmsg`.
+    static let chunk = 64
+    /// Room for one chunk's bytes (`DatagramBatch` copies them in).
+    private static let bufferSize = 256 * 1024
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let bytesWritten = Atomic<Int>(0)
+    private let onRefusals: @Sendable ([Refusal]) -> Void
+
+    /// Starts the thread; `onRefusals` hears, on it, each batch's refused datagrams.
+    init(onRefusals: @escaping @Sendable ([Refusal]) -> Void) {
+        self.onRefusals = onRefusals
+        let thread = Thread { [self] in run() }
+        thread.name = "parley-send"
+        thread.start()
+    }
+
+    /// Bytes the kernel took so far.
+    var bytesSent: Int { bytesWritten.load(ordering: .relaxed) }
+
+    /// Queues datagrams to be sent in this order, after everything submitted before. Dropped once stopped.
+    func submit(_ datagrams: [Datagram]) {
+        guard !datagrams.isEmpty else { return }
+        enqueue(datagrams.map(Item.datagram))
+    }
+
+    /// Waits until everything submitted so far has been written (or the sender stopped). Not on the sender thread.
+    func drain() {
+        let barrier = DispatchSemaphore(value: 0)
+        if enqueue([.barrier(barrier)]) { barrier.wait() }
+    }
+
+    /// Stops the thread without waiting for it: what is still queued is dropped and every `drain` waiting returns.
+    func stop() {
+        let (dropped, mustWake) = state.withLock { state -> ([Item], Bool) in
+            guard !state.stopping else { return ([], false) }
+            state.stopping = true
+            defer { state.queue = [] }
+            return (state.queue, true)
+        }
+        Self.release(dropped)
+        if mustWake { wake.signal() }
+    }
+
+    /// Appends to the queue; false once stopped (nothing was queued).
+    @discardableResult
+    private func enqueue(_ items: [Item]) -> Bool {
+        let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
+            if state.stopping { return (false, false) }
+            state.queue.append(contentsOf: items)
+            guard state.idle else { return (true, false) }
+            state.idle = false
+            return (true, true)
+        }
+        if mustWake { wake.signal() }
+        return accepted
+    }
+
+    private static func release(_ items: [Item]) {
+        for case .barrier(let barrier) in items { barrier.signal() }
+    }
+
+    private func run() {
+        let writer = DatagramBatch(capacity: Self.chunk, bufferSize: Self.bufferSize)
+        while true {
+            wake.wait()
+            while true {
+                let (batch, stopping) = state.withLock { state -> ([Item], Bool) in
+                    if state.stopping { return ([], true) }
+                    if state.queue.isEmpty {
+                        state.idle = true
+                        return ([], false)
+                    }
+                    var taken: [Item] = []
+                    swap(&taken, &state.queue)
+                    return (taken, false)
+                }
+                if stopping { return }
+                if batch.isEmpty { break }
+                write(batch, with: writer)
+            }
+        }
+    }
+
+    /// Writes a batch in order: barriers are released when reached, datagrams go out in runs per socket.
+    private func write(_ batch: [Item], with writer: DatagramBatch) {
+        var refusals: [Refusal] = []
+        var index = 0
+        while index < batch.count {
+            guard case .datagram(let first) = batch[index] else {
+                if case .barrier(let barrier) = batch[index] { barrier.signal() }
+                index += 1
+                continue
+            }
+            var run: [Datagram] = [first]
+            var end = index + 1
+            while end < batch.count, run.count < Self.chunk, case .datagram(let next) = batch[end], next.fd == first.fd {
+                run.append(next)
+                end += 1
+            }
+            let written = writer.send(run[...], from: first.fd) { refused, code in
+                refusals.append(Refusal(destination: refused.destination, address: refused.address, code: code))
+            }
+            bytesWritten.add(written, ordering: .relaxed)
+            index = end
+        }
+        if !refusals.isEmpty { onRefusals(refusals) }
+    }
+}
