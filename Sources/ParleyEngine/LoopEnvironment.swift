@@ -1,5 +1,6 @@
 import Foundation
 import ParleyIO
+import SIPMessages
 import SIPTransport
 
 /// The daemon's environment: one ``EventLoop`` thread runs the transports, the timers and the whole SIP side.
@@ -21,6 +22,12 @@ public final class LoopEnvironment: SIPEnvironment {
     /// Sends through the attached transport (loop thread).
     public func send(_ bytes: Data, to destination: SIPDestination) {
         transportBox.transport?.send(bytes, to: destination)
+    }
+
+    /// Sends through the attached transport, which serialises the message where it sends it (over UDP, on its
+    /// sender thread) (loop thread).
+    public func send(_ message: SIPMessage, to destination: SIPDestination) {
+        transportBox.transport?.send(to: destination) { message.serialize() }
     }
 
     /// A loop timer (loop thread).

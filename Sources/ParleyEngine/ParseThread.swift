@@ -1,16 +1,20 @@
 import Dispatch
 import Foundation
 import SIPMessages
+import SIPSignaling
 import SIPTransport
 import Synchronization
 
 /// A message the engine's thread read (a datagram, or one framed off a stream) and the parse thread parsed: the
-/// message, or why it is malformed; for a new INVITE carrying SDP, its offer parsed too (the engine would parse it
-/// next, on its own thread).
+/// message, or why it is malformed; a request as received (`ReceivedRequest`: stamped, its transaction key
+/// found); for a new INVITE carrying SDP, its offer parsed too. The engine would do each of these next, on its own
+/// thread, and none needs its state.
 struct ParsedInbound: Sendable {
     let inbound: InboundSIPMessage
     let source: SIPDestination
     let result: Result<SIPMessage, SIPParseError>
+    /// The request, ready for the transactions (nil for a response or a malformed message).
+    let request: ReceivedRequest?
     /// The new INVITE's SDP body and what parsing it gave.
     let offer: (body: Data, result: Result<SDPSession, SDPParseError>)?
 
@@ -18,11 +22,29 @@ struct ParsedInbound: Sendable {
         self.inbound = inbound
         self.source = source
         result = Result { () throws(SIPParseError) in try SIPMessage.parse(inbound.bytes, memo: memo) }
-        if case .success(.request(let request)) = result, let body = request.newInviteOffer {
-            offer = (body, Result { () throws(SDPParseError) in try SDPSession.parse(body) })
+        if case .success(.request(let request)) = result {
+            self.request = ReceivedRequest(request, from: source)
+            if let body = request.newInviteOffer {
+                offer = (body, Result { () throws(SDPParseError) in try SDPSession.parse(body) })
+            } else {
+                offer = nil
+            }
         } else {
+            request = nil
             offer = nil
         }
+    }
+}
+
+/// A request as the engine takes it in: stamped with where it came from (RFC 3581, `stampingReceived`) and with the
+/// key of the server transaction it belongs to (nil when it lacks the fields matching needs).
+struct ReceivedRequest: Sendable {
+    let request: SIPRequest
+    let key: TransactionKey?
+
+    init(_ request: SIPRequest, from source: SIPDestination) {
+        self.request = SIPUserAgent.stampingReceived(request, from: source)
+        key = TransactionKey(serverRequest: self.request)
     }
 }
 

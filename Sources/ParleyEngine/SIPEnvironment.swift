@@ -1,5 +1,6 @@
 import Foundation
 import ParleyIO
+import SIPMessages
 import SIPTransport
 
 /// A timer started through a ``SIPEnvironment``; opaque to the user agent.
@@ -19,6 +20,8 @@ public struct EngineTimer: Hashable, Sendable {
 public protocol SIPEnvironment: AnyObject, Sendable {
     /// Sends one message; failures come back through the transport-failure path, never as a throw.
     func send(_ bytes: Data, to destination: SIPDestination)
+    /// Sends a message, serialised where the environment likes (by default at once, then `send(_:to:)`).
+    func send(_ message: SIPMessage, to destination: SIPDestination)
     /// Runs `work` once after `delay` unless cancelled.
     func schedule(after delay: Duration, _ work: @escaping () -> Void) -> EngineTimer
     /// Cancels a timer; cancelling one that fired or was cancelled does nothing.
@@ -42,6 +45,11 @@ public protocol SIPEnvironment: AnyObject, Sendable {
 extension SIPEnvironment {
     /// Not measured.
     public var idleTime: Duration? { nil }
+
+    /// Serialised here and sent as bytes.
+    public func send(_ message: SIPMessage, to destination: SIPDestination) {
+        send(message.serialize(), to: destination)
+    }
 
     /// `executeAndWait` with no timeout.
     public func executeAndWait<Value: Sendable>(_ work: @escaping @Sendable () -> Value) -> Value? {

@@ -162,7 +162,11 @@ final class SIPUserAgent {
     func receive(parsed batch: [ParsedInbound]) {
         for parsed in batch {
             preparsedOffer = parsed.offer
-            receive(parsed.result, of: parsed.inbound, from: parsed.source)
+            if let request = parsed.request {
+                receive(request, from: parsed.source)
+            } else {
+                receive(parsed.result, of: parsed.inbound, from: parsed.source)
+            }
             preparsedOffer = nil
         }
     }
@@ -178,7 +182,7 @@ final class SIPUserAgent {
         _ parsed: Result<SIPMessage, SIPParseError>, of inbound: InboundSIPMessage, from source: SIPDestination
     ) {
         switch parsed {
-        case .success(.request(let request)): receive(request, from: source)
+        case .success(.request(let request)): receive(ReceivedRequest(request, from: source), from: source)
         case .success(.response(let response)): receive(response)
         case .failure(let error):
             counters.malformed += 1
@@ -189,8 +193,8 @@ final class SIPUserAgent {
         }
     }
 
-    private func receive(_ request: SIPRequest, from source: SIPDestination) {
-        let request = Self.stampingReceived(request, from: source)
+    private func receive(_ received: ReceivedRequest, from source: SIPDestination) {
+        let request = received.request
         if request.method != .ack && request.method != .cancel {
             do {
                 try request.checkURIScheme()
@@ -201,7 +205,7 @@ final class SIPUserAgent {
                 return
             }
         }
-        switch transactions.receive(request, from: source) {
+        switch transactions.receive(request, key: received.key) {
         case .absorbed:
             counters.retransmissionsAbsorbed += 1
         case .ackForSuccess:

@@ -71,10 +71,10 @@ final class TransactionLayer {
 
     // MARK: Server transactions
 
-    /// Matches `request` to a live server transaction; a request that matches none is `.new`, and has no
-    /// transaction until it is opened.
-    func receive(_ request: SIPRequest, from source: SIPDestination) -> ServerRequestDisposition {
-        guard let key = TransactionKey(serverRequest: request) else { return .absorbed }
+    /// Matches `request` to a live server transaction by its key (`TransactionKey(serverRequest:)`, nil when it has
+    /// none: absorbed); a request that matches none is `.new`, and has no transaction until it is opened.
+    func receive(_ request: SIPRequest, key: TransactionKey?) -> ServerRequestDisposition {
+        guard let key else { return .absorbed }
         if accepted[key] != nil {
             return request.method == .invite ? .retransmittedAcceptedInvite : .ackForSuccess
         }
@@ -210,7 +210,7 @@ final class TransactionLayer {
 
     /// Sends a message outside any transaction (the ACK of a 2xx, 2xx retransmissions, stateless replies).
     func sendStateless(_ message: SIPMessage, to destination: SIPDestination) {
-        environment.send(message.serialize(), to: destination)
+        environment.send(message, to: destination)
     }
 
     /// The transport could not deliver to `destination`: every client transaction heading there fails.
@@ -235,7 +235,7 @@ final class TransactionLayer {
         for effect in effects {
             switch effect {
             case .send(let message):
-                environment.send(message.serialize(), to: entry.destination)
+                environment.send(message, to: entry.destination)
             case .startTimer(let timer, let delay):
                 if let old = entry.timers[timer] { environment.cancel(old) }
                 entry.timers[timer] = environment.schedule(after: delay) { [weak self] in
@@ -261,7 +261,7 @@ final class TransactionLayer {
             guard let entry = clients[key] else { return }
             switch effect {
             case .send(let message):
-                environment.send(message.serialize(), to: entry.destination)
+                environment.send(message, to: entry.destination)
             case .startTimer(let timer, let delay):
                 if let old = entry.timers[timer] { environment.cancel(old) }
                 clients[key]?.timers[timer] = environment.schedule(after: delay) { [weak self] in

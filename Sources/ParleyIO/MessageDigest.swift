@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Foundation
+import Synchronization
 
 /// Message digests as lowercase hex, through OpenSSL's EVP interface: MD5, SHA-256 and SHA-512/256, the algorithms of
 /// SIP digest authentication (RFC 3261 §22.4, RFC 8760); and raw SHA-1, for the WebSocket handshake (RFC 6455 §4.2.2).
@@ -53,17 +54,54 @@ public enum SecureRandom {
         return bytes
     }
 
-    /// A token of `length` characters from [A-Za-z0-9], uniformly chosen (about 5.95 bits each).
+    /// A token of `length` characters from [A-Za-z0-9], uniformly chosen (about 5.95 bits each). The random bytes
+    /// come from `RAND_bytes` 256 at a time (`TokenPool`): one call per token cost about 6,700 instructions, a
+    /// hundredth of all the work for one call, for the dozen bytes of a tag, branch or Call-ID.
     public static func token(_ length: Int) -> String {
         precondition(length >= 0, "negative token length")
-        var result = [UInt8]()
-        result.reserveCapacity(length)
-        while result.count < length {
-            // 248 = 4 × 62: bytes at or above it are dropped so every character is equally likely.
-            for byte in bytes(length - result.count + 8) where byte < 248 && result.count < length {
-                result.append(alphabet[Int(byte % 62)])
+        let process = getpid()
+        return pool.withLock { pool in
+            pool.keep(for: process)
+            return String(unsafeUninitializedCapacity: length) { characters in
+                var count = 0
+                while count < length {
+                    let byte = pool.next()
+                    // 248 = 4 × 62: bytes at or above it are dropped so every character is equally likely.
+                    guard byte < 248 else { continue }
+                    characters[count] = alphabet[Int(byte % 62)]
+                    count += 1
+                }
+                return length
             }
         }
-        return String(decoding: result, as: UTF8.self)
+    }
+
+    private static let pool = Mutex(TokenPool())
+
+    /// Random bytes drawn from OpenSSL in blocks, handed out one at a time; each is used once. A forked child
+    /// starts a block of its own (it must not repeat its parent's tokens).
+    private struct TokenPool: ~Copyable {
+        private var block = [UInt8](repeating: 0, count: 256)
+        private var used = 256
+        private var owner: pid_t = 0
+
+        /// Drops the rest of a block drawn by another process (the parent of a fork).
+        mutating func keep(for process: pid_t) {
+            if owner != process {
+                owner = process
+                used = block.count
+            }
+        }
+
+        mutating func next() -> UInt8 {
+            if used == block.count {
+                let count = Int32(block.count)
+                let filled = block.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, count) }
+                precondition(filled == 1, "RAND_bytes failed: \(OpenSSLErrors.take(or: "no entropy"))")
+                used = 0
+            }
+            defer { used += 1 }
+            return block[used]
+        }
     }
 }

@@ -18,9 +18,16 @@ import Synchronization
 ///  close a socket: drain ─► a barrier through the queue; the loop waits until the sender passes it
 /// ```
 final class DatagramSender: Sendable {
-    /// One datagram on its way: the socket it leaves from, its bytes and where it goes.
-    struct Datagram: OutgoingDatagram, Sendable {
+    /// One datagram on its way: the socket it leaves from, its bytes (or what writes them) and where it goes.
+    struct Datagram: Sendable {
         let fd: Int32
+        let payload: OutgoingPayload
+        let address: SocketAddress
+        let destination: SIPDestination
+    }
+
+    /// A datagram with its bytes written, as `DatagramBatch` takes it.
+    private struct Written: OutgoingDatagram {
         let bytes: Data
         let address: SocketAddress
         let destination: SIPDestination
@@ -141,10 +148,10 @@ final class DatagramSender: Sendable {
                 index += 1
                 continue
             }
-            var run: [Datagram] = [first]
+            var run: [Written] = [Written(bytes: first.payload.bytes, address: first.address, destination: first.destination)]
             var end = index + 1
             while end < batch.count, run.count < Self.chunk, case .datagram(let next) = batch[end], next.fd == first.fd {
-                run.append(next)
+                run.append(Written(bytes: next.payload.bytes, address: next.address, destination: next.destination))
                 end += 1
             }
             let written = writer.send(run[...], from: first.fd) { refused, code in
@@ -154,5 +161,19 @@ final class DatagramSender: Sendable {
             index = end
         }
         if !refusals.isEmpty { onRefusals(refusals) }
+    }
+}
+
+/// What a send carries: bytes, or a function that writes them (a message serialised where it is sent from).
+enum OutgoingPayload: Sendable {
+    case bytes(Data)
+    case deferred(@Sendable () -> Data)
+
+    /// The bytes (written now, for a deferred payload).
+    var bytes: Data {
+        switch self {
+        case .bytes(let bytes): bytes
+        case .deferred(let write): write()
+        }
     }
 }

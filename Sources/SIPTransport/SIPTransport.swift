@@ -65,7 +65,13 @@ public final class SIPTransport: Sendable {
     /// peer (for TLS opened with the same server name, or accepted), else on a new connection, the bytes queued
     /// until it is ready. Failures go to `onSendFailure`, never thrown. Loop thread.
     public func send(_ bytes: Data, to destination: SIPDestination) {
-        core.value.send(bytes, to: destination)
+        core.value.send(.bytes(bytes), to: destination)
+    }
+
+    /// `send(_:to:)` for a message whose bytes `write` makes: over UDP with `sendsDatagramsOnThread` it is called on
+    /// the sender thread (so serialising a message costs the loop nothing), otherwise at once. Loop thread.
+    public func send(to destination: SIPDestination, writing write: @escaping @Sendable () -> Data) {
+        core.value.send(.deferred(write), to: destination)
     }
 
     /// Called when a message could not be sent (refused or reset connection, failed handshake, overflow, closed

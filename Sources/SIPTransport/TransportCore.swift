@@ -276,15 +276,15 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
 
     // MARK: - Sending
 
-    func send(_ bytes: Data, to destination: SIPDestination) {
+    func send(_ payload: OutgoingPayload, to destination: SIPDestination) {
         guard !isClosed else { return reportSendFailure(destination, .transportClosed) }
         switch destination.kind {
         case .udp:
-            sendDatagram(bytes, to: destination)
+            sendDatagram(payload, to: destination)
         case .tcp, .tls:
             do {
                 let connection = try connection(for: destination)
-                switch connection.channel.send(bytes, tag: destination) {
+                switch connection.channel.send(payload.bytes, tag: destination) {
                 case nil: break
                 case .overflow: reportSendFailure(destination, .queueOverflow(connection.remote))
                 case .notOpen: reportSendFailure(destination, .connectionClosed(connection.remote))
@@ -295,7 +295,7 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
         }
     }
 
-    private func sendDatagram(_ bytes: Data, to destination: SIPDestination) {
+    private func sendDatagram(_ payload: OutgoingPayload, to destination: SIPDestination) {
         guard let ip = IPAddress(destination.address.host) else {
             return reportSendFailure(destination, .invalidDestination(destination.address))
         }
@@ -313,8 +313,8 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
         }
         let address = ip.socketAddress(port: destination.address.port)
         if sendsDatagramsOnThread {
-            queueDatagram(.init(fd: socket.fd, bytes: bytes, address: address, destination: destination))
-        } else if let code = socket.send(bytes, to: address) {
+            queueDatagram(.init(fd: socket.fd, payload: payload, address: address, destination: destination))
+        } else if let code = socket.send(payload.bytes, to: address) {
             reportSendFailure(destination, .system(operation: "sendto \(destination.address)", code: code))
         }
     }

@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import SIPTransport
@@ -99,5 +101,19 @@ struct ValueTests {
         #expect(Set(token).count > 55)
         #expect(SecureRandom.token(0) == "")
         #expect(SecureRandom.token(24) != SecureRandom.token(24))
+    }
+
+    @Test("tokens drawn from the shared block of random bytes never repeat, across blocks and threads")
+    func tokensAcrossBlocks() {
+        // 4 threads × 2,000 tags of 10 characters: about 320 blocks of 256 bytes, drawn while the threads interleave.
+        let tokens = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let mine = (0..<2000).map { _ in SecureRandom.token(10) }
+            tokens.withLock { $0 += mine }
+        }
+        let all = tokens.withLock { $0 }
+        #expect(all.count == 8000)
+        #expect(Set(all).count == all.count)
+        #expect(all.allSatisfy { $0.utf8.count == 10 })
     }
 }
