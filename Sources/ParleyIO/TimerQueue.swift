@@ -1,6 +1,7 @@
 /// A timer on an `EventLoop`: returned by `schedule(after:_:)`, passed to `cancel(_:)`.
 public struct LoopTimer: Hashable, Sendable {
-    /// Unique per loop, increasing in scheduling order.
+    /// Its slot in the loop's timer table and that slot's generation (`TimerQueue`): unique among the timers a loop
+    /// ever scheduled until one slot has been reused 2³² times, and never zero.
     public let id: UInt64
 
     /// The timer with this identifier (for code that keeps timers as plain numbers, such as the engine's
@@ -8,52 +9,85 @@ public struct LoopTimer: Hashable, Sendable {
     public init(id: UInt64) { self.id = id }
 }
 
-/// The loop's timers: a binary min-heap of deadlines (monotonic nanoseconds), ties broken by scheduling order (FIFO).
+/// The loop's timers: a binary min-heap of deadlines (monotonic nanoseconds), ties broken by scheduling order (FIFO),
+/// and a table of slots holding the work. A timer's handle names its slot and the slot's generation, so cancelling
+/// finds the work without hashing; a slot's generation moves on when its timer fires or is cancelled, so an old
+/// handle matches nothing and the slot is reused.
 ///
-/// Cancelling removes the work from `work` in O(1) and leaves the heap entry as a tombstone that is skipped when it
-/// surfaces; when tombstones outnumber live timers the heap is rebuilt in O(n), so its size stays within a constant
-/// factor of the live count.
+/// Cancelling empties the slot in O(1) and leaves the heap entry as a tombstone that is skipped when it surfaces;
+/// when tombstones outnumber live timers the heap is rebuilt in O(n), so its size stays within a constant factor of
+/// the live count.
+///
+/// ```
+///  schedule ──► free slot (or a new one) ◄── work ──► heap entry (deadline, order, slot, generation)
+///  cancel(handle) ── generation matches? ──► slot emptied, generation + 1, slot free; heap entry now a tombstone
+///  popDue ── earliest entry due ── generation matches? ──► its work (slot freed) │ else a tombstone: dropped
+/// ```
 package struct TimerQueue {
     struct Entry {
         let deadline: UInt64
-        let id: UInt64
+        /// Scheduling order, for FIFO among equal deadlines.
+        let order: UInt64
+        let slot: UInt32
+        let generation: UInt32
 
         func precedes(_ other: Entry) -> Bool {
-            deadline != other.deadline ? deadline < other.deadline : id < other.id
+            deadline != other.deadline ? deadline < other.deadline : order < other.order
         }
     }
 
+    /// Where a timer's work waits. `generation` starts at 1 (no handle is zero) and moves on each time the slot
+    /// empties.
+    private struct Slot {
+        var generation: UInt32 = 1
+        var work: (() -> Void)?
+    }
+
     private var heap: [Entry] = []
-    private var work: [UInt64: () -> Void] = [:]
-    private var nextID: UInt64 = 1
+    private var slots: [Slot] = []
+    private var freeSlots: [UInt32] = []
+    private var nextOrder: UInt64 = 1
 
     /// Timers scheduled and neither fired nor cancelled.
-    package var liveCount: Int { work.count }
+    package private(set) var liveCount = 0
     /// Heap entries, tombstones included (for tests of the compaction).
     package var heapCount: Int { heap.count }
 
     package init() {}
 
     package mutating func schedule(deadline: UInt64, _ action: @escaping () -> Void) -> LoopTimer {
-        let id = nextID
-        nextID += 1
-        work[id] = action
-        push(Entry(deadline: deadline, id: id))
-        return LoopTimer(id: id)
+        let slot: UInt32
+        if let free = freeSlots.popLast() {
+            slot = free
+        } else {
+            precondition(slots.count < Int(UInt32.max), "more than 2³² timers at once")
+            slot = UInt32(slots.count)
+            slots.append(Slot())
+        }
+        slots[Int(slot)].work = action
+        let generation = slots[Int(slot)].generation
+        push(Entry(deadline: deadline, order: nextOrder, slot: slot, generation: generation))
+        nextOrder += 1
+        liveCount += 1
+        return LoopTimer(id: UInt64(generation) << 32 | UInt64(slot))
     }
 
     /// Cancels `timer`; false when it already fired or was cancelled.
     @discardableResult
     package mutating func cancel(_ timer: LoopTimer) -> Bool {
-        guard work.removeValue(forKey: timer.id) != nil else { return false }
-        if heap.count > 1024, heap.count > 2 * work.count { compact() }
+        let slot = Int(timer.id & 0xFFFF_FFFF)
+        guard slot < slots.count, slots[slot].generation == UInt32(timer.id >> 32), slots[slot].work != nil else {
+            return false
+        }
+        _ = empty(slot)
+        if heap.count > 1024, heap.count > 2 * liveCount { compact() }
         return true
     }
 
     /// The earliest live deadline, dropping tombstones from the top on the way.
     package mutating func nextDeadline() -> UInt64? {
         while let first = heap.first {
-            if work[first.id] != nil { return first.deadline }
+            if isLive(first) { return first.deadline }
             popFirst()
         }
         return nil
@@ -63,7 +97,7 @@ package struct TimerQueue {
     package mutating func popDue(now: UInt64) -> (() -> Void)? {
         while let first = heap.first, first.deadline <= now {
             popFirst()
-            if let action = work.removeValue(forKey: first.id) { return action }
+            if isLive(first) { return empty(Int(first.slot)) }
         }
         return nil
     }
@@ -71,7 +105,24 @@ package struct TimerQueue {
     /// Drops every timer (loop shutdown).
     package mutating func removeAll() {
         heap.removeAll()
-        work.removeAll()
+        slots.removeAll()
+        freeSlots.removeAll()
+        liveCount = 0
+    }
+
+    private func isLive(_ entry: Entry) -> Bool {
+        slots[Int(entry.slot)].generation == entry.generation
+    }
+
+    /// Takes a live slot's work and frees the slot (a new generation: its handle and heap entry match no more).
+    private mutating func empty(_ slot: Int) -> (() -> Void)? {
+        let work = slots[slot].work
+        slots[slot].work = nil
+        slots[slot].generation &+= 1
+        if slots[slot].generation == 0 { slots[slot].generation = 1 }
+        freeSlots.append(UInt32(slot))
+        liveCount -= 1
+        return work
     }
 
     private mutating func push(_ entry: Entry) {
@@ -94,7 +145,8 @@ package struct TimerQueue {
     }
 
     private mutating func compact() {
-        heap.removeAll { work[$0.id] == nil }
+        let slots = self.slots
+        heap.removeAll { slots[Int($0.slot)].generation != $0.generation }
         guard heap.count > 1 else { return }
         for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(from: index) }
     }

@@ -86,6 +86,34 @@ struct EventLoopTests {
         #expect(queue.nextDeadline() == nil)
     }
 
+    @Test("a handle whose timer fired or was cancelled matches nothing, though its slot now holds another timer")
+    func staleHandles() {
+        var queue = TimerQueue()
+        var fired: [String] = []
+        let first = queue.schedule(deadline: 10) { fired.append("first") }
+        let cancelled = queue.schedule(deadline: 20) { fired.append("cancelled") }
+        let cancelledNow = queue.cancel(cancelled)
+        #expect(cancelledNow)
+        // Both slots come free and are taken again by the next two timers.
+        queue.popDue(now: 10)?()
+        let second = queue.schedule(deadline: 30) { fired.append("second") }
+        let third = queue.schedule(deadline: 30) { fired.append("third") }
+        #expect(Set([first.id, cancelled.id, second.id, third.id]).count == 4)
+        let staleCancels = [queue.cancel(first), queue.cancel(cancelled)]
+        #expect(staleCancels == [false, false])
+        #expect(queue.liveCount == 2)
+        let next = queue.nextDeadline()
+        #expect(next == 30)
+        while let work = queue.popDue(now: 30) { work() }
+        // Equal deadlines fire in scheduling order; the tombstone of the cancelled timer never fires.
+        #expect(fired == ["first", "second", "third"])
+        let afterFiring = queue.cancel(second)
+        #expect(!afterFiring)
+        #expect(queue.liveCount == 0)
+        let none = queue.nextDeadline()
+        #expect(none == nil)
+    }
+
     @Test("shutdown runs the work already offered, joins, drops later work and is idempotent")
     func shutdown() throws {
         let loop = try makeLoop()
