@@ -20,7 +20,7 @@ public struct EngineTimer: Hashable, Sendable {
 public protocol SIPEnvironment: AnyObject, Sendable {
     /// Sends one message; failures come back through the transport-failure path, never as a throw.
     func send(_ bytes: Data, to destination: SIPDestination)
-    /// Sends a message, serialised where the environment likes (by default at once, then `send(_:to:)`).
+    /// Sends a message, serialised where the environment likes (by default here, then sent as bytes).
     func send(_ message: SIPMessage, to destination: SIPDestination)
     /// Runs `work` once after `delay` unless cancelled.
     func schedule(after delay: Duration, _ work: @escaping () -> Void) -> EngineTimer

@@ -103,6 +103,13 @@ public final class EventLoop: Sendable {
         return core.value.timers.schedule(deadline: overflow ? .max : deadline, work)
     }
 
+    /// Runs `work` once at the end of this loop turn: after its socket handlers, its timers and the work offered
+    /// from other threads (work it adds runs at the end of the next turn). For batching what a turn produced, such
+    /// as datagrams to send. Loop thread only.
+    package func atEndOfTurn(_ work: @escaping () -> Void) {
+        core.value.endOfTurn.append(work)
+    }
+
     /// Cancels a timer that has not fired yet; does nothing for one that fired or was cancelled. Loop thread only.
     public func cancel(_ timer: LoopTimer) {
         core.value.timers.cancel(timer)
@@ -184,14 +191,18 @@ public final class EventLoop: Sendable {
         while true {
             let woken = core.poll(timeoutMilliseconds: timeout(core))
             runDueTimers(core)
-            if woken, drainInbox() { break }
+            let stop = woken && drainInbox()
+            core.runEndOfTurn()
+            if stop { break }
         }
         core.shutDownHandlers()
         identity.release()
     }
 
-    /// How long epoll may sleep: until the earliest timer (rounded up to whole milliseconds), or forever.
+    /// How long epoll may sleep: until the earliest timer (rounded up to whole milliseconds), or forever; not at
+    /// all while end-of-turn work waits.
     private func timeout(_ core: LoopCore) -> Int32 {
+        if !core.endOfTurn.isEmpty { return 0 }
         guard let deadline = core.timers.nextDeadline() else { return -1 }
         let now = monotonicNanoseconds()
         guard deadline > now else { return 0 }

@@ -29,6 +29,8 @@ final class LoopCore {
     private var descriptors: [UInt64: Int32] = [:]
     private var nextToken: UInt64 = 1
     var timers = TimerQueue()
+    /// Work for the end of this turn (`EventLoop.atEndOfTurn`).
+    var endOfTurn: [() -> Void] = []
     /// Time spent waiting in `epoll_wait` since the loop started (nanoseconds): the loop's idle time, from which
     /// its busy share is read.
     var idleNanoseconds: UInt64 = 0
@@ -113,11 +115,20 @@ final class LoopCore {
     }
 
     /// Tells every registered handler the loop is ending, and forgets them and the timers.
+    /// Runs the end-of-turn work queued so far; what it queues waits for the next turn.
+    func runEndOfTurn() {
+        guard !endOfTurn.isEmpty else { return }
+        let work = endOfTurn
+        endOfTurn.removeAll(keepingCapacity: true)
+        for item in work { item() }
+    }
+
     func shutDownHandlers() {
         let all = handlers
         handlers.removeAll()
         descriptors.removeAll()
         timers.removeAll()
+        endOfTurn.removeAll()
         for (_, handler) in all.sorted(by: { $0.key < $1.key }) { handler.loopWillShutDown() }
     }
 

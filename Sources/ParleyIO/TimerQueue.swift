@@ -102,12 +102,11 @@ package struct TimerQueue {
         return nil
     }
 
-    /// Drops every timer (loop shutdown).
+    /// Drops every timer (loop shutdown). The slots stay, each a generation on, so no handle given out before
+    /// matches a timer scheduled after.
     package mutating func removeAll() {
         heap.removeAll()
-        slots.removeAll()
-        freeSlots.removeAll()
-        liveCount = 0
+        for slot in slots.indices where slots[slot].work != nil { _ = empty(slot) }
     }
 
     private func isLive(_ entry: Entry) -> Bool {

@@ -4,7 +4,8 @@ import ParleyIO
 /// SIP over UDP, TCP and TLS on one `EventLoop`: listens, frames what arrives into single messages, and sends to
 /// destinations, opening or reusing connections as needed. It does not parse SIP beyond framing.
 ///
-/// Threading: everything runs on the loop thread. Members say "loop thread" when they must be called there (they
+/// Threading: everything runs on the loop thread, except, with `sendsDatagramsOnThread`, writing UDP datagrams (a
+/// sender thread takes each turn's, so their refusals come back a turn or two later). Members say "loop thread" when they must be called there (they
 /// trap elsewhere); `listenSync` and `closeSync` are for other threads. Handlers are called on the loop thread,
 /// synchronously for `onMessage`, and at the end of the loop turn for `onSendFailure` and `onConnectionClosed`
 /// (never from inside `send`).
@@ -69,7 +70,9 @@ public final class SIPTransport: Sendable {
     }
 
     /// `send(_:to:)` for a message whose bytes `write` makes: over UDP with `sendsDatagramsOnThread` it is called on
-    /// the sender thread (so serialising a message costs the loop nothing), otherwise at once. Loop thread.
+    /// the sender thread (so serialising a message costs the loop nothing), otherwise at once. `write` must be a
+    /// quick, pure function of what it captured: it must not block, wait for the loop or touch loop-confined state
+    /// (the loop may be waiting for the sender meanwhile). Loop thread.
     public func send(to destination: SIPDestination, writing write: @escaping @Sendable () -> Data) {
         core.value.send(.deferred(write), to: destination)
     }

@@ -12,6 +12,9 @@ public struct TransportLimits: Sendable, Hashable {
     public var maxQueuedBytesPerConnection: Int
     /// SO_RCVBUF and SO_SNDBUF asked for on UDP sockets (the kernel may give less: net.core.rmem_max).
     public var udpReceiveBuffer: Int
+    /// Most UDP datagrams waiting for the sender thread (`sendsDatagramsOnThread`); beyond it a datagram is dropped
+    /// and reported as a send failure (`sendQueueFull`), as the kernel refuses one when a socket's buffer is full.
+    public var maxQueuedDatagrams: Int
     /// A connection that has completed no message (nor a keep-alive ping) for this long is closed (zero: never).
     /// Single bytes do not count: a peer dripping a message a byte at a time cannot hold a connection.
     public var idleConnectionTimeout: Duration
@@ -24,8 +27,10 @@ public struct TransportLimits: Sendable, Hashable {
         maxMessageBytes: Int = 65_536, maxConnections: Int = 4096, maxConnectionsPerSource: Int = 64,
         maxQueuedBytesPerConnection: Int = 1 << 20,
         udpReceiveBuffer: Int = 4 << 20, idleConnectionTimeout: Duration = .seconds(300),
-        connectionSetupTimeout: Duration = .seconds(10)
+        connectionSetupTimeout: Duration = .seconds(10), maxQueuedDatagrams: Int = 16_384
     ) {
+        precondition(maxQueuedDatagrams > 0, "the UDP send queue holds at least one datagram")
+        self.maxQueuedDatagrams = maxQueuedDatagrams
         self.maxMessageBytes = maxMessageBytes
         self.maxConnections = maxConnections
         self.maxConnectionsPerSource = maxConnectionsPerSource

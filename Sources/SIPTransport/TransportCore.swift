@@ -315,7 +315,7 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
         if sendsDatagramsOnThread {
             queueDatagram(.init(fd: socket.fd, payload: payload, address: address, destination: destination))
         } else if let code = socket.send(payload.bytes, to: address) {
-            reportSendFailure(destination, .system(operation: "sendto \(destination.address)", code: code))
+            reportSendFailure(destination, Self.sendError(.init(destination: destination, code: code)))
         }
     }
 
@@ -326,31 +326,35 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
         if pendingDatagrams.count >= DatagramSender.chunk {
             handOverDatagrams()
         } else if pendingDatagrams.count == 1 {
-            loop.schedule(after: .zero) { [weak self] in self?.handOverDatagrams() }
+            loop.atEndOfTurn { [weak self] in self?.handOverDatagrams() }
         }
     }
 
     private func handOverDatagrams() {
         guard !pendingDatagrams.isEmpty else { return }
         let sender = datagramSender ?? startDatagramSender()
-        sender.submit(pendingDatagrams)
+        for refused in sender.submit(pendingDatagrams) {
+            reportSendFailure(refused.destination, .sendQueueFull(refused.destination.address))
+        }
         pendingDatagrams.removeAll(keepingCapacity: true)
     }
 
     private func startDatagramSender() -> DatagramSender {
         let core = LoopWeak(self, identity: loop.identity)
         let loop = self.loop
-        let sender = DatagramSender { refusals in
+        let sender = DatagramSender(limit: limits.maxQueuedDatagrams) { refusals in
             loop.execute {
                 guard let core = core.value else { return }
-                for refusal in refusals {
-                    core.reportSendFailure(
-                        refusal.destination, .system(operation: "sendto \(refusal.destination.address)", code: refusal.code))
-                }
+                for refusal in refusals { core.reportSendFailure(refusal.destination, Self.sendError(refusal)) }
             }
         }
         datagramSender = sender
         return sender
+    }
+
+    /// A datagram the kernel refused (`sendto` or `sendmmsg`), as a send failure.
+    private static func sendError(_ refusal: DatagramSender.Refusal) -> TransportError {
+        .system(operation: "sendto \(refusal.destination.address)", code: refusal.code)
     }
 
     /// Before a UDP socket closes: everything queued for it has left (its descriptor may be reused at once).

@@ -25,6 +25,9 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     case connectionClosed(SIPPeerAddress)
     /// The connection's write queue passed its bound, so it was closed.
     case queueOverflow(SIPPeerAddress)
+    /// UDP datagrams sent from a thread of their own: `maxQueuedDatagrams` were already waiting for it, so this one
+    /// was dropped.
+    case sendQueueFull(SIPPeerAddress)
     /// `maxConnections` are open; no new connection was made.
     case tooManyConnections(limit: Int)
     /// The transport (or its loop) was closed.
@@ -62,6 +65,8 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
             "connection to \(address) closed before the message was sent"
         case .queueOverflow(let address):
             "connection to \(address) closed: its write queue overflowed"
+        case .sendQueueFull(let address):
+            "datagram to \(address) dropped: the UDP send queue is full"
         case .tooManyConnections(let limit):
             "no new connection: \(limit) connections are open (the limit)"
         case .transportClosed:

@@ -79,8 +79,8 @@ struct DaemonOptions {
                                   they get 503 with Retry-After; docs/robustness.md)
           --parse-on-loop         parse SIP messages on the engine's thread too (by default a second thread
                                   parses them, so two cores share the work; docs/architecture.md)
-          --send-on-loop          send UDP datagrams on the engine's thread too (by default a third thread
-                                  sends each loop turn's datagrams with sendmmsg; docs/architecture.md)
+          --send-on-loop          send UDP datagrams on the engine's thread too (by default a thread of their
+                                  own sends each loop turn's datagrams with sendmmsg; docs/architecture.md)
           --max-connections N     TCP and TLS connections at most (default 4096)
           --max-connections-per-source N  connections accepted from one address at most (default 64)
           --connection-idle-timeout S  close a TCP/TLS connection that completes no message for S seconds (default 300)

@@ -114,6 +114,46 @@ struct EventLoopTests {
         #expect(none == nil)
     }
 
+    @Test("end-of-turn work runs after the turn's other work, and what it adds runs at the next turn's end")
+    func endOfTurn() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let order = EventRecorder<String>()
+        // Hold the loop so that the next two pieces of work are drained in one turn.
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        loop.execute {
+            held.signal()
+            release.wait()
+        }
+        held.wait()
+        loop.execute {
+            loop.atEndOfTurn {
+                order.record("end")
+                // Added at the end of a turn with nothing else to do: the loop must not sleep on it.
+                loop.atEndOfTurn { order.record("next end") }
+            }
+            order.record("work")
+        }
+        loop.execute { order.record("more work") }
+        release.signal()
+        #expect(order.wait(for: 4) == ["work", "more work", "end", "next end"])
+    }
+
+    @Test("after removeAll (the loop's shutdown) no handle given out before matches a new timer")
+    func removeAllKeepsHandlesStale() {
+        var queue = TimerQueue()
+        let old = (0..<3).map { _ in queue.schedule(deadline: 5, {}) }
+        queue.removeAll()
+        #expect(queue.liveCount == 0)
+        var fired = 0
+        let new = (0..<3).map { _ in queue.schedule(deadline: 5) { fired += 1 } }
+        #expect(Set(old.map(\.id)).isDisjoint(with: new.map(\.id)))
+        let cancels = old.map { queue.cancel($0) }
+        #expect(cancels == [false, false, false])
+        while let work = queue.popDue(now: 5) { work() }
+        #expect(fired == 3)
+    }
+
     @Test("shutdown runs the work already offered, joins, drops later work and is idempotent")
     func shutdown() throws {
         let loop = try makeLoop()

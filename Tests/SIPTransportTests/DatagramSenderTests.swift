@@ -18,9 +18,9 @@ struct DatagramSenderTests {
         let inbox: EventRecorder<InboundSIPMessage>
         let destination: SIPDestination
 
-        init() throws {
+        init(limits: TransportLimits = .init()) throws {
             loop = try makeLoop()
-            (sender, _) = makeTransport(loop, sendsOnThread: true)
+            (sender, _) = makeTransport(loop, limits: limits, sendsOnThread: true)
             (receiver, inbox) = makeTransport(loop)
             _ = try sender.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))
             let address = try receiver.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))
@@ -70,6 +70,53 @@ struct DatagramSenderTests {
         #expect(pair.inbox.all.map(\.bytes) == [before, after])
         #expect(pair.sender.statisticsSync().sendFailures == 1)
         #expect(events.failures.all.count == 1)
+    }
+
+    @Test("beyond maxQueuedDatagrams a datagram is a sendQueueFull failure; the ones taken arrive in order")
+    func queueLimit() throws {
+        let pair = try Pair(limits: TransportLimits(maxQueuedDatagrams: 10))
+        defer { pair.loop.shutdown() }
+        let events = TransportEvents(pair.sender)
+        let messages = Self.messages(100, "limit")
+        pair.send(messages)
+        // The first chunk of 64 finds room for 10 at most; what the sender drained meanwhile makes room for more.
+        #expect(events.failures.wait(until: { !$0.isEmpty }))
+        let statistics = pair.sender.statisticsSync()
+        #expect(statistics.sendFailures >= 54)
+        #expect(pair.inbox.wait(until: { $0.count + statistics.sendFailures == messages.count }))
+        let received = pair.inbox.all.map(\.bytes)
+        #expect(received.count >= 10)
+        #expect(received == messages.filter(received.contains))  // in the order sent
+        #expect(events.failures.all.allSatisfy { $0.error == .sendQueueFull($0.destination.address) })
+    }
+
+    @Test("a message handed over as a function is written on the sender thread over UDP, at once over TCP")
+    func deferredWriting() throws {
+        let pair = try Pair()
+        defer { pair.loop.shutdown() }
+        let onLoop = EventRecorder<Bool>()
+        let message = sipMessage("deferred", transport: "UDP")
+        let loop = pair.loop, sender = pair.sender, destination = pair.destination
+        loop.execute {
+            sender.send(to: destination) {
+                onLoop.record(loop.inEventLoop)
+                return message
+            }
+        }
+        #expect(pair.inbox.first()?.bytes == message)
+        #expect(onLoop.all == [false])
+
+        let (tcpServer, tcpInbox) = makeTransport(loop)
+        let address = try tcpServer.listenSync(ListenAddress(kind: .tcp, host: "127.0.0.1", port: 0))
+        let overTCP = sipMessage("deferred-tcp")
+        loop.execute {
+            sender.send(to: SIPDestination(kind: .tcp, address: SIPPeerAddress(host: "127.0.0.1", port: address.port))) {
+                onLoop.record(loop.inEventLoop)
+                return overTCP
+            }
+        }
+        #expect(tcpInbox.first()?.bytes == overTCP)
+        #expect(onLoop.all == [false, true])
     }
 
     @Test("closing the transport in the turn that queued datagrams sends them first")
