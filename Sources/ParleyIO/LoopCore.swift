@@ -114,7 +114,6 @@ final class LoopCore {
         return woken
     }
 
-    /// Tells every registered handler the loop is ending, and forgets them and the timers.
     /// Runs the end-of-turn work queued so far; what it queues waits for the next turn.
     func runEndOfTurn() {
         guard !endOfTurn.isEmpty else { return }
@@ -123,6 +122,7 @@ final class LoopCore {
         for item in work { item() }
     }
 
+    /// Tells every registered handler the loop is ending, and forgets them, the timers and the end-of-turn work.
     func shutDownHandlers() {
         let all = handlers
         handlers.removeAll()
