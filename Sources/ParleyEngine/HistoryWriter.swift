@@ -23,6 +23,8 @@ final class HistoryWriter: Sendable {
 
     private struct Pending {
         var records: [(CallRecord, @Sendable (CallRecord?) -> Void)] = []
+        /// Records taken out of `records` by the write under way (back in `records` if the server is unreachable).
+        var writing = 0
         var flushScheduled = false
         /// Seconds until the next retry while the server is unreachable (nil: it is reachable).
         var retryDelay: Double?
@@ -35,8 +37,9 @@ final class HistoryWriter: Sendable {
         self.firstRetry = firstRetry
     }
 
-    /// How many records wait to be written (those of an unreachable server included).
-    var waiting: Int { pending.withLock { $0.records.count } }
+    /// How many records wait to be written (those of an unreachable server included, and those a write under way
+    /// is trying).
+    var waiting: Int { pending.withLock { $0.records.count + $0.writing } }
 
     /// Queues `conversation` (if it has ended and Recents includes it) with its audio figures; `done` gets the stored record, or nil when
     /// nothing was stored (not ended, excluded, or the store failed — which is logged).
@@ -93,6 +96,7 @@ final class HistoryWriter: Sendable {
     private func flush() {
         let batch = pending.withLock { pending in
             defer {
+                pending.writing = pending.records.count
                 pending.records.removeAll(keepingCapacity: true)
                 pending.flushScheduled = false
             }
@@ -102,7 +106,10 @@ final class HistoryWriter: Sendable {
         do {
             let stored = try recorder.store.insertReturningRecords(batch.map(\.0))
             let recovered = pending.withLock { pending in
-                defer { pending.retryDelay = nil }
+                defer {
+                    pending.retryDelay = nil
+                    pending.writing = 0
+                }
                 return pending.retryDelay != nil
             }
             if recovered { log.info("call history: the server is back; \(batch.count) waiting record(s) written") }
@@ -112,6 +119,7 @@ final class HistoryWriter: Sendable {
             // usual flush.
             let (delay, dropped) = pending.withLock { pending -> (Double, [(CallRecord, @Sendable (CallRecord?) -> Void)]) in
                 pending.records.insert(contentsOf: batch, at: 0)
+                pending.writing = 0
                 let excess = max(0, pending.records.count - maxWaiting)
                 let dropped = Array(pending.records.prefix(excess))
                 pending.records.removeFirst(excess)
@@ -126,6 +134,7 @@ final class HistoryWriter: Sendable {
             drop(dropped)
             queue.asyncAfter(deadline: .now() + delay) { self.flush() }
         } catch {
+            pending.withLock { $0.writing = 0 }
             log.error("call history: \(batch.count) record(s) could not be written: \(error)")
             for (_, done) in batch { done(nil) }
         }
