@@ -108,16 +108,11 @@ package final class DatagramBatch {
     private func sendAlone<Datagram: OutgoingDatagram>(
         _ datagram: Datagram, from fd: Int32, refused: (Datagram, Int32) -> Void
     ) -> Int {
-        while true {
-            let result = datagram.bytes.withUnsafeBytes { raw in
-                datagram.address.withSockAddr { address, length in
-                    sendto(fd, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), address, length)
-                }
-            }
-            if result >= 0 { return result }
-            let code = errno
-            if code == EINTR { continue }
-            refused(datagram, code)
+        switch datagram.bytes.withUnsafeBytes({ Socket.sendDatagram(fd, $0, to: datagram.address) }) {
+        case .success(let sent):
+            return sent
+        case .failure(let error):
+            refused(datagram, error.code)
             return 0
         }
     }

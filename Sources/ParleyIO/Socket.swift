@@ -3,6 +3,19 @@ import Glibc
 /// Thin wrappers over the socket calls Parley makes: every descriptor non-blocking and close-on-exec, errno turned
 /// into ``IOError``. IP and Unix-domain stream sockets, UDP sockets; nothing here waits.
 package enum Socket {
+    /// Sends one datagram from a UDP socket without blocking (retried when a signal interrupts it): the bytes the
+    /// kernel took, or errno.
+    package static func sendDatagram(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, to address: SocketAddress) -> Result<Int, IOError> {
+        while true {
+            let sent = address.withSockAddr { name, length in
+                sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), name, length)
+            }
+            if sent >= 0 { return .success(sent) }
+            let code = errno
+            if code != EINTR { return .failure(IOError("sendto", code: code)) }
+        }
+    }
+
     /// A non-blocking, close-on-exec socket of `family` (AF_INET, AF_INET6, AF_UNIX).
     package static func open(family: Int32, stream: Bool) throws(IOError) -> Int32 {
         let type = (stream ? Int32(SOCK_STREAM.rawValue) : Int32(SOCK_DGRAM.rawValue))

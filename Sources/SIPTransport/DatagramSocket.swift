@@ -61,14 +61,13 @@ final class DatagramSocket: LoopFDHandler {
 
     /// Sends one datagram; returns errno on failure.
     func send(_ bytes: Data, to address: SocketAddress) -> Int32? {
-        let result = bytes.withUnsafeBytes { raw in
-            address.withSockAddr { sockaddr, length in
-                sendto(fd, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), sockaddr, length)
-            }
+        switch bytes.withUnsafeBytes({ Socket.sendDatagram(fd, $0, to: address) }) {
+        case .success(let sent):
+            core.countSent(sent)
+            return nil
+        case .failure(let error):
+            return error.code
         }
-        guard result >= 0 else { return errno }
-        core.countSent(result)
-        return nil
     }
 
     /// Reads until EAGAIN, at most 256 datagrams a turn (epoll is level-triggered: the rest come next turn).
