@@ -5,7 +5,9 @@ import Synchronization
 
 /// Writes ended conversations to the call history off the signalling thread, in batches (group commit): a durable
 /// SQLite commit costs about half a millisecond here, so one commit per call would cap the engine near 2,000 calls
-/// per second. `done` runs for each record only after the batch holding it is committed, so whoever logs "ended"
+/// per second. At a high call rate commits are spaced ``commitSpacing`` (5 ms) apart, so each takes the records of that
+/// time together: a batch's appended pages and its `fdatasync` are shared by all of its records; a record that finds the
+/// last commit longer ago than that is written at once. `done` runs for each record only after the batch holding it is committed, so whoever logs "ended"
 /// from it never reports a conversation the history could lose.
 ///
 /// When a history server (PostgreSQL) cannot be reached, records wait in memory, in order, and are written when it is
@@ -16,6 +18,8 @@ final class HistoryWriter: Sendable {
     let maxWaiting: Int
     /// Seconds before the first retry of an unreachable server (doubling to 30 s).
     private let firstRetry: Double
+    /// The least time from one commit's start to the next one's (seconds).
+    let commitSpacing: Double
     private let recorder: HistoryRecorder
     private let queue = DispatchQueue(label: "parley.history")
     private let pending = Mutex(Pending())
@@ -28,13 +32,19 @@ final class HistoryWriter: Sendable {
         var flushScheduled = false
         /// Seconds until the next retry while the server is unreachable (nil: it is reachable).
         var retryDelay: Double?
+        /// When the last commit started (`DispatchTime` uptime, nanoseconds; 0: none yet).
+        var lastCommit: UInt64 = 0
     }
 
-    init(recorder: HistoryRecorder, log: EngineLog, maxWaiting: Int = 10_000, firstRetry: Double = 1) {
+    init(
+        recorder: HistoryRecorder, log: EngineLog, maxWaiting: Int = 10_000, firstRetry: Double = 1,
+        commitSpacing: Double = 0.005
+    ) {
         self.recorder = recorder
         self.log = log
         self.maxWaiting = maxWaiting
         self.firstRetry = firstRetry
+        self.commitSpacing = commitSpacing
     }
 
     /// How many records wait to be written (those of an unreachable server included, and those a write under way
@@ -66,16 +76,21 @@ final class HistoryWriter: Sendable {
     }
 
     private func write(_ record: CallRecord, done: @escaping @Sendable (CallRecord?) -> Void) {
-        let (schedule, dropped) = pending.withLock { pending -> (Bool, [(CallRecord, @Sendable (CallRecord?) -> Void)]) in
+        let (flushAt, dropped) = pending.withLock {
+            pending -> (DispatchTime?, [(CallRecord, @Sendable (CallRecord?) -> Void)]) in
             pending.records.append((record, done))
             let excess = pending.records.count - maxWaiting
             let dropped = excess > 0 ? Array(pending.records.prefix(excess)) : []
             if excess > 0 { pending.records.removeFirst(excess) }
             defer { pending.flushScheduled = true }
-            return (!pending.flushScheduled, dropped)
+            guard !pending.flushScheduled else { return (nil, dropped) }
+            guard pending.lastCommit > 0 else { return (.now(), dropped) }
+            return (DispatchTime(uptimeNanoseconds: pending.lastCommit + UInt64(commitSpacing * 1e9)), dropped)
         }
         drop(dropped)
-        if schedule { queue.async { self.flush() } }
+        if let flushAt {
+            if flushAt > .now() { queue.asyncAfter(deadline: flushAt) { self.flush() } } else { queue.async { self.flush() } }
+        }
     }
 
     private func drop(_ records: [(CallRecord, @Sendable (CallRecord?) -> Void)]) {
@@ -96,6 +111,7 @@ final class HistoryWriter: Sendable {
     private func flush() {
         let batch = pending.withLock { pending in
             defer {
+                if !pending.records.isEmpty { pending.lastCommit = DispatchTime.now().uptimeNanoseconds }
                 pending.writing = pending.records.count
                 pending.records.removeAll(keepingCapacity: true)
                 pending.flushScheduled = false

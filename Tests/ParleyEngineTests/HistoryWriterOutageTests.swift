@@ -80,3 +80,38 @@ struct HistoryWriterOutageTests {
         #expect(said.contains { $0.contains("the server is back; 3 waiting record(s) written") })
     }
 }
+
+@Suite("History writer: group commit")
+struct HistoryWriterGroupCommitTests {
+    @Test("a record after a quiet spell is written at once; those within the commit spacing of it wait and share one commit")
+    func spacedCommits() throws {
+        let store = try FlakyStore()
+        store.down.store(false, ordering: .relaxed)
+        var configuration = ConversationManager.Configuration()
+        configuration.includesConversationInRecents = true
+        // An hour's spacing: nothing but `drain` writes the later records, so the test does not depend on timing.
+        let writer = HistoryWriter(
+            recorder: HistoryRecorder(store: store, configuration: configuration), log: .silent, commitSpacing: 3_600)
+        let written = Mutex<[String]>([])
+        let settled = DispatchSemaphore(value: 0)
+        let caller = Handle(kind: .generic, value: "sip:bob@127.0.0.1")
+        let local = Handle(kind: .generic, value: "sip:parley@127.0.0.1")
+        func record(_ callID: String) {
+            writer.recordBlocked(caller, to: local, callID: callID, at: Date()) { record in
+                if let record { written.withLock { $0.append(record.callID ?? "?") } }
+                settled.signal()
+            }
+        }
+        record("first")
+        #expect(settled.wait(timeout: .now() + 10) == .success, "the first record is not held back")
+        #expect(store.attempts.load(ordering: .relaxed) == 1)
+        for index in 1...20 { record("call-\(index)") }
+        #expect(settled.wait(timeout: .now() + 0.05) == .timedOut, "records within the spacing wait for the next commit")
+        #expect(writer.waiting == 20)
+        writer.drain()
+        for _ in 1...20 { #expect(settled.wait(timeout: .now() + 10) == .success) }
+        #expect(store.attempts.load(ordering: .relaxed) == 2, "the twenty share one commit")
+        #expect(written.withLock { $0 } == ["first"] + (1...20).map { "call-\($0)" })
+        #expect(try store.inner.count(HistoryQuery()) == 21)
+    }
+}
