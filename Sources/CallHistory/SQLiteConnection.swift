@@ -14,6 +14,10 @@ final class SQLiteConnection: @unchecked Sendable {
     /// Statements of fixed SQL, found by the address of their text (no hashing of the text itself).
     private var staticCache: [UnsafeRawPointer: SQLiteStatement] = [:]
 
+    /// Process-wide settings, made once before the first connection opens (SQLite takes them only before it
+    /// initialises): no memory statistics, whose global mutex every allocation would take.
+    private static let configured: Void = { _ = csqlite_disable_memory_statistics() }()
+
     /// Opens the database at `path` as `access` allows and applies Parley's connection settings.
     init(path: String, access: SQLiteCallHistory.Access, busyTimeout: Int32 = 15_000) throws(CallHistoryError) {
         self.path = path
@@ -25,6 +29,7 @@ final class SQLiteConnection: @unchecked Sendable {
             case .readWrite: SQLITE_OPEN_READWRITE
             case .readOnly: SQLITE_OPEN_READONLY
             }
+        _ = Self.configured
         let flags = mode | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &pointer, flags, nil)
         guard code == SQLITE_OK, let pointer else {
