@@ -57,7 +57,12 @@ public final class ParleyEngine: ConversationManagerDelegate {
         let box = AgentBox(agent)
         self.agent = box
         parseThread = configuration.parsesOnThread
-            ? ParseThread { [environment] batch in environment.execute { box.value.receive(parsed: batch) } } : nil
+            ? ParseThread { [environment] batch, thread in
+                environment.execute {
+                    box.value.receive(parsed: batch)
+                    thread.release(batch)
+                }
+            } : nil
         agent.parseThread = parseThread
         self.localHandle = agent.localHandleSnapshot
         agent.onCallCreated = { [observed] uuid, callID in

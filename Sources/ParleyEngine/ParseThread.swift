@@ -90,6 +90,8 @@ final class ParseThread: Sendable {
         /// The thread waits on `wake`: the next submit must signal it.
         var idle = true
         var stopping = false
+        /// Batches the engine's thread is done with, freed here (see `release`).
+        var spent: [[ParsedInbound]] = []
     }
 
     /// The most messages waiting to be parsed.
@@ -97,11 +99,11 @@ final class ParseThread: Sendable {
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
-    private let deliver: @Sendable ([ParsedInbound]) -> Void
+    private let deliver: @Sendable ([ParsedInbound], ParseThread) -> Void
 
-    /// Starts the thread; `deliver` is called on it with each batch, in arrival order (it hands the batch over to the
-    /// engine's thread).
-    init(limit: Int = 8192, deliver: @escaping @Sendable ([ParsedInbound]) -> Void) {
+    /// Starts the thread; `deliver` is called on it with each batch, in arrival order, and this thread (it hands the
+    /// batch over to the engine's thread, which gives it back with `release` when done).
+    init(limit: Int = 8192, deliver: @escaping @Sendable ([ParsedInbound], ParseThread) -> Void) {
         precondition(limit > 0, "a parse queue holds at least one message")
         self.limit = limit
         self.deliver = deliver
@@ -128,6 +130,16 @@ final class ParseThread: Sendable {
         return submission
     }
 
+    /// Takes back a delivered batch the engine's thread has handled, to free it here: the messages it alone still
+    /// holds (most of them: an ACK, a BYE, a retransmission) were allocated on this thread, and freeing them cost the
+    /// engine's thread about 3 % of its time. Freed when the thread next wakes for work (a batch only comes after work,
+    /// so few wait); once stopped, here and now.
+    func release(_ batch: [ParsedInbound]) {
+        state.withLock { state in
+            if !state.stopping { state.spent.append(batch) }
+        }
+    }
+
     /// Stops the thread and waits until it has (every caller does); what is still queued is dropped. Not from the
     /// parse thread itself (its `deliver` hands work over; it never stops the thread).
     func stop() {
@@ -135,6 +147,7 @@ final class ParseThread: Sendable {
             guard !state.stopping else { return false }
             state.stopping = true
             state.queue.removeAll()
+            state.spent.removeAll()
             return true
         }
         if first { wake.signal() }
@@ -149,8 +162,10 @@ final class ParseThread: Sendable {
         while true {
             wake.wait()
             while true {
+                var spent: [[ParsedInbound]] = []
                 let (batch, stopping) = state.withLock { state -> ([(InboundSIPMessage, SIPDestination)], Bool) in
                     if state.stopping { return ([], true) }
+                    swap(&spent, &state.spent)
                     if state.queue.isEmpty {
                         state.idle = true
                         return ([], false)
@@ -159,12 +174,13 @@ final class ParseThread: Sendable {
                     swap(&taken, &state.queue)
                     return (taken, false)
                 }
+                spent.removeAll()  // outside the lock
                 if stopping {
                     stopped.signal()
                     return
                 }
                 if batch.isEmpty { break }
-                deliver(batch.map { inbound, source in ParsedInbound(inbound: inbound, source: source, memo: memo) })
+                deliver(batch.map { inbound, source in ParsedInbound(inbound: inbound, source: source, memo: memo) }, self)
             }
         }
     }

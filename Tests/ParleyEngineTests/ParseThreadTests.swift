@@ -30,9 +30,10 @@ struct ParseThreadTests {
     func order() throws {
         let delivered = EventRecorder<ParsedInbound>()
         let batches = Mutex(0)
-        let thread = ParseThread { batch in
+        let thread = ParseThread { batch, thread in
             batches.withLock { $0 += 1 }
             for datagram in batch { delivered.record(datagram) }
+            thread.release(batch)  // as the engine does: freed on the thread at its next wake
         }
         defer { thread.stop() }
         let count = 5_000
@@ -53,7 +54,7 @@ struct ParseThreadTests {
     func bounded() throws {
         let delivered = EventRecorder<Int>()
         let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let thread = ParseThread(limit: 8) { batch in
+        let thread = ParseThread(limit: 8) { batch, _ in
             entered.signal()
             release.wait()
             delivered.record(batch.count)
@@ -76,6 +77,7 @@ struct ParseThreadTests {
         thread.stop()
         thread.stop()
         #expect(submit(11, new: false) == .stopped, "stopped: the caller parses it itself")
+        thread.release([])  // a batch handed back after the stop is freed at once
     }
 
     @Test("an engine parsing on the thread carries calls over real UDP and TCP; a bad offer gets 488, a malformed request 400",
