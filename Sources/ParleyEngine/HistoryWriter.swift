@@ -5,10 +5,10 @@ import Synchronization
 
 /// Writes ended conversations to the call history off the signalling thread, in batches (group commit): a durable
 /// SQLite commit costs about half a millisecond here, so one commit per call would cap the engine near 2,000 calls
-/// per second. At a high call rate commits are spaced ``commitSpacing`` (5 ms) apart, so each takes the records of that
-/// time together: a batch's appended pages and its `fdatasync` are shared by all of its records; a record that finds the
-/// last commit longer ago than that is written at once. `done` runs for each record only after the batch holding it is committed, so whoever logs "ended"
-/// from it never reports a conversation the history could lose.
+/// per second. At a high call rate commits start ``commitSpacing`` (5 ms) apart, so each takes the records of that time
+/// together: a batch's appended pages and its `fdatasync` are shared by all of its records; a record that finds the last
+/// commit longer ago than that is written at once. `done` runs for each record only after the batch holding it is
+/// committed, so whoever logs "ended" from it never reports a conversation the history could lose.
 ///
 /// When a history server (PostgreSQL) cannot be reached, records wait in memory, in order, and are written when it is
 /// back — retried after 1 s, doubling to 30 s. At most ``maxWaiting`` (10,000) wait: beyond that the oldest are dropped, each
@@ -89,7 +89,11 @@ final class HistoryWriter: Sendable {
         }
         drop(dropped)
         if let flushAt {
-            if flushAt > .now() { queue.asyncAfter(deadline: flushAt) { self.flush() } } else { queue.async { self.flush() } }
+            if flushAt > .now() {
+                queue.asyncAfter(deadline: flushAt) { self.flush() }
+            } else {
+                queue.async { self.flush() }
+            }
         }
     }
 
