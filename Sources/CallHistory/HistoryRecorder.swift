@@ -38,8 +38,8 @@ public struct HistoryRecorder: Sendable {
     public func blockedRecord(from caller: Handle, to local: Handle?, callID: String?, at date: Date) -> CallRecord? {
         guard includesConversationsInRecents else { return nil }
         return CallRecord(
-            uuid: RandomUUID.timeOrdered(at: date), direction: .incoming,
-            remoteHandles: [RecordedHandle(caller, normalizer: normalizer)], localHandle: local,
+            uuid: UUID(), direction: .incoming, remoteHandles: [RecordedHandle(caller, normalizer: normalizer)],
+            localHandle: local,
             status: .blocked, endedReason: .localEnded, startedAt: date, endedAt: date, callID: callID, isRead: true)
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// Version-4 (and time-ordered version-7) UUIDs from a fast generator seeded once from the system's randomness.
+/// Version-4 UUIDs from a fast generator seeded once from the system's randomness.
 ///
 /// Foundation's `UUID()` on Linux opens and reads `/dev/urandom` for every identifier (three system calls),
 /// which dominated the engine's hot path. Conversation and action identifiers need uniqueness, not secrecy:
@@ -12,32 +12,15 @@ public enum RandomUUID {
 
     /// A new random (version 4, RFC 9562 variant) UUID.
     public static func make() -> UUID {
-        UUID(uuid: randomBytes(version: 4))
-    }
-
-    /// A new time-ordered (version 7, RFC 9562) UUID: the Unix time of `date` in milliseconds, then random bits.
-    /// Identifiers made one after another sort by creation time, so a database index on them grows at its end
-    /// (the call history's uuid index takes one insert per call) instead of dirtying a random page each time.
-    public static func timeOrdered(at date: Date) -> UUID {
-        var bytes = randomBytes(version: 7)
-        let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1000)) & 0xFFFF_FFFF_FFFF
-        withUnsafeMutableBytes(of: &bytes) { raw in
-            for index in 0..<6 { raw[index] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(index))) }
-        }
-        return UUID(uuid: bytes)
-    }
-
-    /// 128 random bits with `version` and the RFC 9562 variant set.
-    private static func randomBytes(version: UInt8) -> uuid_t {
         let (high, low) = generator.withLock { ($0.next(), $0.next()) }
         var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &bytes) { raw in
             raw.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
             raw.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
-            raw[6] = (raw[6] & 0x0F) | (version << 4)
+            raw[6] = (raw[6] & 0x0F) | 0x40  // version 4
             raw[8] = (raw[8] & 0x3F) | 0x80  // RFC 9562 variant
         }
-        return bytes
+        return UUID(uuid: bytes)
     }
 }
 

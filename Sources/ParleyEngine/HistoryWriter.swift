@@ -44,6 +44,7 @@ final class HistoryWriter: Sendable {
         self.log = log
         self.maxWaiting = maxWaiting
         self.firstRetry = firstRetry
+        precondition(commitSpacing >= 0 && commitSpacing <= 86_400, "commit spacing of \(commitSpacing) s")
         self.commitSpacing = commitSpacing
     }
 

@@ -114,4 +114,25 @@ struct HistoryWriterGroupCommitTests {
         #expect(written.withLock { $0 } == ["first"] + (1...20).map { "call-\($0)" })
         #expect(try store.inner.count(HistoryQuery()) == 21)
     }
+
+    @Test("with a short spacing the waiting records go in one commit of their own, no drain needed")
+    func spacingTimer() throws {
+        let store = try FlakyStore()
+        store.down.store(false, ordering: .relaxed)
+        var configuration = ConversationManager.Configuration()
+        configuration.includesConversationInRecents = true
+        let writer = HistoryWriter(
+            recorder: HistoryRecorder(store: store, configuration: configuration), log: .silent, commitSpacing: 0.5)
+        let settled = DispatchSemaphore(value: 0)
+        let caller = Handle(kind: .generic, value: "sip:bob@127.0.0.1")
+        let local = Handle(kind: .generic, value: "sip:parley@127.0.0.1")
+        writer.recordBlocked(caller, to: local, callID: "first", at: Date()) { _ in settled.signal() }
+        #expect(settled.wait(timeout: .now() + 10) == .success)
+        for index in 1...10 {
+            writer.recordBlocked(caller, to: local, callID: "call-\(index)", at: Date()) { _ in settled.signal() }
+        }
+        for _ in 1...10 { #expect(settled.wait(timeout: .now() + 10) == .success, "written when the spacing is up") }
+        #expect(store.attempts.load(ordering: .relaxed) == 2)
+        #expect(try store.inner.count(HistoryQuery()) == 11)
+    }
 }
