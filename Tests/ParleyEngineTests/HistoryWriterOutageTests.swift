@@ -81,56 +81,60 @@ struct HistoryWriterOutageTests {
     }
 }
 
+/// A writer over a store that is up, with `spacing`; `record` queues a blocked caller's record under `callID`, and
+/// each `done` lands in `written` (the call IDs stored) and signals `settled`.
+private final class GroupCommitFixture: Sendable {
+    let store: FlakyStore
+    let writer: HistoryWriter
+    let written = Mutex<[String]>([])
+    let settled = DispatchSemaphore(value: 0)
+
+    init(spacing: Double) throws {
+        store = try FlakyStore()
+        store.down.store(false, ordering: .relaxed)
+        var configuration = ConversationManager.Configuration()
+        configuration.includesConversationInRecents = true
+        writer = HistoryWriter(
+            recorder: HistoryRecorder(store: store, configuration: configuration), log: .silent, commitSpacing: spacing)
+    }
+
+    func record(_ callID: String) {
+        let caller = Handle(kind: .generic, value: "sip:bob@127.0.0.1")
+        let local = Handle(kind: .generic, value: "sip:parley@127.0.0.1")
+        writer.recordBlocked(caller, to: local, callID: callID, at: Date()) { [self] record in
+            if let record { written.withLock { $0.append(record.callID ?? "?") } }
+            settled.signal()
+        }
+    }
+}
+
 @Suite("History writer: group commit")
 struct HistoryWriterGroupCommitTests {
     @Test("a record after a quiet spell is written at once; those within the commit spacing of it wait and share one commit")
     func spacedCommits() throws {
-        let store = try FlakyStore()
-        store.down.store(false, ordering: .relaxed)
-        var configuration = ConversationManager.Configuration()
-        configuration.includesConversationInRecents = true
         // An hour's spacing: nothing but `drain` writes the later records, so the test does not depend on timing.
-        let writer = HistoryWriter(
-            recorder: HistoryRecorder(store: store, configuration: configuration), log: .silent, commitSpacing: 3_600)
-        let written = Mutex<[String]>([])
-        let settled = DispatchSemaphore(value: 0)
-        let caller = Handle(kind: .generic, value: "sip:bob@127.0.0.1")
-        let local = Handle(kind: .generic, value: "sip:parley@127.0.0.1")
-        func record(_ callID: String) {
-            writer.recordBlocked(caller, to: local, callID: callID, at: Date()) { record in
-                if let record { written.withLock { $0.append(record.callID ?? "?") } }
-                settled.signal()
-            }
-        }
-        record("first")
+        let fixture = try GroupCommitFixture(spacing: 3_600)
+        let (store, writer, settled) = (fixture.store, fixture.writer, fixture.settled)
+        fixture.record("first")
         #expect(settled.wait(timeout: .now() + 10) == .success, "the first record is not held back")
         #expect(store.attempts.load(ordering: .relaxed) == 1)
-        for index in 1...20 { record("call-\(index)") }
+        for index in 1...20 { fixture.record("call-\(index)") }
         #expect(settled.wait(timeout: .now() + 0.05) == .timedOut, "records within the spacing wait for the next commit")
         #expect(writer.waiting == 20)
         writer.drain()
         for _ in 1...20 { #expect(settled.wait(timeout: .now() + 10) == .success) }
         #expect(store.attempts.load(ordering: .relaxed) == 2, "the twenty share one commit")
-        #expect(written.withLock { $0 } == ["first"] + (1...20).map { "call-\($0)" })
+        #expect(fixture.written.withLock { $0 } == ["first"] + (1...20).map { "call-\($0)" })
         #expect(try store.inner.count(HistoryQuery()) == 21)
     }
 
     @Test("with a short spacing the waiting records go in one commit of their own, no drain needed")
     func spacingTimer() throws {
-        let store = try FlakyStore()
-        store.down.store(false, ordering: .relaxed)
-        var configuration = ConversationManager.Configuration()
-        configuration.includesConversationInRecents = true
-        let writer = HistoryWriter(
-            recorder: HistoryRecorder(store: store, configuration: configuration), log: .silent, commitSpacing: 0.5)
-        let settled = DispatchSemaphore(value: 0)
-        let caller = Handle(kind: .generic, value: "sip:bob@127.0.0.1")
-        let local = Handle(kind: .generic, value: "sip:parley@127.0.0.1")
-        writer.recordBlocked(caller, to: local, callID: "first", at: Date()) { _ in settled.signal() }
+        let fixture = try GroupCommitFixture(spacing: 0.5)
+        let (store, settled) = (fixture.store, fixture.settled)
+        fixture.record("first")
         #expect(settled.wait(timeout: .now() + 10) == .success)
-        for index in 1...10 {
-            writer.recordBlocked(caller, to: local, callID: "call-\(index)", at: Date()) { _ in settled.signal() }
-        }
+        for index in 1...10 { fixture.record("call-\(index)") }
         for _ in 1...10 { #expect(settled.wait(timeout: .now() + 10) == .success, "written when the spacing is up") }
         #expect(store.attempts.load(ordering: .relaxed) == 2)
         #expect(try store.inner.count(HistoryQuery()) == 11)
