@@ -5,9 +5,10 @@ import Synchronization
 
 /// Writes ended conversations to the call history off the signalling thread, in batches (group commit): a durable
 /// SQLite commit costs about half a millisecond here, so one commit per call would cap the engine near 2,000 calls
-/// per second. At a high call rate commits start ``commitSpacing`` (5 ms) apart, so each takes the records of that time
+/// per second. At a high call rate commits start ``commitSpacing`` (20 ms) apart, so each takes the records of that time
 /// together: a batch's appended pages and its `fdatasync` are shared by all of its records; a record that finds the last
-/// commit longer ago than that is written at once. `done` runs for each record only after the batch holding it is
+/// commit longer ago than that is written at once. Under load a record (and the `left` that waits for it) may so wait
+/// up to 20 ms: 5 ms cost the history thread 33 µs per call at 7,000 calls/s, 10 ms 26 µs, 20 ms 22 µs. `done` runs for each record only after the batch holding it is
 /// committed, so whoever logs "ended" from it never reports a conversation the history could lose.
 ///
 /// When a history server (PostgreSQL) cannot be reached, records wait in memory, in order, and are written when it is
@@ -38,7 +39,7 @@ final class HistoryWriter: Sendable {
 
     init(
         recorder: HistoryRecorder, log: EngineLog, maxWaiting: Int = 10_000, firstRetry: Double = 1,
-        commitSpacing: Double = 0.005
+        commitSpacing: Double = 0.020
     ) {
         self.recorder = recorder
         self.log = log
