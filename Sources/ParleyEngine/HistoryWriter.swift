@@ -8,8 +8,9 @@ import Synchronization
 /// per second. At a high call rate commits start ``commitSpacing`` (20 ms) apart, so each takes the records of that time
 /// together: a batch's appended pages and its `fdatasync` are shared by all of its records; a record that finds the last
 /// commit longer ago than that is written at once. Under load a record (and the `left` that waits for it) may so wait
-/// up to 20 ms: 5 ms cost the history thread 33 µs per call at 7,000 calls/s, 10 ms 26 µs, 20 ms 22 µs. `done` runs for each record only after the batch holding it is
-/// committed, so whoever logs "ended" from it never reports a conversation the history could lose.
+/// up to 20 ms: 5 ms cost the history thread 33 µs per call at 7,000 calls/s, 10 ms 26 µs, 20 ms 22 µs. `done` runs for
+/// each record only after the batch holding it is committed, so whoever logs "ended" from it never reports a
+/// conversation the history could lose.
 ///
 /// When a history server (PostgreSQL) cannot be reached, records wait in memory, in order, and are written when it is
 /// back — retried after 1 s, doubling to 30 s. At most ``maxWaiting`` (10,000) wait: beyond that the oldest are dropped, each
