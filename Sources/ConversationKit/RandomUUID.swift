@@ -12,7 +12,7 @@ public enum RandomUUID {
 
     /// A new random (version 4, RFC 9562 variant) UUID.
     public static func make() -> UUID {
-        let (high, low) = generator.withLock { ($0.next(), $0.next()) }
+        let (high, low) = randomWords()
         var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &bytes) { raw in
             raw.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
@@ -21,6 +21,11 @@ public enum RandomUUID {
             raw[8] = (raw[8] & 0x3F) | 0x80  // RFC 9562 variant
         }
         return UUID(uuid: bytes)
+    }
+
+    /// 128 bits from the generator.
+    static func randomWords() -> (high: UInt64, low: UInt64) {
+        generator.withLock { ($0.next(), $0.next()) }
     }
 }
 

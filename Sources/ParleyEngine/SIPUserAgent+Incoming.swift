@@ -51,7 +51,7 @@ extension SIPUserAgent {
             return
         }
         let handle = pushed?.call.handle ?? HandleMapping.caller(from: from, contact: request.headers.contacts.first)
-        let uuid = pushed?.call.uuid ?? RandomUUID.make()
+        let uuid = pushed?.call.uuid ?? conversationUUIDs.next(at: now)
         add(CallLeg.incoming(
             uuid: uuid, invite: request, key: key, callID: callID, localTag: SecureRandom.token(10), remoteHandle: handle,
             destination: Self.requestDestination(for: request, source: source), offer: offer))

@@ -36,6 +36,8 @@ final class SIPUserAgent {
     let exemptSources: Set<SourceKey>
     /// Counters for the status report.
     var counters = EngineCounters()
+    /// Names incoming conversations: in the order they came, so the history's uuid index grows at its end.
+    var conversationUUIDs = TimeOrderedUUIDs()
     /// Request-URIs and addresses parsed recently (most of a call's are seen again; `SIPParseMemo`).
     let parseMemo = SIPParseMemo()
     /// Where messages are parsed when `EngineConfiguration.parsesOnThread` (else on this thread, inline). Weak:

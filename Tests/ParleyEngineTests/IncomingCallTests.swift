@@ -37,6 +37,23 @@ struct IncomingCallTests {
         #expect(transition.conversation.members.first?.displayName == "Alice")
     }
 
+    @Test("incoming conversations are named in order by time-ordered UUIDs from the environment's clock")
+    func timeOrderedUUIDs() throws {
+        let harness = try EngineHarness()
+        harness.deliver(PeerMessages.invite(), body: PeerMessages.offer)
+        harness.deliver(PeerMessages.invite(callID: "call-2@peer", branch: "z9hG4bK-inv-2"), body: PeerMessages.offer)
+        let uuids = harness.transitions.all.map(\.conversation.uuid).reduce(into: [UUID]()) { seen, uuid in
+            if !seen.contains(uuid) { seen.append(uuid) }
+        }
+        #expect(uuids.count == 2)
+        let ticks = uuids.map { uuid in
+            withUnsafeBytes(of: uuid.uuid) { raw in raw.prefix(4).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        }
+        let clockTick = UInt64(harness.environment.now.timeIntervalSince1970 * TimeOrderedUUIDs.ticksPerSecond) & 0xFFFF_FFFF
+        #expect(ticks == [clockTick, clockTick + 1])
+        #expect(uuids.allSatisfy { uuid in uuid.uuid.6 >> 4 == 8 })
+    }
+
     @Test("the 2xx is retransmitted until the ACK arrives, then not again")
     func successRetransmission() throws {
         let harness = try EngineHarness()
