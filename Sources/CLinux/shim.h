@@ -1,6 +1,6 @@
 #ifndef PARLEY_CLINUX_SHIM_H
 #define PARLEY_CLINUX_SHIM_H
-// Linux-only glibc headers that Swift's Glibc module leaves out: epoll, eventfd, prctl and sendmmsg (nothing to
+// Linux-only glibc headers that Swift's Glibc module leaves out: epoll, eventfd, prctl, sendmmsg and recvmmsg (nothing to
 // link). Only ParleyIO imports this module: its event loop is the one place Parley waits on descriptors.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -20,13 +20,16 @@ static inline int clinux_name_thread(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
 
-// sendmmsg's vector element (struct mmsghdr, which glibc declares only under _GNU_SOURCE; same layout) and the call
-// itself, made through syscall(2) for the same reason.
+// sendmmsg's and recvmmsg's vector element (struct mmsghdr, which glibc declares only under _GNU_SOURCE; same layout)
+// and the calls themselves, made through syscall(2) for the same reason (recvmmsg without a timeout).
 struct clinux_mmsghdr {
     struct msghdr msg_hdr;
     unsigned int msg_len;
 };
 static inline int clinux_sendmmsg(int fd, struct clinux_mmsghdr *vector, unsigned int count, int flags) {
     return (int)syscall(SYS_sendmmsg, fd, vector, count, flags);
+}
+static inline int clinux_recvmmsg(int fd, struct clinux_mmsghdr *vector, unsigned int count, int flags) {
+    return (int)syscall(SYS_recvmmsg, fd, vector, count, flags, (void *)0);
 }
 #endif

@@ -18,11 +18,12 @@ final class DatagramSocket: LoopFDHandler {
     private var lastDropCount: UInt32 = 0
     /// The last sender and its text form: consecutive datagrams from one peer skip inet_ntop.
     private var lastSender: (address: sockaddr_storage, peer: SIPPeerAddress)?
-    /// recvmsg's sender address and ancillary data, allocated once.
-    private let sender = UnsafeMutablePointer<sockaddr_storage>.allocate(capacity: 1)
-    private let control = UnsafeMutableRawPointer.allocate(byteCount: controlSize, alignment: 8)
+    /// Where `recvmmsg` puts the datagrams, their senders and ancillary data; allocated once.
+    private let batch: DatagramReceiveBatch
     /// Room for the ancillary data: SO_RXQ_OVFL's UInt32 and SO_TIMESTAMPNS's timespec, each behind a cmsghdr.
     private static let controlSize = 128
+    /// The most datagrams one `recvmmsg` reads.
+    static let batchCapacity = 16
 
     init(core: TransportCore, fd: Int32, local: ListenAddress, family: Int32) throws(TransportError) {
         self.core = core
@@ -30,14 +31,11 @@ final class DatagramSocket: LoopFDHandler {
         self.fd = fd
         self.local = local
         self.family = family
+        batch = DatagramReceiveBatch(
+            capacity: Self.batchCapacity, datagramSize: core.readBuffer.count, controlSize: Self.controlSize)
         token = try TransportError.catching { () throws(IOError) in
             try core.loop.register(fd, interest: LoopInterest.readable, handler: self)
         }
-    }
-
-    deinit {
-        sender.deallocate()
-        control.deallocate()
     }
 
     func handle(events: UInt32) {
@@ -70,40 +68,36 @@ final class DatagramSocket: LoopFDHandler {
         }
     }
 
-    /// Reads until EAGAIN, at most 256 datagrams a turn (epoll is level-triggered: the rest come next turn).
+    /// Reads until the queue is empty (a `recvmmsg` that comes back short of the batch, or EAGAIN), at most 256
+    /// datagrams a turn (epoll is level-triggered: the rest come next turn).
     private func readDatagrams() {
-        let buffer = core.readBuffer
-        var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
-        for _ in 0..<256 where !isClosed {
-            var header = msghdr()
-            header.msg_name = UnsafeMutableRawPointer(sender)
-            header.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            header.msg_control = control
-            header.msg_controllen = Self.controlSize
-            let count = withUnsafeMutablePointer(to: &vector) { vectorPointer in
-                header.msg_iov = vectorPointer
-                header.msg_iovlen = 1
-                return recvmsg(fd, &header, Int32(MSG_DONTWAIT))
-            }
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
+        for _ in 0..<(256 / Self.batchCapacity) where !isClosed {
+            let count: Int
+            switch batch.receive(from: fd) {
+            case .success(let received):
+                count = received
+            case .failure(let error):
                 // EAGAIN: drained. Anything else (an ICMP error queued by an earlier send) is not this read's fault.
-                if code == EAGAIN || code == EWOULDBLOCK { return }
+                if error.code == EAGAIN || error.code == EWOULDBLOCK { return }
                 continue
             }
-            let waited = readAncillaryData(header)
-            core.countDatagram(received: count)
-            let truncated = header.msg_flags & Int32(MSG_TRUNC) != 0
-            guard count > 0, !truncated, count <= core.limits.maxMessageBytes else {
-                core.countDatagramDropped(oversize: count > 0)
-                continue
-            }
-            guard let peer = peerAddress(sender.pointee) else { continue }
-            let bytes = Data(bytes: buffer.baseAddress!, count: count)
-            core.deliver(InboundSIPMessage(
-                bytes: bytes, kind: .udp, source: peer, connection: nil, local: local, waited: waited))
+            for slot in 0..<count where !isClosed { handle(batch[slot]) }
+            if count < Self.batchCapacity { return }
         }
+    }
+
+    /// Hands one received datagram to the transport, or counts it dropped (empty, cut short, or too large).
+    private func handle(_ datagram: DatagramReceiveBatch.Received) {
+        let waited = readAncillaryData(datagram.control)
+        let count = datagram.bytes.count
+        core.countDatagram(received: count)
+        guard count > 0, !datagram.truncated, count <= core.limits.maxMessageBytes else {
+            core.countDatagramDropped(oversize: count > 0)
+            return
+        }
+        guard let peer = peerAddress(datagram.sender.load(as: sockaddr_storage.self)) else { return }
+        core.deliver(InboundSIPMessage(
+            bytes: Data(datagram.bytes), kind: .udp, source: peer, connection: nil, local: local, waited: waited))
     }
 
     private func peerAddress(_ sender: sockaddr_storage) -> SIPPeerAddress? {
@@ -123,9 +117,9 @@ final class DatagramSocket: LoopFDHandler {
     /// Reads the ancillary data of one datagram: adds the kernel's new receive-buffer drops (the SO_RXQ_OVFL counter,
     /// sent only once it is non-zero) and returns how long the datagram waited in the receive queue (from its
     /// SO_TIMESTAMPNS arrival time, wall clock like the timestamp; nil without one or when the clock stepped back).
-    private func readAncillaryData(_ header: msghdr) -> Duration? {
+    private func readAncillaryData(_ control: UnsafeRawBufferPointer) -> Duration? {
         let headerSize = MemoryLayout<cmsghdr>.size
-        let length = Int(header.msg_controllen)
+        let length = control.count
         var offset = 0
         var waited: Duration?
         while offset + headerSize <= length {

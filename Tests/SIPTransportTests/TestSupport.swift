@@ -109,6 +109,16 @@ final class RawSocket {
         }
     }
 
+    /// The port the socket is bound to (a datagram socket is bound by its first send).
+    var localPort: Int {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return withUnsafeBytes(of: &address) { raw in Int(UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self))) }
+    }
+
     func sendDatagram(_ bytes: Data, to address: ListenAddress) {
         let ip = IPAddress(address.host)!
         bytes.withUnsafeBytes { raw in

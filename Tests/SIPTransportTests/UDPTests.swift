@@ -94,6 +94,41 @@ struct UDPTests {
         #expect(transport.statisticsSync().sendFailures == 1)
     }
 
+    @Test("a queue of datagrams read in batches (recvmmsg) arrives whole and in order, each with its own sender")
+    func batchedReads() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (transport, inbox) = makeTransport(loop, limits: TransportLimits(maxMessageBytes: 1000))
+        let address = try transport.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))
+        // Hold the loop so the datagrams queue up: more than one batch and more than one turn's 256.
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        loop.execute {
+            held.signal()
+            release.wait()
+        }
+        #expect(held.wait(timeout: .now() + 5) == .success)
+        let peers = [try RawSocket(datagramFamily: AF_INET), try RawSocket(datagramFamily: AF_INET)]
+        var sent: [(bytes: Data, peer: Int)] = []
+        for index in 0..<300 {
+            if index == 20 { peers[0].sendDatagram(Data(repeating: 0x41, count: 1001), to: address) }  // too large
+            let message = sipMessage("batch-\(index)")
+            peers[index % 2].sendDatagram(message, to: address)
+            sent.append((message, index % 2))
+        }
+        release.signal()
+        #expect(inbox.wait(until: { $0.count == 300 }))
+        let received = inbox.all
+        #expect(received.map(\.bytes) == sent.map(\.bytes))
+        let ports = peers.map { UInt16($0.localPort) }
+        let expectedPorts: [UInt16] = sent.map { ports[$0.peer] }
+        #expect(received.map(\.source.port) == expectedPorts)
+        #expect(Set(ports).count == 2)
+        let stats = transport.statisticsSync()
+        #expect(stats.datagramsReceived == 301)
+        #expect(stats.oversizeMessages == 1)
+        #expect(stats.messagesDelivered == 300)
+    }
+
     @Test("datagrams the kernel drops for a full receive buffer are counted (SO_RXQ_OVFL)")
     func receiveBufferDrops() throws {
         let loop = try makeLoop()
