@@ -25,7 +25,7 @@ import SIPTransport
 ///  every state ──final refusal, transaction timeout, the ends above──▶ ended
 /// ```
 /// A re-INVITE (ours or the peer's) is a pending value inside `confirmed`, not a state of its own; so are tones.
-struct CallLeg {
+struct CallLeg: Sendable {
     /// Which side sent the initial INVITE.
     enum Role: Hashable {
         /// We sent the INVITE (an outgoing conversation).

@@ -60,7 +60,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             ? ParseThread { [environment] batch, thread in
                 environment.execute {
                     box.value.receive(parsed: batch)
-                    thread.release(batch)
+                    thread.release(batch, legs: box.value.takeForgottenLegs())
                 }
             } : nil
         agent.parseThread = parseThread

@@ -90,8 +90,9 @@ final class ParseThread: Sendable {
         /// The thread waits on `wake`: the next submit must signal it.
         var idle = true
         var stopping = false
-        /// Batches the engine's thread is done with, freed here (see `release`).
+        /// Batches the engine's thread is done with, and call legs it forgot, freed here (see `release`).
         var spent: [[ParsedInbound]] = []
+        var spentLegs: [CallLeg] = []
     }
 
     /// The most messages waiting to be parsed.
@@ -130,14 +131,16 @@ final class ParseThread: Sendable {
         return submission
     }
 
-    /// Takes back a delivered batch the engine's thread has handled, to free it here: the messages it alone still
-    /// holds (most of them: an ACK, a BYE, a retransmission) were allocated on this thread, and freeing them cost the
-    /// engine's thread about 3 % of its time. An idle thread is woken for it, so nothing is held while the engine
-    /// idles; once stopped, the batch is freed by the caller.
-    func release(_ batch: [ParsedInbound]) {
+    /// Takes back a delivered batch the engine's thread has handled, and the call legs it forgot meanwhile, to free
+    /// them here: the messages the batch alone still holds (most of them: an ACK, a BYE, a retransmission) and each
+    /// leg's INVITE were allocated on this thread, and freeing them cost the engine's thread about 3 % of its time
+    /// for the batches and as much again for the legs. An idle thread is woken for it, so nothing is held while the
+    /// engine idles; once stopped, they are freed by the caller.
+    func release(_ batch: [ParsedInbound], legs: [CallLeg] = []) {
         let mustWake = state.withLock { state -> Bool in
             guard !state.stopping else { return false }
-            state.spent.append(batch)
+            if !batch.isEmpty { state.spent.append(batch) }
+            state.spentLegs.append(contentsOf: legs)
             guard state.idle else { return false }
             state.idle = false
             return true
@@ -153,6 +156,7 @@ final class ParseThread: Sendable {
             state.stopping = true
             state.queue.removeAll()
             state.spent.removeAll()
+            state.spentLegs.removeAll()
             return true
         }
         if first { wake.signal() }
@@ -168,9 +172,11 @@ final class ParseThread: Sendable {
             wake.wait()
             while true {
                 var spent: [[ParsedInbound]] = []
+                var spentLegs: [CallLeg] = []
                 let (batch, stopping) = state.withLock { state -> ([(InboundSIPMessage, SIPDestination)], Bool) in
                     if state.stopping { return ([], true) }
                     swap(&spent, &state.spent)
+                    swap(&spentLegs, &state.spentLegs)
                     if state.queue.isEmpty {
                         state.idle = true
                         return ([], false)
@@ -180,6 +186,7 @@ final class ParseThread: Sendable {
                     return (taken, false)
                 }
                 spent.removeAll()  // outside the lock
+                spentLegs.removeAll()
                 if stopping {
                     stopped.signal()
                     return

@@ -36,6 +36,10 @@ final class SIPUserAgent {
     let exemptSources: Set<SourceKey>
     /// Counters for the status report.
     var counters = EngineCounters()
+    /// Legs forgotten while a parsed batch was handled: they go back to the parse thread with the batch, to be freed
+    /// there (`ParseThread.release`); legs forgotten at other times go at once.
+    private(set) var forgottenLegs: [CallLeg] = []
+    private var handlingParsedBatch = false
     /// Names incoming conversations: in the order they came, so the history's uuid index grows at its end.
     var conversationUUIDs = TimeOrderedUUIDs()
     /// Request-URIs and addresses parsed recently (most of a call's are seen again; `SIPParseMemo`).
@@ -162,6 +166,8 @@ final class SIPUserAgent {
 
     /// Messages the parse thread parsed, in their arrival order.
     func receive(parsed batch: [ParsedInbound]) {
+        handlingParsedBatch = true
+        defer { handlingParsedBatch = false }
         for parsed in batch {
             preparsedOffer = parsed.offer
             if let request = parsed.request {
@@ -462,4 +468,23 @@ struct ContactKey: Hashable {
     let kind: SIPTransportKind
     let ipv6: Bool
     let secure: Bool
+}
+
+extension SIPUserAgent {
+    /// A forgotten leg, to be freed on the parse thread (where its INVITE was allocated) when there is one.
+    func dispose(_ leg: CallLeg) {
+        guard let parseThread else { return }
+        if handlingParsedBatch {
+            forgottenLegs.append(leg)
+        } else {
+            parseThread.release([], legs: [leg])
+        }
+    }
+
+    /// The legs forgotten during the last parsed batch, handed over once.
+    func takeForgottenLegs() -> [CallLeg] {
+        var legs: [CallLeg] = []
+        swap(&legs, &forgottenLegs)
+        return legs
+    }
 }

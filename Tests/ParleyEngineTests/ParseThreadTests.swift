@@ -80,6 +80,41 @@ struct ParseThreadTests {
         thread.release([])  // a batch handed back after the stop is freed at once
     }
 
+    @Test("call legs the engine forgot are held by the parse thread until it frees them there, not by the engine")
+    func forgottenLegs() throws {
+        let entered = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+        let thread = ParseThread { batch, thread in
+            entered.signal()
+            proceed.wait()
+            thread.release(batch)
+        }
+        defer { thread.stop() }
+        // Keep the thread busy delivering, so what is released waits in its hands.
+        #expect(thread.submit(Self.datagram(0), from: Self.source, isNewRequest: false) == .queued)
+        #expect(entered.wait(timeout: .now() + 5) == .success)
+        weak var start: ConversationAction?
+        do {
+            let uuid = UUID()
+            let action = ConversationAction(conversationUUID: uuid, kind: .start(handles: [CallLegTable.handle], isVideo: false))
+            start = action
+            let invite = SIPRequest(
+                method: .invite, uri: SIPURI("sip:bob@192.0.2.2:5062")!,
+                via: SIPVia(transport: "UDP", host: "192.0.2.1", port: 5070, branch: "z9hG4bK-forgotten"),
+                from: SIPAddress(uri: SIPURI("sip:parley@192.0.2.1:5070")!, parameters: ["tag": "our-tag"]),
+                to: SIPAddress(uri: SIPURI("sip:bob@192.0.2.2:5062")!), callID: "forgotten@192.0.2.1", cseq: 1)
+            let (leg, _) = CallLeg.outgoing(
+                uuid: uuid, invite: invite, callID: "forgotten@192.0.2.1", localTag: "our-tag",
+                remoteHandle: CallLegTable.handle, destination: CallLegTable.peer,
+                offer: CallLegTable.TableContext.peerOffer(hold: false), start: action, in: CallLegTable.TableContext())
+            thread.release([], legs: [leg])
+        }
+        #expect(start != nil, "the leg (and the Start it carries) waits for the parse thread")
+        proceed.signal()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while start != nil, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        #expect(start == nil, "freed by the parse thread once it went on")
+    }
+
     @Test("an engine parsing on the thread carries calls over real UDP and TCP; a bad offer gets 488, a malformed request 400",
         arguments: [SIPTransportKind.udp, .tcp])
     func callsOverTheNetwork(kind: SIPTransportKind) throws {
