@@ -42,7 +42,11 @@ public enum MessageDigest {
 
 /// Random bytes and tokens from OpenSSL's CSPRNG (RAND_bytes): unguessable SIP tags, branches and Call-IDs.
 public enum SecureRandom {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+    /// Lowercase letters and digits only: no token can contain a header name, which all have a capital letter.
+    /// Peers that look for a header with a plain substring search would find one inside a tag otherwise: sipp takes
+    /// the first "CSeq" anywhere in a response for its CSeq header, so it aborted the calls (one in two million) whose
+    /// To tag happened to contain "CSeq".
+    private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
 
     /// `count` random bytes.
     public static func bytes(_ count: Int) -> [UInt8] {
@@ -54,7 +58,8 @@ public enum SecureRandom {
         return bytes
     }
 
-    /// A token of `length` characters from [A-Za-z0-9], uniformly chosen (about 5.95 bits each). The random bytes
+    /// A token of `length` characters from [a-z0-9], uniformly chosen (about 5.17 bits each: a 10-character tag holds
+    /// 51 bits, RFC 3261 asks for 32). The random bytes
     /// come from `RAND_bytes` 256 at a time (`TokenPool`): one call per token cost about 6,700 instructions, a
     /// hundredth of all the work for one call, for the dozen bytes of a tag, branch or Call-ID.
     public static func token(_ length: Int) -> String {
@@ -66,9 +71,9 @@ public enum SecureRandom {
                 var count = 0
                 while count < length {
                     let byte = pool.next()
-                    // 248 = 4 × 62: bytes at or above it are dropped so every character is equally likely.
-                    guard byte < 248 else { continue }
-                    characters[count] = alphabet[Int(byte % 62)]
+                    // 252 = 7 × 36: bytes at or above it are dropped so every character is equally likely.
+                    guard byte < 252 else { continue }
+                    characters[count] = alphabet[Int(byte % 36)]
                     count += 1
                 }
                 return length
