@@ -1,7 +1,7 @@
 #ifndef PARLEY_CLINUX_SHIM_H
 #define PARLEY_CLINUX_SHIM_H
-// Linux-only glibc headers that Swift's Glibc module leaves out: epoll, eventfd, prctl, sendmmsg and recvmmsg (nothing to
-// link). Only ParleyIO imports this module: its event loop is the one place Parley waits on descriptors.
+// Linux-only glibc headers that Swift's Glibc module leaves out: epoll, eventfd, prctl, sendmmsg and recvmmsg
+// (nothing to link). Only ParleyIO imports this module: its event loop is the one place Parley waits on descriptors.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>

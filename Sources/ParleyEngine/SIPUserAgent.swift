@@ -38,7 +38,7 @@ final class SIPUserAgent {
     var counters = EngineCounters()
     /// Legs forgotten while a parsed batch was handled: they go back to the parse thread with the batch, to be freed
     /// there (`ParseThread.release`); legs forgotten at other times go at once.
-    private(set) var forgottenLegs: [CallLeg] = []
+    private var forgottenLegs: [CallLeg] = []
     private var handlingParsedBatch = false
     /// Names incoming conversations: in the order they came, so the history's uuid index grows at its end.
     var conversationUUIDs = TimeOrderedUUIDs()

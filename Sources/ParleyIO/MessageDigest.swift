@@ -59,9 +59,9 @@ public enum SecureRandom {
     }
 
     /// A token of `length` characters from [a-z0-9], uniformly chosen (about 5.17 bits each: a 10-character tag holds
-    /// 51 bits, RFC 3261 asks for 32). The random bytes
-    /// come from `RAND_bytes` 256 at a time (`TokenPool`): one call per token cost about 6,700 instructions, a
-    /// hundredth of all the work for one call, for the dozen bytes of a tag, branch or Call-ID.
+    /// 51 bits, RFC 3261 asks for 32). The random bytes come from `RAND_bytes` 256 at a time (`TokenPool`): one call
+    /// per token cost about 6,700 instructions, a hundredth of all the work for one call, for the dozen bytes of a
+    /// tag, branch or Call-ID.
     public static func token(_ length: Int) -> String {
         precondition(length >= 0, "negative token length")
         let process = getpid()

@@ -95,7 +95,8 @@ struct ParseThreadTests {
         weak var start: ConversationAction?
         do {
             let uuid = UUID()
-            let action = ConversationAction(conversationUUID: uuid, kind: .start(handles: [CallLegTable.handle], isVideo: false))
+            let action = ConversationAction(
+                conversationUUID: uuid, kind: .start(handles: [CallLegTable.handle], isVideo: false))
             start = action
             let invite = SIPRequest(
                 method: .invite, uri: SIPURI("sip:bob@192.0.2.2:5062")!,

@@ -116,7 +116,9 @@ final class RawSocket {
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        return withUnsafeBytes(of: &address) { raw in Int(UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self))) }
+        return withUnsafeBytes(of: &address) { raw in
+            Int(UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self)))  // sin_port and sin6_port: offset 2
+        }
     }
 
     func sendDatagram(_ bytes: Data, to address: ListenAddress) {
