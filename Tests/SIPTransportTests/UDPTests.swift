@@ -9,6 +9,17 @@ import ParleyTestSupport
 
 @Suite("UDP")
 struct UDPTests {
+    /// Blocks the loop thread in a piece of work until the returned semaphore is signalled, so datagrams queue up.
+    private func hold(_ loop: EventLoop) -> DispatchSemaphore {
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        loop.execute {
+            held.signal()
+            release.wait()
+        }
+        #expect(held.wait(timeout: .now() + 5) == .success)
+        return release
+    }
+
     @Test("two transports exchange a request and its response", arguments: ["127.0.0.1", "::1"])
     func roundTrip(host: String) throws {
         let loop = try makeLoop()
@@ -101,12 +112,7 @@ struct UDPTests {
         let (transport, inbox) = makeTransport(loop, limits: TransportLimits(maxMessageBytes: 1000))
         let address = try transport.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))
         // Hold the loop so the datagrams queue up: more than one batch and more than one turn's 256.
-        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        loop.execute {
-            held.signal()
-            release.wait()
-        }
-        #expect(held.wait(timeout: .now() + 5) == .success)
+        let release = hold(loop)
         let peers = [try RawSocket(datagramFamily: AF_INET), try RawSocket(datagramFamily: AF_INET)]
         var sent: [(bytes: Data, peer: Int)] = []
         for index in 0..<300 {
@@ -136,12 +142,7 @@ struct UDPTests {
         let (transport, inbox) = makeTransport(loop, limits: TransportLimits(udpReceiveBuffer: 4096))
         let address = try transport.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))
         // Hold the loop so nothing is read while the buffer overflows.
-        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        loop.execute {
-            held.signal()
-            release.wait()
-        }
-        #expect(held.wait(timeout: .now() + 5) == .success)
+        let release = hold(loop)
         let peer = try RawSocket(datagramFamily: AF_INET)
         for index in 0..<200 { peer.sendDatagram(sipMessage("flood-\(index)"), to: address) }
         release.signal()
@@ -168,12 +169,7 @@ struct UDPTests {
         #expect(prompt >= .zero && prompt < .seconds(1))
         // Held loop: the datagram sits in the queue for at least the hold (the one place this test waits for time
         // to pass: the kernel's clock is what is measured).
-        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        loop.execute {
-            held.signal()
-            release.wait()
-        }
-        #expect(held.wait(timeout: .now() + 5) == .success)
+        let release = hold(loop)
         let sent = ContinuousClock.now
         peer.sendDatagram(sipMessage("queued"), to: address)
         usleep(40_000)
