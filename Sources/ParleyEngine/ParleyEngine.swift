@@ -566,18 +566,23 @@ private final class ObservedConversations: Sendable {
         var quality: [UUID: CallQuality] = [:]
         /// Conversations a push announced: live ones and those still in `ended`.
         var pushed: Set<UUID> = []
-        /// The last transitions to `left`, newest last, for whoever asks after the manager forgot them.
+        /// The last `endedLimit` transitions to `left`, for whoever asks after the manager forgot them; `endedOrder`
+        /// holds their uuids as a ring, the oldest at `endedNext` once it is full (a call ending at full rate must not
+        /// shift the whole list).
         var ended: [UUID: ConversationTransition] = [:]
         var endedOrder: [UUID] = []
+        var endedNext = 0
+        static let endedLimit = 256
 
         mutating func rememberEnded(_ transition: ConversationTransition) {
             let uuid = transition.conversation.uuid
-            if ended.updateValue(transition, forKey: uuid) == nil { endedOrder.append(uuid) }
-            if endedOrder.count > 256 {
-                let forgotten = endedOrder.removeFirst()
-                ended[forgotten] = nil
-                pushed.remove(forgotten)
-            }
+            guard ended.updateValue(transition, forKey: uuid) == nil else { return }
+            guard endedOrder.count == Self.endedLimit else { return endedOrder.append(uuid) }
+            let forgotten = endedOrder[endedNext]
+            ended[forgotten] = nil
+            pushed.remove(forgotten)
+            endedOrder[endedNext] = uuid
+            endedNext = (endedNext + 1) % Self.endedLimit
         }
     }
     let state = Mutex(State())

@@ -54,6 +54,22 @@ struct IncomingCallTests {
         #expect(uuids.allSatisfy { uuid in uuid.uuid.6 >> 4 == 8 })
     }
 
+    @Test("the last 256 conversations to end stay readable after the manager forgot them, the older ones do not")
+    func endedTransitionsKept() throws {
+        let harness = try EngineHarness { $0.exemptSources = ["127.0.0.1"] }
+        var uuids: [UUID] = []
+        for index in 0..<300 {
+            harness.deliver(PeerMessages.invite(callID: "ended-\(index)@peer", branch: "z9hG4bK-ended-\(index)"),
+                body: PeerMessages.offer)
+            let uuid = try #require(harness.conversation?.uuid)
+            try harness.manager.perform([.end(conversationUUID: uuid)])
+            #expect(harness.manager.conversation(uuid) == nil)
+            uuids.append(uuid)
+        }
+        #expect(uuids.prefix(44).allSatisfy { harness.engine.endedTransition(of: $0) == nil })
+        #expect(uuids.suffix(256).allSatisfy { harness.engine.endedTransition(of: $0)?.conversation.state == .left })
+    }
+
     @Test("the 2xx is retransmitted until the ACK arrives, then not again")
     func successRetransmission() throws {
         let harness = try EngineHarness()
