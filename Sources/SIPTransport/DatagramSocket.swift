@@ -24,6 +24,9 @@ final class DatagramSocket: LoopFDHandler {
     private static let controlSize = 128
     /// The most datagrams one `recvmmsg` reads.
     static let batchCapacity = 16
+    /// Room for any UDP payload (65,507 bytes over IPv4, 65,527 over IPv6), whatever `maxMessageBytes` allows
+    /// a stream: a larger limit must not multiply the batch's memory.
+    static let largestDatagram = 65_536
 
     init(core: TransportCore, fd: Int32, local: ListenAddress, family: Int32) throws(TransportError) {
         self.core = core
@@ -32,7 +35,7 @@ final class DatagramSocket: LoopFDHandler {
         self.local = local
         self.family = family
         batch = DatagramReceiveBatch(
-            capacity: Self.batchCapacity, datagramSize: core.readBuffer.count, controlSize: Self.controlSize)
+            capacity: Self.batchCapacity, datagramSize: Self.largestDatagram, controlSize: Self.controlSize)
         token = try TransportError.catching { () throws(IOError) in
             try core.loop.register(fd, interest: LoopInterest.readable, handler: self)
         }

@@ -135,6 +135,21 @@ struct UDPTests {
         #expect(stats.messagesDelivered == 300)
     }
 
+    @Test("with a message limit above the largest UDP payload, a datagram of 65,000 bytes still arrives whole")
+    func largestDatagram() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (transport, inbox) = makeTransport(loop, limits: TransportLimits(maxMessageBytes: 1_000_000))
+        let address = try transport.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))
+        let peer = try RawSocket(datagramFamily: AF_INET)
+        let bodySize = 65_000 - sipMessage("large", body: "").count - 4  // Content-Length grows by four digits
+        let large = sipMessage("large", body: String(repeating: "b", count: bodySize))
+        #expect(large.count == 65_000)
+        peer.sendDatagram(large, to: address)
+        #expect(inbox.first()?.bytes == large)
+        #expect(transport.statisticsSync().datagramsDropped == 0)
+    }
+
     @Test("datagrams the kernel drops for a full receive buffer are counted (SO_RXQ_OVFL)")
     func receiveBufferDrops() throws {
         let loop = try makeLoop()
