@@ -47,6 +47,16 @@ package final class DatagramReceiveBatch {
         senders = .allocate(capacity: capacity)
         controls = .allocate(byteCount: max(1, capacity * self.controlSize), alignment: 8)
         buffers = .allocate(byteCount: capacity * datagramSize, alignment: 16)
+        // Where each slot's bytes, sender and control data go never changes; `receive` resets only the lengths.
+        for slot in 0..<capacity {
+            vectors[slot] = iovec(iov_base: buffers + slot * datagramSize, iov_len: datagramSize)
+            var header = msghdr()
+            header.msg_name = UnsafeMutableRawPointer(senders + slot)
+            header.msg_iov = vectors + slot
+            header.msg_iovlen = 1
+            header.msg_control = self.controlSize > 0 ? controls + slot * self.controlSize : nil
+            headers[slot] = clinux_mmsghdr(msg_hdr: header, msg_len: 0)
+        }
     }
 
     deinit {
@@ -61,15 +71,9 @@ package final class DatagramReceiveBatch {
     /// errno (EAGAIN or EWOULDBLOCK when nothing waits).
     package func receive(from fd: Int32) -> Result<Int, IOError> {
         for slot in 0..<capacity {
-            vectors[slot] = iovec(iov_base: buffers + slot * datagramSize, iov_len: datagramSize)
-            var header = msghdr()
-            header.msg_name = UnsafeMutableRawPointer(senders + slot)
-            header.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            header.msg_iov = vectors + slot
-            header.msg_iovlen = 1
-            header.msg_control = controlSize > 0 ? controls + slot * controlSize : nil
-            header.msg_controllen = controlSize
-            headers[slot] = clinux_mmsghdr(msg_hdr: header, msg_len: 0)
+            // The kernel shortens these to what it wrote.
+            headers[slot].msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            headers[slot].msg_hdr.msg_controllen = controlSize
         }
         let count = clinux_recvmmsg(fd, headers, UInt32(capacity), Int32(MSG_DONTWAIT))
         guard count > 0 else { return .failure(IOError("recvmmsg", code: count < 0 ? errno : EAGAIN)) }
