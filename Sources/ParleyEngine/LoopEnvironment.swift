@@ -46,6 +46,8 @@ public final class LoopEnvironment: SIPEnvironment {
     public var idleTime: Duration? { loop.idleTime }
     /// Whether the caller runs on the loop thread.
     public var isCurrent: Bool { loop.inEventLoop }
+    /// Runs `work` at the end of the loop's turn (loop thread).
+    public func atEndOfTurn(_ work: @escaping () -> Void) { loop.atEndOfTurn(work) }
     /// Runs `work` on the loop thread.
     public func execute(_ work: @escaping @Sendable () -> Void) { loop.execute(work) }
     /// Runs `work` on the loop thread and waits for it (nil once the loop is shut down, or after `timeout`).

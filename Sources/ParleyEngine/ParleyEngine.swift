@@ -59,8 +59,10 @@ public final class ParleyEngine: ConversationManagerDelegate {
         parseThread = configuration.parsesOnThread
             ? ParseThread { [environment] batch, thread in
                 environment.execute {
-                    box.value.receive(parsed: batch)
-                    thread.release(batch, legs: box.value.takeForgottenLegs())
+                    let agent = box.value
+                    agent.receive(parsed: batch)
+                    thread.release(batch, legs: agent.takeForgottenLegs())
+                    agent.wakeParseThreadAtEndOfTurn()
                 }
             } : nil
         agent.parseThread = parseThread

@@ -35,6 +35,9 @@ public protocol SIPEnvironment: AnyObject, Sendable {
     /// How long the environment's thread has been idle (waiting for work) since it began, for overload control; nil
     /// when it does not measure this (overload control is then off).
     var idleTime: Duration? { get }
+    /// Runs `work` once the environment's thread is done with what it is handling now (the end of an event loop's
+    /// turn), for work best done once for all of it; on the environment's thread.
+    func atEndOfTurn(_ work: @escaping () -> Void)
     /// Runs `work` on the environment's thread, soon (from any thread).
     func execute(_ work: @escaping @Sendable () -> Void)
     /// Runs `work` on the environment's thread and waits for its result — at once when already there; nil when the
@@ -45,6 +48,9 @@ public protocol SIPEnvironment: AnyObject, Sendable {
 extension SIPEnvironment {
     /// Not measured.
     public var idleTime: Duration? { nil }
+
+    /// For environments without turns: at once.
+    public func atEndOfTurn(_ work: @escaping () -> Void) { work() }
 
     /// Serialised here and sent as bytes.
     public func send(_ message: SIPMessage, to destination: SIPDestination) {

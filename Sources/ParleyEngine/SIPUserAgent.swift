@@ -40,6 +40,8 @@ final class SIPUserAgent {
     /// there (`ParseThread.release`); legs forgotten at other times go at once.
     private var forgottenLegs: [CallLeg] = []
     private var handlingParsedBatch = false
+    /// `ParseThread.wake()` is due at the end of this turn.
+    private var parseThreadWakeDue = false
     /// Names incoming conversations: in the order they came, so the history's uuid index grows at its end.
     var conversationUUIDs = TimeOrderedUUIDs()
     /// Request-URIs and addresses parsed recently (most of a call's are seen again; `SIPParseMemo`).
@@ -153,7 +155,9 @@ final class SIPUserAgent {
             switch parseThread.submit(
                 inbound, from: source, isNewRequest: RequestPeek.isNewOutOfDialogRequest(inbound.bytes))
             {
-            case .queued: return
+            case .queued:
+                wakeParseThreadAtEndOfTurn()
+                return
             case .full:
                 counters.parseQueueDrops += 1
                 return
@@ -478,6 +482,17 @@ extension SIPUserAgent {
             forgottenLegs.append(leg)
         } else {
             parseThread.release([], legs: [leg])
+            wakeParseThreadAtEndOfTurn()
+        }
+    }
+
+    /// Wakes the parse thread, if idle, for what this turn gave it (`ParseThread.wake`): once a turn.
+    func wakeParseThreadAtEndOfTurn() {
+        guard !parseThreadWakeDue, let parseThread else { return }
+        parseThreadWakeDue = true
+        environment.atEndOfTurn { [weak self] in
+            self?.parseThreadWakeDue = false
+            parseThread.wake()
         }
     }
 

@@ -39,7 +39,9 @@ struct ParseThreadTests {
         let count = 5_000
         for index in 0..<count {
             #expect(thread.submit(Self.datagram(index), from: Self.source, isNewRequest: false) == .queued)
+            if index % 100 == 99 { thread.wake() }  // as the engine does at the end of each turn
         }
+        thread.wake()
         let all = try #require(delivered.wait(for: count, within: .seconds(30)))
         for (index, datagram) in all.enumerated() {
             #expect(datagram.inbound == Self.datagram(index), "position \(index)")
@@ -48,6 +50,25 @@ struct ParseThreadTests {
         }
         #expect(all.filter { (try? $0.result.get()) == nil }.count == (0..<count).filter { $0 % 7 == 3 }.count)
         #expect(batches.withLock { $0 } <= count)
+    }
+
+    @Test("an idle thread sleeps through submissions until wake(), then parses all of them as one batch")
+    func wokenOncePerBurst() throws {
+        let batches = EventRecorder<[Int]>()
+        let thread = ParseThread { batch, thread in
+            batches.record(batch.map { Int($0.inbound.bytes.count) })
+            thread.release(batch)
+        }
+        defer { thread.stop() }
+        for index in 0..<3 { #expect(thread.submit(Self.datagram(index), from: Self.source, isNewRequest: false) == .queued) }
+        #expect(batches.wait(for: 1, within: .milliseconds(200)) == nil, "not woken by a submission")
+        thread.wake()
+        thread.wake()  // owed nothing more: no second wake-up
+        let first = try #require(batches.wait(for: 1, within: .seconds(5)))
+        #expect(first == [(0..<3).map { Self.datagram($0).bytes.count }], "three submissions, one wake-up, one batch")
+        #expect(thread.submit(Self.datagram(3), from: Self.source, isNewRequest: false) == .queued)
+        thread.wake()
+        #expect(batches.wait(for: 2, within: .seconds(5))?.last == [Self.datagram(3).bytes.count], "idle again: woken again")
     }
 
     @Test("new requests are refused from three quarters full, the rest at full; what was taken is delivered; stopped, it says so")
@@ -63,6 +84,7 @@ struct ParseThreadTests {
             thread.submit(Self.datagram(index), from: Self.source, isNewRequest: new)
         }
         #expect(submit(0, new: true) == .queued)
+        thread.wake()
         #expect(entered.wait(timeout: .now() + 5) == .success, "the thread took the first datagram and is delivering it")
         for index in 1...6 { #expect(submit(index, new: true) == .queued) }
         #expect(submit(7, new: true) == .full, "six wait: a new request is refused at three quarters")
@@ -91,6 +113,7 @@ struct ParseThreadTests {
         defer { thread.stop() }
         // Keep the thread busy delivering, so what is released waits in its hands.
         #expect(thread.submit(Self.datagram(0), from: Self.source, isNewRequest: false) == .queued)
+        thread.wake()
         #expect(entered.wait(timeout: .now() + 5) == .success)
         weak var start: ConversationAction?
         do {
