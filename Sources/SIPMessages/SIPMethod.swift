@@ -85,8 +85,33 @@ public enum SIPMethod: Sendable, Hashable, CustomStringConvertible {
     /// The method token.
     public var description: String { token }
 
-    /// Methods are equal when their tokens are.
-    public static func == (lhs: SIPMethod, rhs: SIPMethod) -> Bool { lhs.token == rhs.token }
+    /// Methods are equal when their tokens are. Two named methods compare by case, without building their tokens
+    /// (the transaction layer compares methods several times per message).
+    public static func == (lhs: SIPMethod, rhs: SIPMethod) -> Bool {
+        if let left = lhs.namedCase, let right = rhs.namedCase { return left == right }
+        return lhs.token == rhs.token
+    }
+
+    /// A number for each named case; nil for `.extension`.
+    private var namedCase: UInt8? {
+        switch self {
+        case .invite: 0
+        case .ack: 1
+        case .bye: 2
+        case .cancel: 3
+        case .options: 4
+        case .register: 5
+        case .prack: 6
+        case .subscribe: 7
+        case .notify: 8
+        case .publish: 9
+        case .info: 10
+        case .refer: 11
+        case .message: 12
+        case .update: 13
+        case .extension: nil
+        }
+    }
 
     /// Hashes the token.
     public func hash(into hasher: inout Hasher) { hasher.combine(token) }

@@ -120,6 +120,23 @@ struct HeaderTests {
         #expect(esc02.headers.topVia?.branch == "z9hG4bK209%fzsnel234")
     }
 
+    @Test("methods are equal when their tokens are: named cases by case, an extension spelling a named method equals it")
+    func methodEquality() {
+        let named: [SIPMethod] = [
+            .invite, .ack, .bye, .cancel, .options, .register, .prack, .subscribe, .notify, .publish, .info, .refer,
+            .message, .update,
+        ]
+        for (i, left) in named.enumerated() {
+            for (j, right) in named.enumerated() { #expect((left == right) == (i == j), "\(left) against \(right)") }
+            let spelled = SIPMethod.extension(left.token)
+            #expect(spelled == left && left == spelled && spelled.hashValue == left.hashValue)
+            #expect(SIPMethod.extension(left.token.lowercased()) != left, "case-sensitive")
+        }
+        #expect(SIPMethod.extension("NEWMETHOD") == .extension("NEWMETHOD"))
+        #expect(SIPMethod.extension("NEWMETHOD") != .extension("NEWMETHOd"))
+        #expect(Set(named + named.map { SIPMethod.extension($0.token) }).count == named.count)
+    }
+
     @Test("parameters: after an addr-spec they belong to the header, inside <> to the URI")
     func contactParameters() throws {
         let cparam01 = try SIPMessage.parse(TortureCorpus.bytes("cparam01"))
