@@ -18,7 +18,7 @@ extension ParleyEngine {
 
     /// Whether a conversation may activate a session now (it is joined or paused).
     public func isEligibleForGroupSession(_ conversation: UUID) -> Bool {
-        onEngine { $0.groups.messenger.isEligible(conversation) } ?? false
+        onEngine { $0.groups.isEligible(conversation) } ?? false
     }
 
     /// Activates `activity` on a conversation: this node hosts the session (its sequencer) and its peers are offered it.

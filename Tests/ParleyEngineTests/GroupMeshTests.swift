@@ -200,6 +200,23 @@ struct GroupMeshTests {
         #expect(mesh.events(2).contains { if case .sessionChanged(let info) = $0 { info.state == .invalidated(.conversationEnded) } else { false } })
     }
 
+    @Test("the messenger hears of no call before the first group request; then it knows every call up and each change")
+    func wokenByTheFirstRequest() throws {
+        let mesh = try EngineMesh(names: ["Alice", "Bob", "Carol"], seed: 5)
+        let calls = try mesh.mergedCall()  // both up before anything asked for a group session
+        let alice = mesh.nodes[0].engine
+        #expect(calls.allSatisfy { alice.isEligibleForGroupSession($0) }, "calls that came up while it slept")
+        #expect(!alice.isEligibleForGroupSession(UUID()))
+        try mesh.nodes[0].manager.perform([.end(conversationUUID: calls[1])])
+        mesh.pump()
+        #expect(!alice.isEligibleForGroupSession(calls[1]), "a change after it woke")
+        #expect(alice.isEligibleForGroupSession(calls[0]))
+        // Bob's engine never woke before the offer: the MESSAGE wakes it, with his call already up.
+        let session = try alice.activateGroupSession(GroupActivity(identifier: "com.example.list", title: "List"), on: calls[0]).get()
+        mesh.advance(by: .milliseconds(50))
+        #expect(mesh.events(1).contains { if case .sessionOffered(let info) = $0 { info.id == session.id } else { false } })
+    }
+
     @Test("a MESSAGE from someone who is in no call with us is refused with 403")
     func strangersAreRefused() throws {
         let mesh = try EngineMesh(names: ["Alice", "Bob"], seed: 4)
