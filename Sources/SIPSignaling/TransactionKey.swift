@@ -28,7 +28,7 @@ public struct TransactionKey: Sendable, Hashable, CustomStringConvertible {
     /// The hash of what tells transactions apart in practice (the branch; the Call-ID and CSeq number for RFC 2543
     /// keys), computed once: every message a driver receives looks its key up several times, and a table keyed by
     /// it then hashes one integer instead of a string. Equal keys have equal parts, so equal hashes.
-    private let hashCode: Int
+    @usableFromInline let hashCode: Int
 
     /// A key of `kind`.
     public init(_ kind: Kind) {
@@ -58,9 +58,17 @@ public struct TransactionKey: Sendable, Hashable, CustomStringConvertible {
     public static func rfc2543(_ fields: RFC2543Key) -> TransactionKey { TransactionKey(.rfc2543(fields)) }
 
     /// Keys differing in their hash differ (checked first: a table's probe rejects other keys without comparing
-    /// strings); equal hashes compare every field.
+    /// strings); equal hashes compare every field. Inlinable, so that a table's probe compares the inline hashes
+    /// without retaining the other key's box: a missed lookup in a 300,000-key table passes several keys, and the
+    /// retain touched each one's cold box.
+    @inlinable
     public static func == (left: TransactionKey, right: TransactionKey) -> Bool {
-        left.hashCode == right.hashCode && (left.storage === right.storage || left.kind == right.kind)
+        left.hashCode == right.hashCode && haveSameFields(left, right)
+    }
+
+    @usableFromInline
+    static func haveSameFields(_ left: TransactionKey, _ right: TransactionKey) -> Bool {
+        left.storage === right.storage || left.kind == right.kind
     }
 
     private final class Storage: Sendable {
@@ -69,6 +77,7 @@ public struct TransactionKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The hash computed once.
+    @inlinable
     public func hash(into hasher: inout Hasher) {
         hasher.combine(hashCode)
     }
