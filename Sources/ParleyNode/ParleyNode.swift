@@ -283,7 +283,11 @@ private final class SignalSources: @unchecked Sendable {
 
 /// The engine, set once after the transport (whose handler needs it) exists.
 private final class EngineBox: Sendable {
-    private let value = Mutex<ParleyEngine?>(nil)
-    var engine: ParleyEngine? { value.withLock { $0 } }
-    func set(_ engine: ParleyEngine) { value.withLock { $0 = engine } }
+    /// Set once; read for every datagram, so a plain atomic load rather than a lock.
+    private let value = AtomicLazyReference<ParleyEngine>()
+    var engine: ParleyEngine? { value.load() }
+    func set(_ engine: ParleyEngine) {
+        let stored = value.storeIfNil(engine)
+        precondition(stored === engine, "the engine is set once")
+    }
 }
