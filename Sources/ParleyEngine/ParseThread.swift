@@ -96,7 +96,9 @@ final class ParseThread: Sendable {
         var stopping = false
         /// Batches the engine's thread is done with, and call legs it forgot, freed here (see `release`).
         var spent: [[ParsedInbound]] = []
-        var spentLegs: [CallLeg] = []
+        /// Arrays as handed over: appending their legs one by one copied each (retaining all it holds) and left the
+        /// engine's thread to release the originals.
+        var spentLegs: [[CallLeg]] = []
 
         mutating func oweWakeIfIdle() {
             guard idle else { return }
@@ -160,7 +162,7 @@ final class ParseThread: Sendable {
         state.withLock { state in
             guard !state.stopping else { return }
             if !batch.isEmpty { state.spent.append(batch) }
-            state.spentLegs.append(contentsOf: legs)
+            if !legs.isEmpty { state.spentLegs.append(legs) }
             state.oweWakeIfIdle()
         }
     }
@@ -189,7 +191,7 @@ final class ParseThread: Sendable {
             wakeUp.wait()
             while true {
                 var spent: [[ParsedInbound]] = []
-                var spentLegs: [CallLeg] = []
+                var spentLegs: [[CallLeg]] = []
                 let (batch, stopping) = state.withLock { state -> ([(InboundSIPMessage, SIPDestination)], Bool) in
                     if state.stopping { return ([], true) }
                     swap(&spent, &state.spent)

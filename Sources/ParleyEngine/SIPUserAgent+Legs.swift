@@ -224,7 +224,7 @@ extension SIPUserAgent {
             }
             if let endpoint = ended.endpoint { media?.releaseEndpoint(endpoint, of: uuid) }
         }
-        dispose(leg)
+        dispose(consume leg)
     }
 
     /// The Call-ID of a live leg, for log lines.

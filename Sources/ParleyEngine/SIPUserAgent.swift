@@ -475,8 +475,9 @@ struct ContactKey: Hashable {
 }
 
 extension SIPUserAgent {
-    /// A forgotten leg, to be freed on the parse thread (where its INVITE was allocated) when there is one.
-    func dispose(_ leg: CallLeg) {
+    /// A forgotten leg, to be freed on the parse thread (where its INVITE was allocated) when there is one. Consumed:
+    /// moved there, not copied (a copy retained every reference the leg holds here, to release them here again).
+    func dispose(_ leg: consuming CallLeg) {
         guard let parseThread else { return }
         if handlingParsedBatch {
             forgottenLegs.append(leg)
