@@ -77,7 +77,7 @@ public final class ParleyNode: Sendable {
         let loop = try EventLoop(name: "parley-node")
         self.loop = loop
         let environment = LoopEnvironment(loop: loop)
-        let engineBox = EngineBox()
+        let engineBox = EngineBox(loop: loop)
         let transport = SIPTransport(
             loop: loop, tls: configuration.tls, limits: configuration.transportLimits,
             sendsDatagramsOnThread: configuration.sendsOnThread
@@ -136,7 +136,7 @@ public final class ParleyNode: Sendable {
                 configuration: engineConfiguration, manager: manager, environment: environment, history: recorder,
                 media: handler, log: log)
             self.engine = engine
-            engineBox.set(engine)
+            engineBox.set(engine, on: loop)
             audio?.onTonesReceived = { [weak engine] conversation, digit in
                 engine?.receivedTonesInStream(String(digit), for: conversation)
             }
@@ -281,13 +281,28 @@ private final class SignalSources: @unchecked Sendable {
     func keep(_ new: [any DispatchSourceSignal]) { sources = new }
 }
 
-/// The engine, set once after the transport (whose handler needs it) exists.
-private final class EngineBox: Sendable {
-    /// Set once; read for every datagram, so a plain atomic load rather than a lock.
-    private let value = AtomicLazyReference<ParleyEngine>()
-    var engine: ParleyEngine? { value.load() }
-    func set(_ engine: ParleyEngine) {
-        let stored = value.storeIfNil(engine)
-        precondition(stored === engine, "the engine is set once")
+/// The engine, set once after the transport (whose handlers need it) exists. Set and read on the loop thread only
+/// (the transport's handlers run there), so reading it for every inbound message takes no lock: a Mutex's cmpxchg
+/// was 0.7 % of the loop's samples, and an `AtomicLazyReference`'s unspecialised load looked up generic metadata.
+// @unchecked Sendable: `stored` is written by `set`, which hops onto the loop, and read through `engine`, which traps
+// off the loop thread.
+private final class EngineBox: @unchecked Sendable {
+    private var stored: ParleyEngine?
+    private let loopThread: LoopThreadIdentity
+
+    init(loop: EventLoop) { loopThread = loop.identity }
+
+    /// The engine, once set (loop thread only).
+    var engine: ParleyEngine? {
+        precondition(loopThread.isCurrent, "the engine box is read on its loop")
+        return stored
+    }
+
+    /// Sets the engine on the loop thread, after what the loop runs now.
+    func set(_ engine: ParleyEngine, on loop: EventLoop) {
+        loop.execute { [self] in
+            precondition(stored == nil, "the engine is set once")
+            stored = engine
+        }
     }
 }
