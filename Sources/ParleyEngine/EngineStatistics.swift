@@ -33,6 +33,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var requestsShed = 0
     /// New out-of-dialog requests dropped unread by overload control (UDP).
     public var requestsShedDropped = 0
+    /// ACKs for those 503s (sent without keeping state), absorbed unread.
+    public var refusalACKsAbsorbed = 0
     /// Messages dropped because the parse thread's queue was full (`EngineConfiguration.parsesOnThread`).
     public var parseQueueDrops = 0
     /// Whether overload control is shedding now.

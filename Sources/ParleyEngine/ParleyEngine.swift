@@ -365,6 +365,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 liveCalls: agent.value.legs.count,
                 liveTransactions: servers + clients, pendingRequests: clients,
                 requestsShed: counters.requestsShed, requestsShedDropped: counters.requestsShedDropped,
+                refusalACKsAbsorbed: counters.refusalACKsAbsorbed,
                 parseQueueDrops: counters.parseQueueDrops,
                 overloaded: load.overloaded, loadBusyPercent: load.busyPercent, loadShedPercent: load.shedPercent,
                 loopLagMilliseconds: load.lagMilliseconds, queueWaitMilliseconds: load.queueWaitMilliseconds)

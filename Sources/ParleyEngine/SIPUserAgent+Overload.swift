@@ -67,7 +67,9 @@ extension SIPUserAgent {
     /// refusal written unread.
     func shedsUnread(_ inbound: InboundSIPMessage, from source: SIPDestination) -> Bool {
         if let waited = inbound.waited, shedder != nil, waited > longestQueueWait ?? .zero { longestQueueWait = waited }
-        if StatelessRefusal.isACKOfRefusal(inbound.bytes) {
+        if let refused = lastStatelessRefusal, environment.uptime - refused <= transactions.timers.t1 * 64,
+            StatelessRefusal.isACKOfRefusal(inbound.bytes)
+        {
             counters.refusalACKsAbsorbed += 1
             return true
         }
@@ -79,6 +81,7 @@ extension SIPUserAgent {
             extra: [("Server", configuration.product), ("Retry-After", String(Int.random(in: policy.retryAfter)))])
         {
             counters.requestsShed += 1
+            lastStatelessRefusal = environment.uptime
             environment.send(refusal, to: source)
         } else {
             counters.requestsShedDropped += 1

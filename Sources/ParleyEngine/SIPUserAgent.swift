@@ -61,6 +61,9 @@ final class SIPUserAgent {
     var longestQueueWait: Duration?
     /// The same for the last whole window, for `status`.
     var lastQueueWait: Duration = .zero
+    /// When overload control last refused a request statelessly (nil: never). Only until 64·T1 after it can an ACK
+    /// for such a refusal come, so only then are ACKs looked at for one (a line scan of every ACK was 1 % of the loop).
+    var lastStatelessRefusal: Duration?
     /// Our Contact header values, by what decides them.
     private var contactHeaders: [ContactKey: String] = [:]
     /// The registration, when configured.

@@ -282,6 +282,19 @@ struct OverloadEngineTests {
         #expect(Set(harness.sent().compactMap(\.response?.statusCode)) == [481])
         statistics = harness.engine.statistics
         #expect(statistics.requestsShed == 6 && statistics.requestsShedDropped == 0)
+        // The ACK of a refusal is absorbed unread; 64·T1 after the last refusal no ACK is looked at for one.
+        func acknowledge(_ refusal: SIPResponse, branch: String) {
+            harness.deliver(PeerMessages.inDialog(
+                "ACK", localTag: refusal.headers.toTag ?? "", cseq: 1, branch: branch, callID: refusal.headers.callID ?? ""))
+        }
+        acknowledge(refused[0], branch: "z9hG4bK-load-ack-0")
+        #expect(harness.engine.statistics.refusalACKsAbsorbed == 1)
+        harness.environment.idleTime! += .seconds(33)
+        harness.environment.advance(by: .seconds(33))
+        _ = harness.sent()  // the unacknowledged 200s retransmitted meanwhile
+        acknowledge(refused[1], branch: "z9hG4bK-load-ack-1")
+        #expect(harness.engine.statistics.refusalACKsAbsorbed == 1, "no refusal in the last 64·T1")
+        #expect(harness.sent().compactMap(\.response).isEmpty, "an ACK is never answered")
     }
 
     @Test("at 95 % shed, shed UDP INVITEs are dropped unread; in-dialog requests still answered; idle again: all in")
