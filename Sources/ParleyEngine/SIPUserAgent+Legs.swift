@@ -104,7 +104,7 @@ extension SIPUserAgent {
     /// Registers a new leg under its conversation and Call-ID.
     func add(_ leg: consuming CallLeg) {
         let uuid = leg.uuid, callID = leg.callID
-        legs[UUIDKey(uuid)] = leg
+        legs[UUIDKey(uuid)] = consume leg
         legIDs[callID] = uuid
         if media != nil { syncMedia(uuid) }
         onCallCreated?(uuid, callID)
