@@ -14,7 +14,9 @@ extension CallLeg {
             "Contact": context.contactHeader(for: ringing.destination, secure: isSecure),
             "Server": context.configuration.product,
         ]
-        let response = invite.makeResponse(statusCode: 180, toTag: localTag, copyingRecordRoute: true, headers: headers)
+        let answered = invite.answeringFields(statusCode: 180, toTag: localTag, copyingRecordRoute: true)
+        let response = SIPResponse(statusCode: 180, answering: answered, headers: headers)
+        ringing.answered = answered
         ringing.dialog = SIPDialog.asCallee(request: invite, response: response)
         ringing.rung = true
         var effects: [CallLegEffect] = [
@@ -32,9 +34,11 @@ extension CallLeg {
         var headers = context.capabilityHeaders
         headers.append("Contact", context.contactHeader(for: ringing.destination, secure: isSecure))
         headers.append("Server", context.configuration.product)
-        let ok = invite.makeResponse(
-            statusCode: 200, toTag: localTag, copyingRecordRoute: true, headers: headers, contentType: Self.sdpType,
-            body: local.serialize())
+        let ok = SIPResponse(
+            statusCode: 200,
+            answering: ringing.answered
+                ?? invite.answeringFields(statusCode: 200, toTag: localTag, copyingRecordRoute: true),
+            headers: headers, contentType: Self.sdpType, body: local.serialize())
         var dialog: SIPDialog
         if let early = ringing.dialog {
             dialog = early

@@ -17,6 +17,8 @@ extension CallLeg {
         var dialog: SIPDialog?
         /// The 180 went out and the ring timers run.
         var rung: Bool
+        /// The fields the 180 copied from the INVITE, To tag included: the 200 copies the same.
+        var answered: SIPHeaders? = nil
     }
 
     /// A 2xx we keep sending until its ACK arrives (RFC 3261 §13.3.1.4).

@@ -34,14 +34,18 @@ extension SIPRequest {
         statusCode: Int, reasonPhrase: String? = nil, toTag: String? = nil, copyingRecordRoute: Bool = false,
         headers extra: SIPHeaders = [:], contentType: SIPContentType? = nil, body: Data = Data()
     ) -> SIPResponse {
-        var fields = SIPResponse.answeringFields(
+        SIPResponse(
+            statusCode: statusCode, reasonPhrase: reasonPhrase,
+            answering: answeringFields(statusCode: statusCode, toTag: toTag, copyingRecordRoute: copyingRecordRoute),
+            headers: extra, contentType: contentType, body: body)
+    }
+
+    /// The fields ``makeResponse(statusCode:reasonPhrase:toTag:copyingRecordRoute:headers:contentType:body:)`` copies
+    /// from this request, for building several responses from one copy (a 180 and the 200 after it): the same for
+    /// every status but 100.
+    public func answeringFields(statusCode: Int, toTag: String?, copyingRecordRoute: Bool) -> SIPHeaders {
+        SIPResponse.answeringFields(
             headers: headers, statusCode: statusCode, toTag: toTag, copyingRecordRoute: copyingRecordRoute)
-        for field in extra { fields.append(field) }
-        if let contentType { fields.set("Content-Type", contentType.headerValue) }
-        // One initialiser: Content-Length is written once, for the final body.
-        return SIPResponse(
-            statusCode: statusCode, reasonPhrase: reasonPhrase ?? SIPResponse.standardReasonPhrase(for: statusCode),
-            headers: fields, body: body)
     }
 
     /// RFC 3261 §8.2.2.1: a user agent server refuses a Request-URI scheme it does not handle with 416. Throws an
@@ -59,6 +63,21 @@ extension SIPRequest {
 }
 
 extension SIPResponse {
+    /// A response made of the fields it copies from its request (`SIPRequest.answeringFields`), then `headers`,
+    /// Content-Type (when a type is given) and Content-Length. The reason phrase defaults to the standard one.
+    public init(
+        statusCode: Int, reasonPhrase: String? = nil, answering copied: SIPHeaders, headers extra: SIPHeaders = [:],
+        contentType: SIPContentType? = nil, body: Data = Data()
+    ) {
+        var fields = copied
+        for field in extra { fields.append(field) }
+        if let contentType { fields.set("Content-Type", contentType.headerValue) }
+        // One initialiser: Content-Length is written once, for the final body.
+        self.init(
+            statusCode: statusCode, reasonPhrase: reasonPhrase ?? Self.standardReasonPhrase(for: statusCode),
+            headers: fields, body: body)
+    }
+
     /// The response skeleton for a request with these headers (also used for parse-error responses, whose header
     /// fields may be incomplete: what is missing is not invented).
     static func answering(

@@ -66,6 +66,7 @@ public struct TransactionKey: Sendable, Hashable, CustomStringConvertible {
         left.hashCode == right.hashCode && haveSameFields(left, right)
     }
 
+    /// Whether two keys with equal hashes have equal fields (the same box, or equal kinds).
     @usableFromInline
     static func haveSameFields(_ left: TransactionKey, _ right: TransactionKey) -> Bool {
         left.storage === right.storage || left.kind == right.kind

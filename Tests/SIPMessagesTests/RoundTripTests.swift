@@ -174,4 +174,19 @@ struct ResponseBuildingTests {
         #expect(response.headers.contentType == .sdp)
         #expect(try SIPMessage.parse(response.serialize()).response == response)
     }
+
+    @Test("the fields copied once answer a 180 and the 200 after it as makeResponse would")
+    func copiedFieldsReused() throws {
+        let copied = request.answeringFields(statusCode: 180, toTag: "b2", copyingRecordRoute: true)
+        let contact: SIPHeaders = ["Contact": "<sip:bob@192.0.2.4>"]
+        let body = Data("v=0\r\n".utf8)
+        let ringing = SIPResponse(statusCode: 180, answering: copied, headers: contact)
+        let ok = SIPResponse(statusCode: 200, answering: copied, headers: contact, contentType: .sdp, body: body)
+        #expect(ringing == request.makeResponse(statusCode: 180, toTag: "b2", copyingRecordRoute: true, headers: contact))
+        #expect(ok == request.makeResponse(
+            statusCode: 200, toTag: "b2", copyingRecordRoute: true, headers: contact, contentType: .sdp, body: body))
+        #expect(ok.serialize() == request.makeResponse(
+            statusCode: 200, toTag: "b2", copyingRecordRoute: true, headers: contact, contentType: .sdp, body: body).serialize())
+        #expect(ok.reasonPhrase == "OK" && ok.headers.to?.tag == "b2" && ok.headers.contentLength == body.count)
+    }
 }
