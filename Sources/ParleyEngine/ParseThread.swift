@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ParleyIO
 import SIPMessages
 import SIPSignaling
 import SIPTransport
@@ -93,6 +94,10 @@ final class ParseThread: Sendable {
         var idle = true
         /// Work was given to the idle thread: the next `wake()` signals it.
         var wakeOwed = false
+        /// When the oldest message in `queue` was submitted (monotonic nanoseconds; 0 while the queue is empty).
+        var backlogSince: UInt64 = 0
+        /// The longest a taken queue's oldest message had waited, since overload control last asked.
+        var longestWait: UInt64 = 0
         var stopping = false
         /// Batches the engine's thread is done with, and call legs it forgot, freed here (see `release`).
         var spent: [[ParsedInbound]] = []
@@ -111,6 +116,11 @@ final class ParseThread: Sendable {
     let limit: Int
     private let state = Mutex(State())
     private let wakeUp = DispatchSemaphore(value: 0)
+    /// `State.backlogSince`, readable without the lock.
+    private let backlogStart = Atomic<UInt64>(0)
+    /// Time spent waiting for work, and when the current wait began (0: not waiting), in monotonic nanoseconds.
+    private let idleNanoseconds = Atomic<UInt64>(0)
+    private let waitingSince = Atomic<UInt64>(0)
     private let stopped = DispatchSemaphore(value: 0)
     private let deliver: @Sendable ([ParsedInbound], ParseThread) -> Void
 
@@ -135,6 +145,10 @@ final class ParseThread: Sendable {
             if state.stopping { return .stopped }
             let count = state.queue.count
             if count >= limit || (count >= limit - limit / 4 && isNewRequest()) { return .full }
+            if state.queue.isEmpty {
+                state.backlogSince = monotonicNanoseconds()
+                backlogStart.store(state.backlogSince, ordering: .relaxed)
+            }
             state.queue.append((inbound, source))
             state.oweWakeIfIdle()
             return .queued
@@ -151,6 +165,33 @@ final class ParseThread: Sendable {
             return state.wakeOwed
         }
         if owed { wakeUp.signal() }
+    }
+
+    // MARK: Load, for overload control
+
+    /// How long the oldest message waiting now has waited (zero when none waits): how long one queued now will wait
+    /// at least.
+    func backlogAge() -> Duration {
+        let since = backlogStart.load(ordering: .relaxed)
+        guard since != 0 else { return .zero }
+        return .nanoseconds(Int64(clamping: monotonicNanoseconds() &- since))
+    }
+
+    /// The time the thread has spent waiting for work since it started, the wait going on now included.
+    var idleTime: Duration {
+        let idle = idleNanoseconds.load(ordering: .relaxed)
+        let since = waitingSince.load(ordering: .relaxed)
+        let now = since == 0 ? 0 : monotonicNanoseconds() &- since
+        return .nanoseconds(Int64(clamping: idle &+ now))
+    }
+
+    /// The longest a message waited in the queue before the thread took it, since the last call (nil: none taken).
+    func takeLongestWait() -> Duration? {
+        let longest = state.withLock { state -> UInt64 in
+            defer { state.longestWait = 0 }
+            return state.longestWait
+        }
+        return longest == 0 ? nil : .nanoseconds(Int64(clamping: longest))
     }
 
     /// Takes back a delivered batch the engine's thread has handled, and the call legs it forgot meanwhile, to free
@@ -188,7 +229,12 @@ final class ParseThread: Sendable {
         // The memo lives on this thread only (the engine's thread parses only after the thread stopped, with its own).
         let memo = SIPParseMemo()
         while true {
+            let since = monotonicNanoseconds()
+            waitingSince.store(since, ordering: .relaxed)
             wakeUp.wait()
+            // Added before the wait is cleared: a reader in between counts the wait twice, never not at all.
+            idleNanoseconds.add(monotonicNanoseconds() &- since, ordering: .relaxed)
+            waitingSince.store(0, ordering: .relaxed)
             while true {
                 var spent: [[ParsedInbound]] = []
                 var spentLegs: [[CallLeg]] = []
@@ -202,6 +248,9 @@ final class ParseThread: Sendable {
                     }
                     var taken: [(InboundSIPMessage, SIPDestination)] = []
                     swap(&taken, &state.queue)
+                    state.longestWait = max(state.longestWait, monotonicNanoseconds() &- state.backlogSince)
+                    state.backlogSince = 0
+                    backlogStart.store(0, ordering: .relaxed)
                     return (taken, false)
                 }
                 spent.removeAll()  // outside the lock

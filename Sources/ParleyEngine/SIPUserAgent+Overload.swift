@@ -17,13 +17,14 @@ import SIPTransport
 ///
 /// The trigger is measured, not guessed: busy share = 1 − (idle time in `epoll_wait` ÷ window), which counts every
 /// kind of work on the thread (SIP, timers, the control API), and the backlog: how long datagrams waited in the
-/// receive queue (their kernel arrival time, `InboundSIPMessage.waited`). The probe's own lateness is the loop lag
-/// `status` shows, beside the last window's longest queue wait.
+/// receive queue (their kernel arrival time, `InboundSIPMessage.waited`). With a parse thread, the busier of the two
+/// threads and the longer wait count (the parse queue's too, and a request's wait includes the parse queue's age).
+/// The probe's own lateness is the loop lag `status` shows, beside the last window's longest queue wait.
 extension SIPUserAgent {
     /// Starts the probe when overload control is configured and the environment measures its idle time.
     func startLoadProbe() {
         guard let shedder, lastLoadProbe == nil, let idle = environment.idleTime else { return }
-        lastLoadProbe = (environment.uptime, idle)
+        lastLoadProbe = (environment.uptime, idle, parseThread?.idleTime)
         scheduleLoadProbe(after: shedder.policy.window)
     }
 
@@ -37,11 +38,19 @@ extension SIPUserAgent {
         let now = environment.uptime
         loopLag = max(now - due, .zero)
         let elapsed = now - last.at
-        lastLoadProbe = (now, idle)
+        let parseIdle = parseThread?.idleTime
+        lastLoadProbe = (now, idle, parseIdle)
         if elapsed > .zero {
-            let busy = 1 - (idle - last.idle) / elapsed
-            let wait = longestQueueWait
+            var busy = 1 - (idle - last.idle) / elapsed
+            var wait = longestQueueWait
             longestQueueWait = nil
+            // With a parse thread the engine is two stages: the busier one, and the longer wait, decide. When parsing
+            // falls behind (sipp's uac at 25,600 calls/s left it a core's third), the engine's thread idles waiting
+            // for parsed messages while the parse queue overflows; its busy share alone never reached enterBusy.
+            if let parseThread, let parseIdle, let lastParseIdle = last.parseIdle {
+                busy = max(busy, 1 - (parseIdle - lastParseIdle) / elapsed)
+                if let parseWait = parseThread.takeLongestWait() { wait = max(wait ?? .zero, parseWait) }
+            }
             lastQueueWait = wait ?? .zero
             switch shedder.sample(busy: busy, longestWait: wait) {
             case .began(let busy):
@@ -74,7 +83,8 @@ extension SIPUserAgent {
             return true
         }
         guard let policy = shedder?.policy, shedder?.isShedding == true,
-            RequestPeek.isNewOutOfDialogRequest(inbound.bytes), shedder!.sheds(waited: inbound.waited)
+            RequestPeek.isNewOutOfDialogRequest(inbound.bytes),
+            shedder!.sheds(waited: inbound.waited.map { $0 + (parseThread?.backlogAge() ?? .zero) })
         else { return false }
         if inbound.kind != .udp || !shedder!.drops, let refusal = StatelessRefusal.response(
             to: inbound.bytes, status: 503, reason: "Overloaded", tagSuffix: String(counters.requestsShed &+ 1, radix: 36),

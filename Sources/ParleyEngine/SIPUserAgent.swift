@@ -54,7 +54,7 @@ final class SIPUserAgent {
     /// Overload control, when configured (`SIPUserAgent+Overload.swift`).
     var shedder: LoadShedder?
     /// The last load probe: when it ran and the environment's idle time then.
-    var lastLoadProbe: (at: Duration, idle: Duration)?
+    var lastLoadProbe: (at: Duration, idle: Duration, parseIdle: Duration?)?
     /// How late the last load probe fired (the loop's lag).
     var loopLag: Duration = .zero
     /// The longest a datagram read in this probe window waited in the receive queue (nil: none measured yet).

@@ -71,6 +71,36 @@ struct ParseThreadTests {
         #expect(batches.wait(for: 2, within: .seconds(5))?.last == [Self.datagram(3).bytes.count], "idle again: woken again")
     }
 
+    @Test("what overload control reads: the time spent waiting for work, the queue's age, the longest wait taken")
+    func loadMeasures() throws {
+        let entered = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+        let thread = ParseThread { batch, thread in
+            entered.signal()
+            proceed.wait()
+            thread.release(batch)
+        }
+        defer { thread.stop() }
+        let idleBefore = thread.idleTime
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(thread.idleTime - idleBefore >= .milliseconds(40), "an idle thread's wait counts as it goes on")
+        #expect(thread.backlogAge() == .zero && thread.takeLongestWait() == nil, "nothing queued, nothing taken")
+        #expect(thread.submit(Self.datagram(0), from: Self.source, isNewRequest: false) == .queued)
+        thread.wake()
+        #expect(entered.wait(timeout: .now() + 5) == .success)
+        let busySince = thread.idleTime
+        #expect(thread.submit(Self.datagram(1), from: Self.source, isNewRequest: false) == .queued)
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(thread.backlogAge() >= .milliseconds(40), "the message queued behind a busy thread ages")
+        #expect(thread.idleTime - busySince < .milliseconds(20), "a busy thread is not idle")
+        _ = thread.takeLongestWait()
+        proceed.signal()
+        #expect(entered.wait(timeout: .now() + 5) == .success, "the second message taken")
+        #expect(try #require(thread.takeLongestWait()) >= .milliseconds(40))
+        #expect(thread.takeLongestWait() == nil, "read once")
+        #expect(thread.backlogAge() == .zero)
+        proceed.signal()
+    }
+
     @Test("new requests are refused from three quarters full, the rest at full; what was taken is delivered; stopped, it says so")
     func bounded() throws {
         let delivered = EventRecorder<Int>()
