@@ -79,6 +79,20 @@ struct LoadShedderTests {
         #expect(!shedWhenCalm)
     }
 
+    @Test("a wait of starvedWait saturates a window whatever the busy share (threads waiting for a core look idle)")
+    func starvedThreads() {
+        var shedder = LoadShedder(policy: Self.quick)
+        for _ in 0..<5 {
+            #expect(shedder.sample(busy: 0.9, longestWait: .milliseconds(99)) == nil, "busy under enterBusy, wait under starvedWait")
+        }
+        #expect(!shedder.isShedding)
+        #expect(shedder.sample(busy: 0.75, longestWait: .milliseconds(100)) == nil)
+        #expect(shedder.sample(busy: 0.75, longestWait: .milliseconds(250)) == .began(busy: 0.75))
+        _ = shedder.sample(busy: 0.75, longestWait: .milliseconds(150))
+        #expect(shedder.sharePercent == 10, "still starved: a step up")
+        #expect(shedder.sample(busy: 0.75, longestWait: nil) == .ended(shed: 0), "no wait measured: the busy share alone")
+    }
+
     @Test("busy windows count only with a backlog in the queue; while shedding, a short queue lowers the share and a request that hardly waited is taken")
     func backlog() {
         var shedder = LoadShedder(policy: Self.quick)
