@@ -26,6 +26,17 @@ struct ParseThreadTests {
             local: ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070))
     }
 
+    /// A thread whose delivery signals `entered` for each batch, then waits for `proceed` before it goes on.
+    private static func heldThread() -> (ParseThread, entered: DispatchSemaphore, proceed: DispatchSemaphore) {
+        let entered = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+        let thread = ParseThread { batch, thread in
+            entered.signal()
+            proceed.wait()
+            thread.release(batch)
+        }
+        return (thread, entered, proceed)
+    }
+
     @Test("datagrams come back in the order they were submitted, in batches, parsed as the engine parses them")
     func order() throws {
         let delivered = EventRecorder<ParsedInbound>()
@@ -73,12 +84,7 @@ struct ParseThreadTests {
 
     @Test("what overload control reads: the time spent waiting for work, the queue's age, the longest wait taken")
     func loadMeasures() throws {
-        let entered = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
-        let thread = ParseThread { batch, thread in
-            entered.signal()
-            proceed.wait()
-            thread.release(batch)
-        }
+        let (thread, entered, proceed) = Self.heldThread()
         defer { thread.stop() }
         let idleBefore = thread.idleTime
         Thread.sleep(forTimeInterval: 0.05)
@@ -134,12 +140,7 @@ struct ParseThreadTests {
 
     @Test("call legs the engine forgot are held by the parse thread until it frees them there, not by the engine")
     func forgottenLegs() throws {
-        let entered = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
-        let thread = ParseThread { batch, thread in
-            entered.signal()
-            proceed.wait()
-            thread.release(batch)
-        }
+        let (thread, entered, proceed) = Self.heldThread()
         defer { thread.stop() }
         // Keep the thread busy delivering, so what is released waits in its hands.
         #expect(thread.submit(Self.datagram(0), from: Self.source, isNewRequest: false) == .queued)
