@@ -173,6 +173,7 @@ public final class ControlService: Sendable {
             "sourcesBanned": statistics.sourcesBanned,
             "liveCalls": statistics.liveCalls, "liveTransactions": statistics.liveTransactions,
             "requestsShed": statistics.requestsShed, "requestsShedDropped": statistics.requestsShedDropped,
+            "retransmissionsSpared": statistics.retransmissionsSpared,
             "parseQueueDrops": statistics.parseQueueDrops,
             "overloaded": statistics.overloaded ? 1 : 0, "loadBusyPercent": statistics.loadBusyPercent,
             "loadShedPercent": statistics.loadShedPercent, "loopLagMs": statistics.loopLagMilliseconds,

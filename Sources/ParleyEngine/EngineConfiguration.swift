@@ -114,6 +114,8 @@ public struct EngineConfiguration: Sendable {
         if let overload, overload.window <= .zero || !(0...1).contains(overload.leaveBusy)
             || !(overload.leaveBusy...1).contains(overload.enterBusy) || !(1...100).contains(overload.stepPercent) || overload.retryAfter.lowerBound < 1
             || overload.shortQueueWait < .zero || overload.backlogWait < overload.shortQueueWait
+            || overload.starvedWait < overload.backlogWait || overload.starvedWait <= .zero
+            || overload.enterWindows < 1 || overload.starvedEnterWindows < 1
         {
             problems.append("overload thresholds out of range")
         }

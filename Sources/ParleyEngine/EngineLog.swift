@@ -6,22 +6,26 @@ public struct EngineLog: Sendable {
     public enum Level: Int, Sendable, Comparable, CaseIterable {
         /// Failures only.
         case error = 0
+        /// What an operator should act on though nothing failed: overload shedding, the call limit, a source at its
+        /// limit. At high call rates this is the level to run at: it says nothing per call.
+        case warning = 1
         /// Conversation transitions and notable events (the default).
-        case info = 1
+        case info = 2
         /// Every SIP decision, dropped message and refused event.
-        case debug = 2
+        case debug = 3
 
-        /// The level named on the command line (`error`, `info`, `debug`).
+        /// The level named on the command line (`error`, `warning`, `info`, `debug`).
         public init?(name: String) {
             switch name.lowercased() {
             case "error": self = .error
+            case "warning": self = .warning
             case "info": self = .info
             case "debug": self = .debug
             default: return nil
             }
         }
 
-        /// Error < info < debug.
+        /// Error < warning < info < debug.
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
@@ -41,6 +45,8 @@ public struct EngineLog: Sendable {
 
     /// Logs a failure.
     public func error(_ message: @autoclosure () -> String) { if level >= .error { sink(.error, message()) } }
+    /// Logs a condition an operator should act on.
+    public func warning(_ message: @autoclosure () -> String) { if level >= .warning { sink(.warning, message()) } }
     /// Logs a transition or notable event.
     public func info(_ message: @autoclosure () -> String) { if level >= .info { sink(.info, message()) } }
     /// Logs a detail.

@@ -35,6 +35,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var requestsShedDropped = 0
     /// ACKs for those 503s (sent without keeping state), absorbed unread.
     public var refusalACKsAbsorbed = 0
+    /// New-looking requests overload control picked to shed but took: retransmitted INVITEs of calls in progress.
+    public var retransmissionsSpared = 0
     /// Messages dropped because the parse thread's queue was full (`EngineConfiguration.parsesOnThread`).
     public var parseQueueDrops = 0
     /// Whether overload control is shedding now.

@@ -3,14 +3,22 @@
 /// requests to shed. Calls in progress are never shed: in-dialog requests, ACK, BYE, CANCEL, PRACK and responses do
 /// not pass through it.
 ///
-///            busy ≥ enterBusy and the queue backed up (a wait ≥ backlogWait; no datagram measured: busy alone),
-///            or a wait ≥ starvedWait whatever the busy share, for enterWindows windows running
-///     normal ─────────────────────────────────────────────────────► shedding (share = step %)
+///            saturated — busy ≥ enterBusy and the queue backed up (a wait ≥ backlogWait; no datagram measured: busy
+///            alone), or starved (a wait ≥ starvedWait) whatever the busy share — for enterWindows windows running,
+///            or starved for starvedEnterWindows
+///     normal ─────────────────────────────────────────────────────► shedding (share = n steps)
 ///       ▲                                                              │  each window:
-///       │                   share back at 0                            │    saturated (as above) → share + step (≤ max %)
-///       └──────────────────────────────────────────────────────────────┘    busy ≥ leaveBusy, queue short → share − step
+///       │                   share back at 0                            │    saturated, wait fell by ¼ or more → share holds
+///       └──────────────────────────────────────────────────────────────┘    saturated otherwise → share + n steps (≤ max %)
+///                                                                            busy ≥ leaveBusy, queue short → share − step
 ///                                                                            busy < leaveBusy → share − 2 steps
 ///                                                                            busy < leaveBusy ÷ 2 → share 0
+///     n = the wait ÷ starvedWait, from 1 to 4 (1 with no wait measured)
+///
+/// The steps follow the backlog: at twice the capacity a 5 % step a window let datagrams wait 200–400 ms for a second
+/// and a half, long enough for the socket to overflow and callers to retransmit. A share that already drains the
+/// backlog holds: the wait lags the share by the time the queue takes to empty, and stepping on until it was short
+/// overshot to 95 % and back.
 ///
 /// While shedding, every new out-of-dialog request adds the share (in percent) to a credit and is shed when the credit
 /// reaches 100, so exactly that share is shed, evenly spread (no randomness to test around). A datagram that waited
@@ -35,7 +43,12 @@ struct LoadShedder {
     /// Requests shed since shedding last began (503 or dropped).
     private(set) var shedInEpisode = 0
     private var saturatedWindows = 0
+    private var starvedWindows = 0
+    private var lastWait: Duration?
     private var credit = 0
+
+    /// The most steps one window moves the share up.
+    static let mostSteps = 4
 
     init(policy: OverloadPolicy) {
         self.policy = policy
@@ -55,15 +68,21 @@ struct LoadShedder {
         let starved = longestWait.map { $0 >= policy.starvedWait } ?? false
         let saturated = (busy >= policy.enterBusy && backedUp) || starved
         saturatedWindows = saturated ? saturatedWindows + 1 : 0
+        starvedWindows = starved ? starvedWindows + 1 : 0
+        let previousWait = lastWait
+        lastWait = longestWait
+        let steps = longestWait.map { min(max(Int($0 / policy.starvedWait), 1), Self.mostSteps) } ?? 1
         if !isShedding {
-            guard saturatedWindows >= policy.enterWindows else { return nil }
-            sharePercent = policy.stepPercent
+            guard saturatedWindows >= policy.enterWindows || starvedWindows >= policy.starvedEnterWindows else { return nil }
+            sharePercent = min(steps * policy.stepPercent, policy.maxSharePercent)
             shedInEpisode = 0
             credit = 0
             return .began(busy: busy)
         }
         if saturated {
-            sharePercent = min(sharePercent + policy.stepPercent, policy.maxSharePercent)
+            // The wait falling by a quarter or more since the last window: the share works, the backlog drains.
+            if let longestWait, let previousWait, longestWait * 4 <= previousWait * 3 { return nil }
+            sharePercent = min(sharePercent + steps * policy.stepPercent, policy.maxSharePercent)
             return nil
         }
         if busy < policy.leaveBusy {
@@ -93,6 +112,13 @@ struct LoadShedder {
         shedInEpisode += 1
         return true
     }
+
+    /// The request `sheds` just picked belongs to a call in progress (a retransmitted INVITE whose first copy got
+    /// through): it is taken after all, and the next new request is shed in its place, so the share stays exact.
+    mutating func spare() {
+        credit += 100
+        shedInEpisode -= 1
+    }
 }
 
 /// The thresholds of overload control (`LoadShedder`); `EngineConfiguration.overload`.
@@ -114,6 +140,9 @@ public struct OverloadPolicy: Sendable, Hashable {
     /// counts a woken thread's wait for the CPU as waiting for work: under such a flood the engine's threads measured
     /// 73–96 % busy while datagrams waited 60–290 ms, and nothing was shed.
     public var starvedWait: Duration = .milliseconds(100)
+    /// Windows running starved (a wait of `starvedWait` or more) before shedding begins: the socket's buffer holds
+    /// tens of milliseconds at such rates, so a backlog this old is no burst it absorbs.
+    public var starvedEnterWindows = 2
     /// While shedding, a datagram that waited less than this in the receive queue is never shed: the queue has
     /// drained, so the engine keeps up with what comes now. This makes recovery immediate when the load drops (the
     /// share only falls with the next window's busy share, which let 503s reach the first calls after a flood).

@@ -365,7 +365,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 liveCalls: agent.value.legs.count,
                 liveTransactions: servers + clients, pendingRequests: clients,
                 requestsShed: counters.requestsShed, requestsShedDropped: counters.requestsShedDropped,
-                refusalACKsAbsorbed: counters.refusalACKsAbsorbed,
+                refusalACKsAbsorbed: counters.refusalACKsAbsorbed, retransmissionsSpared: counters.retransmissionsSpared,
                 parseQueueDrops: counters.parseQueueDrops,
                 overloaded: load.overloaded, loadBusyPercent: load.busyPercent, loadShedPercent: load.shedPercent,
                 loopLagMilliseconds: load.lagMilliseconds, queueWaitMilliseconds: load.queueWaitMilliseconds)

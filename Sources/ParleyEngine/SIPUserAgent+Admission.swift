@@ -129,7 +129,7 @@ extension SIPUserAgent {
         guard keys.count >= configuration.maxRingingPerSource else { return true }
         counters.refusedPerSource += 1
         if counters.refusedPerSource % 1000 == 1 {
-            log.info("\(source) has \(keys.count) calls ringing, the most one source may: refusing \(callID) with 503 "
+            log.warning("\(source) has \(keys.count) calls ringing, the most one source may: refusing \(callID) with 503 "
                 + "(\(counters.refusedPerSource) so far)")
         }
         return false
@@ -141,14 +141,14 @@ extension SIPUserAgent {
         guard legs.count >= configuration.maxCalls else {
             if counters.atCallLimit {
                 counters.atCallLimit = false
-                log.info("live calls below the limit again: taking new calls (\(counters.refusedOverLimit) refused so far)")
+                log.warning("live calls below the limit again: taking new calls (\(counters.refusedOverLimit) refused so far)")
             }
             return true
         }
         counters.refusedOverLimit += 1
         if !counters.atCallLimit {
             counters.atCallLimit = true
-            log.info("\(legs.count) live calls, the limit (--max-calls): refusing new calls with 503 (first: \(callID))")
+            log.warning("\(legs.count) live calls, the limit (--max-calls): refusing new calls with 503 (first: \(callID))")
         }
         return false
     }

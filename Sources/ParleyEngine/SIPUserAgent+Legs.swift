@@ -166,6 +166,7 @@ extension SIPUserAgent {
             case .log(let level, let line):
                 switch level {
                 case .error: log.error("\(uuid) \(callID(of: uuid)): \(line)")
+                case .warning: log.warning("\(uuid) \(callID(of: uuid)): \(line)")
                 case .info: log.info("\(uuid) \(callID(of: uuid)): \(line)")
                 case .debug: log.debug("\(uuid) \(callID(of: uuid)): \(line)")
                 }

@@ -11,7 +11,10 @@ import SIPTransport
 ///        ▼
 ///   shedding, RequestPeek says new out-of-dialog (no To tag; not ACK/BYE/CANCEL/PRACK), waited ≥ shortQueueWait
 ///   (or not measured), credit full?
-///        │ no                        └─yes─► UDP and share ≥ dropSharePercent? ──yes──► dropped (requestsShedDropped)
+///        │ no                        └─yes─► its Call-ID a call's here (a retransmission)? ──yes──► taken; the next
+///        │                                           │ no                                  one shed in its place
+///        │                                           ▼                                     (retransmissionsSpared)
+///        │                           UDP and share ≥ dropSharePercent? ──yes──► dropped (requestsShedDropped)
 ///        ▼                                           │ no
 ///   parse, transactions, calls as usual              └──► 503 Retry-After 1–5 s written from its bytes (requestsShed)
 ///
@@ -55,12 +58,12 @@ extension SIPUserAgent {
             switch shedder.sample(busy: busy, longestWait: wait) {
             case .began(let busy):
                 let backlog = wait.map { ", datagrams waiting up to \(Self.milliseconds($0)) ms" } ?? ""
-                log.info("overload: the engine thread was \(Int(busy * 100))% busy for \(shedder.policy.enterWindows) "
+                log.warning("overload: the engine thread was \(Int(busy * 100))% busy for \(shedder.policy.enterWindows) "
                     + "windows of \(Self.milliseconds(shedder.policy.window)) ms\(backlog); shedding new out-of-dialog requests "
                     + "(503 with Retry-After; dropped unread over UDP from \(shedder.policy.dropSharePercent)% on); "
                     + "calls in progress go on")
             case .ended(let shed):
-                log.info("overload over: taking every new request again (\(shed) shed in this episode; "
+                log.warning("overload over: taking every new request again (\(shed) shed in this episode; "
                     + "\(counters.requestsShed) answered 503 and \(counters.requestsShedDropped) dropped since start)")
             case nil:
                 break
@@ -86,6 +89,14 @@ extension SIPUserAgent {
             RequestPeek.isNewOutOfDialogRequest(inbound.bytes),
             shedder!.sheds(waited: inbound.waited.map { $0 + (parseThread?.backlogAge() ?? .zero) })
         else { return false }
+        if let callID = StatelessRefusal.callID(of: inbound.bytes), legIDs[callID] != nil {
+            // A retransmitted INVITE of a call that got through (its caller waited out T1 in our queue): a 503 would
+            // fail at the caller the call its first copy set up, while the leg here lived on, retransmitting its 200
+            // for 64·T1 and counting against --max-calls (at 2 × capacity, up to 3,700 a run were spared).
+            shedder!.spare()
+            counters.retransmissionsSpared += 1
+            return false
+        }
         if inbound.kind != .udp || !shedder!.drops, let refusal = StatelessRefusal.response(
             to: inbound.bytes, status: 503, reason: "Overloaded", tagSuffix: String(counters.requestsShed &+ 1, radix: 36),
             extra: [("Server", configuration.product), ("Retry-After", String(Int.random(in: policy.retryAfter)))])

@@ -40,6 +40,7 @@ extension SIPUserAgent: RegistrationContext {
             case .log(let level, let line):
                 switch level {
                 case .error: log.error(line)
+                case .warning: log.warning(line)
                 case .info: log.info(line)
                 case .debug: log.debug(line)
                 }

@@ -468,6 +468,8 @@ struct EngineCounters: Sendable {
     var parseQueueDrops = 0
     /// ACKs of those 503s, absorbed unread.
     var refusalACKsAbsorbed = 0
+    /// Requests overload control picked to shed but took: retransmitted INVITEs of calls in progress.
+    var retransmissionsSpared = 0
 }
 
 /// What decides our Contact: the transport, the IP family of the peer, and whether the exchange is `sips:`.

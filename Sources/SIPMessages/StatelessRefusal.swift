@@ -90,6 +90,30 @@ public enum StatelessRefusal {
         }
     }
 
+    /// The Call-ID of a request's bytes, read the way `response` copies it (nil when there is none before the empty
+    /// line, or a folded line comes first): overload control asks whether a request it would shed belongs to a call in
+    /// progress.
+    public static func callID(of request: Data) -> String? {
+        request.withUnsafeBytes { raw -> String? in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return nil }
+            let bytes = UnsafeBufferPointer(start: base, count: raw.count)
+            var start = lineEnd(bytes, 0) + 2
+            while start < bytes.count {
+                let end = lineEnd(bytes, start)
+                if end == start || end >= bytes.count || SIPSyntax.isWhitespace(bytes[start]) { return nil }
+                let line = bytes[start..<end]
+                if fieldKey(line) == "call-id", let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+                    var value = line[(colon + 1)...]
+                    while let first = value.first, SIPSyntax.isWhitespace(first) { value = value.dropFirst() }
+                    while let last = value.last, SIPSyntax.isWhitespace(last) { value = value.dropLast() }
+                    return value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
+                }
+                start = end + 2
+            }
+            return nil
+        }
+    }
+
     /// Where the line starting at `start` ends (its CR), or the end of the bytes.
     private static func lineEnd(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int {
         var position = start

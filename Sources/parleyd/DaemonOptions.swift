@@ -102,7 +102,7 @@ struct DaemonOptions {
           --script STEPS          run on each call once it is joined, e.g. "wait 500; hold; wait 500; resume;
                                   dtmf 12#; mute; unmute; end"
           --exit-after N          exit once N conversations have ended
-          --log-level LEVEL       error, info (default) or debug
+          --log-level LEVEL       error, warning, info (default) or debug
           --config FILE           read options from FILE, one "option value" per line (# comments)
           --help, --version
 
@@ -286,7 +286,7 @@ struct DaemonOptions {
                 SIPParameter(name: "pn-param", value: service.description.replacingOccurrences(of: ":", with: ".")),
             ]
         }
-        if let level = try arguments.option("--log-level", as: "error, info or debug", EngineLog.Level.init(name:)) {
+        if let level = try arguments.option("--log-level", as: "error, warning, info or debug", EngineLog.Level.init(name:)) {
             options.logLevel = level
         }
         try arguments.finish()

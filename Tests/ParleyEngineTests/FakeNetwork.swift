@@ -58,14 +58,16 @@ final class EngineHarness {
 
     init(
         history: HistoryRecorder? = nil, local: ListenAddress = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070),
-        video: Bool = false, media: CallMediaHandler? = nil, configure: (inout EngineConfiguration) -> Void = { _ in }
+        video: Bool = false, media: CallMediaHandler? = nil, log: EngineLog = .silent,
+        configure: (inout EngineConfiguration) -> Void = { _ in }
     ) throws {
         self.local = local
         var configuration = EngineConfiguration(listenAddresses: [local])
         configure(&configuration)
         manager = try ConversationManager(configuration: .init(supportsVideo: video), clock: ManualClock())
         engine = ParleyEngine(
-            configuration: configuration, manager: manager, environment: environment, history: history, media: media)
+            configuration: configuration, manager: manager, environment: environment, history: history, media: media,
+            log: log)
         engine.observeTransitions { [transitions] in transitions.add($0) }
     }
 

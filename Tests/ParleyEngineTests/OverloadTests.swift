@@ -1,6 +1,7 @@
 import ConversationKit
 import Foundation
 import SIPMessages
+import Synchronization
 import SIPTransport
 import Testing
 
@@ -88,9 +89,54 @@ struct LoadShedderTests {
         #expect(!shedder.isShedding)
         #expect(shedder.sample(busy: 0.75, longestWait: .milliseconds(100)) == nil)
         #expect(shedder.sample(busy: 0.75, longestWait: .milliseconds(250)) == .began(busy: 0.75))
-        _ = shedder.sample(busy: 0.75, longestWait: .milliseconds(150))
-        #expect(shedder.sharePercent == 10, "still starved: a step up")
-        #expect(shedder.sample(busy: 0.75, longestWait: nil) == .ended(shed: 0), "no wait measured: the busy share alone")
+        #expect(shedder.sharePercent == 10, "two steps: the wait was 2.5 × starvedWait")
+        _ = shedder.sample(busy: 0.75, longestWait: .milliseconds(200))
+        #expect(shedder.sharePercent == 20, "still starved, the wait down by less than a quarter: two steps up")
+        #expect(shedder.sample(busy: 0.75, longestWait: nil) == nil, "no wait measured: the busy share alone, two steps down")
+        #expect(shedder.sample(busy: 0.75, longestWait: nil) == .ended(shed: 0))
+    }
+
+    @Test("starved windows begin shedding after starvedEnterWindows, whatever enterWindows says, by up to four steps")
+    func starvedEntry() {
+        var shedder = LoadShedder(policy: OverloadPolicy())  // enterWindows 5, starvedEnterWindows 2
+        #expect(shedder.sample(busy: 0.5, longestWait: .milliseconds(120)) == nil)
+        #expect(shedder.sample(busy: 0.5, longestWait: .milliseconds(90)) == nil, "not starved: the count starts again")
+        #expect(shedder.sample(busy: 0.5, longestWait: .milliseconds(100)) == nil)
+        #expect(shedder.sample(busy: 0.5, longestWait: .milliseconds(950)) == .began(busy: 0.5))
+        #expect(shedder.sharePercent == 20, "at most four steps at once")
+        _ = shedder.sample(busy: 1, longestWait: .milliseconds(960))
+        #expect(shedder.sharePercent == 40)
+    }
+
+    @Test("while shedding, a saturated window whose wait fell by a quarter holds the share; one that did not steps up")
+    func drainingBacklog() {
+        var shedder = LoadShedder(policy: Self.quick)
+        _ = shedder.sample(busy: 1, longestWait: .milliseconds(30))
+        #expect(shedder.sample(busy: 1, longestWait: .milliseconds(40)) == .began(busy: 1))
+        #expect(shedder.sharePercent == 5)
+        _ = shedder.sample(busy: 1, longestWait: .milliseconds(300))
+        #expect(shedder.sharePercent == 20, "the wait grew to three starvedWaits: three steps")
+        _ = shedder.sample(busy: 1, longestWait: .milliseconds(225))
+        #expect(shedder.sharePercent == 20, "down by a quarter: the share drains the backlog, it holds")
+        _ = shedder.sample(busy: 1, longestWait: .milliseconds(170))
+        #expect(shedder.sharePercent == 25, "down by less than a quarter: a step")
+        _ = shedder.sample(busy: 1, longestWait: .milliseconds(30))
+        #expect(shedder.sharePercent == 25, "falling still, though backed up: holds")
+        _ = shedder.sample(busy: 1, longestWait: .milliseconds(30))
+        #expect(shedder.sharePercent == 30, "backed up and not falling: a step")
+    }
+
+    @Test("a request picked to shed but spared (a retransmission of a call in progress) passes its turn to the next")
+    func spared() {
+        var shedder = LoadShedder(policy: Self.quick)
+        for _ in 0..<11 { _ = shedder.sample(busy: 1) }  // 50 %
+        #expect(shedder.sharePercent == 50)
+        let before = [shedder.sheds(), shedder.sheds()]
+        #expect(before == [false, true])
+        shedder.spare()
+        let after = [shedder.sheds(), shedder.sheds(), shedder.sheds()]
+        #expect(after == [true, true, false], "the next one takes the spared one's place, then the share goes on")
+        #expect(shedder.sample(busy: 0.1) == .ended(shed: 2), "the spared one is not counted as shed")
     }
 
     @Test("busy windows count only with a backlog in the queue; while shedding, a short queue lowers the share and a request that hardly waited is taken")
@@ -125,6 +171,12 @@ struct LoadShedderTests {
         configuration.overload?.shortQueueWait = .milliseconds(30)
         #expect(configuration.problems == ["overload thresholds out of range"], "short wait above the backlog wait")
         configuration.overload?.shortQueueWait = .milliseconds(-1)
+        #expect(configuration.problems == ["overload thresholds out of range"])
+        configuration.overload = OverloadPolicy()
+        configuration.overload?.starvedWait = .milliseconds(10)
+        #expect(configuration.problems == ["overload thresholds out of range"], "starved below the backlog wait")
+        configuration.overload = OverloadPolicy()
+        configuration.overload?.starvedEnterWindows = 0
         #expect(configuration.problems == ["overload thresholds out of range"])
     }
 
@@ -198,6 +250,23 @@ struct RequestPeekTests {
             String(invite.dropLast(4)),
         ] {
             #expect(StatelessRefusal.response(to: Data(broken.utf8), status: 503, reason: "R", tagSuffix: "t", extra: []) == nil)
+        }
+    }
+
+    @Test("the Call-ID read from the bytes: full or compact name, trimmed; none when absent, empty, folded or after the body")
+    func callIDPeek() {
+        let invite = PeerMessages.invite().replacingOccurrences(of: "\n", with: "\r\n") + "\r\nContent-Length: 0\r\n\r\n"
+        #expect(StatelessRefusal.callID(of: Data(invite.utf8)) == "call-1@peer")
+        let compact = invite.replacingOccurrences(of: "Call-ID: call-1@peer", with: "i :  c2@peer \t")
+        #expect(StatelessRefusal.callID(of: Data(compact.utf8)) == "c2@peer")
+        for broken in [
+            invite.replacingOccurrences(of: "Call-ID: call-1@peer\r\n", with: ""),
+            invite.replacingOccurrences(of: "Call-ID: call-1@peer", with: "Call-ID:  "),
+            invite.replacingOccurrences(of: "Call-ID: call-1@peer", with: "Call-ID:\r\n call-1@peer"),
+            invite.replacingOccurrences(of: "Call-ID: call-1@peer\r\n", with: "") + "Call-ID: late@peer\r\n",
+            "",
+        ] {
+            #expect(StatelessRefusal.callID(of: Data(broken.utf8)) == nil)
         }
     }
 
@@ -358,6 +427,46 @@ struct OverloadEngineTests {
         run(harness, windows: 1, busy: true)
         let statistics = harness.engine.statistics
         #expect(statistics.queueWaitMilliseconds == 30 && statistics.loadShedPercent == 35)
+    }
+
+    @Test("a retransmitted INVITE of a call already answered is not refused: the 200 goes again, the next new call is shed")
+    func retransmissionsOfCallsInProgressAreSpared() throws {
+        let harness = try harness()
+        let upCallID = call(harness, 0)
+        #expect(harness.sent().compactMap(\.response?.statusCode).contains(200))
+        run(harness, windows: 11, busy: true)  // shedding at 50 %
+        #expect(harness.engine.statistics.loadShedPercent == 50)
+        _ = harness.sent()
+        _ = call(harness, 1)  // credit 50: taken
+        #expect(harness.sent().compactMap(\.response?.statusCode).contains(200))
+        harness.deliver(PeerMessages.invite(callID: upCallID, branch: "z9hG4bK-load-0"), body: PeerMessages.offer)
+        harness.environment.advance(by: .zero)
+        let again = harness.sent().compactMap(\.response)
+        #expect(again.map(\.statusCode) == [200] && again.first?.headers.callID == upCallID, "its 200 again, no 503")
+        let next = [call(harness, 2), call(harness, 3), call(harness, 4)]
+        let answers = harness.sent().compactMap(\.response)
+        #expect(answers.filter { $0.statusCode == 503 }.compactMap(\.headers.callID) == Array(next.prefix(2)))
+        #expect(answers.filter { $0.statusCode == 200 }.compactMap(\.headers.callID) == [next[2]])
+        let statistics = harness.engine.statistics
+        #expect(statistics.retransmissionsSpared == 1 && statistics.requestsShed == 2)
+    }
+
+    @Test("at --log-level warning the log says when shedding begins and ends, and nothing per call")
+    func warningLevel() throws {
+        let lines = Mutex<[(EngineLog.Level, String)]>([])
+        let harness = try EngineHarness(log: EngineLog(level: .warning) { level, line in lines.withLock { $0.append((level, line)) } }) {
+            $0.autoAnswerDelay = .zero
+            $0.overload = LoadShedderTests.quick
+        }
+        harness.environment.idleTime = .zero
+        harness.engine.start()
+        _ = call(harness, 0)
+        run(harness, windows: 3, busy: true)
+        run(harness, windows: 1, busy: false)
+        let logged = lines.withLock { $0 }
+        #expect(logged.map(\.0) == [EngineLog.Level.warning, .warning])
+        #expect(logged.first?.1.hasPrefix("overload: ") == true && logged.last?.1.hasPrefix("overload over: ") == true)
+        #expect(EngineLog.Level(name: "Warning") == .warning && EngineLog.Level.warning < .info && EngineLog.Level.error < .warning)
     }
 
     @Test("without a measured idle time (or with overload control off) nothing is ever shed")
