@@ -29,8 +29,9 @@
 struct LoadShedder {
     /// A change worth a log line.
     enum Change: Equatable {
-        /// Shedding began at this busy share.
-        case began(busy: Double)
+        /// Shedding began at this busy share; `starved`: because datagrams waited `starvedWait` or more for
+        /// `starvedEnterWindows` windows (else the busy share and a backlog, for `enterWindows`).
+        case began(busy: Double, starved: Bool = false)
         /// Shedding ended; this many requests had been shed.
         case ended(shed: Int)
     }
@@ -77,7 +78,7 @@ struct LoadShedder {
             sharePercent = min(steps * policy.stepPercent, policy.maxSharePercent)
             shedInEpisode = 0
             credit = 0
-            return .began(busy: busy)
+            return .began(busy: busy, starved: starvedWindows >= policy.starvedEnterWindows)
         }
         if saturated {
             // The wait falling by a quarter or more since the last window: the share works, the backlog drains.

@@ -56,12 +56,16 @@ extension SIPUserAgent {
             }
             lastQueueWait = wait ?? .zero
             switch shedder.sample(busy: busy, longestWait: wait) {
-            case .began(let busy):
-                let backlog = wait.map { ", datagrams waiting up to \(Self.milliseconds($0)) ms" } ?? ""
-                log.warning("overload: the engine thread was \(Int(busy * 100))% busy for \(shedder.policy.enterWindows) "
-                    + "windows of \(Self.milliseconds(shedder.policy.window)) ms\(backlog); shedding new out-of-dialog requests "
-                    + "(503 with Retry-After; dropped unread over UDP from \(shedder.policy.dropSharePercent)% on); "
-                    + "calls in progress go on")
+            case .began(let busy, let starved):
+                let policy = shedder.policy, window = Self.milliseconds(policy.window)
+                let waited = Self.milliseconds(wait ?? .zero)
+                let reason = starved
+                    ? "datagrams waited \(Self.milliseconds(policy.starvedWait)) ms or more for \(policy.starvedEnterWindows) "
+                        + "windows of \(window) ms running (up to \(waited) ms; the engine's threads \(Int(busy * 100))% busy)"
+                    : "the engine's threads were \(Int(busy * 100))% busy for \(policy.enterWindows) windows of \(window) ms "
+                        + "running" + (wait == nil ? "" : ", datagrams waiting up to \(waited) ms")
+                log.warning("overload: \(reason); shedding new out-of-dialog requests (503 with Retry-After; dropped "
+                    + "unread over UDP from \(policy.dropSharePercent)% on); calls in progress go on")
             case .ended(let shed):
                 log.warning("overload over: taking every new request again (\(shed) shed in this episode; "
                     + "\(counters.requestsShed) answered 503 and \(counters.requestsShedDropped) dropped since start)")

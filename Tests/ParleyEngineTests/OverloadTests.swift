@@ -88,7 +88,7 @@ struct LoadShedderTests {
         }
         #expect(!shedder.isShedding)
         #expect(shedder.sample(busy: 0.75, longestWait: .milliseconds(100)) == nil)
-        #expect(shedder.sample(busy: 0.75, longestWait: .milliseconds(250)) == .began(busy: 0.75))
+        #expect(shedder.sample(busy: 0.75, longestWait: .milliseconds(250)) == .began(busy: 0.75, starved: true))
         #expect(shedder.sharePercent == 10, "two steps: the wait was 2.5 × starvedWait")
         _ = shedder.sample(busy: 0.75, longestWait: .milliseconds(200))
         #expect(shedder.sharePercent == 20, "still starved, the wait down by less than a quarter: two steps up")
@@ -102,7 +102,7 @@ struct LoadShedderTests {
         #expect(shedder.sample(busy: 0.5, longestWait: .milliseconds(120)) == nil)
         #expect(shedder.sample(busy: 0.5, longestWait: .milliseconds(90)) == nil, "not starved: the count starts again")
         #expect(shedder.sample(busy: 0.5, longestWait: .milliseconds(100)) == nil)
-        #expect(shedder.sample(busy: 0.5, longestWait: .milliseconds(950)) == .began(busy: 0.5))
+        #expect(shedder.sample(busy: 0.5, longestWait: .milliseconds(950)) == .began(busy: 0.5, starved: true))
         #expect(shedder.sharePercent == 20, "at most four steps at once")
         _ = shedder.sample(busy: 1, longestWait: .milliseconds(960))
         #expect(shedder.sharePercent == 40)
@@ -465,7 +465,8 @@ struct OverloadEngineTests {
         run(harness, windows: 1, busy: false)
         let logged = lines.withLock { $0 }
         #expect(logged.map(\.0) == [EngineLog.Level.warning, .warning])
-        #expect(logged.first?.1.hasPrefix("overload: ") == true && logged.last?.1.hasPrefix("overload over: ") == true)
+        #expect(logged.first?.1.hasPrefix("overload: the engine's threads were 100% busy for 2 windows of 100 ms running;") == true)
+        #expect(logged.last?.1.hasPrefix("overload over: ") == true)
         #expect(EngineLog.Level(name: "Warning") == .warning && EngineLog.Level.warning < .info && EngineLog.Level.error < .warning)
     }
 
