@@ -116,6 +116,7 @@ public struct EngineConfiguration: Sendable {
             || overload.shortQueueWait < .zero || overload.backlogWait < overload.shortQueueWait
             || overload.starvedWait < overload.backlogWait || overload.starvedWait <= .zero
             || overload.enterWindows < 1 || overload.starvedEnterWindows < 1
+            || !(1...100).contains(overload.maxSharePercent)
         {
             problems.append("overload thresholds out of range")
         }

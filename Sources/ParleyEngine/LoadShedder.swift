@@ -72,7 +72,8 @@ struct LoadShedder {
         starvedWindows = starved ? starvedWindows + 1 : 0
         let previousWait = lastWait
         lastWait = longestWait
-        let steps = longestWait.map { min(max(Int($0 / policy.starvedWait), 1), Self.mostSteps) } ?? 1
+        var steps = 1
+        while steps < Self.mostSteps, let longestWait, longestWait >= policy.starvedWait * (steps + 1) { steps += 1 }
         if !isShedding {
             guard saturatedWindows >= policy.enterWindows || starvedWindows >= policy.starvedEnterWindows else { return nil }
             sharePercent = min(steps * policy.stepPercent, policy.maxSharePercent)
@@ -115,9 +116,10 @@ struct LoadShedder {
     }
 
     /// The request `sheds` just picked belongs to a call in progress (a retransmitted INVITE whose first copy got
-    /// through): it is taken after all, and the next new request is shed in its place, so the share stays exact.
+    /// through): it is taken after all and counts for nothing, as if it had not come, so the next new request is shed
+    /// in its place and the share of new requests stays exact.
     mutating func spare() {
-        credit += 100
+        credit += 100 - sharePercent
         shedInEpisode -= 1
     }
 }
@@ -150,7 +152,7 @@ public struct OverloadPolicy: Sendable, Hashable {
     public var shortQueueWait: Duration = .milliseconds(2)
     /// Busy share under which the shed share goes down again.
     public var leaveBusy = 0.80
-    /// How much the shed share moves each window, in percent.
+    /// The step the shed share moves by, in percent: one a window, up to four while datagrams wait long.
     public var stepPercent = 5
     /// The most that is ever shed, in percent (some new calls always get through, so the rate never drops to nothing).
     public var maxSharePercent = 95

@@ -44,7 +44,7 @@ extension SIPUserAgent {
                 // Once per ban begun, for the first and then every thousandth ban: a spoofed flood of many
                 // sources must not flood the log.
                 if counters.requestsRefusedPerSource % 1000 == 1 {
-                    log.info("\(sourceKey) sent more than \(configuration.maxRequestsPerSource) new requests in a second: "
+                    log.warning("\(sourceKey) sent more than \(configuration.maxRequestsPerSource) new requests in a second: "
                         + "refused with 503, then dropped for \(Self.seconds(configuration.sourceBan)) s "
                         + "(\(counters.requestsRefusedPerSource) bans so far)")
                 }

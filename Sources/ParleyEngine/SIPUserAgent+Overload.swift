@@ -11,7 +11,7 @@ import SIPTransport
 ///        ▼
 ///   shedding, RequestPeek says new out-of-dialog (no To tag; not ACK/BYE/CANCEL/PRACK), waited ≥ shortQueueWait
 ///   (or not measured), credit full?
-///        │ no                        └─yes─► its Call-ID a call's here (a retransmission)? ──yes──► taken; the next
+///        │ no                        └─yes─► an INVITE of a call here (a retransmission)? ──yes──► taken; the next
 ///        │                                           │ no                                  one shed in its place
 ///        │                                           ▼                                     (retransmissionsSpared)
 ///        │                           UDP and share ≥ dropSharePercent? ──yes──► dropped (requestsShedDropped)
@@ -93,7 +93,9 @@ extension SIPUserAgent {
             RequestPeek.isNewOutOfDialogRequest(inbound.bytes),
             shedder!.sheds(waited: inbound.waited.map { $0 + (parseThread?.backlogAge() ?? .zero) })
         else { return false }
-        if let callID = StatelessRefusal.callID(of: inbound.bytes), legIDs[callID] != nil {
+        if inbound.bytes.starts(with: Self.invitePrefix), let callID = StatelessRefusal.callID(of: inbound.bytes),
+            legIDs[callID] != nil
+        {
             // A retransmitted INVITE of a call that got through (its caller waited out T1 in our queue): a 503 would
             // fail at the caller the call its first copy set up, while the leg here lived on, retransmitting its 200
             // for 64·T1 and counting against --max-calls (at 2 × capacity, up to 3,700 a run were spared).
@@ -113,6 +115,9 @@ extension SIPUserAgent {
         }
         return true
     }
+
+    /// How an INVITE's bytes begin.
+    private static let invitePrefix = Array("INVITE ".utf8)
 
     /// What `status` shows of the load: busy and shed shares in percent, the loop lag and the last window's longest
     /// wait in the receive queue in milliseconds.
