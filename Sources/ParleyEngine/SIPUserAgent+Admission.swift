@@ -136,10 +136,11 @@ extension SIPUserAgent {
     }
 
     /// Whether a new incoming call fits under `maxCalls`. Refusals are counted, and logged once when they begin and
-    /// once when calls are let in again.
+    /// once when live calls have fallen a tenth under the limit: at the limit calls end and come one by one, and a
+    /// line each time calls were let in again flapped tens of times a second at twice the capacity.
     private func admitsNewCall(_ callID: String) -> Bool {
         guard legs.count >= configuration.maxCalls else {
-            if counters.atCallLimit {
+            if counters.atCallLimit, legs.count < configuration.maxCalls - configuration.maxCalls / 10 {
                 counters.atCallLimit = false
                 log.warning("live calls below the limit again: taking new calls (\(counters.refusedOverLimit) refused so far)")
             }

@@ -4,6 +4,7 @@ import ConversationKit
 import Foundation
 import SIPMessages
 import SIPTransport
+import Synchronization
 import Testing
 
 @testable import ParleyEngine
@@ -171,6 +172,38 @@ struct AdmissionTests {
         #expect(sent.compactMap(\.response?.statusCode) == [503])
         #expect(sent.first?.response?.headers["Retry-After"] == "5")
         #expect(harness.engine.statistics.callsRefusedOverLimit == 1)
+    }
+
+    @Test("the call limit logs a warning when refusals begin and one when live calls fall a tenth under it, not one per call at the edge")
+    func callLimitLogsEpisodes() throws {
+        let lines = Mutex<[String]>([])
+        let harness = try EngineHarness(log: EngineLog(level: .warning) { _, line in lines.withLock { $0.append(line) } }) {
+            $0.maxCalls = 10
+            $0.autoAnswerDelay = .zero
+        }
+        func call(_ index: Int) -> Int? {
+            harness.deliver(Self.invite(index), body: PeerMessages.offer)
+            harness.environment.advance(by: .zero)
+            return harness.sent().compactMap(\.response?.statusCode).first { $0 >= 200 }
+        }
+        func hangUp(_ index: Int) throws {
+            let callID = "flood-\(index)@peer"
+            let tag = try #require(harness.engine.localTag(ofCallID: callID))
+            harness.deliver(PeerMessages.inDialog("BYE", localTag: tag, cseq: 2, branch: "z9hG4bK-bye-\(index)", callID: callID))
+            harness.environment.advance(by: .zero)
+        }
+        for index in 0..<10 { #expect(call(index) == 200) }
+        #expect(call(10) == 503)
+        try hangUp(0)
+        #expect(call(11) == 200, "under the limit: taken")
+        #expect(call(12) == 503, "at it again: refused, in the same episode")
+        try hangUp(1)
+        try hangUp(2)
+        #expect(call(13) == 200)
+        let logged = lines.withLock { $0 }.filter { $0.contains("live calls") }
+        #expect(logged.count == 2)
+        #expect(logged.first?.contains("the limit (--max-calls)") == true && logged.last?.contains("below the limit again") == true)
+        #expect(harness.engine.statistics.callsRefusedOverLimit == 2)
     }
 
     @Test("an exempt source is under neither the density check nor the ringing limit")
