@@ -125,6 +125,19 @@ enum PeerMessages {
         """
     }
 
+    /// A request from the peer outside any dialog (no To tag), without a body: a CANCEL, an OPTIONS.
+    static func outOfDialog(_ method: String, cseq: Int, branch: String, callID: String) -> String {
+        """
+        \(method) sip:parley@127.0.0.1:5070 SIP/2.0
+        Via: SIP/2.0/UDP 127.0.0.1:5062;branch=\(branch)
+        Max-Forwards: 70
+        From: "Alice" <sip:alice@127.0.0.1:5062>;tag=peer-tag
+        To: <sip:parley@127.0.0.1:5070>
+        Call-ID: \(callID)
+        CSeq: \(cseq) \(method)
+        """
+    }
+
     /// An in-dialog request from the peer to us (our tag in To).
     static func inDialog(
         _ method: String, localTag: String, cseq: Int, branch: String, callID: String = "call-1@peer",

@@ -355,15 +355,7 @@ struct OverloadEngineTests {
         #expect(harness.sent().compactMap(\.response?.statusCode) == [200])
         // A CANCEL carries no To tag but is never shed: it is a 481 here, not a 503.
         for index in 0..<10 {
-            harness.deliver("""
-                CANCEL sip:parley@127.0.0.1:5070 SIP/2.0
-                Via: SIP/2.0/UDP 127.0.0.1:5062;branch=z9hG4bK-gone-\(index)
-                Max-Forwards: 70
-                From: "Alice" <sip:alice@127.0.0.1:5062>;tag=peer-tag
-                To: <sip:parley@127.0.0.1:5070>
-                Call-ID: gone-\(index)@peer
-                CSeq: 1 CANCEL
-                """)
+            harness.deliver(PeerMessages.outOfDialog("CANCEL", cseq: 1, branch: "z9hG4bK-gone-\(index)", callID: "gone-\(index)@peer"))
         }
         #expect(Set(harness.sent().compactMap(\.response?.statusCode)) == [481])
         statistics = harness.engine.statistics
@@ -452,15 +444,7 @@ struct OverloadEngineTests {
         #expect(answers.filter { $0.statusCode == 200 }.compactMap(\.headers.callID) == [next[1]])
         // Only an INVITE is spared: other new requests naming the call's Call-ID are shed as any.
         for index in 0..<2 {
-            harness.deliver("""
-                OPTIONS sip:parley@127.0.0.1:5070 SIP/2.0
-                Via: SIP/2.0/UDP 127.0.0.1:5062;branch=z9hG4bK-options-\(index)
-                Max-Forwards: 70
-                From: "Alice" <sip:alice@127.0.0.1:5062>;tag=peer-tag
-                To: <sip:parley@127.0.0.1:5070>
-                Call-ID: \(upCallID)
-                CSeq: \(10 + index) OPTIONS
-                """)
+            harness.deliver(PeerMessages.outOfDialog("OPTIONS", cseq: 10 + index, branch: "z9hG4bK-options-\(index)", callID: upCallID))
         }
         #expect(harness.sent().compactMap(\.response?.statusCode) == [200, 503])
         let statistics = harness.engine.statistics
