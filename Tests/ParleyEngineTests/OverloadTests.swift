@@ -91,7 +91,7 @@ struct LoadShedderTests {
         #expect(shedder.sample(busy: 0.75, longestWait: .milliseconds(250)) == .began(busy: 0.75, starved: true))
         #expect(shedder.sharePercent == 10, "two steps: the wait was 2.5 × starvedWait")
         _ = shedder.sample(busy: 0.75, longestWait: .milliseconds(200))
-        #expect(shedder.sharePercent == 20, "still starved, the wait down by less than a quarter: two steps up")
+        #expect(shedder.sharePercent == 20, "still starved: two steps up")
         #expect(shedder.sample(busy: 0.75, longestWait: nil) == nil, "no wait measured: the busy share alone, two steps down")
         #expect(shedder.sample(busy: 0.75, longestWait: nil) == .ended(shed: 0))
     }
@@ -108,7 +108,7 @@ struct LoadShedderTests {
         #expect(shedder.sharePercent == 40)
     }
 
-    @Test("while shedding, a saturated window whose wait fell by a quarter holds the share; one that did not steps up")
+    @Test("while shedding, a saturated window whose wait fell by a quarter holds the share, unless still starved; one that did not steps up")
     func drainingBacklog() {
         var shedder = LoadShedder(policy: Self.quick)
         _ = shedder.sample(busy: 1, longestWait: .milliseconds(30))
@@ -117,13 +117,15 @@ struct LoadShedderTests {
         _ = shedder.sample(busy: 1, longestWait: .milliseconds(300))
         #expect(shedder.sharePercent == 20, "the wait grew to three starvedWaits: three steps")
         _ = shedder.sample(busy: 1, longestWait: .milliseconds(225))
-        #expect(shedder.sharePercent == 20, "down by a quarter: the share drains the backlog, it holds")
-        _ = shedder.sample(busy: 1, longestWait: .milliseconds(170))
-        #expect(shedder.sharePercent == 25, "down by less than a quarter: a step")
+        #expect(shedder.sharePercent == 30, "down by a quarter but still starved: two steps (callers retransmit after T1)")
+        _ = shedder.sample(busy: 1, longestWait: .milliseconds(80))
+        #expect(shedder.sharePercent == 30, "no longer starved and down by a quarter: the share drains the backlog, it holds")
+        _ = shedder.sample(busy: 1, longestWait: .milliseconds(70))
+        #expect(shedder.sharePercent == 35, "down by less than a quarter: a step")
         _ = shedder.sample(busy: 1, longestWait: .milliseconds(30))
-        #expect(shedder.sharePercent == 25, "falling still, though backed up: holds")
+        #expect(shedder.sharePercent == 35, "falling still, though backed up: holds")
         _ = shedder.sample(busy: 1, longestWait: .milliseconds(30))
-        #expect(shedder.sharePercent == 30, "backed up and not falling: a step")
+        #expect(shedder.sharePercent == 40, "backed up and not falling: a step")
     }
 
     @Test("a request picked to shed but spared (a retransmission of a call in progress) passes its turn to the next")
