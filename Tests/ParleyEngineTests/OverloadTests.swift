@@ -114,18 +114,19 @@ struct LoadShedderTests {
         _ = shedder.sample(busy: 1, longestWait: .milliseconds(30))
         #expect(shedder.sample(busy: 1, longestWait: .milliseconds(40)) == .began(busy: 1))
         #expect(shedder.sharePercent == 5)
-        _ = shedder.sample(busy: 1, longestWait: .milliseconds(300))
-        #expect(shedder.sharePercent == 20, "the wait grew to three starvedWaits: three steps")
-        _ = shedder.sample(busy: 1, longestWait: .milliseconds(225))
-        #expect(shedder.sharePercent == 30, "down by a quarter but still starved: two steps (callers retransmit after T1)")
-        _ = shedder.sample(busy: 1, longestWait: .milliseconds(80))
-        #expect(shedder.sharePercent == 30, "no longer starved and down by a quarter: the share drains the backlog, it holds")
-        _ = shedder.sample(busy: 1, longestWait: .milliseconds(70))
-        #expect(shedder.sharePercent == 35, "down by less than a quarter: a step")
-        _ = shedder.sample(busy: 1, longestWait: .milliseconds(30))
-        #expect(shedder.sharePercent == 35, "falling still, though backed up: holds")
-        _ = shedder.sample(busy: 1, longestWait: .milliseconds(30))
-        #expect(shedder.sharePercent == 40, "backed up and not falling: a step")
+        // Each window, fully busy: its longest wait (ms), then the share it leaves, and why.
+        let windows: [(wait: Int, share: Int, why: Comment)] = [
+            (300, 20, "the wait grew to three starvedWaits: three steps"),
+            (225, 30, "down by a quarter but still starved: two steps (callers retransmit after T1)"),
+            (80, 30, "no longer starved and down by a quarter: the share drains the backlog, it holds"),
+            (70, 35, "down by less than a quarter: a step"),
+            (30, 35, "falling still, though backed up: holds"),
+            (30, 40, "backed up and not falling: a step"),
+        ]
+        for window in windows {
+            _ = shedder.sample(busy: 1, longestWait: .milliseconds(window.wait))
+            #expect(shedder.sharePercent == window.share, window.why)
+        }
     }
 
     @Test("a request picked to shed but spared (a retransmission of a call in progress) passes its turn to the next")
