@@ -43,12 +43,14 @@ public struct EngineLog: Sendable {
     /// A log that writes nothing.
     public static let silent = EngineLog(level: .error) { _, _ in }
 
+    /// Logs `message` at `level` (a machine's log effect carries its level).
+    public func write(_ level: Level, _ message: @autoclosure () -> String) { if self.level >= level { sink(level, message()) } }
     /// Logs a failure.
-    public func error(_ message: @autoclosure () -> String) { if level >= .error { sink(.error, message()) } }
+    public func error(_ message: @autoclosure () -> String) { write(.error, message()) }
     /// Logs a condition an operator should act on.
-    public func warning(_ message: @autoclosure () -> String) { if level >= .warning { sink(.warning, message()) } }
+    public func warning(_ message: @autoclosure () -> String) { write(.warning, message()) }
     /// Logs a transition or notable event.
-    public func info(_ message: @autoclosure () -> String) { if level >= .info { sink(.info, message()) } }
+    public func info(_ message: @autoclosure () -> String) { write(.info, message()) }
     /// Logs a detail.
-    public func debug(_ message: @autoclosure () -> String) { if level >= .debug { sink(.debug, message()) } }
+    public func debug(_ message: @autoclosure () -> String) { write(.debug, message()) }
 }

@@ -164,12 +164,7 @@ extension SIPUserAgent {
             case .fail(let action, let reason):
                 _ = action.action.fail(reason: reason)
             case .log(let level, let line):
-                switch level {
-                case .error: log.error("\(uuid) \(callID(of: uuid)): \(line)")
-                case .warning: log.warning("\(uuid) \(callID(of: uuid)): \(line)")
-                case .info: log.info("\(uuid) \(callID(of: uuid)): \(line)")
-                case .debug: log.debug("\(uuid) \(callID(of: uuid)): \(line)")
-                }
+                log.write(level, "\(uuid) \(callID(of: uuid)): \(line)")
             case .videoSettled(let on, let failure):
                 log.info("\(uuid) \(callID(of: uuid)): video \(on ? "on" : "off") \(failure.map { "refused: \($0)" } ?? "done")")
                 videoRequests.removeValue(forKey: UUIDKey(uuid))?(failure)

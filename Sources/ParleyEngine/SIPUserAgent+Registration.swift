@@ -38,12 +38,7 @@ extension SIPUserAgent: RegistrationContext {
                 if let registrationTimer { environment.cancel(registrationTimer) }
                 registrationTimer = nil
             case .log(let level, let line):
-                switch level {
-                case .error: log.error(line)
-                case .warning: log.warning(line)
-                case .info: log.info(line)
-                case .debug: log.debug(line)
-                }
+                log.write(level, line)
             }
         }
     }
