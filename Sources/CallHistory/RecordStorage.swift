@@ -3,18 +3,32 @@ import Foundation
 
 /// Writes a record's rows.
 enum RecordWriter {
-    /// Inserts `record`; its handles are normalised again with `normalizer` (the database's own rules).
-    static func insert(
+    /// Inserts `record` unless a record with its UUID is stored already; either way, the stored record's id.
+    static func insertOrFind(
+        _ record: CallRecord, in connection: SQLiteConnection, normalizer: HandleNormalizer
+    ) throws(CallHistoryError) -> (id: Int64, isNew: Bool) {
+        if let id = try insertIfNew(record, into: connection, normalizer: normalizer) { return (id, true) }
+        guard let id = try RecordReader.id(uuid: record.uuid, in: connection) else {
+            throw .database(code: 0, detail: "record \(record.uuid) was there at its insert and gone after it, in one transaction")
+        }
+        return (id, false)
+    }
+
+    /// Inserts `record` and returns its id, or nil when a record with its UUID is already stored (then nothing is
+    /// written: one statement both looks and writes); its handles are normalised again with `normalizer` (the
+    /// database's own rules).
+    private static func insertIfNew(
         _ record: CallRecord, into connection: SQLiteConnection, normalizer: HandleNormalizer
-    ) throws(CallHistoryError) -> Int64 {
+    ) throws(CallHistoryError) -> Int64? {
         try RecordRules.validate(record)
         let statement = try connection.statement(
             fixed: """
                 INSERT INTO conversation (uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
                     is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id, quality)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (uuid) DO NOTHING
                 """)
-        statement.bind(record.uuid.uuidString, at: 1)
+        statement.bind(record.uuid, at: 1)
         statement.bind(record.direction.rawValue, at: 2)
         statement.bind(record.status.rawValue, at: 3)
         statement.bind(record.endedReason.rawValue, at: 4)
@@ -26,10 +40,11 @@ enum RecordWriter {
         statement.bind(record.localHandle?.kind.rawValue, at: 10)
         statement.bind(record.localHandle?.value, at: 11)
         statement.bind(record.localHandle?.displayName, at: 12)
-        statement.bind(record.groupUUID?.uuidString, at: 13)
+        statement.bind(record.groupUUID, at: 13)
         statement.bind(record.callID, at: 14)
         statement.bind(RecordRules.qualityText(record), at: 15)
         try statement.run()
+        guard connection.changes == 1 else { return nil }
         let id = connection.lastInsertRowID
 
         let handleStatement = try connection.statement(
@@ -68,7 +83,7 @@ enum RecordReader {
 
     static func id(uuid: UUID, in connection: SQLiteConnection) throws(CallHistoryError) -> Int64? {
         let statement = try connection.statement(fixed: "SELECT id FROM conversation WHERE uuid = ?")
-        statement.bind(uuid.uuidString, at: 1)
+        statement.bind(uuid, at: 1)
         return try statement.step() ? statement.int64(0) : nil
     }
 

@@ -116,8 +116,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
     public func insert(_ record: CallRecord) throws(CallHistoryError) -> CallRecord {
         try use { connection throws(CallHistoryError) in
             try connection.transaction { () throws(CallHistoryError) in
-                if let existing = try RecordReader.record(uuid: record.uuid, in: connection) { return existing }
-                let id = try RecordWriter.insert(record, into: connection, normalizer: normalizer)
+                let id = try RecordWriter.insertOrFind(record, in: connection, normalizer: normalizer).id
                 guard let stored = try RecordReader.record(id: id, in: connection) else {
                     throw .database(code: 0, detail: "record \(id) vanished inside its own transaction")
                 }
@@ -143,12 +142,9 @@ public final class SQLiteCallHistory: CallHistoryStore {
                 stored.reserveCapacity(records.count)
                 var added = 0
                 for var record in records {
-                    if let existing = try RecordReader.id(uuid: record.uuid, in: connection) {
-                        record.id = existing
-                    } else {
-                        record.id = try RecordWriter.insert(record, into: connection, normalizer: normalizer)
-                        added += 1
-                    }
+                    let (id, isNew) = try RecordWriter.insertOrFind(record, in: connection, normalizer: normalizer)
+                    record.id = id
+                    if isNew { added += 1 }
                     stored.append(record)
                 }
                 return (stored, added)

@@ -220,6 +220,33 @@ final class SQLiteStatement {
     }
     func bindNull(at index: Int32) { sqlite3_bind_null(pointer, index) }
 
+    /// Binds a UUID as text spelt as Foundation's `uuidString` spells it (upper-case hex, 8-4-4-4-12), written
+    /// here: `uuidString` formats through `snprintf`, which was a twentieth of the history thread's time per call.
+    func bind(_ value: UUID, at index: Int32) {
+        let digits: StaticString = "0123456789ABCDEF"
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+            var end = 0
+            withUnsafeBytes(of: value.uuid) { bytes in
+                for (offset, byte) in bytes.enumerated() {
+                    if offset == 4 || offset == 6 || offset == 8 || offset == 10 {
+                        text[end] = UInt8(ascii: "-")
+                        end += 1
+                    }
+                    text[end] = digits.utf8Start[Int(byte >> 4)]
+                    text[end + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    end += 2
+                }
+            }
+            text.baseAddress!.withMemoryRebound(to: CChar.self, capacity: end) { chars in
+                _ = sqlite3_bind_text(pointer, index, chars, Int32(end), csqlite_transient())
+            }
+        }
+    }
+
+    func bind(_ value: UUID?, at index: Int32) {
+        if let value { bind(value, at: index) } else { bindNull(at: index) }
+    }
+
     func bind(_ value: String?, at index: Int32) {
         if let value { bind(value, at: index) } else { bindNull(at: index) }
     }

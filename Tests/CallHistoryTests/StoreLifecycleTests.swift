@@ -105,6 +105,30 @@ struct StoreLifecycleTests {
         #expect(try store.check().isEmpty)
     }
 
+    @Test("UUIDs are stored as Foundation's uuidString spells them, so rows of every build are found by UUID")
+    func uuidText() throws {
+        let temp = try TemporaryHistory()
+        let edges = [
+            UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+            UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)),
+            UUID(uuid: (0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0xFE, 0xDC, 0xBA, 0x98, 0x76, 0x54, 0x32, 0x10)),
+        ]
+        let records = (edges + (0..<20).map { _ in UUID() }).map { group in
+            var record = makeRecord([alice], group: group)
+            record.uuid = group
+            return record
+        }
+        let store = try temp.open()
+        try store.insert(contentsOf: records)
+        let connection = try SQLiteConnection(path: temp.path, access: .readWrite)
+        for record in records {
+            let statement = try connection.statement("SELECT uuid, group_uuid FROM conversation WHERE id = ?")
+            statement.bind(try #require(try store.record(uuid: record.uuid)).id, at: 1)
+            #expect(try statement.step())
+            #expect(statement.text(0) == record.uuid.uuidString && statement.text(1) == record.uuid.uuidString)
+        }
+    }
+
     @Test("one writer and three readers on one file at once (WAL): no errors, readers see whole records")
     func concurrentWriterAndReaders() async throws {
         let temp = try TemporaryHistory()
