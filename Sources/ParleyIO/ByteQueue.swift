@@ -39,14 +39,18 @@ package struct ByteQueue<Tag> {
         return true
     }
 
-    /// Writes what the socket takes without blocking; returns the bytes written and the errno that stopped it, if
-    /// one other than EAGAIN did.
+    /// Chunks one `sendmsg` gathers at most (IOV_MAX is 1,024; a loop turn rarely queues more than this for one
+    /// socket).
+    package static var chunksPerWrite: Int { 64 }
+
+    /// Writes what the socket takes without blocking, up to ``chunksPerWrite`` chunks per system call; returns the
+    /// bytes written and the errno that stopped it, if one other than EAGAIN did.
     package mutating func write(to fd: Int32) -> (written: Int, error: Int32?) {
         var written = 0
         while head < chunks.count {
-            let chunk = chunks[head]
-            let result = chunk.bytes.withUnsafeBytes { raw in
-                send(fd, raw.baseAddress! + chunk.offset, raw.count - chunk.offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            let end = min(chunks.count, head + Self.chunksPerWrite)
+            let result = withUnsafeTemporaryAllocation(of: iovec.self, capacity: end - head) { vectors in
+                gather(from: head, to: end, into: vectors, fd: fd)
             }
             if result < 0 {
                 let code = errno
@@ -55,15 +59,47 @@ package struct ByteQueue<Tag> {
                 return (written, code == EAGAIN || code == EWOULDBLOCK ? nil : code)
             }
             written += result
-            byteCount -= result
-            if chunk.offset + result == chunk.bytes.count {
-                head += 1
-            } else {
-                chunks[head].offset += result
-            }
+            consume(result)
+            if head < end { break }  // the socket took less than was offered: it is full for now
         }
         compact()
         return (written, nil)
+    }
+
+    /// Points `vectors` at chunks `index..<end` (each chunk's bytes pinned while the calls nest) and sends them in
+    /// one `sendmsg`.
+    private func gather(
+        from index: Int, to end: Int, into vectors: UnsafeMutableBufferPointer<iovec>, fd: Int32
+    ) -> Int {
+        guard index < end else {
+            var message = msghdr()
+            message.msg_iov = vectors.baseAddress
+            message.msg_iovlen = end - head
+            return sendmsg(fd, &message, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        }
+        let chunk = chunks[index]
+        return chunk.bytes.withUnsafeBytes { raw in
+            vectors[index - head] = iovec(
+                iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + chunk.offset),
+                iov_len: raw.count - chunk.offset)
+            return gather(from: index + 1, to: end, into: vectors, fd: fd)
+        }
+    }
+
+    /// Drops `count` written bytes from the front.
+    private mutating func consume(_ count: Int) {
+        var left = count
+        byteCount -= count
+        while left > 0 {
+            let remaining = chunks[head].bytes.count - chunks[head].offset
+            if left >= remaining {
+                left -= remaining
+                head += 1
+            } else {
+                chunks[head].offset += left
+                left = 0
+            }
+        }
     }
 
     /// Empties the queue, returning the tags of the chunks not (fully) written.

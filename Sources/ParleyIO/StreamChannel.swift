@@ -101,6 +101,8 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
     /// When draining began (for the linger deadline).
     private var drainingSince: UInt64 = 0
     private var writeSideShut = false
+    /// A flush waits for the end of this loop turn.
+    private var flushScheduled = false
     /// The one timer of the channel: idleness, the setup deadline while not open, the linger deadline while draining.
     private var timer: LoopTimer?
 
@@ -267,8 +269,9 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
 
     // MARK: - Writing
 
-    /// Queues `bytes` (one message, or the owner's own bytes with no tag) and writes what the socket takes. A
-    /// message that would take the queue over its limit closes the channel (``StreamSendRefusal/overflow``).
+    /// Queues `bytes` (one message, or the owner's own bytes with no tag); what the socket takes is written at the end
+    /// of the loop turn. A message that would take the queue over its limit closes the channel
+    /// (``StreamSendRefusal/overflow``).
     @discardableResult
     package func send(_ bytes: Data, tag: Tag? = nil) -> StreamSendRefusal? {
         guard isUsable else { return .notOpen }
@@ -284,12 +287,25 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
                 return nil
             }
             guard encrypt(bytes, tag: tag, tls) else { return .notOpen }
-            flush()
+            flushAtEndOfTurn()
         } else {
             guard enqueue(bytes, tag: tag) else { return .overflow }
-            if state == .open { flush() }
+            if state == .open { flushAtEndOfTurn() }
         }
         return nil
+    }
+
+    /// Writes at the end of this loop turn, so that what a turn sends on the channel leaves in one system call: over
+    /// TCP a turn answering forty requests of one connection wrote forty times, and each write went through the
+    /// whole TCP stack on its own (a third of the SIP loop's time at 11,000 calls/s).
+    private func flushAtEndOfTurn() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        loop.atEndOfTurn { [weak self] in
+            guard let self else { return }
+            flushScheduled = false
+            flush()
+        }
     }
 
     /// Appends to the byte queue; when even its headroom is used up (TLS records of many small messages queued
@@ -368,8 +384,11 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
             flush()
         case .open, .connecting, .handshaking:
             if state == .open {
-                // close_notify (for our own reasons), and last words: one non-blocking write, no waiting for the peer.
-                if sayLastWords(lastWords, closeNotify: Self.isLocal(reason)) { _ = outbound.write(to: fd) }
+                // close_notify (for our own reasons), last words, and what this turn sent (its flush was waiting
+                // for the turn's end): one non-blocking write, no waiting for the peer.
+                if sayLastWords(lastWords, closeNotify: Self.isLocal(reason)) || flushScheduled {
+                    _ = outbound.write(to: fd)
+                }
             }
             closeReason = reason
             let unsent = tearDown()
