@@ -27,7 +27,7 @@ struct ByteQueueTests {
         }
     }
 
-    /// Chunks of 1 to 300 bytes, each byte naming its chunk, tagged with the chunk's number.
+    /// Chunks of 1 to 300 bytes, each filled with its own number (mod 256), so a chunk out of place shows.
     private static func chunks(_ count: Int) -> [Data] {
         (0..<count).map { index in Data(repeating: UInt8(truncatingIfNeeded: index), count: 1 + (index * 37) % 300) }
     }
@@ -42,13 +42,12 @@ struct ByteQueueTests {
         #expect(queue.byteCount == chunks.joined().count)
         var received: [UInt8] = []
         var writes = 0
-        while !queue.isEmpty {
+        while !queue.isEmpty, writes < 1_000 {
             let (written, error) = queue.write(to: writer)
             #expect(error == nil)
+            #expect(written > 0, "the reader emptied the socket, so it takes more")
             writes += 1
             received += Self.readAvailable(reader)
-            #expect(written > 0 || writes < 10_000, "the queue stopped moving")
-            if writes >= 10_000 { break }
         }
         #expect(received == Array(chunks.joined()))
         #expect(writes > 1, "a 4 KiB send buffer takes the \(chunks.joined().count) bytes in several writes")
