@@ -1,7 +1,7 @@
 /// What an element should do about a message that `SIPMessage.parse` refused (or that a user agent server must refuse).
 ///
 /// Requests get an error response built from the headers that could be read; responses are never answered, only dropped
-/// (RFC 3261 §18.1.2). The choice follows `../shared/testdata/rfc4475/INDEX.md`.
+/// (RFC 3261 §18.1.2). The choice follows `Tests/TestData/rfc4475/INDEX.md`.
 public enum SIPSuggestedResponse: Sendable, Hashable {
     /// Answer the request with 400 Bad Request, the error's `reason` as the reason phrase.
     case badRequest

@@ -3,12 +3,13 @@ import Testing
 
 @testable import SIPMessages
 
-/// The RFC 4475 torture messages: `shared/testdata/rfc4475` next to the package root (read-only, CRLF-exact).
+/// The RFC 4475 torture messages: `Tests/TestData/rfc4475` in the package (the RFC's published archive, CRLF-exact;
+/// its INDEX.md says where they come from and what each expects).
 enum TortureCorpus {
-    /// The folder, found from this file's path: Tests/SIPMessagesTests/ → package root → its parent.
+    /// The folder, found from this file's path: Tests/SIPMessagesTests/ → Tests/TestData/rfc4475.
     static let folder: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/testdata/rfc4475", isDirectory: true)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("TestData/rfc4475", isDirectory: true)
 
     /// The names (without `.sip`) of every message file in the folder, sorted; a missing folder fails the test.
     static func names() throws -> [String] {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SIPMessages
 
-/// Every RFC 4475 torture message gets the verdict and response `shared/testdata/rfc4475/INDEX.md` names.
+/// Every RFC 4475 torture message gets the verdict and response `Tests/TestData/rfc4475/INDEX.md` names.
 @Suite("RFC 4475 torture messages")
 struct TortureTests {
     /// What INDEX.md asks of one message, with Parley's choice where it says "either".
