@@ -196,7 +196,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
         case .turnedAway, .awaitingHello:
             switch ControlWire.helloToken(in: message) {
             case .failure(let fault):
-                reject(client, .unauthorized, fault.description)
+                reject(client, fault.code, fault.description)
             case .success(let given):
                 guard ControlWire.tokensMatch(given, token) else { return reject(client, .unauthorized, "wrong token") }
                 guard stage == .awaitingHello else { return admitOverCap(client) }

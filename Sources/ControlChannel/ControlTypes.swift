@@ -53,6 +53,8 @@ public struct ControlClientID: Hashable, Sendable, CustomStringConvertible {
 public enum ControlErrorCode: String, Sendable, Hashable, CaseIterable {
     /// The first line was not a hello with the right token, or did not come in time. The connection is closed.
     case unauthorized
+    /// The hello asked for a protocol version this server does not speak (`v` is not 1). The connection is closed.
+    case unsupportedVersion
     /// A line was longer than ``ControlLimits/maxLineBytes``. The connection is closed.
     case frameTooLarge
     /// A line was not valid UTF-8. The line is skipped; the connection stays.
@@ -100,7 +102,7 @@ enum ControlWire {
         }
         guard object["type"] as? String == "hello" else { return .failure(.malformed("the first line is not a hello")) }
         guard let version = object["v"] as? Int, version == ControlWire.version else {
-            return .failure(.malformed("unsupported protocol version (this server speaks v\(ControlWire.version))"))
+            return .failure(.unsupportedVersion)
         }
         guard let token = object["token"] as? String else { return .failure(.missingToken) }
         return .success(token)
@@ -110,11 +112,21 @@ enum ControlWire {
     enum HelloFault: Error, Equatable, CustomStringConvertible {
         case malformed(String)
         case missingToken
+        case unsupportedVersion
 
         var description: String {
             switch self {
             case .malformed(let why): why
             case .missingToken: "the hello carries no token"
+            case .unsupportedVersion: "this parleyd speaks control protocol version \(ControlWire.version) only"
+            }
+        }
+
+        /// The error the client is told.
+        var code: ControlErrorCode {
+            switch self {
+            case .malformed, .missingToken: .unauthorized
+            case .unsupportedVersion: .unsupportedVersion
             }
         }
     }

@@ -77,16 +77,8 @@ public struct CollaborationParams: ControlParams {
     public func validate() throws(ControlError) { try ConversationParams.check(collaboration, "collaboration") }
 }
 
-/// `collaborationProve`: a challenge to sign with this device's key.
+/// `collaborationProve`: a challenge to sign with this device's key (its members are its shape's).
 extension CollaborationChallenge: ControlParams {
-    /// The members.
-    public static let fields = [
-        ControlField("collaboration", "a string", "the collaboration's identifier"),
-        ControlField("group", "a string", "the group session it is bound to"),
-        ControlField("nonce", "a string", "the verifier's nonce, 64 hex digits"),
-        ControlField("expires", "a string", "when the nonce expires, RFC 3339 UTC to the second (`2026-12-01T10:01:00Z`)"),
-        ControlField("verifier", "a string", "the verifier's identifier (the owner's SIP address)"),
-    ]
     /// An example.
     public static let example = CollaborationChallenge(
         collaboration: "8d3c2a10-5e1f-4b7a-9c3d-2f6e8a1b4c5d", group: "5f0c6a1e-3b8d-4c1e-9a57-0d2b7e4c9f10",
@@ -97,14 +89,8 @@ extension CollaborationChallenge: ControlParams {
     }
 }
 
+/// A signed proof as a parameter (its members are its shape's).
 extension SignedProofJSON: ControlParams {
-    /// The members.
-    public static let fields = [
-        ControlField("publicKey", "a string", "the device's P-256 key, 65-byte uncompressed point in hex"),
-        ControlField("publicKeyIndex", "an integer", "its leaf's index in its person's tree"),
-        ControlField("inclusionHashes", "a list of strings", "the siblings, bottom up, 32-byte hex each (at most 16)"),
-        ControlField("signatureDER", "a string", "ECDSA/SHA-256 over the statement, DER in hex"),
-    ]
     /// An example.
     public static let example = SignedProofJSON(
         publicKey: "04" + String(repeating: "11", count: 64), publicKeyIndex: 1, inclusionHashes: [String(repeating: "22", count: 32)],
@@ -218,7 +204,7 @@ public struct CollaborationData: Codable, Sendable, Equatable {
     /// On a recipient: `none`, `requested`, `granted` or `rejected`.
     public var access: String
     @Nullable public var rejection: String?
-    public var metadata: CollaborationMetadata
+    public var metadata: CollaborationMetadataInfo
     /// On the owner: the people stored against it.
     public var participants: [CollaborationParticipantData]
 
@@ -232,7 +218,7 @@ public struct CollaborationData: Codable, Sendable, Equatable {
         verifier = info.verifier
         access = info.access.name
         if case .rejected(let reason) = info.access { rejection = reason.rawValue } else { rejection = nil }
-        metadata = info.metadata
+        metadata = CollaborationMetadataInfo(info.metadata)
         participants = info.participants.map(CollaborationParticipantData.init)
     }
 }
@@ -283,7 +269,8 @@ public struct CollaborationUpdateEvent: Codable, Sendable, Equatable {
     public var added: [String]
     public var removed: [String]
     public var requiresConfirmation: Bool
-    public var deadline: Date
+    /// When an unanswered confirmation times out (a wire timestamp).
+    public var deadline: String
     public init(_ action: CollaborationAction) {
         self.action = action.id
         if case .updateParticipants(let identifier, let added, let removed) = action.kind {
@@ -296,7 +283,7 @@ public struct CollaborationUpdateEvent: Codable, Sendable, Equatable {
             removed = []
         }
         requiresConfirmation = action.requiresConfirmation
-        deadline = action.deadline
+        deadline = ControlTime.string(action.deadline)
     }
 }
 

@@ -19,8 +19,10 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case hold
     /// Take off hold.
     case resume
-    /// Mute or unmute.
+    /// Mute (or, with `muted: false`, unmute).
     case mute
+    /// Unmute.
+    case unmute
     /// Send keypad tones.
     case playTone
     /// Turn video on or off.
@@ -88,15 +90,18 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
 }
 
 /// One documented member of a params or result object.
-public struct ControlField: Sendable, Hashable {
+public struct ControlField: Sendable {
     /// The member's name.
     public let name: String
-    /// Its JSON type in words: `string`, `boolean`, `integer`, `string or null`…
+    /// Its JSON type in words: `a string`, `a boolean`, `an integer`, `a string or null`…
     public let type: String
     /// Whether a request may leave it out.
     public let isOptional: Bool
     /// What it means.
     public let summary: String
+    /// The type the words describe, for members of what parleyd sends (``ControlShape``): the drift test checks
+    /// values against it. Nil for a params member described in words only.
+    public internal(set) var valueType: ControlType?
 
     /// A field.
     public init(_ name: String, _ type: String, optional: Bool = false, _ summary: String) {
@@ -152,6 +157,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case resume(ConversationParams)
     /// `mute`.
     case mute(MuteParams)
+    /// `unmute`.
+    case unmute(ConversationParams)
     /// `playTone`.
     case playTone(ToneParams)
     /// `video`.
@@ -229,6 +236,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .hold: .hold
         case .resume: .resume
         case .mute: .mute
+        case .unmute: .unmute
         case .playTone: .playTone
         case .video: .video
         case .mediaStats: .mediaStats
@@ -284,6 +292,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .join: JoinParams.self
         case .end, .hold, .resume, .unmerge, .mediaStats: ConversationParams.self
         case .mute: MuteParams.self
+        case .unmute: ConversationParams.self
         case .playTone: ToneParams.self
         case .video: VideoParams.self
         case .merge: MergeParams.self
@@ -329,6 +338,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .resume: return .resume(try params(ConversationParams.self, data))
         case .unmerge: return .unmerge(try params(ConversationParams.self, data))
         case .mute: return .mute(try params(MuteParams.self, data))
+        case .unmute: return .unmute(try params(ConversationParams.self, data))
         case .playTone: return .playTone(try params(ToneParams.self, data))
         case .video: return .video(try params(VideoParams.self, data))
         case .mediaStats: return .mediaStats(try params(ConversationParams.self, data))
@@ -364,6 +374,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .end(let params), .hold(let params), .resume(let params), .unmerge(let params), .mediaStats(let params):
             try params.encode(to: encoder)
         case .mute(let params): try params.encode(to: encoder)
+        case .unmute(let params): try params.encode(to: encoder)
         case .playTone(let params): try params.encode(to: encoder)
         case .video(let params): try params.encode(to: encoder)
         case .merge(let params): try params.encode(to: encoder)

@@ -22,14 +22,6 @@ public struct HandleInfo: Codable, Sendable, Equatable {
 
     /// What a UI shows: the contact's name, else the display name.
     public var shownName: String { contactName ?? displayName }
-
-    /// The members.
-    public static let fields = [
-        ControlField("kind", "a string", "`phoneNumber`, `emailAddress` or `generic`"),
-        ControlField("value", "a string", "the address; a SIP URI stays whole so it can be dialled back as it is"),
-        ControlField("displayName", "a string", "the SIP display name, else the value"),
-        ControlField("contactName", "a string or null", "the matching contact's name (`--contacts`), else null"),
-    ]
 }
 
 /// A conversation's full state as the protocol writes it, in `list`, action results and `conversationChanged`.
@@ -152,38 +144,6 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         if sipReason != previous.sipReason { changed.append("sipReason") }
         return changed
     }
-
-    /// The members.
-    public static let fields = [
-        ControlField("uuid", "a string", "the conversation's uuid"),
-        ControlField("state", "a string", "`idle`, `ringing`, `joining`, `joined`, `paused`, `leaving` or `left`"),
-        ControlField("direction", "a string", "`incoming` or `outgoing`"),
-        ControlField("displayName", "a string", "who the other side is, for a UI: contact names, else SIP display names"),
-        ControlField("members", "an array of handles", "the remote members"),
-        ControlField(
-            "activeRemoteMembers", "an array of handles",
-            "the remote members taking part now: the caller while it rings, the peer once connected; empty while the peer holds us"),
-        ControlField("localMember", "a handle or null", "our own handle"),
-        ControlField("isRemotelyHeld", "a boolean", "the peer put us on hold (no remote member active while joined)"),
-        ControlField("isMuted", "a boolean", "we are muted"),
-        ControlField("isVideo", "a boolean", "it carries video"),
-        ControlField("viaPush", "a boolean", "a VoIP push announced it before its INVITE (an incoming banner says so)"),
-        ControlField(
-            "canShareActivity", "a boolean",
-            "a group session may be activated on it now (`groupActivate`: it is joined or paused); a frontend shows its share button only then"),
-        ControlField("capabilities", "an array of strings", "`merging`, `unmerging`, `pausing`, `playingTones`, `video`"),
-        ControlField(
-            "pendingActions", "an array of strings",
-            "actions running on it now, by the method that asks for each (`start`, `join`, `end`, `hold`, `resume`, `mute`, `unmute`, `playTone`, `merge`, `unmerge`): show a spinner"),
-        ControlField("group", "a string or null", "the uuid of the group it is merged into"),
-        ControlField("callID", "a string or null", "its SIP Call-ID"),
-        ControlField("createdAt", "a timestamp", "when parleyd first knew of it"),
-        ControlField("connectedAt", "a timestamp or null", "when media first connected"),
-        ControlField("endedAt", "a timestamp or null", "when it ended"),
-        ControlField("endedReason", "a string or null", "why it ended (see Ended reasons)"),
-        ControlField("sipStatus", "an integer or null", "the final SIP status that ended it (486, 603…)"),
-        ControlField("sipReason", "a string or null", "that status's reason phrase"),
-    ]
 }
 
 /// Times on the wire: ISO 8601 in UTC with milliseconds (`2026-11-29T17:02:03.123Z`); durations are integer

@@ -33,7 +33,8 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
         case unauthorized
         /// Connection level: a message was larger than the limit. The connection is closed.
         case frameTooLarge
-        /// Connection level: a message was not valid UTF-8. It was skipped; the connection stays.
+        /// Connection level, Unix socket: a line was not valid UTF-8. It was skipped; the connection stays. (A
+        /// WebSocket text frame that is not UTF-8 closes the connection with 1007, as RFC 6455 §8.1 requires.)
         case invalidFrame
         /// Connection level: every client slot is taken by a client that cannot be evicted. The connection is
         /// closed; try again later.
@@ -66,7 +67,8 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
             switch self {
             case .parseError: "the message is not valid JSON (`id` is null in the answer)"
             case .invalidRequest: "valid JSON but not a request: not an object, no integer or short string `id`, no `method`"
-            case .unsupportedVersion: "`v` is missing or not 1"
+            case .unsupportedVersion:
+                "`v` is missing or not 1: in a hello, a connection-level error and the connection is closed; in a request, that request's answer"
             case .unknownMethod: "no such method (`details.methods` lists them)"
             case .invalidParams: "a parameter is missing or has the wrong type or value (`details.field` names it)"
             case .notFound:
@@ -77,7 +79,8 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
             case .unavailable: "this parleyd does not offer it (started with `--no-history`, or without `--contacts`)"
             case .unauthorized: "connection: no hello with the right token within the hello deadline; closed"
             case .frameTooLarge: "connection: a message over the size limit; closed"
-            case .invalidFrame: "connection: a message that is not UTF-8; skipped, the connection stays"
+            case .invalidFrame:
+                "connection, Unix socket only: a line that is not UTF-8; skipped, the connection stays (over WebSocket, RFC 6455 has parleyd close with 1007 instead)"
             case .tooManyClients: "connection: every client slot is taken and none can be evicted; closed (try later)"
             case .evicted: "connection: an idle client that never subscribed, closed to make room for a new one"
             case .messageTooLarge: "a group message's type and data are over the session's limit (`details.size`, `details.limit`)"
@@ -91,16 +94,17 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
         }
     }
 
-    /// Structured facts about an error; only those that apply are present.
+    /// Structured facts about an error; only those that apply are present (the one object whose absent members are
+    /// left out rather than written as `null`). Every key any error uses is listed here, spelt once.
     public struct Details: Sendable, Equatable, Codable {
         /// The parameter at fault.
         public var field: String?
-        /// The final SIP status that ended the call (486, 603…).
+        /// The final SIP status the peer answered with (486, 603, 415…).
         public var sipStatus: Int?
         /// Its reason phrase, as the peer wrote it.
         public var sipReason: String?
-        /// Seconds after which trying again may work (from Retry-After).
-        public var retryAfter: Int?
+        /// When trying again may work, in milliseconds (a SIP Retry-After, a throttle).
+        public var retryAfterMs: Int?
         /// The action that failed (`start`, `hold`…).
         public var action: String?
         /// The methods there are (with `unknownMethod`).
@@ -109,11 +113,10 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
         public var matches: [String]?
         /// The log's own words, for bug reports.
         public var technical: String?
-        /// A group message's size and the session's limit, in bytes.
+        /// A group message's size, in bytes.
         public var size: Int?
+        /// The limit that was reached: a group message's bytes, a count of collaborations.
         public var limit: Int?
-        /// When to try again, in milliseconds.
-        public var retryAfterMs: Int?
         /// The group participant at fault.
         public var participant: String?
         /// Why a proof was refused (`proofRejected`).
@@ -121,23 +124,22 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
 
         /// Details; omitted members are absent.
         public init(
-            field: String? = nil, sipStatus: Int? = nil, sipReason: String? = nil, retryAfter: Int? = nil,
+            field: String? = nil, sipStatus: Int? = nil, sipReason: String? = nil, retryAfterMs: Int? = nil,
             action: String? = nil, methods: [String]? = nil, matches: [String]? = nil, technical: String? = nil,
-            size: Int? = nil, limit: Int? = nil, retryAfterMs: Int? = nil, participant: String? = nil, reason: String? = nil
+            size: Int? = nil, limit: Int? = nil, participant: String? = nil, reason: String? = nil
         ) {
-            self.reason = reason
-            self.size = size
-            self.limit = limit
-            self.retryAfterMs = retryAfterMs
-            self.participant = participant
             self.field = field
             self.sipStatus = sipStatus
             self.sipReason = sipReason
-            self.retryAfter = retryAfter
+            self.retryAfterMs = retryAfterMs
             self.action = action
             self.methods = methods
             self.matches = matches
             self.technical = technical
+            self.size = size
+            self.limit = limit
+            self.participant = participant
+            self.reason = reason
         }
     }
 
@@ -145,8 +147,8 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
     public let code: Code
     /// A short sentence for people, fit for a toast.
     public let message: String
-    /// Extra structured information, when there is any.
-    public let details: Details?
+    /// Extra structured information, or null when there is none.
+    @Nullable public private(set) var details: Details?
 
     /// An error.
     public init(_ code: Code, _ message: String, details: Details? = nil) {
@@ -165,13 +167,19 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
 }
 
 extension ControlError {
-    /// The error a refused action becomes: a sentence about what the user tried, the manager's words as details.
-    public static func refused(_ error: ConversationManagerError, action: String) -> ControlError {
+    /// The error a refused action becomes: a sentence about what the user tried (on a call going `direction`), the
+    /// manager's words as details.
+    public static func refused(
+        _ error: ConversationManagerError, action: String, direction: Conversation.Direction? = nil
+    ) -> ControlError {
         let details = Details(action: action, technical: error.description)
         switch error {
         case .unknownConversation, .conversationEnded:
             return ControlError(.notFound, "That call has already ended.", details: details)
         case .illegalTransition(let rejection):
+            if action == "join", direction == .outgoing {
+                return ControlError(.refused, "You can't answer a call you placed.", details: details)
+            }
             return ControlError(.refused, Self.sentence(action, refusedIn: rejection.state), details: details)
         case .missingCapability(_, let capability):
             return ControlError(.refused, "This call cannot \(Self.verb(for: capability)).", details: details)

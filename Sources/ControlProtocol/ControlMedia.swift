@@ -60,26 +60,6 @@ public struct MediaInfo: Codable, Sendable, Equatable {
         case (false, false): "inactive"
         }
     }
-
-    /// The members.
-    public static let fields = [
-        ControlField("localAddress", "a string", "our RTP address: the frontend's with `--media external`, else parleyd's"),
-        ControlField("localPort", "an integer", "our RTP port"),
-        ControlField("localRTCPPort", "an integer", "our RTCP port (the next)"),
-        ControlField("remoteAddress", "a string", "where the peer takes RTP"),
-        ControlField("remotePort", "an integer", "the peer's RTP port"),
-        ControlField("remoteRTCPPort", "an integer", "the peer's RTCP port (its `a=rtcp`, else the next)"),
-        ControlField("codec", "a string", "`PCMU`, `PCMA` or `opus`"),
-        ControlField("payloadType", "an integer", "the codec's RTP payload type"),
-        ControlField("clockRate", "an integer", "the codec's RTP clock rate in Hz"),
-        ControlField(
-            "direction", "a string",
-            "`sendrecv`, `sendonly`, `recvonly` or `inactive`, from our side (either side's hold included)"),
-        ControlField("ptime", "an integer or null", "milliseconds of audio per packet the peer asked for"),
-        ControlField("telephoneEvent", "an integer or null", "the RFC 4733 payload type our tones carry"),
-        ControlField(
-            "receivedTelephoneEvent", "an integer or null", "the RFC 4733 payload type in what the peer sends"),
-    ]
 }
 
 /// `mediaChanged`: a call's negotiated audio changed (an answer, a re-INVITE, either side's hold, the end).
@@ -109,19 +89,19 @@ public struct MediaStatsInfo: Codable, Sendable, Equatable {
     public var packetsLost: Int
     /// Those as a percentage of the packets expected.
     public var lossPercent: Double
-    /// The interarrival jitter of what we receive, in milliseconds.
-    public var jitterMs: Double
+    /// The interarrival jitter of what we receive, in whole milliseconds.
+    public var jitterMs: Int
     /// Our packets the peer reported lost.
     @Nullable public var peerPacketsLost: Int?
-    /// The jitter the peer measured on our stream, in milliseconds.
-    @Nullable public var peerJitterMs: Double?
-    /// The round trip from the peer's receiver report, in milliseconds.
-    @Nullable public var roundTripMs: Double?
+    /// The jitter the peer measured on our stream, in whole milliseconds.
+    @Nullable public var peerJitterMs: Int?
+    /// The round trip from the peer's receiver report, in whole milliseconds.
+    @Nullable public var roundTripMs: Int?
 
     /// Figures.
     public init(
-        codec: String, packetsSent: Int, packetsReceived: Int, packetsLost: Int, lossPercent: Double, jitterMs: Double,
-        peerPacketsLost: Int?, peerJitterMs: Double?, roundTripMs: Double?
+        codec: String, packetsSent: Int, packetsReceived: Int, packetsLost: Int, lossPercent: Double, jitterMs: Int,
+        peerPacketsLost: Int?, peerJitterMs: Int?, roundTripMs: Int?
     ) {
         self.codec = codec
         self.packetsSent = packetsSent
@@ -133,19 +113,6 @@ public struct MediaStatsInfo: Codable, Sendable, Equatable {
         self.peerJitterMs = peerJitterMs
         self.roundTripMs = roundTripMs
     }
-
-    /// The members.
-    public static let fields = [
-        ControlField("codec", "a string", "the codec measured"),
-        ControlField("packetsSent", "an integer", "RTP packets we sent"),
-        ControlField("packetsReceived", "an integer", "RTP packets we received"),
-        ControlField("packetsLost", "an integer", "packets of the peer's stream that never arrived"),
-        ControlField("lossPercent", "a number", "those as a percentage of the packets expected"),
-        ControlField("jitterMs", "a number", "the interarrival jitter of what we receive, in milliseconds"),
-        ControlField("peerPacketsLost", "an integer or null", "our packets the peer reported lost (RTCP)"),
-        ControlField("peerJitterMs", "a number or null", "the jitter the peer measured on our stream (RTCP)"),
-        ControlField("roundTripMs", "a number or null", "the round trip from the peer's receiver report (RTCP)"),
-    ]
 }
 
 /// `mediaStats`: a call's audio figures, every two seconds while parleyd carries its audio.

@@ -1,3 +1,4 @@
+import ConversationKit
 import Foundation
 
 /// `{"to": "sip:bob@127.0.0.1:5062", "video": false}`.
@@ -378,18 +379,35 @@ public struct RecordParams: ControlParams {
     public static let example = RecordParams(id: 42)
 }
 
-/// `{"handle": "+1 415 555 0100"}`.
+/// `{"handle": "+1 415 555 0100"}` or `{"handle": "dave@example.com", "kind": "emailAddress"}`.
 public struct ContactParams: ControlParams {
     /// A phone number, email address or SIP URI.
     public var handle: String
+    /// How to read it: `phoneNumber`, `emailAddress` or `generic`; decided from the value when absent.
+    public var kind: String?
 
     /// Params.
-    public init(handle: String) { self.handle = handle }
+    public init(handle: String, kind: String? = nil) {
+        self.handle = handle
+        self.kind = kind
+    }
 
     /// The members.
-    public static let fields = [ControlField("handle", "a string", "a phone number, email address or SIP URI")]
+    public static let fields = [
+        ControlField("handle", "a string", "a phone number, email address or SIP URI"),
+        ControlField(
+            "kind", "`phoneNumber`, `emailAddress` or `generic`", optional: true,
+            "how to read `handle`; when absent: `tel:` and numbers are phone numbers, `mailto:` and a bare `user@host` an email address (a bare `user@host` that names no contact as an email is tried as `sip:user@host`), `sip:`/`sips:` URIs as callers are (see Handles)"),
+    ]
     /// An example.
-    public static let example = ContactParams(handle: "+1 415 555 0100")
+    public static let example = ContactParams(handle: "dave@example.com", kind: "emailAddress")
+
+    /// The kind, when given, is one of the three.
+    public func validate() throws(ControlError) {
+        if let kind, Handle.Kind(name: kind) == nil {
+            throw ControlError(.invalidParams, "\"kind\" must be \"phoneNumber\", \"emailAddress\" or \"generic\".", field: "kind")
+        }
+    }
 }
 
 /// `{"limit": 100, "cursor": "…"}`: one page of the live conversations.

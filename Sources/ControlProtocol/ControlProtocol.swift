@@ -137,7 +137,7 @@ public enum ControlResponse<Result: Codable & Sendable>: Sendable {
 /// Writing and reading whole messages.
 public enum ControlMessage {
     /// `{"v":1,"id":…,"result":…}`.
-    public static func result<Result: Encodable>(_ result: Result, id: ControlRequestID) -> Data {
+    public static func result<Result: ControlShape>(_ result: Result, id: ControlRequestID) -> Data {
         if let fast = result as? any ControlFastJSON { return JSONOut.envelope(id: id, event: nil, payloadKey: "result", fast) }
         return ControlJSON.encode(ResultEnvelope(v: ControlProtocol.version, id: id, result: result))
     }

@@ -62,33 +62,6 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
         self.isRead = isRead
         self.quality = quality
     }
-
-    /// The members.
-    public static let fields = [
-        ControlField("id", "an integer", "the record's id"),
-        ControlField("uuid", "a string", "the conversation's uuid"),
-        ControlField("direction", "a string", "`incoming` or `outgoing`"),
-        ControlField(
-            "status", "a string",
-            "`connected`, `missed`, `declined`, `blocked`, `busy`, `cancelled`, `failed`, `answeredElsewhere`, `declinedElsewhere`"),
-        ControlField("endedReason", "a string", "the conversation's ended reason"),
-        ControlField("displayName", "a string", "who the other side was: contact names, else SIP display names"),
-        ControlField(
-            "members", "an array of handles",
-            "the remote members, each with the address it called from; a member's `displayName` is the name recorded with the call (the contact's name then, else the SIP display name), its `contactName` the contact's name now"),
-        ControlField("localMember", "a handle or null", "our own handle"),
-        ControlField("isVideo", "a boolean", "it carried video"),
-        ControlField("group", "a string or null", "the group it was merged into"),
-        ControlField("callID", "a string or null", "its SIP Call-ID"),
-        ControlField("createdAt", "a timestamp", "when it began"),
-        ControlField("connectedAt", "a timestamp or null", "when media connected"),
-        ControlField("endedAt", "a timestamp", "when it ended"),
-        ControlField("durationMs", "an integer", "connected time in milliseconds (0 if it never connected)"),
-        ControlField("isRead", "a boolean", "whether it was marked read"),
-        ControlField(
-            "quality", "media figures or null",
-            "its audio figures as the call ended (read at most two seconds before), null without parleyd's own audio"),
-    ]
 }
 
 /// The registration as the protocol writes it.
@@ -105,58 +78,6 @@ public struct RegistrationInfo: Codable, Sendable, Equatable {
         self.state = state
         self.expiresAt = expiresAt
         self.reason = reason
-    }
-}
-
-/// The daemon's own facts, for `status`.
-public struct DaemonFacts: Codable, Sendable, Equatable {
-    /// parleyd's version.
-    public var version: String
-    /// Our address of record, or null.
-    @Nullable public var user: String?
-    /// The SIP listening addresses (`udp://127.0.0.1:5070`).
-    public var listening: [String]
-    /// The push token, or null without a push service.
-    @Nullable public var pushToken: String?
-    /// The web softphone's address (`http://127.0.0.1:PORT/`, without the token), or null without `--websocket`.
-    @Nullable public var webPage: String?
-
-    /// Facts.
-    public init(version: String, user: String?, listening: [String], pushToken: String?, webPage: String? = nil) {
-        self.version = version
-        self.user = user
-        self.listening = listening
-        self.pushToken = pushToken
-        self.webPage = webPage
-    }
-}
-
-/// The result of `status`.
-public struct StatusResult: Codable, Sendable, Equatable {
-    /// The control protocol version.
-    public var `protocol`: Int
-    /// The daemon's facts.
-    public var daemon: DaemonFacts
-    /// The registration.
-    public var registration: RegistrationInfo
-    /// Live conversations.
-    public var conversations: Int
-    /// What the engine counted.
-    public var counters: [String: Int]
-    /// The connection limits (see Limits).
-    public var limits: [String: Int]
-
-    /// A status.
-    public init(
-        daemon: DaemonFacts, registration: RegistrationInfo, conversations: Int, counters: [String: Int],
-        limits: [String: Int]
-    ) {
-        self.protocol = ControlProtocol.version
-        self.daemon = daemon
-        self.registration = registration
-        self.conversations = conversations
-        self.counters = counters
-        self.limits = limits
     }
 }
 

@@ -83,7 +83,7 @@ public enum GroupSessionState: Sendable, Hashable {
 }
 
 /// Why a session was invalidated.
-public enum GroupSessionEndReason: String, Sendable, Hashable, Codable {
+public enum GroupSessionEndReason: String, Sendable, Hashable, Codable, CaseIterable {
     /// This side left it.
     case left
     /// Its host ended it (or this side, the host, did).

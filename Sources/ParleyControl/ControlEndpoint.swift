@@ -44,21 +44,9 @@ public final class ControlEndpoint: Sendable {
         loop: EventLoop, log: EngineLog, facts: @escaping @Sendable () -> DaemonFacts
     ) throws {
         let token = try ControlToken.loadOrCreate(in: directory)
-        let documented = [
-            "maxClients": limits.maxClients, "helloTimeoutMs": Int(limits.helloTimeout * 1000),
-            "maxMessageBytes": limits.maxLineBytes, "maxQueuedBytes": limits.maxQueuedBytes,
-            "evictionIdleTimeMs": Int(limits.evictionIdleTime * 1000), "maxIDBytes": ControlProtocol.maxIDBytes,
-            // A frontend offers Merge only where the manager's group limits allow it.
-            "maxConversationGroups": engine.manager.configuration.maximumConversationGroups,
-            "maxConversationsPerGroup": engine.manager.configuration.maximumConversationsPerConversationGroup,
-            // The SIP side's limits (docs/robustness.md), for a frontend that explains a refusal.
-            "maxCalls": engine.configuration.maxCalls, "maxRingingPerSource": engine.configuration.maxRingingPerSource,
-            "maxRequestsPerSource": engine.configuration.maxRequestsPerSource,
-            "sourceBanSeconds": Int(engine.configuration.sourceBan.components.seconds),
-        ]
         let webPage = Mutex<String?>(nil)
         let service = ControlService(
-            engine: engine, history: history, contacts: contacts, limits: documented,
+            engine: engine, history: history, contacts: contacts, connection: limits,
             facts: {
                 var known = facts()
                 known.webPage = webPage.withLock { $0 }

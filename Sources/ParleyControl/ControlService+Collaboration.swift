@@ -18,28 +18,28 @@ extension ControlService {
             let info = try Self.value(engine.startCollaboration(metadata, on: uuid, url: params.url, confirmUpdates: params.confirmUpdates ?? false))
             reply(ControlMessage.result(CollaborationData(info), id: id))
         case .collaborationOpen(let params):
-            try Self.value(engine.openCollaboration(params.collaboration))
-            guard let info = engine.collaborations.first(where: { $0.highlight.identifier == params.collaboration }) else {
-                throw ControlError(collaboration: .unknownCollaboration(params.collaboration))
+            try Self.value(engine.openCollaboration(Self.id(params.collaboration)))
+            guard let info = engine.collaborations.first(where: { $0.highlight.identifier == Self.id(params.collaboration) }) else {
+                throw ControlError(collaboration: .unknownCollaboration(Self.id(params.collaboration)))
             }
             reply(ControlMessage.result(CollaborationData(info), id: id))
         case .collaborationChallenge(let params):
-            reply(ControlMessage.result(try Self.value(engine.collaborationChallenge(params.collaboration)), id: id))
+            reply(ControlMessage.result(try Self.value(engine.collaborationChallenge(Self.id(params.collaboration))), id: id))
         case .collaborationProve(let challenge):
             reply(ControlMessage.result(SignedProofJSON(try Self.value(engine.proveCollaboration(challenge))), id: id))
         case .collaborationVerify(let params):
-            let root = try Self.value(engine.verifyCollaborationProof(params.proof.proof, nonce: params.nonce, for: params.collaboration))
-            reply(ControlMessage.result(CollaborationGranted(collaboration: params.collaboration, root: root.hex), id: id))
+            let root = try Self.value(engine.verifyCollaborationProof(params.proof.proof, nonce: params.nonce, for: Self.id(params.collaboration)))
+            reply(ControlMessage.result(CollaborationGranted(collaboration: Self.id(params.collaboration), root: root.hex), id: id))
         case .collaborationConfirm(let params):
             try Self.value(engine.confirmCollaborationUpdate(params.action, accept: params.accept))
             reply(ControlMessage.result(CollaborationConfirmed(action: params.action, accepted: params.accept), id: id))
         case .collaborationNotice(let params):
             guard let event = params.event else { throw ControlError(.invalidParams, "No such notice.", field: "kind") }
-            try Self.value(engine.postCollaborationNotice(event, for: params.collaboration))
-            reply(ControlMessage.result(CollaborationPosted(collaboration: params.collaboration, posted: true), id: id))
+            try Self.value(engine.postCollaborationNotice(event, for: Self.id(params.collaboration)))
+            reply(ControlMessage.result(CollaborationPosted(collaboration: Self.id(params.collaboration), posted: true), id: id))
         case .collaborationEnd(let params):
-            try Self.value(engine.endCollaboration(params.collaboration))
-            reply(ControlMessage.result(CollaborationEnded(collaboration: params.collaboration, state: "ended"), id: id))
+            try Self.value(engine.endCollaboration(Self.id(params.collaboration)))
+            reply(ControlMessage.result(CollaborationEnded(collaboration: Self.id(params.collaboration), state: "ended"), id: id))
         case .identityUpdateProve(let params):
             let old = params.oldDevices.compactMap(Hex.decode), new = params.newDevices.map { $0.compactMap(Hex.decode) }
             let (oldRoot, newRoot, proof) = try Self.value(engine.proveIdentityUpdate(oldDevices: old, newDevices: new, challenge: params.challenge))
@@ -49,8 +49,8 @@ extension ControlService {
                 throw ControlError(.invalidParams, "Roots must be 64 hex digits.", field: "oldRoot")
             }
             let root = try Self.value(engine.replaceCollaborationIdentity(
-                old, with: new, proof: params.proof.proof, nonce: params.nonce, for: params.collaboration))
-            reply(ControlMessage.result(CollaborationGranted(collaboration: params.collaboration, root: root.hex), id: id))
+                old, with: new, proof: params.proof.proof, nonce: params.nonce, for: Self.id(params.collaboration)))
+            reply(ControlMessage.result(CollaborationGranted(collaboration: Self.id(params.collaboration), root: root.hex), id: id))
         default:
             preconditionFailure("not a collaboration method: \(command.method)")
         }

@@ -203,7 +203,7 @@ extension ControlService {
             return ControlError(
                 .failed, Self.failureSentence(action: name, status: known?.0),
                 details: .init(
-                    sipStatus: known?.0, sipReason: known?.1, retryAfter: status?.retryAfter, action: name,
+                    sipStatus: known?.0, sipReason: known?.1, retryAfterMs: status?.retryAfter.map { $0 * 1000 }, action: name,
                     technical: reason))
         }
     }
@@ -273,6 +273,6 @@ extension ControlService {
             peerJitterMs: quality.peerJitterMs.map(Self.rounded), roundTripMs: quality.roundTripMs.map(Self.rounded))
     }
 
-    /// Milliseconds to a tenth.
-    private static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }
+    /// Whole milliseconds (the protocol's one rule for members ending in `Ms`).
+    private static func rounded(_ milliseconds: Double) -> Int { Int(milliseconds.rounded()) }
 }

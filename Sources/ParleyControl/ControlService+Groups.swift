@@ -16,6 +16,18 @@ struct GroupReplyTable {
 
 /// The group methods (docs/group-activities.md) and the events of group sessions.
 extension ControlService {
+    /// A group session, participant or collaboration id as parleyd keeps it (lower case): the reference promises
+    /// that ids compare ignoring case.
+    static func id(_ text: String) -> String { text.lowercased() }
+
+    /// Whom a group message goes to, ids in parleyd's case.
+    static func recipients(_ targets: GroupTargets?) -> GroupRecipients {
+        switch targets {
+        case .all?, nil: .all
+        case .only(let ids)?: .only(Set(ids.map(id)))
+        }
+    }
+
     func serveGroup(_ command: ControlCommand, id: ControlRequestID, reply: @escaping @Sendable (Data) -> Void) throws(ControlError) {
         switch command {
         case .groupSessions:
@@ -25,17 +37,17 @@ extension ControlService {
             let info = try Self.value(engine.activateGroupSession(params.activity, on: uuid))
             reply(ControlMessage.result(GroupSessionData(info), id: id))
         case .groupJoin(let params):
-            let info = try Self.value(engine.joinGroupSession(params.session))
+            let info = try Self.value(engine.joinGroupSession(Self.id(params.session)))
             reply(ControlMessage.result(GroupSessionData(info), id: id))
         case .groupLeave(let params), .groupEnd(let params):
-            if case .groupEnd = command { try Self.value(engine.leaveGroupSession(params.session, end: true)) } else {
-                try Self.value(engine.leaveGroupSession(params.session, end: false))
+            if case .groupEnd = command { try Self.value(engine.leaveGroupSession(Self.id(params.session), end: true)) } else {
+                try Self.value(engine.leaveGroupSession(Self.id(params.session), end: false))
             }
-            reply(ControlMessage.result(GroupLeft(session: params.session, state: "invalidated"), id: id))
+            reply(ControlMessage.result(GroupLeft(session: Self.id(params.session), state: "invalidated"), id: id))
         case .groupSend(let params):
             let sendID = try Self.value(engine.sendGroupMessage(
-                params.data, type: params.type, to: params.to?.recipients ?? .all, mode: params.deliveryMode,
-                keep: params.keep ?? false, in: params.session))
+                params.data, type: params.type, to: Self.recipients(params.to), mode: params.deliveryMode,
+                keep: params.keep ?? false, in: Self.id(params.session)))
             let answer: @Sendable (GroupSendReport) -> Void = { report in
                 reply(ControlMessage.result(GroupSendResult(report), id: id))
             }

@@ -1,4 +1,5 @@
 import CallHistory
+import ControlChannel
 import ControlProtocol
 import ConversationKit
 import Foundation
@@ -18,7 +19,7 @@ public final class ControlService: Sendable {
     /// The contacts that name people.
     let contacts: ContactBook
     private let facts: @Sendable () -> DaemonFacts
-    private let limits: [String: Int]
+    private let limits: StatusLimits
     /// What the events have said so far (see ControlService+Events).
     let events = Mutex(EventState())
     /// `groupSend` requests waiting for their message's report, and reports that came first.
@@ -26,15 +27,15 @@ public final class ControlService: Sendable {
     /// This run's mark on `list` cursors (positions start again with the next run).
     let listEpoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
 
-    /// A service for `engine`; `facts` tells `status` the daemon's own facts, `limits` its connection limits.
+    /// A service for `engine`; `facts` tells `status` the daemon's own facts, `connection` its connection limits.
     public init(
         engine: ParleyEngine, history: (any CallHistoryStore)? = nil, contacts: ContactBook = ContactBook(nil),
-        limits: [String: Int] = [:], facts: @escaping @Sendable () -> DaemonFacts
+        connection: ControlLimits = ControlLimits(), facts: @escaping @Sendable () -> DaemonFacts
     ) {
         self.engine = engine
         self.history = history
         self.contacts = contacts
-        self.limits = limits
+        self.limits = Self.limits(connection: connection, engine: engine)
         self.facts = facts
         engine.observeEvents { [weak self] event in self?.publish(event) }
     }
@@ -97,6 +98,8 @@ public final class ControlService: Sendable {
         case .mute(let params):
             let uuid = try conversation(params.conversation)
             try perform(.mute(conversationUUID: uuid, isMuted: params.muted ?? true), id: id, reply: reply)
+        case .unmute(let params):
+            try perform(.mute(conversationUUID: try conversation(params.conversation), isMuted: false), id: id, reply: reply)
         case .playTone(let params):
             let uuid = try conversation(params.conversation)
             try perform(.playTone(conversationUUID: uuid, digits: params.digits), id: id, reply: reply)
@@ -118,8 +121,10 @@ public final class ControlService: Sendable {
             guard contacts.current != nil else {
                 throw ControlError(.unavailable, "This parleyd has no contacts (start it with --contacts FILE).")
             }
-            let handle = DialTarget.parse(params.handle) ?? Handle(kind: .generic, value: params.handle)
-            let name = contacts.contactName(for: handle)
+            let candidates = DialTarget.lookupCandidates(for: params.handle, kind: params.kind.flatMap(Handle.Kind.init(name:)))
+            let matched = candidates.lazy.compactMap { candidate in self.contacts.contactName(for: candidate).map { (candidate, $0) } }.first
+            let handle = matched?.0 ?? candidates[0]
+            let name = matched?.1
             reply(ControlMessage.result(ContactResult(handle: HandleInfo(handle, contactName: name), contactName: name), id: id))
         case .contacts(let params):
             guard let directory = contacts.current else {
@@ -164,24 +169,45 @@ public final class ControlService: Sendable {
 
     private func status() -> StatusResult {
         let statistics = engine.statistics
-        let counters = [
-            "messagesReceived": statistics.messagesReceived, "malformedMessages": statistics.malformedMessages,
-            "incomingCalls": statistics.incomingCalls, "outgoingCalls": statistics.outgoingCalls,
-            "callsRefusedOverLimit": statistics.callsRefusedOverLimit, "callersRefused": statistics.callersRefused,
-            "callsRefusedPerSource": statistics.callsRefusedPerSource,
-            "requestsRefusedPerSource": statistics.requestsRefusedPerSource, "requestsDropped": statistics.requestsDropped,
-            "sourcesBanned": statistics.sourcesBanned,
-            "liveCalls": statistics.liveCalls, "liveTransactions": statistics.liveTransactions,
-            "requestsShed": statistics.requestsShed, "requestsShedDropped": statistics.requestsShedDropped,
-            "retransmissionsSpared": statistics.retransmissionsSpared,
-            "parseQueueDrops": statistics.parseQueueDrops,
-            "overloaded": statistics.overloaded ? 1 : 0, "loadBusyPercent": statistics.loadBusyPercent,
-            "loadShedPercent": statistics.loadShedPercent, "loopLagMs": statistics.loopLagMilliseconds,
-            "queueWaitMs": statistics.queueWaitMilliseconds,
-        ]
+        var counters = StatusCounters()
+        counters.messagesReceived = statistics.messagesReceived
+        counters.malformedMessages = statistics.malformedMessages
+        counters.incomingCalls = statistics.incomingCalls
+        counters.outgoingCalls = statistics.outgoingCalls
+        counters.callsRefusedOverLimit = statistics.callsRefusedOverLimit
+        counters.callersRefused = statistics.callersRefused
+        counters.callsRefusedPerSource = statistics.callsRefusedPerSource
+        counters.requestsRefusedPerSource = statistics.requestsRefusedPerSource
+        counters.requestsDropped = statistics.requestsDropped
+        counters.sourcesBanned = statistics.sourcesBanned
+        counters.liveCalls = statistics.liveCalls
+        counters.liveTransactions = statistics.liveTransactions
+        counters.requestsShed = statistics.requestsShed
+        counters.requestsShedDropped = statistics.requestsShedDropped
+        counters.retransmissionsSpared = statistics.retransmissionsSpared
+        counters.parseQueueDrops = statistics.parseQueueDrops
+        counters.overloaded = statistics.overloaded ? 1 : 0
+        counters.loadBusyPercent = statistics.loadBusyPercent
+        counters.loadShedPercent = statistics.loadShedPercent
+        counters.loopLagMs = statistics.loopLagMilliseconds
+        counters.queueWaitMs = statistics.queueWaitMilliseconds
         return StatusResult(
             daemon: facts(), registration: Self.registration(engine.registrationState),
             conversations: engine.manager.conversations.count, counters: counters, limits: limits)
+    }
+
+    /// The limits `status` reports: the connection's, the manager's merge limits (a frontend offers Merge only where
+    /// they allow it) and the SIP side's (docs/robustness.md), for a frontend that explains a refusal.
+    static func limits(connection: ControlLimits, engine: ParleyEngine) -> StatusLimits {
+        StatusLimits(
+            maxClients: connection.maxClients, helloTimeoutMs: Int(connection.helloTimeout * 1000),
+            maxMessageBytes: connection.maxLineBytes, maxQueuedBytes: connection.maxQueuedBytes,
+            evictionIdleTimeMs: Int(connection.evictionIdleTime * 1000), maxIDBytes: ControlProtocol.maxIDBytes,
+            maxConversationGroups: engine.manager.configuration.maximumConversationGroups,
+            maxConversationsPerGroup: engine.manager.configuration.maximumConversationsPerConversationGroup,
+            maxCalls: engine.configuration.maxCalls, maxRingingPerSource: engine.configuration.maxRingingPerSource,
+            maxRequestsPerSource: engine.configuration.maxRequestsPerSource,
+            sourceBanSeconds: Int(engine.configuration.sourceBan.components.seconds))
     }
 
     /// Performs a Start or Join whose call's RTP the frontend takes at `media` (with `--media external`; refused
@@ -218,7 +244,8 @@ public final class ControlService: Sendable {
         do {
             try engine.manager.perform([action])
         } catch {
-            throw ControlError.refused(error, action: Self.name(of: action))
+            throw ControlError.refused(
+                error, action: Self.name(of: action), direction: engine.manager.conversation(action.conversationUUID)?.direction)
         }
         if case .start = action.kind {
             reply(ControlMessage.result(actionResult(action, state: "pending"), id: id))

@@ -162,13 +162,16 @@ final class Collaborations {
     }
 
     /// The node's own handler: it starts collaborations itself (parleyd is the collaboration's server) and fulfils
-    /// participants updates that need no confirmation; the rest wait for a frontend (`collaborationConfirm`).
+    /// participants updates that need no confirmation, after announcing them; the rest wait for a frontend
+    /// (`collaborationConfirm`).
     private func handle(_ action: CollaborationAction) {
         switch action.kind {
         case .start:
             guard let plan = startPlans.removeValue(forKey: action.id) else { return }
             apply(center.complete(action.id, with: .fulfilled(url: plan.url, identifier: plan.identifier), now: now).1)
         case .updateParticipants where !action.requiresConfirmation:
+            // Announced all the same (requiresConfirmation false), so a frontend hears who was added or removed.
+            onEvent?(.handle(action))
             apply(center.complete(action.id, with: .fulfilled(url: nil, identifier: nil), now: now).1)
         case .updateParticipants:
             onEvent?(.handle(action))

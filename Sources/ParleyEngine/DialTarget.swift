@@ -47,6 +47,35 @@ extension DialTarget {
     }
 }
 
+extension DialTarget {
+    /// The handles a contact lookup of `text` tries, in order: with `kind`, the value read as that kind; without,
+    /// `mailto:` is an email address, `tel:` and numbers are phone numbers, `sip:`/`sips:` URIs read as callers are
+    /// (``parse(_:)``), and a bare `user@host` is an email address first, then the SIP URI `sip:user@host`.
+    public static func lookupCandidates(for text: String, kind: Handle.Kind?) -> [Handle] {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let lowered = trimmed.lowercased()
+        let email = lowered.hasPrefix("mailto:") ? String(trimmed.dropFirst(7)) : trimmed
+        switch kind {
+        case .phoneNumber?:
+            let number = lowered.hasPrefix("tel:") ? String(trimmed.dropFirst(4)) : trimmed
+            return [Handle(kind: .phoneNumber, value: number, displayName: number)]
+        case .emailAddress?:
+            return [Handle(kind: .emailAddress, value: email, displayName: email)]
+        case .generic?:
+            return [Handle(kind: .generic, value: trimmed, displayName: trimmed)]
+        case nil:
+            if lowered.hasPrefix("mailto:") { return [Handle(kind: .emailAddress, value: email, displayName: email)] }
+            let parsed = parse(trimmed)
+            let isBareAddress = !lowered.hasPrefix("sip:") && !lowered.hasPrefix("sips:") && !lowered.hasPrefix("tel:")
+                && trimmed.contains("@") && parsed?.kind != .phoneNumber
+            if isBareAddress {
+                return [Handle(kind: .emailAddress, value: trimmed, displayName: trimmed)] + (parsed.map { [$0] } ?? [])
+            }
+            return [parsed ?? Handle(kind: .generic, value: trimmed, displayName: trimmed)]
+        }
+    }
+}
+
 /// Why a dial target cannot be called: a sentence for people, and the engine's own words.
 public struct DialTargetError: Error, Sendable, CustomStringConvertible {
     /// For a toast.

@@ -52,9 +52,10 @@ enum ControlRendering {
                 + (registration.reason.map { ": \($0)" } ?? "")),
             ("push token", status.daemon.pushToken ?? "-"), ("live conversations", String(status.conversations)),
         ]
-        rows += status.counters.keys.sorted().map { ("  \($0)", String(status.counters[$0] ?? 0)) }
+        rows.append(("counters", ""))
+        rows += status.counters.entries.map { ("  \($0.name)", String($0.value)) }
         rows.append(("limits", ""))
-        rows += status.limits.keys.sorted().map { ("  \($0)", String(status.limits[$0] ?? 0)) }
+        rows += status.limits.entries.map { ("  \($0.name)", String($0.value)) }
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { row in row.1.isEmpty ? row.0 : pad(row.0, width) + "  " + row.1 }.joined(separator: "\n")
     }

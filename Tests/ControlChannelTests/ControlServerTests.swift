@@ -52,15 +52,18 @@ private struct Fixture {
         #expect(fixture.server.clientCount == 0)
     }
 
-    @Test(arguments: [#"{"v":1,"type":"hello"}"#, "hello", #"{"v":1,"type":"ping","token":"x"}"#, #"{"v":2,"type":"hello","token":"x"}"#])
-    func missingTokenOrMalformedHelloIsRefused(hello: String) throws {
+    @Test(arguments: [
+        (#"{"v":1,"type":"hello"}"#, "unauthorized"), ("hello", "unauthorized"), (#"{"v":1,"type":"ping","token":"x"}"#, "unauthorized"),
+        (#"{"v":2,"type":"hello","token":"x"}"#, "unsupportedVersion"), (#"{"type":"hello","token":"x"}"#, "unsupportedVersion"),
+    ])
+    func missingTokenOrMalformedHelloIsRefused(hello: String, code: String) throws {
         let fixture = try Fixture()
         defer { fixture.finish() }
         let raw = try RawSocket(path: fixture.directory.socketPath)
         raw.write(hello + "\n")
         let answer = try #require(raw.readLine())
         #expect(answer.contains(#""type":"error""#))
-        #expect(answer.contains(#""code":"unauthorized""#))
+        #expect(answer.contains(#""code":"\#(code)""#), "\(answer)")
         #expect(raw.readLine() == nil)  // closed
         #expect(fixture.recorder.closedClients.isEmpty)  // never authenticated: onClose is not for it
     }

@@ -22,6 +22,7 @@ struct ControlProtocolTests {
         case .resume: .resume(.example)
         case .unmerge: .unmerge(.example)
         case .mute: .mute(.example)
+        case .unmute: .unmute(.example)
         case .playTone: .playTone(.example)
         case .video: .video(.example)
         case .mediaStats: .mediaStats(.example)
@@ -127,7 +128,7 @@ struct ControlProtocolTests {
             .tonesReceived(TonesReceived(conversation: "U", digits: "5#")),
             .mediaChanged(MediaChanged(conversation: "U", media: nil)),
             .mediaStats(MediaStats(conversation: "U", stats: MediaStatsInfo(
-                codec: "PCMU", packetsSent: 150, packetsReceived: 148, packetsLost: 2, lossPercent: 1.33, jitterMs: 0.4,
+                codec: "PCMU", packetsSent: 150, packetsReceived: 148, packetsLost: 2, lossPercent: 1.33, jitterMs: 4,
                 peerPacketsLost: nil, peerJitterMs: nil, roundTripMs: nil))),
             .mediaChanged(MediaChanged(conversation: "U", media: MediaInfo(
                 localAddress: "127.0.0.1", localPort: 40_000, remoteAddress: "::1", remotePort: 6000, remoteRTCPPort: nil,

@@ -10,6 +10,7 @@ describes them. Exits 0 when every check passes, else 1 printing one line per fa
 import argparse, json, os, re, shutil, socket, subprocess, sys, time
 from datetime import datetime
 
+from reference import Reference
 from websocket_client import Closed, recv_some, WebSocketTransport
 
 WAIT = 5.0  # seconds any one answer or event may take
@@ -53,22 +54,9 @@ def closes(transport):
 STATES = ("idle", "ringing", "joining", "joined", "paused", "leaving", "left")
 ENDED = ("failed", "remoteEnded", "unanswered", "joinedElsewhere", "declinedElsewhere", "declined", "busy",
          "cancelled", "localEnded")
-EVENTS = ("conversationChanged", "tonesReceived", "mediaChanged", "mediaStats", "historyChanged",
-          "registrationChanged", "pushReceived", "actionSettled", "groupSessionChanged", "groupParticipantsChanged",
-          "groupMessage", "groupSendResult", "textMessage", "collaborationChanged", "collaborationParticipantsUpdate",
-          "collaborationActionCompleted", "collaborationVerified", "collaborationNotice", "identityAnnounced")
-DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "control-api.md")
-
-
-def documented_methods():
-    """The method names docs/control-api.md lists (its `### `name`` headings under ## Methods)."""
-    with open(DOC, encoding="utf-8") as f:
-        text = f.read()
-    section = text.split("## Methods", 1)[1].split("\n## ", 1)[0]
-    return tuple(re.findall(r"^### `(\w+)`", section, re.M))
-
-
-METHODS = documented_methods()
+REF = Reference.load()  # every table, result and event data of docs/control-api.md
+EVENTS = REF.events
+METHODS = REF.methods
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
@@ -86,56 +74,17 @@ def is_num(v): return isinstance(v, (int, float)) and not isinstance(v, bool)
 def opt(f): return lambda v: v is None or f(v)
 def one_of(*names): return lambda v: v in names
 def list_of(f): return lambda v: isinstance(v, list) and all(f(x) for x in v)
-def shaped(spec): return lambda v: not problems(v, spec)
+def shaped(words): return lambda v: not problems(v, words)
 
 
-def problems(obj, spec):
-    if not isinstance(obj, dict):
-        return [f"not an object: {obj!r}"]
-    return [f"{m} missing" if m not in obj else f"{m} is {obj[m]!r}" for m, ok in spec.items()
-            if m not in obj or not ok(obj[m])]
+def problems(obj, words):
+    """What is wrong with `obj` as the document's type `words` (a shape's name, `a string or null`…)."""
+    return REF.problems(obj, words)
 
 
-HANDLE = {"kind": one_of("phoneNumber", "emailAddress", "generic"), "value": is_str, "displayName": is_str,
-          "contactName": opt(is_str)}
-CONVERSATION = {
-    "uuid": is_str, "state": one_of(*STATES), "direction": one_of("incoming", "outgoing"), "displayName": is_str,
-    "members": list_of(shaped(HANDLE)), "activeRemoteMembers": list_of(shaped(HANDLE)),
-    "localMember": opt(shaped(HANDLE)), "isRemotelyHeld": is_bool, "isMuted": is_bool, "isVideo": is_bool, "viaPush": is_bool, "canShareActivity": is_bool,
-    "capabilities": list_of(one_of("merging", "unmerging", "pausing", "playingTones", "video")),
-    "pendingActions": list_of(is_str), "group": opt(is_str), "callID": opt(is_str), "createdAt": is_ts,
-    "connectedAt": opt(is_ts), "endedAt": opt(is_ts), "endedReason": opt(one_of(*ENDED)), "sipStatus": opt(is_int),
-    "sipReason": opt(is_str)}
-MEDIA_STATS = {"codec": is_str, "packetsSent": is_int, "packetsReceived": is_int, "packetsLost": is_int,
-               "lossPercent": is_num, "jitterMs": is_num, "peerPacketsLost": opt(is_int), "peerJitterMs": opt(is_num),
-               "roundTripMs": opt(is_num)}
-RECORD = {
-    "id": is_int, "uuid": is_str, "direction": one_of("incoming", "outgoing"),
-    "status": one_of("connected", "missed", "declined", "blocked", "busy", "cancelled", "failed", "answeredElsewhere",
-                     "declinedElsewhere"),
-    "endedReason": one_of(*ENDED), "displayName": is_str, "members": list_of(shaped(HANDLE)),
-    "localMember": opt(shaped(HANDLE)), "isVideo": is_bool, "group": opt(is_str), "callID": opt(is_str),
-    "createdAt": is_ts, "connectedAt": opt(is_ts), "endedAt": is_ts, "durationMs": is_int, "isRead": is_bool,
-    "quality": opt(shaped(MEDIA_STATS))}
-ACTION_RESULT = {"action": is_str, "actionUUID": is_str, "state": one_of("complete", "pending"),
-                 "conversation": shaped(CONVERSATION)}
-REGISTRATION = {"state": one_of("unregistered", "registering", "registered", "failed"), "expiresAt": opt(is_ts),
-                "reason": opt(is_str)}
-MEDIA = {"localAddress": is_str, "localPort": is_int, "localRTCPPort": is_int, "remoteAddress": is_str,
-         "remotePort": is_int, "remoteRTCPPort": is_int, "codec": one_of("PCMU", "PCMA", "opus"), "payloadType": is_int,
-         "clockRate": is_int, "direction": one_of("sendrecv", "sendonly", "recvonly", "inactive"),
-         "ptime": opt(is_int), "telephoneEvent": opt(is_int), "receivedTelephoneEvent": opt(is_int)}
-EVENT_DATA = {
-    "mediaChanged": {"conversation": is_str, "media": opt(shaped(MEDIA))},
-    "mediaStats": {"conversation": is_str, "stats": shaped(MEDIA_STATS)},
-    "conversationChanged": {"conversation": shaped(CONVERSATION), "from": opt(one_of(*STATES)),
-                            "changes": list_of(is_str)},
-    "tonesReceived": {"conversation": is_str, "digits": is_str},
-    "historyChanged": {"change": one_of("inserted", "read", "deleted", "cleared"), "records": list_of(is_int),
-                       "conversation": opt(is_str)},
-    "actionSettled": {"action": is_str, "actionUUID": is_str, "conversation": is_str,
-                      "state": one_of("complete", "failed", "timedOut"), "error": opt(lambda v: isinstance(v, dict))},
-    "registrationChanged": REGISTRATION}
+# The document's names of the objects this check looks at by hand; their members and types come from its tables.
+HANDLE, CONVERSATION, RECORD = "a handle", "a conversation", "a history record"
+ACTION_RESULT, REGISTRATION = "an action result", "a registration"
 
 
 # ------------------------------------------------------------------------------------------------ checks and clients
@@ -229,8 +178,10 @@ class Client:
         self.send({"v": 1, "id": rid, "method": method, "params": params or {}})
         reply = self.wait_reply(f"answer to {method}", lambda m: isinstance(m, dict) and m.get("id") == rid)
         self.ck.equal(f"{self.label} {method}: the answer has v 1", reply.get("v"), 1)
-        if isinstance(reply.get("result"), dict) and "actionUUID" in reply["result"]:
-            self.ck.shape(f"{method} action result", reply["result"], ACTION_RESULT)
+        if "result" in reply and method in REF.results:
+            self.ck.shape(f"{method}'s result ({REF.result_type(method)})", reply["result"], REF.result_type(method))
+        if "error" in reply:
+            self.ck.shape(f"{method}'s error", reply["error"], "an error")
         return reply
 
     def result(self, method, params=None):
@@ -242,9 +193,10 @@ class Client:
     def check_event(self, ev):
         """Every event's shape; for conversationChanged also `from` and `changes` against the previous snapshot."""
         name, data = ev.get("event"), ev.get("data")
-        if name in EVENT_DATA:
-            self.ck.shape(f"{name} event data", data, EVENT_DATA[name])
-        if name != "conversationChanged" or problems(data, EVENT_DATA[name]):
+        self.ck.check("every event is one the document lists", name in REF.data, REF.events, name)
+        if name in REF.data:
+            self.ck.shape(f"{name} event data ({REF.data_type(name)})", data, REF.data_type(name))
+        if name != "conversationChanged" or problems(data, REF.data_type(name)):
             return
         conv = data["conversation"]
         prev, self.snapshots[conv["uuid"]] = self.snapshots.get(conv["uuid"]), conv

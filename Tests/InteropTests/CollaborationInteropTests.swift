@@ -46,7 +46,7 @@ struct CollaborationInteropTests {
             let shared = try member.nextEvent("collaborationChanged") { Self.collaboration($0)["collaboration"] as? String == id }
             let data = Self.collaboration(shared)
             #expect(data["isOwner"] as? Bool == false && data["title"] as? String == "Trip plan")
-            #expect((data["metadata"] as? [String: Any])?["initiatorHandle"] == nil)
+            #expect((data["metadata"] as? [String: Any])?["initiatorHandle"] is NSNull, "written as null, never the handle")
         }
         func access(of root: String) throws -> String? {
             let list = try owner.result(.collaborations)["collaborations"] as? [[String: Any]] ?? []
@@ -57,6 +57,14 @@ struct CollaborationInteropTests {
         while try access(of: bobRoot) != "invited" || access(of: carolRoot) != "invited" {
             guard Date() < deadline else { throw InteropError("roots not stored: \(try owner.result(.collaborations))") }
             usleep(50_000)
+        }
+        // Each addition is announced to the owner's frontends, though none waits for confirmation.
+        var announced = Set<String>()
+        while announced != [bobRoot, carolRoot] {
+            let update = try owner.nextEvent("collaborationParticipantsUpdate") { $0["collaboration"] as? String == id }
+            #expect(update["requiresConfirmation"] as? Bool == false && update["removed"] as? [String] == [])
+            #expect(ControlTime.date(update["deadline"] as? String ?? "") != nil, "deadline is a timestamp: \(update)")
+            announced.formUnion(update["added"] as? [String] ?? [])
         }
 
         // Opening it: each member's device proves itself over the messenger and is granted.

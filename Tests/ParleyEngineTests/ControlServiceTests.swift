@@ -190,7 +190,7 @@ struct ControlServiceTests {
         }))
         #expect(failure?.error?.message == "The line is busy.")
         #expect(failure?.error?.details?.sipStatus == 486 && failure?.error?.details?.sipReason == "Busy Here")
-        #expect(failure?.error?.details?.retryAfter == 120)
+        #expect(failure?.error?.details?.retryAfterMs == 120_000)
         let left = probe.events.all.lazy.compactMap { event -> ConversationInfo? in
             if case .conversationChanged(let change) = event, change.conversation.state == "left" { change.conversation } else { nil }
         }.first

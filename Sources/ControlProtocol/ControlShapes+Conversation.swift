@@ -1,0 +1,214 @@
+import ConversationKit
+import Foundation
+
+/// The words a conversation's members may be, from the engine's own enums.
+enum ControlWords {
+    /// Lifecycle states.
+    static let states = Conversation.State.allCases.map(\.rawValue)
+    /// `incoming`, `outgoing`.
+    static let directions = Conversation.Direction.allCases.map(\.rawValue)
+    /// Why conversations end.
+    static let endedReasons = Conversation.EndedReason.allCases.map(\.rawValue)
+    /// What a conversation can do.
+    static let capabilities = Conversation.Capabilities.named.map(\.name)
+    /// Handle kinds.
+    static let handleKinds = Handle.Kind.allCases.map(\.description)
+    /// The actions a conversation may have running, by the method that asks for each.
+    static let actions = ["start", "join", "end", "hold", "resume", "mute", "unmute", "playTone", "merge", "unmerge", "video"]
+    /// What a history record's status may be.
+    static let historyStatuses = [
+        "connected", "missed", "declined", "blocked", "busy", "cancelled", "failed", "answeredElsewhere", "declinedElsewhere",
+    ]
+}
+
+extension HandleInfo: ControlShape {
+    /// `a handle`.
+    public static let noun = ControlNoun("a handle", plural: "handles")
+
+    /// The members.
+    public static let fields = [
+        ControlField("kind", .oneOf(ControlWords.handleKinds), "how it is matched against contacts (see Handles)"),
+        ControlField("value", .string, "the address; a SIP URI stays whole so it can be dialled back as it is"),
+        ControlField("displayName", .string, "the SIP display name, else the value"),
+        ControlField("contactName", .nullable(.string), "the matching contact's name (`--contacts`), else null"),
+    ]
+
+    /// A caller from a SIP URI, and a contact's number.
+    public static let examples = [
+        HandleInfo(Handle(kind: .generic, value: "sip:bob@192.0.2.7:5062", displayName: "Bob"), contactName: nil),
+        HandleInfo(Handle(kind: .phoneNumber, value: "+1 415 555 0100"), contactName: "Alice Liddell"),
+    ]
+}
+
+extension ConversationInfo: ControlShape {
+    /// `a conversation`.
+    public static let noun = ControlNoun("a conversation", plural: "conversations")
+
+    /// The members.
+    public static let fields = [
+        ControlField("uuid", .string, "the conversation's uuid (upper case; compare uuids ignoring case)"),
+        ControlField("state", .oneOf(ControlWords.states), "where it is in its lifecycle"),
+        ControlField("direction", .oneOf(ControlWords.directions), "who placed it"),
+        ControlField("displayName", .string, "who the other side is, for a UI: contact names, else SIP display names, joined with \", \""),
+        ControlField("members", .array(.object(HandleInfo.self)), "the remote members"),
+        ControlField(
+            "activeRemoteMembers", .array(.object(HandleInfo.self)),
+            "the remote members taking part now: the caller while it rings, the peer once connected; empty while the peer holds us"),
+        ControlField("localMember", .nullable(.object(HandleInfo.self)), "our own handle"),
+        ControlField("isRemotelyHeld", .boolean, "the peer put us on hold (no remote member active while joined)"),
+        ControlField("isMuted", .boolean, "we are muted"),
+        ControlField("isVideo", .boolean, "it carries video"),
+        ControlField("viaPush", .boolean, "a VoIP push announced it before its INVITE (an incoming banner says so)"),
+        ControlField(
+            "canShareActivity", .boolean,
+            "a group session may be activated on it now (`groupActivate`: it is joined or paused); a frontend shows its share button only then"),
+        ControlField("capabilities", .array(.oneOf(ControlWords.capabilities)), "what it can do now"),
+        ControlField(
+            "pendingActions", .array(.oneOf(ControlWords.actions)),
+            "actions running on it now, by the method that asks for each: show a spinner"),
+        ControlField("group", .nullable(.string), "the uuid of the group it is merged into"),
+        ControlField("callID", .nullable(.string), "its SIP Call-ID"),
+        ControlField("createdAt", .timestamp, "when parleyd first knew of it"),
+        ControlField("connectedAt", .nullable(.timestamp), "when media first connected"),
+        ControlField("endedAt", .nullable(.timestamp), "when it ended"),
+        ControlField("endedReason", .nullable(.oneOf(ControlWords.endedReasons)), "why it ended"),
+        ControlField("sipStatus", .nullable(.integer), "the final SIP status that ended it (486, 603…)"),
+        ControlField("sipReason", .nullable(.string), "that status's reason phrase"),
+    ]
+
+    /// A call ringing in, and one that ended busy.
+    public static let examples: [ConversationInfo] = [
+        ControlExample.decode(
+            #"{"uuid": "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", "state": "joined", "direction": "incoming", "displayName": "Bob", "#
+                + #""members": [{"kind": "generic", "value": "sip:bob@192.0.2.7:5062", "displayName": "Bob", "contactName": null}], "#
+                + #""activeRemoteMembers": [{"kind": "generic", "value": "sip:bob@192.0.2.7:5062", "displayName": "Bob", "contactName": null}], "#
+                + #""localMember": {"kind": "generic", "value": "sip:alice@192.0.2.1:5070", "displayName": "sip:alice@192.0.2.1:5070", "contactName": null}, "#
+                + #""isRemotelyHeld": false, "isMuted": true, "isVideo": false, "viaPush": false, "canShareActivity": true, "#
+                + #""capabilities": ["merging", "unmerging", "pausing", "playingTones"], "pendingActions": ["hold"], "#
+                + #""group": "0B6D2E7F-1C4A-4F3E-8B2D-5A9C7E1F3D40", "callID": "a84b4c76e66710@192.0.2.7", "#
+                + #""createdAt": "2026-11-29T17:02:03.123Z", "connectedAt": "2026-11-29T17:02:05.002Z", "endedAt": null, "#
+                + #""endedReason": null, "sipStatus": null, "sipReason": null}"#),
+        ControlExample.decode(
+            #"{"uuid": "3F2A9D10-7B6E-4E1C-A5D4-2C8B0F9E6A13", "state": "left", "direction": "outgoing", "displayName": "Carol", "#
+                + #""members": [{"kind": "phoneNumber", "value": "+1 650 555 0199", "displayName": "+1 650 555 0199", "contactName": "Carol"}], "#
+                + #""activeRemoteMembers": [], "localMember": null, "isRemotelyHeld": false, "isMuted": false, "isVideo": false, "#
+                + #""viaPush": false, "canShareActivity": false, "capabilities": [], "pendingActions": [], "group": null, "#
+                + #""callID": null, "createdAt": "2026-11-29T17:03:00.000Z", "connectedAt": null, "#
+                + #""endedAt": "2026-11-29T17:03:02.500Z", "endedReason": "busy", "sipStatus": 486, "sipReason": "Busy Here"}"#),
+    ]
+}
+
+extension ActionResult: ControlShape {
+    /// `an action result`.
+    public static let noun = ControlNoun("an action result", plural: "action results")
+
+    /// The members.
+    public static let fields = [
+        ControlField("action", .oneOf(ControlWords.actions), "the action, by the method that asked for it (`redial` is a `start`)"),
+        ControlField("actionUUID", .string, "the action's uuid: its `actionSettled` event names it"),
+        ControlField(
+            "state", .oneOf(["complete", "pending"]),
+            "`complete`, or `pending` for `start` and `redial`, answered as soon as the conversation exists"),
+        ControlField("conversation", .object(ConversationInfo.self), "the conversation after the action"),
+    ]
+
+    /// A hold that completed.
+    public static let examples = [
+        ActionResult(
+            action: "hold", actionUUID: "5E0D3C1B-8A7F-4B2E-9D6C-1F4A3B2C5D6E", state: "complete",
+            conversation: ConversationInfo.examples[0])
+    ]
+}
+
+extension RegistrationInfo: ControlShape {
+    /// `a registration`.
+    public static let noun = ControlNoun("a registration", plural: "registrations")
+
+    /// The members.
+    public static let fields = [
+        ControlField(
+            "state", .oneOf(["unregistered", "registering", "registered", "failed"]),
+            "`unregistered` also when parleyd runs without `--register`"),
+        ControlField("expiresAt", .nullable(.timestamp), "until when the registrar keeps the binding (while `registered`)"),
+        ControlField("reason", .nullable(.string), "why the last attempt failed (while `failed`): the registrar's status and phrase, or what went wrong"),
+    ]
+
+    /// Registered, and refused.
+    public static let examples = [
+        RegistrationInfo(state: "registered", expiresAt: "2026-11-29T18:02:03.123Z"),
+        RegistrationInfo(state: "failed", reason: "403 Forbidden"),
+    ]
+}
+
+extension HistoryRecordInfo: ControlShape {
+    /// `a history record`.
+    public static let noun = ControlNoun("a history record", plural: "history records")
+
+    /// The members.
+    public static let fields = [
+        ControlField("id", .integer, "the record's id (for `markRead`, `deleteRecord`, `redial`)"),
+        ControlField("uuid", .string, "the conversation's uuid"),
+        ControlField("direction", .oneOf(ControlWords.directions), "who placed it"),
+        ControlField("status", .oneOf(ControlWords.historyStatuses), "how it went, for Recents"),
+        ControlField("endedReason", .oneOf(ControlWords.endedReasons), "the conversation's ended reason"),
+        ControlField("displayName", .string, "who the other side was: contact names, else SIP display names"),
+        ControlField(
+            "members", .array(.object(HandleInfo.self)),
+            "the remote members, each with the address it called from; a member's `displayName` is the name recorded with the call (the contact's name then, else the SIP display name), its `contactName` the contact's name now"),
+        ControlField("localMember", .nullable(.object(HandleInfo.self)), "our own handle"),
+        ControlField("isVideo", .boolean, "it carried video"),
+        ControlField("group", .nullable(.string), "the group it was merged into"),
+        ControlField("callID", .nullable(.string), "its SIP Call-ID"),
+        ControlField("createdAt", .timestamp, "when it began"),
+        ControlField("connectedAt", .nullable(.timestamp), "when media connected"),
+        ControlField("endedAt", .timestamp, "when it ended"),
+        ControlField("durationMs", .integer, "connected time in milliseconds (0 if it never connected)"),
+        ControlField("isRead", .boolean, "whether it was marked read (missed calls start unread)"),
+        ControlField(
+            "quality", .nullable(.object(MediaStatsInfo.self)),
+            "its audio figures as the call ended (read at most two seconds before), null without parleyd's own audio"),
+    ]
+
+    /// A missed call, and a connected one with its figures.
+    public static let examples = [
+        HistoryRecordInfo(
+            id: 3, uuid: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", direction: "incoming", status: "missed",
+            endedReason: "unanswered", displayName: "Bob", members: [HandleInfo.examples[0]], localMember: nil, isVideo: false,
+            group: nil, callID: nil, createdAt: "2026-11-29T17:02:03.123Z", connectedAt: nil,
+            endedAt: "2026-11-29T17:02:33.123Z", durationMs: 0, isRead: false),
+        HistoryRecordInfo(
+            id: 4, uuid: "3F2A9D10-7B6E-4E1C-A5D4-2C8B0F9E6A13", direction: "outgoing", status: "connected",
+            endedReason: "localEnded", displayName: "Alice Liddell", members: [HandleInfo.examples[1]],
+            localMember: HandleInfo.examples[0], isVideo: false, group: "0B6D2E7F-1C4A-4F3E-8B2D-5A9C7E1F3D40",
+            callID: "a84b4c76e66710@192.0.2.7", createdAt: "2026-11-29T17:03:00.000Z", connectedAt: "2026-11-29T17:03:02.000Z",
+            endedAt: "2026-11-29T17:04:00.000Z", durationMs: 58_000, isRead: true, quality: MediaStatsInfo.examples[0]),
+    ]
+}
+
+extension ContactInfo: ControlShape {
+    /// `a contact`.
+    public static let noun = ControlNoun("a contact", plural: "contacts")
+
+    /// The members.
+    public static let fields = [
+        ControlField("name", .string, "the contact's name"),
+        ControlField(
+            "handles", .array(.object(HandleInfo.self)),
+            "its numbers and addresses as the contacts file writes them (`contactName` is the contact's)"),
+    ]
+
+    /// Alice.
+    public static let examples = [ContactInfo(name: "Alice Liddell", handles: [HandleInfo.examples[1]])]
+}
+
+/// Examples built from the protocol's own JSON, for types whose values come from the engine.
+enum ControlExample {
+    /// `json` decoded; a broken example is our own bug.
+    static func decode<Value: Decodable>(_ json: String) -> Value {
+        do {
+            return try ControlJSON.decoder.decode(Value.self, from: Data(json.utf8))
+        } catch {
+            preconditionFailure("a documented example does not decode as \(Value.self): \(error)")
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+extension MediaInfo: ControlShape {
+    /// `a media session`.
+    public static let noun = ControlNoun("a media session", plural: "media sessions")
+
+    /// The members.
+    public static let fields = [
+        ControlField("localAddress", .string, "our RTP address: the frontend's with `--media external`, else parleyd's"),
+        ControlField("localPort", .integer, "our RTP port"),
+        ControlField("localRTCPPort", .integer, "our RTCP port (the next)"),
+        ControlField("remoteAddress", .string, "where the peer takes RTP"),
+        ControlField("remotePort", .integer, "the peer's RTP port"),
+        ControlField("remoteRTCPPort", .integer, "the peer's RTCP port (its `a=rtcp`, else the next)"),
+        ControlField("codec", .oneOf(["PCMU", "PCMA", "opus"]), "the codec both sides agreed on"),
+        ControlField("payloadType", .integer, "the codec's RTP payload type"),
+        ControlField("clockRate", .integer, "the codec's RTP clock rate in Hz"),
+        ControlField(
+            "direction", .oneOf(["sendrecv", "sendonly", "recvonly", "inactive"]),
+            "what we do, from our side (either side's hold included)"),
+        ControlField("ptime", .nullable(.integer), "milliseconds of audio per packet the peer asked for"),
+        ControlField("telephoneEvent", .nullable(.integer), "the RFC 4733 payload type our tones carry"),
+        ControlField("receivedTelephoneEvent", .nullable(.integer), "the RFC 4733 payload type in what the peer sends"),
+    ]
+
+    /// A PCMU session with tones, and a held opus one without.
+    public static let examples = [
+        MediaInfo(
+            localAddress: "127.0.0.1", localPort: 40_000, remoteAddress: "127.0.0.1", remotePort: 40_100, remoteRTCPPort: nil,
+            codec: "PCMU", payloadType: 0, clockRate: 8000, sends: true, receives: true, ptime: 20, telephoneEvent: 101,
+            receivedTelephoneEvent: 101),
+        MediaInfo(
+            localAddress: "::1", localPort: 40_002, remoteAddress: "::1", remotePort: 6000, remoteRTCPPort: 6009,
+            codec: "opus", payloadType: 111, clockRate: 48_000, sends: true, receives: false, ptime: nil, telephoneEvent: nil,
+            receivedTelephoneEvent: nil),
+    ]
+}
+
+extension MediaStatsInfo: ControlShape {
+    /// `media figures`.
+    public static let noun = ControlNoun("media figures", plural: "media figures")
+
+    /// The members.
+    public static let fields = [
+        ControlField("codec", .string, "the codec measured"),
+        ControlField("packetsSent", .integer, "RTP packets we sent"),
+        ControlField("packetsReceived", .integer, "RTP packets we received"),
+        ControlField(
+            "packetsLost", .integer,
+            "packets of the peer's stream that never arrived, counted only while both sides send (never negative)"),
+        ControlField("lossPercent", .number, "those as a percentage of the packets expected, to two decimals"),
+        ControlField("jitterMs", .integer, "the interarrival jitter of what we receive"),
+        ControlField("peerPacketsLost", .nullable(.integer), "our packets the peer reported lost (RTCP), null until it reports"),
+        ControlField("peerJitterMs", .nullable(.integer), "the jitter the peer measured on our stream (RTCP)"),
+        ControlField("roundTripMs", .nullable(.integer), "the round trip from the peer's receiver report (RTCP)"),
+    ]
+
+    /// Before and after the peer's first receiver report.
+    public static let examples = [
+        MediaStatsInfo(
+            codec: "PCMU", packetsSent: 2900, packetsReceived: 2897, packetsLost: 3, lossPercent: 0.1, jitterMs: 2,
+            peerPacketsLost: 0, peerJitterMs: 1, roundTripMs: 12),
+        MediaStatsInfo(
+            codec: "PCMA", packetsSent: 100, packetsReceived: 100, packetsLost: 0, lossPercent: 0, jitterMs: 0,
+            peerPacketsLost: nil, peerJitterMs: nil, roundTripMs: nil),
+    ]
+}
+
+extension MediaChanged: ControlShape {
+    /// The `mediaChanged` event's data.
+    public static let noun = ControlNoun("a media change", plural: "media changes")
+
+    /// The members.
+    public static let fields = [
+        ControlField("conversation", .string, "the conversation's uuid"),
+        ControlField("media", .nullable(.object(MediaInfo.self)), "the session now; null: no audio now (it ended, or an offer refused the stream)"),
+    ]
+
+    /// A session, and none.
+    public static let examples = [
+        MediaChanged(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", media: MediaInfo.examples[0]),
+        MediaChanged(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", media: nil),
+    ]
+}
+
+extension MediaStats: ControlShape {
+    /// The `mediaStats` event's data.
+    public static let noun = ControlNoun("a media reading", plural: "media readings")
+
+    /// The members.
+    public static let fields = [
+        ControlField("conversation", .string, "the conversation's uuid"),
+        ControlField("stats", .object(MediaStatsInfo.self), "its figures so far"),
+    ]
+
+    /// A reading.
+    public static let examples = [MediaStats(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", stats: MediaStatsInfo.examples[0])]
+}
+
+extension MediaStatsResult: ControlShape {
+    /// The `mediaStats` method's result.
+    public static let noun = ControlNoun("a media report", plural: "media reports")
+
+    /// The members.
+    public static let fields = [
+        ControlField("conversation", .string, "the conversation's uuid"),
+        ControlField("media", .nullable(.object(MediaInfo.self)), "the negotiated session; null: no audio now"),
+        ControlField(
+            "stats", .nullable(.object(MediaStatsInfo.self)),
+            "its figures; null before the first reading, or when a frontend carries the audio (`--media external`)"),
+    ]
+
+    /// A live call, and a call without audio.
+    public static let examples = [
+        MediaStatsResult(
+            conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", media: MediaInfo.examples[0], stats: MediaStatsInfo.examples[0]),
+        MediaStatsResult(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", media: nil, stats: nil),
+    ]
+}
