@@ -37,11 +37,10 @@ struct CallLegOfferTests {
 
     /// Whether `effects` settle `action` at all (fulfil or fail).
     static func settles(_ effects: [CallLegEffect], _ action: ConversationAction) -> Bool {
-        effects.contains {
-            switch $0 {
-            case .fulfil(let settled), .fail(let settled, _, _): settled == ActionRef(action)
-            default: false
-            }
+        effects.contains { effect in
+            if case .fulfil(let settled) = effect { return settled == ActionRef(action) }
+            if case .fail(let settled, _, _) = effect { return settled == ActionRef(action) }
+            return false
         }
     }
 
