@@ -104,15 +104,17 @@ extension CallLeg {
     /// the waiting request fails with that reason.
     ///
     /// ```
-    ///                 request, no INVITE open                  2xx (ACK: done), refusal (failed)
-    ///   none ───────────────────────────────────────▶ sent ─────────────────────────────────────▶ none
-    ///    │ request while our 2xx to the peer's            │  │ request: waits as `next`; once the answer came,
-    ///    │ re-INVITE waits for its ACK                    │  │ `next` goes (sent again), or fails with the dialog
-    ///    ▼                                                │  ▼
-    ///   waitingToSend ──the ACK──────────────────▶ sent   │ 491 (`next`, if any, supersedes it)
-    ///    │ no ACK within 64·T1: fails, the call ends      ▼
-    ///    ▼                                          waitingToRetry ──glare timer──▶ sent, or waitingToSend
-    ///   (ended)                                                                     (the peer's re-INVITE open)
+    ///   none ──request, no INVITE open in the dialog──────────────────▶ sent
+    ///    │                                                               │ 2xx (ACK: done) or a refusal (failed): none,
+    ///    │ request while our 2xx to the peer's                           │   or `next` goes (sent again)
+    ///    │ re-INVITE waits for its ACK                                   │ request: waits as `next`
+    ///    ▼                                                               │ 491: `next`, if any, takes its place
+    ///   waitingToSend ──the ACK──▶ sent                                  ▼
+    ///    │ no ACK within 64·T1: fails, the call ends              waitingToRetry ──glare timer──▶ sent, or
+    ///    ▼                                                                        waitingToSend (the peer's INVITE open)
+    ///   ended
+    ///   waitingToSend, waitingToRetry, sent with a `next` ──request──▶ the same, the newer request in place of the
+    ///   waiting one (which fails: superseded)
     /// ```
     enum OwnOffer: CustomStringConvertible {
         /// None in flight or waiting.
