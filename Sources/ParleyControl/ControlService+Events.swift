@@ -196,23 +196,22 @@ extension ControlService {
                 .timedOut, "Couldn't \(ControlError.verb(forAction: name)) the call in time; try again.",
                 details: .init(action: name))
         case .failed(let reason):
+            // The peer's refusal of the action's own request (a tone's INFO, a hold's re-INVITE), else the one that
+            // refused the conversation's INVITE: values the engine kept, never read out of the text.
             let uuid = action.conversationUUID
-            let status = state.live[uuid]?.finalStatus ?? engine.finalStatus(of: uuid)
+            let refusal = engine.failureStatus(ofAction: action.uuid)
+            let status = refusal ?? state.live[uuid]?.finalStatus ?? engine.finalStatus(of: uuid)
                 ?? engine.endedTransition(of: uuid)?.finalStatus
-            let known = status.map { ($0.code, $0.reason) } ?? Self.leadingStatus(in: reason)
+            let sentence = refusal.map {
+                "Couldn't \(ControlError.verb(forAction: name)) the call: the other side refused (SIP \($0.code) \($0.reason))."
+            }
             return ControlError(
-                .failed, Self.failureSentence(action: name, status: known?.0),
+                .failed, sentence ?? Self.failureSentence(action: name, status: status?.code),
                 details: .init(
-                    sipStatus: known?.0, sipReason: known?.1, retryAfterMs: status?.retryAfter.map { $0 * 1000 }, action: name,
+                    sipStatus: status?.code, sipReason: status?.reason, retryAfterMs: status?.retryAfter.map { $0 * 1000 },
+                    action: name,
                     technical: reason))
         }
-    }
-
-    /// `486 Busy Here` → (486, "Busy Here").
-    static func leadingStatus(in reason: String) -> (Int, String)? {
-        let parts = reason.split(separator: " ", maxSplits: 1)
-        guard let first = parts.first, first.count == 3, let code = Int(first), (300...699).contains(code) else { return nil }
-        return (code, parts.count > 1 ? String(parts[1]) : "")
     }
 
     /// What a person reads when an action failed.

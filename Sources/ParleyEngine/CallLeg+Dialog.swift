@@ -4,8 +4,8 @@ import SIPMessages
 import SIPSignaling
 import SIPTransport
 
-/// The messages inside a confirmed dialog: BYE, the peer's re-INVITE and our own (hold and resume, with the glare
-/// retry), and INFO tones. Builders on the states' data: ``CallLeg``'s transitions decide and change state.
+/// The messages inside a confirmed dialog: BYE, the peer's re-INVITE and INFO tones (our own re-INVITEs are in
+/// CallLeg+Offers.swift). Builders on the states' data: ``CallLeg``'s transitions decide and change state.
 extension CallLeg {
     /// Whether the call is secure end to end (its INVITE's Request-URI is `sips:`): our Contact is then `sips:`.
     var isSecure: Bool { invite.uri.scheme == "sips" }
@@ -74,125 +74,6 @@ extension CallLeg {
         return effects
     }
 
-    /// Pause, resume, or video on or off: our re-INVITE with the offer's new shape, unless an offer is in progress.
-    func reinvite(
-        _ request: OfferRequest, shape: OfferShape, confirmed: inout Confirmed, in context: some CallLegContext
-    ) -> [CallLegEffect] {
-        guard case .none = confirmed.ownOffer, confirmed.unacknowledgedAnswer == nil,
-            confirmed.dialog.inviteInProgress == nil
-        else { return [failed(request, reason: "another offer is in progress; try again")] }
-        return sendReinvite(request, shape: shape, confirmed: &confirmed, in: context)
-    }
-
-    /// The shape of the current offer, with `change` applied.
-    func shape(of confirmed: Confirmed, _ change: (inout OfferShape) -> Void) -> OfferShape {
-        var shape = OfferShape(hold: confirmed.localHold, video: confirmed.media.local.isVideo)
-        change(&shape)
-        return shape
-    }
-
-    /// The glare wait is over: our re-INVITE goes again, unless its action is gone or an offer is in progress.
-    func retryReinvite(_ confirmed: inout Confirmed, in context: some CallLegContext) -> [CallLegEffect] {
-        guard case .waitingToRetry(let request, let shape) = confirmed.ownOffer else { return [] }
-        confirmed.ownOffer = .none
-        if case .action(let action) = request, context.isSettled(action) { return [] }
-        guard confirmed.dialog.inviteInProgress == nil, confirmed.unacknowledgedAnswer == nil else {
-            return [failed(request, reason: "another offer is in progress")]
-        }
-        return sendReinvite(request, shape: shape, confirmed: &confirmed, in: context)
-    }
-
-    /// How a request for our re-INVITE ends when it cannot be done.
-    func failed(_ request: OfferRequest, reason: String) -> CallLegEffect {
-        switch request {
-        case .action(let action): .fail(action, reason: reason)
-        case .video(let on): .videoSettled(on, failure: reason)
-        }
-    }
-
-    private func sendReinvite(
-        _ offerRequest: OfferRequest, shape: OfferShape, confirmed: inout Confirmed, in context: some CallLegContext
-    ) -> [CallLegEffect] {
-        let offer = context.makeOffer(after: confirmed.media.local, hold: shape.hold, video: shape.video)
-        let target = context.destination(inDialog: confirmed.dialog, fallback: confirmed.destination)
-        var headers = context.capabilityHeaders
-        headers.append("User-Agent", context.configuration.product)
-        let request = confirmed.dialog.makeRequest(
-            .invite, via: context.newVia(for: target), contact: context.contactAddress(for: target, secure: isSecure),
-            headers: headers, contentType: Self.sdpType, body: offer.serialize())
-        let cseq = request.headers.cseq?.number ?? 0
-        confirmed.ownOffer = .sent(offerRequest, shape, offer: offer, cseq: cseq)
-        return [.send(request, .reinvite(cseq: cseq), to: target)]
-    }
-
-    /// A response to our re-INVITE. Returns the effects, and the status that makes the dialog fail (the caller
-    /// then hangs up): a final answer that does not belong to the dialog, 481 or 408 (RFC 3261 §14.1).
-    func reinviteResponse(
-        _ response: SIPResponse, cseq: UInt32, in confirmed: inout Confirmed, context: some CallLegContext
-    ) -> ([CallLegEffect], failedStatus: Int?) {
-        guard case .sent(let request, let shape, let offer, cseq) = confirmed.ownOffer else { return ([], nil) }
-        guard !response.isProvisional else {
-            // The transaction is in Proceeding, where no timer of RFC 3261 ends it: the leg's own guard does.
-            return ([.startTimer(.reinviteGuard, after: context.configuration.timers.t1 * 64)], nil)
-        }
-        let (effects, failedStatus) = reinviteAnswered(
-            response, request: request, shape: shape, offer: offer, cseq: cseq, in: &confirmed, context: context)
-        return ([.cancelTimer(.reinviteGuard)] + effects, failedStatus)
-    }
-
-    /// Our re-INVITE was answered by no final response in time after its provisional ones: it is given up, and the
-    /// dialog fails as on a timeout (RFC 3261 §14.1).
-    func reinviteUnanswered(_ confirmed: inout Confirmed) -> [CallLegEffect]? {
-        guard case .sent(let request, _, _, let cseq) = confirmed.ownOffer else { return nil }
-        confirmed.ownOffer = .none
-        return [
-            .log(.info, "no final response to our re-INVITE; giving up"), .abandon(.reinvite(cseq: cseq)),
-            failed(request, reason: "no final answer to the re-INVITE"),
-        ]
-    }
-
-    private func reinviteAnswered(
-        _ response: SIPResponse, request: OfferRequest, shape: OfferShape, offer: SDPSession, cseq: UInt32,
-        in confirmed: inout Confirmed, context: some CallLegContext
-    ) -> ([CallLegEffect], failedStatus: Int?) {
-        guard DialogID(responseAsUAC: response) == confirmed.dialog.id else {
-            // Its tags were changed: the dialog cannot go on.
-            confirmed.ownOffer = .none
-            return ([failed(request, reason: "the answer to our re-INVITE does not match the dialog")], response.statusCode)
-        }
-        confirmed.dialog.receive(response: response)
-        if response.isSuccess {
-            confirmed.ownOffer = .none
-            let wasVideo = confirmed.media.local.isVideo
-            confirmed.media.local = offer
-            let target = context.destination(inDialog: confirmed.dialog, fallback: confirmed.destination)
-            let ack = confirmed.dialog.makeACK(forInviteCSeq: cseq, via: context.newVia(for: target))
-            confirmed.lastACK = ack
-            if !response.body.isEmpty { confirmed.media.remote = try? SDPSession.parse(response.body) }
-            confirmed.localHold = shape.hold
-            if offer.isVideo, confirmed.media.remote?.isVideo != true { confirmed.media.local.video?.port = 0 }
-            var effects: [CallLegEffect] = [.sendStateless(.request(ack), to: target)]
-            let isVideo = confirmed.media.local.isVideo
-            if isVideo != wasVideo {
-                effects.append(.report(.updated(Conversation.Update(capabilities: context.capabilities(video: isVideo)))))
-            }
-            switch request {
-            case .action(let action): effects.append(.fulfil(action))
-            case .video(let on): effects.append(.videoSettled(on, failure: isVideo == on ? nil : "the other side did not take video"))
-            }
-            return (effects, nil)
-        }
-        if response.statusCode == 491 {
-            // Glare: try again after the RFC 3261 §14.1 delay, unless the action is gone by then.
-            confirmed.ownOffer = .waitingToRetry(request, shape)
-            let delay = context.glareRetryDelay(isCallIDOwner: role == .caller)
-            return ([.log(.debug, "491 on our re-INVITE; retrying in \(delay)"), .startTimer(.glareRetry, after: delay)], nil)
-        }
-        confirmed.ownOffer = .none
-        let failure: [CallLegEffect] = [failed(request, reason: "\(response.statusCode) \(response.reasonPhrase)")]
-        return (failure, response.statusCode == 481 || response.statusCode == 408 ? response.statusCode : nil)
-    }
-
     /// An INFO in the leg's dialog: answered 200; a DTMF tone in it goes to the driver (tonesReceived).
     mutating func receiveInfo(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect] {
         guard var dialog else { return [.respond(context.response(to: request, key: key, status: 481), transaction: key)] }
@@ -258,7 +139,8 @@ extension CallLeg {
         guard var playing = tones, playing.current == digit, !response.isProvisional else { return [] }
         guard response.isSuccess else {
             tones = nil
-            return [.fail(playing.action, reason: "tone \(digit) refused: \(response.statusCode) \(response.reasonPhrase)")]
+            let refusal = "tone \(digit) refused: \(response.statusCode) \(response.reasonPhrase)"
+            return [.fail(playing.action, reason: refusal, status: SIPFinalStatus(response))]
         }
         guard !playing.remaining.isEmpty else {
             tones = nil

@@ -24,7 +24,8 @@ import SIPTransport
 ///          cancelling ──487, 2xx (ACK, BYE), no final response within 64·T1──▶ ended
 ///  every state ──final refusal, transaction timeout, the ends above──▶ ended
 /// ```
-/// A re-INVITE (ours or the peer's) is a pending value inside `confirmed`, not a state of its own; so are tones.
+/// A re-INVITE (the peer's, or ours out or waiting for the offer in progress: ``OwnOffer``) is a pending value inside
+/// `confirmed`, not a state of its own; so are tones.
 struct CallLeg: Sendable {
     /// Which side sent the initial INVITE.
     enum Role: Hashable {
@@ -117,6 +118,11 @@ struct CallLeg: Sendable {
         }
     }
 
+    /// Our own re-INVITE in a confirmed leg, out or waiting (nil in the other states).
+    var ownOffer: OwnOffer? {
+        if case .confirmed(let confirmed) = state { confirmed.ownOffer } else { nil }
+    }
+
     /// The dialog, once there is one.
     var dialog: SIPDialog? {
         switch state {
@@ -206,7 +212,7 @@ extension CallLeg {
         return ok + [.respond(cancelled, transaction: inviteKey)] + end(Self.cancelReason(request), in: context)
     }
 
-    /// An ACK outside any transaction: it acknowledges our 2xx (to the INVITE or a re-INVITE).
+    /// An ACK outside any transaction: it acknowledges our 2xx (to the INVITE, or a re-INVITE: ours waiting goes).
     mutating func receiveACK(_ request: SIPRequest, in context: some CallLegContext) -> [CallLegEffect] {
         let cseq = request.headers.cseq?.number
         let stopRetransmitting: [CallLegEffect] = [.cancelTimer(.retransmitSuccess), .cancelTimer(.ackTimeout)]
@@ -224,8 +230,9 @@ extension CallLeg {
             return stopRetransmitting + (answering.join.map { [.fulfil($0)] } ?? [])
         case .confirmed(var confirmed) where cseq != nil && confirmed.unacknowledgedAnswer?.cseq == cseq:
             confirmed.unacknowledgedAnswer = nil
+            let effects = stopRetransmitting + peerOfferAcknowledged(&confirmed, in: context)
             state = .confirmed(confirmed)
-            return stopRetransmitting
+            return effects
         case .ringing, .answering, .outgoing, .confirmed, .ended:
             return []
         }
@@ -269,8 +276,7 @@ extension CallLeg {
             case .invite, .cancel, .bye, .info, .message:
                 return []  // late answers: the leg has moved on (our BYE's answer needs nothing)
             }
-        case .answering, .ringing, .ended:
-            return []
+        case .answering, .ringing, .ended: return []
         }
     }
 
@@ -292,16 +298,15 @@ extension CallLeg {
         case .confirmed(var confirmed):
             switch request {
             case .reinvite(let cseq):
-                guard case .sent(let offerRequest, _, _, cseq) = confirmed.ownOffer else { return [] }
-                confirmed.ownOffer = .none
-                state = .confirmed(confirmed)
+                guard case .sent(_, _, _, cseq, _) = confirmed.ownOffer else { return [] }
                 let reason = failure == .timeout ? "no answer to the re-INVITE" : "the transport failed"
-                return [failed(offerRequest, reason: reason)] + dialogFailed(status: 408, confirmed: confirmed, in: context)
+                let failures = dropOwnOffers(&confirmed, reason: reason)
+                state = .confirmed(confirmed)
+                return failures + dialogFailed(status: 408, confirmed: confirmed, in: context)
             case .invite, .cancel, .bye, .info, .message:
                 return []
             }
-        case .answering, .ringing, .ended:
-            return []
+        case .answering, .ringing, .ended: return []
         }
     }
 
@@ -321,7 +326,7 @@ extension CallLeg {
             return performEnd(ref, in: context)
         case .pause(let isPaused):
             guard case .confirmed(var confirmed) = state else { return [.fail(ref, reason: "the call is not connected")] }
-            let effects = reinvite(.action(ref), shape: shape(of: confirmed) { $0.hold = isPaused }, confirmed: &confirmed, in: context)
+            let effects = requestOffer(.action(ref, hold: isPaused), confirmed: &confirmed, in: context)
             state = .confirmed(confirmed)
             return effects
         case .playTone(let digits, _):
@@ -338,7 +343,7 @@ extension CallLeg {
     /// The frontend turns video on or off: a re-INVITE with or without the video stream (connected calls only).
     mutating func requestVideo(_ on: Bool, in context: some CallLegContext) -> [CallLegEffect] {
         guard case .confirmed(var confirmed) = state else { return [.videoSettled(on, failure: "the call is not connected")] }
-        let effects = reinvite(.video(on), shape: shape(of: confirmed) { $0.video = on }, confirmed: &confirmed, in: context)
+        let effects = requestOffer(.video(on), confirmed: &confirmed, in: context)
         state = .confirmed(confirmed)
         return effects
     }
@@ -391,7 +396,8 @@ extension CallLeg {
                 state = .confirmed(confirmed)
                 return effects
             case .ackTimeout:
-                return ackNeverCame(confirmed.dialog, destination: confirmed.destination, in: context)
+                let failures = dropOwnOffers(&confirmed, reason: "the peer never acknowledged our answer to its re-INVITE; the call ends")
+                return failures + ackNeverCame(confirmed.dialog, destination: confirmed.destination, in: context)
             case .glareRetry:
                 let effects = retryReinvite(&confirmed, in: context)
                 state = .confirmed(confirmed)
@@ -403,8 +409,7 @@ extension CallLeg {
             case .ring, .autoAnswer, .cancelGuard, .tonesInStream:
                 return []
             }
-        case .ended:
-            return []
+        case .ended: return []
         }
     }
 
@@ -424,8 +429,7 @@ extension CallLeg {
         case .confirmed(let confirmed):
             return [.cancelTimer(.retransmitSuccess), .cancelTimer(.ackTimeout)]
                 + bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(nil, in: context)
-        case .ended:
-            return []
+        case .ended: return []
         }
     }
 
@@ -442,8 +446,7 @@ extension CallLeg {
             return bye(answering.dialog, destination: answering.destination, in: context) + end(nil, in: context)
         case .confirmed(let confirmed):
             return bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(nil, in: context)
-        case .ended:
-            return []
+        case .ended: return []
         }
     }
 }

@@ -89,8 +89,9 @@ enum CallLegEffect: Equatable {
     case sendTonesInStream(String)
     /// The frontend's request to turn video on or off is over: done (nil) or why not.
     case videoSettled(Bool, failure: String?)
-    /// An action cannot be done, for this reason.
-    case fail(ActionRef, reason: String)
+    /// An action cannot be done, for this reason; `status` is the peer's final non-2xx response when that is why (a
+    /// tone's INFO refused with 415, a re-INVITE with 488), kept as a value for the control API's `details.sipStatus`.
+    case fail(ActionRef, reason: String, status: SIPFinalStatus? = nil)
     /// A line for the log (the driver prefixes the conversation and Call-ID).
     case log(EngineLog.Level, String)
     /// A MESSAGE in the leg's dialog that the dialog took: the driver answers it through `transaction`.

@@ -71,12 +71,20 @@ extension CallLeg {
         var tones: Tones?
     }
 
-    /// Who asked for our re-INVITE.
-    enum OfferRequest: Equatable {
-        /// A Pause action (hold or resume).
-        case action(ActionRef)
+    /// Who asked for our re-INVITE, and the change it asks for.
+    enum OfferRequest: Equatable, CustomStringConvertible {
+        /// A Pause action: hold (true) or resume (false).
+        case action(ActionRef, hold: Bool)
         /// The frontend turning video on (true) or off: a media change, reported as a capability update.
         case video(Bool)
+
+        /// `hold`, `resume`, `video on`, `video off`.
+        var description: String {
+            switch self {
+            case .action(_, let hold): hold ? "hold" : "resume"
+            case .video(let on): on ? "video on" : "video off"
+            }
+        }
     }
 
     /// What our re-INVITE offers: hold or not, video or not.
@@ -86,13 +94,47 @@ extension CallLeg {
     }
 
     /// Our own offer in a confirmed dialog (pause, resume, video on or off).
-    enum OwnOffer {
-        /// None in flight.
+    ///
+    /// RFC 3261 §14.1: we send no re-INVITE while another INVITE transaction of the dialog is in progress, in either
+    /// direction. So a request that comes while the peer's re-INVITE is open (our 2xx to it waits for its ACK) waits
+    /// for that ACK, and one that comes while ours is out waits for its final answer; each goes then, in the shape the
+    /// call has by then with its own change applied. One request waits at a time: a newer one supersedes it (the older
+    /// fails, saying so), so the newest wins and two re-INVITEs of ours are never out together. A waiting Pause whose
+    /// action timed out meanwhile is dropped. If the peer never acknowledges our 2xx (64·T1), the dialog is given up and
+    /// the waiting request fails with that reason.
+    ///
+    /// ```
+    ///   none ──request, no INVITE open in the dialog──────────────────▶ sent
+    ///    │                                                               │ 2xx (ACK: done) or a refusal (failed): none,
+    ///    │ request while our 2xx to the peer's                           │   or `next` goes (sent again)
+    ///    │ re-INVITE waits for its ACK                                   │ request: waits as `next`
+    ///    ▼                                                               │ 491: `next`, if any, takes its place
+    ///   waitingToSend ──the ACK──▶ sent                                  ▼
+    ///    │ no ACK within 64·T1: fails, the call ends              waitingToRetry ──glare timer──▶ sent, or
+    ///    ▼                                                                        waitingToSend (the peer's INVITE open)
+    ///   ended
+    ///   waitingToSend, waitingToRetry, sent with a `next` ──request──▶ the same, the newer request in place of the
+    ///   waiting one (which fails: superseded)
+    /// ```
+    enum OwnOffer: CustomStringConvertible {
+        /// None in flight or waiting.
         case none
-        /// Our re-INVITE is out.
-        case sent(OfferRequest, OfferShape, offer: SDPSession, cseq: UInt32)
+        /// The peer's re-INVITE is open (our 2xx to it is not acknowledged): ours goes when the ACK comes.
+        case waitingToSend(OfferRequest)
+        /// Our re-INVITE is out; `next` is the request waiting for its final answer.
+        case sent(OfferRequest, OfferShape, offer: SDPSession, cseq: UInt32, next: OfferRequest?)
         /// It got 491: it goes again when the glare timer fires.
-        case waitingToRetry(OfferRequest, OfferShape)
+        case waitingToRetry(OfferRequest)
+
+        /// `hold out, resume next`, `hold waiting for the ACK`… (`none` when there is nothing).
+        var description: String {
+            switch self {
+            case .none: "none"
+            case .waitingToSend(let request): "\(request) waiting for the ACK"
+            case .sent(let request, _, _, _, let next): "\(request) out" + (next.map { ", \($0) next" } ?? "")
+            case .waitingToRetry(let request): "\(request) waiting to retry"
+            }
+        }
     }
 
     /// Both, in a confirmed dialog.

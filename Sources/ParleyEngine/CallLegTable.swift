@@ -13,6 +13,9 @@ public enum CallLegTable {
         let input: Input
         let next: CallLeg.StateName
         let effects: [CallLegEffect]
+        /// Our own offer out or waiting before and after, if any (``CallLeg/OwnOffer``).
+        var offerBefore: String? = nil
+        var offerAfter: String? = nil
     }
 
     /// The inputs of the table, one representative of each kind.
@@ -33,6 +36,8 @@ public enum CallLegTable {
         case busy = "486 to the INVITE"
         case cancelAnswered = "200 to our CANCEL"
         case inviteTimeout = "timer B of the INVITE"
+        case reinviteAnswered = "200 to our re-INVITE"
+        case reinviteRefused = "488 to our re-INVITE"
         case join = "Join"
         case end = "End"
         case hold = "Pause (hold)"
@@ -50,6 +55,15 @@ public enum CallLegTable {
         case shutdown = "shutdown"
     }
 
+    /// Confirmed legs with one of our offers waiting or out (``CallLeg/OwnOffer``): the table's second look at
+    /// `confirmed`, where RFC 3261 §14.1 decides.
+    enum Pending: String, CaseIterable {
+        /// The peer's re-INVITE (a resume) is answered 200 and its ACK has not come; then our hold came: it waits.
+        case holdWaiting = "confirmed, our hold waiting: we answered the peer's re-INVITE, its ACK has not come"
+        /// Our hold's re-INVITE is out, unanswered.
+        case holdSent = "confirmed, our hold's re-INVITE out"
+    }
+
     /// The table as Markdown.
     public static func markdown() -> String {
         var text = """
@@ -61,18 +75,32 @@ public enum CallLegTable {
             for calling, early and cancelling), the state after it (bold when it changed) and the effects the
             driver carries out, in order: `→ X` sends request X, `← N` answers with status N (`again`: outside the
             transaction), `+t`/`−t` starts or stops timer t, `✓`/`✗` fulfils or fails the action, `report` tells the
-            manager. A re-INVITE of ours in flight, tones being sent and a 2xx waiting for its ACK are pending values
-            inside `answering` and `confirmed`, not states. — means the input changes nothing.
+            manager (a status in parentheses: the peer's refusal the failure carries). A re-INVITE of ours in flight
+            or waiting, tones being sent and a 2xx waiting for its ACK are pending values inside `answering` and
+            `confirmed`, not states; the last two sections show `confirmed` with an offer of ours in progress. No
+            re-INVITE of ours goes while another INVITE of the dialog is open, in either direction (RFC 3261 §14.1):
+            a hold that comes while our 2xx to the peer's re-INVITE waits for its ACK goes at the ACK, and fails if
+            the ACK never comes; one that comes while ours is out goes once that is answered, the newest of them
+            superseding the others. — means the input changes nothing.
 
             """
         for state in CallLeg.StateName.allCases {
-            text += "\n## \(state.rawValue)\n\n| input | state after | effects |\n|---|---|---|\n"
-            for cell in cells(of: state) {
-                let next = cell.next == cell.state ? cell.next.rawValue : "**\(cell.next.rawValue)**"
-                let effects = cell.effects.compactMap(describe).joined(separator: ", ")
-                let nothing = cell.next == cell.state && effects.isEmpty
-                text += "| \(cell.input.rawValue) | \(nothing ? "—" : next) | \(effects.isEmpty ? "" : effects) |\n"
-            }
+            text += section(state.rawValue, cells(of: state))
+        }
+        for pending in Pending.allCases {
+            text += section(pending.rawValue, cells(of: pending))
+        }
+        return text
+    }
+
+    private static func section(_ title: String, _ cells: [Cell]) -> String {
+        var text = "\n## \(title)\n\n| input | state after | effects |\n|---|---|---|\n"
+        for cell in cells {
+            let name = cell.next.rawValue + (cell.offerAfter.map { " (\($0))" } ?? "")
+            let next = cell.next == cell.state ? name : "**\(name)**"
+            let effects = cell.effects.compactMap(describe).joined(separator: ", ")
+            let nothing = cell.next == cell.state && effects.isEmpty && cell.offerAfter == cell.offerBefore
+            text += "| \(cell.input.rawValue) | \(nothing ? "—" : next) | \(effects.isEmpty ? "" : effects) |\n"
         }
         return text
     }
@@ -81,14 +109,33 @@ public enum CallLegTable {
     static func cells(of state: CallLeg.StateName) -> [Cell] {
         Input.allCases.map { input in
             let context = TableContext()
-            var leg = representative(state, in: context)
-            let effects = apply(input, to: &leg, in: context)
-            return Cell(state: state, input: input, next: leg.stateName, effects: effects)
+            return cell(state, input, from: representative(state, in: context), in: context)
         }
     }
 
-    /// Every cell of the machine.
-    static var allCells: [Cell] { CallLeg.StateName.allCases.flatMap(cells(of:)) }
+    private static func cell(_ state: CallLeg.StateName, _ input: Input, from leg: CallLeg, in context: TableContext) -> Cell {
+        var leg = leg
+        let before = offerPhase(of: leg)
+        let effects = apply(input, to: &leg, in: context)
+        return Cell(state: state, input: input, next: leg.stateName, effects: effects, offerBefore: before, offerAfter: offerPhase(of: leg))
+    }
+
+    /// Our own offer out or waiting, nil when there is none.
+    private static func offerPhase(of leg: CallLeg) -> String? {
+        guard let offer = leg.ownOffer, case .none = offer else { return leg.ownOffer?.description }
+        return nil
+    }
+
+    /// Every cell of a confirmed leg with an offer of ours in progress.
+    static func cells(of pending: Pending) -> [Cell] {
+        Input.allCases.map { input in
+            let context = TableContext()
+            return cell(.confirmed, input, from: representative(pending, in: context), in: context)
+        }
+    }
+
+    /// Every cell of the machine, the confirmed legs with an offer in progress included.
+    static var allCells: [Cell] { CallLeg.StateName.allCases.flatMap(cells(of:)) + Pending.allCases.flatMap(cells(of:)) }
 
     // MARK: Representatives
 
@@ -125,6 +172,18 @@ public enum CallLegTable {
             _ = leg.perform(.end(conversationUUID: leg.uuid), in: context)
             return leg
         }
+    }
+
+    /// A confirmed leg with an offer of ours in progress, reached by the machine's own transitions.
+    static func representative(_ pending: Pending, in context: TableContext) -> CallLeg {
+        var leg = representative(.confirmed, in: context)
+        if pending == .holdWaiting {
+            let resume = peerRequest(
+                .invite, to: leg, cseq: 4, contentType: CallLeg.sdpType, body: TableContext.peerOffer(hold: false).serialize())
+            _ = leg.receiveReinvite(resume, key: TableContext.requestKey, in: context)
+        }
+        _ = leg.perform(.pause(conversationUUID: leg.uuid, isPaused: true), in: context)
+        return leg
     }
 
     private static func incoming() -> CallLeg {
@@ -175,7 +234,7 @@ public enum CallLegTable {
         case .sendMessage:
             return leg.sendMessage(token: 1, contentType: SIPContentType(type: "text", subtype: "plain"), body: Data("hi".utf8), in: context)
         case .cancel: return leg.receiveCancel(leg.invite.makeCancel(), key: key, in: context)
-        case .ack: return leg.receiveACK(peerRequest(.ack, to: leg, cseq: 1), in: context)
+        case .ack: return leg.receiveACK(peerRequest(.ack, to: leg, cseq: leg.unacknowledgedSuccess?.cseq ?? 1), in: context)
         case .inviteAgain: return leg.inviteRetransmitted(leg.invite, from: peer)
         case .successAgain: return leg.successRetransmitted(response(200, to: leg.invite))
         case .trying: return leg.receive(response(100, to: leg.invite, tag: nil), to: .invite, in: context)
@@ -184,6 +243,9 @@ public enum CallLegTable {
         case .busy: return leg.receive(response(486, to: leg.invite), to: .invite, in: context)
         case .cancelAnswered: return leg.receive(response(200, to: leg.invite.makeCancel()), to: .cancel, in: context)
         case .inviteTimeout: return leg.requestFailed(.invite, .timeout, in: context)
+        case .reinviteAnswered, .reinviteRefused:
+            let (status, cseq) = (input == .reinviteAnswered ? 200 : 488, leg.dialog?.localSequence ?? 1)
+            return leg.receive(response(status, to: ourReinvite(of: leg, cseq: cseq)), to: .reinvite(cseq: cseq), in: context)
         case .join: return leg.perform(.join(conversationUUID: leg.uuid), in: context)
         case .end: return leg.perform(.end(conversationUUID: leg.uuid), in: context)
         case .hold: return leg.perform(.pause(conversationUUID: leg.uuid, isPaused: true), in: context)
@@ -215,6 +277,15 @@ public enum CallLegTable {
             contact: address("sip:alice@192.0.2.2:5062", tag: nil), contentType: contentType, body: body)
     }
 
+    /// Our re-INVITE in the leg's dialog with CSeq `cseq` (our tag in From), as the peer answers it.
+    static func ourReinvite(of leg: CallLeg, cseq: UInt32) -> SIPRequest {
+        SIPRequest(
+            method: .invite, uri: SIPURI("sip:alice@192.0.2.2:5062")!,
+            via: SIPVia(transport: "UDP", host: "192.0.2.1", port: 5070, branch: "z9hG4bK-table-reinvite-\(cseq)"),
+            from: address("sip:parley@192.0.2.1:5070", tag: leg.localTag), to: address("sip:alice@192.0.2.2:5062", tag: nil),
+            callID: leg.callID, cseq: cseq)
+    }
+
     /// The peer's response to a request of ours.
     static func response(_ status: Int, to request: SIPRequest, tag: String? = "peer-tag") -> SIPResponse {
         request.makeResponse(statusCode: status, toTag: tag ?? "")
@@ -240,7 +311,7 @@ public enum CallLegTable {
         case .report(let event): "report \(name(of: event))"
         case .performJoin: "Join"
         case .fulfil(let action): "✓ \(action)"
-        case .fail(let action, _): "✗ \(action)"
+        case .fail(let action, _, let status): "✗ \(action)" + (status.map { " (\($0.code))" } ?? "")
         case .tonesReceived(let digits): "tones \(digits)"
         case .sendTonesInStream(let digits): "tones \(digits) in the stream"
         case .videoSettled(let on, let failure): "video \(on ? "on" : "off") \(failure == nil ? "done" : "refused")"

@@ -25,6 +25,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// The parse thread, when SIP is parsed off the engine's thread (stopped by `shutdown` or when the engine goes).
     private let parseThread: ParseThread?
     private let observed = ObservedConversations()
+    /// The peer's refusal behind each action failed for one (``failureStatus(ofAction:)``).
+    let actionFailures = ActionFailureStatuses()
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
     private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
     private let pushedCalls: PushedCallRegistry
@@ -80,6 +82,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             self?.emit(.mediaChanged(uuid, audio))
         }
         agent.onFinalStatistics = { [observed] uuid, quality in observed.keep(quality, for: uuid) }
+        agent.actionFailures = actionFailures
         agent.groups.onEvent = { [weak self, unowned agent] effect in
             if agent.collaborations.observe(effect) { self?.emit(.group(effect)) }
             agent.collaborations.followUp(effect)
@@ -525,23 +528,6 @@ public struct ConversationTransition: Sendable, CustomStringConvertible {
             ? "left (\(conversation.endedReason.map(\.description) ?? "?"))" : "\(conversation.state)"
         let start = from.map { "\($0)" } ?? "new"
         return "conversation \(conversation.uuid.uuidString) call-id \(callID ?? "-"): \(start) → \(to)"
-    }
-}
-
-/// A final SIP response as a frontend shows it: `486 Busy Here`.
-public struct SIPFinalStatus: Sendable, Hashable {
-    /// The status code.
-    public let code: Int
-    /// The reason phrase as the peer wrote it.
-    public let reason: String
-    /// Seconds after which trying again may work, from the response's Retry-After (RFC 3261 §20.33), if any.
-    public let retryAfter: Int?
-
-    /// A status.
-    public init(code: Int, reason: String, retryAfter: Int? = nil) {
-        self.code = code
-        self.reason = reason
-        self.retryAfter = retryAfter
     }
 }
 

@@ -161,8 +161,10 @@ extension SIPUserAgent {
                 }
             case .fulfil(let action):
                 _ = action.action.fulfill(at: environment.now)
-            case .fail(let action, let reason):
-                _ = action.action.fail(reason: reason)
+            case .fail(let action, let reason, let status):
+                // The status is kept before the action settles: whoever reports the settlement reads it.
+                if let status { actionFailures?.keep(status, for: action.action.uuid) }
+                if !action.action.fail(reason: reason), status != nil { actionFailures?.forget(action.action.uuid) }
             case .log(let level, let line):
                 log.write(level, "\(uuid) \(callID(of: uuid)): \(line)")
             case .videoSettled(let on, let failure):
@@ -250,8 +252,7 @@ extension SIPUserAgent: TransactionUser {
             }
         case .leg(let uuid, let request):
             if case .response(let response) = event, request == .invite, response.statusCode >= 300 {
-                let retryAfter = Self.retryAfterSeconds(of: response)
-                onFinalStatus?(uuid, SIPFinalStatus(code: response.statusCode, reason: response.reasonPhrase, retryAfter: retryAfter))
+                onFinalStatus?(uuid, SIPFinalStatus(response))
             }
             drive(uuid) { leg, context in
                 switch event {

@@ -84,6 +84,8 @@ final class SIPUserAgent {
     var onFinalStatistics: ((UUID, CallQuality) -> Void)?
     /// Told of the final response that refused a call's INVITE, before the leg hears it.
     var onFinalStatus: ((UUID, SIPFinalStatus) -> Void)?
+    /// Where the peer's refusal behind a failed action is kept (the engine's; nil in tests that drive the agent alone).
+    var actionFailures: ActionFailureStatuses?
     /// Told of a call refused because the caller policy does not accept its caller (with its Call-ID), at most
     /// `EngineConfiguration.blockedRecordsPerMinute` a minute (counted in `blockedWindow`).
     var onCallerBlocked: ((Handle, String) -> Void)?

@@ -16,7 +16,7 @@ struct CallLegTableTests {
         switch input {
         case .ring, .reinvite, .info, .inviteAgain, .successAgain, .trying, .cancelAnswered, .hold, .tones, .videoOn,
             .autoAnswerTimer, .retransmitTimer, .glareTimer, .reinviteGuardTimer, .tonesInStreamTimer, .message,
-            .sendMessage:
+            .sendMessage, .reinviteAnswered, .reinviteRefused:
             unchanged
         case .bye: "x x c x x x x"
         case .cancel: "x a c e k f x"
@@ -84,7 +84,7 @@ struct CallLegTableTests {
             for cell in CallLegTable.cells(of: state) where actions.contains(cell.input) {
                 let settled = cell.effects.filter {
                     switch $0 {
-                    case .fulfil(let action), .fail(let action, _): action.action.kind.name == Self.kind(of: cell.input)
+                    case .fulfil(let action), .fail(let action, _, _): action.action.kind.name == Self.kind(of: cell.input)
                     default: false
                     }
                 }.count
@@ -102,7 +102,7 @@ struct CallLegTableTests {
         for cell in CallLegTable.cells(of: .cancelling) {
             let settled = cell.effects.filter {
                 switch $0 {
-                case .fulfil(let action), .fail(let action, _): action.action.kind.name == "end"
+                case .fulfil(let action), .fail(let action, _, _): action.action.kind.name == "end"
                 default: false
                 }
             }
@@ -126,6 +126,21 @@ struct CallLegTableTests {
             let ends = effects.filter { if case .fulfil(let action) = $0 { action.action.kind.name == "end" } else { false } }
             #expect(ends.count == 1, "CANCEL answered first: \(answeredFirst)")
             #expect(leg.stateName == .ended)
+        }
+    }
+
+    @Test("never two re-INVITEs of ours at once: with one out no input sends another; a waiting hold goes at the ACK only")
+    func oneReinviteAtATime() {
+        let sendsReinvite = { (cell: CallLegTable.Cell) in
+            cell.effects.contains { if case .send(_, .reinvite, _) = $0 { true } else { false } }
+        }
+        for cell in CallLegTable.cells(of: .holdSent) { #expect(!sendsReinvite(cell), "\(cell.input.rawValue)") }
+        for cell in CallLegTable.cells(of: .holdWaiting) {
+            #expect(sendsReinvite(cell) == (cell.input == .ack), "\(cell.input.rawValue)")
+            // However the wait ends without our re-INVITE, the hold is settled or kept: it never hangs unsaid.
+            if cell.next == .ended, cell.input == .ackTimer {
+                #expect(cell.effects.contains { if case .fail(let action, _, _) = $0 { action.action.kind.name == "pause" } else { false } })
+            }
         }
     }
 

@@ -10,10 +10,28 @@ import Testing
 final class EnginePair {
     let alice: EngineHarness
     let bob: EngineHarness
+    /// Messages the network loses (none unless a test says so).
+    var loses: (SIPMessage) -> Bool = { _ in false }
 
-    init() throws {
-        alice = try EngineHarness(local: ListenAddress(kind: .udp, host: "127.0.0.1", port: 5071)) { $0.userName = "alice" }
-        bob = try EngineHarness(local: ListenAddress(kind: .udp, host: "127.0.0.1", port: 5072)) { $0.userName = "bob" }
+    init(configure: (inout EngineConfiguration) -> Void = { _ in }) throws {
+        alice = try EngineHarness(local: ListenAddress(kind: .udp, host: "127.0.0.1", port: 5071)) {
+            $0.userName = "alice"
+            configure(&$0)
+        }
+        bob = try EngineHarness(local: ListenAddress(kind: .udp, host: "127.0.0.1", port: 5072)) {
+            $0.userName = "bob"
+            configure(&$0)
+        }
+    }
+
+    /// Carries what `sender` has sent so far to the other side, and nothing back; returns the start lines.
+    @discardableResult
+    func carry(from sender: EngineHarness) -> [String] {
+        let (name, receiver) = sender === alice ? ("alice", bob) : ("bob", alice)
+        return sender.environment.takeSent().map { sent in
+            deliver(sent.message, from: sender, to: receiver)
+            return "\(name) → " + Self.startLine(sent.message)
+        }
     }
 
     /// Carries every message sent on either side to the other until both are quiet; returns the start lines seen.
@@ -43,6 +61,7 @@ final class EnginePair {
     }
 
     private func deliver(_ message: SIPMessage, from sender: EngineHarness, to receiver: EngineHarness) {
+        if loses(message) { return }
         let source = SIPPeerAddress(host: sender.local.host, port: sender.local.port)
         receiver.engine.receive(InboundSIPMessage(
             bytes: message.serialize(), kind: .udp, source: source, connection: nil, local: receiver.local))
@@ -124,6 +143,65 @@ struct EnginePairTests {
         pair.advance(by: .seconds(2))
         #expect(pair.alice.conversation?.state == .paused)
         #expect(pair.bob.conversation?.state == .paused)
+    }
+
+    /// Alice calls bob, bob answers, alice holds: the call as the resume tests start from. Returns both uuids.
+    static func aliceHolds(_ pair: EnginePair) throws -> (alice: UUID, bob: UUID) {
+        let call = UUID()
+        try pair.alice.manager.perform([.start(conversationUUID: call, handles: [
+            Handle(kind: .generic, value: "sip:bob@127.0.0.1:5072", displayName: "Bob"),
+        ])])
+        pair.pump()
+        let bobsCall = try #require(pair.bob.conversation?.uuid)
+        try pair.bob.manager.perform([.join(conversationUUID: bobsCall)])
+        pair.pump()
+        try pair.alice.manager.perform([.pause(conversationUUID: call, isPaused: true)])
+        pair.pump()
+        #expect(pair.alice.conversation?.state == .paused)
+        #expect(pair.bob.conversation?.activeRemoteMembers.isEmpty == true)
+        return (call, bobsCall)
+    }
+
+    @Test("alice resumes and bob holds before her ACK reaches him: bob's hold waits for the ACK (RFC 3261 §14.1), then completes")
+    func holdRightAfterThePeersResume() throws {
+        let pair = try EnginePair()
+        let (call, bobsCall) = try Self.aliceHolds(pair)
+        try pair.alice.manager.perform([.pause(conversationUUID: call, isPaused: false)])
+        #expect(pair.carry(from: pair.alice) == ["alice → INVITE"])
+        #expect(pair.carry(from: pair.bob) == ["bob → 200 INVITE"])
+        #expect(pair.alice.conversation?.state == .joined)
+
+        // Alice's ACK is on its way, not yet at bob, when bob holds.
+        let hold = ConversationAction.pause(conversationUUID: bobsCall, isPaused: true)
+        try pair.bob.manager.perform([hold])
+        #expect(pair.bob.environment.sent.isEmpty, "no re-INVITE while alice's is open")
+        #expect(hold.state == .running, "the hold waits, it does not fail: \(hold.state)")
+
+        #expect(pair.carry(from: pair.alice) == ["alice → ACK"])
+        #expect(pair.pump() == ["bob → INVITE", "alice → 200 INVITE", "bob → ACK"])
+        #expect(hold.state == .complete)
+        #expect(pair.bob.conversation?.state == .paused)
+        #expect(pair.bob.conversation?.activeRemoteMembers.count == 1, "alice resumed")
+        #expect(pair.alice.conversation?.activeRemoteMembers.isEmpty == true, "bob holds alice")
+    }
+
+    @Test("alice's ACK never reaches bob: bob's waiting hold fails saying why, and the call ends as failed after 64·T1")
+    func holdWaitingForAnACKThatNeverComes() throws {
+        // T1 of 100 ms: 64·T1 is 6.4 s, within the action's own 30 s.
+        let pair = try EnginePair { $0.timers.t1 = .milliseconds(100) }
+        let (call, bobsCall) = try Self.aliceHolds(pair)
+        pair.loses = { message in message.request?.method == .ack }
+        try pair.alice.manager.perform([.pause(conversationUUID: call, isPaused: false)])
+        pair.pump()
+        let hold = ConversationAction.pause(conversationUUID: bobsCall, isPaused: true)
+        try pair.bob.manager.perform([hold])
+        pair.advance(by: .seconds(7))
+        guard case .failed(let reason) = hold.state else {
+            Issue.record("the hold should have failed, not \(hold.state)")
+            return
+        }
+        #expect(reason.contains("never acknowledged"), "\(reason)")
+        #expect(pair.bob.transitions.states.last == "left(failed)")
     }
 
     @Test("alice cancels before bob answers: bob's conversation ends cancelled, alice's localEnded")
