@@ -31,7 +31,8 @@ struct GroupInteropTests {
         for member in [toBob, toCarol] {
             let offered = try member.nextEvent("groupSessionChanged") { ($0["change"] as? String) == "offered" }
             #expect((offered["session"] as? [String: Any])?["session"] as? String == id)
-            _ = try member.result(.groupJoin(GroupSessionParams(session: id)))
+            // Ids compare ignoring case (docs/control-api.md, Shapes): one member joins with the id in upper case.
+            _ = try member.result(.groupJoin(GroupSessionParams(session: member === toBob ? id.uppercased() : id)))
         }
         _ = try host.nextEvent("groupParticipantsChanged") { (($0["active"] as? [Any])?.count ?? 0) == 3 }
 

@@ -216,6 +216,46 @@ struct ControlServiceTests {
         #expect(done.wait(timeout: .now() + 5) == .success)
     }
 
+    @Test("contact: a bare user@host is an email first, then a SIP URI; a kind says how to read the value")
+    func contactKinds() throws {
+        let contacts = ContactBook(ContactDirectory(contacts: [
+            .init(name: "Dave", handles: [Handle(kind: .emailAddress, value: "Dave@Example.com")]),
+            .init(name: "Erin", handles: [Handle(kind: .generic, value: "sip:erin@example.com")]),
+        ]))
+        let probe = ServiceProbe(try EngineHarness(), contacts: contacts)
+        func lookup(_ params: String) throws -> (name: String?, kind: String?) {
+            let result = try #require(try probe.call(#"{"v":1,"id":1,"method":"contact","params":\#(params)}"#)["result"] as? [String: Any])
+            return (result["contactName"] as? String, (result["handle"] as? [String: Any])?["kind"] as? String)
+        }
+        #expect(try lookup(#"{"handle":"dave@example.com"}"#) == ("Dave", "emailAddress"))
+        #expect(try lookup(#"{"handle":"mailto:DAVE@example.com"}"#) == ("Dave", "emailAddress"))
+        #expect(try lookup(#"{"handle":"erin@example.com"}"#) == ("Erin", "generic"), "no email matches: tried as sip:erin@example.com")
+        #expect(try lookup(#"{"handle":"sip:dave@example.com"}"#) == (nil, "generic"), "a SIP URI is not an email address")
+        #expect(try lookup(#"{"handle":"dave@example.com","kind":"generic"}"#) == (nil, "generic"))
+        #expect(try lookup(#"{"handle":"nobody@example.com"}"#) == (nil, "emailAddress"))
+        #expect(try probe.errorCode(#"{"v":1,"id":2,"method":"contact","params":{"handle":"x","kind":"fax"}}"#) == "invalidParams")
+    }
+
+    @Test("answering a call we placed says so; unmute is a method of its own")
+    func ownCallAndUnmute() throws {
+        let harness = try EngineHarness()
+        let probe = ServiceProbe(harness)
+        let start = try probe.call(#"{"v":1,"id":1,"method":"start","params":{"to":"sip:bob@127.0.0.1:5062"}}"#)
+        let uuid = try #require(((start["result"] as? [String: Any])?["conversation"] as? [String: Any])?["uuid"] as? String)
+        let answer = try probe.call(#"{"v":1,"id":2,"method":"join","params":{"conversation":"\#(uuid)"}}"#)
+        let error = try #require(answer["error"] as? [String: Any])
+        #expect(error["code"] as? String == "refused" && error["message"] as? String == "You can't answer a call you placed.", "\(error)")
+
+        let answering = try EngineHarness()
+        let answeringProbe = ServiceProbe(answering)
+        _ = try IncomingCallTests.answered(answering)
+        let incoming = try #require(answering.conversation?.uuid.uuidString)
+        _ = try answeringProbe.call(#"{"v":1,"id":3,"method":"mute","params":{"conversation":"\#(incoming.lowercased())"}}"#)
+        let unmute = try answeringProbe.call(#"{"v":1,"id":4,"method":"unmute","params":{"conversation":"\#(incoming)"}}"#)
+        let conversation = try #require((unmute["result"] as? [String: Any])?["conversation"] as? [String: Any])
+        #expect((unmute["result"] as? [String: Any])?["action"] as? String == "unmute" && conversation["isMuted"] as? Bool == false, "\(unmute)")
+    }
+
     @Test("docs/control-api.md is exactly what the protocol's types generate")
     func referenceDocument() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
