@@ -8,6 +8,7 @@ import Foundation
 /// socket (`DATA_DIR/control.sock`, token in `DATA_DIR/control.token`), speaking the typed control protocol. Each
 /// command's help is in ControlHelp.swift.
 enum ControlCommands {
+    /// Runs `command` with the arguments after its name.
     static func run(_ command: Command, _ commandLine: [String]) throws -> ExitCode {
         var arguments = Arguments(commandLine)
         let json = arguments.flag("--json")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Options named to people — in messages, help, the README, docs and scripts — exist: each `--option` written after
+/// Options named to people — in messages, help, the README, docs, scripts and tests — exist: each `--option` written after
 /// `parleyd` or `parley` is one that program's parser takes, and a message of the daemon's modules names only
 /// parleyd's options. The option tables are the programs' own help (`parleyd --help`, every `parley … --help`), and
 /// every option the parsers take must be in that help.
@@ -102,7 +102,7 @@ struct OptionMentionTests {
         #expect(parleyd.contains("--register") && !parleyd.contains("--registrar"))
     }
 
-    @Test("options named in Sources, the README, docs, Examples and Scripts exist")
+    @Test("options named in Sources, the README, docs, Examples, Scripts and Tests exist")
     func mentionsExist() throws {
         let parleyd = try Self.parleydOptions().union(Self.unlistedParleydOptions)
         let parley = try Self.parleyOptions()
@@ -121,6 +121,7 @@ struct OptionMentionTests {
         }
         let documents = [CLI.packageRoot.appending(path: "README.md"), CLI.packageRoot.appending(path: "BENCHMARKS.md")]
             + Self.files("docs", [".md"]) + Self.files("Examples", [".md"]) + Self.files("Scripts", [""])
+            + Self.files("Tests", [".swift", ".py", ".md"])
         #expect(documents.count > 20)
         for file in documents {
             problems += try Self.problems(in: file, parleyd: parleyd, parley: parley, bare: nil)
