@@ -182,7 +182,7 @@ let package = Package(
             resources: []
         ),
         .testTarget(
-            name: "ParleyCLITests", dependencies: ["parley", "CommandLineSupport", "CallHistory", "ConversationKit", "VoIPPush"]),
+            name: "ParleyCLITests", dependencies: ["parley", "parleyd", "CommandLineSupport", "CallHistory", "ConversationKit", "VoIPPush"]),
     ],
     swiftLanguageModes: [.v6]
 )

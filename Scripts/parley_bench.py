@@ -1,5 +1,9 @@
 """What Parley's Python benchmarks share (Scripts/bench-media, Scripts/bench-group): ports, CPU time, percentiles,
-a control-API client and a parleyd on a free port. Imported from the Scripts directory; not a benchmark itself."""
+a control-API client and a parleyd on a free port, and `spawn`: every process a benchmark starts is stopped by its
+PID when the script ends — normally, on an error, on Ctrl-C or on SIGTERM. Imported from the Scripts directory; not
+a benchmark itself."""
+import atexit
+import glob
 import json
 import math
 import os
@@ -15,6 +19,68 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 def log(text):
     print(text, file=sys.stderr, flush=True)
+
+
+_spawned = []
+
+
+def exit_on_sigterm():
+    """SIGTERM raises SystemExit (status 143), so `finally` blocks and atexit run, as for Ctrl-C."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
+def spawn(command, group=False, **options):
+    """subprocess.Popen, remembered: stopped by its PID at exit if still running (SIGTERM, up to 10 s, then SIGKILL).
+    With `group`, it leads a process group of its own (a server that forks workers, as Kamailio does): its whole group
+    is waited for and killed with it, workers left by a leader that died included."""
+    if not _spawned:
+        atexit.register(stop_spawned)
+        exit_on_sigterm()
+    process = subprocess.Popen(command, start_new_session=group, **options)
+    process.leads_group = group
+    _spawned.append(process)
+    return process
+
+
+def _group_alive(group):
+    """Whether a process of process group `group` runs (zombies do not count)."""
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            fields = open(stat).read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            return True
+    return False
+
+
+def stop(process, timeout=10):
+    """Stops one spawned process (and its group, if it leads one): SIGTERM, up to `timeout` s, then SIGKILL."""
+    group = process.pid if getattr(process, "leads_group", False) else None
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    elif group is not None and _group_alive(group):
+        os.killpg(group, signal.SIGTERM)  # the leader is gone, its workers are not
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and (process.poll() is None or (group is not None and _group_alive(group))):
+        time.sleep(0.1)
+    if process.poll() is None:
+        log(f"PID {process.pid} did not stop on SIGTERM within {timeout} s: SIGKILL")
+        process.kill()
+        process.wait()
+    if group is not None and _group_alive(group):
+        log(f"process group {group} outlived SIGTERM: SIGKILL")
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def stop_spawned():
+    """Stops every spawned process still running, newest first (registered with atexit by `spawn`)."""
+    for process in reversed(_spawned):
+        stop(process)
 
 
 def free_port(pair=False):
@@ -142,7 +208,8 @@ class Parleyd:
         self.log = open(os.path.join(workdir, name + ".log"), "w")
         command = [binary, "--listen", f"{transport}://127.0.0.1:{self.port}", "--data-dir", self.directory, "--no-history",
                    "--log-level", "error", "--exempt-source", "127.0.0.1"] + arguments
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+        # Stopped at exit if the benchmark never gets to stop() (it fails starting this one or the next).
+        self.process = spawn(command, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 15
         while not os.path.exists(os.path.join(self.directory, "control.token")):
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -151,12 +218,7 @@ class Parleyd:
         self.control = Control(self.directory)
 
     def stop(self):
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop(self.process, timeout=15)
         self.log.close()
 
 

@@ -5,24 +5,50 @@ import SIPMessages
 /// What a person typed into a dial field, checked before anything is started: a SIP URI (`sip:`, `sips:`, or
 /// `user@host`), a `tel:` URI or a phone number (digits with `+` and separators), dialled at the phone domain.
 /// A target that cannot be called is refused here, so it never becomes a conversation or a history record.
+/// A SIP URI's `transport` parameter is honoured: `tcp` and `tls` stay in the handle (the call, its history record
+/// and a redial go over that transport), `udp` is the default, and any other (`sctp`, `ws`…) is refused, since
+/// parleyd runs only UDP, TCP and TLS.
 public enum DialTarget {
+    /// The transports parleyd places calls over, as a URI's `transport` parameter names them.
+    public static let transports = ["udp", "tcp", "tls"]
+
     /// The handle to start a call to `text`, or why it cannot be called.
     public static func handle(for text: String, configuration: EngineConfiguration) -> Result<Handle, DialTargetError> {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return .failure(DialTargetError("Say whom to call.")) }
-        guard let handle = parse(trimmed) else {
+        guard var handle = parse(trimmed) else {
             return .failure(DialTargetError("\(trimmed.debugDescription) is not a SIP address or a phone number."))
+        }
+        if let transport = sipURI(trimmed)?.transport?.lowercased() {
+            if let problem = transportProblem(transport) { return .failure(problem) }
+            if transport != "udp" { handle = keeping(transport: transport, in: handle) }
         }
         switch HandleMapping.uri(for: handle, phoneDomain: configuration.effectivePhoneDomain) {
         case .success: return .success(handle)
         case .failure(let problem):
             if handle.kind == .phoneNumber, configuration.effectivePhoneDomain == nil {
                 return .failure(DialTargetError(
-                    "Can't dial the number \(handle.value): no phone domain (start parleyd with --phone-domain or --registrar).",
+                    "Can't dial the number \(handle.value): no phone domain (start parleyd with --phone-domain or --register).",
                     technical: problem.description))
             }
             return .failure(DialTargetError("\(trimmed.debugDescription) cannot be called.", technical: problem.description))
         }
+    }
+
+    /// Why a call cannot go over `transport` (a URI's `transport` parameter, any case), or nil when parleyd runs it.
+    public static func transportProblem(_ transport: String) -> DialTargetError? {
+        let lowered = transport.lowercased()
+        guard !transports.contains(lowered) else { return nil }
+        return DialTargetError(
+            "Parley can't place calls over \(lowered.uppercased()); use udp, tcp or tls.",
+            technical: "transport \(transport) is not supported")
+    }
+
+    /// `handle` with `;transport=T` on its URI (the mapping from a SIP address leaves parameters out).
+    private static func keeping(transport: String, in handle: Handle) -> Handle {
+        let value = handle.value + ";transport=" + transport
+        let name = handle.displayName == handle.value ? value : handle.displayName
+        return Handle(kind: handle.kind, value: value, displayName: name)
     }
 }
 
@@ -39,11 +65,20 @@ extension DialTarget {
         if HandleNormalizer.looksLikeTelephoneNumber(trimmed, separators: " -.()") {
             return Handle(kind: .phoneNumber, value: trimmed, displayName: trimmed)
         }
+        guard let uri = sipURI(trimmed) else { return nil }
+        return HandleMapping.handle(for: SIPAddress(uri: uri))
+    }
+
+    /// `text` (trimmed) as a `sip:` or `sips:` URI with a host (`sip:` may be left out); nil for anything else,
+    /// `tel:` URIs and phone numbers included.
+    private static func sipURI(_ trimmed: String) -> SIPURI? {
+        let lowered = trimmed.lowercased()
+        guard !lowered.hasPrefix("tel:"), !HandleNormalizer.looksLikeTelephoneNumber(trimmed, separators: " -.()") else { return nil }
         let written = lowered.hasPrefix("sip:") || lowered.hasPrefix("sips:") ? trimmed : "sip:" + trimmed
         guard let uri = SIPURI(written), uri.isSIP, uri.scheme == "sip" || uri.scheme == "sips", !uri.host.isEmpty,
             uri.user?.isEmpty != true
         else { return nil }
-        return HandleMapping.handle(for: SIPAddress(uri: uri))
+        return uri
     }
 }
 

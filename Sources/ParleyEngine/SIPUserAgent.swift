@@ -424,7 +424,8 @@ final class SIPUserAgent {
         case "udp": kind = .udp
         case "tcp": kind = uri.scheme == "sips" ? .tls : .tcp
         case "tls": kind = .tls
-        case let other?: return .failure(HandleDialError("transport \(other) is not supported"))
+        case let other?:
+            return .failure(HandleDialError(DialTarget.transportProblem(other)?.message ?? "transport \(other) is not supported"))
         }
         guard listenAddress(for: kind) != nil else {
             return .failure(HandleDialError("no \(kind.rawValue) listener to send from (add --listen \(kind.rawValue)://…)"))

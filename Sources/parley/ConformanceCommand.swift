@@ -14,19 +14,20 @@ enum ConformanceCommand {
         reports each step as passed (✓) or failed (✗) with a diff. Exits 1 if any step fails, 64 on usage
         errors; a malformed file is reported with the JSON path of the problem and counts as a failure.
 
+        options:
           --quiet     print only failing scenarios and the summary
           --json      print one JSON object: passed and failed counts, and each scenario's failures
           --table     print the lifecycle transition table (Markdown), generated from the engine
           --effects   with --table: list every accepted transition with its effects instead
           --call-leg  with --table: the call-leg machine's table instead (the SIP side of a conversation)
+
+        examples:
+          parley conformance Examples/conformance/*.json
+          parley conformance --table > docs/lifecycle.md
         """
 
     static func run(_ raw: [String]) throws -> ExitCode {
         var arguments = Arguments(raw)
-        if arguments.flag("-h", "--help") {
-            print(help)
-            return .ok
-        }
         let table = arguments.flag("--table")
         let effects = arguments.flag("--effects")
         let callLeg = arguments.flag("--call-leg")

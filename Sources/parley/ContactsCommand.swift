@@ -11,19 +11,20 @@ enum ContactsCommand {
         with --match resolves a handle to a contact name by Parley's matching rules: phone numbers by E.164
         digits (with the default country code), emails case-insensitively, generic values exactly.
 
+        options:
           --match VALUE        the handle value to resolve
           --kind KIND          phoneNumber (default), emailAddress or generic
           --country-code CC    default country code for national numbers (default 1)
           --trunk-prefix P     national trunk prefix (default 1 for country code 1, else 0)
           --json               print the contacts, conflicts and match as one JSON object
+
+        examples:
+          parley contacts contacts.vcf --match "415-555-0100"
+          parley contacts contacts.json --match bob@EXAMPLE.com --kind emailAddress
         """
 
     static func run(_ raw: [String]) throws -> ExitCode {
         var arguments = Arguments(raw)
-        if arguments.flag("-h", "--help") {
-            print(help)
-            return .ok
-        }
         let json = arguments.flag("--json")
         let match = try arguments.option("--match")
         let kind = try arguments.option("--kind", as: "generic, phoneNumber or emailAddress", Handle.Kind.init(name:))

@@ -3,110 +3,108 @@ import ControlChannel
 import ControlProtocol
 import Foundation
 
-/// `parley call|answer|end|hold|resume|mute|unmute|dtmf|merge|unmerge|redial|list|status|watch|reload-contacts|web`: a
-/// terminal softphone that drives a running parleyd through its control socket (`DATA_DIR/control.sock`, token in
-/// `DATA_DIR/control.token`), speaking the typed control protocol.
+/// `parley call|answer|end|hold|resume|mute|unmute|dtmf|video|audio|merge|unmerge|list|status|watch|reload-contacts|web`
+/// and `parley redial` with a parleyd running: a terminal softphone that drives a running parleyd through its control
+/// socket (`DATA_DIR/control.sock`, token in `DATA_DIR/control.token`), speaking the typed control protocol. Each
+/// command's help is in ControlHelp.swift.
 enum ControlCommands {
-    static let help = """
-        usage: parley <command> [--data-dir DIR] [--json] …   (drives a running parleyd)
-
-          call URI [--video]        place a call (a SIP URI or a phone number); returns once it rings, connects or fails
-          answer CONV               answer a ringing conversation
-          end CONV                  end or refuse a conversation
-          hold CONV / resume CONV   put a joined conversation on hold, or take it off
-          mute CONV / unmute CONV   mute or unmute yourself
-          dtmf CONV DIGITS          send keypad tones (0-9 * # A-D)
-          video CONV on|off         turn video on or off in a joined conversation (parleyd --video; re-INVITE)
-          audio CONV                a call's negotiated audio and its RTCP figures (packets, loss, jitter, round trip)
-          merge CONV OTHER          merge two joined conversations
-          unmerge CONV              take a conversation out of its group
-          list                      the live conversations: who, state, direction, duration, flags, group
-          status                    parleyd's version, addresses, registration, counters and limits
-          watch                     print every change as it happens (Ctrl-C to stop)
-          reload-contacts           read parleyd's --contacts file again (as SIGHUP does)
-          web [--open]              the web softphone's address with the token (parleyd --websocket); --open opens it
-
-        CONV is a uuid, a unique uuid prefix, or the # from `parley list`. --data-dir is parleyd's data directory
-        (default $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley). --json prints the
-        protocol's own messages. Exit codes: 0 ok, 1 the daemon refused or failed the request (or is not running),
-        64 usage error.
-        """
-
-    /// The commands this file serves.
-    static let names: Set<String> = [
-        "call", "answer", "end", "hold", "resume", "mute", "unmute", "dtmf", "merge", "unmerge", "list", "status",
-        "watch", "redial", "reload-contacts", "video", "web", "audio",
-    ]
-
-    static func run(_ command: String, _ commandLine: [String]) throws -> ExitCode {
+    /// Runs `command` with the arguments after its name.
+    static func run(_ command: Command, _ commandLine: [String]) throws -> ExitCode {
         var arguments = Arguments(commandLine)
-        if arguments.flag("--help", "-h") {
-            print(help)
-            return .ok
-        }
         let json = arguments.flag("--json")
         let video = arguments.flag("--video")
         let open = arguments.flag("--open")
-        let directory = try arguments.option("--data-dir") ?? HistoryLocation.defaultDataDirectory().path
+        let directory = try dataDirectory(&arguments)
         let positionals = try arguments.positionals()
-        let expected: Int
-        switch command {
-        case "list", "status", "watch", "reload-contacts", "web": expected = 0
-        case "call", "answer", "end", "hold", "resume", "mute", "unmute", "unmerge", "redial", "audio": expected = 1
-        default: expected = 2
+        let expected = command.arguments
+        guard expected.contains(positionals.count) else {
+            let count = expected.lowerBound == expected.upperBound ? "\(expected.lowerBound)" : "\(expected.lowerBound) or \(expected.upperBound)"
+            throw UsageError("takes \(count) argument\(expected.upperBound == 1 ? "" : "s"), got \(positionals.count)")
         }
-        guard positionals.count == expected else {
-            throw UsageError("parley \(command) takes \(expected) argument\(expected == 1 ? "" : "s"), got \(positionals.count)")
+        if video && command != .call { throw UsageError("--video goes with parley call") }
+        if open && command != .web { throw UsageError("--open goes with parley web") }
+        var wantsMuted: Bool?
+        if command == .mute, positionals.count == 2 {
+            guard ["on", "off"].contains(positionals[1]) else { throw UsageError("on or off goes after CONV, got '\(positionals[1])'") }
+            wantsMuted = positionals[1] == "on"
         }
-        if video && command != "call" { throw UsageError("--video goes with parley call") }
-        if open && command != "web" { throw UsageError("--open goes with parley web") }
+        if command == .video, !["on", "off"].contains(positionals[1]) { throw UsageError("on or off goes after CONV, got '\(positionals[1])'") }
         let session = try ControlSession(directory: directory)
         defer { session.close() }
+        let name = command.rawValue
         switch command {
-        case "watch": return try ControlRendering.watch(session, json: json)
-        case "web": return try WebCommand.run(session, directory: directory, json: json, open: open)
-        case "list": return try list(session, json: json)
-        case "status":
-            return try show(session.request(.status, as: StatusResult.self), json: json, command) { ControlRendering.status($0) }
-        case "reload-contacts":
-            return try show(session.request(.reloadContacts, as: ReloadContactsResult.self), json: json, command) {
+        case .watch: return try ControlRendering.watch(session, json: json)
+        case .web: return try WebCommand.run(session, directory: directory, json: json, open: open)
+        case .list: return try list(session, json: json)
+        case .status:
+            return try show(session.request(.status, as: StatusResult.self), json: json, name) { ControlRendering.status($0) }
+        case .reloadContacts:
+            return try show(session.request(.reloadContacts, as: ReloadContactsResult.self), json: json, name) {
                 "\($0.contacts) contacts loaded" + ($0.conflicts > 0 ? " (\($0.conflicts) handles claimed twice; the first kept)" : "")
             }
-        case "call", "redial":
-            let start: ControlCommand
-            if command == "call" {
-                start = .start(StartParams(to: positionals[0], video: video ? true : nil))
-            } else {
-                guard let id = Int64(positionals[0]), id > 0 else { throw UsageError("redial takes a history record id") }
-                start = .redial(RecordParams(id: id))
-            }
-            return show(try session.startAndFollow(start), json: json, command) { result in
-                "start: done  " + ControlRendering.line(result.conversation)
-            }
-        case "audio":
+        case .call:
+            return started(try session.startAndFollow(.start(StartParams(to: positionals[0], video: video ? true : nil))), json: json, name)
+        case .audio:
             let conversation = try session.conversation(positionals[0])
             let figures = try session.request(.mediaStats(ConversationParams(conversation: conversation)), as: MediaStatsResult.self)
-            return show(figures, json: json, command) { ControlRendering.audio($0) }
-        default:
-            let conversation = try session.conversation(positionals[0])
-            let action: ControlCommand
-            switch command {
-            case "answer": action = .join(JoinParams(conversation: conversation))
-            case "end": action = .end(ConversationParams(conversation: conversation))
-            case "hold": action = .hold(ConversationParams(conversation: conversation))
-            case "resume": action = .resume(ConversationParams(conversation: conversation))
-            case "unmerge": action = .unmerge(ConversationParams(conversation: conversation))
-            case "mute", "unmute": action = .mute(MuteParams(conversation: conversation, muted: command == "mute"))
-            case "dtmf": action = .playTone(ToneParams(conversation: conversation, digits: positionals[1]))
-            case "video":
-                guard ["on", "off"].contains(positionals[1]) else { throw UsageError("parley video takes on or off") }
-                action = .video(VideoParams(conversation: conversation, enabled: positionals[1] == "on"))
-            default: action = .merge(MergeParams(conversation: conversation, with: try session.conversation(positionals[1])))
+            return show(figures, json: json, name) { ControlRendering.audio($0) }
+        case .mute, .unmute:
+            var conversation = try session.conversation(positionals[0])
+            let muted: Bool
+            if command == .unmute {
+                muted = false
+            } else if let wantsMuted {
+                muted = wantsMuted
+            } else {
+                // A toggle: the other of what the conversation says now.
+                let now = try session.info(of: conversation)
+                conversation = now.uuid
+                muted = !now.isMuted
             }
-            return try show(session.request(action, as: ActionResult.self), json: json, command) { result in
-                "\(command): done  " + ControlRendering.line(result.conversation)
+            return try show(session.request(.mute(MuteParams(conversation: conversation, muted: muted)), as: ActionResult.self), json: json, name) {
+                ($0.conversation.isMuted ? "muted    " : "unmuted  ") + ControlRendering.line($0.conversation)
+            }
+        case .answer: return try act(.join(JoinParams(conversation: try session.conversation(positionals[0]))))
+        case .end: return try act(.end(ConversationParams(conversation: try session.conversation(positionals[0]))))
+        case .hold: return try act(.hold(ConversationParams(conversation: try session.conversation(positionals[0]))))
+        case .resume: return try act(.resume(ConversationParams(conversation: try session.conversation(positionals[0]))))
+        case .unmerge: return try act(.unmerge(ConversationParams(conversation: try session.conversation(positionals[0]))))
+        case .dtmf: return try act(.playTone(ToneParams(conversation: try session.conversation(positionals[0]), digits: positionals[1])))
+        case .video:
+            return try act(.video(VideoParams(conversation: try session.conversation(positionals[0]), enabled: positionals[1] == "on")))
+        case .merge:
+            let conversation = try session.conversation(positionals[0])
+            return try act(.merge(MergeParams(conversation: conversation, with: try session.conversation(positionals[1]))))
+        }
+
+        /// Performs an action on a conversation: "COMMAND: done" and the conversation, or why it failed.
+        func act(_ action: ControlCommand) throws -> ExitCode {
+            try show(session.request(action, as: ActionResult.self), json: json, name) { result in
+                "\(name): done  " + ControlRendering.line(result.conversation)
             }
         }
+    }
+
+    /// `parley redial ID` with a parleyd running on `directory`: it calls the record's parties (its control API's
+    /// `redial`), and the answer comes once the call rings, connects or fails.
+    static func redial(_ id: Int64, directory: String, json: Bool) throws -> ExitCode {
+        let session = try ControlSession(
+            directory: directory,
+            notRunning: .notRunning(on: directory, ", so nothing was dialled", otherwise: "add --dry-run to only show the call"))
+        defer { session.close() }
+        return started(try session.startAndFollow(.redial(RecordParams(id: id))), json: json, "redial")
+    }
+
+    /// `--data-dir DIR`, else the default data directory.
+    static func dataDirectory(_ arguments: inout Arguments) throws(UsageError) -> String {
+        guard let directory = try arguments.option("--data-dir") else { return HistoryLocation.defaultDataDirectory().path }
+        guard !directory.isEmpty else { throw UsageError("--data-dir needs a directory") }
+        return directory
+    }
+
+    /// A settled Start (call or redial): the conversation as it is then, or why it failed.
+    private static func started(_ reply: (line: Data, response: ControlResponse<ActionResult>), json: Bool, _ command: String) -> ExitCode {
+        show(reply, json: json, command) { result in "start: done  " + ControlRendering.line(result.conversation) }
     }
 
     /// Every live conversation, page after page (`--json`: each page's line as it came).
@@ -153,15 +151,25 @@ final class ControlSession {
     /// Events read while waiting for an answer, for whoever follows events next.
     private var pendingEvents: [Data] = []
 
-    init(directory: String) throws {
+    /// Connects to the parleyd running on `directory` and says hello with its token. Throws `notRunning` (by
+    /// default one sentence naming the directory) when no parleyd runs there.
+    init(directory: String, notRunning: ControlCommandError? = nil) throws {
         let socket = (directory as NSString).appendingPathComponent("control.sock")
+        let absent = notRunning ?? .notRunning(on: directory)
+        let token: String
         do {
             token = try ControlToken.read(from: directory)
         } catch {
-            throw ControlCommandError(
-                "cannot read parleyd's control token in \(directory): \(error) (is parleyd running with --data-dir \(directory)?)")
+            if case .missing = error { throw absent }
+            throw ControlCommandError("cannot read parleyd's control token in \(directory): \(error)")
         }
-        client = try ControlClient(socketPath: socket, token: token)
+        do {
+            client = try ControlClient(socketPath: socket, token: token)
+        } catch {
+            if case .notListening = error { throw absent }
+            throw error
+        }
+        self.token = token
     }
 
     func close() { client.close() }
@@ -199,6 +207,18 @@ final class ControlSession {
             throw ControlCommandError("no conversation #\(index) (parley list shows \(listed.count))")
         }
         return listed[index - 1].uuid
+    }
+
+    /// The live conversation `text` names (a uuid or a unique prefix of one), as parleyd shows it now.
+    func info(of text: String) throws -> ConversationInfo {
+        let lowered = text.lowercased()
+        let matches = try conversations().filter { $0.uuid.lowercased().hasPrefix(lowered) }
+        guard matches.count == 1 else {
+            throw ControlCommandError(matches.isEmpty
+                ? "No live call matches \(text.debugDescription)."
+                : "\(text.debugDescription) matches \(matches.count) calls; give more of the uuid.")
+        }
+        return matches[0]
     }
 
     /// The live conversations oldest first, page after page until `enough` says so or the last page.
@@ -245,4 +265,14 @@ final class ControlSession {
 struct ControlCommandError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+
+    /// No parleyd runs on `directory` (no control token, or nothing listens on its control socket): one sentence,
+    /// with what did not happen (", so nothing was dialled") and the other way out.
+    static func notRunning(
+        on directory: String, _ consequence: String = "", otherwise: String = "name another with --data-dir DIR"
+    ) -> ControlCommandError {
+        ControlCommandError(
+            "no parleyd is running on the data directory \(directory)\(consequence): start one with "
+                + "'parleyd --data-dir \(directory)', or \(otherwise).")
+    }
 }

@@ -42,22 +42,30 @@ enum ControlRendering {
         return "\(uuid)      \(state) \(direction) \(duration) \(flagText) \(group) \(who.joined(separator: ", "))\(reason)"
     }
 
-    /// The `parley status` table.
+    /// `parley status`: blocks, each under its heading — parleyd, registration, conversations, counters, limits —
+    /// with the values of all blocks in one column.
     static func status(_ status: StatusResult) -> String {
-        let registration = status.registration
-        var rows: [(String, String)] = [
-            ("parleyd", status.daemon.version), ("protocol", String(status.protocol)),
-            ("user", status.daemon.user ?? "-"), ("listening", status.daemon.listening.joined(separator: " ")),
-            ("registration", registration.state + (registration.expiresAt.map { " until \($0)" } ?? "")
-                + (registration.reason.map { ": \($0)" } ?? "")),
-            ("push token", status.daemon.pushToken ?? "-"), ("live conversations", String(status.conversations)),
+        let daemon = status.daemon, registration = status.registration
+        var parleyd: [(String, String)] = [
+            ("version", daemon.version), ("control protocol", String(status.protocol)), ("user", daemon.user ?? "-"),
         ]
-        rows.append(("counters", ""))
-        rows += status.counters.entries.map { ("  \($0.name)", String($0.value)) }
-        rows.append(("limits", ""))
-        rows += status.limits.entries.map { ("  \($0.name)", String($0.value)) }
-        let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { row in row.1.isEmpty ? row.0 : pad(row.0, width) + "  " + row.1 }.joined(separator: "\n")
+        parleyd += daemon.listening.isEmpty ? [("listening on", "-")] : daemon.listening.map { ("listening on", $0) }
+        parleyd += [("web page", daemon.webPage ?? "-"), ("push token", daemon.pushToken ?? "-")]
+        var registered = [("state", registration.state)]
+        if let until = registration.expiresAt { registered.append(("until", until)) }
+        if let reason = registration.reason { registered.append(("reason", reason)) }
+        let blocks: [(heading: String, rows: [(String, String)])] = [
+            ("parleyd", parleyd),
+            ("registration", registered),
+            ("conversations", [("live", String(status.conversations))]),
+            ("counters (since parleyd started)", status.counters.entries.map { ($0.name, String($0.value)) }),
+            ("limits", status.limits.entries.map { ($0.name, String($0.value)) }),
+        ]
+        let width = blocks.flatMap(\.rows).map(\.0.count).max() ?? 0
+        return blocks.map { block in
+            let rows = block.rows.isEmpty ? ["  (none)"] : block.rows.map { "  " + pad($0.0, width) + "  " + $0.1 }
+            return ([block.heading] + rows).joined(separator: "\n")
+        }.joined(separator: "\n\n")
     }
 
     /// A failed request for people: the sentence, then the code and the SIP status.

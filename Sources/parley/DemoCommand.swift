@@ -18,11 +18,16 @@ enum DemoCommand {
         D missed, E failed); the demo prints that history at the end, as 'parley history' shows it. The story
         plays on a simulated clock that ends at the current time.
 
+        options:
           --data-dir DIR   record into DIR/history.sqlite (created if needed; existing records are kept);
                            default: a fresh temporary directory, whose path is printed
           --repeat N       play the story N times (default 1), each time with new conversation uuids
           --quiet          print only 'recorded <uuid> <status>' for each conversation, as soon as its
                            record is durable, and nothing else (for crash tests)
+
+        examples:
+          parley demo
+          parley demo --data-dir /tmp/parley && parley history --data-dir /tmp/parley
         """
 
     /// How long one story lasts on the simulated clock.
@@ -30,10 +35,6 @@ enum DemoCommand {
 
     static func run(_ raw: [String]) throws -> ExitCode {
         var arguments = Arguments(raw)
-        if arguments.flag("-h", "--help") {
-            print(help)
-            return .ok
-        }
         let quiet = arguments.flag("--quiet", "-q")
         let repeats = try arguments.option("--repeat", as: "a whole number from 1 to 100000") { text in
             Int(text).flatMap { (1...100_000).contains($0) ? $0 : nil }

@@ -4,70 +4,78 @@ import ConversationKit
 import Foundation
 import GroupActivities
 
-/// `parley group`: group sessions (shared activities) in a running parleyd's calls.
+/// `parley group`: group sessions (shared activities) in a running parleyd's calls. The help texts are GroupHelp's.
 enum GroupCommand {
-    static let help = """
-        usage: parley group <command> [--data-dir DIR] [--json] …
+    /// The subcommands, by the word typed after `parley group`.
+    enum Action: String, CaseIterable, Sendable {
+        case list, start, join, send, leave, end, watch
 
-          list                           the group sessions: id, activity, state, participants
-          start CONV TITLE [--id ID]     share an activity in a joined call (and its merged group); this parleyd hosts it
-          join SESSION                   join a session a peer offered (see `parley group list` or `parley watch`)
-          send SESSION TEXT              send a text message (plain softphones in the call get it as "[Name] TEXT")
-          send SESSION --type T --data JSON [--to ID,ID] [--unreliable] [--keep]
-                                         send an app message (JSON data) to all or some participants
-          leave SESSION / end SESSION    leave a session, or end the one this parleyd hosts for everyone
-          watch                          print every change as it happens (as `parley watch`)
-
-        SESSION is a session id or a unique prefix of it. Limits: docs/group-activities.md.
-        """
+        /// What `parley group ACTION --help` prints.
+        var help: String {
+            switch self {
+            case .list: GroupHelp.list
+            case .start: GroupHelp.start
+            case .join: GroupHelp.join
+            case .send: GroupHelp.send
+            case .leave: GroupHelp.leave
+            case .end: GroupHelp.end
+            case .watch: GroupHelp.watch
+            }
+        }
+    }
 
     static func run(_ commandLine: [String]) throws -> ExitCode {
+        guard !commandLine.isEmpty else {
+            print(GroupHelp.overview)
+            return .usage
+        }
         var arguments = Arguments(commandLine)
-        if let answer = helpAnswer(commandLine, &arguments, help: help) { return answer }
         let json = arguments.flag("--json")
         let unreliable = arguments.flag("--unreliable")
         let keep = arguments.flag("--keep")
-        let directory = try arguments.option("--data-dir") ?? HistoryLocation.defaultDataDirectory().path
+        let directory = try ControlCommands.dataDirectory(&arguments)
         let identifier = try arguments.option("--id")
         let type = try arguments.option("--type")
         let dataText = try arguments.option("--data")
         let to = try arguments.option("--to")
         var positionals = try arguments.positionals()
-        let command = positionals.isEmpty ? "" : positionals.removeFirst()
+        let word = positionals.isEmpty ? "" : positionals.removeFirst()
+        guard let command = Action(rawValue: word) else {
+            throw UsageError("parley group: unknown command \(word.isEmpty ? "(none)" : word); see parley group --help")
+        }
         let expected: Int
         switch command {
-        case "list", "watch": expected = 0
-        case "join", "leave", "end": expected = 1
-        case "start": expected = 2
-        case "send": expected = type == nil ? 2 : 1
-        default: throw UsageError("parley group: unknown command \(command.isEmpty ? "(none)" : command); see parley group --help")
+        case .list, .watch: expected = 0
+        case .join, .leave, .end: expected = 1
+        case .start: expected = 2
+        case .send: expected = type == nil ? 2 : 1
         }
         guard positionals.count == expected else {
-            throw UsageError("parley group \(command) takes \(expected) argument\(expected == 1 ? "" : "s"), got \(positionals.count)")
+            throw UsageError("parley group \(word) takes \(expected) argument\(expected == 1 ? "" : "s"), got \(positionals.count)")
         }
         let session = try ControlSession(directory: directory)
         defer { session.close() }
         switch command {
-        case "watch": return try ControlRendering.watch(session, json: json)
-        case "list":
-            return try ControlCommands.show(session.request(.groupSessions, as: GroupSessionsResult.self), json: json, "group \(command)") { result in
+        case .watch: return try ControlRendering.watch(session, json: json)
+        case .list:
+            return try ControlCommands.show(session.request(.groupSessions, as: GroupSessionsResult.self), json: json, "group \(word)") { result in
                 result.sessions.isEmpty ? "no group sessions" : result.sessions.map(line).joined(separator: "\n")
             }
-        case "start":
+        case .start:
             let conversation = try session.conversation(positionals[0])
             let title = positionals[1]
             let params = GroupActivateParams(
                 conversation: conversation, identifier: identifier ?? "org.parley.\(title.lowercased().filter(\.isLetter))", title: title)
-            return try ControlCommands.show(session.request(.groupActivate(params), as: GroupSessionData.self), json: json, "group \(command)") { line($0) }
-        case "join":
+            return try ControlCommands.show(session.request(.groupActivate(params), as: GroupSessionData.self), json: json, "group \(word)") { line($0) }
+        case .join:
             let id = try resolve(positionals[0], in: session)
-            return try ControlCommands.show(session.request(.groupJoin(GroupSessionParams(session: id)), as: GroupSessionData.self), json: json, "group \(command)") { line($0) }
-        case "leave", "end":
+            return try ControlCommands.show(session.request(.groupJoin(GroupSessionParams(session: id)), as: GroupSessionData.self), json: json, "group \(word)") { line($0) }
+        case .leave, .end:
             let id = try resolve(positionals[0], in: session)
             let params = GroupSessionParams(session: id)
-            let request: ControlCommand = command == "end" ? .groupEnd(params) : .groupLeave(params)
-            return try ControlCommands.show(session.request(request, as: GroupLeft.self), json: json, "group \(command)") { "\($0.session.prefix(8)) \($0.state)" }
-        default:
+            let request: ControlCommand = command == .end ? .groupEnd(params) : .groupLeave(params)
+            return try ControlCommands.show(session.request(request, as: GroupLeft.self), json: json, "group \(word)") { "\($0.session.prefix(8)) \($0.state)" }
+        case .send:
             let id = try resolve(positionals[0], in: session)
             let data: JSONValue
             if let type, type != "text" {
@@ -84,7 +92,7 @@ enum GroupCommand {
             let params = GroupSendParams(
                 session: id, type: type ?? "text", data: data, to: targets, mode: unreliable ? "unreliable" : nil,
                 keep: keep ? true : nil)
-            return try ControlCommands.show(session.request(.groupSend(params), as: GroupSendResult.self), json: json, "group \(command)") { result in
+            return try ControlCommands.show(session.request(.groupSend(params), as: GroupSendResult.self), json: json, "group \(word)") { result in
                 "sent #\(result.seq.map(String.init) ?? "-"): delivered to \(result.deliveredTo.count)"
                     + (result.failed.isEmpty ? "" : ", failed for \(result.failed.joined(separator: ", "))")
                     + (result.unsupported.isEmpty ? "" : ", not readable by \(result.unsupported.joined(separator: ", "))")

@@ -21,7 +21,7 @@ enum HistoryCommand {
             case .delete: HistoryHelp.delete
             case .clear: HistoryHelp.clear
             case .check: HistoryHelp.check
-            case .redial: HistoryHelp.redial
+            case .redial: HistoryHelp.redial(as: "history redial")
             }
         }
 
@@ -31,7 +31,7 @@ enum HistoryCommand {
 
     static func run(_ raw: [String]) throws -> ExitCode {
         guard let first = raw.first else { return try run(.list, [], invocation: []) }
-        if ["-h", "--help", "help"].contains(first) {
+        if first == "help" {
             print(HistoryHelp.overview)
             return .ok
         }
@@ -51,10 +51,6 @@ enum HistoryCommand {
 
     private static func run(_ action: Action, _ raw: [String], invocation: [String]) throws -> ExitCode {
         var arguments = Arguments(raw)
-        if arguments.flag("-h", "--help") {
-            print(action.help)
-            return .ok
-        }
         if action.takesIDs, let bad = raw.first(where: { $0.count > 1 && $0.hasPrefix("-") && $0.dropFirst().allSatisfy(\.isNumber) }) {
             _ = try HistoryFilters.ids([bad])
         }
@@ -188,14 +184,18 @@ enum HistoryCommand {
         let json = arguments.flag("--json")
         let dryRun = arguments.flag("--dry-run")
         let id = try oneID(&arguments)
-        let directory = (location.path as NSString).deletingLastPathComponent
-        if !dryRun, location.account == nil, FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("control.sock")) {
-            // A parleyd runs on this data directory: it dials, through its control API.
-            return try ControlCommands.run("redial", [String(id), "--data-dir", directory] + (json ? ["--json"] : []))
+        if !dryRun {
+            guard location.account == nil else {
+                throw ControlCommandError(
+                    "a shared history names no parleyd to dial through, so nothing was dialled: give the data directory of "
+                        + "a parleyd that uses it ('parley redial \(id) --data-dir DIR'), or add --dry-run to only show the call.")
+            }
+            // The parleyd running on this data directory dials, through its control API (it reads the record).
+            return try ControlCommands.redial(id, directory: (location.path as NSString).deletingLastPathComponent, json: json)
         }
         let record = try location.open().record(id: id)
         guard !record.remoteHandles.isEmpty else {
-            print("record \(id) has no remote party to call")
+            printError("parley redial: record \(id) has no remote party to call")
             return .failure
         }
         let action = record.redialAction()
@@ -210,7 +210,7 @@ enum HistoryCommand {
             for handle in handles { print("  handle  \(handle.kind) \(handle.value)" + (handle.displayName == handle.value ? "" : " (\(handle.displayName))")) }
             print("  video   \(isVideo ? "yes" : "no")")
         }
-        print("Nothing was dialled: no parleyd runs on \(directory) (start one with --data-dir \(directory) to dial).")
+        print("Nothing was dialled (--dry-run).")
         return .ok
     }
 

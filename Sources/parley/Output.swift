@@ -15,11 +15,3 @@ func printError(_ message: String) {
 func flushOutput() {
     fflush(nil)
 }
-
-/// A subcommand's `--help` (or no arguments at all): its help printed, and the exit code to return (usage when it
-/// was given nothing); nil when the subcommand should run.
-func helpAnswer(_ commandLine: [String], _ arguments: inout Arguments, help: String) -> ExitCode? {
-    guard arguments.flag("--help", "-h") || commandLine.isEmpty else { return nil }
-    print(help)
-    return commandLine.isEmpty ? .usage : .ok
-}

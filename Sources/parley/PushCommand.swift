@@ -11,12 +11,21 @@ enum PushCommand {
 
         Talks to a VoIP push simulator ('parley push-sim').
 
+        actions:
           send     push an incoming call (or, with --cancel, its cancellation) to a device token and print the
                    outcome: delivered (and whether the device reported the call), stored, expired,
                    unknownToken, tokenDisabled or invalid. Exit 0 for delivered or stored, 1 otherwise.
           status   print every token the simulator knows and its counters
 
+        options (the ones both actions take; each action's --help lists all of its own):
+          --to A:P           the simulator: 127.0.0.1:5070, [::1]:5070
+          --json             the outcome, or the status, as JSON
+
         Run 'parley push send --help' or 'parley push status --help' for the options.
+
+        examples:
+          parley push send --to 127.0.0.1:5070 --token device-1 --caller sip:alice@127.0.0.1:5062 --call-id 8f2a@127.0.0.1
+          parley push status --to 127.0.0.1:5070
         """
 
     static let sendHelp = """
@@ -27,6 +36,7 @@ enum PushCommand {
         device acks it (or the simulator's ack timeout passes). Exit 0 for delivered or stored, 1 otherwise
         (and for connection failures), 64 for usage errors.
 
+        options:
           --to A:P           the simulator: 127.0.0.1:5070, [::1]:5070
           --token T          the device token to push to
           --caller URI       who calls: sip:alice@127.0.0.1:5062 (a generic handle), tel:+14155550100 (a phone
@@ -41,6 +51,12 @@ enum PushCommand {
           --cancel           a cancel push: the caller gave up (never a strike)
           --timeout S        how long to wait for the outcome (default 10)
           --json             print the outcome as JSON: {"detail", "pushID", "reported", "result", "token"}
+
+        examples:
+          parley push send --to 127.0.0.1:5070 --token device-1 --caller sip:alice@127.0.0.1:5062 --name Alice \\
+              --call-id 8f2a@127.0.0.1
+          parley push send --to 127.0.0.1:5070 --token device-1 --caller sip:alice@127.0.0.1:5062 \\
+              --call-id 8f2a@127.0.0.1 --cancel
         """
 
     static let statusHelp = """
@@ -49,21 +65,39 @@ enum PushCommand {
         Prints every token the simulator knows (connected, strikes, disabled, pushes stored for it) and what it
         has counted since it started.
 
+        options:
           --to A:P           the simulator: 127.0.0.1:5070, [::1]:5070
           --timeout S        how long to wait for the answer (default 5)
           --json             {"devices": [{"token", "connected", "strikes", "disabled", "queued"}], "counters": {...}}
+
+        example:
+          parley push status --to 127.0.0.1:5070
         """
 
+    /// The actions, by the word typed after `parley push`.
+    enum Action: String, CaseIterable, Sendable {
+        case send, status
+
+        /// What `parley push ACTION --help` prints.
+        var help: String {
+            switch self {
+            case .send: PushCommand.sendHelp
+            case .status: PushCommand.statusHelp
+            }
+        }
+    }
+
     static func run(_ raw: [String]) throws -> ExitCode {
-        guard let action = raw.first else { throw UsageError("name an action: send or status") }
+        guard let word = raw.first else { throw UsageError("name an action: send or status") }
         let rest = Array(raw.dropFirst())
-        switch action {
-        case "-h", "--help", "help":
+        if word == "help" {
             print(overview)
             return .ok
-        case "send": return try send(rest)
-        case "status": return try status(rest)
-        default: throw UsageError("unknown action '\(action)' (actions: send, status)")
+        }
+        switch Action(rawValue: word) {
+        case .send?: return try send(rest)
+        case .status?: return try status(rest)
+        case nil: throw UsageError("unknown action '\(word)' (actions: send, status)")
         }
     }
 
@@ -71,10 +105,6 @@ enum PushCommand {
 
     private static func send(_ raw: [String]) throws -> ExitCode {
         var arguments = Arguments(raw)
-        if arguments.flag("-h", "--help") {
-            print(sendHelp)
-            return .ok
-        }
         let endpoint = try simulator(&arguments)
         guard let token = try arguments.option("--token") else { throw UsageError("say which device: --token T") }
         if let problem = PushService.tokenProblem(token) { throw UsageError("--token: \(problem)") }
@@ -152,10 +182,6 @@ enum PushCommand {
 
     private static func status(_ raw: [String]) throws -> ExitCode {
         var arguments = Arguments(raw)
-        if arguments.flag("-h", "--help") {
-            print(statusHelp)
-            return .ok
-        }
         let endpoint = try simulator(&arguments)
         let timeout = try arguments.option("--timeout", as: "seconds, more than 0", positiveSeconds) ?? 5
         let json = arguments.flag("--json")

@@ -21,20 +21,20 @@ enum PushGatewayCommand {
         proxy is unreachable or goes away; an event it cannot use is logged and skipped. One line per event.
         Runs until SIGINT or SIGTERM.
 
+        options:
           --evapi A:P          the proxy's evapi socket (modparam("evapi", "bind_addr", …)): 127.0.0.1:8448
           --push-service A:P   the push simulator ('parley push-sim'): 127.0.0.1:5070
           --provider NAME      the pn-provider served here (default parley-sim); events for others are skipped
           --expires S          seconds a push stays meaningful (default 30: Kamailio's hold time, HOLD_MS)
           --timeout S          how long to wait for each push's outcome (default 10)
           --max-pending N      pushes waiting to be sent at most (default 1000); events beyond are dropped
+
+        example:
+          parley push-gateway --evapi 127.0.0.1:8448 --push-service 127.0.0.1:5070
         """
 
     static func run(_ raw: [String]) throws -> ExitCode {
         var arguments = Arguments(raw)
-        if arguments.flag("-h", "--help") {
-            print(help)
-            return .ok
-        }
         let address = "ADDRESS:PORT (127.0.0.1:8448, [::1]:8448)"
         guard let evapi = try arguments.option("--evapi", as: address, PushEndpoint.init), evapi.port != 0 else {
             throw UsageError("say where the proxy's evapi socket is: --evapi ADDRESS:PORT")

@@ -20,18 +20,18 @@ enum PushSimCommand {
         The first line says where it listens (useful with port 0); then one line per event. Runs until SIGINT
         or SIGTERM.
 
+        options:
           --listen A:P         where to listen: 127.0.0.1:5070, [::1]:5070; port 0 picks a free port
           --max-failures N     strikes before a token is disabled (default 3)
           --ack-timeout MS     how long a device has to ack a push, in milliseconds (default 5000)
           --max-stored N       pushes kept per offline device (default 100)
+
+        example:
+          parley push-sim --listen 127.0.0.1:5070 --max-failures 3 --ack-timeout 5000
         """
 
     static func run(_ raw: [String]) throws -> ExitCode {
         var arguments = Arguments(raw)
-        if arguments.flag("-h", "--help") {
-            print(help)
-            return .ok
-        }
         guard let endpoint = try arguments.option("--listen", as: "ADDRESS:PORT (127.0.0.1:5070, [::1]:5070)", PushEndpoint.init)
         else { throw UsageError("say where to listen: --listen ADDRESS:PORT (e.g. 127.0.0.1:5070)") }
         let maxFailures = try arguments.option("--max-failures", as: "a whole number from 1", { Int($0).flatMap { $0 >= 1 ? $0 : nil } }) ?? 3

@@ -8,15 +8,14 @@ enum ReferenceCommand {
         usage: parley reference control-api
 
         Prints the control API reference generated from the protocol's types (docs/control-api.md is this output;
-        a test fails when the file drifts: `parley reference control-api > docs/control-api.md`).
+        a test fails when the file drifts).
+
+        example:
+          parley reference control-api > docs/control-api.md
         """
 
     static func run(_ commandLine: [String]) throws -> ExitCode {
         var arguments = Arguments(commandLine)
-        if arguments.flag("--help", "-h") {
-            print(help)
-            return .ok
-        }
         let positionals = try arguments.positionals()
         guard positionals == ["control-api"] else { throw UsageError("parley reference takes one document name: control-api") }
         print(ControlReference.markdown(limits: ControlEndpoint.documentedLimits()), terminator: "")

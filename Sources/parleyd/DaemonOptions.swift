@@ -243,6 +243,11 @@ struct DaemonOptions {
         options.node.media = try Self.media(&arguments, external: &options.node.externalMedia)
         options.node.phoneDomain = try arguments.option("--phone-domain")
         options.calls = try arguments.options("--call")
+        for target in options.calls {
+            if let transport = SIPURI(target)?.transport, let problem = DialTarget.transportProblem(transport) {
+                throw UsageError("--call \(target): \(problem.message)")
+            }
+        }
         options.callID = try arguments.option("--call-id")
         if let callID = options.callID {
             guard options.calls.count == 1 else { throw UsageError("--call-id goes with exactly one --call") }

@@ -56,7 +56,7 @@ struct ControlCLITests {
         let bad = try Self.parley(["hold"] + b)
         #expect(bad.status == 64, "\(bad.output)")
         let notRunning = try Self.parley(["list", "--data-dir", FileManager.default.temporaryDirectory.appending(path: "nothing-here").path])
-        #expect(notRunning.status == 1 && notRunning.output.contains("control token"), "\(notRunning.output)")
+        #expect(notRunning.status == 1 && notRunning.output.contains("no parleyd is running on the data directory"), "\(notRunning.output)")
         let json = try Self.parley(["status", "--json"] + a)
         let object = try JSONSerialization.jsonObject(with: Data(json.output.split(separator: "\n").first.map(String.init)?.utf8 ?? "".utf8))
         #expect((object as? [String: Any])?["result"] != nil)

@@ -16,14 +16,17 @@ enum CLI {
 
     /// The `parley` binary next to the test bundle (swift test builds it: the test target depends on it).
     static var binary: URL {
-        get throws {
-            let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            for directory in [beside, beside.deletingLastPathComponent(), packageRoot.appending(path: ".build/debug")] {
-                let candidate = directory.appending(path: "parley")
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            }
-            throw CLIError.binaryNotFound(beside.path)
+        get throws { try binary(named: "parley") }
+    }
+
+    /// A built executable of the package (`parley`, `parleyd`) next to the test bundle.
+    static func binary(named name: String) throws -> URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for directory in [beside, beside.deletingLastPathComponent(), packageRoot.appending(path: ".build/debug")] {
+            let candidate = directory.appending(path: name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
+        throw CLIError.binaryNotFound(beside.path)
     }
 
     /// The binary was not built where the tests look.
@@ -34,10 +37,11 @@ enum CLI {
         try run(arguments)
     }
 
-    /// Runs `parley ARGS…` in the package root, with `environment` instead of the test's own if given.
-    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> CLIRun {
+    /// Runs `parley ARGS…` (or another of the package's executables) in the package root, with `environment`
+    /// instead of the test's own if given.
+    static func run(_ arguments: [String], environment: [String: String]? = nil, binary name: String = "parley") throws -> CLIRun {
         let process = Process()
-        process.executableURL = try binary
+        process.executableURL = try binary(named: name)
         process.arguments = arguments
         process.currentDirectoryURL = packageRoot
         if let environment { process.environment = environment }

@@ -219,19 +219,27 @@ struct HistoryCLITests {
         #expect(check.stdout.contains("ok:"))
     }
 
-    @Test("redial without a running parleyd prints the Start action it would perform")
+    @Test("redial without a running parleyd dials nothing and exits 1, saying so; --dry-run shows the Start action (exit 0)")
     func redial() throws {
         let fixture = try DemoHistoryFixture()
         let alice = try fixture.record(DemoValues.alice)
-        let run = try CLI.run(["redial", String(alice.id), "--data-dir", fixture.directory.path])
+        let directory = fixture.directory.path
+        for command in [["redial"], ["history", "redial"]] {
+            let refused = try CLI.run(command + [String(alice.id), "--data-dir", directory])
+            #expect(refused.status == 1, "\(command): \(refused.stdout)")
+            #expect(refused.stdout.isEmpty)
+            #expect(refused.stderr == "parley \(command[0]): no parleyd is running on the data directory \(directory), so nothing "
+                + "was dialled: start one with 'parleyd --data-dir \(directory)', or add --dry-run to only show the call.\n")
+        }
+        let run = try CLI.run(["redial", String(alice.id), "--dry-run", "--data-dir", directory])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("would perform: start(phoneNumber:415-555-0100 (Alice Liddell))"))
         #expect(run.stdout.contains("handle  phoneNumber 415-555-0100 (Alice Liddell)"))
         #expect(run.stdout.contains("video   no"))
-        #expect(run.stdout.contains("Nothing was dialled: no parleyd runs on"))
-        #expect(try fixture.history("redial", String(alice.id)).stdout == run.stdout)
+        #expect(run.stdout.contains("Nothing was dialled (--dry-run)."))
+        #expect(try fixture.history("redial", String(alice.id), "--dry-run").stdout == run.stdout)
         #expect(try CLI.run("redial", "--help").stdout.contains("its control API performs the Start action"))
-        let unknown = try CLI.run(["redial", "999", "--data-dir", fixture.directory.path])
+        let unknown = try CLI.run(["redial", "999", "--dry-run", "--data-dir", directory])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("no call-history record 999"))
     }
@@ -279,7 +287,7 @@ struct HistoryJSONTests {
         let fixture = try DemoHistoryFixture()
         #expect(try object(fixture.history("count", "--status", "missed", "--json"))["count"] as? Int == 1)
         let alice = try fixture.record(DemoValues.alice)
-        let redial = try object(fixture.history("redial", String(alice.id), "--json"))
+        let redial = try object(fixture.history("redial", String(alice.id), "--dry-run", "--json"))
         let action = try #require(redial["action"] as? [String: Any])
         #expect(action["kind"] as? String == "start")
         #expect((action["handles"] as? [[String: Any]])?.first?["value"] as? String == DemoValues.alice)

@@ -20,14 +20,14 @@ struct HistoryErrorTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let absent = directory.appending(path: "nowhere")
         for action in [[], ["list"], ["count"], ["recents"], ["show", "1"], ["mark-read", "--all"], ["delete", "1"],
-                       ["clear", "--before", "-1d"], ["check"], ["redial", "1"]] {
+                       ["clear", "--before", "-1d"], ["check"], ["redial", "1", "--dry-run"]] {
             let run = try CLI.run(["history"] + action + ["--data-dir", absent.path])
             #expect(run.status == 1, "\(action)")
             #expect(run.stderr.contains("no call history at \(absent.path)/history.sqlite (from --data-dir)"), "\(action)")
             #expect(run.stderr.contains("parley demo --data-dir DIR"))
         }
         #expect(!FileManager.default.fileExists(atPath: absent.path), "a read created the data directory")
-        try expectError(["redial", "1", "--db", absent.appending(path: "h.db").path], status: 1, "no call history at")
+        try expectError(["redial", "1", "--dry-run", "--db", absent.appending(path: "h.db").path], status: 1, "no call history at")
 
         // The default location: $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley.
         var environment = ProcessInfo.processInfo.environment
@@ -56,7 +56,7 @@ struct HistoryErrorTests {
         let corrupt = directory.appending(path: "corrupt.sqlite")
         let garbage = String(repeating: "not a database, just text\n", count: 200)
         try garbage.write(to: corrupt, atomically: true, encoding: .utf8)
-        for action in [["list"], ["count"], ["recents"], ["show", "1"], ["check"], ["mark-read", "--all"], ["redial", "1"]] {
+        for action in [["list"], ["count"], ["recents"], ["show", "1"], ["check"], ["mark-read", "--all"], ["redial", "1", "--dry-run"]] {
             try expectError(["history"] + action + ["--db", corrupt.path], status: 1,
                             "\(corrupt.path): not a usable call-history database")
         }
