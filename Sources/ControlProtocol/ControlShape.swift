@@ -80,7 +80,7 @@ public indirect enum ControlType: Sendable {
     }
 
     /// The shapes this type names, at any depth.
-    var shapes: [any ControlShape.Type] {
+    public var shapes: [any ControlShape.Type] {
         switch self {
         case .object(let shape): [shape]
         case .array(let inner), .dictionary(let inner), .nullable(let inner): inner.shapes

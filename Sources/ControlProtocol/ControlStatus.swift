@@ -167,15 +167,7 @@ public struct StatusCounters: Codable, Sendable, Equatable {
     }
 
     /// Each counter's name and value, in the reference's order (for people).
-    public var entries: [(name: String, value: Int)] {
-        let values = [
-            messagesReceived, malformedMessages, incomingCalls, outgoingCalls, callsRefusedOverLimit, callersRefused,
-            callsRefusedPerSource, requestsRefusedPerSource, requestsDropped, sourcesBanned, liveCalls, liveTransactions,
-            requestsShed, requestsShedDropped, retransmissionsSpared, parseQueueDrops, overloaded, loadBusyPercent,
-            loadShedPercent, loopLagMs, queueWaitMs,
-        ]
-        return Array(zip(Self.fields.map(\.name), values))
-    }
+    public var entries: [(name: String, value: Int)] { ControlStatusEntries.of(self, fields: Self.fields) }
 }
 
 extension StatusCounters: ControlShape {
@@ -267,13 +259,7 @@ public struct StatusLimits: Codable, Sendable, Equatable {
     }
 
     /// Each limit's name and value, in the reference's order (for people).
-    public var entries: [(name: String, value: Int)] {
-        let values = [
-            maxClients, helloTimeoutMs, maxMessageBytes, maxQueuedBytes, evictionIdleTimeMs, maxIDBytes, maxConversationGroups,
-            maxConversationsPerGroup, maxCalls, maxRingingPerSource, maxRequestsPerSource, sourceBanSeconds,
-        ]
-        return Array(zip(Self.fields.map(\.name), values))
-    }
+    public var entries: [(name: String, value: Int)] { ControlStatusEntries.of(self, fields: Self.fields) }
 }
 
 extension StatusLimits: ControlShape {
@@ -303,4 +289,15 @@ extension StatusLimits: ControlShape {
             maxIDBytes: 128, maxConversationGroups: 2, maxConversationsPerGroup: 5, maxCalls: 1000, maxRingingPerSource: 30,
             maxRequestsPerSource: 500, sourceBanSeconds: 60)
     ]
+}
+
+/// The members of an object of integers, by the names its table gives, read from its encoding: one source of truth
+/// for the names, so a member added to the type and its table cannot be left out of what people read.
+enum ControlStatusEntries {
+    static func of(_ value: some Encodable, fields: [ControlField]) -> [(name: String, value: Int)] {
+        guard let members = try? ControlJSON.decoder.decode([String: Int].self, from: ControlJSON.encode(value)) else {
+            preconditionFailure("an object of integers does not encode as one")
+        }
+        return fields.map { (name: $0.name, value: members[$0.name] ?? 0) }
+    }
 }
