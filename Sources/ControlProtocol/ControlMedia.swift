@@ -105,13 +105,13 @@ public struct MediaStatsInfo: Codable, Sendable, Equatable {
     public var packetsSent: Int
     /// RTP packets we received.
     public var packetsReceived: Int
-    /// Packets of the peer's stream that never arrived.
+    /// Packets of the peer's stream that never arrived while both sides sent (a hold is not loss); never negative.
     public var packetsLost: Int
-    /// Those as a percentage of the packets expected.
+    /// Those as a percentage of the packets expected while both sides sent.
     public var lossPercent: Double
     /// The interarrival jitter of what we receive, in milliseconds.
     public var jitterMs: Double
-    /// Our packets the peer reported lost.
+    /// Our packets the peer reported lost; never negative.
     @Nullable public var peerPacketsLost: Int?
     /// The jitter the peer measured on our stream, in milliseconds.
     @Nullable public var peerJitterMs: Double?
@@ -139,10 +139,14 @@ public struct MediaStatsInfo: Codable, Sendable, Equatable {
         ControlField("codec", "a string", "the codec measured"),
         ControlField("packetsSent", "an integer", "RTP packets we sent"),
         ControlField("packetsReceived", "an integer", "RTP packets we received"),
-        ControlField("packetsLost", "an integer", "packets of the peer's stream that never arrived"),
-        ControlField("lossPercent", "a number", "those as a percentage of the packets expected"),
+        ControlField(
+            "packetsLost", "an integer",
+            "packets of the peer's stream that never arrived while both sides sent (a hold is not loss); "
+                + "never negative"),
+        ControlField("lossPercent", "a number", "those as a percentage of the packets expected while both sides sent"),
         ControlField("jitterMs", "a number", "the interarrival jitter of what we receive, in milliseconds"),
-        ControlField("peerPacketsLost", "an integer or null", "our packets the peer reported lost (RTCP)"),
+        ControlField(
+            "peerPacketsLost", "an integer or null", "our packets the peer reported lost (RTCP); never negative"),
         ControlField("peerJitterMs", "a number or null", "the jitter the peer measured on our stream (RTCP)"),
         ControlField("roundTripMs", "a number or null", "the round trip from the peer's receiver report (RTCP)"),
     ]
