@@ -1,6 +1,7 @@
 // GStreamer 1.x (Debian libgstreamer1.0-dev) and GIO's GSocket, for the Media module only. The helpers wrap what
 // Swift cannot call directly (GObject's variadic property setters, cast macros) and keep GLib's types on this side.
 #include <gst/gst.h>
+#include <gst/rtp/gstrtpbuffer.h>
 #include <gio/gio.h>
 #include <stdio.h>
 #include <string.h>
@@ -243,12 +244,29 @@ static inline void parley_gst_finish(GstElement *pipeline, int timeout_ms) {
     gst_object_unref(pipeline);
 }
 
+/// Tells the element `name` (a recording's audiorate) that nothing more came until now: a gap event up to the
+/// pipeline's current running time, which audiorate fills with silence (it does nothing before the first audio,
+/// whose timestamps it needs). 0 when it took it.
+static inline int parley_gst_gap_until_now(GstElement *pipeline, const char *name) {
+    GstClockTime now = gst_element_get_current_running_time(pipeline);
+    if (!GST_CLOCK_TIME_IS_VALID(now)) return -1;
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    GstPad *pad = gst_element_get_static_pad(element, "sink");
+    gst_object_unref(element);
+    if (!pad) return -1;
+    gboolean taken = gst_pad_send_event(pad, gst_event_new_gap(now, GST_CLOCK_TIME_NONE));
+    gst_object_unref(pad);
+    return taken ? 0 : -1;
+}
+
 /// A call's RTP figures from rtpbin's session 0 (RFC 3550 §6.4): what we sent and received, and the last
 /// receiver report the peer sent about our stream. Jitter is in RTP clock units, the round trip in 1/65536 s.
+/// (rtpbin's own count of the peer's lost packets is not read: it runs across a hold's gap in the peer's sequence
+/// numbers, and its probation makes a clean stream -1; the arrivals below are counted instead.)
 typedef struct {
     guint64 packets_sent;
     guint64 packets_received;
-    gint64 packets_lost;
     guint jitter;
     int have_report;
     gint64 peer_packets_lost;
@@ -298,7 +316,6 @@ static inline int parley_gst_rtp_stats(GstElement *pipeline, const char *name, P
                     if (gst_structure_get_uint(source, "rb-round-trip", &unsigned_value)) out->round_trip = unsigned_value;
                 }
                 if (gst_structure_get_uint64(source, "packets-received", &count)) out->packets_received += count;
-                if (gst_structure_get_int(source, "packets-lost", &lost)) out->packets_lost += lost;
                 if (gst_structure_get_uint(source, "jitter", &unsigned_value) && unsigned_value > out->jitter) {
                     out->jitter = unsigned_value;
                 }
@@ -308,4 +325,81 @@ static inline int parley_gst_rtp_stats(GstElement *pipeline, const char *name, P
     G_GNUC_END_IGNORE_DEPRECATIONS
     gst_structure_free(stats);
     return 0;
+}
+
+/// One RTP packet that arrived at the call's RTP port: its SSRC and sequence number.
+typedef struct {
+    guint32 ssrc;
+    guint16 sequence;
+} ParleyRTPArrival;
+
+/// Arrivals kept between two looks (the session takes them ten times a second: 50 a second per stream).
+#define PARLEY_ARRIVALS_CAPACITY 4096
+
+/// The arrivals seen since the last look, shared (reference-counted) by the pad probe and the pipeline.
+typedef struct {
+    GMutex lock;
+    guint count;
+    ParleyRTPArrival items[PARLEY_ARRIVALS_CAPACITY];
+} ParleyArrivals;
+
+static void parley_arrivals_clear(gpointer data) { g_mutex_clear(&((ParleyArrivals *)data)->lock); }
+static void parley_arrivals_release(gpointer data) { g_atomic_rc_box_release_full(data, parley_arrivals_clear); }
+
+/// Keeps one buffer's SSRC and sequence number when it is an RTP packet (GStreamer's own header check); RTCP
+/// multiplexed onto the port (RFC 5761: packet types 192–223 read as payload types 64–95) is not a packet of a stream.
+static void parley_arrivals_keep(ParleyArrivals *arrivals, GstBuffer *buffer) {
+    GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+    if (!gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp)) return;
+    guint8 payload_type = gst_rtp_buffer_get_payload_type(&rtp);
+    ParleyRTPArrival arrival = { gst_rtp_buffer_get_ssrc(&rtp), gst_rtp_buffer_get_seq(&rtp) };
+    gst_rtp_buffer_unmap(&rtp);
+    if (payload_type >= 64 && payload_type <= 95) return;
+    g_mutex_lock(&arrivals->lock);
+    if (arrivals->count < PARLEY_ARRIVALS_CAPACITY) arrivals->items[arrivals->count++] = arrival;
+    g_mutex_unlock(&arrivals->lock);
+}
+
+static GstPadProbeReturn parley_arrivals_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        parley_arrivals_keep(data, GST_PAD_PROBE_INFO_BUFFER(info));
+    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+        GstBufferList *list = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
+        for (guint index = 0; index < gst_buffer_list_length(list); index++) {
+            parley_arrivals_keep(data, gst_buffer_list_get(list, index));
+        }
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+/// Watches what arrives at the source pad of the element `name` (the RTP port's udpsrc), before rtpbin sees it:
+/// every RTP packet's SSRC and sequence number is kept for `parley_gst_take_arrivals`; 0 on success.
+static inline int parley_gst_watch_arrivals(GstElement *pipeline, const char *name) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    GstPad *pad = gst_element_get_static_pad(element, "src");
+    gst_object_unref(element);
+    if (!pad) return -1;
+    ParleyArrivals *arrivals = g_atomic_rc_box_new0(ParleyArrivals);
+    g_mutex_init(&arrivals->lock);
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST, parley_arrivals_probe,
+        g_atomic_rc_box_acquire(arrivals), parley_arrivals_release);
+    gst_object_unref(pad);
+    g_object_set_data_full(G_OBJECT(pipeline), "parley-arrivals", arrivals, parley_arrivals_release);
+    return 0;
+}
+
+/// Moves up to `capacity` of the arrivals seen since the last call into `out`, oldest first; their count (0 when
+/// nothing is watched). Call again while it returns `capacity`.
+static inline int parley_gst_take_arrivals(GstElement *pipeline, ParleyRTPArrival *out, int capacity) {
+    ParleyArrivals *arrivals = g_object_get_data(G_OBJECT(pipeline), "parley-arrivals");
+    if (!arrivals || capacity <= 0) return 0;
+    g_mutex_lock(&arrivals->lock);
+    guint taken = MIN(arrivals->count, (guint)capacity);
+    memcpy(out, arrivals->items, taken * sizeof *out);
+    memmove(arrivals->items, arrivals->items + taken, (arrivals->count - taken) * sizeof *out);
+    arrivals->count -= taken;
+    g_mutex_unlock(&arrivals->lock);
+    return (int)taken;
 }

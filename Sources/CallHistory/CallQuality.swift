@@ -9,11 +9,16 @@ public struct CallQuality: Sendable, Hashable, Codable {
     public var packetsSent: Int
     /// RTP packets we received.
     public var packetsReceived: Int
-    /// Packets of the peer's stream that never arrived.
+    /// Packets of the peer's stream that never arrived while both sides sent (a hold is not loss). Records written
+    /// before that rule may hold rtpbin's count for the whole call, negative on a clean one: read it as
+    /// ``lostPackets``.
     public var packetsLost: Int
+    /// Packets of the peer's stream expected while both sides sent, what the loss is a share of; nil in records
+    /// written before it was kept.
+    public var packetsExpected: Int?
     /// The interarrival jitter of what we received, in milliseconds.
     public var jitterMs: Double
-    /// Our packets the peer reported lost (its last receiver report).
+    /// Our packets the peer reported lost (its last receiver report; read it as ``peerLostPackets``).
     public var peerPacketsLost: Int?
     /// The jitter the peer measured on our stream, in milliseconds.
     public var peerJitterMs: Double?
@@ -22,22 +27,31 @@ public struct CallQuality: Sendable, Hashable, Codable {
 
     /// Figures.
     public init(
-        codec: String, packetsSent: Int, packetsReceived: Int, packetsLost: Int, jitterMs: Double,
-        peerPacketsLost: Int? = nil, peerJitterMs: Double? = nil, roundTripMs: Double? = nil
+        codec: String, packetsSent: Int, packetsReceived: Int, packetsLost: Int, packetsExpected: Int? = nil,
+        jitterMs: Double, peerPacketsLost: Int? = nil, peerJitterMs: Double? = nil, roundTripMs: Double? = nil
     ) {
         self.codec = codec
         self.packetsSent = packetsSent
         self.packetsReceived = packetsReceived
         self.packetsLost = packetsLost
+        self.packetsExpected = packetsExpected
         self.jitterMs = jitterMs
         self.peerPacketsLost = peerPacketsLost
         self.peerJitterMs = peerJitterMs
         self.roundTripMs = roundTripMs
     }
 
-    /// The share of the peer's packets that never arrived (0 when none were expected).
+    /// The peer's packets that never arrived, never negative: RFC 3550's "expected − received" goes below zero
+    /// with duplicates (and rtpbin's probation made a clean call −1), and that is no loss.
+    public var lostPackets: Int { max(0, packetsLost) }
+
+    /// Our packets the peer reported lost, never negative (its count is RFC 3550's, as above).
+    public var peerLostPackets: Int? { peerPacketsLost.map { max(0, $0) } }
+
+    /// The share of the peer's packets expected while both sides sent that never arrived (0 when none were
+    /// expected); for older records, of those received or lost.
     public var lossFraction: Double {
-        let expected = packetsReceived + max(packetsLost, 0)
-        return expected == 0 ? 0 : Double(max(packetsLost, 0)) / Double(expected)
+        let expected = packetsExpected ?? packetsReceived + lostPackets
+        return expected <= 0 ? 0 : min(1, Double(lostPackets) / Double(expected))
     }
 }

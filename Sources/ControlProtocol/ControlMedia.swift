@@ -85,13 +85,13 @@ public struct MediaStatsInfo: Codable, Sendable, Equatable {
     public var packetsSent: Int
     /// RTP packets we received.
     public var packetsReceived: Int
-    /// Packets of the peer's stream that never arrived.
+    /// Packets of the peer's stream that never arrived while both sides sent (a hold is not loss); never negative.
     public var packetsLost: Int
-    /// Those as a percentage of the packets expected.
+    /// Those as a percentage of the packets expected while both sides sent.
     public var lossPercent: Double
     /// The interarrival jitter of what we receive, in whole milliseconds.
     public var jitterMs: Int
-    /// Our packets the peer reported lost.
+    /// Our packets the peer reported lost; never negative.
     @Nullable public var peerPacketsLost: Int?
     /// The jitter the peer measured on our stream, in whole milliseconds.
     @Nullable public var peerJitterMs: Int?

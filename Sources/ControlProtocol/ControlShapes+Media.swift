@@ -48,9 +48,9 @@ extension MediaStatsInfo: ControlShape {
         ControlField(
             "packetsLost", .integer,
             "packets of the peer's stream that never arrived, counted only while both sides send (never negative)"),
-        ControlField("lossPercent", .number, "those as a percentage of the packets expected, to two decimals"),
+        ControlField("lossPercent", .number, "those as a percentage of the packets expected while both sides sent, to two decimals"),
         ControlField("jitterMs", .integer, "the interarrival jitter of what we receive"),
-        ControlField("peerPacketsLost", .nullable(.integer), "our packets the peer reported lost (RTCP), null until it reports"),
+        ControlField("peerPacketsLost", .nullable(.integer), "our packets the peer reported lost (RTCP; never negative), null until it reports"),
         ControlField("peerJitterMs", .nullable(.integer), "the jitter the peer measured on our stream (RTCP)"),
         ControlField("roundTripMs", .nullable(.integer), "the round trip from the peer's receiver report (RTCP)"),
     ]

@@ -86,12 +86,35 @@ final class Pipeline {
         return (numbers.prefix(count).map(Int.init), error.map { String(cString: $0) })
     }
 
-    /// The RTP figures of the rtpbin `name` so far, nil when it has none.
-    func rtpStatistics(of name: String, codec: AudioCodec) -> RTPStatistics? {
+    /// The RTP figures of the rtpbin `name` so far with the loss `loss` counted, nil when it has none.
+    func rtpStatistics(of name: String, loss: RTPLossCounter, codec: AudioCodec) -> RTPStatistics? {
         guard let raw else { return nil }
         var figures = ParleyRTPStats()
         guard parley_gst_rtp_stats(raw, name, &figures) == 0 else { return nil }
-        return RTPStatistics(figures, codec: codec)
+        return RTPStatistics(figures, loss: loss, codec: codec)
+    }
+
+    /// Keeps the SSRC and sequence number of every RTP packet leaving the element `name` (the RTP port's udpsrc).
+    func watchArrivals(at name: String) throws(MediaError) {
+        guard parley_gst_watch_arrivals(raw, name) == 0 else { throw MediaError("no \(name) to watch") }
+    }
+
+    /// Hands each packet kept since the last call to `body`, oldest first.
+    func takeArrivals(_ body: (_ ssrc: UInt32, _ sequence: UInt16) -> Void) {
+        guard let raw else { return }
+        withUnsafeTemporaryAllocation(of: ParleyRTPArrival.self, capacity: 256) { buffer in
+            var count = 0
+            repeat {
+                count = Int(parley_gst_take_arrivals(raw, buffer.baseAddress, Int32(buffer.count)))
+                for arrival in buffer.prefix(count) { body(arrival.ssrc, arrival.sequence) }
+            } while count == buffer.count
+        }
+    }
+
+    /// Has the audiorate `name` fill its recording with silence up to now (the stretch since the last audio).
+    func fillWithSilenceUntilNow(_ name: String) {
+        guard let raw else { return }
+        _ = parley_gst_gap_until_now(raw, name)
     }
 
     /// Ends it (an end of stream first, so a WAV file is completed, waiting at most this long); idempotent.

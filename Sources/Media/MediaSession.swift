@@ -38,6 +38,8 @@ public final class MediaSession: @unchecked Sendable {
     private var pendingTones: [Character] = []
     private var sendingTone = false
     private var parameters: MediaStreamParameters
+    /// The peer's lost packets, counted while both sides send (the pipeline's arrivals are taken ten times a second).
+    private var loss = RTPLossCounter(counting: false)
     private var isMuted = false
     private var pipeline: Pipeline?
     private var rebuilds = 0
@@ -110,11 +112,13 @@ public final class MediaSession: @unchecked Sendable {
                 new.remoteHost == old.remoteHost,
                 new.remotePort == old.remotePort, new.remoteRTCPPort == old.remoteRTCPPort, self.pipeline != nil
             {
+                // What arrived before the change belongs to the stretch it ends.
+                self.pipeline?.takeArrivals { self.loss.received(ssrc: $0, sequence: $1) }
+                self.loss.setCounting(Self.bothSend(new))
                 self.applyDirection()
                 return
             }
-            self.pipeline?.finish(waitingMilliseconds: self.recordingPath == nil ? 0 : 200)
-            self.pipeline = nil
+            self.finishPipeline(waitingMilliseconds: 200)
             // A new rtpbin counts from zero: the old one's figures are not this stream's.
             self.latest.withLock { $0 = nil }
             self.rebuilds += 1
@@ -199,9 +203,17 @@ public final class MediaSession: @unchecked Sendable {
         poller?.cancel()
         poller = nil
         pollBus()
-        pipeline?.finish(waitingMilliseconds: recordingPath == nil ? 0 : 500)
-        pipeline = nil
+        finishPipeline(waitingMilliseconds: 500)
         closeSockets()
+    }
+
+    /// Ends the pipeline; a recording is first filled with silence up to now (the call's last stretch may have had
+    /// no audio: a hold, a peer that stopped sending) and then completed, waiting at most `waitingMilliseconds`.
+    private func finishPipeline(waitingMilliseconds: Int) {
+        guard let pipeline else { return }
+        if recordingPath != nil { pipeline.fillWithSilenceUntilNow(PipelineDescription.timeline) }
+        pipeline.finish(waitingMilliseconds: recordingPath == nil ? 0 : waitingMilliseconds)
+        self.pipeline = nil
     }
 
     private func start() {
@@ -231,9 +243,10 @@ public final class MediaSession: @unchecked Sendable {
         let (events, error) = pipeline.poll()
         if let error { report("media: \(error)") }
         for number in events { tonesReceived(Self.keypad[number]) }
+        pipeline.takeArrivals { loss.received(ssrc: $0, sequence: $1) }
         polls += 1
         guard polls % Self.statisticsInterval == 0,
-            let figures = pipeline.rtpStatistics(of: PipelineDescription.rtpbin, codec: parameters.codec)
+            let figures = pipeline.rtpStatistics(of: PipelineDescription.rtpbin, loss: loss, codec: parameters.codec)
         else { return }
         latest.withLock { $0 = figures }
         statisticsReported(figures)
@@ -246,6 +259,9 @@ public final class MediaSession: @unchecked Sendable {
             telephoneEvent: parameters.telephoneEvent)
         guard let sockets else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
+        // A new pipeline's figures start from zero, its loss too.
+        loss = RTPLossCounter(counting: Self.bothSend(parameters))
+        try built.watchArrivals(at: "rtpsrc")
         try built.routeReceived(
             from: PipelineDescription.rtpbin, into: "incoming", codec: parameters.codec,
             payloadType: parameters.receivedPayloadType,
@@ -267,6 +283,11 @@ public final class MediaSession: @unchecked Sendable {
         built.set("mute", "mute", isMuted)
         try built.play()
         return built
+    }
+
+    /// Whether both sides send: the peer's packets count towards loss only then (not while either side holds).
+    static func bothSend(_ parameters: MediaStreamParameters) -> Bool {
+        parameters.sends && parameters.receives && parameters.hasRemoteAddress
     }
 
     private func applyDirection() {

@@ -4,12 +4,15 @@ import Foundation
 /// the network goes into the text: addresses, ports and file names are set as properties afterwards.
 ///
 /// ```
-///  source ─ audioconvert ─ audioresample ─ 8 kHz mono ─ volume(mute) ─ encoder ─ payloader ─┐
-///                                 rtpdtmfsrc "dtmf" (telephone-event, when both list it) ─┴ rtpdtmfmux ─ valve(send)
+///  source ─ audioconvert ─ audioresample ─ 8 kHz mono ─ volume(mute) ─ valve(send) ─ encoder ─ payloader ─┐
+///                                 rtpdtmfsrc "dtmf" (telephone-event, when both list it) ─┴ rtpdtmfmux
 ///      ─► rtpbin.send_rtp ─► udpsink "rtpsink"        rtpbin.send_rtcp ─► valve(sendrtcp) ─► udpsink "rtcpsink"
 ///  udpsrc "rtpsrc" ─► rtpbin.recv_rtp ─ (jitter buffer, per SSRC) ─► funnel ─ depayloader ─ decoder ─ valve(receive) ─ sink
-///                     (telephone-event ─► rtpdtmfdepay: "dtmf-event" on the bus; any other type ─► fakesink)
+///     (probe: SSRC and       (telephone-event ─► rtpdtmfdepay: "dtmf-event" on the bus; any other type ─► fakesink)
+///      sequence of each packet, for the loss)
 ///  udpsrc "rtcpsrc" ─► rtpbin.recv_rtcp
+///
+///  a recording's sink: audiorate "timeline" (silence in the gaps) ─ wavenc ─ filesink "recording"
 /// ```
 struct PipelineDescription {
     let codec: AudioCodec
@@ -24,6 +27,9 @@ struct PipelineDescription {
 
     /// The rtpbin's name (RTP figures are read from it).
     static let rtpbin = "rtp"
+
+    /// The recording's audiorate (filled up to the end of the call when it stops).
+    static let timeline = "timeline"
 
     /// Samples of one packet's audio at the codec's rate.
     private var samplesPerPacket: Int { ptime * codec.clockRate / 1_000 }
@@ -44,7 +50,10 @@ struct PipelineDescription {
         }
         let sinkText: String
         switch sink {
-        case .files: sinkText = "wavenc ! filesink name=recording"
+        // A recording follows the call's timeline, not just the packets: audiorate fills each gap in the received
+        // audio's timestamps (either side's hold, a peer that stops sending) with silence of its length, and a gap
+        // event at the end fills the stretch up to the moment the call stopped (docs/media.md).
+        case .files: sinkText = "audiorate name=\(Self.timeline) ! wavenc ! filesink name=recording"
         case .device: sinkText = "autoaudiosink sync=false"
         case .null: sinkText = "fakesink sync=false async=false"
         }
@@ -54,16 +63,22 @@ struct PipelineDescription {
         return [
             // A new SSRC at the port makes a jitter buffer (and a thread): at most four streams a call, whoever sends.
             "rtpbin name=\(Self.rtpbin) latency=60 max-streams=4",
+            // The send valve stops the audio before it is numbered: while we do not send, the payloader (or the
+            // mux) gives out no sequence numbers, so our stream has no gap for the peer to count as loss.
             "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1 ! volume name=mute"
+                + " ! valve name=send drop-mode=forward-sticky-events"
                 + " ! \(encoder) ! \(payloader) pt=\(payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
                 + (telephoneEvent == nil ? "" : " ! mux.sink_0 rtpdtmfmux name=mux")
-                + " ! valve name=send ! rtp.send_rtp_sink_0"
+                + " ! rtp.send_rtp_sink_0"
                 + (telephoneEvent.map { " rtpdtmfsrc name=dtmf pt=\($0) ! mux.priority_sink_0" } ?? ""),
             "rtp.send_rtp_src_0 ! udpsink name=rtpsink sync=\(paced) async=false",
             "rtp.send_rtcp_src_0 ! valve name=sendrtcp ! udpsink name=rtcpsink sync=false async=false",
             "udpsrc name=rtpsrc caps=\"\(caps)\" ! rtp.recv_rtp_sink_0",
             "udpsrc name=rtcpsrc ! rtp.recv_rtcp_sink_0",
-            "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert ! valve name=receive ! \(sinkText)",
+            // A closed valve turns what it drops into gap events (silence in a recording) and still lets the end
+            // of stream through, so a call that ends on hold completes its recording.
+            "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert"
+                + " ! valve name=receive drop-mode=transform-to-gap ! \(sinkText)",
         ].joined(separator: " ")
     }
 }

@@ -267,8 +267,8 @@ extension ControlService {
     static func stats(_ quality: CallQuality) -> MediaStatsInfo {
         MediaStatsInfo(
             codec: quality.codec, packetsSent: quality.packetsSent, packetsReceived: quality.packetsReceived,
-            packetsLost: quality.packetsLost, lossPercent: (quality.lossFraction * 10_000).rounded() / 100,
-            jitterMs: Self.rounded(quality.jitterMs), peerPacketsLost: quality.peerPacketsLost,
+            packetsLost: quality.lostPackets, lossPercent: (quality.lossFraction * 10_000).rounded() / 100,
+            jitterMs: Self.rounded(quality.jitterMs), peerPacketsLost: quality.peerLostPackets,
             peerJitterMs: quality.peerJitterMs.map(Self.rounded), roundTripMs: quality.roundTripMs.map(Self.rounded))
     }
 

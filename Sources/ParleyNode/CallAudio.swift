@@ -120,7 +120,8 @@ final class CallAudio: CallMediaHandler {
     static func quality(_ figures: RTPStatistics) -> CallQuality {
         CallQuality(
             codec: figures.codec.rawValue, packetsSent: figures.packetsSent, packetsReceived: figures.packetsReceived,
-            packetsLost: figures.packetsLost, jitterMs: figures.jitterMilliseconds,
+            packetsLost: figures.packetsLost, packetsExpected: figures.packetsExpected,
+            jitterMs: figures.jitterMilliseconds,
             peerPacketsLost: figures.peerReport?.packetsLost, peerJitterMs: figures.peerReport?.jitterMilliseconds,
             roundTripMs: figures.peerReport?.roundTripMilliseconds)
     }

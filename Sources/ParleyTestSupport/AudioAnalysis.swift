@@ -57,6 +57,13 @@ public struct Recording: Sendable {
     /// Its length in seconds.
     public var duration: Double { Double(samples.count) / Double(sampleRate) }
 
+    /// The part between two times in seconds (clipped to the recording): what a stretch of a call sounded like.
+    public func part(from start: Double, to end: Double) -> Recording {
+        let first = min(samples.count, max(0, Int(start * Double(sampleRate))))
+        let last = min(samples.count, max(first, Int(end * Double(sampleRate))))
+        return Recording(sampleRate: sampleRate, samples: Array(samples[first..<last]))
+    }
+
     /// The dominant frequency of each window of `windowSize` samples (a power of two), nil for a silent window.
     public func dominantFrequencies(windowSize: Int = 2_048) -> [Double?] {
         precondition(windowSize > 0 && windowSize & (windowSize - 1) == 0, "the window is a power of two")
