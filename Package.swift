@@ -175,7 +175,8 @@ let package = Package(
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "PostgresHistory", "ConversationKit"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ParleyTestSupport"]),
-        .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit", "GroupActivities", "Collaboration"]),
+        .testTarget(
+            name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit", "GroupActivities", "Collaboration", "CallHistory"]),
         .testTarget(
             name: "ConversationConformanceTests",
             dependencies: ["ConversationConformance", "ConversationKit"],

@@ -38,7 +38,7 @@ extension CollaborationCenter {
     /// its own; the answer comes as a ``CollaborationEffect/changed(_:)`` with the access.
     public mutating func requestAccess(_ identifier: String) -> (Result<Void, CollaborationError>, [CollaborationEffect]) {
         guard var collaboration = shared[identifier], collaboration.state != .ended else {
-            return (.failure(owned[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier)), [])
+            return (.failure(owned[identifier] == nil ? .unknownCollaboration(identifier) : .ownedHere(identifier)), [])
         }
         collaboration.access = .requested
         collaboration.signed = false

@@ -8,6 +8,8 @@ public enum CollaborationError: Error, Sendable, Hashable, CustomStringConvertib
     case notInSession(String)
     /// Only the collaboration's owner (its verifier) can do this.
     case notOwner(String)
+    /// This node owns the collaboration: what a member does (asking for access) does not apply.
+    case ownedHere(String)
     /// The action was already fulfilled, failed or timed out, or never existed.
     case actionNotPending(String)
     /// The start action failed or timed out: nothing was shared.
@@ -29,6 +31,7 @@ public enum CollaborationError: Error, Sendable, Hashable, CustomStringConvertib
         case .unknownCollaboration(let id): "no collaboration '\(id)'"
         case .notInSession(let id): "not a member of group session '\(id)'"
         case .notOwner(let id): "only the owner of collaboration '\(id)' can do that"
+        case .ownedHere(let id): "collaboration '\(id)' is owned here: it needs no access"
         case .actionNotPending(let id): "action '\(id)' is not pending (already completed, timed out, or unknown)"
         case .startFailed(let why): "the collaboration was not started: \(why)"
         case .unknownPerson(let root): "no member of the group has identity \(root)"

@@ -127,7 +127,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
     /// told `evicted`), or is turned away when there is none. Only an authenticated newcomer evicts anyone.
     private func admitOverCap(_ client: StreamClientID) {
         guard let server, let victim = evictable() else { return rejectTooMany(client) }
-        reject(victim, .evicted, "closed to make room for a new client: this one was idle and never subscribed",
+        reject(victim, .evicted, "This connection was idle and never subscribed, so it was closed to make room for a new one.",
                closeCode: .tryAgainLater)
         server.admit(client)
         lastHeard[client] = monotonicNanoseconds()
@@ -148,7 +148,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
 
     func server(_ server: StreamServer<ControlServerCore>, helloTimedOut client: StreamClientID) {
         switch server.stage(of: client) {
-        case .awaitingHello: reject(client, .unauthorized, "no hello within \(limits.helloTimeout) s")
+        case .awaitingHello: reject(client, .unauthorized, "No hello came within \(Int(limits.helloTimeout)) s.")
         case .turnedAway: rejectTooMany(client)
         case .authenticated, nil: break
         }
@@ -182,9 +182,9 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
         case .close(let lastWords, let reason):
             server.close(client, reason: reason, lastWords: lastWords)
         case .tooLarge(let closing):
-            let code: ControlErrorCode = stage == .authenticated ? .frameTooLarge : .unauthorized
             let what = framing.unitName
-            server.send(framing.encode(ControlWire.error(code, "\(what) is over \(limits.maxLineBytes) bytes; closing")), to: client)
+            let sentence = what.prefix(1).uppercased() + what.dropFirst() + " is over \(limits.maxLineBytes) bytes, so the connection is closed."
+            server.send(framing.encode(ControlWire.error(.frameTooLarge, sentence)), to: client)
             server.close(client, reason: "\(what) over \(limits.maxLineBytes) bytes", lastWords: closing)
         case .message(let message):
             received(message, from: client, stage: stage)
@@ -198,7 +198,9 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
             case .failure(let fault):
                 reject(client, fault.code, fault.description)
             case .success(let given):
-                guard ControlWire.tokensMatch(given, token) else { return reject(client, .unauthorized, "wrong token") }
+                guard ControlWire.tokensMatch(given, token) else {
+                    return reject(client, .unauthorized, "The token is wrong: read it from parleyd's control.token.")
+                }
                 guard stage == .awaitingHello else { return admitOverCap(client) }
                 server?.authenticate(client)
                 lastHeard[client] = monotonicNanoseconds()
@@ -207,7 +209,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
         case .authenticated:
             guard String(validating: message, as: UTF8.self) != nil else {
                 server?.send(
-                    framing.encode(ControlWire.error(.invalidFrame, "a line is not valid UTF-8; it was skipped")), to: client)
+                    framing.encode(ControlWire.error(.invalidFrame, "A line was not UTF-8, so it was skipped.")), to: client)
                 return
             }
             lastHeard[client] = monotonicNanoseconds()
@@ -216,7 +218,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
     }
 
     private func rejectTooMany(_ client: StreamClientID) {
-        reject(client, .tooManyClients, "the server already serves \(limits.maxClients) clients", closeCode: .tryAgainLater)
+        reject(client, .tooManyClients, "parleyd serves as many clients as it takes; try again later.", closeCode: .tryAgainLater)
     }
 
     /// Sends an error (and for a WebSocket a close frame, or before the upgrade an HTTP 408) and closes once written.

@@ -81,10 +81,11 @@ enum ControlWire {
     /// `{"v":1,"type":"welcome"}`.
     static let welcome = Data("{\"v\":1,\"type\":\"welcome\"}".utf8)
 
-    /// `{"v":1,"type":"error","id":null,"error":{"code":"…","message":"…"}}`.
+    /// `{"v":1,"type":"error","id":null,"error":{"code":"…","message":"…","details":null}}`: an error has its
+    /// three members always, like every error of the protocol.
     static func error(_ code: ControlErrorCode, _ message: String) -> Data {
         Data("{\"v\":1,\"type\":\"error\",\"id\":null,\"error\":{\"code\":\"\(code.rawValue)\",\"message\":".utf8)
-            + jsonString(message) + Data("}}".utf8)
+            + jsonString(message) + Data(",\"details\":null}}".utf8)
     }
 
     /// A JSON string literal for `text`.
@@ -96,11 +97,13 @@ enum ControlWire {
 
     /// What a hello line carries: its token, or why it is not a hello.
     static func helloToken(in line: Data) -> Result<String, HelloFault> {
-        guard line.count <= maxHelloBytes else { return .failure(.malformed("the hello is over \(maxHelloBytes) bytes")) }
+        guard line.count <= maxHelloBytes else { return .failure(.malformed("A hello is at most \(maxHelloBytes) bytes.")) }
         guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else {
-            return .failure(.malformed("the first line is not a JSON object"))
+            return .failure(.malformed("The first message must be a hello: {\"v\": 1, \"type\": \"hello\", \"token\": …}."))
         }
-        guard object["type"] as? String == "hello" else { return .failure(.malformed("the first line is not a hello")) }
+        guard object["type"] as? String == "hello" else {
+            return .failure(.malformed("The first message must be a hello: {\"v\": 1, \"type\": \"hello\", \"token\": …}."))
+        }
         guard let version = object["v"] as? Int, version == ControlWire.version else {
             return .failure(.unsupportedVersion)
         }
@@ -117,8 +120,8 @@ enum ControlWire {
         var description: String {
             switch self {
             case .malformed(let why): why
-            case .missingToken: "the hello carries no token"
-            case .unsupportedVersion: "this parleyd speaks control protocol version \(ControlWire.version) only"
+            case .missingToken: "The hello carries no token: read it from parleyd's control.token."
+            case .unsupportedVersion: "This parleyd speaks control protocol version \(ControlWire.version) only."
             }
         }
 

@@ -170,7 +170,9 @@ public struct CollaborationNoticeParams: ControlParams {
         try ConversationParams.check(collaboration, "collaboration")
         guard event != nil else {
             let field = kind == "mention" ? "person" : ["change", "persistence", "membership"].contains(kind) ? "trigger" : "kind"
-            throw ControlError(.invalidParams, "No such notice: \(kind) \(kind == "mention" ? person ?? "" : trigger ?? "").", field: field)
+            let given = kind == "mention" ? person : trigger
+            let sentence = given.map { "No such notice: \(kind) \($0)." } ?? "A \(kind) notice needs \(field == "person" ? "a \"person\"" : "a \"trigger\"")."
+            throw ControlError(.invalidParams, field == "kind" ? "No such notice kind: \(kind)." : sentence, field: field)
         }
     }
 }
@@ -373,9 +375,11 @@ extension ControlError {
         case .unknownCollaboration(let id): self.init(.notFound, "No collaboration \(id).", details: .init(field: "collaboration"))
         case .notInSession: self.init(.notJoined, "The call is not connected (or its group session is gone).")
         case .notOwner(let id): self.init(.refused, "Only the owner of collaboration \(id) can do that.")
+        case .ownedHere(let id): self.init(.refused, "This parleyd owns collaboration \(id): it has access already.")
         case .actionNotPending(let id): self.init(.notFound, "Action \(id) is not pending (completed, timed out or unknown).", details: .init(field: "action"))
         case .startFailed(let why): self.init(.failed, "The collaboration was not started: \(why).")
-        case .unknownPerson(let root): self.init(.unknownParticipant, "Nobody in the group has identity \(root.prefix(16))….", details: .init(field: "person"))
+        case .unknownPerson(let root):
+            self.init(.unknownParticipant, "Nobody in the group has identity \(root.prefix(16))….", details: .init(field: "person"))
         case .proofRejected(let reason):
             self.init(.proofRejected, "Proof rejected: \(reason.explanation).", details: .init(reason: reason.rawValue))
         case .tooManyCollaborations(let limit): self.init(.refused, "This parleyd already has \(limit) collaborations.", details: .init(limit: limit))

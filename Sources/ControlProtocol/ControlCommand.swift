@@ -1,5 +1,6 @@
 import Collaboration
 import Foundation
+import GroupActivities
 
 /// The methods of the control protocol.
 public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
@@ -398,7 +399,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
                 params = try ControlJSON.decoder.decode(Params.self, from: Data("{}".utf8))
             }
         } catch let error as DecodingError {
-            throw invalidParams(error, fields: Params.fields)
+            throw invalidParams(error, fields: Params.fields, data: data)
         } catch {
             throw ControlError(.invalidParams, "The parameters could not be read.", field: "params")
         }
@@ -410,21 +411,38 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         var params: Params?
     }
 
-    /// `Missing "to".`, `"video" must be a boolean.`
-    static func invalidParams(_ error: DecodingError, fields: [ControlField]) -> ControlError {
-        func name(_ path: [any CodingKey]) -> String? { path.last { $0.intValue == nil && $0.stringValue != "params" }?.stringValue }
+    /// The first documented integer parameter that holds a number with a fraction.
+    private static func fractionalInteger(in data: Data, fields: [ControlField]) -> String? {
+        guard let box = try? ControlJSON.decoder.decode(ParamsBox<[String: JSONValue]>.self, from: data), let params = box.params
+        else { return nil }
+        return fields.first { field in
+            guard field.type.contains("integer"), case .number? = params[field.name] else { return false }
+            return true
+        }?.name
+    }
+
+    /// `Missing "to".`, `"video" must be a boolean.` The field named is always a parameter of the method (a member
+    /// of `params`): a fault inside an object parameter (`media.port`) names that parameter.
+    static func invalidParams(_ error: DecodingError, fields: [ControlField], data: Data) -> ControlError {
+        func top(_ path: [any CodingKey]) -> String? {
+            path.drop { $0.stringValue == "params" && $0.intValue == nil }.first { $0.intValue == nil }?.stringValue
+        }
         func type(of field: String) -> String { fields.first { $0.name == field }?.type ?? "something else" }
         switch error {
-        case .keyNotFound(let key, _):
-            return ControlError(.invalidParams, "Missing \"\(key.stringValue)\".", field: key.stringValue)
+        case .keyNotFound(let key, let context):
+            guard let parent = top(context.codingPath) else {
+                return ControlError(.invalidParams, "Missing \"\(key.stringValue)\".", field: key.stringValue)
+            }
+            return ControlError(.invalidParams, "Missing \"\(key.stringValue)\" in \"\(parent)\".", field: parent)
         case .valueNotFound(_, let context):
-            let field = name(context.codingPath) ?? "params"
+            let field = top(context.codingPath) ?? "params"
             return ControlError(.invalidParams, "Missing \"\(field)\".", field: field)
         case .typeMismatch(_, let context):
-            let field = name(context.codingPath) ?? "params"
+            let field = top(context.codingPath) ?? "params"
             return ControlError(.invalidParams, "\"\(field)\" must be \(type(of: field)).", field: field)
         case .dataCorrupted(let context):
-            let field = name(context.codingPath) ?? "params"
+            // Foundation reports a fraction where an integer belongs without a path: find the member.
+            let field = top(context.codingPath) ?? fractionalInteger(in: data, fields: fields) ?? "params"
             return ControlError(.invalidParams, "\"\(field)\" must be \(type(of: field)).", field: field)
         @unknown default:
             return ControlError(.invalidParams, "The parameters could not be read.", field: "params")

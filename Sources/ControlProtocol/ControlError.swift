@@ -86,7 +86,8 @@ public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringCon
             case .messageTooLarge: "a group message's type and data are over the session's limit (`details.size`, `details.limit`)"
             case .throttled: "the sender sent too many group messages lately, or a leg has too much waiting: try again after `details.retryAfterMs`"
             case .notJoined: "this side has not joined that group session, or its call is not connected"
-            case .unknownParticipant: "no active participant with that id (`details.participant`)"
+            case .unknownParticipant:
+                "no active participant with that id (`details.participant`), or, for a mention, nobody in the group with that root (`details.field` is `person`)"
             case .participantLeft: "a participant left the session before the message reached it (`details.participant`)"
             case .proofRejected:
                 "a collaboration proof was refused; `details.reason` is one of " + ProofRejectionNames.all + " (docs/collaboration.md)"

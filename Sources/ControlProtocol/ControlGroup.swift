@@ -123,7 +123,7 @@ public struct GroupSendParams: ControlParams {
     public static let fields = [
         GroupSessionParams.fields[0],
         ControlField("type", "a string", "the message's kind: 1–64 letters, digits, `.`, `-`, `_`; `text` (data a string or `{\"text\": …}`) also reaches plain softphones as `[Name] text`"),
-        ControlField("data", "any JSON value", "the message; with `type` at most 768 bytes when any leg runs over UDP, 60 KiB otherwise"),
+        ControlField("data", "any JSON value but null", "the message; with `type` at most 768 bytes when any leg runs over UDP, 60 KiB otherwise"),
         ControlField("to", "\"all\" or a list of strings", optional: true, "participant ids; everyone else when absent"),
         ControlField("mode", "a string", optional: true, "`reliable` (default: once, one order for everyone) or `unreliable` (best effort; a waiting one is replaced by a newer of its type)"),
         ControlField("keep", "a boolean", optional: true, "replay it to members who join later"),
@@ -139,6 +139,7 @@ public struct GroupSendParams: ControlParams {
     /// A known mode.
     public func validate() throws(ControlError) {
         try ConversationParams.check(session, "session")
+        if case .null = data { throw ControlError(.invalidParams, "\"data\" may be any JSON value but null.", field: "data") }
         if let mode, GroupDeliveryMode(rawValue: mode) == nil {
             throw ControlError(.invalidParams, "\"mode\" must be \"reliable\" or \"unreliable\".", field: "mode")
         }

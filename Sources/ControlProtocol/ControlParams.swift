@@ -131,7 +131,8 @@ public struct ConversationParams: ControlParams {
     /// A blank conversation (or other) would match every uuid as a prefix: refused.
     static func check(_ value: String, _ field: String) throws(ControlError) {
         guard !value.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw ControlError(.invalidParams, "Say which call (\"\(field)\").", field: field)
+            let which = field == "conversation" || field == "with" ? "Say which call" : "Say which one"
+            throw ControlError(.invalidParams, "\(which) (\"\(field)\" is empty).", field: field)
         }
     }
 }
@@ -402,8 +403,9 @@ public struct ContactParams: ControlParams {
     /// An example.
     public static let example = ContactParams(handle: "dave@example.com", kind: "emailAddress")
 
-    /// The kind, when given, is one of the three.
+    /// Not blank; the kind, when given, is one of the three.
     public func validate() throws(ControlError) {
+        try ConversationParams.check(handle, "handle")
         if let kind, Handle.Kind(name: kind) == nil {
             throw ControlError(.invalidParams, "\"kind\" must be \"phoneNumber\", \"emailAddress\" or \"generic\".", field: "kind")
         }

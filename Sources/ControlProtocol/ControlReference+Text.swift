@@ -1,3 +1,4 @@
+import ConversationKit
 import Foundation
 
 /// The reference's prose: what each method and event does, and the rules every shape follows.
@@ -22,12 +23,12 @@ extension ControlReference {
         case .mediaStats:
             "a live call's negotiated audio and its figures so far (RTP counts and RTCP receiver reports, read every two seconds while parleyd carries the audio)"
         case .video:
-            "turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video`; the video itself is not carried yet"
+            "turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video` (else `refused`); the video itself is not carried yet"
         case .merge: "merge two joined conversations into a group (parleyd is the local focus)"
         case .unmerge: "take a conversation out of its group"
         case .history: "recorded conversations, newest first, a page at a time"
         case .historyCount: "how many records match the filters — a missed-calls badge is `{\"missed\": true, \"unread\": true}`"
-        case .markRead: "mark one record, or all, as read (a `historyChanged` event follows)"
+        case .markRead: "mark one record, or all, as read (a `historyChanged` event follows when a record changed)"
         case .deleteRecord: "delete one record (a `historyChanged` event follows)"
         case .clearHistory: "delete every record (a `historyChanged` event follows)"
         case .redial: "call a record's party again, at the address it called from; answered like `start` (the action is a `start`)"
@@ -37,7 +38,7 @@ extension ControlReference {
         case .reloadContacts: "read the `--contacts` file again (as SIGHUP does); live conversations are renamed"
         case .groupSessions: "the group sessions this parleyd hosts, joined or was offered (docs/group-activities.md)"
         case .groupActivate:
-            "share an activity in a joined or paused conversation and, once merged, its whole group: this parleyd hosts the session (it orders every message) and has joined it; Parley peers are offered it (`groupSessionChanged` with `offered`), plain softphones are members at once and get `text` messages as text. A session the conversation carried before is replaced. `notJoined` when the call is not connected"
+            "share an activity in a joined or paused conversation and, once merged, its whole group: this parleyd hosts the session (it orders every message) and has joined it; Parley peers are offered it (`groupSessionChanged` with `offered`), plain softphones are members at once and get `text` messages as text. A session the conversation carried before is replaced: here it is `invalidated` with reason `replaced`, its members see it end (`ended`). `notJoined` when the call is not connected"
         case .groupJoin: "join a session a peer offered"
         case .groupLeave: "leave a session (the host's leaving ends it for everyone)"
         case .groupEnd: "end a session this parleyd hosts, for everyone (a member leaves)"
@@ -123,6 +124,34 @@ extension ControlReference {
         }
     }
 
+    /// What an ended reason means.
+    static func meaning(of reason: Conversation.EndedReason) -> String {
+        switch reason {
+        case .failed: "an error ended it: no answer to our INVITE, a refusal not listed here (404, 488…), an action that timed out"
+        case .remoteEnded: "the peer hung up (BYE)"
+        case .unanswered: "nobody answered in time: `--ring-timeout` here, or 408/480 from the callee"
+        case .joinedElsewhere: "another device of the same user answered (CANCEL with Reason cause 200)"
+        case .declinedElsewhere: "another device of the same user declined (CANCEL with Reason cause 603)"
+        case .declined: "the callee declined (603, 607)"
+        case .busy: "the callee was busy (486, 600)"
+        case .cancelled: "the caller gave up before it was answered (CANCEL)"
+        case .localEnded: "we ended it with `end`: hung up, cancelled our own call, or refused a ringing one"
+        }
+    }
+
+    /// The history status of a call that never connected and ended for `reason` (one that connected is `connected`).
+    public static func historyStatus(of reason: Conversation.EndedReason) -> (incoming: String, outgoing: String) {
+        switch reason {
+        case .failed: ("failed", "failed")
+        case .joinedElsewhere: ("answeredElsewhere", "answeredElsewhere")
+        case .declinedElsewhere: ("declinedElsewhere", "declinedElsewhere")
+        case .localEnded: ("declined", "cancelled")
+        case .busy: ("missed", "busy")
+        case .declined: ("missed", "declined")
+        case .unanswered, .cancelled, .remoteEnded: ("missed", "cancelled")
+        }
+    }
+
     /// What the Shapes section says before a named shape's table, if anything.
     static func note(on shape: any ControlShape.Type) -> String? {
         switch ObjectIdentifier(shape) {
@@ -151,7 +180,8 @@ extension ControlReference {
         - **Identifiers** compare ignoring case, and parameters take them in any case. parleyd writes the uuids of
           conversations, actions and conversation groups in upper case (`8C1F0E4B-…`), and the ids of group sessions,
           participants and collaborations in lower case (`5f0c6a1e-…`; on the host a remote participant's id is its
-          conversation's uuid, lower-cased). A conversation parameter also takes a unique prefix of the uuid.
+          conversation's uuid, lower-cased). A conversation parameter also takes a unique prefix of the uuid; incoming
+          calls' uuids are ordered by time, so calls close in time share their first digits: give eight or more.
 
         """
 
@@ -191,8 +221,9 @@ extension ControlReference {
         0600), one JSON object per line (UTF-8, LF-terminated), or — started with `--websocket 127.0.0.1:PORT` — over
         an RFC 6455 WebSocket at `ws://127.0.0.1:PORT/ws`, one JSON message per text frame. Browsers send an
         `Origin`: it must be the web softphone's own (`http://127.0.0.1:PORT`, the page parleyd serves at `/` on that
-        port; `parley web` prints its address with the token) or one given with `--allow-origin` (repeatable), else
-        the upgrade gets 403; clients without an Origin are let in. Every other path on the port is a page of the
+        port, under any name of a loopback listener: `http://localhost:PORT` too; `parley web` prints its address with
+        the token) or one given with `--allow-origin` (repeatable), else the upgrade gets 403; clients without an
+        Origin are let in. Every other path on the port is a page of the
         softphone or 404.
 
         ## Connecting
@@ -205,11 +236,14 @@ extension ControlReference {
         ```
 
         and parleyd answers `{"v": 1, "type": "welcome"}`, or a connection-level error and closes: `unauthorized` for
-        a wrong or missing token, `unsupportedVersion` for a hello whose `v` is not 1.
+        a wrong or missing token, any other first message, or none within the hello deadline; `unsupportedVersion` for
+        a hello whose `v` is not 1; `frameTooLarge` for one over the size limit.
 
         The two transports differ in one thing: a Unix socket line that is not UTF-8 is answered with `invalidFrame` and
         skipped (the connection stays), while a WebSocket text frame that is not UTF-8 closes the connection with
-        status 1007, as RFC 6455 §8.1 requires of every WebSocket endpoint. Binary WebSocket frames close it with 1003.
+        status 1007, as RFC 6455 §8.1 requires of every WebSocket endpoint. Over WebSocket a connection-level error is
+        followed by a close frame: 1008 after `unauthorized` and `unsupportedVersion`, 1009 after `frameTooLarge`, 1013
+        after `tooManyClients` and `evicted`; a binary frame closes the connection with 1003.
 
         ## Messages
 
@@ -222,9 +256,11 @@ extension ControlReference {
 
         `id` is an integer or a string of 1–128 bytes and comes back in the answer; answers to one connection's
         requests may come in any order. `v` must be 1. Unknown members are ignored (a newer client may send more);
-        a missing or mistyped parameter is `invalidParams` with `details.field` naming it. Actions other than `start`
-        and `redial` are answered when the engine has completed them (a hold when the re-INVITE is accepted, an end
-        when the BYE or CANCEL is out), failed them, or timed them out.
+        a missing or mistyped parameter is `invalidParams` with `details.field` naming it (the parameter itself, also
+        when the fault is inside an object parameter such as `media`). Actions other than `start` and `redial` are
+        answered when the engine has completed them (a hold when the re-INVITE is accepted, an end when the BYE or
+        CANCEL is out), failed them, or timed them out: an action not completed within 30 s is `timedOut`, and a
+        timed-out `start`, `join` or `end` ends its conversation as `failed`.
 
         """
 
@@ -235,7 +271,7 @@ extension ControlReference {
             + "{\"sipStatus\": 486, \"sipReason\": \"Busy Here\", \"action\": \"start\"}}`. `message` is a short sentence for "
             + "people (a toast); `code` is what a program switches on. Connection-level errors come from the transport, "
             + "outside any request: `{\"v\": 1, \"type\": \"error\", \"id\": null, \"error\": {\"code\": \"tooManyClients\", "
-            + "\"message\": \"…\"}}`.\n\n| code | meaning |\n|---|---|\n"
+            + "\"message\": \"…\", \"details\": null}}`.\n\n| code | meaning |\n|---|---|\n"
         for code in ControlError.Code.allCases { text += "| `\(code.rawValue)` | \(code.meaning) |\n" }
         return text
     }

@@ -114,8 +114,14 @@ public enum ControlReference {
         text += "\nThe objects below, as a type names one of them and several:\n\n| one | several |\n|---|---|\n"
         for shape in namedShapes { text += "| \(shape.noun.singular) | \(shape.noun.plural) |\n" }
         for shape in namedShapes { text += "\n### \(shape.noun.title)\n\n" + (note(on: shape).map { $0 + "\n\n" } ?? "") + table(shape) }
-        text += "\nEnded reasons: " + ControlWords.endedReasons.map { "`\($0)`" }.joined(separator: ", ")
-            + ". States: " + ControlWords.states.map { "`\($0)`" }.joined(separator: ", ") + ".\n"
+        text += "\nStates: " + ControlWords.states.map { "`\($0)`" }.joined(separator: ", ")
+            + " (docs/lifecycle.md has every transition). Why a conversation ended, and the `status` of its history record "
+            + "when it never connected (one that connected is `connected`):\n\n"
+            + "| `endedReason` | meaning | status, incoming | status, outgoing |\n|---|---|---|---|\n"
+        for reason in Conversation.EndedReason.allCases {
+            let status = historyStatus(of: reason)
+            text += "| `\(reason.rawValue)` | \(meaning(of: reason)) | `\(status.incoming)` | `\(status.outgoing)` |\n"
+        }
         text += "\n## Methods\n"
         for method in ControlMethodName.allCases {
             let type = ControlCommand.paramsType(of: method)

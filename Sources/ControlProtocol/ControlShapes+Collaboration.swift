@@ -254,10 +254,12 @@ extension CollaborationData: ControlShape {
         ControlField("verifier", .string, "the owner's SIP address, which proofs name"),
         ControlField(
             "access", .oneOf(["none", "requested", "granted", "rejected"]),
-            "on a recipient, where this device stands (`collaborationOpen` asks); `none` on the owner"),
+            "where this device stands: `granted` on the owner; on a recipient `none` until `collaborationOpen` asks, then `requested`, `granted` or `rejected`"),
         ControlField("rejection", .nullable(.string), "why access was rejected (a proof rejection reason), else null"),
         ControlField("metadata", .object(CollaborationMetadataInfo.self), "what the owner shared"),
-        ControlField("participants", .array(.object(CollaborationParticipantData.self)), "on the owner: the people stored against it; empty on a recipient"),
+        ControlField(
+            "participants", .array(.object(CollaborationParticipantData.self)),
+            "on the owner, the people stored against it; on a recipient, the owner (`granted`)"),
     ]
 
     /// On the owner, and on a rejected recipient.

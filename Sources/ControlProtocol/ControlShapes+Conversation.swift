@@ -54,7 +54,7 @@ extension ConversationInfo: ControlShape {
         ControlField(
             "activeRemoteMembers", .array(.object(HandleInfo.self)),
             "the remote members taking part now: the caller while it rings, the peer once connected; empty while the peer holds us"),
-        ControlField("localMember", .nullable(.object(HandleInfo.self)), "our own handle"),
+        ControlField("localMember", .nullable(.object(HandleInfo.self)), "our own handle: on an incoming call the address called (its To); null on calls we place"),
         ControlField("isRemotelyHeld", .boolean, "the peer put us on hold (no remote member active while joined)"),
         ControlField("isMuted", .boolean, "we are muted"),
         ControlField("isVideo", .boolean, "it carries video"),
@@ -62,10 +62,12 @@ extension ConversationInfo: ControlShape {
         ControlField(
             "canShareActivity", .boolean,
             "a group session may be activated on it now (`groupActivate`: it is joined or paused); a frontend shows its share button only then"),
-        ControlField("capabilities", .array(.oneOf(ControlWords.capabilities)), "what it can do now"),
+        ControlField(
+            "capabilities", .array(.oneOf(ControlWords.capabilities)),
+            "what kind of call it is: the actions it supports at all; its state decides which are allowed now (hold and tones while joined, unmerge while merged; a refused one says why)"),
         ControlField(
             "pendingActions", .array(.oneOf(ControlWords.actions)),
-            "actions running on it now, by the method that asks for each: show a spinner"),
+            "actions running on it now, by the method that asks for each (a `mute` with `muted: false` is an `unmute`): show a spinner"),
         ControlField("group", .nullable(.string), "the uuid of the group it is merged into"),
         ControlField("callID", .nullable(.string), "its SIP Call-ID"),
         ControlField("createdAt", .timestamp, "when parleyd first knew of it"),
@@ -104,7 +106,9 @@ extension ActionResult: ControlShape {
 
     /// The members.
     public static let fields = [
-        ControlField("action", .oneOf(ControlWords.actions), "the action, by the method that asked for it (`redial` is a `start`)"),
+        ControlField(
+            "action", .oneOf(ControlWords.actions),
+            "the action, by the method that asked for it (`redial` is a `start`, a `mute` with `muted: false` an `unmute`)"),
         ControlField("actionUUID", .string, "the action's uuid: its `actionSettled` event names it"),
         ControlField(
             "state", .oneOf(["complete", "pending"]),
@@ -128,7 +132,7 @@ extension RegistrationInfo: ControlShape {
     public static let fields = [
         ControlField(
             "state", .oneOf(["unregistered", "registering", "registered", "failed"]),
-            "`unregistered` also when parleyd runs without `--register`"),
+            "`unregistered` also when parleyd runs without `--register`; `registering` also while a refresh is under way (the binding still holds)"),
         ControlField("expiresAt", .nullable(.timestamp), "until when the registrar keeps the binding (while `registered`)"),
         ControlField("reason", .nullable(.string), "why the last attempt failed (while `failed`): the registrar's status and phrase, or what went wrong"),
     ]

@@ -227,7 +227,7 @@ extension ActionSettled: ControlShape {
 
     /// The members.
     public static let fields = [
-        ControlField("action", .oneOf(ControlWords.actions), "the action, by the method that asks for it"),
+        ControlField("action", .oneOf(ControlWords.actions), "the action, by the method that asks for it (a `mute` with `muted: false` is an `unmute`)"),
         ControlField("actionUUID", .string, "the action's uuid (an action result names it)"),
         ControlField("conversation", .string, "the uuid of the conversation it acted on (not the conversation itself)"),
         ControlField("state", .oneOf(["complete", "failed", "timedOut"]), "how it ended"),

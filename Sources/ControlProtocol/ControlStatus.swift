@@ -81,7 +81,9 @@ extension DaemonFacts: ControlShape {
     /// The members.
     public static let fields = [
         ControlField("version", .string, "parleyd's version"),
-        ControlField("user", .nullable(.string), "our address of record (`--aor`, else `--user`'s SIP URI)"),
+        ControlField(
+            "user", .nullable(.string),
+            "who we are, as others dial us: the registered address of record (`--register`, `--aor`), else `sip:USER@HOST:PORT` of the first listener"),
         ControlField("listening", .array(.string), "the SIP listening addresses, `udp://127.0.0.1:5070` and the like"),
         ControlField("pushToken", .nullable(.string), "the VoIP push token (`--push-token`)"),
         ControlField("webPage", .nullable(.string), "the web softphone's address without its token (`--websocket`)"),

@@ -103,10 +103,10 @@ public final class ControlEndpoint: Sendable {
     /// The limits as the reference documents them.
     public static func documentedLimits(_ limits: ControlLimits = ControlLimits()) -> [ControlReference.Limit] {
         [
-            .init("client slots per endpoint", "\(limits.maxClients)", "a new client that says hello with the token takes the slot of the longest-idle client that never subscribed (`evicted`); with none, it gets `tooManyClients` (`parleyd --control-clients N`)"),
+            .init("client slots per endpoint", "\(limits.maxClients)", "when all are taken, a new connection gets `tooManyClients` at once and is closed unless some client could be evicted; then its hello with the token takes the slot of the longest-idle client that never subscribed (`evicted`) (`parleyd --control-clients N`)"),
             .init("idle time before a client can be evicted", "\(Int(limits.evictionIdleTime)) s", "clients that subscribed, or sent a request more recently (an action is answered within 30 s), keep their slot"),
             .init("hello deadline", "\(Int(limits.helloTimeout)) s", "`unauthorized`, closed"),
-            .init("message size, client to parleyd", "\(limits.maxLineBytes / 1024) KiB", "`frameTooLarge`, closed (replies and events may be larger: `list` with 100 calls is about 75 KB)"),
+            .init("message size, client to parleyd (the LF not counted)", "\(limits.maxLineBytes / 1024) KiB", "`frameTooLarge`, closed (replies and events may be larger: `list` with 100 calls is about 75 KB)"),
             .init("queued output per client", "\(limits.maxQueuedBytes / 1024 / 1024) MiB", "a client that does not read is closed; others are not affected"),
             .init("request id", "\(ControlProtocol.maxIDBytes) bytes", "`invalidRequest`"),
         ]

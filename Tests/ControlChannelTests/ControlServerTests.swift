@@ -46,7 +46,7 @@ private struct Fixture {
     @Test func wrongTokenIsRefused() throws {
         let fixture = try Fixture()
         defer { fixture.finish() }
-        #expect(throws: ControlClientError.refused(code: "unauthorized", message: "wrong token")) {
+        #expect(throws: ControlClientError.refused(code: "unauthorized", message: "The token is wrong: read it from parleyd's control.token.")) {
             try ControlClient(socketPath: fixture.directory.socketPath, token: String(repeating: "0", count: 64))
         }
         #expect(fixture.server.clientCount == 0)
@@ -74,7 +74,7 @@ private struct Fixture {
         let raw = try RawSocket(path: fixture.directory.socketPath)
         let answer = try #require(raw.readLine(timeout: 5))
         #expect(answer.contains(#""code":"unauthorized""#))
-        #expect(answer.contains("no hello"))
+        #expect(answer.contains("No hello came"))
         #expect(raw.readLine() == nil)
     }
 
@@ -82,7 +82,7 @@ private struct Fixture {
         let fixture = try Fixture(limits: ControlLimits(maxClients: 1))
         defer { fixture.finish() }
         let first = try fixture.client()
-        #expect(throws: ControlClientError.refused(code: "tooManyClients", message: "the server already serves 1 clients")) {
+        #expect(throws: ControlClientError.refused(code: "tooManyClients", message: "parleyd serves as many clients as it takes; try again later.")) {
             try fixture.client()
         }
         try first.send(line("{}"))
@@ -111,7 +111,7 @@ private struct Fixture {
         let newcomerID = try #require(fixture.recorder.waitForLines(2).last?.0)
         fixture.server.subscribe(newcomerID)
         #expect(fixture.server.clientCount == 2)
-        #expect(throws: ControlClientError.refused(code: "tooManyClients", message: "the server already serves 2 clients")) {
+        #expect(throws: ControlClientError.refused(code: "tooManyClients", message: "parleyd serves as many clients as it takes; try again later.")) {
             try fixture.client()
         }
         fixture.server.sendToSubscribers(line(#"{"event":"x"}"#))
@@ -147,6 +147,18 @@ private struct Fixture {
         #expect(answer.contains(#""code":"frameTooLarge""#))
         #expect(throws: ControlClientError.closedByServer) { try client.readLine(timeout: 5) }
         #expect(fixture.recorder.waitForCloses(1))
+    }
+
+    @Test("an oversize first message is frameTooLarge too, and every transport error has its three members")
+    func anOversizeHelloIsFrameTooLarge() throws {
+        let fixture = try Fixture(limits: ControlLimits(maxLineBytes: 1024))
+        defer { fixture.finish() }
+        let raw = try RawSocket(path: fixture.directory.socketPath)
+        raw.write(String(repeating: "a", count: 5000) + "\n")
+        let answer = try #require(raw.readLine())
+        #expect(answer.contains(#""code":"frameTooLarge""#) && answer.contains(#""details":null"#), "\(answer)")
+        #expect(answer.contains("A line is over 1024 bytes"), "a sentence for people: \(answer)")
+        #expect(raw.readLine() == nil)
     }
 
     @Test func invalidUTF8IsSkippedAndTheConnectionStays() throws {

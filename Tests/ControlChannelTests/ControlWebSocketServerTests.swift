@@ -116,7 +116,7 @@ enum BadRequest: String, CaseIterable {
         raw.sendText(#"{"v":1,"type":"hello","token":"\#(String(repeating: "0", count: 64))"}"#)
         let answer = try #require(raw.readText())
         #expect(answer.contains(#""code":"unauthorized""#))
-        #expect(answer.contains("wrong token"))
+        #expect(answer.contains("The token is wrong"))
         #expect(raw.readCloseCode() == 1008)
         #expect(raw.closesConnection())
         #expect(fixture.server.clientCount == 0)
@@ -128,7 +128,7 @@ enum BadRequest: String, CaseIterable {
         defer { fixture.finish() }
         let raw = try RawWebSocket(port: fixture.server.port)
         #expect(raw.upgrade()?.first == "HTTP/1.1 101 Switching Protocols")
-        #expect(raw.readText()?.contains("no hello") == true)
+        #expect(raw.readText()?.contains("No hello came") == true)
         #expect(raw.readCloseCode() == 1008)
         let silent = try RawWebSocket(port: fixture.server.port)  // not even a request
         #expect(silent.readResponseHead()?.first == "HTTP/1.1 408 Request Timeout")

@@ -88,6 +88,26 @@ struct ControlProtocolTests {
         #expect(absent.command == .history(HistoryParams()), "absent params are {}")
     }
 
+    @Test("invalidParams names the method's parameter: a fraction where an integer belongs, a fault inside an object, null group data, a blank handle")
+    func invalidParamsNameTheParameter() throws {
+        let cases: [(String, String, String)] = [
+            (#"{"v":1,"id":1,"method":"list","params":{"limit":2.5}}"#, "limit", "\"limit\" must be an integer from 1 to 200."),
+            (#"{"v":1,"id":1,"method":"start","params":{"to":"sip:b@h","media":{"address":"127.0.0.1"}}}"#, "media", "Missing \"port\" in \"media\"."),
+            (#"{"v":1,"id":1,"method":"groupSend","params":{"session":"s","type":"t","data":null}}"#, "data", "\"data\" may be any JSON value but null."),
+            (#"{"v":1,"id":1,"method":"contact","params":{"handle":" "}}"#, "handle", "Say which one (\"handle\" is empty)."),
+            (#"{"v":1,"id":1,"method":"collaborationNotice","params":{"collaboration":"c","kind":"change"}}"#, "trigger", "A change notice needs a \"trigger\"."),
+        ]
+        for (line, field, message) in cases {
+            do {
+                _ = try ControlRequest.parse(Data(line.utf8))
+                Issue.record("\(line) parsed")
+            } catch {
+                #expect(error.error.code == .invalidParams && error.error.details?.field == field, "\(line): \(error.error)")
+                #expect(error.error.message == message, "\(line)")
+            }
+        }
+    }
+
     @Test("ids: integers and short strings; anything else cannot be answered by id")
     func ids() throws {
         #expect(try ControlRequest.parse(Data(#"{"v":1,"id":-5,"method":"list"}"#.utf8)).id == .number(-5))

@@ -1,4 +1,6 @@
+import CallHistory
 import ControlProtocol
+import ConversationKit
 import Foundation
 import GroupActivities
 import Testing
@@ -48,6 +50,16 @@ struct ControlShapeTests {
         #expect(problems.contains { $0.contains(".jitterMs: 0.4 is not an integer") }, "\(problems)")
         #expect(problems.contains { $0.contains(".state: \"ringin\" is not one of") }, "\(problems)")
         #expect(problems.contains { $0.contains(".when: \"yesterday\" is not a timestamp") }, "\(problems)")
+    }
+
+    @Test("the reference's history status of each ended reason is what the history records")
+    func historyStatuses() {
+        for reason in Conversation.EndedReason.allCases {
+            let documented = ControlReference.historyStatus(of: reason)
+            #expect(CallStatus(direction: .incoming, connected: false, reason: reason).rawValue == documented.incoming, "\(reason)")
+            #expect(CallStatus(direction: .outgoing, connected: false, reason: reason).rawValue == documented.outgoing, "\(reason)")
+            #expect(CallStatus(direction: .incoming, connected: true, reason: reason) == .connected)
+        }
     }
 
     @Test("type words follow the documented grammar")

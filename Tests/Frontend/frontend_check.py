@@ -438,7 +438,7 @@ def phase_basics(run):
         ck.equal(f"{name}: protocol, daemon members, user, our listener",
                  (status.get("protocol"), sorted(daemon), daemon.get("user"),
                   f"udp://127.0.0.1:{run.port_a}" in daemon.get("listening", [])),
-                 (1, ["listening", "pushToken", "user", "version", "webPage"], "alice", True))
+                 (1, ["listening", "pushToken", "user", "version", "webPage"], f"sip:alice@127.0.0.1:{run.port_a}", True))
         ck.equal(f"{name}: webPage is the softphone's address on the WebSocket port", daemon.get("webPage"),
                  f"http://127.0.0.1:{run.ws_port}/")
         ck.shape(f"{name}.registration", status.get("registration"), REGISTRATION)

@@ -93,9 +93,9 @@ struct GroupInteropTests {
         _ = try member.result(.groupJoin(GroupSessionParams(session: id)))
         let big = try member.error(.groupSend(GroupSendParams(session: id, type: "blob", data: .string(String(repeating: "x", count: 2000)))))
         #expect(big.code == "messageTooLarge" && big.details["limit"] as? Int == 768 && big.details["size"] as? Int == 2006, "\(big)")
-        let stranger = try member.error(.groupSend(GroupSendParams(session: id, type: "t", data: .null, to: .only(["someone"]))))
+        let stranger = try member.error(.groupSend(GroupSendParams(session: id, type: "t", data: .integer(1), to: .only(["someone"]))))
         #expect(stranger.code == "unknownParticipant")
-        let badMode = try member.error(.groupSend(GroupSendParams(session: id, type: "t", data: .null, mode: "sometimes")))
+        let badMode = try member.error(.groupSend(GroupSendParams(session: id, type: "t", data: .integer(1), mode: "sometimes")))
         #expect(badMode.code == "invalidParams" && badMode.field == "mode")
         // A burst over the rate: 40 go at once (a few more as the bucket refills while they are sent), then
         // `throttled` with when to try again.
