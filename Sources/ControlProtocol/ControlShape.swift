@@ -2,7 +2,7 @@ import Foundation
 import GroupActivities
 
 /// What a member of a protocol object holds: the reference's words for it (``phrase``), and what the drift test
-/// checks every encoded value against (``conforms(_:)``).
+/// checks every encoded value against (``problems(with:at:)``).
 ///
 /// The words follow one small grammar, which a frontend may parse from docs/control-api.md:
 ///
