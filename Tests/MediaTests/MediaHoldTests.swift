@@ -16,18 +16,26 @@ struct MediaHoldTests {
         return changed
     }
 
-    @Test("a recording follows the clock: a hold is silence of its length and the audio after it stays in place")
-    func recordingKeepsTheHold() throws {
-        let folder = try MediaSessionTests.directory()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+    /// Alice sends a 1 kHz tone to Bob, who records what he hears into `folder` and sends silence.
+    static func toneCall(recordingInto folder: String) throws
+        -> (alice: MediaSession, toBob: MediaStreamParameters, bob: MediaSession, toAlice: MediaStreamParameters)
+    {
         let pool = try MediaSessionTests.pool()
         let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
         let toBob = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port)
         let toAlice = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port)
         let alice = MediaSession(reservation: a, parameters: toBob, source: .tone(hertz: 1_000), sink: .null, recordingName: "a")
-        let started = Date()
         let bob = MediaSession(
             reservation: b, parameters: toAlice, source: .silence, sink: .files(directory: folder), recordingName: "b")
+        return (alice, toBob, bob, toAlice)
+    }
+
+    @Test("a recording follows the clock: a hold is silence of its length and the audio after it stays in place")
+    func recordingKeepsTheHold() throws {
+        let folder = try MediaSessionTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (alice, toBob, bob, toAlice) = try Self.toneCall(recordingInto: folder)
+        let started = Date()
         Thread.sleep(forTimeInterval: 1.5)
         let holdAt = Date().timeIntervalSince(started)
         alice.update(Self.held(toBob, true))
@@ -57,14 +65,8 @@ struct MediaHoldTests {
     func recordingEndsOnHold() throws {
         let folder = try MediaSessionTests.directory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let pool = try MediaSessionTests.pool()
-        let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
-        let toBob = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port)
-        let toAlice = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port)
-        let alice = MediaSession(reservation: a, parameters: toBob, source: .tone(hertz: 1_000), sink: .null, recordingName: "a")
+        let (alice, toBob, bob, toAlice) = try Self.toneCall(recordingInto: folder)
         let started = Date()
-        let bob = MediaSession(
-            reservation: b, parameters: toAlice, source: .silence, sink: .files(directory: folder), recordingName: "b")
         Thread.sleep(forTimeInterval: 1.5)
         let holdAt = Date().timeIntervalSince(started)
         alice.update(Self.held(toBob, true))
