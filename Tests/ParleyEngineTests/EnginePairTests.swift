@@ -120,14 +120,7 @@ struct EnginePairTests {
     @Test("glare: both hold at once; each gets 491, the callee retries first (0–2 s), then the caller (2.1–4 s)")
     func glare() throws {
         let pair = try EnginePair()
-        let call = UUID()
-        try pair.alice.manager.perform([.start(conversationUUID: call, handles: [
-            Handle(kind: .generic, value: "sip:bob@127.0.0.1:5072", displayName: "Bob"),
-        ])])
-        pair.pump()
-        let bobsCall = try #require(pair.bob.conversation?.uuid)
-        try pair.bob.manager.perform([.join(conversationUUID: bobsCall)])
-        pair.pump()
+        let (call, bobsCall) = try Self.connected(pair)
 
         // Both re-INVITEs leave before either arrives.
         try pair.alice.manager.perform([.pause(conversationUUID: call, isPaused: true)])
@@ -145,8 +138,8 @@ struct EnginePairTests {
         #expect(pair.bob.conversation?.state == .paused)
     }
 
-    /// Alice calls bob, bob answers, alice holds: the call as the resume tests start from. Returns both uuids.
-    static func aliceHolds(_ pair: EnginePair) throws -> (alice: UUID, bob: UUID) {
+    /// Alice calls bob and bob answers. Returns both uuids.
+    static func connected(_ pair: EnginePair) throws -> (alice: UUID, bob: UUID) {
         let call = UUID()
         try pair.alice.manager.perform([.start(conversationUUID: call, handles: [
             Handle(kind: .generic, value: "sip:bob@127.0.0.1:5072", displayName: "Bob"),
@@ -155,6 +148,12 @@ struct EnginePairTests {
         let bobsCall = try #require(pair.bob.conversation?.uuid)
         try pair.bob.manager.perform([.join(conversationUUID: bobsCall)])
         pair.pump()
+        return (call, bobsCall)
+    }
+
+    /// Alice calls bob, bob answers, alice holds: the call as the resume tests start from. Returns both uuids.
+    static func aliceHolds(_ pair: EnginePair) throws -> (alice: UUID, bob: UUID) {
+        let (call, bobsCall) = try connected(pair)
         try pair.alice.manager.perform([.pause(conversationUUID: call, isPaused: true)])
         pair.pump()
         #expect(pair.alice.conversation?.state == .paused)
