@@ -97,7 +97,7 @@ enum ControlWire {
 
     /// What a hello line carries: its token, or why it is not a hello.
     static func helloToken(in line: Data) -> Result<String, HelloFault> {
-        guard line.count <= maxHelloBytes else { return .failure(.malformed("A hello is at most \(maxHelloBytes) bytes.")) }
+        guard line.count <= maxHelloBytes else { return .failure(.tooLarge) }
         guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else {
             return .failure(.malformed("The first message must be a hello: {\"v\": 1, \"type\": \"hello\", \"token\": …}."))
         }
@@ -116,12 +116,14 @@ enum ControlWire {
         case malformed(String)
         case missingToken
         case unsupportedVersion
+        case tooLarge
 
         var description: String {
             switch self {
             case .malformed(let why): why
             case .missingToken: "The hello carries no token: read it from parleyd's control.token."
             case .unsupportedVersion: "This parleyd speaks control protocol version \(ControlWire.version) only."
+            case .tooLarge: "A hello is at most \(ControlWire.maxHelloBytes) bytes, so the connection is closed."
             }
         }
 
@@ -130,6 +132,7 @@ enum ControlWire {
             switch self {
             case .malformed, .missingToken: .unauthorized
             case .unsupportedVersion: .unsupportedVersion
+            case .tooLarge: .frameTooLarge
             }
         }
     }

@@ -23,7 +23,7 @@ extension ControlReference {
         case .mediaStats:
             "a live call's negotiated audio and its figures so far (RTP counts and RTCP receiver reports, read every two seconds while parleyd carries the audio)"
         case .video:
-            "turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video` (else `refused`); the video itself is not carried yet"
+            "turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video` (else `refused`); the video itself is not carried yet. Like a hold, it waits while the peer's re-INVITE or ours is open; a video change and a hold or resume waiting at once do not combine: the newer replaces the older, which fails (\"superseded\")"
         case .merge: "merge two joined conversations into a group (parleyd is the local focus)"
         case .unmerge: "take a conversation out of its group"
         case .history: "recorded conversations, newest first, a page at a time"
@@ -152,21 +152,6 @@ extension ControlReference {
         }
     }
 
-    /// What the Shapes section says before a named shape's table, if anything.
-    static func note(on shape: any ControlShape.Type) -> String? {
-        switch ObjectIdentifier(shape) {
-        case ObjectIdentifier(HandleInfo.self): handlesNote
-        case ObjectIdentifier(ControlError.Details.self):
-            "What applies of these is present, the rest absent (not `null`); every key any error uses is here, spelt once."
-        case ObjectIdentifier(ContactInfo.self): contactsFileNote
-        case ObjectIdentifier(GroupSendResult.self): "`groupSend`'s result and the `groupSendResult` event's data."
-        case ObjectIdentifier(StatusCounters.self): "What `status` reports the SIP engine counted since parleyd started (docs/robustness.md)."
-        case ObjectIdentifier(StatusLimits.self):
-            "The connection limits (see Limits), the merge limits and the SIP limits of docs/robustness.md, for a frontend that explains a refusal."
-        default: nil
-        }
-    }
-
     static let shapeRules = """
         Every member is always present; one that has no value is `null` (error details are the one exception). A
         member's type is written in a small grammar: `a string`, `an integer`, `a number`, `a boolean`, `a
@@ -176,7 +161,8 @@ extension ControlReference {
 
         - **Times** are ISO 8601 timestamps in UTC with milliseconds (`2026-11-29T17:02:03.123Z`).
         - **Durations and sizes are integers** in the unit their name ends with: `Ms` milliseconds (`durationMs`,
-          `jitterMs`, `retryAfterMs`), `Seconds` seconds, `Bytes` bytes; `Percent` members are numbers.
+          `jitterMs`, `retryAfterMs`), `Seconds` seconds, `Bytes` bytes, `Percent` percent (`lossPercent` with two
+          decimals, the load counters whole).
         - **Identifiers** compare ignoring case, and parameters take them in any case. parleyd writes the uuids of
           conversations, actions and conversation groups in upper case (`8C1F0E4B-…`), and the ids of group sessions,
           participants and collaborations in lower case (`5f0c6a1e-…`; on the host a remote participant's id is its
@@ -185,6 +171,7 @@ extension ControlReference {
 
         """
 
+    /// Before the handle's table: how callers become handles, and how handles match.
     static let handlesNote = """
         How a caller becomes a handle: from the INVITE's From header, a `tel:` URI is a `phoneNumber`; a SIP URI whose
         user part is a telephone number (at least three digits, an optional leading `+`, and `-`, `.`, `(`, `)`
@@ -203,6 +190,7 @@ extension ControlReference {
         rules; `contact` reads it by its `kind`, or decides (see `contact`).
         """
 
+    /// Before the contact's table: what a contacts file may hold.
     static let contactsFileNote = """
         The contacts file (`parleyd --contacts FILE`) is JSON, `{"contacts": [{"name", "handles": [{"kind",
         "value"}]}]}` (Examples/contacts.json), or vCard 3.0/4.0 (Examples/contacts.vcf): of each card parleyd reads

@@ -113,7 +113,7 @@ public enum ControlReference {
         text += "\n## Shapes\n\n" + shapeRules
         text += "\nThe objects below, as a type names one of them and several:\n\n| one | several |\n|---|---|\n"
         for shape in namedShapes { text += "| \(shape.noun.singular) | \(shape.noun.plural) |\n" }
-        for shape in namedShapes { text += "\n### \(shape.noun.title)\n\n" + (note(on: shape).map { $0 + "\n\n" } ?? "") + table(shape) }
+        for shape in namedShapes { text += "\n### \(shape.noun.title)\n\n" + (shape.note.map { $0 + "\n\n" } ?? "") + table(shape) }
         text += "\nStates: " + ControlWords.states.map { "`\($0)`" }.joined(separator: ", ")
             + " (docs/lifecycle.md has every transition). Why a conversation ended, and the `status` of its history record "
             + "when it never connected (one that connected is `connected`):\n\n"

@@ -142,11 +142,15 @@ public protocol ControlShape: Encodable, Sendable {
     static var examples: [Self] { get }
     /// Members with no value are left out instead of written as `null` (error details only).
     static var omitsAbsentMembers: Bool { get }
+    /// What the reference says before the table, if anything.
+    static var note: String? { get }
 }
 
 extension ControlShape {
     /// Members are always present.
     public static var omitsAbsentMembers: Bool { false }
+    /// Nothing beyond the table.
+    public static var note: String? { nil }
 
     /// What is wrong with `object` as this shape, at `path`; empty when it conforms.
     public static func problems(with object: [String: JSONValue], at path: String) -> [String] {

@@ -14,7 +14,9 @@ enum ControlWords {
     /// Handle kinds.
     static let handleKinds = Handle.Kind.allCases.map(\.description)
     /// The actions a conversation may have running, by the method that asks for each.
-    static let actions = ["start", "join", "end", "hold", "resume", "mute", "unmute", "playTone", "merge", "unmerge", "video"]
+    static let pendingActions = ["start", "join", "end", "hold", "resume", "mute", "unmute", "playTone", "merge", "unmerge"]
+    /// The actions a result or a settlement may name: the pending ones, and `video`.
+    static let actions = pendingActions + ["video"]
     /// What a history record's status may be.
     static let historyStatuses = [
         "connected", "missed", "declined", "blocked", "busy", "cancelled", "failed", "answeredElsewhere", "declinedElsewhere",
@@ -24,6 +26,8 @@ enum ControlWords {
 extension HandleInfo: ControlShape {
     /// `a handle`.
     public static let noun = ControlNoun("a handle", plural: "handles")
+    /// How callers become handles, and how handles match.
+    public static var note: String? { ControlReference.handlesNote }
 
     /// The members.
     public static let fields = [
@@ -66,7 +70,7 @@ extension ConversationInfo: ControlShape {
             "capabilities", .array(.oneOf(ControlWords.capabilities)),
             "what kind of call it is: the actions it supports at all; its state decides which are allowed now (hold and tones while joined, unmerge while merged; a refused one says why)"),
         ControlField(
-            "pendingActions", .array(.oneOf(ControlWords.actions)),
+            "pendingActions", .array(.oneOf(ControlWords.pendingActions)),
             "actions running on it now, by the method that asks for each (a `mute` with `muted: false` is an `unmute`): show a spinner"),
         ControlField("group", .nullable(.string), "the uuid of the group it is merged into"),
         ControlField("callID", .nullable(.string), "its SIP Call-ID"),
@@ -192,6 +196,8 @@ extension HistoryRecordInfo: ControlShape {
 extension ContactInfo: ControlShape {
     /// `a contact`.
     public static let noun = ControlNoun("a contact", plural: "contacts")
+    /// What a contacts file may hold.
+    public static var note: String? { ControlReference.contactsFileNote }
 
     /// The members.
     public static let fields = [

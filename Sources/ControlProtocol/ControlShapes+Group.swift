@@ -155,6 +155,8 @@ extension GroupMessageReceived: ControlShape {
 extension GroupSendResult: ControlShape {
     /// `a send result`.
     public static let noun = ControlNoun("a send result", plural: "send results")
+    /// Where it comes.
+    public static var note: String? { "`groupSend`'s result and the `groupSendResult` event's data." }
 
     /// The members.
     public static let fields = [

@@ -23,6 +23,10 @@ extension ControlError.Details: ControlShape {
     public static let noun = ControlNoun("error details", plural: "error details")
     /// Only the members that apply are present.
     public static let omitsAbsentMembers = true
+    /// Says so.
+    public static var note: String? {
+        "What applies of these is present, the rest absent (not `null`); every key any error uses is here, spelt once."
+    }
 
     /// The members.
     public static let fields = [

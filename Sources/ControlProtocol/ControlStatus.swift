@@ -173,8 +173,10 @@ public struct StatusCounters: Codable, Sendable, Equatable {
 }
 
 extension StatusCounters: ControlShape {
-    /// `counters`.
+    /// `status counters`.
     public static let noun = ControlNoun("status counters", plural: "status counters")
+    /// Where they come from.
+    public static var note: String? { "What `status` reports the SIP engine counted since parleyd started (docs/robustness.md)." }
 
     /// The members.
     public static let fields = [
@@ -265,8 +267,12 @@ public struct StatusLimits: Codable, Sendable, Equatable {
 }
 
 extension StatusLimits: ControlShape {
-    /// `limits`.
+    /// `status limits`.
     public static let noun = ControlNoun("status limits", plural: "status limits")
+    /// Which limits.
+    public static var note: String? {
+        "The connection limits (see Limits), the merge limits and the SIP limits of docs/robustness.md, for a frontend that explains a refusal."
+    }
 
     /// The members.
     public static let fields = [

@@ -232,10 +232,16 @@ extension SIPUserAgent {
 }
 
 extension SIPUserAgent: TransactionUser {
-    /// The seconds of a response's Retry-After (RFC 3261 §20.33), if it has a usable one.
+    /// The seconds of a response's Retry-After (RFC 3261 §20.33), if it has a usable one: ASCII digits, at most a
+    /// day (a peer's huge number is a day, never an overflow further on).
     static func retryAfterSeconds(of response: SIPResponse) -> Int? {
-        response.headers["Retry-After"].flatMap { Int($0.prefix { $0.isNumber }) }
+        guard let digits = response.headers["Retry-After"].map({ $0.prefix { $0.isASCII && $0.isNumber } }), !digits.isEmpty
+        else { return nil }
+        return Int(digits.prefix(6)).map { min($0, maxRetryAfterSeconds) }
     }
+
+    /// The longest Retry-After taken from a peer.
+    static let maxRetryAfterSeconds = 86_400
 
     /// A client transaction of a leg or of the registration has news.
     func clientTransaction(of owner: TransactionOwner, event: ClientTransactionEvent) {

@@ -159,6 +159,14 @@ private struct Fixture {
         #expect(answer.contains(#""code":"frameTooLarge""#) && answer.contains(#""details":null"#), "\(answer)")
         #expect(answer.contains("A line is over 1024 bytes"), "a sentence for people: \(answer)")
         #expect(raw.readLine() == nil)
+        // Under the line limit but over what any hello needs (a token is 64 characters): frameTooLarge as well.
+        let roomy = try Fixture()
+        defer { roomy.finish() }
+        let second = try RawSocket(path: roomy.directory.socketPath)
+        second.write(#"{"v":1,"type":"hello","token":""# + String(repeating: "a", count: 10_000) + "\"}\n")
+        let refused = try #require(second.readLine())
+        #expect(refused.contains(#""code":"frameTooLarge""#), "\(refused)")
+        #expect(second.readLine() == nil)
     }
 
     @Test func invalidUTF8IsSkippedAndTheConnectionStays() throws {

@@ -197,6 +197,23 @@ struct ControlServiceTests {
         #expect(left?.endedReason == "busy" && left?.sipStatus == 486, "\(String(describing: left))")
     }
 
+    @Test("a peer's huge or odd Retry-After is at most a day, never an overflow", arguments: [
+        ("9223372036854775807", 86_400_000), ("99999999999999999999999", 86_400_000), ("٣٠", nil), ("abc", nil),
+    ] as [(String, Int?)])
+    func hugeRetryAfter(value: String, milliseconds: Int?) throws {
+        let harness = try EngineHarness()
+        let probe = ServiceProbe(harness)
+        _ = try probe.call(#"{"v":1,"id":1,"method":"start","params":{"to":"sip:bob@127.0.0.1:5062"}}"#)
+        let invite = try #require(harness.sent().first?.request)
+        harness.deliver(PeerMessages.response(503, "Service Unavailable", to: invite) + "\nRetry-After: \(value)")
+        var failure: ActionSettled?
+        #expect(probe.events.wait(until: { events in
+            failure = events.lazy.compactMap { if case .actionSettled(let settled) = $0 { settled } else { nil } }.first
+            return failure != nil
+        }))
+        #expect(failure?.error?.details?.sipStatus == 503 && failure?.error?.details?.retryAfterMs == milliseconds, "\(String(describing: failure))")
+    }
+
     @Test("a refused action is a sentence for people; subscribe returns the event list")
     func refusedAndSubscribe() throws {
         let harness = try EngineHarness()
