@@ -30,7 +30,8 @@ extension CallLeg {
     func answer(
         _ ringing: Ringing, join: ActionRef, key: TransactionKey, in context: some CallLegContext
     ) -> (Answering, [CallLegEffect]) {
-        let local = context.makeAnswer(to: ringing.offer, previous: nil, localHold: false, for: uuid)
+        let local = context.makeAnswer(
+            to: ringing.offer, previous: nil, localHold: false, for: uuid, toward: ringing.destination.address.host)
         var headers = context.capabilityHeaders
         headers.append("Contact", context.contactHeader(for: ringing.destination, secure: isSecure))
         headers.append("Server", context.configuration.product)

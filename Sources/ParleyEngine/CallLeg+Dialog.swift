@@ -46,7 +46,9 @@ extension CallLeg {
             offer = parsed
         }
         let wasVideo = confirmed.media.local.isVideo
-        let answer = context.makeAnswer(to: offer, previous: confirmed.media.local, localHold: confirmed.localHold, for: uuid)
+        let answer = context.makeAnswer(
+            to: offer, previous: confirmed.media.local, localHold: confirmed.localHold, for: uuid,
+            toward: confirmed.destination.address.host)
         confirmed.media.local = answer
         var headers = context.capabilityHeaders
         headers.append("Contact", context.contactHeader(for: confirmed.destination, secure: isSecure))

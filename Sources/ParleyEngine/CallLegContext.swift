@@ -29,8 +29,11 @@ protocol CallLegContext {
     /// A Via with a fresh branch for a new client transaction to `destination`.
     func newVia(for destination: SIPDestination) -> SIPVia
     /// Our SDP answer to `offer` (or an offer when there is none) in `conversation`, the next version after
-    /// `previous` (a first description reserves the call's RTP endpoint).
-    func makeAnswer(to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID) -> SDPSession
+    /// `previous` (a first description reserves the call's RTP endpoint, at our address toward `peerHost`, the peer's
+    /// signalling host, when the offer names no address of its own).
+    func makeAnswer(
+        to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID, toward peerHost: String?
+    ) -> SDPSession
     /// Our SDP offer for a re-INVITE: the next version after `previous`, sendonly when holding, with a video stream
     /// when `video` (and this node takes video).
     func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession

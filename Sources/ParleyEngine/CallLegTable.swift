@@ -200,7 +200,7 @@ public enum CallLegTable {
 
     private static func outgoing(in context: TableContext) -> CallLeg {
         let uuid = UUID()
-        let offer = context.makeAnswer(to: nil, previous: nil, localHold: false, for: uuid)
+        let offer = context.makeAnswer(to: nil, previous: nil, localHold: false, for: uuid, toward: nil)
         let invite = SIPRequest(
             method: .invite, uri: SIPURI("sip:bob@192.0.2.2:5062")!, via: context.newVia(for: peer),
             from: address("sip:parley@192.0.2.1:5070", tag: "our-tag"), to: address("sip:bob@192.0.2.2:5062", tag: nil),

@@ -53,7 +53,7 @@ extension CallLegTable {
         }
 
         func makeAnswer(
-            to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID
+            to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID, toward peerHost: String?
         ) -> SDPSession {
             makeOffer(after: previous, hold: localHold, video: false)
         }

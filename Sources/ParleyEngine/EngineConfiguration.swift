@@ -25,6 +25,9 @@ public struct EngineConfiguration: Sendable {
     public var timers: TransactionTimers
     /// The domain phone numbers are dialled at (`sip:+14155550100@domain`); nil: phone numbers cannot be dialled.
     public var phoneDomain: String?
+    /// The address peers are given in Via, Contact and SDP instead of ours (a host behind a static NAT); nil: the
+    /// listener's address, or, listening on every interface, the address of the interface toward each peer.
+    public var publicAddress: String?
     /// The User-Agent and Server header value.
     public var product: String
     /// The RTP port advertised in SDP (Parley does not carry media yet; the port is only described).

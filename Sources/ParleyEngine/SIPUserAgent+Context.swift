@@ -1,5 +1,6 @@
 import ConversationKit
 import Foundation
+import ParleyIO
 import SIPMessages
 import SIPSignaling
 import SIPTransport
@@ -12,29 +13,33 @@ extension SIPUserAgent: CallLegContext {
     /// Our SDP answer (or offer, when the INVITE had none) for a remote description. A new call's RTP port is
     /// reserved once here (none for an offer that refuses the audio stream with port 0).
     func makeAnswer(
-        to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID
+        to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID, toward peerHost: String?
     ) -> SDPSession {
-        let origin = nextOrigin(after: previous)
+        // Our address toward where the peer takes its media, else toward where its signalling comes from.
+        let offered = offer.map(\.connectionAddress).flatMap { RouteProbe.isWildcard($0) ? nil : $0 }
+        let ours = mediaAddress(toward: offered ?? peerHost)
+        let origin = nextOrigin(after: previous, host: ours)
         let direction: SDPDirection = localHold ? .sendonly : .sendrecv
         let endpoint =
             previous.map(Self.endpoint(of:))
-            ?? (offer?.audioPort == 0 ? MediaEndpoint(address: mediaAddress, port: 0) : newAudioEndpoint(for: conversation))
+            ?? (offer?.audioPort == 0 ? MediaEndpoint(address: ours, port: 0) : newAudioEndpoint(for: conversation, at: ours))
         if let offer,
             let answer = offer.answer(
-                origin: origin, connectionAddress: endpoint.address ?? mediaAddress, audioPort: endpoint.port,
+                origin: origin, connectionAddress: endpoint.address ?? ours, audioPort: endpoint.port,
                 supportedCodecs: audioCodecs, localDirection: direction, videoPort: videoPort, telephoneEvents: carriesTones(endpoint.port),
                 ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint.port))
         {
             return answer
         }
-        return describe(after: previous, hold: localHold, video: previous?.isVideo == true, endpoint: endpoint)
+        return describe(after: previous, hold: localHold, video: previous?.isVideo == true, endpoint: endpoint, host: ours)
     }
 
     /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume; a video stream when asked and supported. A video
     /// line the session had stays, with port 0 when video is off (RFC 3264 §8: m-lines are never removed).
     func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession {
-        let endpoint = previous.map(Self.endpoint(of:)) ?? MediaEndpoint(address: mediaAddress, port: configuration.mediaPort)
-        return describe(after: previous, hold: hold, video: video, endpoint: endpoint)
+        let ours = previous?.connectionAddress ?? mediaAddress(toward: nil)
+        let endpoint = previous.map(Self.endpoint(of:)) ?? MediaEndpoint(address: ours, port: configuration.mediaPort)
+        return describe(after: previous, hold: hold, video: video, endpoint: endpoint, host: ours)
     }
 
     /// Where a description of ours puts the call's RTP (kept by every later description of the call).
@@ -42,13 +47,15 @@ extension SIPUserAgent: CallLegContext {
         MediaEndpoint(address: description.connectionAddress, port: description.audioPort)
     }
 
-    /// Our offer at `endpoint`.
-    private func describe(after previous: SDPSession?, hold: Bool, video: Bool, endpoint: MediaEndpoint) -> SDPSession {
+    /// Our offer at `endpoint` (`host` when it names no address).
+    private func describe(
+        after previous: SDPSession?, hold: Bool, video: Bool, endpoint: MediaEndpoint, host: String
+    ) -> SDPSession {
         let stream = video ? videoPort.map { SDPVideo(port: $0) } : nil
         let kept = previous?.video.map { SDPVideo(port: 0, transport: $0.transport, formats: Array($0.formats.prefix(1))) }
         let audioPort = endpoint.port
         return SDPSession(
-            origin: nextOrigin(after: previous), connectionAddress: endpoint.address ?? mediaAddress, audioPort: audioPort,
+            origin: nextOrigin(after: previous, host: host), connectionAddress: endpoint.address ?? host, audioPort: audioPort,
             codecs: audioCodecs,
             direction: hold ? .sendonly : .sendrecv, video: stream ?? kept,
             telephoneEvent: carriesTones(audioPort) ? previous?.telephoneEvent ?? Self.telephoneEventType : nil,
@@ -76,7 +83,9 @@ extension SIPUserAgent: CallLegContext {
 
     /// Whether we share a codec with `offer` (PCMU, PCMA, or opus when the media layer carries it).
     func canAnswer(_ offer: SDPSession) -> Bool {
-        offer.answer(origin: nextOrigin(after: nil), connectionAddress: mediaAddress, audioPort: 1, supportedCodecs: audioCodecs) != nil
+        offer.answer(
+            origin: nextOrigin(after: nil, host: "127.0.0.1"), connectionAddress: "127.0.0.1", audioPort: 1,
+            supportedCodecs: audioCodecs) != nil
     }
 
     /// The `a=rtcp` port of a description at `port` (RFC 3605): the next, when calls carry media and the port is a

@@ -15,8 +15,8 @@ struct LegMedia {
 extension SIPUserAgent {
     /// The RTP endpoint of a new call's first description: one the media handler reserved, else (no handler, or
     /// nowhere to put the call's RTP) the configured port on the node's address.
-    func newAudioEndpoint(for conversation: UUID) -> MediaEndpoint {
-        let fallback = MediaEndpoint(address: mediaAddress, port: configuration.mediaPort)
+    func newAudioEndpoint(for conversation: UUID, at address: String) -> MediaEndpoint {
+        let fallback = MediaEndpoint(address: address, port: configuration.mediaPort)
         guard let media else { return fallback }
         guard let endpoint = media.reserveEndpoint(for: conversation) else {
             if media.sendsTonesInStream {
@@ -26,7 +26,7 @@ extension SIPUserAgent {
             }
             return fallback
         }
-        return MediaEndpoint(address: endpoint.address ?? mediaAddress, port: endpoint.port)
+        return MediaEndpoint(address: endpoint.address ?? address, port: endpoint.port)
     }
 
     /// Hands the leg's audio to the media handler when it changed, and notes the port its descriptions use.

@@ -28,14 +28,15 @@ extension SIPUserAgent {
             _ = action.fail(reason: problem.description)
             return
         }
-        let host = Self.uriHost(listenAddress(for: destination)?.host ?? mediaAddress)
+        let host = Self.uriHost(advertisedHost(for: destination))
+        let ours = mediaAddress(toward: destination.address.host)
         let callID = pushedCalls.takeOutgoing(uuid: action.conversationUUID) ?? SecureRandom.token(20) + "@" + host
         let localTag = SecureRandom.token(10)
         let wantsVideo = if case .start(_, let isVideo) = action.kind { isVideo } else { false }
-        let endpoint = newAudioEndpoint(for: action.conversationUUID)
+        let endpoint = newAudioEndpoint(for: action.conversationUUID, at: ours)
         let audioPort = endpoint.port
         let offer = SDPSession(
-            origin: nextOrigin(after: nil), connectionAddress: endpoint.address ?? mediaAddress, audioPort: audioPort,
+            origin: nextOrigin(after: nil, host: ours), connectionAddress: endpoint.address ?? ours, audioPort: audioPort,
             codecs: audioCodecs, video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil,
             telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 },
             rtcpPort: rtcpPort(for: audioPort), opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)

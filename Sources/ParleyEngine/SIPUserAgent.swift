@@ -65,7 +65,10 @@ final class SIPUserAgent {
     /// for such a refusal come, so only then are ACKs looked at for one (a line scan of every ACK was 1 % of the loop).
     var lastStatelessRefusal: Duration?
     /// Our Contact header values, by what decides them.
-    private var contactHeaders: [ContactKey: String] = [:]
+    var contactHeaders: [ContactKey: String] = [:]
+    /// The address of the interface toward each peer host, when we listen on every interface (see
+    /// SIPUserAgent+Addresses).
+    var routedHosts: [String: String] = [:]
     /// The registration, when configured.
     var registration: RegistrationMachine?
     /// The registration's one timer (refresh or retry).
@@ -114,7 +117,7 @@ final class SIPUserAgent {
     ) {
         self.pushedCalls = pushedCalls
         let listen = configuration.listenAddresses[0]
-        let value = "sip:\(configuration.userName)@\(Self.uriHost(listen.host)):\(listen.port)"
+        let value = "sip:\(configuration.userName)@\(Self.uriHost(configuration.publicAddress ?? listen.host)):\(listen.port)"
         self.localHandleSnapshot = Handle(kind: .generic, value: value, displayName: configuration.displayName ?? value)
         self.configuration = configuration
         self.environment = environment
@@ -126,7 +129,7 @@ final class SIPUserAgent {
         self.exemptSources = Set(configuration.exemptSources.map(SourceKey.init(host:)))
         self.registration = configuration.registration.map {
             RegistrationMachine(
-                configuration: $0, callID: SecureRandom.token(20) + "@" + Self.uriHost(configuration.listenAddresses[0].host),
+                configuration: $0, callID: SecureRandom.token(20) + "@" + Self.callIDHost(configuration),
                 localTag: SecureRandom.token(10))
         }
         transactions.user = self
@@ -341,79 +344,6 @@ final class SIPUserAgent {
             contentType: body == nil ? nil : CallLeg.sdpType, body: body?.serialize() ?? Data())
     }
 
-    /// The listening address for a transport kind (the first one of that kind).
-    func listenAddress(for kind: SIPTransportKind) -> ListenAddress? {
-        configuration.listenAddresses.first { $0.kind == kind }
-    }
-
-    /// The listening address messages to `destination` go out from: its transport, the same IP family when there is
-    /// one (an IPv6 peer gets an IPv6 Via and Contact), else any of that transport.
-    func listenAddress(for destination: SIPDestination) -> ListenAddress? {
-        let wantsIPv6 = destination.address.host.utf8.contains(0x3A)
-        return configuration.listenAddresses.first { $0.kind == destination.kind && $0.host.utf8.contains(0x3A) == wantsIPv6 }
-            ?? listenAddress(for: destination.kind)
-    }
-
-    /// `host` as it goes into a URI or Via (IPv6 in brackets).
-    static func uriHost(_ host: String) -> String { host.utf8.contains(0x3A) && host.utf8.first != 0x5B ? "[\(host)]" : host }
-
-    /// Our Contact for messages to `destination`: `sip:…;transport=tcp|tls`, or a `sips:` URI when the exchange is
-    /// secure end to end (a `sips:` Request-URI or target: RFC 3261 §8.1.1.8, §12.1.1). Peers such as baresip cannot
-    /// send to a `sips:` Contact at all, so plain `sip:` over TLS stays `sip:`.
-    func contactAddress(for destination: SIPDestination, secure: Bool = false) -> SIPAddress {
-        let kind = destination.kind
-        let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
-        var parameters: SIPParameters = []
-        let sips = secure && kind == .tls
-        if kind != .udp && !sips { parameters.set("transport", kind.rawValue) }
-        let uri = SIPURI(
-            scheme: sips ? "sips" : "sip", user: configuration.userName, host: Self.uriHost(listen.host),
-            port: Int(listen.port), parameters: parameters)
-        return SIPAddress(uri: uri)
-    }
-
-    /// Our Contact as header text, computed once per transport, IP family and security (it goes into every
-    /// provisional and final response that makes or refreshes a dialog).
-    func contactHeader(for destination: SIPDestination, secure: Bool) -> String {
-        let key = ContactKey(kind: destination.kind, ipv6: destination.address.host.utf8.contains(0x3A), secure: secure)
-        if let cached = contactHeaders[key] { return cached }
-        let value = contactAddress(for: destination, secure: secure).headerValue
-        contactHeaders[key] = value
-        return value
-    }
-
-    /// Our From address with `tag`, for requests to `destination`: the address of record when we register, else
-    /// `sip:USER@HOST` without a port, as a registered UA's would be (requests reach us at our Contact, which keeps
-    /// the port; softphones answer chat to the From's address, linphonec ignoring any port in it).
-    func localAddress(tag: String?, for destination: SIPDestination) -> SIPAddress {
-        let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
-        let uri = configuration.registration?.addressOfRecord
-            ?? SIPURI(scheme: "sip", user: configuration.userName, host: Self.uriHost(listen.host), port: nil)
-        var address = SIPAddress(displayName: configuration.displayName, uri: uri)
-        if let tag { address.parameters.set("tag", tag) }
-        return address
-    }
-
-    /// Our local member handle.
-    var localHandle: Handle { localHandleSnapshot }
-
-    /// A Via for a new client transaction going to `destination`.
-    func newVia(for destination: SIPDestination) -> SIPVia {
-        let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
-        return SIPVia(
-            transport: destination.kind.viaToken, host: Self.uriHost(listen.host), port: Int(listen.port),
-            branch: SIPVia.magicCookie + SecureRandom.token(16), parameters: [SIPParameter(name: "rport")])
-    }
-
-    /// A new SDP offer or answer origin: the same session, the next version.
-    func nextOrigin(after previous: SDPSession?) -> SDPOrigin {
-        if let previous { return previous.origin.nextVersion() }
-        let host = configuration.listenAddresses[0].host
-        return SDPOrigin(username: "-", sessionID: sessionID, sessionVersion: 1, address: host)
-    }
-
-    /// Our media address as SDP writes it.
-    var mediaAddress: String { configuration.listenAddresses[0].host }
 
     /// The destination for a URI: its transport (`transport=` parameter, sips → TLS), host and port. Host names are
     /// resolved once, synchronously (A/AAAA; no NAPTR/SRV).
@@ -475,12 +405,6 @@ struct EngineCounters: Sendable {
     var retransmissionsSpared = 0
 }
 
-/// What decides our Contact: the transport, the IP family of the peer, and whether the exchange is `sips:`.
-struct ContactKey: Hashable {
-    let kind: SIPTransportKind
-    let ipv6: Bool
-    let secure: Bool
-}
 
 extension SIPUserAgent {
     /// A forgotten leg, to be freed on the parse thread (where its INVITE was allocated) when there is one. Consumed:

@@ -102,6 +102,8 @@ public struct NodeConfiguration: Sendable {
     public var autoAnswer: Duration?
     /// The domain phone numbers are called at.
     public var phoneDomain: String?
+    /// The address peers are given instead of ours (a host behind a static NAT), or nil.
+    public var publicAddress: String?
     /// Register with a registrar (nil: do not).
     public var registration: RegistrationConfiguration?
     /// The VoIP push simulator to take pushes from (nil: none).
@@ -178,9 +180,11 @@ public struct NodeConfiguration: Sendable {
 
     /// The engine's configuration, once the listeners are bound.
     func engineConfiguration(listeningOn bound: [ListenAddress]) -> EngineConfiguration {
-        EngineConfiguration(
+        var engine = EngineConfiguration(
             userName: userName, displayName: effectiveDisplayName, listenAddresses: bound, declineStatus: declineStatus,
             ringTimeout: ringTimeout, autoAnswerDelay: autoAnswer, phoneDomain: phoneDomain,
             product: product, registration: registration, pushInviteWait: pushInviteWait, maxCalls: maxCalls)
+        engine.publicAddress = publicAddress
+        return engine
     }
 }

@@ -88,6 +88,9 @@ struct DaemonOptions {
                                   comma-separated list of SIP URIs and numbers; others get 403 and no record
           --record-blocked        a caller --accept-from refuses leaves a "blocked" record (read, not missed)
           --phone-domain HOST     the domain phone numbers are called at
+          --public-address IP     the address peers are given in Via, Contact and SDP (a host behind a static
+                                  NAT); by default the listener's, or with --listen on 0.0.0.0 or [::] the
+                                  address of the interface toward each peer
           --register URI          register with this registrar (e.g. sip:127.0.0.1:5060), refreshing before expiry
           --aor URI               the address of record to register (default sip:USER@REGISTRAR-HOST)
           --auth-user NAME        digest user name (default: the --aor user)
@@ -242,6 +245,12 @@ struct DaemonOptions {
         }
         options.node.media = try Self.media(&arguments, external: &options.node.externalMedia)
         options.node.phoneDomain = try arguments.option("--phone-domain")
+        if let address = try arguments.option("--public-address") {
+            guard IPAddress(address) != nil, !RouteProbe.isWildcard(address) else {
+                throw UsageError("--public-address expects a numeric IPv4 or IPv6 address (what peers will send to), got '\(address)'")
+            }
+            options.node.publicAddress = address
+        }
         options.calls = try arguments.options("--call")
         for target in options.calls {
             if let transport = SIPURI(target)?.transport, let problem = DialTarget.transportProblem(transport) {
