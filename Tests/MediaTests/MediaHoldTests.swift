@@ -30,16 +30,24 @@ struct MediaHoldTests {
         return (alice, toBob, bob, toAlice)
     }
 
+    /// Lets the tone play 1.5 s, then both sides hold: when the call started, and how long after it the hold came.
+    static func holdAfterTone(
+        _ alice: MediaSession, _ toBob: MediaStreamParameters, _ bob: MediaSession, _ toAlice: MediaStreamParameters
+    ) -> (started: Date, holdAt: TimeInterval) {
+        let started = Date()
+        Thread.sleep(forTimeInterval: 1.5)
+        let holdAt = Date().timeIntervalSince(started)
+        alice.update(held(toBob, true))
+        bob.update(held(toAlice, true))
+        return (started, holdAt)
+    }
+
     @Test("a recording follows the clock: a hold is silence of its length and the audio after it stays in place")
     func recordingKeepsTheHold() throws {
         let folder = try MediaSessionTests.directory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (alice, toBob, bob, toAlice) = try Self.toneCall(recordingInto: folder)
-        let started = Date()
-        Thread.sleep(forTimeInterval: 1.5)
-        let holdAt = Date().timeIntervalSince(started)
-        alice.update(Self.held(toBob, true))
-        bob.update(Self.held(toAlice, true))
+        let (started, holdAt) = Self.holdAfterTone(alice, toBob, bob, toAlice)
         Thread.sleep(forTimeInterval: 2)
         let resumeAt = Date().timeIntervalSince(started)
         alice.update(toBob)
@@ -66,11 +74,7 @@ struct MediaHoldTests {
         let folder = try MediaSessionTests.directory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (alice, toBob, bob, toAlice) = try Self.toneCall(recordingInto: folder)
-        let started = Date()
-        Thread.sleep(forTimeInterval: 1.5)
-        let holdAt = Date().timeIntervalSince(started)
-        alice.update(Self.held(toBob, true))
-        bob.update(Self.held(toAlice, true))
+        let (started, holdAt) = Self.holdAfterTone(alice, toBob, bob, toAlice)
         Thread.sleep(forTimeInterval: 1.5)
         bob.finish()
         let elapsed = Date().timeIntervalSince(started)

@@ -176,18 +176,29 @@ struct ControlServiceTests {
         #expect((facts["registration"] as? [String: Any])?["state"] as? String == "unregistered")
     }
 
-    @Test("a busy callee fails the start with a sentence, the SIP status and its Retry-After; the conversation says it too")
-    func busy() throws {
-        let harness = try EngineHarness()
-        let probe = ServiceProbe(harness)
+    /// Starts a call through the service and has the callee refuse it with `status` ("486 Busy Here") and a
+    /// Retry-After of `retryAfter`; the start's `actionSettled`, once it comes.
+    static func startRefused(
+        _ harness: EngineHarness, _ given: ServiceProbe?, with status: String, retryAfter: String
+    ) throws -> ActionSettled? {
+        let probe = given ?? ServiceProbe(harness)
         _ = try probe.call(#"{"v":1,"id":1,"method":"start","params":{"to":"sip:bob@127.0.0.1:5062"}}"#)
         let invite = try #require(harness.sent().first?.request)
-        harness.deliver(PeerMessages.response(486, "Busy Here", to: invite) + "\nRetry-After: 120 (in a meeting)")
+        let (code, reason) = (Int(status.prefix(3)) ?? 0, String(status.dropFirst(4)))
+        harness.deliver(PeerMessages.response(code, reason, to: invite) + "\nRetry-After: \(retryAfter)")
         var failure: ActionSettled?
         #expect(probe.events.wait(until: { events in
             failure = events.lazy.compactMap { if case .actionSettled(let settled) = $0 { settled } else { nil } }.first
             return failure != nil
         }))
+        return failure
+    }
+
+    @Test("a busy callee fails the start with a sentence, the SIP status and its Retry-After; the conversation says it too")
+    func busy() throws {
+        let harness = try EngineHarness()
+        let probe = ServiceProbe(harness)
+        let failure = try Self.startRefused(harness, probe, with: "486 Busy Here", retryAfter: "120 (in a meeting)")
         #expect(failure?.error?.message == "The line is busy.")
         #expect(failure?.error?.details?.sipStatus == 486 && failure?.error?.details?.sipReason == "Busy Here")
         #expect(failure?.error?.details?.retryAfterMs == 120_000)
@@ -201,16 +212,8 @@ struct ControlServiceTests {
         ("9223372036854775807", 86_400_000), ("99999999999999999999999", 86_400_000), ("٣٠", nil), ("abc", nil),
     ] as [(String, Int?)])
     func hugeRetryAfter(value: String, milliseconds: Int?) throws {
-        let harness = try EngineHarness()
-        let probe = ServiceProbe(harness)
-        _ = try probe.call(#"{"v":1,"id":1,"method":"start","params":{"to":"sip:bob@127.0.0.1:5062"}}"#)
-        let invite = try #require(harness.sent().first?.request)
-        harness.deliver(PeerMessages.response(503, "Service Unavailable", to: invite) + "\nRetry-After: \(value)")
-        var failure: ActionSettled?
-        #expect(probe.events.wait(until: { events in
-            failure = events.lazy.compactMap { if case .actionSettled(let settled) = $0 { settled } else { nil } }.first
-            return failure != nil
-        }))
+        let failure = try Self.startRefused(
+            try EngineHarness(), nil, with: "503 Service Unavailable", retryAfter: value)
         #expect(failure?.error?.details?.sipStatus == 503 && failure?.error?.details?.retryAfterMs == milliseconds, "\(String(describing: failure))")
     }
 
