@@ -390,6 +390,45 @@ static inline int parley_gst_watch_arrivals(GstElement *pipeline, const char *na
     return 0;
 }
 
+/// A count of buffers, shared (reference-counted) by a pad probe and the pipeline.
+typedef struct {
+    gint count;
+} ParleyBufferCount;
+
+static void parley_buffer_count_release(gpointer data) { g_atomic_rc_box_release(data); }
+
+static GstPadProbeReturn parley_buffer_count_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    gint buffers = 1;
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+        buffers = (gint)gst_buffer_list_length(GST_PAD_PROBE_INFO_BUFFER_LIST(info));
+    }
+    g_atomic_int_add(&((ParleyBufferCount *)data)->count, buffers);
+    return GST_PAD_PROBE_OK;
+}
+
+/// Counts the buffers leaving the source pad of the element `name` (the RTCP port's udpsrc: every RTCP packet that
+/// arrives), for `parley_gst_buffers_counted`; 0 on success.
+static inline int parley_gst_count_buffers(GstElement *pipeline, const char *name) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    GstPad *pad = gst_element_get_static_pad(element, "src");
+    gst_object_unref(element);
+    if (!pad) return -1;
+    ParleyBufferCount *count = g_atomic_rc_box_new0(ParleyBufferCount);
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST, parley_buffer_count_probe,
+        g_atomic_rc_box_acquire(count), parley_buffer_count_release);
+    gst_object_unref(pad);
+    g_object_set_data_full(G_OBJECT(pipeline), "parley-buffer-count", count, parley_buffer_count_release);
+    return 0;
+}
+
+/// The buffers counted so far by `parley_gst_count_buffers` (0 when nothing is counted).
+static inline int parley_gst_buffers_counted(GstElement *pipeline) {
+    ParleyBufferCount *count = g_object_get_data(G_OBJECT(pipeline), "parley-buffer-count");
+    return count ? g_atomic_int_get(&count->count) : 0;
+}
+
 /// Moves up to `capacity` of the arrivals seen since the last call into `out`, oldest first; their count (0 when
 /// nothing is watched). Call again while it returns `capacity`.
 static inline int parley_gst_take_arrivals(GstElement *pipeline, ParleyRTPArrival *out, int capacity) {

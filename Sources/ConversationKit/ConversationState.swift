@@ -59,6 +59,7 @@ extension Conversation {
     /// | declined | the remote side refused the conversation | 603 Decline, 607 | — | declined |
     /// | busy | the remote side is busy | 486 Busy Here, 600 Busy Everywhere | — | busy |
     /// | cancelled | the caller withdrew it before it was answered | — | CANCEL (no Reason), or a cancel push | missed |
+    /// | mediaTimeout | the peer's media stopped arriving (no RTP or RTCP for the media timeout, the call not held) | we sent BYE | we sent BYE | connected |
     /// | localEnded | the local member ended it (a fulfilled End action) | we sent CANCEL/BYE | we sent 486/603/BYE | cancelled (out, unconnected) / declined (in, unconnected) / connected |
     ///
     /// `localEnded` is never reported as an event: LiveCommunicationKit expresses a local hang-up by fulfilling
@@ -82,6 +83,9 @@ extension Conversation {
         case cancelled
         /// The local member ended it through an End action. Only the manager sets this.
         case localEnded
+        /// The peer's media stopped arriving for the media timeout while it should have been sending (a peer that
+        /// crashed or lost its network): Parley sent BYE.
+        case mediaTimeout
 
         /// The reason's name.
         public var description: String { rawValue }

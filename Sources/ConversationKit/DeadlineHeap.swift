@@ -93,6 +93,16 @@ package struct UUIDKey: Hashable, Sendable {
         }
     }
 
+    /// The uuid it keys.
+    package var uuid: UUID {
+        var bytes = uuid_t(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { raw in
+            raw.storeBytes(of: high, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: low, toByteOffset: 8, as: UInt64.self)
+        }
+        return UUID(uuid: bytes)
+    }
+
     package func hash(into hasher: inout Hasher) {
         // Both words: uuids can come from peers (push payloads), so pre-mixing them into one word would let
         // anyone craft colliding keys.

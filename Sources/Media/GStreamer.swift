@@ -99,16 +99,30 @@ final class Pipeline {
         guard parley_gst_watch_arrivals(raw, name) == 0 else { throw MediaError("no \(name) to watch") }
     }
 
-    /// Hands each packet kept since the last call to `body`, oldest first.
-    func takeArrivals(_ body: (_ ssrc: UInt32, _ sequence: UInt16) -> Void) {
-        guard let raw else { return }
-        withUnsafeTemporaryAllocation(of: ParleyRTPArrival.self, capacity: 256) { buffer in
-            var count = 0
+    /// Hands each packet kept since the last call to `body`, oldest first; how many there were.
+    @discardableResult
+    func takeArrivals(_ body: (_ ssrc: UInt32, _ sequence: UInt16) -> Void) -> Int {
+        guard let raw else { return 0 }
+        return withUnsafeTemporaryAllocation(of: ParleyRTPArrival.self, capacity: 256) { buffer in
+            var count = 0, total = 0
             repeat {
                 count = Int(parley_gst_take_arrivals(raw, buffer.baseAddress, Int32(buffer.count)))
+                total += count
                 for arrival in buffer.prefix(count) { body(arrival.ssrc, arrival.sequence) }
             } while count == buffer.count
+            return total
         }
+    }
+
+    /// Counts every buffer leaving the element `name` (the RTCP port's udpsrc), for ``buffersCounted``.
+    func countBuffers(at name: String) throws(MediaError) {
+        guard parley_gst_count_buffers(raw, name) == 0 else { throw MediaError("no \(name) to count") }
+    }
+
+    /// The buffers counted since ``countBuffers(at:)`` (0 when nothing is counted).
+    var buffersCounted: Int {
+        guard let raw else { return 0 }
+        return Int(parley_gst_buffers_counted(raw))
     }
 
     /// Has the audiorate `name` fill its recording with silence up to now (the stretch since the last audio).

@@ -40,6 +40,10 @@ public final class MediaSession: @unchecked Sendable {
     private var parameters: MediaStreamParameters
     /// The peer's lost packets, counted while both sides send (the pipeline's arrivals are taken ten times a second).
     private var loss = RTPLossCounter(counting: false)
+    /// RTP and RTCP packets that arrived in the session's life (every pipeline's), for readers on any thread.
+    private let arrived = Atomic<Int>(0)
+    /// The RTCP packets the current pipeline had counted at the last poll.
+    private var rtcpCounted = 0
     private var isMuted = false
     private var pipeline: Pipeline?
     private var rebuilds = 0
@@ -113,11 +117,12 @@ public final class MediaSession: @unchecked Sendable {
                 new.remotePort == old.remotePort, new.remoteRTCPPort == old.remoteRTCPPort, self.pipeline != nil
             {
                 // What arrived before the change belongs to the stretch it ends.
-                self.pipeline?.takeArrivals { self.loss.received(ssrc: $0, sequence: $1) }
+                self.takeArrivals()
                 self.loss.setCounting(Self.bothSend(new))
                 self.applyDirection()
                 return
             }
+            self.takeArrivals()
             self.finishPipeline(waitingMilliseconds: 200)
             // A new rtpbin counts from zero: the old one's figures are not this stream's.
             self.latest.withLock { $0 = nil }
@@ -243,13 +248,26 @@ public final class MediaSession: @unchecked Sendable {
         let (events, error) = pipeline.poll()
         if let error { report("media: \(error)") }
         for number in events { tonesReceived(Self.keypad[number]) }
-        pipeline.takeArrivals { loss.received(ssrc: $0, sequence: $1) }
+        takeArrivals()
         polls += 1
         guard polls % Self.statisticsInterval == 0,
             let figures = pipeline.rtpStatistics(of: PipelineDescription.rtpbin, loss: loss, codec: parameters.codec)
         else { return }
         latest.withLock { $0 = figures }
         statisticsReported(figures)
+    }
+
+    /// RTP and RTCP packets that arrived from anyone in the session's life, at most a tenth of a second old: a count
+    /// that stops moving says the peer stopped sending (the engine's media timeout reads it).
+    public var packetsArrived: Int { arrived.load(ordering: .relaxed) }
+
+    /// Takes the RTP packets the pipeline kept (their loss is counted) and the RTCP packets it counted.
+    private func takeArrivals() {
+        guard let pipeline else { return }
+        let rtp = pipeline.takeArrivals { loss.received(ssrc: $0, sequence: $1) }
+        let rtcp = pipeline.buffersCounted
+        arrived.add(rtp + max(0, rtcp - rtcpCounted), ordering: .relaxed)
+        rtcpCounted = rtcp
     }
 
     private func build() throws(MediaError) -> Pipeline {
@@ -262,6 +280,8 @@ public final class MediaSession: @unchecked Sendable {
         // A new pipeline's figures start from zero, its loss too.
         loss = RTPLossCounter(counting: Self.bothSend(parameters))
         try built.watchArrivals(at: "rtpsrc")
+        try built.countBuffers(at: "rtcpsrc")
+        rtcpCounted = 0
         try built.routeReceived(
             from: PipelineDescription.rtpbin, into: "incoming", codec: parameters.codec,
             payloadType: parameters.receivedPayloadType,

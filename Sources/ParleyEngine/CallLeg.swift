@@ -41,7 +41,7 @@ struct CallLeg: Sendable {
     }
 
     /// Where the leg stands; each case carries only what is valid in it.
-    fileprivate enum State {
+    enum State {
         /// Callee: the INVITE is answered with provisional responses (the conversation rings).
         case ringing(Ringing)
         /// Callee: our 2xx went out; its ACK has not arrived.
@@ -66,7 +66,7 @@ struct CallLeg: Sendable {
     let invite: SIPRequest
     /// Callee: the INVITE's server transaction.
     let inviteKey: TransactionKey?
-    private var state: State
+    private(set) var state: State
 
     /// An incoming call: the INVITE arrived (and was found acceptable); the leg rings once ``ring(in:)`` is called.
     static func incoming(
@@ -103,46 +103,6 @@ struct CallLeg: Sendable {
         self.invite = invite
         self.inviteKey = inviteKey
         self.state = state
-    }
-
-    // MARK: What the driver may read
-
-    /// The state's name.
-    var stateName: StateName {
-        switch state {
-        case .ringing: .ringing
-        case .answering: .answering
-        case .outgoing(let outgoing): outgoing.stateName
-        case .confirmed: .confirmed
-        case .ended: .ended
-        }
-    }
-
-    /// Our own re-INVITE in a confirmed leg, out or waiting (nil in the other states).
-    var ownOffer: OwnOffer? {
-        if case .confirmed(let confirmed) = state { confirmed.ownOffer } else { nil }
-    }
-
-    /// The dialog, once there is one.
-    var dialog: SIPDialog? {
-        switch state {
-        case .ringing(let ringing): ringing.dialog
-        case .answering(let answering): answering.dialog
-        case .outgoing(let outgoing): outgoing.dialog
-        case .confirmed(let confirmed): confirmed.dialog
-        case .ended: nil
-        }
-    }
-
-    /// The dialog's identifier, once there is a dialog (without copying the dialog).
-    var dialogID: DialogID? {
-        switch state {
-        case .ringing(let ringing): ringing.dialog?.id
-        case .answering(let answering): answering.dialog.id
-        case .outgoing(let outgoing): outgoing.dialog?.id
-        case .confirmed(let confirmed): confirmed.dialog.id
-        case .ended: nil
-        }
     }
 }
 
@@ -427,10 +387,16 @@ extension CallLeg {
             state = .answering(answering)
             return []
         case .confirmed(let confirmed):
-            return [.cancelTimer(.retransmitSuccess), .cancelTimer(.ackTimeout)]
-                + bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(nil, in: context)
+            return hangUp(confirmed, nil, in: context)
         case .ended: return []
         }
+    }
+
+    /// The engine ends a connected call on its own (the peer's media stopped: `mediaTimeout`): BYE, and the
+    /// conversation ends for `reason`; `why` goes to the log. Nothing happens in the other states.
+    mutating func hangUp(_ reason: Conversation.EndedReason, why: String, in context: some CallLegContext) -> [CallLegEffect] {
+        guard case .confirmed(let confirmed) = state else { return [] }
+        return [.log(.info, "\(why); ending")] + hangUp(confirmed, reason, in: context)
     }
 
     /// The engine shuts down: BYE the answered calls, CANCEL the unanswered outgoing ones (kept until the CANCEL can
@@ -511,9 +477,7 @@ extension CallLeg {
             return failJoin + [.fulfil(action)]
         case .confirmed(let confirmed):
             // Done once the BYE is handed to its transaction (RFC 3261 §15.1.1): a dead peer cannot time it out.
-            return [.cancelTimer(.retransmitSuccess), .cancelTimer(.ackTimeout)]
-                + bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(nil, in: context)
-                + [.fulfil(action)]
+            return hangUp(confirmed, nil, in: context) + [.fulfil(action)]
         case .ended:
             return [.fulfil(action)]
         }
@@ -529,26 +493,15 @@ extension CallLeg {
 
     /// The dialog failed (481 or 408 to our request, or no answer): BYE and end as failed.
     private mutating func dialogFailed(status: Int, confirmed: Confirmed, in context: some CallLegContext) -> [CallLegEffect] {
-        [.log(.info, "the dialog failed (\(status)); ending")]
-            + bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(.failed, in: context)
+        [.log(.info, "the dialog failed (\(status)); ending")] + hangUp(confirmed, .failed, in: context)
     }
 
-    /// Our description, the peer's (nil until it answered or offered) and our hold; nil before we described one.
-    var descriptions: (local: SDPSession, remote: SDPSession?, localHold: Bool)? {
-        switch state {
-        case .answering(let answering): (answering.media.local, answering.media.remote, false)
-        case .confirmed(let confirmed): (confirmed.media.local, confirmed.media.remote, confirmed.localHold)
-        case .outgoing(let outgoing): (outgoing.offer, nil, false)
-        case .ringing, .ended: nil
-        }
-    }
-
-    /// The `Accept` of the peer's INVITE (callee) or 2xx (caller): what bodies it reads in MESSAGE.
-    var peerAccept: String? {
-        switch state {
-        case .confirmed(let confirmed) where role == .caller: confirmed.peerAccept
-        default: role == .callee ? invite.headers["Accept"] : nil
-        }
+    /// A confirmed call ends from our side: its answer's timers stop, BYE goes, and the leg ends for `reason`.
+    private mutating func hangUp(
+        _ confirmed: Confirmed, _ reason: Conversation.EndedReason?, in context: some CallLegContext
+    ) -> [CallLegEffect] {
+        [.cancelTimer(.retransmitSuccess), .cancelTimer(.ackTimeout)]
+            + bye(confirmed.dialog, destination: confirmed.destination, in: context) + end(reason, in: context)
     }
 
     /// Runs `body` on what in-dialog requests of an answered call (answering or confirmed) use, and keeps what it
@@ -586,15 +539,6 @@ extension CallLeg {
             state = .outgoing(outgoing)
         case .answering, .confirmed, .ended:
             break
-        }
-    }
-
-    /// Our 2xx (to the INVITE or a re-INVITE) that waits for its ACK, if any.
-    var unacknowledgedSuccess: Retransmission? {
-        switch state {
-        case .answering(let answering): answering.retransmission
-        case .confirmed(let confirmed): confirmed.unacknowledgedAnswer
-        case .ringing, .outgoing, .ended: nil
         }
     }
 }

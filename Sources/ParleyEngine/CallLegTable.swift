@@ -51,6 +51,7 @@ public enum CallLegTable {
         case cancelGuardTimer = "timer: cancelGuard"
         case reinviteGuardTimer = "timer: reinviteGuard"
         case tonesInStreamTimer = "timer: tonesInStream"
+        case mediaTimeout = "the peer's media stopped (media timeout)"
         case left = "the conversation ended"
         case shutdown = "shutdown"
     }
@@ -259,6 +260,7 @@ public enum CallLegTable {
         case .cancelGuardTimer: return leg.timerFired(.cancelGuard, in: context)
         case .reinviteGuardTimer: return leg.timerFired(.reinviteGuard, in: context)
         case .tonesInStreamTimer: return leg.timerFired(.tonesInStream, in: context)
+        case .mediaTimeout: return leg.hangUp(.mediaTimeout, why: "no RTP or RTCP", in: context)
         case .left: return leg.conversationLeft(in: context)
         case .shutdown: return leg.shutDown(in: context)
         }

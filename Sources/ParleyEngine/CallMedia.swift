@@ -93,6 +93,9 @@ public protocol CallMediaHandler: AnyObject {
     func sendTones(_ digits: String, for conversation: UUID)
     /// The call's audio figures as they stand (read just before its audio stops, for its history record).
     func statistics(for conversation: UUID) -> CallQuality?
+    /// How many RTP and RTCP packets arrived for the call so far (a count that only grows), nil when this handler
+    /// cannot see them: the engine's media timeout ends a call whose count stops moving while the peer should send.
+    func packetsArrived(for conversation: UUID) -> Int?
 }
 
 extension CallMediaHandler {
@@ -102,4 +105,6 @@ extension CallMediaHandler {
     public var codecs: [SDPCodec] { [.pcmu, .pcma] }
     /// No figures: someone else carries the RTP.
     public func statistics(for conversation: UUID) -> CallQuality? { nil }
+    /// Unknown: someone else receives the RTP (no media timeout).
+    public func packetsArrived(for conversation: UUID) -> Int? { nil }
 }

@@ -32,6 +32,10 @@ public struct EngineConfiguration: Sendable {
     public var product: String
     /// The RTP port advertised in SDP (Parley does not carry media yet; the port is only described).
     public var mediaPort: Int
+    /// How long a connected call may go without an RTP or RTCP packet from a peer that should be sending (audio
+    /// flowing both ways, neither side holding) before Parley ends it with BYE and `mediaTimeout`; nil: never. Only a
+    /// media layer that counts packets can tell (the node's; not `--media external`).
+    public var mediaTimeout: Duration? = .seconds(30)
     /// Register with a registrar (nil: do not register).
     public var registration: RegistrationConfiguration?
     /// How long a conversation announced by a VoIP push waits for its INVITE before it ends as failed.
@@ -123,6 +127,7 @@ public struct EngineConfiguration: Sendable {
         {
             problems.append("overload thresholds out of range")
         }
+        if let mediaTimeout, mediaTimeout < .seconds(1) { problems.append("the media timeout must be at least a second") }
         if collaborationActionTimeout <= .zero { problems.append("the collaboration action timeout must be positive") }
         for source in exemptSources where !Self.isNumericAddress(source) {
             problems.append("exempt source '\(source)' is not a numeric IP address")

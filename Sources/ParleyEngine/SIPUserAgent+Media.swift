@@ -8,6 +8,8 @@ struct LegMedia {
     var endpoint: MediaEndpoint?
     /// The audio handed over last.
     var audio: NegotiatedAudio?
+    /// Whether the peer still sends it (the media timeout).
+    var inactivity = MediaInactivity()
 }
 
 /// The legs' audio: ports for new descriptions, and the negotiated audio handed to the media handler whenever a
@@ -51,7 +53,41 @@ extension SIPUserAgent {
         legMedia[key] = known
         if changed {
             media?.audioChanged(audio, for: uuid)
+            if configuration.mediaTimeout != nil {
+                legMedia[key]?.inactivity.audioChanged(audio, arrived: media?.packetsArrived(for: uuid), now: environment.uptime)
+                if legMedia[key]?.inactivity.isWatching == true { scheduleMediaCheck() }
+            }
             onMediaChanged?(uuid, audio)
         }
+    }
+
+    /// Starts the media timeout's periodic check unless it runs.
+    private func scheduleMediaCheck() {
+        guard mediaCheckTimer == nil, let timeout = configuration.mediaTimeout else { return }
+        mediaCheckTimer = environment.schedule(after: MediaInactivity.checkInterval(for: timeout)) { [weak self] in
+            self?.checkMediaActivity()
+        }
+    }
+
+    /// Reads each watched call's packet count; the calls whose count stood still for the media timeout end with BYE
+    /// (`mediaTimeout`). The check runs again while any call is watched.
+    func checkMediaActivity() {
+        mediaCheckTimer = nil
+        guard let timeout = configuration.mediaTimeout, let media else { return }
+        let now = environment.uptime
+        var timedOut: [UUID] = []
+        for (key, known) in legMedia where known.inactivity.isWatching {
+            var inactivity = known.inactivity
+            if inactivity.check(arrived: media.packetsArrived(for: key.uuid), now: now, timeout: timeout) {
+                timedOut.append(key.uuid)
+            }
+            legMedia[key]?.inactivity = inactivity
+        }
+        for uuid in timedOut {
+            drive(uuid) { leg, context in
+                leg.hangUp(.mediaTimeout, why: "no RTP or RTCP from the peer for \(timeout)", in: context)
+            }
+        }
+        if legMedia.values.contains(where: \.inactivity.isWatching) { scheduleMediaCheck() }
     }
 }

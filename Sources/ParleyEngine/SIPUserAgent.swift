@@ -98,6 +98,8 @@ final class SIPUserAgent {
     /// What carries calls' audio, when anything does; each leg's reserved RTP port and the audio last handed to it.
     var media: CallMediaHandler?
     var legMedia: [UUIDKey: LegMedia] = [:]
+    /// The media timeout's periodic check, while a call is watched.
+    var mediaCheckTimer: EngineTimer?
     /// The session id our SDP origins use (one per process).
     let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
 

@@ -116,6 +116,10 @@ final class CallAudio: CallMediaHandler {
         sessions[conversation]?.latestStatistics.map(Self.quality)
     }
 
+    func packetsArrived(for conversation: UUID) -> Int? {
+        sessions[conversation]?.packetsArrived
+    }
+
     /// A session's RTP figures as the engine and the history keep them.
     static func quality(_ figures: RTPStatistics) -> CallQuality {
         CallQuality(

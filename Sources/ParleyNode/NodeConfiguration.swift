@@ -58,6 +58,9 @@ public struct NodeConfiguration: Sendable {
     public var declineStatus: Int
     /// How long a call may ring unanswered.
     public var ringTimeout: Duration
+    /// How long a connected call may go without RTP or RTCP from a peer that should send before it ends with
+    /// `mediaTimeout` (`--media-timeout`; nil: never).
+    public var mediaTimeout: Duration? = .seconds(30)
     /// Live calls at most; new INVITEs beyond get 503 with Retry-After (`--max-calls`).
     public var maxCalls = 10_000
     /// The SIP transports' bounds: connections in all and per source, the idle (no progress) timeout, sizes.
@@ -185,6 +188,7 @@ public struct NodeConfiguration: Sendable {
             ringTimeout: ringTimeout, autoAnswerDelay: autoAnswer, phoneDomain: phoneDomain,
             product: product, registration: registration, pushInviteWait: pushInviteWait, maxCalls: maxCalls)
         engine.publicAddress = publicAddress
+        engine.mediaTimeout = mediaTimeout
         return engine
     }
 }

@@ -66,6 +66,8 @@ struct DaemonOptions {
           --auto-answer MS        answer incoming calls after MS milliseconds (default: never)
           --decline 486|603       how End refuses a ringing call (default 486 Busy Here)
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
+          --media-timeout SECONDS|off  end a connected call whose peer sent no RTP or RTCP for this long,
+                                  unless the call is held (default 30; reason mediaTimeout)
           --max-calls N           live calls at most (default 10000); new INVITEs beyond get 503 Retry-After: 5
           --max-ringing-per-source N  calls ringing at once from one address at most (default 30); beyond: 503
           --group-rate N          group messages one sender may send per second, bursts of 2N (default 20;
@@ -200,6 +202,11 @@ struct DaemonOptions {
         }
         if let ring = try arguments.option("--ring-timeout", as: "seconds (1–3600)", in: 1...3600) {
             options.node.ringTimeout = .seconds(ring)
+        }
+        if let timeout = try arguments.option("--media-timeout", as: "seconds (1–86400) or off", {
+            $0 == "off" ? .some(nil) : Int($0).flatMap { (1...86_400).contains($0) ? .some(Duration.seconds($0)) : nil }
+        }) {
+            options.node.mediaTimeout = timeout
         }
         if let limit = try arguments.option("--max-calls", as: "a number of calls (1–1000000)", in: 1...1_000_000) {
             options.node.maxCalls = limit
