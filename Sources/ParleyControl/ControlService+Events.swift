@@ -202,15 +202,16 @@ extension ControlService {
             let refusal = engine.failureStatus(ofAction: action.uuid)
             let status = refusal ?? state.live[uuid]?.finalStatus ?? engine.finalStatus(of: uuid)
                 ?? engine.endedTransition(of: uuid)?.finalStatus
+            let failure = engine.failure(of: uuid) ?? engine.endedTransition(of: uuid)?.failure
             let sentence = refusal.map {
                 "Couldn't \(ControlError.verb(forAction: name)) the call: the other side refused (SIP \($0.code) \($0.reason))."
-            }
+            } ?? failure.map { "Couldn't \(ControlError.verb(forAction: name)) the call: \($0)." }
             return ControlError(
                 .failed, sentence ?? Self.failureSentence(action: name, status: status?.code),
                 details: .init(
                     sipStatus: status?.code, sipReason: status?.reason, retryAfterMs: status?.retryAfter.map { $0 * 1000 },
                     action: name,
-                    technical: reason))
+                    technical: failure ?? reason))
         }
     }
 

@@ -100,6 +100,9 @@ public final class ParleyEngine: ConversationManagerDelegate {
             // Only for a live conversation (a 487 to our CANCEL may come after it left): removed when it leaves.
             observed.state.withLock { if $0.states[uuid] != nil { $0.finalStatuses[uuid] = status } }
         }
+        agent.onFailure = { [observed] uuid, failure in
+            observed.state.withLock { if $0.states[uuid] != nil { $0.failures[uuid] = failure } }
+        }
         agent.onCallRefused = { [observed] uuid, callID in
             observed.state.withLock {
                 $0.callIDs[uuid] = nil
@@ -134,7 +137,10 @@ public final class ParleyEngine: ConversationManagerDelegate {
     public func transportFailed(towards destination: SIPDestination, reason: String) {
         precondition(environment.isCurrent, "transport failures are fed on the engine's thread")
         log.info("transport: cannot send to \(destination.kind.rawValue)://\(destination.address.host):\(destination.address.port): \(reason)")
+        // The requests that fail now read the reason as their failure's.
+        agent.value.transportFailure = reason
         agent.value.transactions.transportFailed(towards: destination)
+        agent.value.transportFailure = nil
     }
 
     /// A VoIP push announced `call`: reports it as a ringing conversation before returning (synchronously, from any
@@ -297,6 +303,12 @@ public final class ParleyEngine: ConversationManagerDelegate {
         observed.state.withLock { $0.finalStatuses[conversationUUID] }
     }
 
+    /// Why a live conversation failed, in words, when the engine knows: the host not found, nobody listening (ICMP),
+    /// no answer within timer B, a TLS handshake that failed and why.
+    public func failure(of conversationUUID: UUID) -> String? {
+        observed.state.withLock { $0.failures[conversationUUID] }
+    }
+
     /// Ends every conversation through the manager's pipeline (End actions: BYE, CANCEL or a refusal, so each ends
     /// as `localEnded`), waits up to `grace` for them, closes whatever SIP is still open, removes the registration and
     /// waits (within the same grace) for those last requests to be answered, then invalidates the manager and flushes
@@ -403,21 +415,23 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// Logs and announces the transition; a conversation that reached `left` is recorded first and its SIP side
     /// closed.
     public func conversationManager(_ manager: ConversationManager, conversationChanged conversation: Conversation) {
-        let (previous, callID, finalStatus) = observed.state.withLock {
-            observed -> (Conversation.State?, String?, SIPFinalStatus?) in
+        let (previous, callID, finalStatus, failure) = observed.state.withLock {
+            observed -> (Conversation.State?, String?, SIPFinalStatus?, String?) in
             let previous = observed.states[conversation.uuid]
             let finalStatus = observed.finalStatuses[conversation.uuid]
+            let failure = observed.failures[conversation.uuid]
             if conversation.state == .left {
                 observed.states[conversation.uuid] = nil
                 observed.finalStatuses[conversation.uuid] = nil
+                observed.failures[conversation.uuid] = nil
                 observed.audio[conversation.uuid] = nil
             } else {
                 observed.states[conversation.uuid] = conversation.state
             }
-            return (previous, observed.callIDs[conversation.uuid], finalStatus)
+            return (previous, observed.callIDs[conversation.uuid], finalStatus, failure)
         }
         let transition = ConversationTransition(
-            conversation: conversation, from: previous, callID: callID, finalStatus: finalStatus)
+            conversation: conversation, from: previous, callID: callID, finalStatus: finalStatus, failure: failure)
         if conversation.state == .left {
             // The call's last audio figures came before `left` (its leg is forgotten first) and no more are kept.
             let quality = observed.state.withLock {
@@ -518,6 +532,8 @@ public struct ConversationTransition: Sendable, CustomStringConvertible {
 
     /// The final SIP response that refused its INVITE, if one did (486 Busy Here…).
     public var finalStatus: SIPFinalStatus? = nil
+    /// Why it failed, in words, when the engine knows (``ParleyEngine/failure(of:)``).
+    public var failure: String? = nil
 
     /// Whether the state changed (or the conversation is new).
     public var changesState: Bool { from != conversation.state }
@@ -529,52 +545,6 @@ public struct ConversationTransition: Sendable, CustomStringConvertible {
         let start = from.map { "\($0)" } ?? "new"
         return "conversation \(conversation.uuid.uuidString) call-id \(callID ?? "-"): \(start) → \(to)"
     }
-}
-
-/// What the engine remembers about each conversation for its log: the last state seen and the SIP Call-ID.
-private final class ObservedConversations: Sendable {
-    /// Keeps a live conversation's audio figures (one that already left keeps none: its record is written);
-    /// whether it was live.
-    @discardableResult
-    func keep(_ quality: CallQuality, for uuid: UUID) -> Bool {
-        state.withLock {
-            guard $0.states[uuid] != nil else { return false }
-            $0.quality[uuid] = quality
-            return true
-        }
-    }
-
-    struct State {
-        var states: [UUID: Conversation.State] = [:]
-        var callIDs: [UUID: String] = [:]
-        var uuids: [String: UUID] = [:]
-        var finalStatuses: [UUID: SIPFinalStatus] = [:]
-        /// The negotiated audio of calls that have some now.
-        var audio: [UUID: NegotiatedAudio] = [:]
-        /// The latest audio figures of live calls (their history record takes the last).
-        var quality: [UUID: CallQuality] = [:]
-        /// Conversations a push announced: live ones and those still in `ended`.
-        var pushed: Set<UUID> = []
-        /// The last `endedLimit` transitions to `left`, for whoever asks after the manager forgot them; `endedOrder`
-        /// holds their uuids as a ring, the oldest at `endedNext` once it is full (a call ending at full rate must not
-        /// shift the whole list).
-        var ended: [UUID: ConversationTransition] = [:]
-        var endedOrder: [UUID] = []
-        var endedNext = 0
-        static let endedLimit = 256
-
-        mutating func rememberEnded(_ transition: ConversationTransition) {
-            let uuid = transition.conversation.uuid
-            guard ended.updateValue(transition, forKey: uuid) == nil else { return }
-            guard endedOrder.count == Self.endedLimit else { return endedOrder.append(uuid) }
-            let forgotten = endedOrder[endedNext]
-            ended[forgotten] = nil
-            pushed.remove(forgotten)
-            endedOrder[endedNext] = uuid
-            endedNext = (endedNext + 1) % Self.endedLimit
-        }
-    }
-    let state = Mutex(State())
 }
 
 /// Holds the user agent, which is confined to the environment's thread.

@@ -240,6 +240,21 @@ extension SIPUserAgent: TransactionUser {
         return Int(digits.prefix(6)).map { min($0, maxRetryAfterSeconds) }
     }
 
+    /// Keeps what ended an outgoing INVITE for the conversation's failure: the refusal's status, or, in words, the
+    /// transport's failure or the timer B that ran out.
+    private func noteInviteOutcome(_ event: ClientTransactionEvent, of uuid: UUID) {
+        switch event {
+        case .response(let response):
+            if response.statusCode >= 300 { onFinalStatus?(uuid, SIPFinalStatus(response)) }
+        case .timeout:
+            let target = peek(uuid) { $0.invite.uri.description } ?? "the callee"
+            let seconds = (configuration.timers.t1 * 64).components.seconds
+            onFailure?(uuid, "no answer from \(target) within \(seconds) s (SIP timer B)")
+        case .transportError:
+            onFailure?(uuid, transportFailure ?? "the transport could not send the INVITE")
+        }
+    }
+
     /// The longest Retry-After taken from a peer.
     static let maxRetryAfterSeconds = 86_400
 
@@ -257,9 +272,7 @@ extension SIPUserAgent: TransactionUser {
                 groups.failed(token: token, on: uuid)
             }
         case .leg(let uuid, let request):
-            if case .response(let response) = event, request == .invite, response.statusCode >= 300 {
-                onFinalStatus?(uuid, SIPFinalStatus(response))
-            }
+            if request == .invite { noteInviteOutcome(event, of: uuid) }
             drive(uuid) { leg, context in
                 switch event {
                 case .response(let response): leg.receive(response, to: request, in: context)

@@ -25,6 +25,7 @@ extension SIPUserAgent {
             (target, destination) = (uri, found)
         case .failure(let problem):
             log.info("\(action.conversationUUID): cannot call \(handle.value): \(problem)")
+            onFailure?(action.conversationUUID, problem.description)
             _ = action.fail(reason: problem.description)
             return
         }

@@ -87,6 +87,10 @@ final class SIPUserAgent {
     var onFinalStatistics: ((UUID, CallQuality) -> Void)?
     /// Told of the final response that refused a call's INVITE, before the leg hears it.
     var onFinalStatus: ((UUID, SIPFinalStatus) -> Void)?
+    /// Told why a conversation failed, in words (the host not found, nobody listening, no answer within timer B).
+    var onFailure: ((UUID, String) -> Void)?
+    /// The transport failure being reported to the transactions, while it is (their failures carry it).
+    var transportFailure: String?
     /// Where the peer's refusal behind a failed action is kept (the engine's; nil in tests that drive the agent alone).
     var actionFailures: ActionFailureStatuses?
     /// Told of a call refused because the caller policy does not accept its caller (with its Call-ID), at most

@@ -36,13 +36,25 @@ final class DatagramSocket: LoopFDHandler {
         self.family = family
         batch = DatagramReceiveBatch(
             capacity: Self.batchCapacity, datagramSize: Self.largestDatagram, controlSize: Self.controlSize)
+        Socket.reportDatagramErrors(fd, ipv6: family == AF_INET6)
         token = try TransportError.catching { () throws(IOError) in
             try core.loop.register(fd, interest: LoopInterest.readable, handler: self)
         }
     }
 
     func handle(events: UInt32) {
+        if events & LoopInterest.error != 0 { takeErrors() }
         readDatagrams()
+    }
+
+    /// The errors queued for datagrams we sent (ICMP port or host unreachable), at most 64 a turn: each fails
+    /// what waits on its destination at once (the transport user's transactions), instead of after their timers.
+    private func takeErrors() {
+        for _ in 0..<64 where !isClosed {
+            guard let error = Socket.takeDatagramError(fd) else { return }
+            guard let peer = error.destination?.peerAddress else { continue }
+            core.reportSendFailure(SIPDestination(kind: .udp, address: peer), .unreachable(peer, code: error.code))
+        }
     }
 
     func loopWillShutDown() {
@@ -80,8 +92,10 @@ final class DatagramSocket: LoopFDHandler {
             case .success(let received):
                 count = received
             case .failure(let error):
-                // EAGAIN: drained. Anything else (an ICMP error queued by an earlier send) is not this read's fault.
+                // EAGAIN: drained. Anything else (an ICMP error queued by an earlier send) is not this read's fault:
+                // the error queue says which datagram drew it.
                 if error.code == EAGAIN || error.code == EWOULDBLOCK { return }
+                takeErrors()
                 continue
             }
             for slot in 0..<count where !isClosed { handle(batch[slot]) }

@@ -23,6 +23,9 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     case connectionFailed(SIPPeerAddress, code: Int32)
     /// The connection closed (by the peer, a framing error, idleness or `close()`) with the message still queued.
     case connectionClosed(SIPPeerAddress)
+    /// A datagram to the address drew an ICMP error (port unreachable: nobody listens there; host or network
+    /// unreachable), or the local stack refused it.
+    case unreachable(SIPPeerAddress, code: Int32)
     /// The connection's write queue passed its bound, so it was closed.
     case queueOverflow(SIPPeerAddress)
     /// UDP datagrams sent from a thread of their own: `maxQueuedDatagrams` were already waiting for it, so this one
@@ -63,6 +66,10 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
             "connection to \(address) failed: \(Self.systemMessage(code))"
         case .connectionClosed(let address):
             "connection to \(address) closed before the message was sent"
+        case .unreachable(let address, let code) where code == ECONNREFUSED:
+            "nobody is listening at udp \(address) (ICMP port unreachable)"
+        case .unreachable(let address, let code):
+            "udp \(address) is unreachable: \(Self.systemMessage(code))"
         case .queueOverflow(let address):
             "connection to \(address) closed: its write queue overflowed"
         case .sendQueueFull(let address):

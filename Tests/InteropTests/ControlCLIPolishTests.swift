@@ -127,4 +127,25 @@ struct ControlCLIPolishTests {
         #expect(try scripted.waitForExit(timeout: .seconds(10)) == 64)
         #expect(scripted.standardError.contains("Parley can't place calls over SCTP; use udp, tcp or tls."), "\(scripted.standardError)")
     }
+
+    @Test("parley call says why a call could not be placed, at once: nobody listening (ICMP), no TCP listener, refused")
+    func failureReasons() throws {
+        let alice = try Parleyd(["--user", "alice", "--media", "off"])
+        let a = ["--data-dir", alice.dataDirectory.path]
+        let nobody = Interop.freePort()
+        let started = ContinuousClock.now
+        let unreachable = try Self.parley(["call", "sip:bob@127.0.0.1:\(nobody)"] + a)
+        #expect(ContinuousClock.now - started < .seconds(3), "an ICMP port unreachable fails the call at once")
+        #expect(unreachable.status == 1)
+        #expect(unreachable.stderr == "parley call: Couldn't place the call: nobody is listening at udp 127.0.0.1:\(nobody) "
+            + "(ICMP port unreachable). (failed)\n")
+        let json = try Self.parley(["call", "sip:bob@127.0.0.1:\(nobody)", "--json"] + a)
+        let error = try JSONSerialization.jsonObject(with: Data((json.stdout.first ?? "").utf8)) as? [String: Any]
+        let details = (error?["error"] as? [String: Any])?["details"] as? [String: Any]
+        #expect(details?["technical"] as? String == "nobody is listening at udp 127.0.0.1:\(nobody) (ICMP port unreachable)",
+            "\(json.stdout)")
+        let refused = try Self.parley(["call", "sip:bob@127.0.0.1:\(nobody);transport=tcp"] + a)
+        #expect(refused.stderr.hasPrefix("parley call: Couldn't place the call: connection to 127.0.0.1:\(nobody) failed: "),
+            "\(refused.stderr)")
+    }
 }

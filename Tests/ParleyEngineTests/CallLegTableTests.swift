@@ -28,6 +28,7 @@ struct CallLegTableTests {
         case .end: "x a k k k x x"
         case .ringTimer: "x a k k k f x"
         case .ackTimer: "r x c e k x x"
+        case .mediaTimeout: "r a c e k x x"
         case .cancelGuardTimer: "r a c e x f x"
         case .left: "x a k k k x x"
         case .shutdown: "x x k k x x x"

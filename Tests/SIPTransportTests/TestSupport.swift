@@ -154,8 +154,17 @@ final class RawSocket {
 
 /// A port on which nothing listens (bound, read, closed).
 func unusedTCPPort(host: String = "127.0.0.1") throws -> UInt16 {
+    try unusedPort(host: host, type: SOCK_STREAM)
+}
+
+/// A UDP port on which nothing listens (bound, read, closed).
+func unusedUDPPort(host: String = "127.0.0.1") throws -> UInt16 {
+    try unusedPort(host: host, type: SOCK_DGRAM)
+}
+
+private func unusedPort(host: String, type: __socket_type) throws -> UInt16 {
     let ip = try #require(IPAddress(host))
-    let fd = socket(ip.family, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(ip.family, Int32(type.rawValue), 0)
     defer { close(fd) }
     _ = ip.socketAddress(port: 0).withSockAddr { bind(fd, $0, $1) }
     return try #require(Socket.localAddress(fd)?.port)

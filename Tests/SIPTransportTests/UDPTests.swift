@@ -193,5 +193,27 @@ struct UDPTests {
         let queued = try #require(inbox.wait(for: 2)?.last?.waited)
         #expect(queued >= heldFor - .milliseconds(2) && queued < .seconds(5), "waited \(queued), held \(heldFor)")
     }
-}
 
+    @Test("a datagram to a port nobody listens on is an unreachable failure at once (ICMP), naming the destination",
+          arguments: [("127.0.0.1", false), ("::1", false), ("127.0.0.1", true)])
+    func portUnreachable(host: String, sendsOnThread: Bool) throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (transport, _) = makeTransport(loop, sendsOnThread: sendsOnThread)
+        let events = TransportEvents(transport)
+        _ = try transport.listenSync(ListenAddress(kind: .udp, host: host, port: 0))
+        let port = try unusedUDPPort(host: host)
+        let destination = SIPDestination(kind: .udp, address: SIPPeerAddress(host: host, port: port))
+        let started = ContinuousClock.now
+        transport.sendSoon(sipMessage("nobody", transport: "UDP"), to: destination)
+        let failure = try #require(events.failures.first(within: .seconds(2)), "no failure reported")
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(failure.destination.address == destination.address && failure.destination.kind == .udp)
+        guard case .unreachable(let address, let code) = failure.error else {
+            Issue.record("not an unreachable failure: \(failure.error)")
+            return
+        }
+        #expect(address == destination.address && code == ECONNREFUSED)
+        #expect("\(failure.error)" == "nobody is listening at udp \(destination.address) (ICMP port unreachable)")
+    }
+}
