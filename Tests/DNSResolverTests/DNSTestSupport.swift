@@ -5,19 +5,6 @@ import ParleyIO
 import ParleyTestSupport
 import Synchronization
 
-/// A seeded generator (SplitMix64), so weighted SRV orders repeat in tests.
-struct SeededRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A clock the test moves by hand: the cache's only notion of time.
 final class ManualClock: Sendable {
     private let start = ContinuousClock.now
@@ -39,7 +26,7 @@ final class ResolverHarness: Sendable {
         let made = loop.executeAndWait { () -> Result<LoopBound<DNSResolver>, DNSResolverError> in
             Result { () throws(DNSResolverError) in
                 let resolver = try DNSResolver(
-                    loop: loop, configuration: configuration, now: { clock.now }, random: SeededRandom(seed: seed))
+                    loop: loop, configuration: configuration, now: { clock.now }, random: SeededGenerator(seed: seed))
                 return LoopBound(resolver, identity: loop.identity)
             }
         }
@@ -119,7 +106,7 @@ final class DNSServerProcess {
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         let deadline = ContinuousClock.now + .seconds(5)
-        while FreePort.isFree(port, type: Int32(SOCK_DGRAM.rawValue)) {
+        while LoopbackPort.isFree(port, type: Int32(SOCK_DGRAM.rawValue)) {
             guard process.isRunning, ContinuousClock.now < deadline else {
                 stop()
                 throw TestFailure("\(executable) did not listen on 127.0.0.1:\(port): \(output)")
@@ -151,7 +138,7 @@ final class DNSServerProcess {
     /// `--naptr-record=…`, `--host-record=…`, `--cname=…`), authoritative for `example.test` (so unknown names there
     /// are NXDOMAIN), with a TTL of 60 s on everything, no upstream, no /etc/hosts, no configuration file.
     static func dnsmasq(_ records: [String]) throws -> DNSServerProcess {
-        let port = FreePort.pick()
+        let port = freePort()
         return try DNSServerProcess("/usr/sbin/dnsmasq", [
             "--keep-in-foreground", "--port=\(port)", "--listen-address=127.0.0.1", "--bind-interfaces",
             "--no-resolv", "--no-hosts", "--conf-file=/dev/null", "--pid-file", "--local=/example.test/",
@@ -159,40 +146,20 @@ final class DNSServerProcess {
         ] + records, port: port)
     }
 
-    /// The misbehaving server (Tests/Interop/dns/bad-dns-server.py) at a free port.
-    static func badServer() throws -> DNSServerProcess {
-        let port = FreePort.pick()
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appending(path: "Interop/dns/bad-dns-server.py").path
-        return try DNSServerProcess("/usr/bin/python3", ["-u", script, String(port)], port: port)
-    }
-}
-
-/// Loopback ports that were free a moment ago.
-enum FreePort {
-    /// A port free for both UDP and TCP on 127.0.0.1.
-    static func pick() -> UInt16 {
+    /// A port free for UDP and TCP on 127.0.0.1 a moment ago.
+    private static func freePort() -> UInt16 {
         for _ in 0..<100 {
             let port = UInt16.random(in: 20_000...59_000)
-            if isFree(port, type: Int32(SOCK_DGRAM.rawValue)) && isFree(port, type: Int32(SOCK_STREAM.rawValue)) {
-                return port
-            }
+            if LoopbackPort.isFree(port) { return port }
         }
         fatalError("no free loopback port found")
     }
 
-    static func isFree(_ port: UInt16, type: Int32) -> Bool {
-        let fd = socket(AF_INET, type, 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+    /// The misbehaving server (Tests/Interop/dns/bad-dns-server.py) at a free port.
+    static func badServer() throws -> DNSServerProcess {
+        let port = freePort()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "Interop/dns/bad-dns-server.py").path
+        return try DNSServerProcess("/usr/bin/python3", ["-u", script, String(port)], port: port)
     }
 }

@@ -1,4 +1,5 @@
 import DNSResolver
+import ParleyTestSupport
 import Testing
 
 /// An answer in a test's table: records, or why there are none.
@@ -13,7 +14,7 @@ private func run(
     _ query: SIPServerQuery, options: SIPLocationOptions = SIPLocationOptions(),
     _ table: [DNSQuestion: TestAnswer], seed: UInt64 = 7
 ) -> (asked: [[DNSQuestion]], result: Result<[SIPServerTarget], SIPLocationError>) {
-    var random = SeededRandom(seed: seed)
+    var random = SeededGenerator(seed: seed)
     var location = SIPServerLocation(query, options: options)
     var asked: [[DNSQuestion]] = []
     var queue: [DNSQuestion] = []
