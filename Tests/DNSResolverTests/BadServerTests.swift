@@ -134,7 +134,7 @@ struct BadServerTests {
         let resolver = try harness(server, timeout: .seconds(2))
         defer { resolver.shutdown() }
         let pending = resolver.startLookup(DNSQuestion("silent.example.test", .a))
-        _ = resolver.onLoop { $0.close() }
+        resolver.onLoop { $0.close() }
         #expect(pending.first()?.failureText == "A silent.example.test: the resolver was closed")
         #expect(try resolver.lookup(DNSQuestion("good.example.test", .a)).failureText == "A good.example.test: the resolver was closed")
     }

@@ -98,7 +98,7 @@ final class DNSServerProcess {
     init(_ executable: String, _ arguments: [String], port: UInt16) throws {
         self.port = port
         log = FileManager.default.temporaryDirectory.appending(path: "parley-dns-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
