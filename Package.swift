@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "SIPSignaling", targets: ["SIPSignaling"]),
         .library(name: "ParleyIO", targets: ["ParleyIO"]),
         .library(name: "SIPTransport", targets: ["SIPTransport"]),
+        .library(name: "DNSResolver", targets: ["DNSResolver"]),
         .library(name: "ParleyEngine", targets: ["ParleyEngine"]),
         .library(name: "VoIPPush", targets: ["VoIPPush"]),
         .library(name: "ControlChannel", targets: ["ControlChannel"]),
@@ -63,6 +64,10 @@ let package = Package(
         .target(name: "ParleyIO", dependencies: ["CLinux", "COpenSSL"]),
         // SIP over UDP, TCP and TLS on ParleyIO; stream framing by Content-Length.
         .target(name: "SIPTransport", dependencies: ["ParleyIO"]),
+        // c-ares from Debian (libc-ares-dev); imported only by DNSResolver.
+        .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
+        // RFC 3263 server location (NAPTR, SRV, A/AAAA) as a pure procedure, and c-ares driven by ParleyIO's loop.
+        .target(name: "DNSResolver", dependencies: ["CAres", "ParleyIO"]),
         // GStreamer from Debian (libgstreamer1.0-dev, with GIO for sockets); imported only by Media.
         .systemLibrary(
             name: "CGStreamer", pkgConfig: "gstreamer-1.0",
@@ -156,6 +161,8 @@ let package = Package(
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages"]),
         .testTarget(name: "SIPSignalingTests", dependencies: ["SIPSignaling", "SIPMessages"]),
         .testTarget(name: "ParleyIOTests", dependencies: ["ParleyIO", "ParleyTestSupport"]),
+        // The RFC 3263 procedure (pure), and the resolver against dnsmasq and misbehaving servers on loopback.
+        .testTarget(name: "DNSResolverTests", dependencies: ["DNSResolver", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "SIPTransportTests", dependencies: ["SIPTransport", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(
             name: "ParleyEngineTests",

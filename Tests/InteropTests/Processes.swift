@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTestSupport
 import Synchronization
 import Testing
 
@@ -53,27 +54,10 @@ enum Interop {
     static func freePorts(count: UInt16) -> UInt16 {
         for _ in 0..<50 {
             let first = UInt16.random(in: 20_000...59_000)
-            let all = (first..<first + count).allSatisfy {
-                isFree($0, type: Int32(SOCK_DGRAM.rawValue)) && isFree($0, type: Int32(SOCK_STREAM.rawValue))
-            }
+            let all = (first..<first + count).allSatisfy { LoopbackPort.isFree($0) }
             if all { return first }
         }
         fatalError("no free loopback port found")
-    }
-
-    private static func isFree(_ port: UInt16, type: Int32) -> Bool {
-        let fd = socket(AF_INET, type, 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }
 
