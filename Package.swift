@@ -104,6 +104,7 @@ let package = Package(
             dependencies: [
                 "ParleyControl", "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush",
                 "ControlChannel", "ControlProtocol", "WebSoftphone", "Media", "SIPMessages", "Collaboration", "PostgresHistory",
+                "DNSResolver",
             ]
         ),
         // Hand-written argument parsing shared by the executables.

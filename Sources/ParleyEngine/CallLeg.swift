@@ -62,8 +62,8 @@ struct CallLeg: Sendable {
     let localTag: String
     /// The remote party as a handle.
     let remoteHandle: Handle
-    /// The initial INVITE (received or sent).
-    let invite: SIPRequest
+    /// The initial INVITE (received or sent; a caller's goes again to another target while nothing answered it).
+    private(set) var invite: SIPRequest
     /// Callee: the INVITE's server transaction.
     let inviteKey: TransactionKey?
     private(set) var state: State
@@ -306,6 +306,16 @@ extension CallLeg {
         let effects = requestOffer(.video(on), confirmed: &confirmed, in: context)
         state = .confirmed(confirmed)
         return effects
+    }
+
+    /// Caller: nothing answered the INVITE at its target (timer B, an ICMP error): it goes to `next`, another target
+    /// of the same host (RFC 3263 §4.3), as a new transaction; nil when it cannot (a response came, or we cancel).
+    mutating func retarget(to next: SIPDestination, in context: some CallLegContext) -> [CallLegEffect]? {
+        guard case .outgoing(var outgoing) = state, let retried = outgoing.retarget(to: next, in: context) else { return nil }
+        invite = retried
+        state = .outgoing(outgoing)
+        let address = "\(next.kind.rawValue) \(next.address)"
+        return [.log(.info, "no answer from the INVITE's target; trying \(address) (RFC 3263)"), .send(retried, .invite, to: next)]
     }
 
     /// A timer of the leg fired (a timer of a state the leg has left does nothing).

@@ -16,6 +16,11 @@ public enum DialTarget {
     public static func handle(for text: String, configuration: EngineConfiguration) -> Result<Handle, DialTargetError> {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return .failure(DialTargetError("Say whom to call.")) }
+        if let domain = configuration.accountDomain, let user = bareUser(trimmed) {
+            // Through an account, a bare name is a user at its domain, as a phone dials it.
+            let value = "sip:\(user)@\(domain)"
+            return .success(Handle(kind: .generic, value: value, displayName: value))
+        }
         guard var handle = parse(trimmed) else {
             return .failure(DialTargetError("\(trimmed.debugDescription) is not a SIP address or a phone number."))
         }
@@ -33,6 +38,18 @@ public enum DialTarget {
             }
             return .failure(DialTargetError("\(trimmed.debugDescription) cannot be called.", technical: problem.description))
         }
+    }
+
+    /// `text` when it is a bare user name (`bob`, `alice.smith`): no scheme, no `@`, no port, not a phone number,
+    /// only the characters of a SIP user part; nil otherwise.
+    static func bareUser(_ text: String) -> String? {
+        let lowered = text.lowercased()
+        guard !lowered.hasPrefix("sip:"), !lowered.hasPrefix("sips:"), !lowered.hasPrefix("tel:"),
+            !HandleNormalizer.looksLikeTelephoneNumber(text, separators: " -.()"),
+            text.first?.isLetter == true,
+            text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.!~*'()".contains($0)) })
+        else { return nil }
+        return text
     }
 
     /// Why a call cannot go over `transport` (a URI's `transport` parameter, any case), or nil when parleyd runs it.
@@ -128,6 +145,11 @@ public struct DialTargetError: Error, Sendable, CustomStringConvertible {
 }
 
 extension EngineConfiguration {
+    /// The account's domain (the address of record's host): where a bare user name is dialled; nil without an account.
+    public var accountDomain: String? {
+        registration.map { $0.addressOfRecord.host }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// Where phone numbers are dialled: `phoneDomain`, else the registrar's domain (the address of record's host).
     public var effectivePhoneDomain: String? {
         phoneDomain ?? registration.map { $0.addressOfRecord.host }.flatMap { $0.isEmpty ? nil : $0 }

@@ -1,4 +1,5 @@
 import ConversationKit
+import SIPMessages
 import Foundation
 import SIPSignaling
 import ParleyIO
@@ -28,6 +29,9 @@ public struct EngineConfiguration: Sendable {
     /// The address peers are given in Via, Contact and SDP instead of ours (a host behind a static NAT); nil: the
     /// listener's address, or, listening on every interface, the address of the interface toward each peer.
     public var publicAddress: String?
+    /// Where every out-of-dialog request goes first (INVITE, REGISTER), as a pre-loaded Route with `;lr` (RFC 3261
+    /// §8.1.2): a provider's outbound proxy; nil: straight to the request URI's host.
+    public var outboundProxy: SIPURI?
     /// The User-Agent and Server header value.
     public var product: String
     /// The RTP port advertised in SDP (Parley does not carry media yet; the port is only described).

@@ -51,9 +51,9 @@ struct OutgoingInvite {
     }
 
     /// The INVITE we sent.
-    let invite: SIPRequest
+    private(set) var invite: SIPRequest
     /// Where it went.
-    let destination: SIPDestination
+    private(set) var destination: SIPDestination
     /// The offer it carried.
     let offer: SDPSession
     private var state: State
@@ -93,6 +93,15 @@ struct OutgoingInvite {
     }
 
     // MARK: Transitions
+
+    /// Nothing answered the INVITE (not even 100): the same INVITE with a new branch, for `next`; nil once anything
+    /// answered or an End or timeout is cancelling it.
+    mutating func retarget(to next: SIPDestination, in context: some CallLegContext) -> SIPRequest? {
+        guard case .calling(_, sawTrying: false) = state else { return nil }
+        invite.headers.set("Via", context.newVia(for: next).headerValue)
+        destination = next
+        return invite
+    }
 
     /// A response to the INVITE.
     mutating func receiveInviteResponse(_ response: SIPResponse, leg: CallLeg, in context: some CallLegContext) -> Outcome {

@@ -42,7 +42,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// called on the environment's loop).
     public init(
         configuration: EngineConfiguration, manager: ConversationManager, environment: any SIPEnvironment,
-        history: HistoryRecorder? = nil, media: CallMediaHandler? = nil, log: EngineLog = .silent
+        history: HistoryRecorder? = nil, media: CallMediaHandler? = nil, locator: SIPServerLocator? = nil,
+        log: EngineLog = .silent
     ) {
         precondition(configuration.problems.isEmpty, "invalid engine configuration: \(configuration.problems)")
         self.configuration = configuration
@@ -55,6 +56,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         let agent = SIPUserAgent(
             configuration: configuration, environment: environment, manager: manager, log: log, pushedCalls: pushedCalls)
         agent.media = media
+        agent.locator = locator
         externalMedia = media as? ExternalMedia
         let box = AgentBox(agent)
         self.agent = box

@@ -16,8 +16,11 @@ package struct RegistrationAttempt: Equatable {
 package protocol RegistrationContext {
     var configuration: EngineConfiguration { get }
     var now: Date { get }
-    /// The registrar's address (host names resolved once: A/AAAA).
-    func destination(for uri: SIPURI) -> Result<SIPDestination, HandleDialError>
+    /// Where a REGISTER to the registrar `uri` goes: the outbound proxy when there is one, else the registrar (a host
+    /// name as located before the registration ran: RFC 3263).
+    func outOfDialogDestination(for uri: SIPURI) -> Result<SIPDestination, HandleDialError>
+    /// The Route header of out-of-dialog requests (`<sip:proxy;lr>`), nil without an outbound proxy.
+    var preloadedRoute: String? { get }
     func contactAddress(for destination: SIPDestination, secure: Bool) -> SIPAddress
     func newVia(for destination: SIPDestination) -> SIPVia
     /// A fresh client nonce for a digest answer.
@@ -144,7 +147,7 @@ package struct RegistrationMachine {
     ) -> [Effect] {
         let target = configuration.registrar
         let destination: SIPDestination
-        switch context.destination(for: target) {
+        switch context.outOfDialogDestination(for: target) {
         case .success(let found): destination = found
         case .failure(let problem): return failed("cannot reach the registrar: \(problem)", retry: true)
         }
@@ -154,6 +157,7 @@ package struct RegistrationMachine {
         contact.parameters.set("expires", String(expires))
         var headers: SIPHeaders = ["Expires": String(expires), "User-Agent": context.configuration.product]
         if let authorization { headers.append(authorization.headerName, authorization.headerValue) }
+        if let route = context.preloadedRoute { headers.append("Route", route) }
         var requestURI = target
         requestURI.user = nil
         let aor = SIPAddress(uri: configuration.addressOfRecord)

@@ -211,6 +211,7 @@ extension SIPUserAgent {
         guard let leg = legs.removeValue(forKey: key) else { return }
         forgetSource(of: key)
         videoRequests.removeValue(forKey: key)?("the call ended")
+        inviteAlternatives[key] = nil
         if legIDs[leg.callID] == uuid { legIDs[leg.callID] = nil }
         for running in legTimers.removeValue(forKey: key)?.all ?? [] { environment.cancel(running) }
         if let reinvite = lastReinvites.removeValue(forKey: key) ?? nil { transactions.abandonIfProceeding(reinvite) }
@@ -238,6 +239,26 @@ extension SIPUserAgent: TransactionUser {
         guard let digits = response.headers["Retry-After"].map({ $0.prefix { $0.isASCII && $0.isNumber } }), !digits.isEmpty
         else { return nil }
         return Int(digits.prefix(6)).map { min($0, maxRetryAfterSeconds) }
+    }
+
+    /// An INVITE nothing answered (timer B, a transport error) goes to the next target of its host, if it has one
+    /// left and nothing answered it at all; true when it did.
+    private func retriedElsewhere(_ uuid: UUID, after event: ClientTransactionEvent) -> Bool {
+        switch event {
+        case .response: return false
+        case .timeout, .transportError: break
+        }
+        let key = UUIDKey(uuid)
+        guard var alternatives = inviteAlternatives[key], !alternatives.isEmpty else { return false }
+        let next = alternatives.removeFirst()
+        inviteAlternatives[key] = alternatives.isEmpty ? nil : alternatives
+        var retried = false
+        drive(uuid) { leg, context in
+            guard let effects = leg.retarget(to: next, in: context) else { return [] }
+            retried = true
+            return effects
+        }
+        return retried
     }
 
     /// Keeps what ended an outgoing INVITE for the conversation's failure: the refusal's status, or, in words, the
@@ -272,6 +293,7 @@ extension SIPUserAgent: TransactionUser {
                 groups.failed(token: token, on: uuid)
             }
         case .leg(let uuid, let request):
+            if request == .invite, retriedElsewhere(uuid, after: event) { return }
             if request == .invite { noteInviteOutcome(event, of: uuid) }
             drive(uuid) { leg, context in
                 switch event {
@@ -281,6 +303,12 @@ extension SIPUserAgent: TransactionUser {
                 }
             }
         case .registration(let attempt):
+            if case .response = event {} else if let registrar = registration?.configuration.registrar,
+                case .success(let silent) = outOfDialogDestination(for: registrar)
+            {
+                // The retry goes to the registrar's next target (RFC 3263 failover).
+                targetFailed(silent, of: nextHop(for: registrar))
+            }
             driveRegistration { machine, context in machine.receive(event, for: attempt, in: context) }
         }
     }

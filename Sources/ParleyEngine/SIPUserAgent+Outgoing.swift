@@ -17,18 +17,36 @@ extension SIPUserAgent {
             return
         }
         let target: SIPURI
-        let destination: SIPDestination
-        switch HandleMapping.uri(for: handle, phoneDomain: configuration.effectivePhoneDomain).flatMap({ uri in
-            self.destination(for: uri).map { (uri, $0) }
-        }) {
-        case .success(let (uri, found)):
-            (target, destination) = (uri, found)
-        case .failure(let problem):
-            log.info("\(action.conversationUUID): cannot call \(handle.value): \(problem)")
-            onFailure?(action.conversationUUID, problem.description)
-            _ = action.fail(reason: problem.description)
-            return
+        switch HandleMapping.uri(for: handle, phoneDomain: configuration.effectivePhoneDomain) {
+        case .success(let uri): target = uri
+        case .failure(let problem): return cannotCall(handle, action, problem)
         }
+        // The next hop (the outbound proxy, else the callee's host) is located first: at once for a numeric host,
+        // on a later turn for a name (RFC 3263), when the conversation may have ended meanwhile.
+        locate(nextHop(for: target)) { [weak self] result in
+            guard let self, !action.isComplete, self.manager.conversation(action.conversationUUID) != nil else { return }
+            switch result {
+            case .success(let targets):
+                self.place(action, handle: handle, target: target, at: targets[0], alternatives: Array(targets.dropFirst()))
+            case .failure(let problem):
+                self.cannotCall(handle, action, problem)
+            }
+        }
+    }
+
+    /// The Start cannot be placed: why, in the log, the conversation's failure and the action's.
+    private func cannotCall(_ handle: Handle, _ action: ConversationAction, _ problem: HandleDialError) {
+        log.info("\(action.conversationUUID): cannot call \(handle.value): \(problem)")
+        onFailure?(action.conversationUUID, problem.description)
+        _ = action.fail(reason: problem.description)
+    }
+
+    /// Sends the INVITE of a Start to `destination` (the next hop's first target; `alternatives` are tried in turn
+    /// when it does not answer at all).
+    private func place(
+        _ action: ConversationAction, handle: Handle, target: SIPURI, at destination: SIPDestination,
+        alternatives: [SIPDestination]
+    ) {
         let host = Self.uriHost(advertisedHost(for: destination))
         let ours = mediaAddress(toward: destination.address.host)
         let callID = pushedCalls.takeOutgoing(uuid: action.conversationUUID) ?? SecureRandom.token(20) + "@" + host
@@ -42,6 +60,7 @@ extension SIPUserAgent {
             telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 },
             rtcpPort: rtcpPort(for: audioPort), opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)
         var headers = capabilityHeaders
+        if let route = preloadedRoute { headers.append("Route", route) }
         headers.append("User-Agent", configuration.product)
         let to = SIPAddress(
             displayName: handle.displayName == handle.value ? nil : handle.displayName, uri: target)
@@ -55,6 +74,7 @@ extension SIPUserAgent {
             uuid: action.conversationUUID, invite: invite, callID: callID, localTag: localTag, remoteHandle: handle,
             destination: destination, offer: offer, start: action, in: self)
         add(leg)
+        if !alternatives.isEmpty { inviteAlternatives[UUIDKey(leg.uuid)] = alternatives }
         counters.outgoingCalls += 1
         apply(effects, leg: leg.uuid)
     }

@@ -6,9 +6,15 @@ import SIPTransport
 
 /// The driver's side of the registration: feeding the machine and carrying out its effects.
 extension SIPUserAgent: RegistrationContext {
-    /// Starts registering (or refreshing) now.
+    /// Starts registering (or refreshing) now, once the next hop (the outbound proxy, else the registrar) is located:
+    /// at once for a numeric host, a turn later for a name (the resolver's cache answers a refresh).
     func register() {
-        driveRegistration { machine, context in machine.register(in: context) }
+        guard let registrar = registration?.configuration.registrar else { return }
+        locate(nextHop(for: registrar)) { [weak self] result in
+            if case .failure(let problem) = result { self?.log.info("registration: \(problem)") }
+            // A failure to locate is the machine's to report and retry: its destination says why.
+            self?.driveRegistration { machine, context in machine.register(in: context) }
+        }
     }
 
     /// Removes our binding (REGISTER with expires 0), on shutdown.

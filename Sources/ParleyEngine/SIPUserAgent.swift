@@ -102,6 +102,13 @@ final class SIPUserAgent {
     /// What carries calls' audio, when anything does; each leg's reserved RTP port and the audio last handed to it.
     var media: CallMediaHandler?
     var legMedia: [UUIDKey: LegMedia] = [:]
+    /// Finds where host names' requests go (RFC 3263); nil: only numeric hosts can be called.
+    var locator: SIPServerLocator?
+    /// The targets located for each host name, in failover order (the resolver keeps them for their TTL; this keeps
+    /// the order after failures).
+    var located: [SIPServerRequest: [SIPDestination]] = [:]
+    /// The targets an outgoing INVITE has not tried yet (RFC 3263 failover), by conversation.
+    var inviteAlternatives: [UUIDKey: [SIPDestination]] = [:]
     /// The media timeout's periodic check, while a call is watched.
     var mediaCheckTimer: EngineTimer?
     /// The session id our SDP origins use (one per process).
@@ -351,31 +358,29 @@ final class SIPUserAgent {
     }
 
 
-    /// The destination for a URI: its transport (`transport=` parameter, sips → TLS), host and port. Host names are
-    /// resolved once, synchronously (A/AAAA; no NAPTR/SRV).
+    /// The destination for a URI, at once: its transport (`transport=` parameter, sips → TLS, else UDP), host and
+    /// port for a numeric host; for a host name, the first of the targets located for it (``locate(_:then:)``), or an
+    /// error when it has not been located: nothing here waits for DNS.
     func destination(for uri: SIPURI) -> Result<SIPDestination, HandleDialError> {
-        let kind: SIPTransportKind
-        switch uri.transport?.lowercased() {
-        case nil: kind = uri.scheme == "sips" ? .tls : .udp
-        case "udp": kind = .udp
-        case "tcp": kind = uri.scheme == "sips" ? .tls : .tcp
-        case "tls": kind = .tls
-        case let other?:
-            return .failure(HandleDialError(DialTarget.transportProblem(other)?.message ?? "transport \(other) is not supported"))
+        let named: SIPTransportKind?
+        switch transportKind(of: uri) {
+        case .success(let found): named = found
+        case .failure(let problem): return .failure(problem)
         }
+        let kind = named ?? .udp
         guard listenAddress(for: kind) != nil else {
             return .failure(HandleDialError("no \(kind.rawValue) listener to send from (add --listen \(kind.rawValue)://…)"))
         }
         let port = uri.port ?? (kind == .tls ? 5061 : 5060)
         guard (1...65535).contains(port) else { return .failure(HandleDialError("port \(port) is out of range")) }
-        var host = uri.host
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard let numeric = HostResolver.numericAddress(host) else {
-            return .failure(HandleDialError("cannot resolve host \(host)"))
+        let host = Self.bareHost(uri.host)
+        guard HostResolver.isLiteral(host) else {
+            guard let request = locationRequest(for: uri), let first = located[request]?.first else {
+                return .failure(HandleDialError("cannot resolve host \(host) (not located yet)"))
+            }
+            return .success(first)
         }
-        return .success(SIPDestination(
-            kind: kind, address: SIPPeerAddress(host: numeric, port: UInt16(port)),
-            serverName: numeric == host ? nil : host))
+        return .success(SIPDestination(kind: kind, address: SIPPeerAddress(host: host, port: UInt16(port))))
     }
 }
 

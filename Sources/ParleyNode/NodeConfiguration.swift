@@ -1,6 +1,7 @@
 import ControlChannel
 import ConversationKit
 import Foundation
+import SIPMessages
 import ParleyEngine
 import ParleyIO
 import SIPSignaling
@@ -61,6 +62,11 @@ public struct NodeConfiguration: Sendable {
     /// How long a connected call may go without RTP or RTCP from a peer that should send before it ends with
     /// `mediaTimeout` (`--media-timeout`; nil: never).
     public var mediaTimeout: Duration? = .seconds(30)
+    /// The DNS servers host names are located with (`HOST[:PORT]`, `--dns-server`); empty: the system's resolver
+    /// configuration (/etc/resolv.conf).
+    public var dnsServers: [String] = []
+    /// The outbound proxy every out-of-dialog request goes through (`--outbound-proxy`), nil: none.
+    public var outboundProxy: SIPURI?
     /// Live calls at most; new INVITEs beyond get 503 with Retry-After (`--max-calls`).
     public var maxCalls = 10_000
     /// The SIP transports' bounds: connections in all and per source, the idle (no progress) timeout, sizes.
@@ -189,6 +195,7 @@ public struct NodeConfiguration: Sendable {
             product: product, registration: registration, pushInviteWait: pushInviteWait, maxCalls: maxCalls)
         engine.publicAddress = publicAddress
         engine.mediaTimeout = mediaTimeout
+        engine.outboundProxy = outboundProxy
         return engine
     }
 }

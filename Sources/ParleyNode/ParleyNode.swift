@@ -6,6 +6,7 @@ import Dispatch
 import Foundation
 import Media
 import ParleyControl
+import DNSResolver
 import ParleyEngine
 import ParleyIO
 import PostgresHistory
@@ -132,9 +133,10 @@ public final class ParleyNode: Sendable {
                 log.info(
                     "audio: \(media.source) → \(media.sink)\(headless), RTP ports \(media.ports.lowerBound)–\(media.ports.upperBound)")
             }
+            let locator = DNSServerLocator(loop: loop, servers: configuration.dnsServers)
             let engine = ParleyEngine(
                 configuration: engineConfiguration, manager: manager, environment: environment, history: recorder,
-                media: handler, log: log)
+                media: handler, locator: locator, log: log)
             self.engine = engine
             engineBox.set(engine, on: loop)
             audio?.onTonesReceived = { [weak engine] conversation, digit in

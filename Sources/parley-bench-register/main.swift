@@ -133,7 +133,8 @@ final class RegistrationDriver: RegistrationContext, @unchecked Sendable {
     // MARK: RegistrationContext
 
     var now: Date { Date() }
-    func destination(for uri: SIPURI) -> Result<SIPDestination, HandleDialError> { .success(registrar) }
+    func outOfDialogDestination(for uri: SIPURI) -> Result<SIPDestination, HandleDialError> { .success(registrar) }
+    let preloadedRoute: String? = nil
     func contactAddress(for destination: SIPDestination, secure: Bool) -> SIPAddress {
         SIPAddress(uri: SIPURI(scheme: "sip", user: options.user, host: local.host, port: Int(local.port)))
     }

@@ -25,7 +25,13 @@ final class DaemonAutomation: Sendable {
     /// Places the `--call` calls.
     func start() {
         for target in options.calls {
-            let handle = Handle(kind: .generic, value: target, displayName: target)
+            let handle: Handle
+            switch DialTarget.handle(for: target, configuration: node.engine.configuration) {
+            case .success(let found): handle = found
+            case .failure(let problem):
+                node.configuration.log.error("cannot call \(target): \(problem.message)")
+                continue
+            }
             let uuid = RandomUUID.make()
             if let callID = options.callID { node.engine.assignCallID(callID, toOutgoing: uuid) }
             do {

@@ -96,7 +96,12 @@ struct DaemonOptions {
           --register URI          register with this registrar (e.g. sip:127.0.0.1:5060), refreshing before expiry
           --aor URI               the address of record to register (default sip:USER@REGISTRAR-HOST)
           --auth-user NAME        digest user name (default: the --aor user)
-          --auth-password TEXT    digest password (or set $PARLEY_SIP_PASSWORD, which stays out of `ps`)
+          --auth-password-file F  digest password from a file only you may read (mode 0600), or set
+                                  $PARLEY_SIP_PASSWORD; --auth-password TEXT shows it to every `ps`
+          --outbound-proxy URI    send every out-of-dialog request (INVITE, REGISTER) through this proxy
+                                  (a pre-loaded Route with ;lr), e.g. sip:proxy.example.com;transport=tcp
+          --dns-server ADDR[:PORT]  locate host names (NAPTR, SRV, A/AAAA: RFC 3263) with this server
+                                  (repeatable; default: /etc/resolv.conf)
           --register-expires S    binding lifetime to ask for (default 3600)
           --push-service HOST:PORT  connect to the VoIP push simulator (parley push-sim) and take pushes
           --push-token TOKEN      the device token to register there (default: parleyd-USER); also sent in
@@ -298,6 +303,7 @@ struct DaemonOptions {
             options.node.pushInviteWait = .seconds(wait)
         }
         options.node.registration = try registration(&arguments, userName: options.node.userName)
+        try Self.network(&arguments, into: &options.node)
         if let service = options.node.pushService, options.node.registration != nil {
             // RFC 8599: the registrar learns how to wake us.
             let token = options.node.effectivePushToken
@@ -350,8 +356,7 @@ struct DaemonOptions {
     private static func registration(_ arguments: inout Arguments, userName: String) throws(UsageError) -> RegistrationConfiguration? {
         let aorText = try arguments.option("--aor")
         let user = try arguments.option("--auth-user")
-        let password = try arguments.option("--auth-password")
-            ?? ProcessInfo.processInfo.environment["PARLEY_SIP_PASSWORD"]
+        let password = try Self.password(&arguments)
         let expires = try arguments.option("--register-expires", as: "seconds (60–604800)") {
             Int($0).flatMap { (60...604_800).contains($0) ? $0 : nil }
         }
@@ -385,6 +390,9 @@ struct DaemonOptions {
             throw UsageError("--config \(path): cannot read the file")
         }
         var result: [String] = []
+        if text.range(of: #"(?m)^\s*(--)?auth-password\s"#, options: .regularExpression) != nil {
+            try requirePrivate(path, what: "--config (it holds auth-password)")
+        }
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             // A comment is a line starting with # (values such as passwords may contain #); CRLF files work too.
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -21,6 +21,8 @@ final class Kamailio {
         var noReplyMilliseconds = 2_000
         /// OPTIONS to the pool every this many seconds (DS_PING_S).
         var pingSeconds = 1
+        /// A domain it serves besides its address (`sip:USER@DOMAIN` is "myself"), if any.
+        var domain: String?
     }
 
     let process: RunningProcess
@@ -48,7 +50,7 @@ final class Kamailio {
             "-A", "EVAPI_BIND=\"127.0.0.1:\(self.evapiPort)\"", "-A", "DISPATCHER_LIST=\"\(list.path)\"",
             "-A", "HOLD_MS=\(settings.holdMilliseconds)", "-A", "FR_MS=\(settings.noReplyMilliseconds)",
             "-A", "DS_PING_S=\(settings.pingSeconds)",
-        ]
+        ] + (settings.domain.map { ["-A", "DOMAIN=\($0)"] } ?? [])
         // Kamailio closes every descriptor it inherits, Foundation's child-exit socket among them, which would leave
         // Foundation's reaper thread waiting on Kamailio and blind to every other child's exit: a small python3
         // parent stays the direct child, holding that socket, and says which PID is Kamailio's (stop() signals that

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// Accounts on a provider-shaped setup: Kamailio serving the domain example.test, located through DNS (dnsmasq on
+/// loopback: SRV records) or reached through an outbound proxy; parleyd dials like a phone (a bare user, a number).
+@Suite("Interop: accounts, RFC 3263 and the outbound proxy", .serialized, .timeLimit(.minutes(1)))
+struct AccountDialTests {
+    static func parley(_ arguments: [String]) throws -> ControlCLIPolishTests.Run { try ControlCLIPolishTests.parley(arguments) }
+
+    /// A parleyd registered as `user@example.test` (registrar `sip:example.test`), with `network` saying how it
+    /// finds it (`--dns-server`, `--outbound-proxy`).
+    static func account(_ user: String, _ network: [String], _ extra: [String] = []) throws -> Parleyd {
+        let parleyd = try Parleyd(
+            ["--user", user, "--register", "sip:example.test", "--aor", "sip:\(user)@example.test", "--media", "off"]
+                + network + extra)
+        try parleyd.process.waitForLine("its registration") { $0.contains("registration: registered") }
+        return parleyd
+    }
+
+    @Test("the domain located by SRV: both register, a bare name and a phone number reach the right account")
+    func dialThroughDNS() throws {
+        let kamailio = try Kamailio(.init(domain: "example.test"))
+        let dns = try Dnsmasq([
+            "--srv-host=_sip._udp.example.test,proxy.example.test,\(kamailio.port),10,10",
+            "--host-record=proxy.example.test,127.0.0.1",
+        ])
+        let network = ["--dns-server", dns.address]
+        let alice = try Self.account("alice", network)
+        let bob = try Self.account("bob", network, ["--auto-answer", "0", "--script", "wait 200; end"])
+        let carol = try Self.account("+14155550100", network, ["--auto-answer", "0", "--script", "wait 200; end"])
+        let a = ["--data-dir", alice.dataDirectory.path]
+
+        let byName = try Self.parley(["call", "bob", "--json"] + a)
+        #expect(byName.status == 0, "\(byName.stdout) \(byName.stderr)")
+        #expect(byName.stdout.first?.contains(#""value":"sip:bob@example.test""#) == true, "\(byName.stdout)")
+        try bob.waitForEnded(1)
+        let byNumber = try Self.parley(["call", "+1 415 555 0100", "--json"] + a)
+        #expect(byNumber.status == 0, "\(byNumber.stderr)")
+        #expect(byNumber.stdout.first?.contains(#""value":"sip:+14155550100@example.test;user=phone""#) == true,
+            "\(byNumber.stdout)")
+        try carol.waitForEnded(1)
+        try alice.waitForEnded(2)
+        #expect(bob.transitions == [["ringing", "joining", "joined", "leaving", "left (localEnded)"]])
+        #expect(carol.transitions == [["ringing", "joining", "joined", "leaving", "left (localEnded)"]])
+        #expect(dns.queries.contains { $0.contains("query[SRV] _sip._udp.example.test") }, "\(dns.queries)")
+
+        let unknown = try Self.parley(["call", "sip:bob@nosuch.example.test"] + a)
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("Couldn't place the call: cannot locate a SIP server for sip:nosuch.example.test")
+            && unknown.stderr.contains("NXDOMAIN"), "\(unknown.stderr)")
+    }
+
+    @Test("SRV failover: the first target has nobody listening (ICMP), the INVITE goes on to the second at once")
+    func srvFailover() throws {
+        let dead = Interop.freePort()
+        let bob = try Parleyd(["--user", "bob", "--auto-answer", "0", "--script", "wait 200; end", "--media", "off"])
+        let dns = try Dnsmasq([
+            "--srv-host=_sip._udp.bob.example.test,dead.example.test,\(dead),10,10",
+            "--srv-host=_sip._udp.bob.example.test,live.example.test,\(bob.port),20,10",
+            "--host-record=dead.example.test,127.0.0.1", "--host-record=live.example.test,127.0.0.1",
+        ])
+        let alice = try Parleyd(["--user", "alice", "--dns-server", dns.address, "--media", "off"])
+        let started = ContinuousClock.now
+        let call = try Self.parley(["call", "sip:bob@bob.example.test", "--data-dir", alice.dataDirectory.path])
+        #expect(call.status == 0, "\(call.stderr)")
+        try bob.waitForEnded(1)
+        #expect(ContinuousClock.now - started < .seconds(5), "the dead target costs an ICMP round trip, not timer B")
+        #expect(alice.process.lines.contains { $0.contains("trying udp 127.0.0.1:\(bob.port) (RFC 3263)") }, "\(alice.process.lines.suffix(20))")
+    }
+
+    @Test("an outbound proxy: REGISTER and INVITE go to it with a pre-loaded Route, the domain is never looked up")
+    func outboundProxy() throws {
+        let kamailio = try Kamailio(.init(domain: "example.test"))
+        // No --dns-server: a lookup of example.test would go to the machine's resolver; none must happen.
+        let network = ["--outbound-proxy", "sip:127.0.0.1:\(kamailio.port)"]
+        let alice = try Self.account("alice", network)
+        let bob = try Self.account("bob", network, ["--auto-answer", "0", "--script", "wait 200; end"])
+        let call = try Self.parley(["call", "bob", "--data-dir", alice.dataDirectory.path])
+        #expect(call.status == 0, "\(call.stderr)")
+        try bob.waitForEnded(1)
+        try alice.waitForEnded(1)
+        for method in ["REGISTER sip:example.test", "INVITE sip:bob@example.test"] {
+            #expect(kamailio.log.contains { $0.contains("pre-loaded Route <sip:127.0.0.1:\(kamailio.port);lr> on \(method)") },
+                "\(method): \(kamailio.log.filter { $0.contains("Route") })")
+        }
+        #expect(!alice.process.lines.contains { $0.contains("cannot resolve") || $0.contains("cannot locate") })
+    }
+}
