@@ -282,6 +282,8 @@ extension SIPUserAgent: TransactionUser {
             }
         case .registration(let attempt):
             driveRegistration { machine, context in machine.receive(event, for: attempt, in: context) }
+        case .keepAlive:
+            keepAliveAnswered(event)
         }
     }
 }

@@ -112,6 +112,7 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
     }
 
     func countReceiveBufferDrops(_ count: Int) { counted.receiveBufferDrops += count }
+    func countDatagramKeepAlive() { counted.datagramKeepAlives += 1 }
     func countSent(_ bytes: Int) { counted.bytesSent += bytes }
 
     // MARK: - Listening
