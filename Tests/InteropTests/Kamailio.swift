@@ -7,7 +7,8 @@ import Testing
 
 /// Kamailio 5.6 running the project's example configuration (Examples/kamailio/kamailio.cfg) on free loopback
 /// ports: SIP on UDP and TCP at `port`, evapi at `evapiPort`, the dispatcher pool and the timers given as `-A`
-/// defines. Its log (stderr) is collected; it is stopped by its PID (see ``stop()``).
+/// defines. Its log (stderr) is collected; it is stopped by its PID (see ``stop()``). It may listen on another
+/// `host` inside a network namespace a test made (`namespace`: run through `ip netns exec`, which execs it).
 final class Kamailio {
     static let configuration = Interop.packageRoot.appending(path: "Examples/kamailio/kamailio.cfg")
 
@@ -24,6 +25,7 @@ final class Kamailio {
     }
 
     let process: RunningProcess
+    let host: String
     let port: UInt16
     let evapiPort: UInt16
     let directory: URL
@@ -32,7 +34,11 @@ final class Kamailio {
 
     /// Starts Kamailio (on `port` and `evapiPort` when given, else free ones); returns once its first SIP worker is
     /// up.
-    init(_ settings: Settings = Settings(), port: UInt16? = nil, evapiPort: UInt16? = nil) throws {
+    init(
+        _ settings: Settings = Settings(), port: UInt16? = nil, evapiPort: UInt16? = nil, host: String = "127.0.0.1",
+        namespace: String? = nil
+    ) throws {
+        self.host = host
         self.port = port ?? Interop.freePort()
         self.evapiPort = evapiPort ?? Interop.freePort()
         directory = FileManager.default.temporaryDirectory.appending(path: "kamailio-\(UUID().uuidString)")
@@ -44,7 +50,7 @@ final class Kamailio {
         let arguments = [
             "-f", Self.configuration.path, "-DD", "-E", "-m", "64", "-M", "8", "-x", "tlsf", "-X", "tlsf",
             "-Y", directory.path, "-w", directory.path,
-            "-A", "LISTEN_UDP=udp:127.0.0.1:\(self.port)", "-A", "LISTEN_TCP=tcp:127.0.0.1:\(self.port)",
+            "-A", "LISTEN_UDP=udp:\(host):\(self.port)", "-A", "LISTEN_TCP=tcp:\(host):\(self.port)",
             "-A", "EVAPI_BIND=\"127.0.0.1:\(self.evapiPort)\"", "-A", "DISPATCHER_LIST=\"\(list.path)\"",
             "-A", "HOLD_MS=\(settings.holdMilliseconds)", "-A", "FR_MS=\(settings.noReplyMilliseconds)",
             "-A", "DS_PING_S=\(settings.pingSeconds)",
@@ -62,9 +68,10 @@ final class Kamailio {
             print("kamailio pid", child.pid, flush=True)
             sys.exit(child.wait())
             """
+        let command = (namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []) + [try Interop.tool("kamailio").path]
         process = try RunningProcess(
-            URL(fileURLWithPath: "/usr/bin/python3"), ["-c", parent, try Interop.tool("kamailio").path] + arguments,
-            name: "kamailio", directory: directory)
+            URL(fileURLWithPath: "/usr/bin/python3"), ["-c", parent] + command + arguments, name: "kamailio",
+            directory: directory)
         let announced = try process.waitForLine("its PID") { $0.hasPrefix("kamailio pid ") }
         guard let pid = Int32(announced.dropFirst("kamailio pid ".count)) else { throw InteropError("no PID in \(announced)") }
         kamailioPID = pid
@@ -72,10 +79,10 @@ final class Kamailio {
     }
 
     /// The registrar's URI.
-    var uri: String { "sip:127.0.0.1:\(port)" }
+    var uri: String { "sip:\(host):\(port)" }
 
     /// `sip:USER@` this proxy.
-    func address(_ user: String) -> String { "sip:\(user)@127.0.0.1:\(port)" }
+    func address(_ user: String) -> String { "sip:\(user)@\(host):\(port)" }
 
     /// Its log lines so far.
     var log: [String] { process.standardError.split(separator: "\n").map(String.init) }
