@@ -101,7 +101,7 @@ struct DaemonOptions {
           --keep-alive S|off      while registered, a keep-alive to the registrar every S seconds (default 25),
                                   so a NAT keeps our mapping open: CRLFCRLF (RFC 5626; on TCP/TLS the flow's
                                   ping); off sends none. Behind a NAT the registrar's Via received/rport becomes
-                                  the address our Contact and SDP give (docs/accounts.md)
+                                  the address our Contact and SDP give (docs/nat.md)
           --keep-alive-method M   crlf (default) or options: an OPTIONS each time, re-registering when unanswered
           --push-service HOST:PORT  connect to the VoIP push simulator (parley push-sim) and take pushes
           --push-token TOKEN      the device token to register there (default: parleyd-USER); also sent in
