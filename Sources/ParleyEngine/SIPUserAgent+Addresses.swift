@@ -15,7 +15,7 @@ import SIPTransport
 /// Behind a NAT nobody configured, the registrar tells us how the NAT maps us (RFC 3581 `received`/`rport` in its
 /// REGISTER's 2xx, learned by ``RegistrationMachine``): toward the registrar's host — the REGISTERs, and calls that
 /// come or go through it — our Contact names that address and port, and our SDP that address. This is the way without
-/// STUN: it counts on a NAT that keeps a socket's port (Linux MASQUERADE without `--random-fully`, most home routers),
+/// STUN: it counts on a NAT that keeps a socket's port (Linux MASQUERADE without random-fully, most home routers),
 /// so the RTP port we name is also the NAT's, and on symmetric RTP (the peer answers our media to where it comes from).
 /// ICE (RFC 8445) will replace the guess for media. Via keeps our own address: `rport` takes care of responses.
 extension SIPUserAgent {
