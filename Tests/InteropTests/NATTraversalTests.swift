@@ -13,7 +13,7 @@ import Testing
 /// The NAT namespace forwards and masquerades what leaves toward the outside (Linux keeps a socket's port when it is
 /// free: a port-preserving NAT), drops new inbound UDP (a home router's firewall: only replies to what went out come
 /// in — and a dropped packet leaves no conntrack entry that would make MASQUERADE pick another port later), and
-/// forgets an idle UDP mapping after `udpTimeout` seconds (its conntrack timeouts, replied or not).
+/// forgets an idle UDP mapping, or TCP connection, after `udpTimeout` seconds (its conntrack timeouts).
 final class NATLab {
     /// The namespaces' names: outside, nat, inside.
     let names: [String]
@@ -43,10 +43,12 @@ final class NATLab {
             try Self.run(nat, "/usr/sbin/iptables", [
                 "-A", "INPUT", "-i", wan, "-p", "udp", "-m", "conntrack", "--ctstate", "NEW", "-j", "DROP",
             ])
-            // Per namespace since Linux 4.x; the masquerading rule loaded conntrack.
+            // Per namespace since Linux 4.x; the masquerading rule loaded conntrack. An idle TCP connection is
+            // forgotten as soon (its established timeout: a NAT that drops idle flows).
             try Self.run(nat, "/usr/sbin/sysctl", [
                 "-qw", "net.netfilter.nf_conntrack_udp_timeout=\(udpTimeout)",
                 "net.netfilter.nf_conntrack_udp_timeout_stream=\(udpTimeout)",
+                "net.netfilter.nf_conntrack_tcp_timeout_established=\(udpTimeout)",
             ])
         } catch {
             remove()
@@ -90,7 +92,8 @@ final class NATLab {
 /// registers, so the call arrives only because parleyd learned the NAT's mapping from the REGISTER's 2xx (Via
 /// `received`/`rport`) and registered it; it still arrives after the NAT's UDP timeout only because parleyd's
 /// keep-alives held the mapping open. The control run switches keep-alives off: the mapping expires and the call is
-/// lost at the NAT.
+/// lost at the NAT. Over TCP the same holds for the connection alice opened: Kamailio calls her on it (her Contact
+/// names its mapping), and CRLF pings keep it alive at the NAT.
 @Suite("NAT: a parleyd behind a masquerading NAT stays registered and reachable", .serialized, .timeLimit(.minutes(1)))
 struct NATTraversalTests {
     /// The NAT forgets an idle UDP mapping after this many seconds…
@@ -110,7 +113,8 @@ struct NATTraversalTests {
         let work: URL
         let bobData: URL
 
-        init(keepAlive: Bool) throws {
+        /// `transport`: how alice registers (and Kamailio reaches her): udp, or tcp on the connection she opened.
+        init(keepAlive: Bool, transport: String = "udp") throws {
             lab = try NATLab(udpTimeout: NATTraversalTests.udpTimeout)
             kamailio = try Kamailio(
                 .init(noReplyMilliseconds: 2_000), port: 5060, evapiPort: 8448, host: NATLab.outside, namespace: lab.names[0])
@@ -118,8 +122,9 @@ struct NATTraversalTests {
             bobData = work.appending(path: "bob")
             let parleyd = try Interop.binary("parleyd")
             alice = try lab.start(2, parleyd, [
-                "--listen", "udp://0.0.0.0:5070", "--user", "alice", "--data-dir", work.appending(path: "alice").path,
-                "--register", kamailio.uri, "--keep-alive", keepAlive ? String(NATTraversalTests.keepAliveInterval) : "off",
+                "--listen", "udp://0.0.0.0:5070", "--listen", "tcp://0.0.0.0:5070", "--user", "alice",
+                "--data-dir", work.appending(path: "alice").path,
+                "--register", kamailio.uri + (transport == "udp" ? "" : ";transport=\(transport)"), "--keep-alive", keepAlive ? String(NATTraversalTests.keepAliveInterval) : "off",
                 "--auto-answer", "100", "--script", "wait 3000; end", "--media", "gstreamer", "--audio-source", "tone:1000",
                 "--audio-sink", "file:\(work.appending(path: "alice-heard").path)", "--rtp-ports", "41000-41099",
                 "--log-level", "debug",
@@ -221,12 +226,32 @@ struct NATTraversalTests {
         #expect(aliceHeard.count == 2 && bobHeard.count == 2)
     }
 
-    @Test("control: without keep-alives the NAT forgets the mapping while idle, and the next call never reaches the parleyd behind it")
-    func lostWithoutKeepAlives() throws {
-        let setup = try Setup(keepAlive: false)
+    @Test("over TCP: registered under the NAT's mapping of her connection, called on it, still after an idle spell longer than the NAT's timeout (CRLF ping and pong on the flow)")
+    func reachableOverTCP() throws {
+        let setup = try Setup(keepAlive: true, transport: "tcp")
+        defer { setup.stop() }
+        let registered = try setup.alice.waitForLine("alice registered under the NAT's mapping") {
+            $0.contains("registration: registered") && $0.contains("as \(NATLab.natPublic):")
+        }
+        #expect(try setup.call().status == 0)
+        try Self.waitForEnded(setup.alice, 1)
+        Thread.sleep(forTimeInterval: Double(Self.idle.components.seconds))
+        let mapping = try setup.lab.mappings()
+        #expect(try setup.call().status == 0, "\(registered); NAT: \(mapping)")
+        try Self.waitForEnded(setup.alice, 2)
+        try Self.waitForEnded(setup.bob, 2)
+        let calls = Self.transitions(setup.alice)
+        #expect(calls.count == 2 && calls.allSatisfy { $0.contains("joined") }, "both calls reached alice: \(calls)")
+        #expect(!setup.kamailio.log.contains { $0.contains("ERROR") && $0.contains("tcp") }, "\(setup.kamailio.log.suffix(20))")
+    }
+
+    @Test("control: without keep-alives the NAT forgets the mapping while idle, and the next call never reaches the parleyd behind it",
+          arguments: ["udp", "tcp"])
+    func lostWithoutKeepAlives(transport: String) throws {
+        let setup = try Setup(keepAlive: false, transport: transport)
         defer { setup.stop() }
         try setup.alice.waitForLine("alice registered under the NAT's mapping") {
-            $0.contains("registration: registered") && $0.contains("as \(NATLab.natPublic):5070")
+            $0.contains("registration: registered") && $0.contains("as \(NATLab.natPublic):")
         }
         #expect(try setup.call().status == 0)
         try Self.waitForEnded(setup.alice, 1)
@@ -237,7 +262,7 @@ struct NATTraversalTests {
         #expect(!mapping.contains("sport=5070 dport=5060"), "the signalling mapping expired: \(mapping)")
 
         let lost = try setup.call()
-        #expect(lost.status == 1 && lost.output.contains("408"), "Kamailio's INVITE was dropped at the NAT: \(lost.output)")
+        #expect(lost.status == 1 && lost.output.contains("408"), "Kamailio's INVITE was lost at the NAT: \(lost.output)")
         try Self.waitForEnded(setup.bob, 2)
         let bobCalls = Self.transitions(setup.bob)
         #expect(bobCalls.count == 2 && !(bobCalls.last ?? []).contains("joined"), "bob's second call failed: \(bobCalls)")
