@@ -72,12 +72,15 @@ public struct RegistrationInfo: Codable, Sendable, Equatable {
     @Nullable public var expiresAt: String?
     /// Why the last attempt failed, or null.
     @Nullable public var reason: String?
+    /// Our `HOST:PORT` as the registrar saw it when a NAT changed it from our Contact, or null.
+    @Nullable public var mappedAddress: String?
 
     /// A registration state.
-    public init(state: String, expiresAt: String? = nil, reason: String? = nil) {
+    public init(state: String, expiresAt: String? = nil, reason: String? = nil, mappedAddress: String? = nil) {
         self.state = state
         self.expiresAt = expiresAt
         self.reason = reason
+        self.mappedAddress = mappedAddress
     }
 }
 

@@ -139,11 +139,14 @@ extension RegistrationInfo: ControlShape {
             "`unregistered` also when parleyd runs without `--register`; `registering` also while a refresh is under way (the binding still holds)"),
         ControlField("expiresAt", .nullable(.timestamp), "until when the registrar keeps the binding (while `registered`)"),
         ControlField("reason", .nullable(.string), "why the last attempt failed (while `failed`): the registrar's status and phrase, or what went wrong"),
+        ControlField(
+            "mappedAddress", .nullable(.string),
+            "while `registered` behind a NAT: our `HOST:PORT` as the registrar saw it (its Via `received`/`rport`, RFC 3581) where our Contact said another; the address our Contact and SDP give peers through the registrar. Null without a NAT, and with `--public-address`"),
     ]
 
-    /// Registered, and refused.
+    /// Registered behind a NAT, and refused.
     public static let examples = [
-        RegistrationInfo(state: "registered", expiresAt: "2026-11-29T18:02:03.123Z"),
+        RegistrationInfo(state: "registered", expiresAt: "2026-11-29T18:02:03.123Z", mappedAddress: "203.0.113.2:5070"),
         RegistrationInfo(state: "failed", reason: "403 Forbidden"),
     ]
 }

@@ -85,6 +85,27 @@ final class AresChannel {
         if let timer { loop.cancel(timer) }
     }
 
+    /// The addresses the hosts file (/etc/hosts, through c-ares) gives `name`, IPv4 or IPv6; nil when it names none.
+    /// A small local file read at once, as getaddrinfo reads it before DNS: `localhost` and a machine's own names.
+    func hostsFileAddresses(_ name: String, ipv6: Bool) -> [String]? {
+        guard let channel else { return nil }
+        var entry: UnsafeMutablePointer<hostent>?
+        guard ares_gethostbyname_file(channel, name, ipv6 ? AF_INET6 : AF_INET, &entry) == ARES_SUCCESS, let entry else {
+            return nil
+        }
+        defer { ares_free_hostent(entry) }
+        var addresses: [String] = []
+        var index = 0
+        while let raw = entry.pointee.h_addr_list?[index] {
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            if inet_ntop(entry.pointee.h_addrtype, raw, &text, socklen_t(text.count)) != nil {
+                addresses.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
+            index += 1
+        }
+        return addresses.isEmpty ? nil : addresses
+    }
+
     /// Sends `question`; its outcome reaches `deliver` later, never during this call.
     func query(_ question: DNSQuestion) {
         guard let channel else {

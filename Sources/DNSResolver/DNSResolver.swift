@@ -90,6 +90,9 @@ public final class DNSResolver {
         let key = question.key
         guard !closed else { return later(completion, .failure(DNSLookupFailure(key, .resolverClosed))) }
         guard DNSName.isValid(key.name) else { return later(completion, .failure(DNSLookupFailure(key, .badName))) }
+        if key.type == .a || key.type == .aaaa, let addresses = channel.hostsFileAddresses(key.name, ipv6: key.type == .aaaa) {
+            return later(completion, .success(DNSAnswer(records: .addresses(addresses), ttl: 0)))
+        }
         if let cached = cache.lookup(key, now: now()) {
             counters.cacheHits += 1
             return later(completion, cached)

@@ -316,7 +316,8 @@ public final class ControlService: Sendable {
         switch state {
         case .unregistered: RegistrationInfo(state: "unregistered")
         case .registering: RegistrationInfo(state: "registering")
-        case .registered(let until): RegistrationInfo(state: "registered", expiresAt: ControlTime.string(until))
+        case .registered(let until, let mapped):
+            RegistrationInfo(state: "registered", expiresAt: ControlTime.string(until), mappedAddress: mapped)
         case .failed(let reason): RegistrationInfo(state: "failed", reason: reason)
         }
     }

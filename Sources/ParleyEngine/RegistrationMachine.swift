@@ -1,4 +1,5 @@
 import Foundation
+import ParleyIO
 import SIPMessages
 import SIPSignaling
 import SIPTransport
@@ -11,8 +12,8 @@ package struct RegistrationAttempt: Equatable {
 }
 
 /// What the registration asks of the world while it decides: where the registrar is, how our Contact and Via look,
-/// the time, a fresh cnonce and the digest hash. Queries and builders only (finding the registrar may resolve its
-/// host name, synchronously, as every request of the engine's does); ``SIPUserAgent`` is the context.
+/// the time, a fresh cnonce and the digest hash. Queries and builders only (a registrar's host name is located before
+/// the machine runs: nothing here waits for DNS); ``SIPUserAgent`` is the context.
 package protocol RegistrationContext {
     var configuration: EngineConfiguration { get }
     var now: Date { get }
@@ -21,7 +22,9 @@ package protocol RegistrationContext {
     func outOfDialogDestination(for uri: SIPURI) -> Result<SIPDestination, HandleDialError>
     /// The Route header of out-of-dialog requests (`<sip:proxy;lr>`), nil without an outbound proxy.
     var preloadedRoute: String? { get }
-    func contactAddress(for destination: SIPDestination, secure: Bool) -> SIPAddress
+    /// Our Contact toward `destination` as we see ourselves (the listener's, the public or the routed address; not
+    /// a NAT's mapping, which the machine applies itself).
+    func localContact(for destination: SIPDestination, secure: Bool) -> SIPAddress
     func newVia(for destination: SIPDestination) -> SIPVia
     /// A fresh client nonce for a digest answer.
     func cnonce() -> String
@@ -34,12 +37,20 @@ package protocol RegistrationContext {
 /// REGISTERs (§10.2.4). ``SIPUserAgent`` drives it: it sends the REGISTERs, runs the one timer, and feeds back
 /// what the transaction layer says.
 ///
+/// Behind a NAT (RFC 3581): every Via asks for `rport`, so the registrar's 2xx says in its top Via (`received`,
+/// `rport`) where our REGISTER came from. When that is not what our Contact said, a NAT mapped us: the machine takes
+/// the mapping as our address toward the registrar (``mappedAddress``) and registers again at once with a Contact
+/// naming it, removing the binding under the old one (expires 0) in the same REGISTER. A configured public address
+/// wins: nothing is learned then.
+///
 /// ```
 ///  unregistered ─start─▶ registering ─2xx─▶ registered ─refresh timer─▶ registering
 ///                          │  ▲   │ 401/407 (answered once per nonce)       │
 ///                          │  └───┘ 423 (again with Min-Expires)            │ unregister (expires 0, any answer)
-///                          ▼                                                ▼
-///                        failed ──retry timer (5 s doubling to 5 min)──▶ registering        unregistered
+///                          │  ▲                                             ▼
+///                          │  └── 2xx whose Via received/rport ≠ our Contact: a new mapping (at once)
+///                          ▼                                                        unregistered
+///                        failed ──retry timer (5 s doubling to 5 min)──▶ registering
 /// ```
 package struct RegistrationMachine {
     /// What the driver does.
@@ -65,6 +76,14 @@ package struct RegistrationMachine {
     private var answeredNonces: Set<String> = []
     /// Consecutive failures, for the back-off.
     private var failures = 0
+    /// Our address and port as the registrar saw our last REGISTER, when a NAT changed them from what our Contact
+    /// said (RFC 3581 `received`/`rport` in its 2xx): what our Contact names from then on, and what the driver gives
+    /// peers reached through the registrar. Nil when nothing changed us, or with a configured public address.
+    package private(set) var mappedAddress: SIPPeerAddress?
+    /// Where the REGISTERs go (the registrar, resolved), once one went.
+    package private(set) var registrarDestination: SIPDestination?
+    /// Bindings to remove with the next REGISTER (expires 0): the Contact we gave before a mapping was learned.
+    private var staleContacts: [SIPAddress] = []
 
     package init(configuration: RegistrationConfiguration, callID: String, localTag: String) {
         self.configuration = configuration
@@ -114,12 +133,21 @@ package struct RegistrationMachine {
         case .response(let response) where response.isProvisional:
             return []
         case .response(let response) where response.isSuccess:
-            let granted = Self.grantedExpiry(response, requested: expires)
+            let granted = Self.grantedExpiry(response, requested: expires, contact: attempt.request.headers.contacts.first?.uri)
             failures = 0
-            state = .registered(until: context.now.addingTimeInterval(TimeInterval(granted)))
+            if attempt.request.headers.contacts.count > 1 { staleContacts = [] }  // removed with this REGISTER
+            if context.configuration.publicAddress == nil, let kind = registrarDestination?.kind,
+                let mapped = Self.mapping(in: response, sentContact: attempt.request.headers.contacts.first, kind: kind),
+                mapped != mappedAddress
+            {
+                return remap(to: mapped, sent: attempt.request, granted: granted, in: context)
+            }
+            state = .registered(
+                until: context.now.addingTimeInterval(TimeInterval(granted)), mappedAddress: mappedAddress?.description)
+            let seen = mappedAddress.map { " as \($0) (a NAT's mapping)" } ?? ""
             return [
                 .startTimer(after: Self.refreshDelay(grantedSeconds: granted)),
-                .log(.info, "registration: registered \(configuration.addressOfRecord) for \(granted) s"),
+                .log(.info, "registration: registered \(configuration.addressOfRecord) for \(granted) s\(seen)"),
             ]
         case .response(let response) where response.statusCode == 401 || response.statusCode == 407:
             return answerChallenge(response, attempt: attempt, in: context)
@@ -152,10 +180,19 @@ package struct RegistrationMachine {
         case .failure(let problem): return failed("cannot reach the registrar: \(problem)", retry: true)
         }
         cseq += 1
-        var contact = context.contactAddress(for: destination, secure: target.scheme == "sips")
+        registrarDestination = destination
+        var contact = context.localContact(for: destination, secure: target.scheme == "sips")
+        if let mappedAddress {
+            contact.uri.host = mappedAddress.host
+            contact.uri.port = Int(mappedAddress.port)
+        }
         for parameter in configuration.contactParameters { contact.uri.parameters.append(parameter) }
         contact.parameters.set("expires", String(expires))
         var headers: SIPHeaders = ["Expires": String(expires), "User-Agent": context.configuration.product]
+        if expires > 0 {
+            // The binding under the Contact we gave before the NAT's mapping was learned goes in the same REGISTER.
+            for stale in staleContacts where stale.uri != contact.uri { headers.append("Contact", stale.headerValue) }
+        }
         if let authorization { headers.append(authorization.headerName, authorization.headerValue) }
         if let route = context.preloadedRoute { headers.append("Route", route) }
         var requestURI = target
@@ -201,6 +238,51 @@ package struct RegistrationMachine {
             + send(expires: attempt.expires, authorization: authorization, in: context)
     }
 
+    /// The registrar saw our REGISTER come from `mapped`, not from our Contact: our address toward it is the NAT's
+    /// mapping now. Registered again at once with a Contact naming it; the old binding goes with that REGISTER.
+    private mutating func remap(
+        to mapped: SIPPeerAddress, sent request: SIPRequest, granted: Int, in context: some RegistrationContext
+    ) -> [Effect] {
+        let previous = mappedAddress
+        // Seen at our own address again (the NAT is gone): nothing is mapped any more.
+        let local = registrarDestination.map { context.localContact(for: $0, secure: configuration.registrar.scheme == "sips") }
+        let isLocal = local.map { Self.canonical($0.uri.host) == mapped.host && $0.uri.port.map(UInt16.init) == mapped.port } ?? false
+        mappedAddress = isLocal ? nil : mapped
+        if var old = request.headers.contacts.first {
+            old.parameters.set("expires", "0")
+            staleContacts = [old]
+        }
+        let line = "registration: the registrar saw us at \(mapped), not at our Contact "
+            + "\(request.headers.contacts.first?.uri.description ?? "-")"
+            + (isLocal ? ": registering our own address again"
+                : previous == nil ? " (a NAT): registering that address" : " (the NAT's mapping changed): registering it")
+        return [.cancelTimer, .log(.info, line)] + send(expires: configuration.expires, authorization: nil, in: context)
+    }
+
+    /// Where a 2xx's top Via says our REGISTER came from (`received`, else the Via's host; `rport`, else its port),
+    /// when that is not what our Contact said. Over UDP a different host or port is a NAT's mapping; over TCP and
+    /// TLS only a different host (the port of an outgoing connection is never our listener's), and then the
+    /// connection's address is the one the registrar reaches us on.
+    static func mapping(in response: SIPResponse, sentContact: SIPAddress?, kind: SIPTransportKind) -> SIPPeerAddress? {
+        guard let via = response.headers.topVia, let contact = sentContact else { return nil }
+        let host = canonical(via.received ?? via.host)
+        guard IPAddress(host) != nil, let port = via.rport ?? via.port, let mappedPort = UInt16(exactly: port) else {
+            return nil
+        }
+        let contactHost = canonical(contact.uri.host)
+        let contactPort = contact.uri.port ?? (kind == .tls ? 5061 : 5060)
+        let hostDiffers = host != contactHost
+        guard hostDiffers || (kind == .udp && port != contactPort) else { return nil }
+        return SIPPeerAddress(host: host, port: mappedPort)
+    }
+
+    /// An address in inet_ntop's form, without brackets (so two spellings of one IPv6 address compare equal).
+    private static func canonical(_ host: String) -> String {
+        var bare = host
+        if bare.hasPrefix("[") && bare.hasSuffix("]") { bare = String(bare.dropFirst().dropLast()) }
+        return IPAddress(bare)?.text ?? bare
+    }
+
     private mutating func failed(_ reason: String, retry: Bool) -> [Effect] {
         failures += 1
         state = .failed(reason: reason)
@@ -208,10 +290,13 @@ package struct RegistrationMachine {
         return retry ? [log, .startTimer(after: retryDelay)] : [log]
     }
 
-    /// The lifetime the registrar granted: our Contact's `expires` in the 200, else its Expires header, else what we
-    /// asked for.
-    static func grantedExpiry(_ response: SIPResponse, requested: Int) -> Int {
-        let fromContact = response.headers.contacts.compactMap { $0.parameters["expires"].flatMap { Int($0) } }.first
+    /// The lifetime the registrar granted: our Contact's `expires` in the 200 (the one naming our host and port, else
+    /// the first: a 200 lists every binding of the address of record), else its Expires header, else what we asked
+    /// for.
+    static func grantedExpiry(_ response: SIPResponse, requested: Int, contact: SIPURI? = nil) -> Int {
+        let contacts = response.headers.contacts
+        let ours = contacts.filter { $0.uri.host == contact?.host && $0.uri.port == contact?.port }
+        let fromContact = (ours.isEmpty ? contacts : ours).compactMap { $0.parameters["expires"].flatMap { Int($0) } }.first
         let fromHeader = response.headers["Expires"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         return max(1, min(fromContact ?? fromHeader ?? requested, 86_400 * 7))
     }

@@ -11,6 +11,13 @@ import SIPTransport
 /// wildcard (RFC 2543 took `c=IN IP4 0.0.0.0` for hold, and a peer sends its ACK, BYE and RTP to itself): it gives
 /// the address of the interface the kernel routes toward the peer (``RouteProbe``), found once per peer host. A host
 /// behind a static NAT names what peers should use with `EngineConfiguration.publicAddress`, which wins over both.
+///
+/// Behind a NAT nobody configured, the registrar tells us how the NAT maps us (RFC 3581 `received`/`rport` in its
+/// REGISTER's 2xx, learned by ``RegistrationMachine``): toward the registrar's host — the REGISTERs, and calls that
+/// come or go through it — our Contact names that address and port, and our SDP that address. This is the way without
+/// STUN: it counts on a NAT that keeps a socket's port (Linux MASQUERADE without random-fully, most home routers),
+/// so the RTP port we name is also the NAT's, and on symmetric RTP (the peer answers our media to where it comes from).
+/// ICE (RFC 8445) will replace the guess for media. Via keeps our own address: `rport` takes care of responses.
 extension SIPUserAgent {
     /// The listening address for a transport kind (the first one of that kind).
     func listenAddress(for kind: SIPTransportKind) -> ListenAddress? {
@@ -63,10 +70,43 @@ extension SIPUserAgent {
         return advertisedHost(toward: destination.address.host, listening: listen)
     }
 
-    /// Our Contact for messages to `destination`: `sip:…;transport=tcp|tls`, or a `sips:` URI when the exchange is
-    /// secure end to end (a `sips:` Request-URI or target: RFC 3261 §8.1.1.8, §12.1.1). Peers such as baresip cannot
-    /// send to a `sips:` Contact at all, so plain `sip:` over TLS stays `sip:`.
+    /// Our address as the registrar's NAT maps it, for messages to `peerHost` when that is the registrar's host (and,
+    /// when given, over the registration's transport); nil when nothing was learned (no NAT, no registration, or a
+    /// configured public address).
+    func mappedAddress(toward peerHost: String?, kind: SIPTransportKind? = nil) -> SIPPeerAddress? {
+        guard let machine = registration, let mapped = machine.mappedAddress, let registrar = machine.registrarDestination,
+            let peerHost, peerHost == registrar.address.host || hostsThroughRegistrar.contains(peerHost),
+            kind == nil || kind == registrar.kind
+        else { return nil }
+        return mapped
+    }
+
+    /// An INVITE from `source` whose dialog's requests go to `peerHost` (its Contact): when it came through the
+    /// registrar, the peer reaches us through it (and its NAT), so it is given the NAT's mapping of us like the
+    /// registrar itself — in our 200's Contact, which the proxy forwards in-dialog requests to, and in our SDP.
+    func noteCall(from peerHost: String, through source: SIPDestination) {
+        guard let registrar = registration?.registrarDestination, source.address.host == registrar.address.host,
+            peerHost != registrar.address.host, !hostsThroughRegistrar.contains(peerHost)
+        else { return }
+        if hostsThroughRegistrar.count >= Self.routedHostsLimit { hostsThroughRegistrar.removeAll(keepingCapacity: true) }
+        hostsThroughRegistrar.insert(peerHost)
+    }
+
+    /// Our Contact for messages to `destination`: ``localContact(for:secure:)``, with the NAT's mapping of us when
+    /// `destination` is the registrar's host.
     func contactAddress(for destination: SIPDestination, secure: Bool = false) -> SIPAddress {
+        var contact = localContact(for: destination, secure: secure)
+        if let mapped = mappedAddress(toward: destination.address.host, kind: destination.kind) {
+            contact.uri.host = mapped.host
+            contact.uri.port = Int(mapped.port)
+        }
+        return contact
+    }
+
+    /// Our Contact for messages to `destination` as we see ourselves: `sip:…;transport=tcp|tls`, or a `sips:` URI
+    /// when the exchange is secure end to end (a `sips:` Request-URI or target: RFC 3261 §8.1.1.8, §12.1.1). Peers
+    /// such as baresip cannot send to a `sips:` Contact at all, so plain `sip:` over TLS stays `sip:`.
+    func localContact(for destination: SIPDestination, secure: Bool = false) -> SIPAddress {
         let kind = destination.kind
         let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
         var parameters: SIPParameters = []
@@ -81,9 +121,10 @@ extension SIPUserAgent {
     /// Our Contact as header text, computed once per transport, IP family, security and address we give (it goes
     /// into every provisional and final response that makes or refreshes a dialog).
     func contactHeader(for destination: SIPDestination, secure: Bool) -> String {
+        let mapped = mappedAddress(toward: destination.address.host, kind: destination.kind)
         let key = ContactKey(
             kind: destination.kind, ipv6: destination.address.host.utf8.contains(0x3A), secure: secure,
-            host: advertisedHost(for: destination))
+            host: mapped?.description ?? advertisedHost(for: destination))
         if let cached = contactHeaders[key] { return cached }
         let value = contactAddress(for: destination, secure: secure).headerValue
         contactHeaders[key] = value
@@ -119,14 +160,16 @@ extension SIPUserAgent {
     }
 
     /// Our media address as SDP writes it, for a peer at `peerHost` (its signalling or media address; nil when not
-    /// known yet).
-    func mediaAddress(toward peerHost: String?) -> String {
-        advertisedHost(toward: peerHost, listening: configuration.listenAddresses[0])
+    /// known yet), whose signalling comes from `signallingHost` (when another): the NAT's mapping of us when that, or
+    /// else `peerHost`, is the registrar's host.
+    func mediaAddress(toward peerHost: String?, signalling signallingHost: String? = nil) -> String {
+        if let mapped = mappedAddress(toward: signallingHost ?? peerHost) { return mapped.host }
+        return advertisedHost(toward: peerHost, listening: configuration.listenAddresses[0])
     }
 }
 
 /// What decides our Contact: the transport, the IP family of the peer, whether the exchange is `sips:`, and the
-/// address we give that peer.
+/// address we give that peer (with the port, when it is a NAT's mapping).
 struct ContactKey: Hashable {
     let kind: SIPTransportKind
     let ipv6: Bool

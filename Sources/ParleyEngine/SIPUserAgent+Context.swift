@@ -15,9 +15,10 @@ extension SIPUserAgent: CallLegContext {
     func makeAnswer(
         to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID, toward peerHost: String?
     ) -> SDPSession {
-        // Our address toward where the peer takes its media, else toward where its signalling comes from.
+        // Our address toward where the peer takes its media, else toward where its signalling comes from (a NAT's
+        // mapping of us when that is the registrar).
         let offered = offer.map(\.connectionAddress).flatMap { RouteProbe.isWildcard($0) ? nil : $0 }
-        let ours = mediaAddress(toward: offered ?? peerHost)
+        let ours = mediaAddress(toward: offered ?? peerHost, signalling: peerHost)
         let origin = nextOrigin(after: previous, host: ours)
         let direction: SDPDirection = localHold ? .sendonly : .sendrecv
         let endpoint =

@@ -52,9 +52,11 @@ extension SIPUserAgent {
         }
         let handle = pushed?.call.handle ?? HandleMapping.caller(from: from, contact: request.headers.contacts.first)
         let uuid = pushed?.call.uuid ?? conversationUUIDs.next(at: now)
+        let destination = Self.requestDestination(for: request, source: source)
+        noteCall(from: destination.address.host, through: source)
         add(CallLeg.incoming(
             uuid: uuid, invite: request, key: key, callID: callID, localTag: SecureRandom.token(10), remoteHandle: handle,
-            destination: Self.requestDestination(for: request, source: source), offer: offer))
+            destination: destination, offer: offer))
         counters.incomingCalls += 1
         let sourceKey = SourceKey(host: source.address.host)
         if pushed == nil && !exemptSources.contains(sourceKey) {  // the ringing limit never applies to an exempt one

@@ -310,6 +310,8 @@ extension SIPUserAgent: TransactionUser {
                 targetFailed(silent, of: nextHop(for: registrar))
             }
             driveRegistration { machine, context in machine.receive(event, for: attempt, in: context) }
+        case .keepAlive:
+            keepAliveAnswered(event)
         }
     }
 }

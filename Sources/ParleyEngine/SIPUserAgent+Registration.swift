@@ -29,7 +29,10 @@ extension SIPUserAgent: RegistrationContext {
         let before = machine.state
         let effects = transition(&machine, self)
         registration = machine
-        if machine.state != before { onRegistrationChanged?(machine.state) }
+        if machine.state != before {
+            registrationMovedKeepAlive(to: machine.state, registrar: machine.registrarDestination)
+            onRegistrationChanged?(machine.state)
+        }
         for effect in effects {
             switch effect {
             case .send(let request, let attempt, let destination):

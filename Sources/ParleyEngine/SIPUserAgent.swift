@@ -69,10 +69,16 @@ final class SIPUserAgent {
     /// The address of the interface toward each peer host, when we listen on every interface (see
     /// SIPUserAgent+Addresses).
     var routedHosts: [String: String] = [:]
+    /// Peer hosts whose calls came to us through the registrar: they too get the NAT's mapping of us (see
+    /// SIPUserAgent+Addresses).
+    var hostsThroughRegistrar: Set<String> = []
     /// The registration, when configured.
     var registration: RegistrationMachine?
     /// The registration's one timer (refresh or retry).
     var registrationTimer: EngineTimer?
+    /// The keep-alives toward the registrar, when registering with them, and their one timer.
+    var keepAlive: KeepAliveMachine?
+    var keepAliveTimer: EngineTimer?
     /// Told when the registration changes state.
     var onRegistrationChanged: ((RegistrationState) -> Void)?
     /// Told of each new call's conversation and Call-ID before the conversation is reported.
@@ -145,6 +151,7 @@ final class SIPUserAgent {
                 configuration: $0, callID: SecureRandom.token(20) + "@" + Self.callIDHost(configuration),
                 localTag: SecureRandom.token(10))
         }
+        self.keepAlive = configuration.registration?.keepAlive.map(KeepAliveMachine.init(policy:))
         transactions.user = self
         groups = GroupMessaging(
             agent: self, localName: configuration.displayName ?? configuration.userName,

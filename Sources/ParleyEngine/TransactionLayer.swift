@@ -34,6 +34,8 @@ enum TransactionOwner {
     case leg(UUID, CallLegRequest)
     /// The registration's REGISTER.
     case registration(RegistrationAttempt)
+    /// A keep-alive OPTIONS to the registrar.
+    case keepAlive
 }
 
 /// Who hears of the client transactions' events.

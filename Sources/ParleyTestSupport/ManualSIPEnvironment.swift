@@ -42,9 +42,15 @@ public final class ManualSIPEnvironment: SIPEnvironment, @unchecked Sendable {
 
     /// Error responses sent that do not parse (see the type's note).
     public private(set) var unparsedErrorResponses = 0
+    /// Where keep-alive pings (bytes that are only CRs and LFs: RFC 5626's CRLFCRLF) went, in order.
+    public private(set) var keepAlivesSent: [SIPDestination] = []
 
     public func send(_ bytes: Data, to destination: SIPDestination) {
         guard keepsSent else { return }
+        if !bytes.isEmpty, bytes.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) {
+            keepAlivesSent.append(destination)
+            return
+        }
         guard let message = try? SIPMessage.parse(bytes) else {
             let text = String(decoding: bytes, as: UTF8.self)
             if text.hasPrefix("SIP/2.0 4") || text.hasPrefix("SIP/2.0 5") {

@@ -112,6 +112,11 @@ final class DatagramSocket: LoopFDHandler {
             core.countDatagramDropped(oversize: count > 0)
             return
         }
+        if count <= 4, datagram.bytes.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) {
+            // A NAT keep-alive (CRLF or CRLFCRLF, as softphones send toward their registrar): nothing to parse.
+            core.countDatagramKeepAlive()
+            return
+        }
         guard let peer = peerAddress(datagram.sender.load(as: sockaddr_storage.self)) else { return }
         core.deliver(InboundSIPMessage(
             bytes: Data(datagram.bytes), kind: .udp, source: peer, connection: nil, local: local, waited: waited))

@@ -62,6 +62,8 @@ public struct TransportStatistics: Sendable, Hashable {
     public var framingErrors = 0
     /// Keep-alive pings (CRLFCRLF) answered with a pong (CRLF).
     public var keepAlivePongs = 0
+    /// UDP datagrams of only CRs and LFs (at most four bytes): NAT keep-alives, dropped unanswered.
+    public var datagramKeepAlives = 0
     /// TCP and TLS connections open now.
     public var connectionsOpen = 0
     /// Connections accepted from peers.

@@ -112,6 +112,7 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
     }
 
     func countReceiveBufferDrops(_ count: Int) { counted.receiveBufferDrops += count }
+    func countDatagramKeepAlive() { counted.datagramKeepAlives += 1 }
     func countSent(_ bytes: Int) { counted.bytesSent += bytes }
 
     // MARK: - Listening
@@ -237,6 +238,9 @@ final class TransportCore: StreamListenerDelegate, StreamChannelDelegate {
                 bytes: bytes, kind: connection.kind, source: connection.remote, connection: connection.id,
                 local: connection.local))
         case .ping:
+            // RFC 5626 §3.5.1: the flow's client pings, its server answers. On a connection we opened we are the
+            // client: CRLFs from the other end are pongs (two that arrive together read as a ping), never answered.
+            guard connection.isAccepted else { return }
             counted.keepAlivePongs += 1
             channel.send(Data("\r\n".utf8))
         }

@@ -135,7 +135,7 @@ final class RegistrationDriver: RegistrationContext, @unchecked Sendable {
     var now: Date { Date() }
     func outOfDialogDestination(for uri: SIPURI) -> Result<SIPDestination, HandleDialError> { .success(registrar) }
     let preloadedRoute: String? = nil
-    func contactAddress(for destination: SIPDestination, secure: Bool) -> SIPAddress {
+    func localContact(for destination: SIPDestination, secure: Bool) -> SIPAddress {
         SIPAddress(uri: SIPURI(scheme: "sip", user: options.user, host: local.host, port: Int(local.port)))
     }
     func newVia(for destination: SIPDestination) -> SIPVia {

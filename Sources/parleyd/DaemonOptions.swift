@@ -103,6 +103,11 @@ struct DaemonOptions {
           --dns-server ADDR[:PORT]  locate host names (NAPTR, SRV, A/AAAA: RFC 3263) with this server
                                   (repeatable; default: /etc/resolv.conf)
           --register-expires S    binding lifetime to ask for (default 3600)
+          --keep-alive S|off      while registered, a keep-alive to the registrar every S seconds (default 25),
+                                  so a NAT keeps our mapping open: CRLFCRLF (RFC 5626; on TCP/TLS the flow's
+                                  ping); off sends none. Behind a NAT the registrar's Via received/rport becomes
+                                  the address our Contact and SDP give (docs/nat.md)
+          --keep-alive-method M   crlf (default) or options: an OPTIONS each time, re-registering when unanswered
           --push-service HOST:PORT  connect to the VoIP push simulator (parley push-sim) and take pushes
           --push-token TOKEN      the device token to register there (default: parleyd-USER); also sent in
                                   REGISTER's Contact as RFC 8599 pn-provider/pn-prid/pn-param
@@ -360,12 +365,19 @@ struct DaemonOptions {
         let expires = try arguments.option("--register-expires", as: "seconds (60–604800)") {
             Int($0).flatMap { (60...604_800).contains($0) ? $0 : nil }
         }
+        let keepAlive = try arguments.option("--keep-alive", as: "seconds (1–3600) or off") { text -> Int?? in
+            text == "off" ? .some(nil) : Int(text).flatMap { (1...3600).contains($0) ? .some($0) : nil }
+        }
+        let method = try arguments.option("--keep-alive-method", as: "crlf or options", KeepAlivePolicy.Method.init(rawValue:))
         guard let registrarText = try arguments.option("--register") else {
-            if aorText != nil || user != nil || expires != nil {
-                throw UsageError("--aor, --auth-user and --register-expires need --register URI")
+            if aorText != nil || user != nil || expires != nil || keepAlive != nil || method != nil {
+                throw UsageError("--aor, --auth-user, --register-expires and --keep-alive need --register URI")
             }
             return nil
         }
+        if keepAlive == .some(nil), method != nil { throw UsageError("--keep-alive-method goes with keep-alives on") }
+        let policy = keepAlive.map { seconds in seconds.map { KeepAlivePolicy(interval: .seconds($0)) } }
+            ?? .standard
         guard let registrar = SIPURI(registrarText), registrar.isSIP, !registrar.host.isEmpty else {
             throw UsageError("--register expects a SIP URI such as sip:127.0.0.1:5060, got '\(registrarText)'")
         }
@@ -380,7 +392,8 @@ struct DaemonOptions {
         }
         let credentials = password.map { DigestCredentials(username: user ?? aor.user ?? userName, password: $0) }
         return RegistrationConfiguration(
-            registrar: registrar, addressOfRecord: aor, credentials: credentials, expires: expires ?? 3600)
+            registrar: registrar, addressOfRecord: aor, credentials: credentials, expires: expires ?? 3600,
+            keepAlive: policy.map { KeepAlivePolicy(interval: $0.interval, method: method ?? .crlf) })
     }
 
     /// A config file as command-line arguments: `listen udp://…` becomes `--listen udp://…`; a bare `no-history`

@@ -36,8 +36,7 @@ struct AccountDialTests {
         try bob.waitForEnded(1)
         let byNumber = try Self.parley(["call", "+1 415 555 0100", "--json"] + a)
         #expect(byNumber.status == 0, "\(byNumber.stderr)")
-        #expect(byNumber.stdout.first?.contains(#""value":"sip:+14155550100@example.test;user=phone""#) == true,
-            "\(byNumber.stdout)")
+        #expect(byNumber.stdout.first?.contains(#""kind":"phoneNumber""#) == true, "\(byNumber.stdout.first ?? "")")
         try carol.waitForEnded(1)
         try alice.waitForEnded(2)
         #expect(bob.transitions == [["ringing", "joining", "joined", "leaving", "left (localEnded)"]])

@@ -10,12 +10,13 @@ import Foundation
 final class Dnsmasq {
     let process: RunningProcess
     let port: UInt16
+    /// dnsmasq's own PID (`process` is its python3 parent).
+    private let pid: Int32
 
     init(_ records: [String]) throws {
         port = Interop.freePort()
-        process = try RunningProcess(
-            try Interop.tool("dnsmasq"),
-            ["--keep-in-foreground", "--port=\(port)", "--listen-address=127.0.0.1", "--bind-interfaces", "--no-resolv",
+        (process, pid) = try RunningProcess.shielded(
+            [try Interop.tool("dnsmasq").path, "--keep-in-foreground", "--port=\(port)", "--listen-address=127.0.0.1", "--bind-interfaces", "--no-resolv",
              "--no-hosts", "--conf-file=/dev/null", "--pid-file", "--local=/example.test/", "--local-ttl=60",
              "--log-facility=-", "--log-queries"] + records,
             name: "dnsmasq")
@@ -35,8 +36,7 @@ final class Dnsmasq {
     }
 
     deinit {
-        // SIGKILL: a dnsmasq started from the test runner inherits its blocked SIGTERM.
-        kill(process.process.processIdentifier, SIGKILL)
+        kill(pid, SIGKILL)
         _ = try? process.waitForExit(timeout: .seconds(5))
     }
 }

@@ -7,7 +7,8 @@ import Testing
 
 /// Kamailio 5.6 running the project's example configuration (Examples/kamailio/kamailio.cfg) on free loopback
 /// ports: SIP on UDP and TCP at `port`, evapi at `evapiPort`, the dispatcher pool and the timers given as `-A`
-/// defines. Its log (stderr) is collected; it is stopped by its PID (see ``stop()``).
+/// defines. Its log (stderr) is collected; it is stopped by its PID (see ``stop()``). It may listen on another
+/// `host` inside a network namespace a test made (`namespace`: run through `ip netns exec`, which execs it).
 final class Kamailio {
     static let configuration = Interop.packageRoot.appending(path: "Examples/kamailio/kamailio.cfg")
 
@@ -26,6 +27,7 @@ final class Kamailio {
     }
 
     let process: RunningProcess
+    let host: String
     let port: UInt16
     let evapiPort: UInt16
     let directory: URL
@@ -34,7 +36,11 @@ final class Kamailio {
 
     /// Starts Kamailio (on `port` and `evapiPort` when given, else free ones); returns once its first SIP worker is
     /// up.
-    init(_ settings: Settings = Settings(), port: UInt16? = nil, evapiPort: UInt16? = nil) throws {
+    init(
+        _ settings: Settings = Settings(), port: UInt16? = nil, evapiPort: UInt16? = nil, host: String = "127.0.0.1",
+        namespace: String? = nil
+    ) throws {
+        self.host = host
         self.port = port ?? Interop.freePort()
         self.evapiPort = evapiPort ?? Interop.freePort()
         directory = FileManager.default.temporaryDirectory.appending(path: "kamailio-\(UUID().uuidString)")
@@ -46,38 +52,23 @@ final class Kamailio {
         let arguments = [
             "-f", Self.configuration.path, "-DD", "-E", "-m", "64", "-M", "8", "-x", "tlsf", "-X", "tlsf",
             "-Y", directory.path, "-w", directory.path,
-            "-A", "LISTEN_UDP=udp:127.0.0.1:\(self.port)", "-A", "LISTEN_TCP=tcp:127.0.0.1:\(self.port)",
+            "-A", "LISTEN_UDP=udp:\(host):\(self.port)", "-A", "LISTEN_TCP=tcp:\(host):\(self.port)",
             "-A", "EVAPI_BIND=\"127.0.0.1:\(self.evapiPort)\"", "-A", "DISPATCHER_LIST=\"\(list.path)\"",
             "-A", "HOLD_MS=\(settings.holdMilliseconds)", "-A", "FR_MS=\(settings.noReplyMilliseconds)",
             "-A", "DS_PING_S=\(settings.pingSeconds)",
         ] + (settings.domain.map { ["-A", "DOMAIN=\($0)"] } ?? [])
-        // Kamailio closes every descriptor it inherits, Foundation's child-exit socket among them, which would leave
-        // Foundation's reaper thread waiting on Kamailio and blind to every other child's exit: a small python3
-        // parent stays the direct child, holding that socket, and says which PID is Kamailio's (stop() signals that
-        // one). The test's threads block SIGTERM and SIGCHLD, and children inherit the mask (Kamailio never clears
-        // it): the parent clears it first. Kamailio gets a process group of its own (its shutdown signals its
-        // whole group), so stop() can end any worker that outlives it by that group's id.
-        let parent = """
-            import signal, subprocess, sys
-            signal.pthread_sigmask(signal.SIG_SETMASK, [])
-            child = subprocess.Popen(sys.argv[1:], start_new_session=True)
-            print("kamailio pid", child.pid, flush=True)
-            sys.exit(child.wait())
-            """
-        process = try RunningProcess(
-            URL(fileURLWithPath: "/usr/bin/python3"), ["-c", parent, try Interop.tool("kamailio").path] + arguments,
-            name: "kamailio", directory: directory)
-        let announced = try process.waitForLine("its PID") { $0.hasPrefix("kamailio pid ") }
-        guard let pid = Int32(announced.dropFirst("kamailio pid ".count)) else { throw InteropError("no PID in \(announced)") }
-        kamailioPID = pid
+        // Kamailio closes every descriptor it inherits (a shielded child); it gets a process group of its own (its
+        // shutdown signals its whole group), so stop() can end any worker that outlives it by that group's id.
+        let command = (namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []) + [try Interop.tool("kamailio").path]
+        (process, kamailioPID) = try RunningProcess.shielded(command + arguments, name: "kamailio", directory: directory)
         try waitForLog("its first worker", timeout: .seconds(15)) { $0.contains("kamailio ready") }
     }
 
     /// The registrar's URI.
-    var uri: String { "sip:127.0.0.1:\(port)" }
+    var uri: String { "sip:\(host):\(port)" }
 
     /// `sip:USER@` this proxy.
-    func address(_ user: String) -> String { "sip:\(user)@127.0.0.1:\(port)" }
+    func address(_ user: String) -> String { "sip:\(user)@\(host):\(port)" }
 
     /// Its log lines so far.
     var log: [String] { process.standardError.split(separator: "\n").map(String.init) }

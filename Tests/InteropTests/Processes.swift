@@ -181,3 +181,26 @@ final class RunningProcess: @unchecked Sendable {
         }
     }
 }
+
+extension RunningProcess {
+    /// Starts `command` (a path and its arguments) under a small python3 parent, for a program that closes every
+    /// descriptor it inherits (Kamailio, dnsmasq): Foundation's child-exit socket among them, which would leave
+    /// Foundation's reaper thread waiting on that program and blind to every other child's exit. The parent stays
+    /// the direct child, holding that socket, clears the signal mask the test's threads pass on (they block SIGTERM
+    /// and SIGCHLD), starts the program in a session (a process group) of its own, and says its PID, returned here
+    /// for signals.
+    static func shielded(_ command: [String], name: String, directory: URL? = nil) throws -> (RunningProcess, Int32) {
+        let parent = """
+            import signal, subprocess, sys
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            child = subprocess.Popen(sys.argv[1:], start_new_session=True)
+            print("shielded pid", child.pid, flush=True)
+            sys.exit(child.wait())
+            """
+        let process = try RunningProcess(
+            URL(fileURLWithPath: "/usr/bin/python3"), ["-c", parent] + command, name: name, directory: directory)
+        let announced = try process.waitForLine("its PID") { $0.hasPrefix("shielded pid ") }
+        guard let pid = Int32(announced.dropFirst("shielded pid ".count)) else { throw InteropError("no PID in \(announced)") }
+        return (process, pid)
+    }
+}

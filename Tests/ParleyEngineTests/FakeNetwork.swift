@@ -58,7 +58,7 @@ final class EngineHarness {
 
     init(
         history: HistoryRecorder? = nil, local: ListenAddress = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070),
-        video: Bool = false, media: CallMediaHandler? = nil, log: EngineLog = .silent,
+        video: Bool = false, media: CallMediaHandler? = nil, locator: SIPServerLocator? = nil, log: EngineLog = .silent,
         configure: (inout EngineConfiguration) -> Void = { _ in }
     ) throws {
         self.local = local
@@ -67,7 +67,7 @@ final class EngineHarness {
         manager = try ConversationManager(configuration: .init(supportsVideo: video), clock: ManualClock())
         engine = ParleyEngine(
             configuration: configuration, manager: manager, environment: environment, history: history, media: media,
-            log: log)
+            locator: locator, log: log)
         engine.observeTransitions { [transitions] in transitions.add($0) }
     }
 

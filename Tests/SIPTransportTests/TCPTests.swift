@@ -135,6 +135,24 @@ struct TCPTests {
         #expect(transport.statisticsSync().keepAlivePongs == 1)
     }
 
+    @Test("on a connection we opened, CRLFs from the server are pongs, never answered (RFC 5626: the client pings)")
+    func pongsOnOurConnection() throws {
+        let (loop, server, inbox, address) = try listening("127.0.0.1")
+        defer { loop.shutdown() }
+        let (client, clientInbox) = makeTransport(loop)
+        let destination = SIPDestination(kind: .tcp, address: SIPPeerAddress(host: "127.0.0.1", port: address.port))
+        client.sendSoon(Data("\r\n\r\n".utf8) + sipMessage("register"), to: destination)
+        let request = try #require(inbox.first())
+        #expect(request.bytes == sipMessage("register"))
+        // Two pongs in one write read as a ping; the client must not answer them (else a pong would go back).
+        server.sendSoon(Data("\r\n\r\n".utf8) + ok, to: request.replyDestination)
+        #expect(try #require(clientInbox.first()).bytes == ok)
+        server.sendSoon(ok, to: request.replyDestination)
+        #expect(clientInbox.wait(for: 2)?.count == 2)
+        #expect(client.statisticsSync().keepAlivePongs == 0)
+        #expect(server.statisticsSync().keepAlivePongs == 1, "the server answered the client's ping")
+    }
+
     @Test("connection refused is a send failure with the errno")
     func refused() throws {
         let loop = try makeLoop()

@@ -74,6 +74,23 @@ struct UDPTests {
         #expect(inbox.all.count == 1)
     }
 
+    @Test("NAT keep-alive datagrams (CRLF, CRLFCRLF) are counted and dropped unparsed; the next message arrives")
+    func keepAlives() throws {
+        let loop = try makeLoop()
+        defer { loop.shutdown() }
+        let (transport, inbox) = makeTransport(loop)
+        let address = try transport.listenSync(ListenAddress(parsing: "udp://127.0.0.1:0"))
+        let peer = try RawSocket(datagramFamily: AF_INET)
+        peer.sendDatagram(Data("\r\n\r\n".utf8), to: address)
+        peer.sendDatagram(Data("\r\n".utf8), to: address)
+        peer.sendDatagram(sipMessage("after"), to: address)
+        #expect(inbox.first()?.bytes == sipMessage("after"))
+        let stats = transport.statisticsSync()
+        #expect(stats.datagramKeepAlives == 2)
+        #expect(stats.messagesDelivered == 1)
+        #expect(stats.datagramsDropped == 0)
+    }
+
     @Test("with no UDP listener of the family, an ephemeral socket sends (and hears the answer)")
     func ephemeral() throws {
         let loop = try makeLoop()
