@@ -61,6 +61,8 @@ public struct NodeConfiguration: Sendable {
     /// How long a connected call may go without RTP or RTCP from a peer that should send before it ends with
     /// `mediaTimeout` (`--media-timeout`; nil: never).
     public var mediaTimeout: Duration? = .seconds(30)
+    /// RFC 4028 session timers (`--session-timer`; nil: off).
+    public var sessionTimer: SessionTimerConfiguration? = SessionTimerConfiguration()
     /// Live calls at most; new INVITEs beyond get 503 with Retry-After (`--max-calls`).
     public var maxCalls = 10_000
     /// The SIP transports' bounds: connections in all and per source, the idle (no progress) timeout, sizes.
@@ -189,6 +191,7 @@ public struct NodeConfiguration: Sendable {
             product: product, registration: registration, pushInviteWait: pushInviteWait, maxCalls: maxCalls)
         engine.publicAddress = publicAddress
         engine.mediaTimeout = mediaTimeout
+        engine.sessionTimer = sessionTimer
         return engine
     }
 }
