@@ -60,6 +60,7 @@ extension Conversation {
     /// | busy | the remote side is busy | 486 Busy Here, 600 Busy Everywhere | — | busy |
     /// | cancelled | the caller withdrew it before it was answered | — | CANCEL (no Reason), or a cancel push | missed |
     /// | mediaTimeout | the peer's media stopped arriving (no RTP or RTCP for the media timeout, the call not held) | we sent BYE | we sent BYE | connected |
+    /// | sessionExpired | the RFC 4028 session timer ran out: no session refresh arrived in time | we sent BYE | we sent BYE | connected |
     /// | localEnded | the local member ended it (a fulfilled End action) | we sent CANCEL/BYE | we sent 486/603/BYE | cancelled (out, unconnected) / declined (in, unconnected) / connected |
     ///
     /// `localEnded` is never reported as an event: LiveCommunicationKit expresses a local hang-up by fulfilling
@@ -86,6 +87,9 @@ extension Conversation {
         /// The peer's media stopped arriving for the media timeout while it should have been sending (a peer that
         /// crashed or lost its network): Parley sent BYE.
         case mediaTimeout
+        /// The RFC 4028 session timer ran out: the refresher's refresh (re-INVITE) did not come in time, or ours kept
+        /// failing: Parley sent BYE.
+        case sessionExpired
 
         /// The reason's name.
         public var description: String { rawValue }

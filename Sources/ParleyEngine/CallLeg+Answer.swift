@@ -35,6 +35,13 @@ extension CallLeg {
         var headers = context.capabilityHeaders
         headers.append("Contact", context.contactHeader(for: ringing.destination, secure: isSecure))
         headers.append("Server", context.configuration.product)
+        // The INVITE's session timer request was checked (422) before the call rang: it is accepted here.
+        let session = Self.sessionTimerAnswer(to: invite, in: context)
+        var sessionTimer: SessionTimer?
+        if case .accept(let timer, let sessionHeaders) = session {
+            for field in sessionHeaders { headers.append(field) }
+            sessionTimer = timer
+        }
         let ok = SIPResponse(
             statusCode: 200,
             answering: ringing.answered
@@ -58,7 +65,8 @@ extension CallLeg {
         effects.append(.report(.startedConnecting(context.now)))
         let answering = Answering(
             dialog: dialog, destination: ringing.destination, media: Media(local: local, remote: ringing.offer),
-            join: join, retransmission: retransmission, hangUpWhenAcknowledged: false, tones: nil)
+            join: join, retransmission: retransmission, hangUpWhenAcknowledged: false, tones: nil,
+            sessionTimer: sessionTimer)
         return (answering, effects)
     }
 

@@ -36,6 +36,12 @@ extension CallLeg {
     func answerReinvite(
         _ request: SIPRequest, key: TransactionKey, in confirmed: inout Confirmed, context: some CallLegContext
     ) -> [CallLegEffect] {
+        let session = Self.sessionTimerAnswer(to: request, in: context)
+        if case .tooSmall(let minimum) = session {
+            let refusal = request.makeResponse(statusCode: 422, toTag: localTag, headers: ["Min-SE": String(minimum)])
+            confirmed.dialog.respond(refusal)
+            return [.respond(refusal, transaction: key)]
+        }
         var offer: SDPSession?
         if !request.body.isEmpty {
             guard let parsed = try? SDPSession.parse(request.body), context.canAnswer(parsed) else {
@@ -53,10 +59,15 @@ extension CallLeg {
         var headers = context.capabilityHeaders
         headers.append("Contact", context.contactHeader(for: confirmed.destination, secure: isSecure))
         headers.append("Server", context.configuration.product)
+        if case .accept(let timer, let sessionHeaders) = session {
+            // The peer's re-INVITE refreshes the session (RFC 4028 §9): the timers start again with what it agreed.
+            for field in sessionHeaders { headers.append(field) }
+            confirmed.sessionTimer = timer
+        }
         let ok = request.makeResponse(
             statusCode: 200, toTag: localTag, headers: headers, contentType: Self.sdpType, body: answer.serialize())
         confirmed.dialog.respond(ok)
-        var effects: [CallLegEffect] = [.respond(ok, transaction: key)]
+        var effects: [CallLegEffect] = [.respond(ok, transaction: key)] + (confirmed.sessionTimer?.startEffects ?? [])
         if answer.isVideo != wasVideo {
             // The peer turned video on or off (an upgrade or downgrade by re-INVITE): the capability changes.
             effects.append(.log(.info, "the remote side turned video \(answer.isVideo ? "on" : "off")"))

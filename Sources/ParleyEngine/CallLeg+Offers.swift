@@ -69,6 +69,7 @@ extension CallLeg {
         switch request {
         case .action(let action, _): .fail(action, reason: reason, status: status)
         case .video(let on): .videoSettled(on, failure: reason)
+        case .refresh: .log(.info, "the session refresh failed: \(reason)")
         }
     }
 
@@ -83,6 +84,7 @@ extension CallLeg {
         switch request {
         case .action(_, let hold): shape.hold = hold
         case .video(let on): shape.video = on
+        case .refresh: break
         }
         return shape
     }
@@ -101,10 +103,13 @@ extension CallLeg {
 
     private func sendReinvite(_ offerRequest: OfferRequest, confirmed: inout Confirmed, in context: some CallLegContext) -> [CallLegEffect] {
         let shape = shape(for: offerRequest, in: confirmed)
-        let offer = context.makeOffer(after: confirmed.media.local, hold: shape.hold, video: shape.video)
+        // A refresh offers the same description with the same version (RFC 4028 §7.4, RFC 3264 §8).
+        let offer = offerRequest == .refresh
+            ? confirmed.media.local : context.makeOffer(after: confirmed.media.local, hold: shape.hold, video: shape.video)
         let target = context.destination(inDialog: confirmed.dialog, fallback: confirmed.destination)
         var headers = context.capabilityHeaders
         headers.append("User-Agent", context.configuration.product)
+        Self.addSessionTimer(to: &headers, running: confirmed.sessionTimer, in: context)
         let request = confirmed.dialog.makeRequest(
             .invite, via: context.newVia(for: target), contact: context.contactAddress(for: target, secure: isSecure),
             headers: headers, contentType: Self.sdpType, body: offer.serialize())
@@ -178,8 +183,9 @@ extension CallLeg {
             switch request {
             case .action(let action, _): effects.append(.fulfil(action))
             case .video(let on): effects.append(.videoSettled(on, failure: isVideo == on ? nil : "the other side did not take video"))
+            case .refresh: effects.append(.log(.debug, "the session is refreshed"))
             }
-            return (effects, nil)
+            return (effects + sessionAnswered(response, in: &confirmed, context: context), nil)
         }
         if response.statusCode == 491 {
             // Glare: try again after the RFC 3261 §14.1 delay, unless the action is gone by then.

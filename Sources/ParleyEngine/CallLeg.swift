@@ -62,7 +62,8 @@ struct CallLeg: Sendable {
     let localTag: String
     /// The remote party as a handle.
     let remoteHandle: Handle
-    /// The initial INVITE (received or sent; a caller's goes again to another target while nothing answered it).
+    /// The initial INVITE (received or sent; a caller's latest: again to another target while nothing answered it,
+    /// or after a 422 asked for a longer session interval).
     private(set) var invite: SIPRequest
     /// Callee: the INVITE's server transaction.
     let inviteKey: TransactionKey?
@@ -84,10 +85,13 @@ struct CallLeg: Sendable {
         uuid: UUID, invite: SIPRequest, callID: String, localTag: String, remoteHandle: Handle,
         destination: SIPDestination, offer: SDPSession, start: ConversationAction, in context: some CallLegContext
     ) -> (CallLeg, [CallLegEffect]) {
+        let invite = withSessionTimer(invite, in: context)
         let leg = CallLeg(
             uuid: uuid, role: .caller, callID: callID, localTag: localTag, remoteHandle: remoteHandle, invite: invite,
             inviteKey: nil,
-            state: .outgoing(OutgoingInvite(invite: invite, destination: destination, offer: offer, start: ActionRef(start))))
+            state: .outgoing(OutgoingInvite(
+                invite: invite, destination: destination, offer: offer, start: ActionRef(start),
+                sessionInterval: context.configuration.sessionTimer?.interval)))
         return (leg, [.startTimer(.ring, after: context.configuration.ringTimeout), .send(invite, .invite, to: destination)])
     }
 
@@ -186,8 +190,9 @@ extension CallLeg {
             var media = answering.media
             if media.remote == nil, !request.body.isEmpty { media.remote = try? SDPSession.parse(request.body) }
             state = .confirmed(Confirmed(
-                dialog: answering.dialog, destination: answering.destination, media: media, tones: answering.tones))
-            return stopRetransmitting + (answering.join.map { [.fulfil($0)] } ?? [])
+                dialog: answering.dialog, destination: answering.destination, media: media, tones: answering.tones,
+                sessionTimer: answering.sessionTimer))
+            return stopRetransmitting + (answering.sessionTimer?.startEffects ?? []) + (answering.join.map { [.fulfil($0)] } ?? [])
         case .confirmed(var confirmed) where cseq != nil && confirmed.unacknowledgedAnswer?.cseq == cseq:
             confirmed.unacknowledgedAnswer = nil
             let effects = stopRetransmitting + peerOfferAcknowledged(&confirmed, in: context)
@@ -333,7 +338,8 @@ extension CallLeg {
                 ] + end(.unanswered, in: context)
             case .autoAnswer:
                 return [.performJoin]
-            case .retransmitSuccess, .ackTimeout, .glareRetry, .cancelGuard, .reinviteGuard, .tonesInStream:
+            case .retransmitSuccess, .ackTimeout, .glareRetry, .cancelGuard, .reinviteGuard, .tonesInStream,
+                .sessionRefresh, .sessionExpiry:
                 return []
             }
         case .outgoing(var outgoing):
@@ -343,7 +349,8 @@ extension CallLeg {
                 return settle(outgoing, outcome, in: context)
             case .cancelGuard:
                 return settle(outgoing, outgoing.cancelGuardFired(), in: context)
-            case .autoAnswer, .retransmitSuccess, .ackTimeout, .glareRetry, .reinviteGuard, .tonesInStream:
+            case .autoAnswer, .retransmitSuccess, .ackTimeout, .glareRetry, .reinviteGuard, .tonesInStream,
+                .sessionRefresh, .sessionExpiry:
                 return []
             }
         case .answering(var answering):
@@ -354,7 +361,8 @@ extension CallLeg {
                 return effects
             case .ackTimeout:
                 return ackNeverCame(answering.dialog, destination: answering.destination, in: context)
-            case .ring, .autoAnswer, .glareRetry, .cancelGuard, .reinviteGuard, .tonesInStream:
+            case .ring, .autoAnswer, .glareRetry, .cancelGuard, .reinviteGuard, .tonesInStream, .sessionRefresh,
+                .sessionExpiry:
                 return []
             }
         case .confirmed(var confirmed):
@@ -376,6 +384,13 @@ extension CallLeg {
                 guard let effects = reinviteUnanswered(&confirmed) else { return [] }
                 state = .confirmed(confirmed)
                 return effects + dialogFailed(status: 408, confirmed: confirmed, in: context)
+            case .sessionRefresh:
+                let effects = refreshSession(&confirmed, in: context)
+                state = .confirmed(confirmed)
+                return effects
+            case .sessionExpiry:
+                guard let timer = confirmed.sessionTimer else { return [] }
+                return hangUp(.sessionExpired, why: "the session expired: no refresh within \(timer.expiresAfter) (RFC 4028)", in: context)
             case .ring, .autoAnswer, .cancelGuard, .tonesInStream:
                 return []
             }
@@ -448,6 +463,7 @@ extension CallLeg {
         switch outcome {
         case .unanswered(let effects):
             state = .outgoing(outgoing)
+            invite = outgoing.invite  // asked again after a 422: CANCEL and the rest follow the new INVITE
             return effects
         case .answered(let confirmed, let effects):
             state = .confirmed(confirmed)

@@ -23,7 +23,7 @@ enum CallLegRequest: Hashable, Sendable {
     case cancel
     /// Our BYE.
     case bye
-    /// Our re-INVITE (pause or resume), by CSeq number.
+    /// Our re-INVITE (pause, resume, video, or an RFC 4028 session refresh), by CSeq number.
     case reinvite(cseq: UInt32)
     /// One DTMF tone as INFO.
     case info(Character)
@@ -50,6 +50,10 @@ enum CallLegTimer: Hashable, Sendable, CaseIterable {
     case reinviteGuard
     /// The tones sent in the media stream (RFC 4733) have had their time: their PlayTone is done.
     case tonesInStream
+    /// RFC 4028: half the session interval has passed and we are the refresher: our refresh re-INVITE goes.
+    case sessionRefresh
+    /// RFC 4028: the session interval (less a third or 32 s) passed without a refresh: BYE, the session expired.
+    case sessionExpiry
 }
 
 /// How a client transaction of the leg ended without a final response.

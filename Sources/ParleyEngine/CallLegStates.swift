@@ -69,6 +69,8 @@ extension CallLeg {
         /// The call ended (End, or the conversation ended) while the ACK was on its way: the BYE waits for it.
         var hangUpWhenAcknowledged: Bool
         var tones: Tones?
+        /// The RFC 4028 session timer our 2xx agreed to; it starts with the ACK (nil: none).
+        var sessionTimer: SessionTimer? = nil
     }
 
     /// Who asked for our re-INVITE, and the change it asks for.
@@ -77,12 +79,15 @@ extension CallLeg {
         case action(ActionRef, hold: Bool)
         /// The frontend turning video on (true) or off: a media change, reported as a capability update.
         case video(Bool)
+        /// Our RFC 4028 session refresh: the same description again, its version unchanged.
+        case refresh
 
         /// `hold`, `resume`, `video on`, `video off`.
         var description: String {
             switch self {
             case .action(_, let hold): hold ? "hold" : "resume"
             case .video(let on): on ? "video on" : "video off"
+            case .refresh: "session refresh"
             }
         }
     }
@@ -154,5 +159,7 @@ extension CallLeg {
         var tones: Tones?
         /// Caller: the `Accept` of the peer's 2xx (what bodies it reads in MESSAGE).
         var peerAccept: String?
+        /// The RFC 4028 session timer running (nil: none).
+        var sessionTimer: SessionTimer?
     }
 }

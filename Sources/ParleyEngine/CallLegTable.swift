@@ -51,6 +51,8 @@ public enum CallLegTable {
         case cancelGuardTimer = "timer: cancelGuard"
         case reinviteGuardTimer = "timer: reinviteGuard"
         case tonesInStreamTimer = "timer: tonesInStream"
+        case sessionRefreshTimer = "timer: sessionRefresh"
+        case sessionExpiryTimer = "timer: sessionExpiry"
         case mediaTimeout = "the peer's media stopped (media timeout)"
         case left = "the conversation ended"
         case shutdown = "shutdown"
@@ -82,7 +84,10 @@ public enum CallLegTable {
             re-INVITE of ours goes while another INVITE of the dialog is open, in either direction (RFC 3261 §14.1):
             a hold that comes while our 2xx to the peer's re-INVITE waits for its ACK goes at the ACK, and fails if
             the ACK never comes; one that comes while ours is out goes once that is answered, the newest of them
-            superseding the others. — means the input changes nothing.
+            superseding the others. The RFC 4028 session timer runs in `confirmed` (its refresh is one of our own
+            offers, `session refresh`, the same description again; a refresh due while a re-INVITE is in progress
+            looks again shortly); the representative callee refreshes, its peer having said nothing of timers.
+            — means the input changes nothing.
 
             """
         for state in CallLeg.StateName.allCases {
@@ -260,6 +265,8 @@ public enum CallLegTable {
         case .cancelGuardTimer: return leg.timerFired(.cancelGuard, in: context)
         case .reinviteGuardTimer: return leg.timerFired(.reinviteGuard, in: context)
         case .tonesInStreamTimer: return leg.timerFired(.tonesInStream, in: context)
+        case .sessionRefreshTimer: return leg.timerFired(.sessionRefresh, in: context)
+        case .sessionExpiryTimer: return leg.timerFired(.sessionExpiry, in: context)
         case .mediaTimeout: return leg.hangUp(.mediaTimeout, why: "no RTP or RTCP", in: context)
         case .left: return leg.conversationLeft(in: context)
         case .shutdown: return leg.shutDown(in: context)

@@ -40,6 +40,9 @@ public struct EngineConfiguration: Sendable {
     /// flowing both ways, neither side holding) before Parley ends it with BYE and `mediaTimeout`; nil: never. Only a
     /// media layer that counts packets can tell (the node's; not `--media external`).
     public var mediaTimeout: Duration? = .seconds(30)
+    /// RFC 4028 session timers: what our INVITEs propose and the shortest interval we take; nil: off (no
+    /// `Supported: timer`, no Session-Expires, a peer's `Require: timer` refused with 420).
+    public var sessionTimer: SessionTimerConfiguration? = SessionTimerConfiguration()
     /// Register with a registrar (nil: do not register).
     public var registration: RegistrationConfiguration?
     /// How long a conversation announced by a VoIP push waits for its INVITE before it ends as failed.
@@ -132,6 +135,7 @@ public struct EngineConfiguration: Sendable {
             problems.append("overload thresholds out of range")
         }
         if let mediaTimeout, mediaTimeout < .seconds(1) { problems.append("the media timeout must be at least a second") }
+        problems += sessionTimer?.problems ?? []
         if collaborationActionTimeout <= .zero { problems.append("the collaboration action timeout must be positive") }
         for source in exemptSources where !Self.isNumericAddress(source) {
             problems.append("exempt source '\(source)' is not a numeric IP address")

@@ -16,6 +16,8 @@ import SIPTransport
 ///  cancelling (CANCEL out, or due at the first provisional response)
 ///  calling, early, cancelling ──2xx (ACK; cancelling: and BYE)──▶ answered / over
 ///  calling, early, cancelling ──300–699, timer B, transport error, 64·T1 after our CANCEL──▶ over
+///  calling, early ──the first 422 with a larger Min-SE (RFC 4028 §7.3)──▶ calling (the INVITE again, CSeq + 1,
+///                   asking for that interval)
 /// ```
 struct OutgoingInvite {
     /// What a transition leads to.
@@ -50,19 +52,24 @@ struct OutgoingInvite {
         case waiting(ActionRef)
     }
 
-    /// The INVITE we sent.
+    /// The INVITE we sent (the latest: a 422, or a target that did not answer, makes us send it again).
     private(set) var invite: SIPRequest
     /// Where it went.
     private(set) var destination: SIPDestination
     /// The offer it carried.
     let offer: SDPSession
+    /// The session interval (RFC 4028) the INVITE asks for; nil: session timers are off.
+    private(set) var sessionInterval: Int?
+    /// A 422 made us ask again already (we do once).
+    private var askedAgain = false
     private var state: State
 
-    /// A new call: the INVITE is out, for the Start `start`.
-    init(invite: SIPRequest, destination: SIPDestination, offer: SDPSession, start: ActionRef) {
+    /// A new call: the INVITE is out, for the Start `start`, asking for `sessionInterval` (nil: no session timer).
+    init(invite: SIPRequest, destination: SIPDestination, offer: SDPSession, start: ActionRef, sessionInterval: Int?) {
         self.invite = invite
         self.destination = destination
         self.offer = offer
+        self.sessionInterval = sessionInterval
         state = .calling(start: start, sawTrying: false)
     }
 
@@ -106,6 +113,7 @@ struct OutgoingInvite {
     /// A response to the INVITE.
     mutating func receiveInviteResponse(_ response: SIPResponse, leg: CallLeg, in context: some CallLegContext) -> Outcome {
         if response.isSuccess { return answered(response, leg: leg, in: context) }
+        if let interval = retryInterval(after: response) { return askAgain(for: interval, after: response, in: context) }
         guard response.isProvisional else {
             let reason = CallLeg.endedReason(forFinal: response.statusCode)
             return over([.log(.info, "\(response.statusCode) \(response.reasonPhrase) → \(reason)")], reason)
@@ -195,7 +203,40 @@ struct OutgoingInvite {
         return cancelSent ? over([], nil) : .unanswered([])
     }
 
+    /// The interval to ask for again after a 422 (RFC 4028 §7.3): once, before we started cancelling, when its
+    /// Min-SE is larger than what we asked for; nil otherwise (the 422 then ends the call as any refusal).
+    func retryInterval(after response: SIPResponse) -> Int? {
+        guard !askedAgain, let sessionInterval, response.statusCode == 422 else { return nil }
+        switch state {
+        case .calling, .early: return SessionTimer.retryInterval(after: response, requested: sessionInterval)
+        case .cancelling: return nil
+        }
+    }
+
     // MARK: Steps
+
+    /// The INVITE again after a 422: a new transaction (CSeq + 1, a new branch) asking for `interval`, with the
+    /// same Call-ID, tag and offer; the call is calling again (the Start, fulfilled or not, stays as it is).
+    private mutating func askAgain(for interval: Int, after response: SIPResponse, in context: some CallLegContext) -> Outcome {
+        var headers = invite.headers
+        let cseq = (headers.cseq?.number ?? 1) + 1
+        headers.set("Via", context.newVia(for: destination).headerValue)
+        headers.set("CSeq", SIPCSeq(number: cseq, method: .invite).headerValue)
+        headers.set("Session-Expires", String(interval))
+        headers.set("Min-SE", String(interval))
+        invite.headers = headers
+        sessionInterval = interval
+        askedAgain = true
+        if case .calling(let start, _) = state {
+            state = .calling(start: start, sawTrying: false)
+        } else {
+            state = .calling(start: nil, sawTrying: false)
+        }
+        return .unanswered([
+            .log(.info, "\(response.statusCode) \(response.reasonPhrase): asking again with Session-Expires \(interval) (RFC 4028)"),
+            .send(invite, .invite, to: destination),
+        ])
+    }
 
     /// Starts cancelling: CANCEL now if a provisional response has come (RFC 3261 §9.1), else as soon as one does.
     private mutating func cancel(end: CancelEnd, leg: CallLeg, in context: some CallLegContext) -> [CallLegEffect] {
@@ -244,12 +285,13 @@ struct OutgoingInvite {
         let videoRefused = offer.isVideo && remote?.isVideo != true
         var local = offer
         if videoRefused { local.video?.port = 0 }
+        let (sessionTimer, sessionEffects) = CallLeg.sessionAnswered(response, requested: sessionInterval)
         let confirmed = CallLeg.Confirmed(
             dialog: dialog, destination: target, media: CallLeg.Media(local: local, remote: remote), lastACK: ack,
-            peerAccept: response.headers["Accept"])
+            peerAccept: response.headers["Accept"], sessionTimer: sessionTimer)
         let refusedVideo: [CallLegEffect] = videoRefused
             ? [.report(.updated(Conversation.Update(capabilities: context.capabilities(video: false))))] : []
-        return .answered(confirmed, effects + refusedVideo + [.report(.connected(context.now))])
+        return .answered(confirmed, effects + sessionEffects + refusedVideo + [.report(.connected(context.now))])
     }
 
     /// The INVITE is over; the End waiting while we cancel, if any, is done by it, and after an End nothing is

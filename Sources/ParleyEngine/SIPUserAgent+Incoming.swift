@@ -18,8 +18,16 @@ extension SIPUserAgent {
             respond(to: request, key: key, status: 482)
             return
         }
-        if let required = request.headers["Require"], !required.trimmingCharacters(in: .whitespaces).isEmpty {
-            respond(to: request, key: key, status: 420, extra: ["Unsupported": required])
+        // RFC 4028's `timer` is the one extension we take, when session timers are on.
+        let unsupported = request.headers.values("Require").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !(configuration.sessionTimer != nil && $0.lowercased() == "timer") }
+        if !unsupported.isEmpty {
+            respond(to: request, key: key, status: 420, extra: ["Unsupported": unsupported.joined(separator: ", ")])
+            return
+        }
+        if case .tooSmall(let minimum) = CallLeg.sessionTimerAnswer(to: request, in: self) {
+            respond(to: request, key: key, status: 422, extra: ["Min-SE": String(minimum)])
             return
         }
         var offer: SDPSession?

@@ -8,6 +8,7 @@ import SIPTransport
 /// The running timers of one call leg, at most one of each kind (inline: no allocation per leg).
 struct LegTimers {
     private var ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard, tonesInStream: EngineTimer?
+    private var sessionRefresh, sessionExpiry: EngineTimer?
 
     subscript(timer: CallLegTimer) -> EngineTimer? {
         get {
@@ -20,6 +21,8 @@ struct LegTimers {
             case .cancelGuard: cancelGuard
             case .reinviteGuard: reinviteGuard
             case .tonesInStream: tonesInStream
+            case .sessionRefresh: sessionRefresh
+            case .sessionExpiry: sessionExpiry
             }
         }
         set {
@@ -32,6 +35,8 @@ struct LegTimers {
             case .cancelGuard: cancelGuard = newValue
             case .reinviteGuard: reinviteGuard = newValue
             case .tonesInStream: tonesInStream = newValue
+            case .sessionRefresh: sessionRefresh = newValue
+            case .sessionExpiry: sessionExpiry = newValue
             }
         }
     }
@@ -49,7 +54,10 @@ struct LegTimers {
     }
 
     /// Every running timer.
-    var all: [EngineTimer] { [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard, tonesInStream].compactMap { $0 } }
+    var all: [EngineTimer] {
+        [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard, tonesInStream, sessionRefresh, sessionExpiry]
+            .compactMap { $0 }
+    }
 }
 
 /// The driver's side of the call legs: feeding them inputs and carrying out their effects.
@@ -266,7 +274,10 @@ extension SIPUserAgent: TransactionUser {
     private func noteInviteOutcome(_ event: ClientTransactionEvent, of uuid: UUID) {
         switch event {
         case .response(let response):
-            if response.statusCode >= 300 { onFinalStatus?(uuid, SIPFinalStatus(response)) }
+            // A 422 the leg answers by asking again (RFC 4028) is not the call's failure.
+            if response.statusCode >= 300, peek(uuid, { $0.asksAgain(after: response) }) != true {
+                onFinalStatus?(uuid, SIPFinalStatus(response))
+            }
         case .timeout:
             let target = peek(uuid) { $0.invite.uri.description } ?? "the callee"
             let seconds = (configuration.timers.t1 * 64).components.seconds

@@ -67,6 +67,8 @@ public struct NodeConfiguration: Sendable {
     public var dnsServers: [String] = []
     /// The outbound proxy every out-of-dialog request goes through (`--outbound-proxy`), nil: none.
     public var outboundProxy: SIPURI?
+    /// RFC 4028 session timers (`--session-timer`; nil: off).
+    public var sessionTimer: SessionTimerConfiguration? = SessionTimerConfiguration()
     /// Live calls at most; new INVITEs beyond get 503 with Retry-After (`--max-calls`).
     public var maxCalls = 10_000
     /// The SIP transports' bounds: connections in all and per source, the idle (no progress) timeout, sizes.
@@ -196,6 +198,7 @@ public struct NodeConfiguration: Sendable {
         engine.publicAddress = publicAddress
         engine.mediaTimeout = mediaTimeout
         engine.outboundProxy = outboundProxy
+        engine.sessionTimer = sessionTimer
         return engine
     }
 }

@@ -68,6 +68,9 @@ struct DaemonOptions {
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
           --media-timeout SECONDS|off  end a connected call whose peer sent no RTP or RTCP for this long,
                                   unless the call is held (default 30; reason mediaTimeout)
+          --session-timer SECONDS|off  RFC 4028 session interval our INVITEs propose, refreshed by re-INVITE at
+                                  half of it; a call not refreshed in time ends (default 1800, at least 90;
+                                  reason sessionExpired)
           --max-calls N           live calls at most (default 10000); new INVITEs beyond get 503 Retry-After: 5
           --max-ringing-per-source N  calls ringing at once from one address at most (default 30); beyond: 503
           --group-rate N          group messages one sender may send per second, bursts of 2N (default 20;
@@ -217,6 +220,11 @@ struct DaemonOptions {
             $0 == "off" ? .some(nil) : Int($0).flatMap { (1...86_400).contains($0) ? .some(Duration.seconds($0)) : nil }
         }) {
             options.node.mediaTimeout = timeout
+        }
+        if let interval = try arguments.option("--session-timer", as: "seconds (90–86400) or off", {
+            $0 == "off" ? .some(nil) : Int($0).flatMap { (90...86_400).contains($0) ? .some($0) : nil }
+        }) {
+            options.node.sessionTimer = interval.map { SessionTimerConfiguration(interval: $0) }
         }
         if let limit = try arguments.option("--max-calls", as: "a number of calls (1–1000000)", in: 1...1_000_000) {
             options.node.maxCalls = limit

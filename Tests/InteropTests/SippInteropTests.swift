@@ -19,7 +19,10 @@ struct SippInteropTests {
     }
 
     /// parleyd calls a sipp UAS running `scenario`; parleyd runs `script` on the call once joined.
-    static func parleydCalls(scenario: String, script: String? = nil, transport: String = "u1") throws -> (SippRun, Parleyd) {
+    static func parleydCalls(
+        scenario: String, script: String? = nil, transport: String = "u1", timeout: Duration = .seconds(40),
+        options: [String] = []
+    ) throws -> (SippRun, Parleyd) {
         let port = Interop.freePort()
         let scenarioArguments = scenario.hasSuffix(".xml") ? ["-sf", Self.scenario(scenario)] : ["-sn", scenario]
         let sipp = try SippRun.start(scenarioArguments + ["-i", "127.0.0.1", "-p", String(port), "-t", transport, "-m", "1"])
@@ -27,8 +30,8 @@ struct SippInteropTests {
         let uriTransport = transport == "t1" ? ";transport=tcp" : ""
         var arguments = ["--call", "sip:service@127.0.0.1:\(port)\(uriTransport)"]
         if let script { arguments += ["--script", script] }
-        let parleyd = try Parleyd(arguments)
-        let status = try sipp.waitForExit(timeout: .seconds(40))
+        let parleyd = try Parleyd(arguments + options)
+        let status = try sipp.waitForExit(timeout: timeout)
         let run = SippRun(status: status, output: (sipp.lines + [sipp.standardError]).joined(separator: "\n"))
         return (run, parleyd)
     }

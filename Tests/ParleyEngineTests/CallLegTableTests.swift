@@ -16,7 +16,7 @@ struct CallLegTableTests {
         switch input {
         case .ring, .reinvite, .info, .inviteAgain, .successAgain, .trying, .cancelAnswered, .hold, .tones, .videoOn,
             .autoAnswerTimer, .retransmitTimer, .glareTimer, .reinviteGuardTimer, .tonesInStreamTimer, .message,
-            .sendMessage, .reinviteAnswered, .reinviteRefused:
+            .sendMessage, .reinviteAnswered, .reinviteRefused, .sessionRefreshTimer:
             unchanged
         case .bye: "x x c x x x x"
         case .cancel: "x a c e k f x"
@@ -28,7 +28,7 @@ struct CallLegTableTests {
         case .end: "x a k k k x x"
         case .ringTimer: "x a k k k f x"
         case .ackTimer: "r x c e k x x"
-        case .mediaTimeout: "r a c e k x x"
+        case .mediaTimeout, .sessionExpiryTimer: "r a c e k x x"
         case .cancelGuardTimer: "r a c e x f x"
         case .left: "x a k k k x x"
         case .shutdown: "x x k k x x x"
