@@ -26,6 +26,8 @@ package final class TLSContext {
     let pointer: OpaquePointer
     /// Whether sessions made from this context verify their peer (client side with `verifyPeer`).
     package let verifiesPeer: Bool
+    /// The CAs a client context trusts, in words for errors: the file `--tls-ca` named, else the system's.
+    package private(set) var trustedCAs = "the system's CAs"
 
     private init(server: Bool, verifiesPeer: Bool) throws(TLSError) {
         _ = OpenSSLErrors.initialized
@@ -61,6 +63,7 @@ package final class TLSContext {
         if configuration.verifyPeer {
             SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER, nil)
             if let caPath = configuration.caFilePath {
+                context.trustedCAs = "the CAs in \(caPath)"
                 try checkReadable(caPath)
                 guard SSL_CTX_load_verify_locations(context.pointer, caPath, nil) == 1 else {
                     throw .file(path: caPath, reason: OpenSSLErrors.take(or: "no CA certificates in it"))

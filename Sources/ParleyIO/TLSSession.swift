@@ -28,11 +28,14 @@ package final class TLSSession {
     private let networkOut: OpaquePointer
     /// Kept so the context outlives the session (OpenSSL counts its own reference too).
     private let context: TLSContext
+    /// The name a client checks the certificate against, for its errors.
+    private let expectedName: String?
 
     /// A server session (`expectedName` nil), or a client session that sends `serverName` as SNI when it is a DNS
     /// name and, when the context verifies, checks the certificate against `expectedName` (DNS name or IP).
     package init(context: TLSContext, isServer: Bool, expectedName: String?, sniName: String?) throws(TLSError) {
         self.context = context
+        self.expectedName = isServer ? nil : expectedName
         ERR_clear_error()
         guard let ssl = SSL_new(context.pointer) else {
             throw .system(IOError("SSL_new (\(OpenSSLErrors.take(or: "out of memory")))", code: ENOMEM))
@@ -144,6 +147,8 @@ package final class TLSSession {
         // Without verification the verdict is computed but not enforced, so it cannot be why the call failed.
         let verdict = SSL_get_verify_result(ssl)
         guard context.verifiesPeer, verdict != X509_V_OK else { return queue }
-        return "certificate verification failed: \(String(cString: X509_verify_cert_error_string(verdict)))"
+        let name = expectedName.map { " for \($0)" } ?? ""
+        let why = String(cString: X509_verify_cert_error_string(verdict))
+        return "certificate verification failed\(name): \(why) (trusting \(context.trustedCAs))"
     }
 }

@@ -54,6 +54,7 @@ enum ControlRendering {
         var registered = [("state", registration.state)]
         if let until = registration.expiresAt { registered.append(("until", until)) }
         if let reason = registration.reason { registered.append(("reason", reason)) }
+        if let mapped = registration.mappedAddress { registered.append(("behind a NAT, seen as", mapped)) }
         let blocks: [(heading: String, rows: [(String, String)])] = [
             ("parleyd", parleyd),
             ("registration", registered),

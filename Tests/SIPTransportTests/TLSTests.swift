@@ -135,7 +135,8 @@ struct TLSTests {
         let systemEvents = TransportEvents(system)
         system.sendSoon(sipMessage("x"), to: destination)
         let failure = try #require(systemEvents.failures.first())
-        #expect(failure.error.description.contains("certificate verification failed: self-signed certificate"), "\(failure.error)")
+        #expect(failure.error.description.contains(
+            "certificate verification failed for localhost: self-signed certificate (trusting the system's CAs)"), "\(failure.error)")
 
         let missing = certificate.directory + "/no-such-ca.pem"
         let (noCA, _) = makeTransport(loop, tls: TLSConfiguration(verifyPeer: true, caFilePath: missing))
