@@ -84,4 +84,39 @@ struct AccountDialTests {
         }
         #expect(!alice.process.lines.contains { $0.contains("cannot resolve") || $0.contains("cannot locate") })
     }
+
+    @Test("account options: a password file others may read, a config holding a password others may read, a DNS server by name and a proxy with a user are refused")
+    func accountOptions() throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "parley-account-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let password = directory.appending(path: "password").path
+        try "pw-4217-zebra\n".write(toFile: password, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: password)
+        let config = directory.appending(path: "parleyd.conf").path
+        try "auth-password pw-4217-zebra\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: config)
+        let register = ["--register", "sip:example.test", "--aor", "sip:alice@example.test"]
+        let cases: [([String], String)] = [
+            (register + ["--auth-password-file", password], "holds a secret and is readable by others (mode 644): chmod 600 it"),
+            (register + ["--auth-password-file", directory.appending(path: "none").path], "--auth-password-file"),
+            (["--config", config] + register, "holds a secret and is readable by others"),
+            (["--dns-server", "dns.example.test"], "--dns-server expects a numeric address"),
+            (["--dns-server", "127.0.0.1:0"], "--dns-server expects a numeric address"),
+            (["--outbound-proxy", "sip:alice@proxy.example.test"], "--outbound-proxy expects a SIP URI without a user"),
+        ]
+        for (arguments, message) in cases {
+            let refused = try RunningProcess(
+                try Interop.binary("parleyd"), arguments + ["--no-control", "--no-history", "--media", "off"],
+                name: "parleyd account options")
+            #expect(try refused.waitForExit() == 64, "\(arguments)")
+            #expect(refused.standardError.contains(message), "\(arguments): \(refused.standardError)")
+            #expect(!refused.standardError.contains("zebra"), "the password itself is never printed")
+        }
+        // Made private, the same file is taken: parleyd registers (nobody answers at example.test: no DNS server
+        // is named and the proxy below is a numeric address nobody listens on, so nothing leaves the machine).
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: password)
+        let taken = try Parleyd(register + ["--auth-password-file", password, "--outbound-proxy", "sip:127.0.0.1:\(Interop.freePort())"])
+        try taken.process.waitForLine("a registration attempt") { $0.contains("registration") }
+    }
 }
