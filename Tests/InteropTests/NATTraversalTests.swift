@@ -113,18 +113,31 @@ struct NATTraversalTests {
         let work: URL
         let bobData: URL
 
+        /// Whether both have accounts at example.test, which Kamailio serves (reached as the outbound proxy), and dial
+        /// each other by name; else alice registers at Kamailio's address and bob calls her there.
+        let accounts: Bool
+
         /// `transport`: how alice registers (and Kamailio reaches her): udp, or tcp on the connection she opened.
-        init(keepAlive: Bool, transport: String = "udp") throws {
+        init(keepAlive: Bool, transport: String = "udp", accounts: Bool = false) throws {
+            self.accounts = accounts
             lab = try NATLab(udpTimeout: NATTraversalTests.udpTimeout)
             kamailio = try Kamailio(
-                .init(noReplyMilliseconds: 2_000), port: 5060, evapiPort: 8448, host: NATLab.outside, namespace: lab.names[0])
+                .init(noReplyMilliseconds: 2_000, domain: accounts ? "example.test" : nil), port: 5060, evapiPort: 8448,
+                host: NATLab.outside, namespace: lab.names[0])
+            let proxy = kamailio.uri
+            let account = { (user: String) -> [String] in
+                ["--register", "sip:example.test", "--aor", "sip:\(user)@example.test", "--outbound-proxy", proxy]
+            }
+            let registrar = accounts
+                ? account("alice") : ["--register", proxy + (transport == "udp" ? "" : ";transport=\(transport)")]
             work = FileManager.default.temporaryDirectory.appending(path: "parley-nat-\(UUID().uuidString)")
             bobData = work.appending(path: "bob")
             let parleyd = try Interop.binary("parleyd")
             alice = try lab.start(2, parleyd, [
                 "--listen", "udp://0.0.0.0:5070", "--listen", "tcp://0.0.0.0:5070", "--user", "alice",
                 "--data-dir", work.appending(path: "alice").path,
-                "--register", kamailio.uri + (transport == "udp" ? "" : ";transport=\(transport)"), "--keep-alive", keepAlive ? String(NATTraversalTests.keepAliveInterval) : "off",
+            ] + registrar + [
+                "--keep-alive", keepAlive ? String(NATTraversalTests.keepAliveInterval) : "off",
                 "--auto-answer", "100", "--script", "wait 3000; end", "--media", "gstreamer", "--audio-source", "tone:1000",
                 "--audio-sink", "file:\(work.appending(path: "alice-heard").path)", "--rtp-ports", "41000-41099",
                 "--log-level", "debug",
@@ -133,13 +146,19 @@ struct NATTraversalTests {
                 "--listen", "udp://\(NATLab.outside):5080", "--user", "bob", "--data-dir", bobData.path,
                 "--media", "gstreamer", "--audio-source", "tone:440",
                 "--audio-sink", "file:\(work.appending(path: "bob-heard").path)", "--rtp-ports", "42000-42099",
-            ], name: "bob")
+            ] + (accounts ? account("bob") + ["--auto-answer", "100", "--script", "wait 3000; end"] : []), name: "bob")
             try bob.waitForLine("bob listening") { $0.contains("listening on") }
         }
 
-        /// Bob calls alice's address of record at Kamailio (through `parley call` on his control socket).
+        /// Bob calls alice: by name through his account, else at Kamailio's address (`parley call` on his control
+        /// socket).
         func call() throws -> ControlCLITests.Run {
-            try ControlCLITests.parley(["call", kamailio.address("alice"), "--data-dir", bobData.path])
+            try ControlCLITests.parley(["call", accounts ? "alice" : kamailio.address("alice"), "--data-dir", bobData.path])
+        }
+
+        /// Alice, behind the NAT, calls bob by name through her account.
+        func callBack() throws -> ControlCLITests.Run {
+            try ControlCLITests.parley(["call", "bob", "--data-dir", work.appending(path: "alice").path])
         }
 
         /// Stops everything by PID (parleyd first, then Kamailio); the lab's namespaces go with the value.
@@ -224,6 +243,33 @@ struct NATTraversalTests {
             #expect(bob.seconds(at: 1_000) >= 1.5, "call \(index + 1): bob heard alice: \(bob.dominantFrequencies())")
         }
         #expect(aliceHeard.count == 2 && bobHeard.count == 2)
+    }
+
+    @Test("accounts at example.test through Kamailio as outbound proxy: bob calls alice behind the NAT by name, audio both ways; after an idle spell she calls him by name")
+    func byNameThroughNAT() throws {
+        let setup = try Setup(keepAlive: true, accounts: true)
+        defer { setup.stop() }
+        try setup.alice.waitForLine("alice registered under the NAT's mapping") {
+            $0.contains("registration: registered") && $0.contains("as \(NATLab.natPublic):5070")
+        }
+        try setup.bob.waitForLine("bob registered") { $0.contains("registration: registered") }
+        let toAlice = try setup.call()
+        #expect(toAlice.status == 0, "\(toAlice.output)")
+        try Self.waitForEnded(setup.alice, 1)
+        try Self.waitForEnded(setup.bob, 1)
+        #expect(Self.transitions(setup.alice).first?.contains("joined") == true, "\(Self.transitions(setup.alice))")
+        _ = try setup.bob.waitForLine("bob's recording") { $0.contains("recording complete:") }
+        let bobHeard = try #require(try Self.recordings(in: setup.work.appending(path: "bob-heard")).first)
+        #expect(bobHeard.seconds(at: 1_000) >= 1.5, "bob heard alice through the NAT: \(bobHeard.dominantFrequencies())")
+        _ = try setup.alice.waitForLine("alice's recording") { $0.contains("recording complete:") }
+        let aliceHeard = try #require(try Self.recordings(in: setup.work.appending(path: "alice-heard")).first)
+        #expect(aliceHeard.seconds(at: 440) >= 1.5, "alice heard bob: \(aliceHeard.dominantFrequencies())")
+
+        Thread.sleep(forTimeInterval: Double(Self.idle.components.seconds))
+        let toBob = try setup.callBack()
+        #expect(toBob.status == 0, "\(toBob.output)")
+        try Self.waitForEnded(setup.bob, 2)
+        #expect(Self.transitions(setup.bob).last?.contains("joined") == true, "alice reached bob by name: \(Self.transitions(setup.bob))")
     }
 
     @Test("over TCP: registered under the NAT's mapping of her connection, called on it, still after an idle spell longer than the NAT's timeout (CRLF ping and pong on the flow)")
