@@ -119,4 +119,28 @@ struct AccountDialTests {
         let taken = try Parleyd(register + ["--auth-password-file", password, "--outbound-proxy", "sip:127.0.0.1:\(Interop.freePort())"])
         try taken.process.waitForLine("a registration attempt") { $0.contains("registration") }
     }
+
+    @Test("a DNS server that never answers holds up only the call that asked it: another call connects meanwhile, and the first fails saying the server timed out")
+    func slowDNS() throws {
+        let port = Interop.freePort()
+        let script = Interop.packageRoot.appending(path: "Tests/Interop/dns/bad-dns-server.py").path
+        let server = try RunningProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-u", script, String(port)], name: "bad DNS server")
+        defer { _ = try? server.stop() }
+        usleep(300_000)
+        let bob = try Parleyd(["--user", "bob", "--auto-answer", "0", "--script", "wait 200; end", "--media", "off"])
+        let alice = try Parleyd(["--user", "alice", "--dns-server", "127.0.0.1:\(port)", "--media", "off"])
+        let a = ["--data-dir", alice.dataDirectory.path]
+        let stuck = try RunningProcess(
+            try Interop.binary("parley"), ["call", "sip:carol@silent.example.test"] + a, name: "parley call (silent DNS)")
+        usleep(200_000)
+        let started = ContinuousClock.now
+        let other = try Self.parley(["call", "sip:bob@127.0.0.1:\(bob.port)"] + a)
+        let took = ContinuousClock.now - started
+        #expect(other.status == 0, "\(other.stderr)")
+        #expect(took < .seconds(1), "the other call was placed in \(took) while DNS was silent")
+        #expect(stuck.process.isRunning, "the first call still waits for DNS")
+        try bob.waitForEnded(1)
+        #expect(try stuck.waitForExit(timeout: .seconds(15)) == 1)
+        #expect(stuck.standardError.contains("silent.example.test") && stuck.standardError.contains("timed out"), "\(stuck.standardError)")
+    }
 }
