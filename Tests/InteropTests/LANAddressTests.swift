@@ -33,8 +33,13 @@ final class NamespacePair {
     /// Runs `executable` with `arguments` inside namespace `side` (0: A, 1: B); `ip netns exec` execs it, so the
     /// process is the program itself.
     func start(_ side: Int, _ executable: URL, _ arguments: [String], name: String) throws -> RunningProcess {
+        try Self.start(in: names[side], executable, arguments, name: name)
+    }
+
+    /// Runs `executable` with `arguments` inside the namespace `namespace` (`ip netns exec` execs it).
+    static func start(in namespace: String, _ executable: URL, _ arguments: [String], name: String) throws -> RunningProcess {
         try RunningProcess(
-            URL(fileURLWithPath: "/usr/sbin/ip"), ["netns", "exec", names[side], executable.path] + arguments, name: name,
+            URL(fileURLWithPath: "/usr/sbin/ip"), ["netns", "exec", namespace, executable.path] + arguments, name: name,
             directory: FileManager.default.temporaryDirectory)
     }
 

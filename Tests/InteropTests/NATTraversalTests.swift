@@ -58,9 +58,7 @@ final class NATLab {
 
     /// Runs `executable` with `arguments` in namespace `side` (0 outside, 1 nat, 2 inside).
     func start(_ side: Int, _ executable: URL, _ arguments: [String], name: String) throws -> RunningProcess {
-        try RunningProcess(
-            URL(fileURLWithPath: "/usr/sbin/ip"), ["netns", "exec", names[side], executable.path] + arguments, name: name,
-            directory: FileManager.default.temporaryDirectory)
+        try NamespacePair.start(in: names[side], executable, arguments, name: name)
     }
 
     /// The NAT's UDP mappings now, as `conntrack -L` lists them.
@@ -171,16 +169,7 @@ struct NATTraversalTests {
     }
 
     /// The states of each of `process`'s conversations, as parleyd logs them.
-    static func transitions(_ process: RunningProcess) -> [[String]] {
-        var order: [String] = [], states: [String: [String]] = [:]
-        for line in process.lines {
-            guard let range = line.range(of: "conversation "), let arrow = line.range(of: " → ") else { continue }
-            let uuid = String(line[range.upperBound...].prefix(36))
-            if states[uuid] == nil { order.append(uuid) }
-            states[uuid, default: []].append(String(line[arrow.upperBound...]))
-        }
-        return order.map { states[$0]! }
-    }
+    static func transitions(_ process: RunningProcess) -> [[String]] { process.conversationTransitions }
 
     /// Waits until `process` has `count` conversations that left.
     static func waitForEnded(_ process: RunningProcess, _ count: Int, timeout: Duration = .seconds(15)) throws {

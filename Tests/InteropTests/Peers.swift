@@ -33,17 +33,7 @@ final class Parleyd {
     }
 
     /// The states each conversation entered, in order of first appearance: `[["ringing", "joining", …]]`.
-    var transitions: [[String]] {
-        var order: [String] = []
-        var states: [String: [String]] = [:]
-        for line in process.lines {
-            guard let range = line.range(of: "conversation "), let arrow = line.range(of: " → ") else { continue }
-            let uuid = String(line[range.upperBound...].prefix(36))
-            if states[uuid] == nil { order.append(uuid) }
-            states[uuid, default: []].append(String(line[arrow.upperBound...]))
-        }
-        return order.map { states[$0]! }
-    }
+    var transitions: [[String]] { process.conversationTransitions }
 
     /// Waits until `count` conversations have reached `left`.
     func waitForEnded(_ count: Int, timeout: Duration = .seconds(20)) throws {
@@ -77,5 +67,20 @@ struct SippRun {
         try RunningProcess(
             try Interop.tool("sipp"), arguments + ["-nostdin", "-timeout", "30s", "-timeout_error", "-trace_err"],
             name: "sipp", directory: FileManager.default.temporaryDirectory)
+    }
+}
+
+extension RunningProcess {
+    /// The states each conversation of this parleyd entered, as it logs them, in order of first appearance.
+    var conversationTransitions: [[String]] {
+        var order: [String] = []
+        var states: [String: [String]] = [:]
+        for line in lines {
+            guard let range = line.range(of: "conversation "), let arrow = line.range(of: " → ") else { continue }
+            let uuid = String(line[range.upperBound...].prefix(36))
+            if states[uuid] == nil { order.append(uuid) }
+            states[uuid, default: []].append(String(line[arrow.upperBound...]))
+        }
+        return order.map { states[$0]! }
     }
 }
