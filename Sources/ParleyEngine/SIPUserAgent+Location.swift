@@ -47,6 +47,9 @@ extension SIPUserAgent {
                 guard !usable.isEmpty else {
                     return body(.failure(HandleDialError("\(host) has no SIP server over a transport this parleyd runs")))
                 }
+                // The same targets again (the resolver's cache): the order failures gave them is kept.
+                if let known = self.located[request], Set(known) == Set(usable) { return body(.success(known)) }
+                if self.located.count >= Self.maxLocatedHosts { self.located.removeAll() }
                 self.located[request] = usable
                 body(.success(usable))
             case .failure(let error):
@@ -89,6 +92,10 @@ extension SIPUserAgent {
         }
         return .success(kind)
     }
+
+    /// Host names whose targets are kept at most (each one dialled is kept; beyond, all are forgotten and located
+    /// again as needed: the resolver's cache keeps the answers).
+    static let maxLocatedHosts = 1_024
 
     /// A host without IPv6 brackets.
     static func bareHost(_ host: String) -> String {

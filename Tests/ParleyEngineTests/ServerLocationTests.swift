@@ -100,3 +100,26 @@ struct ServerLocationTests {
         #expect(try DialTarget.handle(for: "carol@other.test", configuration: configuration).get().value == "sip:carol@other.test")
     }
 }
+
+extension ServerLocationTests {
+    @Test("a REGISTER nothing answered is retried at the registrar's next target, which stays first after it is located again")
+    func registrationFailover() throws {
+        let locator = ScriptedLocator()
+        locator.answers["example.test"] = .success([Self.udp(6001), Self.udp(6002)])
+        let harness = try EngineHarness(locator: locator) {
+            $0.registration = RegistrationConfiguration(
+                registrar: SIPURI("sip:example.test")!, addressOfRecord: SIPURI("sip:alice@example.test")!)
+        }
+        harness.engine.start()
+        locator.deliver()
+        let first = try #require(harness.environment.takeSent().first { $0.message.request?.method == .register })
+        #expect(first.destination.address.port == 6001)
+        harness.engine.transportFailed(towards: first.destination, reason: "nobody is listening (ICMP port unreachable)")
+        // The retry comes after the machine's back-off (10 s after a first failure); it is located again (the same
+        // answer) and goes to 6002.
+        harness.environment.advance(by: .seconds(11))
+        locator.deliver()
+        let retried = try #require(harness.environment.takeSent().last { $0.message.request?.method == .register })
+        #expect(retried.destination.address.port == 6002, "the failed target went to the back")
+    }
+}
