@@ -25,12 +25,14 @@ final class DaemonAutomation: Sendable {
     /// Places the `--call` calls.
     func start() {
         for target in options.calls {
+            // Dialled as a person would (a bare name at the account's domain, a number); what the rules refuse is
+            // started as written, so that the engine fails it with its reason and it counts for --exit-after.
             let handle: Handle
             switch DialTarget.handle(for: target, configuration: node.engine.configuration) {
             case .success(let found): handle = found
             case .failure(let problem):
                 node.configuration.log.error("cannot call \(target): \(problem.message)")
-                continue
+                handle = Handle(kind: .generic, value: target, displayName: target)
             }
             let uuid = RandomUUID.make()
             if let callID = options.callID { node.engine.assignCallID(callID, toOutgoing: uuid) }
