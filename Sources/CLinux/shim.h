@@ -38,6 +38,10 @@ static inline int clinux_recvmmsg(int fd, struct clinux_mmsghdr *vector, unsigne
 #define CLINUX_SOL_IPV6 41
 #define CLINUX_IP_RECVERR 11
 #define CLINUX_IPV6_RECVERR 25
+// recvmsg's flags, by value too (naming glibc's MSG_* enumerators in this header hid them from Swift files of
+// ParleyIO that import only Glibc).
+#define CLINUX_MSG_DONTWAIT 0x40
+#define CLINUX_MSG_ERRQUEUE 0x2000
 
 // Asks for ICMP errors on a UDP socket (IP_RECVERR, and IPV6_RECVERR on an IPv6 one, which also carries IPv4-mapped
 // peers): the kernel queues them on the socket's error queue with the datagram's destination instead of dropping
@@ -78,7 +82,7 @@ static inline int clinux_take_socket_error(int fd, struct sockaddr_storage *dest
     message.msg_iovlen = 1;
     message.msg_control = control;
     message.msg_controllen = sizeof control;
-    if (recvmsg(fd, &message, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) return 0;
+    if (recvmsg(fd, &message, CLINUX_MSG_ERRQUEUE | CLINUX_MSG_DONTWAIT) < 0) return 0;
     for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
         if ((header->cmsg_level == CLINUX_SOL_IP && header->cmsg_type == CLINUX_IP_RECVERR)
             || (header->cmsg_level == CLINUX_SOL_IPV6 && header->cmsg_type == CLINUX_IPV6_RECVERR)) {

@@ -1,4 +1,3 @@
-internal import CLinux
 import Glibc
 
 /// Thin wrappers over the socket calls Parley makes: every descriptor non-blocking and close-on-exec, errno turned
@@ -49,20 +48,6 @@ package enum Socket {
 
     /// The error of a finished non-blocking connect (0 when it succeeded).
     package static func pendingError(_ fd: Int32) -> Int32 { option(fd, SOL_SOCKET, SO_ERROR) }
-
-    /// Has the kernel queue ICMP errors (port or host unreachable) of a UDP socket's datagrams for
-    /// ``takeDatagramError(_:)``: an unconnected socket is told nothing of them otherwise.
-    package static func reportDatagramErrors(_ fd: Int32, ipv6: Bool) {
-        _ = clinux_enable_icmp_errors(fd, ipv6 ? 1 : 0)
-    }
-
-    /// One error queued for a UDP socket's datagrams (``reportDatagramErrors(_:ipv6:)``), nil when none is.
-    package static func takeDatagramError(_ fd: Int32) -> DatagramError? {
-        var storage = sockaddr_storage()
-        var code: Int32 = 0, fromICMP: Int32 = 0
-        guard clinux_take_socket_error(fd, &storage, &code, &fromICMP) == 1 else { return nil }
-        return DatagramError(destination: SocketAddress(storage), code: code, fromICMP: fromICMP != 0)
-    }
 
     /// The local address of a bound IP socket.
     package static func localAddress(_ fd: Int32) -> SocketAddress? {
@@ -162,14 +147,4 @@ package enum Socket {
             return .connection(fd, peer: SocketAddress(storage))
         }
     }
-}
-
-/// An error the kernel reported for a datagram a UDP socket sent: an ICMP port or host unreachable, mostly.
-package struct DatagramError: Sendable {
-    /// Where the datagram went (nil when the kernel did not say).
-    package var destination: SocketAddress?
-    /// The error: ECONNREFUSED for a port nobody listens on, EHOSTUNREACH, ENETUNREACH…
-    package var code: Int32
-    /// Whether an ICMP message reported it (else the local stack did).
-    package var fromICMP: Bool
 }
