@@ -83,7 +83,10 @@ final class LinphoneAndParleyd {
 
     deinit {
         send("quit")
-        _ = try? process.stop()
+        // unshare blocks SIGTERM while it waits for its child (a SIGTERM would cost stop()'s whole timeout): it is
+        // killed by its PID, which sends parleyd SIGTERM (--kill-child); parleyd's end ends the PID namespace.
+        kill(process.process.processIdentifier, SIGKILL)
+        _ = try? process.waitForExit(timeout: .seconds(10))
         close(commands)
         try? FileManager.default.removeItem(at: directory)
     }
