@@ -39,7 +39,12 @@ final class Baresip {
     /// With `recordTo`, its `sndfile` module writes each call's audio there: `dump-…-dec.wav` what it received,
     /// `dump-…-enc.wav` what it sent.
     /// `contacts` are lines of its contacts file; the first is the current contact (`/message` goes to it).
-    init(dial: String? = nil, certificate: SelfSignedCertificate? = nil, recordTo: URL? = nil, contacts: [String] = []) throws {
+    /// `account` replaces its accounts line (`<sip:USER@DOMAIN>;outbound="sip:PROXY";answermode=auto` registers at
+    /// DOMAIN through PROXY); ``uri(_:)`` then no longer names it.
+    init(
+        dial: String? = nil, certificate: SelfSignedCertificate? = nil, recordTo: URL? = nil, contacts: [String] = [],
+        account: String? = nil
+    ) throws {
         port = Interop.freePorts(count: 2)
         controlPort = Interop.freePort()
         directory = FileManager.default.temporaryDirectory.appending(path: "baresip-\(UUID().uuidString)")
@@ -47,7 +52,7 @@ final class Baresip {
         do {
             try Self.configuration(port: port, controlPort: controlPort, certificate: certificate, recordTo: recordTo)
                 .write(to: directory.appending(path: "config"), atomically: true, encoding: .utf8)
-            try "<sip:alice@127.0.0.1:\(port)>;regint=0;answermode=auto\n"
+            try ((account ?? "<sip:alice@127.0.0.1:\(port)>;regint=0;answermode=auto") + "\n")
                 .write(to: directory.appending(path: "accounts"), atomically: true, encoding: .utf8)
             try contacts.map { $0 + "\n" }.joined()
                 .write(to: directory.appending(path: "contacts"), atomically: true, encoding: .utf8)

@@ -11,7 +11,18 @@ import Testing
 /// namespace's shell starts linphonec in the background, reading commands from a FIFO the test holds open (it quits
 /// at EOF), waits for its SIP port, and becomes parleyd; when parleyd ends, the PID namespace takes linphonec with
 /// it. linphonec runs in file mode: it plays a WAV file of `tone` Hz to its calls and records what it hears.
+///
+/// With `namespace` (a ``LoopbackNamespace`` the test made, where it may also run Kamailio) they share that network
+/// namespace instead of a new one; with `account` linphonec registers an address of record through a proxy there.
 final class LinphoneAndParleyd {
+    /// An account linphonec registers (its `[proxy_0]`): `identity` (`sip:dave@example.test`) at the proxy at
+    /// 127.0.0.1:`proxyPort`. liblinphone sends REGISTER to `reg_proxy` (it resolves that host even when a route is
+    /// set), and its calls through `reg_route`: both name the proxy's address, so nothing is looked up in DNS.
+    struct Account {
+        let identity: String
+        let proxyPort: UInt16
+    }
+
     /// parleyd (the namespace's first process); its output is parleyd's.
     let process: RunningProcess
     /// linphonec's SIP port (UDP).
@@ -29,7 +40,10 @@ final class LinphoneAndParleyd {
 
     /// Starts both; `parleyd` gives parleyd's arguments beyond listening, data directory and audio, knowing
     /// linphonec's port. parleyd sends 1,000 Hz.
-    init(tone: Double = 440, sipOptions: [String] = [], parleyd: (UInt16) -> [String]) throws {
+    init(
+        tone: Double = 440, sipOptions: [String] = [], namespace: String? = nil, account: Account? = nil,
+        parleyd: (UInt16) -> [String]
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "parley-linphone-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let ports = Interop.freePorts(count: 2)
@@ -39,14 +53,26 @@ final class LinphoneAndParleyd {
         let played = directory.appending(path: "played.wav")
         try Self.writeTone(tone, seconds: 30, to: played)
         let rtpBase = 20_000 + Int.random(in: 0..<400) * 100
+        let proxy = account.map {
+            """
+            [proxy_0]
+            reg_proxy=<sip:127.0.0.1:\($0.proxyPort)>
+            reg_route=<sip:127.0.0.1:\($0.proxyPort);lr>
+            reg_identity=\($0.identity)
+            reg_expires=3600
+            reg_sendregister=1
+            publish=0
+
+            """
+        } ?? ""
         try """
             [sip]
             sip_port=\(linphonePort)
             sip_tcp_port=0
             sip_tls_port=0
-            default_proxy=-1
+            default_proxy=\(account == nil ? -1 : 0)
             \(sipOptions.joined(separator: "\n"))
-            [rtp]
+            \(proxy)[rtp]
             audio_rtp_port=\(rtpBase + 98)
             [storage]
             uri=\(directory.appending(path: "linphone.db").path)
@@ -63,8 +89,10 @@ final class LinphoneAndParleyd {
              "--log-level", "debug", "--media", "gstreamer", "--audio-source", "tone:1000",
              "--audio-sink", "file:\(parleydRecordings.path)", "--rtp-ports", "\(rtpBase)-\(rtpBase + 49)"]
             + parleyd(linphonePort)
+        // A namespace of the test's own already has loopback up and the default route.
+        let setUp = namespace == nil ? "ip link set lo up && ip route add default dev lo || exit 70" : ""
         let script = """
-            ip link set lo up && ip route add default dev lo || exit 70
+            \(setUp)
             linphonec -c '\(directory.appending(path: "linphonerc").path)' -a < '\(fifo)' > '\(directory.appending(path: "linphone.out").path)' 2>&1 &
             for attempt in $(seq 100); do
                 ss -Hlun "sport = :\(linphonePort)" | grep -q . && break
@@ -76,14 +104,20 @@ final class LinphoneAndParleyd {
         for command in ["soundcard use files", "play \(played.path)", "record \(linphoneRecording.path)"] {
             Self.write(command, to: commands)
         }
+        let unshare = [try Interop.tool("unshare").path] + (namespace == nil ? ["-n"] : [])
+            + ["-p", "-f", "--kill-child=SIGTERM", "sh", "-c", script]
+        let command = (namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []) + unshare
         process = try RunningProcess(
-            try Interop.tool("unshare"), ["-n", "-p", "-f", "--kill-child=SIGTERM", "sh", "-c", script], name: "linphonec+parleyd")
+            URL(fileURLWithPath: command[0]), Array(command.dropFirst()), name: "linphonec+parleyd")
         try process.waitForLine("parleyd's listening line") { $0.contains("listening on") }
     }
 
     deinit {
         send("quit")
-        _ = try? process.stop()
+        // unshare blocks SIGTERM while it waits for its child (a SIGTERM would cost stop()'s whole timeout): it is
+        // killed by its PID, which sends parleyd SIGTERM (--kill-child); parleyd's end ends the PID namespace.
+        kill(process.process.processIdentifier, SIGKILL)
+        _ = try? process.waitForExit(timeout: .seconds(10))
         close(commands)
         try? FileManager.default.removeItem(at: directory)
     }
@@ -139,4 +173,26 @@ final class LinphoneAndParleyd {
         for sample in samples { append(sample) }
         try data.write(to: url)
     }
+}
+
+/// A network namespace the test makes, with only loopback up and a default route through it (without one linphonec
+/// never opens its SIP port): Kamailio (`Kamailio(namespace:)`) and `LinphoneAndParleyd(namespace:)` meet there.
+/// Nothing in it reaches beyond the machine. Removed when the value goes (processes still inside keep it alive
+/// until they end).
+final class LoopbackNamespace {
+    let name: String
+
+    init() throws {
+        name = "parley-lo-" + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
+        try NamespacePair.ip(["netns", "add", name])
+        do {
+            try NamespacePair.ip(["-n", name, "link", "set", "lo", "up"])
+            try NamespacePair.ip(["-n", name, "route", "add", "default", "dev", "lo"])
+        } catch {
+            _ = try? NamespacePair.ip(["netns", "del", name])
+            throw error
+        }
+    }
+
+    deinit { _ = try? NamespacePair.ip(["netns", "del", name]) }
 }
