@@ -132,11 +132,21 @@ extension SIPUserAgent {
     }
 
     /// Our From address with `tag`, for requests to `destination`: the address of record when we register, else
-    /// `sip:USER@HOST` without a port, as a registered UA's would be (requests reach us at our Contact, which keeps
-    /// the port; softphones answer chat to the From's address, linphonec ignoring any port in it).
+    /// `sip:USER@HOST:PORT` with the port we listen on, so that a peer calling back the From reaches us (issue 41).
+    /// The port is left out when it is the default, 5060 over UDP or TCP at a numeric host: the same address (RFC 3263
+    /// §4.2), written as linphone expects a From (its chat room drops the port of the address it answers to, and
+    /// `chat_use_call_dialogs` finds the call only when the call's remote address has none either; with any other port
+    /// linphonec 5.1 sends its chat out of dialog to port 5060).
     func localAddress(tag: String?, for destination: SIPDestination) -> SIPAddress {
-        let uri = configuration.registration?.addressOfRecord
-            ?? SIPURI(scheme: "sip", user: configuration.userName, host: advertisedHost(for: destination), port: nil)
+        let uri: SIPURI
+        if let addressOfRecord = configuration.registration?.addressOfRecord {
+            uri = addressOfRecord
+        } else {
+            let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
+            let host = advertisedHost(for: destination)
+            let isDefaultPort = listen.port == 5060 && listen.kind != .tls && HostResolver.isLiteral(host)
+            uri = SIPURI(scheme: "sip", user: configuration.userName, host: host, port: isDefaultPort ? nil : Int(listen.port))
+        }
         var address = SIPAddress(displayName: configuration.displayName, uri: uri)
         if let tag { address.parameters.set("tag", tag) }
         return address

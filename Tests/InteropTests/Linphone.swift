@@ -39,15 +39,15 @@ final class LinphoneAndParleyd {
     private let commands: Int32
 
     /// Starts both; `parleyd` gives parleyd's arguments beyond listening, data directory and audio, knowing
-    /// linphonec's port. parleyd sends 1,000 Hz.
+    /// linphonec's port. parleyd sends 1,000 Hz. `defaultPort` puts parleyd on 5060 (free: the namespace is ours).
     init(
         tone: Double = 440, sipOptions: [String] = [], namespace: String? = nil, account: Account? = nil,
-        parleyd: (UInt16) -> [String]
+        defaultPort: Bool = false, parleyd: (UInt16) -> [String]
     ) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "parley-linphone-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let ports = Interop.freePorts(count: 2)
-        (linphonePort, parleydPort) = (ports, ports + 1)
+        (linphonePort, parleydPort) = (ports, defaultPort ? 5060 : ports + 1)
         parleydRecordings = directory.appending(path: "heard-by-parleyd")
         linphoneRecording = directory.appending(path: "heard-by-linphone.wav")
         let played = directory.appending(path: "played.wav")

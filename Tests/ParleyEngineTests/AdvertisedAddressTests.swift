@@ -31,7 +31,19 @@ struct AdvertisedAddressTests {
         let invite = try #require(harness.sent().first?.request)
         #expect(invite.headers["Via"]?.hasPrefix("SIP/2.0/UDP [::1]:5070;") == true, "\(invite.headers["Via"] ?? "")")
         #expect(invite.headers["Contact"] == "<sip:parley@[::1]:5070>", "\(invite.headers["Contact"] ?? "")")
-        #expect(invite.headers["From"]?.contains("sip:parley@[::1]>") == true, "\(invite.headers["From"] ?? "")")
+        #expect(invite.headers["From"]?.contains("sip:parley@[::1]:5070>") == true, "\(invite.headers["From"] ?? "")")
         #expect(!String(decoding: invite.serialize(), as: UTF8.self).contains("[["))
+    }
+
+    @Test("our From without an account is dialable: it names the port we listen on, left out when it is 5060")
+    func fromPort() throws {
+        for (port, from) in [(UInt16(5070), "<sip:parley@127.0.0.1:5070>;tag="), (5060, "<sip:parley@127.0.0.1>;tag=")] {
+            let harness = try EngineHarness(local: ListenAddress(kind: .udp, host: "127.0.0.1", port: port))
+            try harness.manager.perform([.start(conversationUUID: UUID(), handles: [
+                Handle(kind: .generic, value: "sip:bob@127.0.0.1:5062", displayName: "Bob"),
+            ])])
+            let invite = try #require(harness.sent().first?.request)
+            #expect(invite.headers["From"]?.contains(from) == true, "\(invite.headers["From"] ?? "")")
+        }
     }
 }
