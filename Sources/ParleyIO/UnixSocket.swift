@@ -1,3 +1,4 @@
+internal import CLinux
 import Glibc
 
 /// Unix-domain stream socket plumbing (the control API's transport): addresses, bind, connect, file identity.
