@@ -1,4 +1,5 @@
 import Foundation
+internal import CLinux
 import Glibc
 
 /// Bytes waiting for a stream socket, in order, bounded: each chunk may carry a tag (what the bytes are for, such as

@@ -1,3 +1,4 @@
+internal import CLinux
 import Glibc
 
 /// A system call of the I/O layer failed: which one (with what it was doing), and errno.

@@ -1,3 +1,4 @@
+internal import CLinux
 import Glibc
 import Synchronization
 

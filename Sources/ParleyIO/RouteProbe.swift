@@ -1,3 +1,4 @@
+internal import CLinux
 import Glibc
 
 /// The local address the kernel would send from toward a destination: a UDP socket connected to it (connecting a

@@ -1,3 +1,4 @@
+internal import CLinux
 import Glibc
 
 /// Who takes the connections a ``StreamListener`` accepts.

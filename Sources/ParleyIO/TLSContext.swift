@@ -1,4 +1,5 @@
 internal import COpenSSL
+internal import CLinux
 import Glibc
 
 /// OpenSSL's error queue of the calling thread, as one line (and emptied).
