@@ -83,15 +83,25 @@ static inline int clinux_take_socket_error(int fd, struct sockaddr_storage *dest
     message.msg_control = control;
     message.msg_controllen = sizeof control;
     if (recvmsg(fd, &message, CLINUX_MSG_ERRQUEUE | CLINUX_MSG_DONTWAIT) < 0) return 0;
-    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
-        if ((header->cmsg_level == CLINUX_SOL_IP && header->cmsg_type == CLINUX_IP_RECVERR)
-            || (header->cmsg_level == CLINUX_SOL_IPV6 && header->cmsg_type == CLINUX_IPV6_RECVERR)) {
+    // The control messages, walked by hand (cmsghdr headers and data aligned to size_t, as CMSG_* do): the CMSG_NXTHDR
+    // macro's inline function, which glibc defines in optimised builds, hid socket declarations from Swift's Glibc.
+    size_t align = sizeof(size_t);
+    size_t header_size = (sizeof(struct cmsghdr) + align - 1) & ~(align - 1);
+    char *cursor = control, *end = control + message.msg_controllen;
+    while (cursor + header_size <= end) {
+        struct cmsghdr header;
+        __builtin_memcpy(&header, cursor, sizeof header);
+        if (header.cmsg_len < header_size || cursor + header.cmsg_len > end) break;
+        if (((header.cmsg_level == CLINUX_SOL_IP && header.cmsg_type == CLINUX_IP_RECVERR)
+                || (header.cmsg_level == CLINUX_SOL_IPV6 && header.cmsg_type == CLINUX_IPV6_RECVERR))
+            && header.cmsg_len >= header_size + sizeof(struct clinux_extended_error)) {
             struct clinux_extended_error report;
-            __builtin_memcpy(&report, CMSG_DATA(header), sizeof report);
+            __builtin_memcpy(&report, cursor + header_size, sizeof report);
             *error = (int)report.ee_errno;
             *from_icmp = report.ee_origin == CLINUX_EE_ORIGIN_ICMP || report.ee_origin == CLINUX_EE_ORIGIN_ICMP6;
             return 1;
         }
+        cursor += (header.cmsg_len + align - 1) & ~(align - 1);
     }
     *error = 0;
     *from_icmp = 0;

@@ -1,5 +1,4 @@
 import Foundation
-internal import CLinux
 import Glibc
 
 /// Bytes waiting for a stream socket, in order, bounded: each chunk may carry a tag (what the bytes are for, such as

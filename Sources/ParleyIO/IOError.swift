@@ -1,4 +1,3 @@
-internal import CLinux
 import Glibc
 
 /// A system call of the I/O layer failed: which one (with what it was doing), and errno.

@@ -1,4 +1,3 @@
-internal import CLinux
 import Glibc
 
 /// The local address the kernel would send from toward a destination: a UDP socket connected to it (connecting a

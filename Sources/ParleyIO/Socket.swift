@@ -1,4 +1,3 @@
-internal import CLinux
 import Glibc
 
 /// Thin wrappers over the socket calls Parley makes: every descriptor non-blocking and close-on-exec, errno turned

@@ -1,4 +1,3 @@
-internal import CLinux
 import Glibc
 
 /// A numeric IPv4 or IPv6 address, read and written with inet_pton/inet_ntop.

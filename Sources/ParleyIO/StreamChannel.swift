@@ -1,5 +1,4 @@
 import Foundation
-internal import CLinux
 import Glibc
 
 /// What the owner of a ``StreamChannel`` hears, on the loop thread. The delegate may send on, or close, the channel

@@ -1,4 +1,3 @@
-internal import CLinux
 import Glibc
 
 /// Why a ``StreamChannel`` stopped being usable.

@@ -1,4 +1,3 @@
-internal import CLinux
 import Glibc
 
 /// Who takes the connections a ``StreamListener`` accepts.

@@ -1,5 +1,4 @@
 import Foundation
-internal import CLinux
 import Glibc
 
 /// One connection of a ``StreamServer``, numbered from 1 in the order of acceptance.

@@ -1,5 +1,4 @@
 internal import COpenSSL
-internal import CLinux
 import Glibc
 
 /// OpenSSL's error queue of the calling thread, as one line (and emptied).

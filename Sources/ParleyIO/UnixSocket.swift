@@ -1,4 +1,3 @@
-internal import CLinux
 import Glibc
 
 /// Unix-domain stream socket plumbing (the control API's transport): addresses, bind, connect, file identity.
