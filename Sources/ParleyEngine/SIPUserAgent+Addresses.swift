@@ -155,6 +155,14 @@ extension SIPUserAgent {
     /// Our local member handle.
     var localHandle: Handle { localHandleSnapshot }
 
+    /// Our handle on an incoming call: the address called (its To: through a provider, our address of record, not
+    /// our listener), named as we are; our listener's handle when the To is unusable.
+    func localHandle(called request: SIPRequest) -> Handle {
+        guard let to = request.headers.to, to.uri.isSIP else { return localHandle }
+        let called = HandleMapping.handle(for: SIPAddress(uri: to.uri))
+        return Handle(kind: called.kind, value: called.value, displayName: configuration.displayName ?? called.value)
+    }
+
     /// A Via for a new client transaction going to `destination`.
     func newVia(for destination: SIPDestination) -> SIPVia {
         let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]

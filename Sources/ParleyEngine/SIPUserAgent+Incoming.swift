@@ -82,7 +82,7 @@ extension SIPUserAgent {
             try manager.reportNewIncomingConversation(
                 uuid: uuid,
                 update: Conversation.Update(
-                    localMember: localHandle, members: [handle], activeRemoteMembers: [handle],
+                    localMember: localHandle(called: request), members: [handle], activeRemoteMembers: [handle],
                     capabilities: capabilities(video: offer?.video?.answer(port: videoPort).isActive == true)))
         } catch {
             legs[UUIDKey(uuid)] = nil

@@ -42,6 +42,11 @@ struct AccountDialTests {
         #expect(bob.transitions == [["ringing", "joining", "joined", "leaving", "left (localEnded)"]])
         #expect(carol.transitions == [["ringing", "joining", "joined", "leaving", "left (localEnded)"]])
         #expect(dns.queries.contains { $0.contains("query[SRV] _sip._udp.example.test") }, "\(dns.queries)")
+        // Each callee's conversation names it by the address called, its address of record, not its listener.
+        let history = try Self.parley(["history", "--json", "--limit", "1", "--data-dir", bob.dataDirectory.path])
+        let records = try JSONSerialization.jsonObject(with: Data(history.stdout.joined().utf8)) as? [String: Any]
+        let local = ((records?["records"] as? [[String: Any]])?.first?["localHandle"] as? [String: Any])?["value"] as? String
+        #expect(local == "sip:bob@example.test", "\(history.stdout)")
 
         let unknown = try Self.parley(["call", "sip:bob@nosuch.example.test"] + a)
         #expect(unknown.status == 1)
