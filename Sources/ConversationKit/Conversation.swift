@@ -42,6 +42,9 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
     }
     /// What the conversation supports now; may change mid-conversation (audio → video).
     public internal(set) var capabilities: Capabilities
+    /// The account it goes through: the address of record an outgoing conversation was placed from, or the one an
+    /// incoming conversation was called at (like Telecom's `PhoneAccountHandle`); nil when it uses none.
+    public internal(set) var account: String?
     /// Whether the local member is muted (fulfilled Mute actions).
     public internal(set) var isMuted: Bool
     /// The group this conversation is merged into now, if any.
@@ -90,13 +93,15 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
                 update.activeRemoteMembers ?? membership.activeRemoteMembers)
         }
         if let capabilities = update.capabilities { self.capabilities = capabilities }
+        if let account = update.account { self.account = account }
     }
 
     /// Field-wise equality (membership by value).
     public static func == (lhs: Conversation, rhs: Conversation) -> Bool {
         lhs.uuid == rhs.uuid && lhs.direction == rhs.direction && lhs.state == rhs.state
             && (lhs.membership === rhs.membership || lhs.membership == rhs.membership)
-            && lhs.capabilities == rhs.capabilities && lhs.isMuted == rhs.isMuted && lhs.groupUUID == rhs.groupUUID
+            && lhs.capabilities == rhs.capabilities && lhs.account == rhs.account && lhs.isMuted == rhs.isMuted
+            && lhs.groupUUID == rhs.groupUUID
             && lhs.lastGroupUUID == rhs.lastGroupUUID
             && lhs.endedReason == rhs.endedReason && lhs.createdAt == rhs.createdAt
             && lhs.startedConnectingAt == rhs.startedConnectingAt && lhs.connectedAt == rhs.connectedAt
@@ -196,16 +201,19 @@ extension Conversation {
         public var activeRemoteMembers: Set<Handle>?
         /// What the conversation supports once the update is applied.
         public var capabilities: Capabilities?
+        /// The account the conversation goes through (an address of record).
+        public var account: String?
 
         /// Creates an update; omitted fields stay unchanged.
         public init(
             localMember: Handle? = nil, members: Set<Handle>? = nil,
-            activeRemoteMembers: Set<Handle>? = nil, capabilities: Capabilities? = nil
+            activeRemoteMembers: Set<Handle>? = nil, capabilities: Capabilities? = nil, account: String? = nil
         ) {
             self.localMember = localMember
             self.members = members
             self.activeRemoteMembers = activeRemoteMembers
             self.capabilities = capabilities
+            self.account = account
         }
 
         /// Every handle the update names.
