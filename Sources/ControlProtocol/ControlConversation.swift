@@ -40,6 +40,8 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
     public var activeRemoteMembers: [HandleInfo]
     /// Our own handle, when known.
     @Nullable public var localMember: HandleInfo?
+    /// The account it goes through (an address of record), or null.
+    @Nullable public var account: String?
     /// The peer has put us on hold (joined or paused, members but none active).
     public var isRemotelyHeld: Bool
     /// We are muted.
@@ -89,6 +91,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
             remote.firstIndex(of: handle).map { members[$0] } ?? HandleInfo(handle, contactName: contactName(handle))
         }
         localMember = conversation.localMember.map { HandleInfo($0, contactName: nil) }
+        account = conversation.account
         isRemotelyHeld = (conversation.state == .joined || conversation.state == .paused)
             && !conversation.members.isEmpty && conversation.activeRemoteMembers.isEmpty
         isMuted = conversation.isMuted
@@ -128,6 +131,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         if members != previous.members { changed.append("members") }
         if activeRemoteMembers != previous.activeRemoteMembers { changed.append("activeRemoteMembers") }
         if localMember != previous.localMember { changed.append("localMember") }
+        if account != previous.account { changed.append("account") }
         if isRemotelyHeld != previous.isRemotelyHeld { changed.append("isRemotelyHeld") }
         if isMuted != previous.isMuted { changed.append("isMuted") }
         if isVideo != previous.isVideo { changed.append("isVideo") }

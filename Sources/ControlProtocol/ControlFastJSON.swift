@@ -150,6 +150,7 @@ extension HandleInfo: ControlFastJSON {
 extension ConversationInfo: ControlFastJSON {
     func writeJSON(_ out: inout JSONOut) {
         out.object { out in
+            out.member("account", account)
             out.key("activeRemoteMembers")
             out.array(activeRemoteMembers) { out, member in member.writeJSON(&out) }
             out.member("callID", callID)

@@ -9,12 +9,15 @@ public struct StartParams: ControlParams {
     public var video: Bool?
     /// Where the frontend takes the call's RTP (`parleyd --media external` only).
     public var media: MediaEndpointParams?
+    /// The account to call through (its name or address of record); the default account when absent.
+    public var account: String?
 
     /// Params.
-    public init(to: String, video: Bool? = nil, media: MediaEndpointParams? = nil) {
+    public init(to: String, video: Bool? = nil, media: MediaEndpointParams? = nil, account: String? = nil) {
         self.to = to
         self.video = video
         self.media = media
+        self.account = account
     }
 
     /// The members.
@@ -25,6 +28,9 @@ public struct StartParams: ControlParams {
                 + "dialled at `--phone-domain`, else the registrar's domain"),
         ControlField("video", "a boolean", optional: true, "a video call (default false; needs `parleyd --video`)"),
         MediaEndpointParams.field,
+        ControlField(
+            "account", "a string", optional: true,
+            "the account to call through: its name (`work`) or address of record (`sip:alice@example.com`); default: the first account"),
     ]
     /// An example.
     public static let example = StartParams(to: "sip:bob@127.0.0.1:5062", video: false)

@@ -64,8 +64,12 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
     }
 }
 
-/// The registration as the protocol writes it.
+/// An account's registration as the protocol writes it.
 public struct RegistrationInfo: Codable, Sendable, Equatable {
+    /// The account's address of record, or null (no account).
+    @Nullable public var account: String?
+    /// The account's name (its address of record unless the configuration names it), or null.
+    @Nullable public var name: String?
     /// `unregistered`, `registering`, `registered` or `failed`.
     public var state: String
     /// Until when the binding holds (registered), or null.
@@ -76,7 +80,12 @@ public struct RegistrationInfo: Codable, Sendable, Equatable {
     @Nullable public var mappedAddress: String?
 
     /// A registration state.
-    public init(state: String, expiresAt: String? = nil, reason: String? = nil, mappedAddress: String? = nil) {
+    public init(
+        account: String? = nil, name: String? = nil, state: String, expiresAt: String? = nil, reason: String? = nil,
+        mappedAddress: String? = nil
+    ) {
+        self.account = account
+        self.name = name
         self.state = state
         self.expiresAt = expiresAt
         self.reason = reason

@@ -59,6 +59,7 @@ extension ConversationInfo: ControlShape {
             "activeRemoteMembers", .array(.object(HandleInfo.self)),
             "the remote members taking part now: the caller while it rings, the peer once connected; empty while the peer holds us"),
         ControlField("localMember", .nullable(.object(HandleInfo.self)), "our own handle: on an incoming call the address called (its To); null on calls we place"),
+        ControlField("account", .nullable(.string), "the account it goes through, by address of record: the one a call we place went out through (`start`'s `account`, else the default), the one an incoming call was called at; null without accounts, or for a call straight from a peer that named none"),
         ControlField("isRemotelyHeld", .boolean, "the peer put us on hold (no remote member active while joined)"),
         ControlField("isMuted", .boolean, "we are muted"),
         ControlField("isVideo", .boolean, "it carries video"),
@@ -88,7 +89,8 @@ extension ConversationInfo: ControlShape {
             #"{"uuid": "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", "state": "joined", "direction": "incoming", "displayName": "Bob", "#
                 + #""members": [{"kind": "generic", "value": "sip:bob@192.0.2.7:5062", "displayName": "Bob", "contactName": null}], "#
                 + #""activeRemoteMembers": [{"kind": "generic", "value": "sip:bob@192.0.2.7:5062", "displayName": "Bob", "contactName": null}], "#
-                + #""localMember": {"kind": "generic", "value": "sip:alice@192.0.2.1:5070", "displayName": "sip:alice@192.0.2.1:5070", "contactName": null}, "#
+                + #""localMember": {"kind": "generic", "value": "sip:alice@example.com", "displayName": "sip:alice@example.com", "contactName": null}, "#
+                + #""account": "sip:alice@example.com", "#
                 + #""isRemotelyHeld": false, "isMuted": true, "isVideo": false, "viaPush": false, "canShareActivity": true, "#
                 + #""capabilities": ["merging", "unmerging", "pausing", "playingTones"], "pendingActions": ["hold"], "#
                 + #""group": "0B6D2E7F-1C4A-4F3E-8B2D-5A9C7E1F3D40", "callID": "a84b4c76e66710@192.0.2.7", "#
@@ -97,7 +99,7 @@ extension ConversationInfo: ControlShape {
         ControlExample.decode(
             #"{"uuid": "3F2A9D10-7B6E-4E1C-A5D4-2C8B0F9E6A13", "state": "left", "direction": "outgoing", "displayName": "Carol", "#
                 + #""members": [{"kind": "phoneNumber", "value": "+1 650 555 0199", "displayName": "+1 650 555 0199", "contactName": "Carol"}], "#
-                + #""activeRemoteMembers": [], "localMember": null, "isRemotelyHeld": false, "isMuted": false, "isVideo": false, "#
+                + #""activeRemoteMembers": [], "localMember": null, "account": null, "isRemotelyHeld": false, "isMuted": false, "isVideo": false, "#
                 + #""viaPush": false, "canShareActivity": false, "capabilities": [], "pendingActions": [], "group": null, "#
                 + #""callID": null, "createdAt": "2026-11-29T17:03:00.000Z", "connectedAt": null, "#
                 + #""endedAt": "2026-11-29T17:03:02.500Z", "endedReason": "busy", "sipStatus": 486, "sipReason": "Busy Here"}"#),
@@ -134,9 +136,11 @@ extension RegistrationInfo: ControlShape {
 
     /// The members.
     public static let fields = [
+        ControlField("account", .nullable(.string), "the account's address of record (`sip:alice@example.com`); null without accounts"),
+        ControlField("name", .nullable(.string), "the account's name in the config file (`[account work]`), else its address of record; null without accounts"),
         ControlField(
             "state", .oneOf(["unregistered", "registering", "registered", "failed"]),
-            "`unregistered` also when parleyd runs without `--register`; `registering` also while a refresh is under way (the binding still holds)"),
+            "`unregistered` also when parleyd has no account; `registering` also while a refresh is under way (the binding still holds)"),
         ControlField("expiresAt", .nullable(.timestamp), "until when the registrar keeps the binding (while `registered`)"),
         ControlField("reason", .nullable(.string), "why the last attempt failed (while `failed`): the registrar's status and phrase, or what went wrong"),
         ControlField(
@@ -144,10 +148,13 @@ extension RegistrationInfo: ControlShape {
             "while `registered` behind a NAT: our `HOST:PORT` as the registrar saw it (its Via `received`/`rport`, RFC 3581) where our Contact said another; the address our Contact and SDP give peers through the registrar. Null without a NAT, and with `--public-address`"),
     ]
 
-    /// Registered behind a NAT, and refused.
+    /// Registered behind a NAT, refused, and no account at all.
     public static let examples = [
-        RegistrationInfo(state: "registered", expiresAt: "2026-11-29T18:02:03.123Z", mappedAddress: "203.0.113.2:5070"),
-        RegistrationInfo(state: "failed", reason: "403 Forbidden"),
+        RegistrationInfo(
+            account: "sip:alice@example.com", name: "work", state: "registered", expiresAt: "2026-11-29T18:02:03.123Z",
+            mappedAddress: "203.0.113.2:5070"),
+        RegistrationInfo(account: "sip:alice@example.org", name: "home", state: "failed", reason: "403 Forbidden"),
+        RegistrationInfo(state: "unregistered"),
     ]
 }
 

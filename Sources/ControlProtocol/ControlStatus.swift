@@ -6,8 +6,10 @@ public struct StatusResult: Codable, Sendable, Equatable {
     public var `protocol`: Int
     /// The daemon's facts.
     public var daemon: DaemonFacts
-    /// The registration.
+    /// The default account's registration (the first account's; `unregistered` without accounts).
     public var registration: RegistrationInfo
+    /// Every account's registration, the default one first.
+    public var accounts: [RegistrationInfo]
     /// Live conversations.
     public var conversations: Int
     /// What the engine counted.
@@ -17,12 +19,13 @@ public struct StatusResult: Codable, Sendable, Equatable {
 
     /// A status.
     public init(
-        daemon: DaemonFacts, registration: RegistrationInfo, conversations: Int, counters: StatusCounters,
+        daemon: DaemonFacts, accounts: [RegistrationInfo], conversations: Int, counters: StatusCounters,
         limits: StatusLimits
     ) {
         self.protocol = ControlProtocol.version
         self.daemon = daemon
-        self.registration = registration
+        self.registration = accounts.first ?? RegistrationInfo(state: "unregistered")
+        self.accounts = accounts
         self.conversations = conversations
         self.counters = counters
         self.limits = limits
@@ -37,7 +40,8 @@ extension StatusResult: ControlShape {
     public static let fields = [
         ControlField("protocol", .integer, "the control protocol's version: 1"),
         ControlField("daemon", .object(DaemonFacts.self), "who this parleyd is"),
-        ControlField("registration", .object(RegistrationInfo.self), "its registration with `--register`'s registrar"),
+        ControlField("registration", .object(RegistrationInfo.self), "the default account's registration (the first account's; `unregistered` without accounts)"),
+        ControlField("accounts", .array(.object(RegistrationInfo.self)), "every account's registration, the default one first (empty without accounts)"),
         ControlField("conversations", .integer, "live conversations now"),
         ControlField("counters", .object(StatusCounters.self), "what the SIP engine counted since parleyd started"),
         ControlField("limits", .object(StatusLimits.self), "the limits a frontend may explain a refusal with"),
@@ -46,7 +50,7 @@ extension StatusResult: ControlShape {
     /// A status.
     public static let examples = [
         StatusResult(
-            daemon: DaemonFacts.examples[0], registration: RegistrationInfo.examples[0], conversations: 1,
+            daemon: DaemonFacts.examples[0], accounts: Array(RegistrationInfo.examples.prefix(2)), conversations: 1,
             counters: StatusCounters.examples[0], limits: StatusLimits.examples[0])
     ]
 }

@@ -156,8 +156,8 @@ extension ControlService {
             return [.mediaStats(MediaStats(conversation: uuid.uuidString, stats: Self.stats(quality)))]
         case .historyRecorded(let uuid, let recordID):
             return [.historyChanged(HistoryChanged(change: "inserted", records: [recordID], conversation: uuid.uuidString))]
-        case .registrationChanged(let registration):
-            return [.registrationChanged(Self.registration(registration))]
+        case .registrationChanged(let account, let registration):
+            return [.registrationChanged(Self.registration(registration, of: account))]
         case .pushHandled(let callID, let handling):
             return [.pushReceived(Self.push(callID: callID, handling))]
         }

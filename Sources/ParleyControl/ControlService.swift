@@ -78,13 +78,15 @@ public final class ControlService: Sendable {
             reply(ControlMessage.result(SubscribeResult(events: ControlEventMessage.Name.allCases.map(\.rawValue)), id: id))
             return .subscribe
         case .start(let params):
+            let account = try account(named: params.account)
             let handle: Handle
-            switch DialTarget.handle(for: params.to, configuration: engine.configuration) {
+            switch DialTarget.handle(for: params.to, through: account, configuration: engine.configuration) {
             case .success(let found): handle = found
             case .failure(let problem):
                 throw ControlError(.invalidParams, problem.message, details: .init(field: "to", technical: problem.technical))
             }
             let start = ConversationAction.start(handles: [handle], isVideo: params.video ?? false)
+            if let name = params.account { _ = engine.placeThrough(account: name, conversation: start.conversationUUID) }
             try perform(start, id: id, media: params.media, reply: reply)
         case .join(let params):
             let join = ConversationAction.join(conversationUUID: try conversation(params.conversation))
@@ -192,7 +194,7 @@ public final class ControlService: Sendable {
         counters.loopLagMs = statistics.loopLagMilliseconds
         counters.queueWaitMs = statistics.queueWaitMilliseconds
         return StatusResult(
-            daemon: facts(), registration: Self.registration(engine.registrationState),
+            daemon: facts(), accounts: engine.registrations.map { Self.registration($0.state, of: $0.account) },
             conversations: engine.manager.conversations.count, counters: counters, limits: limits)
     }
 
@@ -312,13 +314,25 @@ public final class ControlService: Sendable {
     }
 
     /// The protocol's view of a registration state.
-    static func registration(_ state: RegistrationState) -> RegistrationInfo {
-        switch state {
+    /// The account `name` names (nil: the default one), or an error naming the accounts there are.
+    private func account(named name: String?) throws(ControlError) -> Account? {
+        guard let name else { return nil }
+        if let account = engine.configuration.account(named: name) { return account }
+        let names = engine.configuration.accounts.map(\.name)
+        let known = names.isEmpty ? "this parleyd has no accounts" : "its accounts are " + names.joined(separator: ", ")
+        throw ControlError(.invalidParams, "No account is named \(name.debugDescription): \(known).", field: "account")
+    }
+
+    static func registration(_ state: RegistrationState, of account: Account) -> RegistrationInfo {
+        var info = switch state {
         case .unregistered: RegistrationInfo(state: "unregistered")
         case .registering: RegistrationInfo(state: "registering")
         case .registered(let until, let mapped):
             RegistrationInfo(state: "registered", expiresAt: ControlTime.string(until), mappedAddress: mapped)
         case .failed(let reason): RegistrationInfo(state: "failed", reason: reason)
         }
+        info.account = account.addressOfRecord.description
+        info.name = account.name
+        return info
     }
 }

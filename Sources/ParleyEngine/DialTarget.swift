@@ -12,11 +12,15 @@ public enum DialTarget {
     /// The transports parleyd places calls over, as a URI's `transport` parameter names them.
     public static let transports = ["udp", "tcp", "tls"]
 
-    /// The handle to start a call to `text`, or why it cannot be called.
-    public static func handle(for text: String, configuration: EngineConfiguration) -> Result<Handle, DialTargetError> {
+    /// The handle to start a call to `text` through `account` (nil: the default one, the first, if any), or why it
+    /// cannot be called.
+    public static func handle(
+        for text: String, through account: Account? = nil, configuration: EngineConfiguration
+    ) -> Result<Handle, DialTargetError> {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return .failure(DialTargetError("Say whom to call.")) }
-        if let domain = configuration.accountDomain, let user = bareUser(trimmed) {
+        let account = account ?? configuration.accounts.first
+        if let domain = account?.domain, let user = bareUser(trimmed) {
             // Through an account, a bare name is a user at its domain, as a phone dials it.
             let value = "sip:\(user)@\(domain)"
             return .success(Handle(kind: .generic, value: value, displayName: value))
@@ -28,10 +32,10 @@ public enum DialTarget {
             if let problem = transportProblem(transport) { return .failure(problem) }
             if transport != "udp" { handle = keeping(transport: transport, in: handle) }
         }
-        switch HandleMapping.uri(for: handle, phoneDomain: configuration.effectivePhoneDomain) {
+        switch HandleMapping.uri(for: handle, phoneDomain: configuration.phoneDomain(through: account)) {
         case .success: return .success(handle)
         case .failure(let problem):
-            if handle.kind == .phoneNumber, configuration.effectivePhoneDomain == nil {
+            if handle.kind == .phoneNumber, configuration.phoneDomain(through: account) == nil {
                 return .failure(DialTargetError(
                     "Can't dial the number \(handle.value): no phone domain (start parleyd with --phone-domain or --register).",
                     technical: problem.description))
@@ -145,13 +149,9 @@ public struct DialTargetError: Error, Sendable, CustomStringConvertible {
 }
 
 extension EngineConfiguration {
-    /// The account's domain (the address of record's host): where a bare user name is dialled; nil without an account.
-    public var accountDomain: String? {
-        registration.map { $0.addressOfRecord.host }.flatMap { $0.isEmpty ? nil : $0 }
-    }
-
-    /// Where phone numbers are dialled: `phoneDomain`, else the registrar's domain (the address of record's host).
-    public var effectivePhoneDomain: String? {
-        phoneDomain ?? registration.map { $0.addressOfRecord.host }.flatMap { $0.isEmpty ? nil : $0 }
+    /// Where phone numbers are dialled through `account` (nil: through none): its phone domain, else the engine's
+    /// `phoneDomain`, else the account's domain (the address of record's host).
+    public func phoneDomain(through account: Account?) -> String? {
+        account?.phoneDomain ?? phoneDomain ?? account?.domain
     }
 }

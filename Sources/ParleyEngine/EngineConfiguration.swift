@@ -43,8 +43,9 @@ public struct EngineConfiguration: Sendable {
     /// RFC 4028 session timers: what our INVITEs propose and the shortest interval we take; nil: off (no
     /// `Supported: timer`, no Session-Expires, a peer's `Require: timer` refused with 420).
     public var sessionTimer: SessionTimerConfiguration? = SessionTimerConfiguration()
-    /// Register with a registrar (nil: do not register).
-    public var registration: RegistrationConfiguration?
+    /// The SIP accounts, each registered on its own; the first is the default one calls go out through (empty:
+    /// none, calls go out as `sip:USER@HOST:PORT`). ``registration`` is the one-account short form.
+    public var accounts: [Account] = []
     /// How long a conversation announced by a VoIP push waits for its INVITE before it ends as failed.
     public var pushInviteWait: Duration
     /// Live calls at most (incoming and outgoing, ringing or connected): a new INVITE beyond it is refused with 503
@@ -105,9 +106,9 @@ public struct EngineConfiguration: Sendable {
         self.phoneDomain = phoneDomain
         self.product = product
         self.mediaPort = mediaPort
-        self.registration = registration
         self.pushInviteWait = pushInviteWait
         self.maxCalls = maxCalls
+        self.registration = registration
     }
 
     /// Whether `host` is a numeric IPv4 or IPv6 address (without brackets), as per-source limits name sources.
@@ -140,9 +141,18 @@ public struct EngineConfiguration: Sendable {
         for source in exemptSources where !Self.isNumericAddress(source) {
             problems.append("exempt source '\(source)' is not a numeric IP address")
         }
-        if let registration {
-            if !(1...86_400 * 7).contains(registration.expires) { problems.append("registration expiry out of range") }
-            if registration.addressOfRecord.user == nil { problems.append("the address of record needs a user part") }
+        for account in accounts {
+            let registration = account.registration
+            if !(1...86_400 * 7).contains(registration.expires) {
+                problems.append("\(account.name): registration expiry out of range")
+            }
+            if registration.addressOfRecord.user == nil {
+                problems.append("\(account.name): the address of record needs a user part")
+            }
+        }
+        if Set(accounts.map(\.name)).count < accounts.count { problems.append("two accounts have the same name") }
+        if Set(accounts.map { $0.addressOfRecord.description.lowercased() }).count < accounts.count {
+            problems.append("two accounts have the same address of record")
         }
         return problems
     }

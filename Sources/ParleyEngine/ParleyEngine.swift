@@ -27,6 +27,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let observed = ObservedConversations()
     /// The peer's refusal behind each action failed for one (``failureStatus(ofAction:)``).
     let actionFailures = ActionFailureStatuses()
+    /// The accounts frontends chose for their Starts.
+    let accountChoices = AccountChoices()
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
     private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
     private let pushedCalls: PushedCallRegistry
@@ -77,7 +79,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 $0.uuids[callID] = uuid
             }
         }
-        agent.onRegistrationChanged = { [weak self] state in self?.emit(.registrationChanged(state)) }
+        agent.onRegistrationChanged = { [weak self] account, state in self?.emit(.registrationChanged(account, state)) }
+        agent.accountChoices = accountChoices
         agent.onTonesReceived = { [weak self] uuid, digits in self?.emit(.tonesReceived(uuid, digits: digits)) }
         agent.onMediaChanged = { [weak self, observed] uuid, audio in
             observed.state.withLock { $0.audio[uuid] = audio }
@@ -118,15 +121,13 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// control. Call once, after the transports listen.
     public func start() {
         environment.execute { [agent] in
-            agent.value.register()
+            agent.value.registerAll()
             agent.value.startLoadProbe()
         }
     }
 
-    /// Where the registration stands.
-    public var registrationState: RegistrationState {
-        environment.executeAndWait { [agent] in agent.value.registration?.state ?? .unregistered } ?? .unregistered
-    }
+    /// Where the default account's registration stands (unregistered without accounts).
+    public var registrationState: RegistrationState { registrations.first?.state ?? .unregistered }
 
     /// Feeds one message from a transport (on the environment's thread).
     public func receive(_ inbound: InboundSIPMessage) {
@@ -340,7 +341,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         // retransmit meanwhile).
         _ = environment.executeAndWait { [agent] in
             agent.value.endAll()
-            agent.value.unregister()
+            agent.value.unregisterAll()
             agent.value.transactions.whenClientsDone { requestsAnswered.fire() }
         }
         requestsAnswered.wait()
@@ -508,8 +509,8 @@ public enum EngineEvent: Sendable {
     case mediaStats(UUID, CallQuality)
     /// An action went to the engine (it is pending on its conversation until it settles).
     case actionPerformed(ConversationAction)
-    /// The registration changed state.
-    case registrationChanged(RegistrationState)
+    /// An account's registration changed state.
+    case registrationChanged(Account, RegistrationState)
     /// A VoIP push was handled.
     case pushHandled(callID: String, handling: PushHandling)
     /// An action (from a frontend or the network) completed, failed or timed out.

@@ -70,26 +70,30 @@ extension SIPUserAgent {
         return advertisedHost(toward: destination.address.host, listening: listen)
     }
 
-    /// Our address as the registrar's NAT maps it, for messages to `peerHost` when that is the registrar's host (and,
-    /// when given, over the registration's transport); nil when nothing was learned (no NAT, no registration, or a
-    /// configured public address).
+    /// Our address as a registrar's NAT maps it, for messages to `peerHost` when that is a registrar's host, or a
+    /// peer whose calls came through one (and, when given, over that registration's transport); nil when nothing
+    /// was learned (no NAT, no registration there, or a configured public address). Accounts registered at one
+    /// registrar share our socket, so the first one registered there speaks for all.
     func mappedAddress(toward peerHost: String?, kind: SIPTransportKind? = nil) -> SIPPeerAddress? {
-        guard let machine = registration, let mapped = machine.mappedAddress, let registrar = machine.registrarDestination,
-            let peerHost, peerHost == registrar.address.host || hostsThroughRegistrar.contains(peerHost),
+        guard !accounts.isEmpty, let peerHost,
+            let index = registrarAccounts[peerHost] ?? hostsThroughRegistrar[peerHost]
+        else { return nil }
+        let machine = accounts[index].registration
+        guard let mapped = machine.mappedAddress, let registrar = machine.registrarDestination,
             kind == nil || kind == registrar.kind
         else { return nil }
         return mapped
     }
 
-    /// An INVITE from `source` whose dialog's requests go to `peerHost` (its Contact): when it came through the
+    /// An INVITE from `source` whose dialog's requests go to `peerHost` (its Contact): when it came through a
     /// registrar, the peer reaches us through it (and its NAT), so it is given the NAT's mapping of us like the
     /// registrar itself — in our 200's Contact, which the proxy forwards in-dialog requests to, and in our SDP.
     func noteCall(from peerHost: String, through source: SIPDestination) {
-        guard let registrar = registration?.registrarDestination, source.address.host == registrar.address.host,
-            peerHost != registrar.address.host, !hostsThroughRegistrar.contains(peerHost)
+        guard let index = registrarAccounts[source.address.host], registrarAccounts[peerHost] == nil,
+            hostsThroughRegistrar[peerHost] == nil
         else { return }
         if hostsThroughRegistrar.count >= Self.routedHostsLimit { hostsThroughRegistrar.removeAll(keepingCapacity: true) }
-        hostsThroughRegistrar.insert(peerHost)
+        hostsThroughRegistrar[peerHost] = index
     }
 
     /// Our Contact for messages to `destination`: ``localContact(for:secure:)``, with the NAT's mapping of us when
@@ -131,23 +135,24 @@ extension SIPUserAgent {
         return value
     }
 
-    /// Our From address with `tag`, for requests to `destination`: the address of record when we register, else
-    /// `sip:USER@HOST:PORT` with the port we listen on, so that a peer calling back the From reaches us (issue 41).
+    /// Our From address with `tag`, for requests to `destination` through `account`: its address of record and
+    /// display name, else (no account) `sip:USER@HOST:PORT` with the port we listen on, so that a peer calling back
+    /// the From reaches us (issue 41).
     /// The port is left out when it is the default, 5060 over UDP or TCP at a numeric host: the same address (RFC 3263
     /// §4.2), written as linphone expects a From (its chat room drops the port of the address it answers to, and
     /// `chat_use_call_dialogs` finds the call only when the call's remote address has none either; with any other port
     /// linphonec 5.1 sends its chat out of dialog to port 5060).
-    func localAddress(tag: String?, for destination: SIPDestination) -> SIPAddress {
+    func localAddress(tag: String?, for destination: SIPDestination, account: Account?) -> SIPAddress {
         let uri: SIPURI
-        if let addressOfRecord = configuration.registration?.addressOfRecord {
-            uri = addressOfRecord
+        if let account {
+            uri = account.addressOfRecord
         } else {
             let listen = listenAddress(for: destination) ?? configuration.listenAddresses[0]
             let host = advertisedHost(for: destination)
             let isDefaultPort = listen.port == 5060 && listen.kind != .tls && HostResolver.isLiteral(host)
             uri = SIPURI(scheme: "sip", user: configuration.userName, host: host, port: isDefaultPort ? nil : Int(listen.port))
         }
-        var address = SIPAddress(displayName: configuration.displayName, uri: uri)
+        var address = SIPAddress(displayName: account?.displayName ?? configuration.displayName, uri: uri)
         if let tag { address.parameters.set("tag", tag) }
         return address
     }

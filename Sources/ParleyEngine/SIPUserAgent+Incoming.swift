@@ -83,7 +83,8 @@ extension SIPUserAgent {
                 uuid: uuid,
                 update: Conversation.Update(
                     localMember: localHandle(called: request), members: [handle], activeRemoteMembers: [handle],
-                    capabilities: capabilities(video: offer?.video?.answer(port: videoPort).isActive == true)))
+                    capabilities: capabilities(video: offer?.video?.answer(port: videoPort).isActive == true),
+                    account: account(called: request, from: source).map { accounts[$0].account.addressOfRecord.description }))
         } catch {
             legs[UUIDKey(uuid)] = nil
             legMedia[UUIDKey(uuid)] = nil

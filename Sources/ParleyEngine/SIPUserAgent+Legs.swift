@@ -313,16 +313,10 @@ extension SIPUserAgent: TransactionUser {
                 case .transportError: leg.requestFailed(request, .transportError, in: context)
                 }
             }
-        case .registration(let attempt):
-            if case .response = event {} else if let registrar = registration?.configuration.registrar,
-                case .success(let silent) = outOfDialogDestination(for: registrar)
-            {
-                // The retry goes to the registrar's next target (RFC 3263 failover).
-                targetFailed(silent, of: nextHop(for: registrar))
-            }
-            driveRegistration { machine, context in machine.receive(event, for: attempt, in: context) }
-        case .keepAlive:
-            keepAliveAnswered(event)
+        case .registration(let attempt, let account):
+            registrationAnswered(event, attempt: attempt, account: account)
+        case .keepAlive(let flow):
+            keepAliveAnswered(event, flow: flow)
         }
     }
 }

@@ -6,22 +6,29 @@ import SIPTransport
 /// else the request URI's host; a host name is located (RFC 3263) without blocking the loop, and its targets are
 /// kept in failover order: a target that did not answer (timer B or F, an ICMP error) goes to the back.
 extension SIPUserAgent {
-    /// The URI whose host out-of-dialog requests for `uri` are sent to: the outbound proxy, else `uri`.
-    func nextHop(for uri: SIPURI) -> SIPURI {
-        configuration.outboundProxy ?? uri
+    /// The outbound proxy of requests through `account` (its own, else the engine's), or of requests through none.
+    func outboundProxy(through account: Account?) -> SIPURI? {
+        account?.outboundProxy ?? configuration.outboundProxy
     }
 
-    /// The Route header value out-of-dialog requests carry when they go through the outbound proxy
+    /// The URI whose host out-of-dialog requests for `uri` through `account` are sent to: the outbound proxy, else
+    /// `uri`.
+    func nextHop(for uri: SIPURI, through account: Account?) -> SIPURI {
+        outboundProxy(through: account) ?? uri
+    }
+
+    /// The Route header value out-of-dialog requests through `account` carry when they go through an outbound proxy
     /// (`<sip:proxy;lr>`), nil without one.
-    var preloadedRoute: String? {
-        guard var proxy = configuration.outboundProxy else { return nil }
+    func preloadedRoute(through account: Account?) -> String? {
+        guard var proxy = outboundProxy(through: account) else { return nil }
         if proxy.parameters["lr"] == nil { proxy.parameters.append(SIPParameter(name: "lr", value: nil)) }
         return "<\(proxy)>"
     }
 
-    /// Where an out-of-dialog request for `uri` goes now (the next hop's first target), from what was located.
-    func outOfDialogDestination(for uri: SIPURI) -> Result<SIPDestination, HandleDialError> {
-        destination(for: nextHop(for: uri))
+    /// Where an out-of-dialog request for `uri` through `account` goes now (the next hop's first target), from what
+    /// was located.
+    func outOfDialogDestination(for uri: SIPURI, through account: Account?) -> Result<SIPDestination, HandleDialError> {
+        destination(for: nextHop(for: uri, through: account))
     }
 
     /// Locates `uri`'s host and hands its targets (at least one) to `body`, or why there are none: at once for a

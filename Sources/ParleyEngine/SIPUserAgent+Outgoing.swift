@@ -16,18 +16,25 @@ extension SIPUserAgent {
             _ = action.fail(reason: "a SIP call has exactly one remote party (merge calls to talk to several)")
             return
         }
+        let account = self.account(forStart: action.conversationUUID).map { accounts[$0].account }
+        if let account {
+            try? manager.reportConversationEvent(
+                .updated(Conversation.Update(account: account.addressOfRecord.description)), for: action.conversationUUID)
+        }
         let target: SIPURI
-        switch HandleMapping.uri(for: handle, phoneDomain: configuration.effectivePhoneDomain) {
+        switch HandleMapping.uri(for: handle, phoneDomain: configuration.phoneDomain(through: account)) {
         case .success(let uri): target = uri
         case .failure(let problem): return cannotCall(handle, action, problem)
         }
         // The next hop (the outbound proxy, else the callee's host) is located first: at once for a numeric host,
         // on a later turn for a name (RFC 3263), when the conversation may have ended meanwhile.
-        locate(nextHop(for: target)) { [weak self] result in
+        locate(nextHop(for: target, through: account)) { [weak self] result in
             guard let self, !action.isComplete, self.manager.conversation(action.conversationUUID) != nil else { return }
             switch result {
             case .success(let targets):
-                self.place(action, handle: handle, target: target, at: targets[0], alternatives: Array(targets.dropFirst()))
+                self.place(
+                    action, handle: handle, target: target, through: account, at: targets[0],
+                    alternatives: Array(targets.dropFirst()))
             case .failure(let problem):
                 self.cannotCall(handle, action, problem)
             }
@@ -41,11 +48,11 @@ extension SIPUserAgent {
         _ = action.fail(reason: problem.description)
     }
 
-    /// Sends the INVITE of a Start to `destination` (the next hop's first target; `alternatives` are tried in turn
-    /// when it does not answer at all).
+    /// Sends the INVITE of a Start through `account` to `destination` (the next hop's first target; `alternatives`
+    /// are tried in turn when it does not answer at all).
     private func place(
-        _ action: ConversationAction, handle: Handle, target: SIPURI, at destination: SIPDestination,
-        alternatives: [SIPDestination]
+        _ action: ConversationAction, handle: Handle, target: SIPURI, through account: Account?,
+        at destination: SIPDestination, alternatives: [SIPDestination]
     ) {
         let host = Self.uriHost(advertisedHost(for: destination))
         let ours = mediaAddress(toward: destination.address.host)
@@ -60,13 +67,13 @@ extension SIPUserAgent {
             telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 },
             rtcpPort: rtcpPort(for: audioPort), opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)
         var headers = capabilityHeaders
-        if let route = preloadedRoute { headers.append("Route", route) }
+        if let route = preloadedRoute(through: account) { headers.append("Route", route) }
         headers.append("User-Agent", configuration.product)
         let to = SIPAddress(
             displayName: handle.displayName == handle.value ? nil : handle.displayName, uri: target)
         let invite = SIPRequest(
             method: .invite, uri: target, via: newVia(for: destination),
-            from: localAddress(tag: localTag, for: destination), to: to, callID: callID, cseq: 1,
+            from: localAddress(tag: localTag, for: destination, account: account), to: to, callID: callID, cseq: 1,
             contact: contactAddress(for: destination, secure: target.scheme == "sips"), headers: headers,
             contentType: CallLeg.sdpType,
             body: offer.serialize())

@@ -4,59 +4,122 @@ import SIPMessages
 import SIPSignaling
 import SIPTransport
 
-/// The driver's side of the registration: feeding the machine and carrying out its effects.
-extension SIPUserAgent: RegistrationContext {
-    /// Starts registering (or refreshing) now, once the next hop (the outbound proxy, else the registrar) is located:
-    /// at once for a numeric host, a turn later for a name (the resolver's cache answers a refresh).
-    func register() {
-        guard let registrar = registration?.configuration.registrar else { return }
-        locate(nextHop(for: registrar)) { [weak self] result in
-            if case .failure(let problem) = result { self?.log.info("registration: \(problem)") }
-            // A failure to locate is the machine's to report and retry: its destination says why.
-            self?.driveRegistration { machine, context in machine.register(in: context) }
-        }
-    }
-
-    /// Removes our binding (REGISTER with expires 0), on shutdown.
-    func unregister() {
-        driveRegistration { machine, context in machine.unregister(in: context) }
-    }
-
-    /// Runs one transition of the registration (nothing when none is configured) and carries out its effects; a
-    /// change of its state is announced.
-    func driveRegistration(_ transition: (inout RegistrationMachine, SIPUserAgent) -> [RegistrationMachine.Effect]) {
-        guard var machine = registration else { return }
-        let before = machine.state
-        let effects = transition(&machine, self)
-        registration = machine
-        if machine.state != before {
-            registrationMovedKeepAlive(to: machine.state, registrar: machine.registrarDestination)
-            onRegistrationChanged?(machine.state)
-        }
-        for effect in effects {
-            switch effect {
-            case .send(let request, let attempt, let destination):
-                transactions.send(request, to: destination, owner: .registration(attempt))
-            case .startTimer(let delay):
-                if let registrationTimer { environment.cancel(registrationTimer) }
-                registrationTimer = environment.schedule(after: delay) { [weak self] in
-                    self?.registrationTimer = nil
-                    self?.register()
+/// The driver's side of the accounts' registrations: feeding each account's machine and carrying out its effects.
+extension SIPUserAgent {
+    /// Starts every account's registration: the first at once, the others spread over a second per hundred
+    /// accounts, so that a parleyd with a thousand accounts does not send a thousand REGISTERs (and as many
+    /// challenges and refreshes ever after) in one burst.
+    func registerAll() {
+        for index in accounts.indices {
+            let delay = Duration.milliseconds(index * Self.registrationSpacingMilliseconds)
+            if index == 0 {
+                register(index)
+            } else {
+                accounts[index].registrationTimer = environment.schedule(after: delay) { [weak self] in
+                    self?.accounts[index].registrationTimer = nil
+                    self?.register(index)
                 }
-            case .cancelTimer:
-                if let registrationTimer { environment.cancel(registrationTimer) }
-                registrationTimer = nil
-            case .log(let level, let line):
-                log.write(level, line)
             }
         }
     }
 
+    /// The spacing of the first REGISTERs of several accounts.
+    static let registrationSpacingMilliseconds = 10
+
+    /// Starts registering account `index` (or refreshing) now, once the next hop (the outbound proxy, else the
+    /// registrar) is located: at once for a numeric host, a turn later for a name (the resolver's cache answers a
+    /// refresh).
+    func register(_ index: Int) {
+        let account = accounts[index].account
+        locate(nextHop(for: account.registration.registrar, through: account)) { [weak self] result in
+            if case .failure(let problem) = result { self?.log.info("registration of \(account.name): \(problem)") }
+            // A failure to locate is the machine's to report and retry: its destination says why.
+            self?.driveRegistration(index) { machine, context in machine.register(in: context) }
+        }
+    }
+
+    /// Removes every account's binding (REGISTER with expires 0), on shutdown.
+    func unregisterAll() {
+        for index in accounts.indices {
+            driveRegistration(index) { machine, context in machine.unregister(in: context) }
+        }
+    }
+
+    /// Runs one transition of account `index`'s registration and carries out its effects; a change of its state is
+    /// announced.
+    func driveRegistration(
+        _ index: Int, _ transition: (inout RegistrationMachine, AccountContext) -> [RegistrationMachine.Effect]
+    ) {
+        var machine = accounts[index].registration
+        let before = machine.state
+        let effects = transition(&machine, AccountContext(agent: self, index: index))
+        accounts[index].registration = machine
+        if let registrar = machine.registrarDestination, registrarAccounts[registrar.address.host] == nil {
+            registrarAccounts[registrar.address.host] = index
+        }
+        if machine.state != before {
+            registrationMovedKeepAlive(index, to: machine.state, registrar: machine.registrarDestination)
+            onRegistrationChanged?(accounts[index].account, machine.state)
+        }
+        for effect in effects {
+            switch effect {
+            case .send(let request, let attempt, let destination):
+                transactions.send(request, to: destination, owner: .registration(attempt, account: index))
+            case .startTimer(let delay):
+                if let timer = accounts[index].registrationTimer { environment.cancel(timer) }
+                accounts[index].registrationTimer = environment.schedule(after: delay) { [weak self] in
+                    self?.accounts[index].registrationTimer = nil
+                    self?.register(index)
+                }
+            case .cancelTimer:
+                if let timer = accounts[index].registrationTimer { environment.cancel(timer) }
+                accounts[index].registrationTimer = nil
+            case .log(let level, let line):
+                log.write(level, accounts.count > 1 ? "\(accounts[index].account.name): \(line)" : line)
+            }
+        }
+    }
+
+    /// What a REGISTER's transaction said, for account `index`: a silent target goes to the back of the located
+    /// ones (RFC 3263 failover), then the machine hears it.
+    func registrationAnswered(_ event: ClientTransactionEvent, attempt: RegistrationAttempt, account index: Int) {
+        let account = accounts[index].account
+        if case .response = event {} else if case .success(let silent) = outOfDialogDestination(
+            for: account.registration.registrar, through: account)
+        {
+            targetFailed(silent, of: nextHop(for: account.registration.registrar, through: account))
+        }
+        driveRegistration(index) { machine, context in machine.receive(event, for: attempt, in: context) }
+    }
+
     /// A fresh client nonce for a digest answer.
     func cnonce() -> String { SecureRandom.token(16) }
+}
 
-    /// Digests through OpenSSL (ParleyIO's `MessageDigest`).
+/// What one account's registration machine asks of the agent: the agent's answers, with the account's outbound
+/// proxy and its Contact.
+struct AccountContext: RegistrationContext {
+    let agent: SIPUserAgent
+    let index: Int
+
+    var account: Account { agent.accounts[index].account }
+    var configuration: EngineConfiguration { agent.configuration }
+    var now: Date { agent.now }
+    var preloadedRoute: String? { agent.preloadedRoute(through: account) }
     var digestHash: DigestHash { openSSLDigestHash }
+
+    func outOfDialogDestination(for uri: SIPURI) -> Result<SIPDestination, HandleDialError> {
+        agent.outOfDialogDestination(for: uri, through: account)
+    }
+
+    func localContact(for destination: SIPDestination, secure: Bool) -> SIPAddress {
+        var contact = agent.localContact(for: destination, secure: secure)
+        if agent.accounts.count > 1 { contact.uri.parameters.set("line", account.line) }
+        return contact
+    }
+
+    func newVia(for destination: SIPDestination) -> SIPVia { agent.newVia(for: destination) }
+    func cnonce() -> String { agent.cnonce() }
 }
 
 /// The digest of a text with an algorithm, through OpenSSL (ParleyIO's `MessageDigest`): what every digest answer of

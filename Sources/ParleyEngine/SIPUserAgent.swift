@@ -69,18 +69,22 @@ final class SIPUserAgent {
     /// The address of the interface toward each peer host, when we listen on every interface (see
     /// SIPUserAgent+Addresses).
     var routedHosts: [String: String] = [:]
-    /// Peer hosts whose calls came to us through the registrar: they too get the NAT's mapping of us (see
-    /// SIPUserAgent+Addresses).
-    var hostsThroughRegistrar: Set<String> = []
-    /// The registration, when configured.
-    var registration: RegistrationMachine?
-    /// The registration's one timer (refresh or retry).
-    var registrationTimer: EngineTimer?
-    /// The keep-alives toward the registrar, when registering with them, and their one timer.
-    var keepAlive: KeepAliveMachine?
-    var keepAliveTimer: EngineTimer?
-    /// Told when the registration changes state.
-    var onRegistrationChanged: ((RegistrationState) -> Void)?
+    /// The accounts, as configured (the first is the default), with their registrations.
+    var accounts: [AccountState]
+    /// The accounts by their Contact's `line` parameter and by their address of record (`user@host`, the host in
+    /// lower case), to tell which one an incoming call came in on.
+    let accountsByLine: [String: Int]
+    let accountsByAddress: [String: Int]
+    /// Registrar hosts, each with the first account registered there (whose NAT mapping peers through it get), and
+    /// peer hosts whose calls came to us through a registrar, with that account (see SIPUserAgent+Addresses).
+    var registrarAccounts: [String: Int] = [:]
+    var hostsThroughRegistrar: [String: Int] = [:]
+    /// The keep-alives toward registrars, one per flow.
+    var keepAlives: [FlowKey: FlowKeepAlive] = [:]
+    /// Told when an account's registration changes state.
+    var onRegistrationChanged: ((Account, RegistrationState) -> Void)?
+    /// The accounts frontends chose for their Starts (the engine's; nil in tests that drive the agent alone).
+    var accountChoices: AccountChoices?
     /// Told of each new call's conversation and Call-ID before the conversation is reported.
     var onCallCreated: ((UUID, String) -> Void)?
     /// Frontends' requests to turn video on or off, waiting for their re-INVITE's answer, by leg.
@@ -146,12 +150,18 @@ final class SIPUserAgent {
         self.requestGuard = SourceRateGuard(limit: configuration.maxRequestsPerSource, ban: configuration.sourceBan)
         self.shedder = configuration.overload.map(LoadShedder.init(policy:))
         self.exemptSources = Set(configuration.exemptSources.map(SourceKey.init(host:)))
-        self.registration = configuration.registration.map {
-            RegistrationMachine(
-                configuration: $0, callID: SecureRandom.token(20) + "@" + Self.callIDHost(configuration),
-                localTag: SecureRandom.token(10))
+        self.accounts = configuration.accounts.map {
+            AccountState(
+                account: $0,
+                registration: RegistrationMachine(
+                    configuration: $0.registration, callID: SecureRandom.token(20) + "@" + Self.callIDHost(configuration),
+                    localTag: SecureRandom.token(10)))
         }
-        self.keepAlive = configuration.registration?.keepAlive.map(KeepAliveMachine.init(policy:))
+        self.accountsByLine = Dictionary(
+            configuration.accounts.enumerated().map { ($1.line, $0) }, uniquingKeysWith: { first, _ in first })
+        self.accountsByAddress = Dictionary(
+            configuration.accounts.enumerated().map { (Self.addressKey($1.addressOfRecord), $0) },
+            uniquingKeysWith: { first, _ in first })
         transactions.user = self
         groups = GroupMessaging(
             agent: self, localName: configuration.displayName ?? configuration.userName,

@@ -32,10 +32,10 @@ package enum ClientTransactionEvent {
 enum TransactionOwner {
     /// A call leg's request.
     case leg(UUID, CallLegRequest)
-    /// The registration's REGISTER.
-    case registration(RegistrationAttempt)
-    /// A keep-alive OPTIONS to the registrar.
-    case keepAlive
+    /// An account's REGISTER (the account's index).
+    case registration(RegistrationAttempt, account: Int)
+    /// A keep-alive OPTIONS to a registrar, on a flow.
+    case keepAlive(FlowKey)
 }
 
 /// Who hears of the client transactions' events.

@@ -115,7 +115,11 @@ public struct NodeConfiguration: Sendable {
     public var phoneDomain: String?
     /// The address peers are given instead of ours (a host behind a static NAT), or nil.
     public var publicAddress: String?
-    /// Register with a registrar (nil: do not).
+    /// The SIP accounts (config-file sections), each registered on its own; the first is the default. Empty: the
+    /// one-account short form, ``registration``, if any.
+    public var accounts: [Account] = []
+    /// Register with a registrar (nil: do not): the one-account short form (`--register`), used when ``accounts``
+    /// is empty.
     public var registration: RegistrationConfiguration?
     /// The VoIP push simulator to take pushes from (nil: none).
     public var pushService: PushEndpoint?
@@ -179,6 +183,7 @@ public struct NodeConfiguration: Sendable {
     /// first listener (so several devices of one user registered with one AOR share their lines).
     public var effectiveHistoryAccount: String {
         if let historyAccount { return historyAccount }
+        if let first = accounts.first { return first.addressOfRecord.description }
         if let registration { return registration.addressOfRecord.description }
         return "sip:\(userName)@\(listen.first?.host ?? "127.0.0.1")"
     }
@@ -195,6 +200,7 @@ public struct NodeConfiguration: Sendable {
             userName: userName, displayName: effectiveDisplayName, listenAddresses: bound, declineStatus: declineStatus,
             ringTimeout: ringTimeout, autoAnswerDelay: autoAnswer, phoneDomain: phoneDomain,
             product: product, registration: registration, pushInviteWait: pushInviteWait, maxCalls: maxCalls)
+        if !accounts.isEmpty { engine.accounts = accounts }
         engine.publicAddress = publicAddress
         engine.mediaTimeout = mediaTimeout
         engine.outboundProxy = outboundProxy

@@ -181,9 +181,10 @@ public final class ParleyNode: Sendable {
         _ contacts: ContactBook, _ bound: [ListenAddress], _ loop: EventLoop
     ) throws -> ControlEndpoint {
         let pushToken: String? = configuration.pushService == nil ? nil : configuration.effectivePushToken
-        // Who we are, as others dial us: the registered address of record, else our SIP URI on the first listener.
+        // Who we are, as others dial us: the default account's address of record, else our SIP URI on the first
+        // listener.
         let host = bound.first.map { $0.host.contains(":") ? "[\($0.host)]:\($0.port)" : "\($0.host):\($0.port)" }
-        let user = configuration.registration?.addressOfRecord.description
+        let user = (configuration.accounts.first?.registration ?? configuration.registration)?.addressOfRecord.description
             ?? host.map { "sip:\(configuration.userName)@\($0)" }
         let facts = DaemonFacts(
             version: configuration.version, user: user, listening: bound.map(\.description), pushToken: pushToken)

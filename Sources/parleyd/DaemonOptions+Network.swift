@@ -8,20 +8,24 @@ extension DaemonOptions {
     /// `--outbound-proxy URI` and `--dns-server HOST[:PORT]` (repeatable): where out-of-dialog requests go first, and
     /// which DNS servers locate host names (RFC 3263).
     static func network(_ arguments: inout Arguments, into node: inout NodeConfiguration) throws(UsageError) {
-        if let text = try arguments.option("--outbound-proxy") {
-            guard let proxy = SIPURI(text), proxy.isSIP, proxy.scheme == "sip" || proxy.scheme == "sips", !proxy.host.isEmpty,
-                proxy.user == nil
-            else {
-                throw UsageError("--outbound-proxy expects a SIP URI without a user, such as sip:proxy.example.com;transport=tcp, got '\(text)'")
-            }
-            node.outboundProxy = proxy
-        }
+        node.outboundProxy = try outboundProxy(&arguments)
         for server in try arguments.options("--dns-server") {
             guard dnsServerIsNumeric(server) else {
                 throw UsageError("--dns-server expects a numeric address with an optional port (192.0.2.53, 127.0.0.1:5353, [::1]:53), got '\(server)'")
             }
             node.dnsServers.append(server)
         }
+    }
+
+    /// `--outbound-proxy URI`, nil when not given.
+    static func outboundProxy(_ arguments: inout Arguments) throws(UsageError) -> SIPURI? {
+        guard let text = try arguments.option("--outbound-proxy") else { return nil }
+        guard let proxy = SIPURI(text), proxy.isSIP, proxy.scheme == "sip" || proxy.scheme == "sips", !proxy.host.isEmpty,
+            proxy.user == nil
+        else {
+            throw UsageError("--outbound-proxy expects a SIP URI without a user, such as sip:proxy.example.com;transport=tcp, got '\(text)'")
+        }
+        return proxy
     }
 
     /// Whether `text` is `IPv4[:PORT]`, `IPv6` or `[IPv6][:PORT]` (the resolver asks servers by address, not name).
@@ -44,10 +48,10 @@ extension DaemonOptions {
 
     /// The digest password: `--auth-password-file PATH` (a file only its owner may read: mode 0600 or stricter; one
     /// line, the newline dropped), else `--auth-password` (visible in `ps`: discouraged), else `$PARLEY_SIP_PASSWORD`.
-    static func password(_ arguments: inout Arguments) throws(UsageError) -> String? {
+    static func password(_ arguments: inout Arguments, environment: Bool = true) throws(UsageError) -> String? {
         let inline = try arguments.option("--auth-password")
         guard let path = try arguments.option("--auth-password-file") else {
-            return inline ?? ProcessInfo.processInfo.environment["PARLEY_SIP_PASSWORD"]
+            return inline ?? (environment ? ProcessInfo.processInfo.environment["PARLEY_SIP_PASSWORD"] : nil)
         }
         guard inline == nil else { throw UsageError("--auth-password-file and --auth-password are one or the other") }
         try requirePrivate(path, what: "--auth-password-file")

@@ -121,7 +121,13 @@ struct DaemonOptions {
                                   dtmf 12#; mute; unmute; end"
           --exit-after N          exit once N conversations have ended
           --log-level LEVEL       error, warning, info (default) or debug
-          --config FILE           read options from FILE, one "option value" per line (# comments)
+          --config FILE           read options from FILE, one "option value" per line (# comments); after
+                                  them, several accounts, each in an [account NAME] section of its own
+                                  (docs/accounts.md) with aor (required), register (default: the aor's
+                                  domain), --transport udp|tcp|tls, auth-user, auth-password-file,
+                                  outbound-proxy, display-name, phone-domain, register-expires, keep-alive
+                                  and keep-alive-method; the first is the default account. --register and
+                                  its companions are the one-account short form
           --help, --version
 
         Stops cleanly on SIGINT or SIGTERM: connected calls get a BYE. Exit codes: 0 ok, 1 failure, 64 usage error.
@@ -130,13 +136,23 @@ struct DaemonOptions {
     /// Parses the command line (and the config file it names).
     static func parse(_ commandLine: [String]) throws(UsageError) -> DaemonOptions {
         var arguments = Arguments(commandLine)
-        var lines: [String] = []
+        var file = ConfigFile()
         if let config = try arguments.option("--config") {
-            lines = try Self.configArguments(config)
+            file = try Self.configFile(config)
         }
         // The file's options come first, so the command line's single values win (last occurrence wins).
-        var combined = Arguments(lines + commandLine.filter { _ in true }.dropConfig())
-        return try parse(&combined)
+        var combined = Arguments(file.arguments + commandLine.filter { _ in true }.dropConfig())
+        var options = try parse(&combined)
+        if !file.accounts.isEmpty {
+            if options.node.registration != nil {
+                throw UsageError("--register and the config file's [account] sections are one or the other: put that account in a section too")
+            }
+            options.node.accounts = try file.accounts.map { section throws(UsageError) in
+                try Self.account(section, userName: options.node.userName)
+            }
+            options.node.accounts = Self.withPushContact(options.node.accounts, node: options.node)
+        }
+        return options
     }
 
     private static func parse(_ arguments: inout Arguments) throws(UsageError) -> DaemonOptions {
@@ -317,14 +333,8 @@ struct DaemonOptions {
         }
         options.node.registration = try registration(&arguments, userName: options.node.userName)
         try Self.network(&arguments, into: &options.node)
-        if let service = options.node.pushService, options.node.registration != nil {
-            // RFC 8599: the registrar learns how to wake us.
-            let token = options.node.effectivePushToken
-            options.node.registration?.contactParameters = [
-                SIPParameter(name: "pn-provider", value: "parley-sim"),
-                SIPParameter(name: "pn-prid", value: token),
-                SIPParameter(name: "pn-param", value: service.description.replacingOccurrences(of: ":", with: ".")),
-            ]
+        if let parameters = Self.pushContactParameters(options.node) {
+            options.node.registration?.contactParameters = parameters
         }
         if let level = try arguments.option("--log-level", as: "error, warning, info or debug", EngineLog.Level.init(name:)) {
             options.logLevel = level
@@ -366,10 +376,15 @@ struct DaemonOptions {
         }
     }
 
-    private static func registration(_ arguments: inout Arguments, userName: String) throws(UsageError) -> RegistrationConfiguration? {
+    /// The registration of `--register` and its companions (`--aor`, `--auth-user`…), nil without `--register`; in
+    /// a config file's account section (`inSection`), the registrar defaults to the address of record's domain, and
+    /// `$PARLEY_SIP_PASSWORD` is not read (it cannot tell accounts apart).
+    static func registration(
+        _ arguments: inout Arguments, userName: String, inSection: Bool = false
+    ) throws(UsageError) -> RegistrationConfiguration? {
         let aorText = try arguments.option("--aor")
         let user = try arguments.option("--auth-user")
-        let password = try Self.password(&arguments)
+        let password = try Self.password(&arguments, environment: !inSection)
         let expires = try arguments.option("--register-expires", as: "seconds (60–604800)") {
             Int($0).flatMap { (60...604_800).contains($0) ? $0 : nil }
         }
@@ -377,7 +392,8 @@ struct DaemonOptions {
             text == "off" ? .some(nil) : Int(text).flatMap { (1...3600).contains($0) ? .some($0) : nil }
         }
         let method = try arguments.option("--keep-alive-method", as: "crlf or options", KeepAlivePolicy.Method.init(rawValue:))
-        guard let registrarText = try arguments.option("--register") else {
+        let defaultRegistrar = inSection ? aorText.flatMap(SIPURI.init).map { SIPURI(scheme: $0.scheme, user: nil, host: $0.host) } : nil
+        guard let registrarText = try arguments.option("--register") ?? defaultRegistrar?.description else {
             if aorText != nil || user != nil || expires != nil || keepAlive != nil || method != nil {
                 throw UsageError("--aor, --auth-user, --register-expires and --keep-alive need --register URI")
             }
@@ -402,29 +418,6 @@ struct DaemonOptions {
         return RegistrationConfiguration(
             registrar: registrar, addressOfRecord: aor, credentials: credentials, expires: expires ?? 3600,
             keepAlive: policy.map { KeepAlivePolicy(interval: $0.interval, method: method ?? .crlf) })
-    }
-
-    /// A config file as command-line arguments: `listen udp://…` becomes `--listen udp://…`; a bare `no-history`
-    /// becomes `--no-history`.
-    private static func configArguments(_ path: String) throws(UsageError) -> [String] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw UsageError("--config \(path): cannot read the file")
-        }
-        var result: [String] = []
-        if text.range(of: #"(?m)^\s*(--)?auth-password\s"#, options: .regularExpression) != nil {
-            try requirePrivate(path, what: "--config (it holds auth-password)")
-        }
-        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            // A comment is a line starting with # (values such as passwords may contain #); CRLF files work too.
-            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            let parts = line.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            let name = parts[0].hasPrefix("--") ? parts[0] : "--" + parts[0]
-            guard name != "--config" else { throw UsageError("\(path):\(number + 1): config files do not nest") }
-            result.append(name)
-            if parts.count == 2 { result.append(parts[1]) }
-        }
-        return result
     }
 }
 
