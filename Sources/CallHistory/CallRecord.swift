@@ -110,6 +110,8 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
     public var isRead: Bool
     /// Its audio figures as they ended, when it carried audio.
     public var quality: CallQuality?
+    /// The account the call went through, an address of record (`sip:alice@example.test`); nil: none.
+    public var account: String?
 
     /// Talk time: from connect to end, 0 if it never connected.
     public var duration: TimeInterval {
@@ -121,7 +123,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
         id: Int64 = 0, uuid: UUID, direction: Conversation.Direction, remoteHandles: [RecordedHandle],
         localHandle: Handle? = nil, status: CallStatus, endedReason: Conversation.EndedReason, startedAt: Date,
         connectedAt: Date? = nil, endedAt: Date, isVideo: Bool = false, groupUUID: UUID? = nil,
-        callID: String? = nil, isRead: Bool? = nil, quality: CallQuality? = nil
+        callID: String? = nil, isRead: Bool? = nil, quality: CallQuality? = nil, account: String? = nil
     ) {
         self.id = id
         self.uuid = uuid
@@ -138,6 +140,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
         self.callID = callID
         self.isRead = isRead ?? (status != .missed)
         self.quality = quality
+        self.account = account
     }
 
     /// The record of an ended conversation; nil while it is still live.
@@ -152,7 +155,8 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
             status: CallStatus(direction: conversation.direction, connected: conversation.hasConnected, reason: reason),
             endedReason: reason, startedAt: conversation.createdAt, connectedAt: conversation.connectedAt,
             endedAt: conversation.endedAt ?? conversation.createdAt, isVideo: conversation.isVideo,
-            groupUUID: conversation.groupUUID ?? conversation.lastGroupUUID, callID: callID)
+            groupUUID: conversation.groupUUID ?? conversation.lastGroupUUID, callID: callID,
+            account: conversation.account)
     }
 
     /// A Start action that calls the same handles again, with the same video setting (Recents redial).
@@ -162,7 +166,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case id, uuid, direction, remoteHandles, localHandle, status, endedReason, startedAt, connectedAt, endedAt
-        case isVideo, groupUUID, callID, isRead, duration, quality
+        case isVideo, groupUUID, callID, isRead, duration, quality, account
     }
 
     /// Encodes every field, absent ones as `null`, plus the talk time as `duration` (seconds).
@@ -184,9 +188,11 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
         try container.encode(isRead, forKey: .isRead)
         try container.encode(duration, forKey: .duration)
         try container.encode(quality, forKey: .quality)
+        try container.encode(account, forKey: .account)
     }
 
-    /// Decodes what ``encode(to:)`` writes (`duration` is derived and ignored).
+    /// Decodes what ``encode(to:)`` writes (`duration` is derived and ignored; `account` may be absent, as in JSON
+    /// written before records had one).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -203,7 +209,8 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
             groupUUID: try container.decodeIfPresent(UUID.self, forKey: .groupUUID),
             callID: try container.decodeIfPresent(String.self, forKey: .callID),
             isRead: try container.decode(Bool.self, forKey: .isRead),
-            quality: try container.decodeIfPresent(CallQuality.self, forKey: .quality))
+            quality: try container.decodeIfPresent(CallQuality.self, forKey: .quality),
+            account: try container.decodeIfPresent(String.self, forKey: .account))
     }
 
     /// The name to show: the first remote handle's display name, or "Unknown".

@@ -34,13 +34,17 @@ public struct HistoryRecorder: Sendable {
     }
 
     /// The record of a call refused before it rang because the caller is not accepted (nil when Recents excludes
-    /// conversations): read, not missed, with the caller as the SIP request named them.
-    public func blockedRecord(from caller: Handle, to local: Handle?, callID: String?, at date: Date) -> CallRecord? {
+    /// conversations): read, not missed, with the caller as the SIP request named them, and the `account` (address of
+    /// record) it came in on, if any.
+    public func blockedRecord(
+        from caller: Handle, to local: Handle?, callID: String?, at date: Date, account: String? = nil
+    ) -> CallRecord? {
         guard includesConversationsInRecents else { return nil }
         return CallRecord(
             uuid: UUID(), direction: .incoming, remoteHandles: [RecordedHandle(caller, normalizer: normalizer)],
             localHandle: local,
-            status: .blocked, endedReason: .localEnded, startedAt: date, endedAt: date, callID: callID, isRead: true)
+            status: .blocked, endedReason: .localEnded, startedAt: date, endedAt: date, callID: callID, isRead: true,
+            account: account)
     }
 
     /// The record `conversation` would be stored as (nil until it has ended, or when Recents excludes it), for a

@@ -14,7 +14,8 @@ package enum SQLValue: Sendable, Hashable {
 }
 
 /// How the SQL of one database differs from another's in the queries both stores share: how parameters are written,
-/// how text is matched without regard to case, and the account every row of a shared database belongs to.
+/// how text is matched without regard to case, the account every row of a shared database belongs to, and the column
+/// that keeps the account each call went through.
 package struct SQLDialect: Sendable {
     /// The text of parameter `number` (counted from 1).
     package let placeholder: @Sendable (Int) -> String
@@ -22,13 +23,24 @@ package struct SQLDialect: Sendable {
     package let caseInsensitiveLike: String
     /// The account whose rows a query may see (nil: the database holds one account's rows).
     package let account: String?
+    /// The `conversation` column that keeps the account a call went through (``CallRecord/account``); nil in a
+    /// database from before it, whose records read with none.
+    package let callAccountColumn: String?
 
-    /// SQLite: `?` parameters, one account per file.
-    package static let sqlite = SQLDialect(placeholder: { _ in "?" }, caseInsensitiveLike: "LIKE", account: nil)
+    /// SQLite: `?` parameters, one account per file, each call's account in `account`.
+    package static let sqlite = SQLDialect(
+        placeholder: { _ in "?" }, caseInsensitiveLike: "LIKE", account: nil, callAccountColumn: "account")
 
-    /// PostgreSQL: `$n` parameters, rows of many accounts in one database.
-    package static func postgres(account: String) -> SQLDialect {
-        SQLDialect(placeholder: { "$\($0)" }, caseInsensitiveLike: "ILIKE", account: account)
+    /// SQLite at a schema from before calls kept their account (read-only stores never migrate).
+    package static let sqliteWithoutCallAccounts = SQLDialect(
+        placeholder: { _ in "?" }, caseInsensitiveLike: "LIKE", account: nil, callAccountColumn: nil)
+
+    /// PostgreSQL: `$n` parameters, rows of many accounts in one database (`account` is the row's owner, so each
+    /// call's account is `call_account`; `callAccounts` false: a schema from before it).
+    package static func postgres(account: String, callAccounts: Bool = true) -> SQLDialect {
+        SQLDialect(
+            placeholder: { "$\($0)" }, caseInsensitiveLike: "ILIKE", account: account,
+            callAccountColumn: callAccounts ? "call_account" : nil)
     }
 }
 
@@ -53,11 +65,19 @@ package enum RecordRules {
         record.quality.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
     }
 
-    /// The conversation columns every record read selects, in this order (prefixed `c.` in joined queries).
+    /// The conversation columns every record read selects, in this order, before the call's account (see
+    /// ``selectList(_:)``).
     package static let columnNames = [
         "id", "uuid", "direction", "status", "ended_reason", "started_at", "connected_at", "ended_at", "is_video",
         "is_read", "local_kind", "local_value", "local_display", "group_uuid", "call_id", "quality",
     ]
+
+    /// What a record read selects from `conversation c` in `dialect`: ``columnNames``, then the call's account (NULL
+    /// where the database has no such column), so a row always has the columns ``record(from:location:)`` reads.
+    package static func selectList(_ dialect: SQLDialect) -> String {
+        (columnNames.map { "c.\($0)" } + [dialect.callAccountColumn.map { "c.\($0)" } ?? "NULL"])
+            .joined(separator: ", ")
+    }
 }
 
 /// A result row either store reads records from: columns by position, NULL as nil.
@@ -82,8 +102,8 @@ extension HistoryRow {
 }
 
 extension RecordRules {
-    /// The record on `row` (its columns are ``columnNames``), without its handles; every stored name checked, so a
-    /// damaged row is a `corruptDatabase` error naming `location`, never a wrong record.
+    /// The record on `row` (its columns are ``selectList(_:)``'s), without its handles; every stored name checked, so
+    /// a damaged row is a `corruptDatabase` error naming `location`, never a wrong record.
     package static func record(from row: some HistoryRow, location: String) throws(CallHistoryError) -> CallRecord {
         let id = row.int64(0)
         func corrupt(_ what: String) -> CallHistoryError {
@@ -119,7 +139,7 @@ extension RecordRules {
             connectedAt: row.optionalDouble(6).map(Date.init(timeIntervalSinceReferenceDate:)),
             endedAt: Date(timeIntervalSinceReferenceDate: row.double(7)),
             isVideo: row.int(8) != 0, groupUUID: groupUUID, callID: row.optionalText(14),
-            isRead: row.int(9) != 0)
+            isRead: row.int(9) != 0, account: row.optionalText(16))
         if let quality = row.optionalText(15) {
             guard let figures = try? JSONDecoder().decode(CallQuality.self, from: Data(quality.utf8)) else {
                 throw corrupt("unreadable audio figures")
@@ -210,8 +230,7 @@ package struct QueryBuilder {
         if counting {
             text = "SELECT count(*) FROM \(from)\(filter)"
         } else {
-            let columns = RecordRules.columnNames.map { "c.\($0)" }.joined(separator: ", ")
-            text = "SELECT \(columns) FROM \(from)\(filter) ORDER BY \(time) DESC, \(id) DESC LIMIT \(parameter(.integer(Int64(query.limit) + 1)))"
+            text = "SELECT \(RecordRules.selectList(dialect)) FROM \(from)\(filter) ORDER BY \(time) DESC, \(id) DESC LIMIT \(parameter(.integer(Int64(query.limit) + 1)))"
         }
         self.values = values
     }

@@ -5,9 +5,13 @@ import Foundation
 /// moves the database one version up inside a transaction, so a crash mid-migration leaves the old version.
 enum HistorySchema {
     /// The version this code writes.
-    static let currentVersion = 5
-    /// The oldest version a read-only store can read (every record read selects the audio figures of version 5).
+    static let currentVersion = 6
+    /// The oldest version a read-only store can read: every record read selects the audio figures of version 5. A
+    /// read-only store never migrates, so on a version-5 file it reads the account (version 6) as NULL instead
+    /// (``accountsVersion``): a CLI newer than the parleyd that writes the file still reads it.
     static let oldestReadableVersion = 5
+    /// The first version whose records keep the account a call went through.
+    static let accountsVersion = 6
     /// `PRAGMA application_id` of a Parley call history ("PRLY"): a SQLite file without it is not ours.
     static let applicationID: Int32 = 0x5052_4C59
 
@@ -74,6 +78,11 @@ enum HistorySchema {
         // 4 → 5: a call's audio figures as they ended (CallQuality as JSON; null for calls without audio).
         """
         ALTER TABLE conversation ADD COLUMN quality TEXT;
+        """,
+        // 5 → 6: the account (address of record) a call went through, with several accounts in one parleyd; null for
+        // the calls recorded before, and for calls through none.
+        """
+        ALTER TABLE conversation ADD COLUMN account TEXT;
         """,
     ]
 

@@ -24,8 +24,8 @@ enum RecordWriter {
         let statement = try connection.statement(
             fixed: """
                 INSERT INTO conversation (uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
-                    is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id, quality)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id, quality, account)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (uuid) DO NOTHING
                 """)
         statement.bind(record.uuid, at: 1)
@@ -43,6 +43,7 @@ enum RecordWriter {
         statement.bind(record.groupUUID, at: 13)
         statement.bind(record.callID, at: 14)
         statement.bind(RecordRules.qualityText(record), at: 15)
+        statement.bind(record.account, at: 16)
         try statement.run()
         guard connection.changes == 1 else { return nil }
         let id = connection.lastInsertRowID
@@ -87,24 +88,39 @@ enum RecordReader {
         return try statement.step() ? statement.int64(0) : nil
     }
 
-    static func record(uuid: UUID, in connection: SQLiteConnection) throws(CallHistoryError) -> CallRecord? {
+    static func record(
+        uuid: UUID, in connection: SQLiteConnection, dialect: SQLDialect = .sqlite
+    ) throws(CallHistoryError) -> CallRecord? {
         guard let id = try id(uuid: uuid, in: connection) else { return nil }
-        return try record(id: id, in: connection)
+        return try record(id: id, in: connection, dialect: dialect)
     }
 
-    static func record(id: Int64, in connection: SQLiteConnection) throws(CallHistoryError) -> CallRecord? {
+    /// The record with `id`, its columns as ``RecordRules/selectList(_:)`` has them in `dialect` (the call's account
+    /// NULL in a database from before it).
+    static func record(
+        id: Int64, in connection: SQLiteConnection, dialect: SQLDialect = .sqlite
+    ) throws(CallHistoryError) -> CallRecord? {
         let statement = try connection.statement(
-            fixed: """
-                SELECT id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at, is_video, is_read,
-                    local_kind, local_value, local_display, group_uuid, call_id, quality
-                FROM conversation WHERE id = ?
-                """)
+            fixed: dialect.callAccountColumn == nil ? selectWithoutAccount : select)
         statement.bind(id, at: 1)
         guard try statement.step() else { return nil }
         return try record(from: statement, in: connection)
     }
 
-    /// The record on `statement`'s current row (its columns are ``RecordRules/columnNames``), with its handles.
+    /// A record by id.
+    private static let select: StaticString = """
+        SELECT id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at, is_video, is_read,
+            local_kind, local_value, local_display, group_uuid, call_id, quality, account
+        FROM conversation WHERE id = ?
+        """
+    /// A record by id, in a database whose records keep no account (version 5).
+    private static let selectWithoutAccount: StaticString = """
+        SELECT id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at, is_video, is_read,
+            local_kind, local_value, local_display, group_uuid, call_id, quality, NULL
+        FROM conversation WHERE id = ?
+        """
+
+    /// The record on `statement`'s current row (its columns are ``RecordRules/selectList(_:)``'s), with its handles.
     static func record(from statement: SQLiteStatement, in connection: SQLiteConnection) throws(CallHistoryError) -> CallRecord {
         var record = try RecordRules.record(from: statement, location: connection.path)
         record.remoteHandles = try handles(of: record.id, in: connection) { what in

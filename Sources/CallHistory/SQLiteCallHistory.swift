@@ -32,6 +32,8 @@ public final class SQLiteCallHistory: CallHistoryStore {
     /// so every process that opens it matches the same way.
     public let normalizer: HandleNormalizer
     let connection: Mutex<SQLiteConnection>
+    /// How records are read: from a version-5 file (read-only, so never migrated) without the call's account.
+    let dialect: SQLDialect
 
     /// Opens the history at `path`. A new database keeps `normalizer`'s rules; an existing one keeps its own. A
     /// file that is not a usable database, or one from a newer Parley, is a clear error — never overwritten.
@@ -64,6 +66,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
             try connection.execute("PRAGMA cache_size = -16384")
             try HistorySchema.migrate(connection)
             self.normalizer = try HistorySchema.normalizer(in: connection, default: normalizer)
+            self.dialect = .sqlite
         case .readOnly:
             try HistorySchema.checkOwnership(connection)
             let version = try HistorySchema.version(of: connection)
@@ -75,6 +78,8 @@ public final class SQLiteCallHistory: CallHistoryStore {
                         : "schema version \(version) must be upgraded first; open it read-write once (parleyd does)")
             }
             self.normalizer = try HistorySchema.storedNormalizer(in: connection) ?? normalizer
+            // Read as the file is now: should a parleyd migrate it meanwhile, this store still reads no accounts.
+            self.dialect = version >= HistorySchema.accountsVersion ? .sqlite : .sqliteWithoutCallAccounts
         }
         self.path = path
         self.connection = Mutex(connection)
@@ -205,17 +210,21 @@ public final class SQLiteCallHistory: CallHistoryStore {
 
     public func record(id: Int64) throws(CallHistoryError) -> CallRecord {
         try use { connection throws(CallHistoryError) in
-            guard let record = try RecordReader.record(id: id, in: connection) else { throw .unknownRecord(id) }
+            guard let record = try RecordReader.record(id: id, in: connection, dialect: dialect) else {
+                throw .unknownRecord(id)
+            }
             return record
         }
     }
 
     public func record(uuid: UUID) throws(CallHistoryError) -> CallRecord? {
-        try use { connection throws(CallHistoryError) in try RecordReader.record(uuid: uuid, in: connection) }
+        try use { connection throws(CallHistoryError) in
+            try RecordReader.record(uuid: uuid, in: connection, dialect: dialect)
+        }
     }
 
     public func query(_ query: HistoryQuery) throws(CallHistoryError) -> HistoryPage {
-        let sql = try QueryBuilder(query, normalizer: normalizer, counting: false)
+        let sql = try QueryBuilder(query, normalizer: normalizer, counting: false, dialect: dialect)
         return try use { connection throws(CallHistoryError) in
             try connection.read { () throws(CallHistoryError) in
                 let statement = try connection.statement(sql.text)
@@ -237,7 +246,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
     }
 
     public func count(_ query: HistoryQuery) throws(CallHistoryError) -> Int {
-        let sql = try QueryBuilder(query, normalizer: normalizer, counting: true)
+        let sql = try QueryBuilder(query, normalizer: normalizer, counting: true, dialect: dialect)
         return try use { connection throws(CallHistoryError) in
             let statement = try connection.statement(sql.text)
             statement.bind(all: sql.values)

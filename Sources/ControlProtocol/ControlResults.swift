@@ -18,6 +18,8 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
     public var members: [HandleInfo]
     /// Our own handle.
     @Nullable public var localMember: HandleInfo?
+    /// The account the call went through (an address of record), or null.
+    @Nullable public var account: String?
     /// It carried video.
     public var isVideo: Bool
     /// The group it was merged into.
@@ -42,7 +44,7 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
         id: Int64, uuid: String, direction: String, status: String, endedReason: String, displayName: String,
         members: [HandleInfo], localMember: HandleInfo?, isVideo: Bool, group: String?, callID: String?,
         createdAt: String, connectedAt: String?, endedAt: String, durationMs: Int64, isRead: Bool,
-        quality: MediaStatsInfo? = nil
+        quality: MediaStatsInfo? = nil, account: String? = nil
     ) {
         self.id = id
         self.uuid = uuid
@@ -52,6 +54,7 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
         self.displayName = displayName
         self.members = members
         self.localMember = localMember
+        self.account = account
         self.isVideo = isVideo
         self.group = group
         self.callID = callID

@@ -174,6 +174,9 @@ extension HistoryRecordInfo: ControlShape {
             "members", .array(.object(HandleInfo.self)),
             "the remote members, each with the address it called from; a member's `displayName` is the name recorded with the call (the contact's name then, else the SIP display name), its `contactName` the contact's name now"),
         ControlField("localMember", .nullable(.object(HandleInfo.self)), "our own handle"),
+        ControlField(
+            "account", .nullable(.string),
+            "the account it went through (its address of record, `sip:alice@example.com`); null when none, and for calls recorded before parleyd kept it"),
         ControlField("isVideo", .boolean, "it carried video"),
         ControlField("group", .nullable(.string), "the group it was merged into"),
         ControlField("callID", .nullable(.string), "its SIP Call-ID"),
@@ -199,7 +202,8 @@ extension HistoryRecordInfo: ControlShape {
             endedReason: "localEnded", displayName: "Alice Liddell", members: [HandleInfo.examples[1]],
             localMember: HandleInfo.examples[0], isVideo: false, group: "0B6D2E7F-1C4A-4F3E-8B2D-5A9C7E1F3D40",
             callID: "a84b4c76e66710@192.0.2.7", createdAt: "2026-11-29T17:03:00.000Z", connectedAt: "2026-11-29T17:03:02.000Z",
-            endedAt: "2026-11-29T17:04:00.000Z", durationMs: 58_000, isRead: true, quality: MediaStatsInfo.examples[0]),
+            endedAt: "2026-11-29T17:04:00.000Z", durationMs: 58_000, isRead: true, quality: MediaStatsInfo.examples[0],
+            account: "sip:bob@example.com"),
     ]
 }
 

@@ -22,6 +22,9 @@ public final class PostgresCallHistory: CallHistoryStore {
     /// The connection string it was opened with.
     let conninfo: String
     private let connection: Mutex<PostgresConnection>
+    /// How its queries are written: this account's rows, each call's account read from `call_account` (NULL in a
+    /// version-1 database a CLI opened without migrating it).
+    private let dialect: SQLDialect
     /// Records per insert statement (one JSON array each; a notification payload covers at most 100 of them).
     public static let batchSize = 200
 
@@ -34,7 +37,8 @@ public final class PostgresCallHistory: CallHistoryStore {
     /// Connects, migrates the schema (under an advisory lock) and reads the matching rules. A server that cannot be
     /// reached is `unavailable`; a bad connection string or a refused login `cannotOpen`; a database that holds
     /// someone else's `conversation` table `notAHistory`. Without `creatingSchema` (the CLI), a database that holds
-    /// no history, or an older one, is `cannotOpen` and nothing is written to it.
+    /// no history, or one too old to read, is `cannotOpen`, and nothing is written to it; one from before calls kept
+    /// their account is read as it is, every record's ``CallRecord/account`` nil.
     public init(
         connection conninfo: String, account: String, normalizer: HandleNormalizer = .northAmerica,
         creatingSchema: Bool = true
@@ -42,9 +46,10 @@ public final class PostgresCallHistory: CallHistoryStore {
         guard !account.isEmpty else { throw .invalidQuery("the history account (address of record) is empty") }
         let source = "parley-\(UUID().uuidString.lowercased())"
         let connection = try PostgresConnection(conninfo: conninfo, applicationName: source)
-        try PostgresSchema.migrate(connection, creating: creatingSchema)
+        let version = try PostgresSchema.migrate(connection, creating: creatingSchema)
         self.normalizer = try PostgresSchema.normalizer(in: connection, default: normalizer)
         self.account = account
+        self.dialect = .postgres(account: account, callAccounts: version >= PostgresSchema.callAccountsVersion)
         self.server = connection.server
         self.source = source
         self.conninfo = conninfo
@@ -237,7 +242,7 @@ public final class PostgresCallHistory: CallHistoryStore {
     }
 
     public func query(_ query: HistoryQuery) throws(CallHistoryError) -> HistoryPage {
-        let sql = try QueryBuilder(query, normalizer: normalizer, counting: false, dialect: .postgres(account: account))
+        let sql = try QueryBuilder(query, normalizer: normalizer, counting: false, dialect: dialect)
         var records = try use { connection throws(CallHistoryError) in
             try read(try connection.run(sql.text, sql.values), in: connection)
         }
@@ -249,7 +254,7 @@ public final class PostgresCallHistory: CallHistoryStore {
     }
 
     public func count(_ query: HistoryQuery) throws(CallHistoryError) -> Int {
-        let sql = try QueryBuilder(query, normalizer: normalizer, counting: true, dialect: .postgres(account: account))
+        let sql = try QueryBuilder(query, normalizer: normalizer, counting: true, dialect: dialect)
         return try use { connection throws(CallHistoryError) in
             try connection.run(sql.text, sql.values).scalar.flatMap { Int($0) } ?? 0
         }
@@ -262,7 +267,7 @@ public final class PostgresCallHistory: CallHistoryStore {
     // MARK: Private
 
     private func records(where condition: String, _ values: [SQLValue]) throws(CallHistoryError) -> [CallRecord] {
-        let columns = RecordRules.columnNames.map { "c.\($0)" }.joined(separator: ", ")
+        let columns = RecordRules.selectList(dialect)
         return try use { connection throws(CallHistoryError) in
             let rows = try connection.run(
                 "SELECT \(columns) FROM conversation c WHERE c.account = $1 AND \(condition)", [.text(account)] + values)
@@ -270,7 +275,7 @@ public final class PostgresCallHistory: CallHistoryStore {
         }
     }
 
-    /// The records of `rows` (columns as ``RecordRules/columnNames``), with their handles read in one query.
+    /// The records of `rows` (columns as ``RecordRules/selectList(_:)``), with their handles read in one query.
     private func read(_ rows: PostgresRows, in connection: PostgresConnection) throws(CallHistoryError) -> [CallRecord] {
         guard !rows.rows.isEmpty else { return [] }
         var records: [CallRecord] = []

@@ -15,12 +15,12 @@ enum PostgresRecordSQL {
             SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(ord integer, uuid uuid, direction text, status text,
                 ended_reason text, started_at double precision, connected_at double precision, ended_at double precision,
                 is_video integer, is_read integer, local_kind integer, local_value text, local_display text,
-                group_uuid uuid, call_id text, quality text, handles jsonb)),
+                group_uuid uuid, call_id text, quality text, call_account text, handles jsonb)),
         new AS (
             INSERT INTO conversation (account, uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
-                is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id, quality)
+                is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id, quality, call_account)
             SELECT $1, uuid, direction, status, ended_reason, started_at, connected_at, ended_at, is_video, is_read,
-                local_kind, local_value, local_display, group_uuid, call_id, quality
+                local_kind, local_value, local_display, group_uuid, call_id, quality, call_account
             FROM input ORDER BY ord
             ON CONFLICT (account, uuid) DO NOTHING RETURNING id, uuid),
         handles AS (
@@ -55,6 +55,7 @@ enum PostgresRecordSQL {
         let group_uuid: String?
         let call_id: String?
         let quality: String?
+        let call_account: String?
         let handles: [HandleRow]
     }
 
@@ -80,7 +81,7 @@ enum PostgresRecordSQL {
                 is_read: record.isRead ? 1 : 0, local_kind: record.localHandle?.kind.rawValue,
                 local_value: record.localHandle?.value, local_display: record.localHandle?.displayName,
                 group_uuid: record.groupUUID?.uuidString, call_id: record.callID, quality: RecordRules.qualityText(record),
-                handles: handleRows(of: record, normalizer: normalizer))
+                call_account: record.account, handles: handleRows(of: record, normalizer: normalizer))
         }
         let json = (try? JSONEncoder().encode(rows)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         return [.text(account), .text(json)]

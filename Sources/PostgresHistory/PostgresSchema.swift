@@ -5,7 +5,12 @@ import ConversationKit
 /// transaction under an advisory lock, so several parleyd starting together against one database migrate it once.
 enum PostgresSchema {
     /// The version this code writes.
-    static let currentVersion = 1
+    static let currentVersion = 2
+    /// The oldest version a store that may not migrate (the CLI) reads: version 1, its records' `call_account` read
+    /// as NULL (``callAccountsVersion``), so a CLI newer than the parleyd that share the database still reads it.
+    static let oldestReadableVersion = 1
+    /// The first version whose records keep the account each call went through (`call_account`).
+    static let callAccountsVersion = 2
     /// The advisory lock key every Parley holds while it migrates ("PRLY", like the SQLite application id).
     static let lockKey: Int64 = 0x5052_4C59
     /// The channel every change is announced on (`LISTEN parley_history`).
@@ -82,13 +87,19 @@ enum PostgresSchema {
             FOR EACH STATEMENT EXECUTE FUNCTION parley_history_changed();
         CREATE TRIGGER conversation_deleted AFTER DELETE ON conversation REFERENCING OLD TABLE AS changed_rows
             FOR EACH STATEMENT EXECUTE FUNCTION parley_history_changed();
+        """,
+        // 1 → 2: the account (address of record) each call went through, one parleyd holding several; not `account`,
+        // which is the row's owner. Null for the calls recorded before, and for calls through none.
         """
+        ALTER TABLE conversation ADD COLUMN call_account TEXT;
+        """,
     ]
 
-    /// Brings the database to `currentVersion` under the advisory lock; refuses one from a newer Parley, and a
-    /// database whose `conversation` table is someone else's. Without `creating`, a database with no history or an
-    /// older schema is refused instead (the CLI never creates a history).
-    static func migrate(_ connection: PostgresConnection, creating: Bool = true) throws(CallHistoryError) {
+    /// Brings the database to `currentVersion` under the advisory lock and returns the version it is at; refuses one
+    /// from a newer Parley, and a database whose `conversation` table is someone else's. Without `creating`, nothing
+    /// is written: a database with no history, or a schema older than ``oldestReadableVersion``, is refused, and an
+    /// older readable one is left at its version (the CLI never creates or migrates a history).
+    static func migrate(_ connection: PostgresConnection, creating: Bool = true) throws(CallHistoryError) -> Int {
         try connection.execute("BEGIN")
         do throws(CallHistoryError) {
             _ = try connection.run("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)])
@@ -102,12 +113,16 @@ enum PostgresSchema {
             guard version <= currentVersion else {
                 throw .newerSchema(path: connection.server, found: version, supported: currentVersion)
             }
-            guard creating || version == currentVersion else {
+            guard creating || version >= oldestReadableVersion else {
                 throw .cannotOpen(
                     path: connection.server,
                     detail: version == 0
                         ? "it holds no call history"
                         : "schema version \(version) must be upgraded first; open it read-write once (parleyd does)")
+            }
+            guard creating else {
+                try connection.execute("COMMIT")
+                return version
             }
             for step in version..<currentVersion { try connection.execute(migrations[step]) }
             if stored == nil {
@@ -116,6 +131,7 @@ enum PostgresSchema {
                 _ = try connection.run("UPDATE parley_schema SET version = $1", [.integer(Int64(currentVersion))])
             }
             try connection.execute("COMMIT")
+            return currentVersion
         } catch {
             try? connection.execute("ROLLBACK")
             throw error

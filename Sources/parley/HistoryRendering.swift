@@ -61,16 +61,19 @@ enum HistoryRendering {
 
     // MARK: The table
 
-    /// The history table, newest first: unread marker, id, when, direction, status, who, duration, video.
-    /// `more` is the command that shows the next page, printed when there is one.
+    /// The history table, newest first: unread marker, id, when, direction, status, who, duration, video, and the
+    /// account each call went through when any record on the page has one (a page without accounts has no such
+    /// column). `more` is the command that shows the next page, printed when there is one.
     static func table(_ page: ShownPage, more: ((HistoryCursor) -> String)?) -> String {
         guard !page.records.isEmpty else { return "no calls match" }
-        let header = ["", "id", "when", "direction", "status", "who", "duration", "video"]
+        let withAccounts = page.records.contains { $0.account != nil }
+        let header =
+            ["", "id", "when", "direction", "status", "who", "duration", "video"] + (withAccounts ? ["account"] : [])
         let rows = page.records.map { record in
             [
                 record.isRead ? "" : "*", String(record.id), when(record.startedAt), record.direction.rawValue,
                 record.status.rawValue, who(record), duration(record), record.isVideo ? "video" : "",
-            ]
+            ] + (withAccounts ? [record.account.map(printable) ?? "—"] : [])
         }
         var lines = columns([header] + rows, rightAligned: [1, 6])
         if page.records.contains(where: { !$0.isRead }) { lines.append("(* unread)") }
@@ -112,6 +115,7 @@ enum HistoryRendering {
             ["status", "\(record.status) (ended: \(record.endedReason))"],
             ["with", handles.isEmpty ? "unknown" : handles.joined(separator: "\n                ")],
             ["local", record.localHandle.map { "\(who($0)) [\($0.kind)]" } ?? "—"],
+            ["account", record.account.map(printable) ?? "—"],
             ["started", when(record.startedAt)],
             ["connected", record.connectedAt.map(when) ?? "—"],
             ["ended", when(record.endedAt)],

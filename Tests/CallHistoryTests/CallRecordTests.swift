@@ -42,7 +42,9 @@ struct CallRecordTests {
         let uuid = UUID()
         try manager.reportNewIncomingConversation(
             uuid: uuid,
-            update: .init(localMember: Handle(kind: .phoneNumber, value: "+14155559999"), members: [alice]))
+            update: .init(
+                localMember: Handle(kind: .phoneNumber, value: "+14155559999"), members: [alice],
+                account: "sip:me@example.test"))
         #expect(CallRecord(manager.conversation(uuid)!, normalizer: .northAmerica) == nil)
         let delegate = Collector()
         manager.delegate = delegate
@@ -59,7 +61,35 @@ struct CallRecordTests {
         #expect(record.remoteHandles.first?.normalizedValue == "+14155550100")
         #expect(record.localHandle?.value == "+14155559999")
         #expect(record.callID == "abc@host")
+        #expect(record.account == "sip:me@example.test", "the account it came in on")
         #expect(record.isRead)
+    }
+
+    @Test("JSON carries the account (null when none); JSON written before records had one still decodes")
+    func accountJSON() throws {
+        var record = makeRecord([alice], status: .missed)
+        record.account = "sip:alice@example.test"
+        let encoder = JSONEncoder()
+        let decoder = JSONDecoder()
+        let text = try encoder.encode(record)
+        #expect(String(decoding: text, as: UTF8.self).contains(#""account":"sip:alice@example.test""#))
+        #expect(try decoder.decode(CallRecord.self, from: text) == record)
+        record.account = nil
+        let none = try encoder.encode(record)
+        #expect(String(decoding: none, as: UTF8.self).contains(#""account":null"#))
+        var older = try #require(try JSONSerialization.jsonObject(with: none) as? [String: Any])
+        older.removeValue(forKey: "account")
+        #expect(try decoder.decode(CallRecord.self, from: JSONSerialization.data(withJSONObject: older)) == record)
+    }
+
+    @Test("a blocked caller's record keeps the account the call came in on")
+    func blockedAccount() throws {
+        let temp = try TemporaryHistory()
+        let recorder = HistoryRecorder(store: try temp.open(), configuration: .init())
+        let record = try #require(
+            recorder.blockedRecord(from: alice, to: nil, callID: "b@h", at: base, account: "sip:me@example.test"))
+        #expect(record.account == "sip:me@example.test" && record.status == .blocked)
+        #expect(recorder.blockedRecord(from: alice, to: nil, callID: nil, at: base)?.account == nil)
     }
 
     @Test("redial turns a record into a Start action with its handles and video flag")

@@ -124,6 +124,38 @@ struct PostgresStoreTests {
         #expect(versions.rows == [["\(PostgresSchema.currentVersion)"]])
     }
 
+    @Test("a version-1 database (before call accounts): the CLI reads it as it is, parleyd migrates it; old rows have no account")
+    func migrationFromVersionOne() throws {
+        let scratch = try ScratchDatabase()
+        let owner = account()
+        try scratch.execute(
+            PostgresSchema.migrations[0] + """
+
+                CREATE TABLE parley_schema (version INTEGER NOT NULL);
+                INSERT INTO parley_schema (version) VALUES (1);
+                INSERT INTO conversation (account, uuid, direction, status, ended_reason, started_at, ended_at, is_read, call_id)
+                VALUES ('\(owner)', '6F9619FF-8B86-D011-B42D-00C04FC964FF', 'incoming', 'missed', 'unanswered', 1000, 1030, 0, 'c@h');
+                """)
+        let reader = try PostgresCallHistory(connection: scratch.conninfo, account: owner, creatingSchema: false)
+        #expect(try reader.schemaVersion == 1, "a store that may not migrate leaves the schema alone")
+        let old = try #require(try reader.query(HistoryQuery()).records.first)
+        #expect(old.account == nil && old.callID == "c@h" && old.status == .missed)
+        #expect(try reader.record(id: old.id).account == nil)
+
+        let store = try PostgresCallHistory(connection: scratch.conninfo, account: owner)
+        #expect(try store.schemaVersion == PostgresSchema.currentVersion)
+        #expect(try store.record(id: old.id) == old, "the old record reads the same after the migration")
+        var through = makeRecord([alice], minutes: 1)
+        through.account = "sip:alice@example.test"
+        let added = try store.insert(through)
+        #expect(added.account == "sip:alice@example.test")
+        let columns = try PostgresConnection(conninfo: scratch.conninfo, applicationName: "check").run(
+            "SELECT account, call_account FROM conversation WHERE id = $1", [.integer(added.id)])
+        #expect(columns.rows == [[owner, "sip:alice@example.test"]], "the owner and the call's account are two columns")
+        let cli = try PostgresCallHistory(connection: scratch.conninfo, account: owner, creatingSchema: false)
+        #expect(try cli.query(HistoryQuery()).records.map(\.account) == ["sip:alice@example.test", nil])
+    }
+
     @Test("another instance's writes arrive as notifications; a store's own do not")
     func notifications() throws {
         let conninfo = try testDatabase()
@@ -203,7 +235,7 @@ struct PostgresStoreTests {
         let newer = try ScratchDatabase()
         _ = try PostgresCallHistory(connection: newer.conninfo, account: "a")
         try newer.execute("UPDATE parley_schema SET version = 99")
-        #expect(throws: CallHistoryError.newerSchema(path: "postgresql \(newer.name)@\(try serverLocation())", found: 99, supported: 1)) {
+        #expect(throws: CallHistoryError.newerSchema(path: "postgresql \(newer.name)@\(try serverLocation())", found: 99, supported: PostgresSchema.currentVersion)) {
             try PostgresCallHistory(connection: newer.conninfo, account: "a")
         }
     }

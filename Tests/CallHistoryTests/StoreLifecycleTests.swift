@@ -42,8 +42,47 @@ struct StoreLifecycleTests {
         #expect(readBack.groupUUID == group)
         #expect(readBack.quality == withAudio.quality, "the audio figures survive the store")
         #expect(try store.record(id: 7).quality == nil, "an old record has none")
+        #expect(try store.record(id: 7).account == nil)
         // Opening again is a no-op.
         #expect(try temp.open().schemaVersion == HistorySchema.currentVersion)
+    }
+
+    @Test("a version-5 database (before accounts): read-only reads it as it is, read-write migrates it; old rows have no account")
+    func migrationFromVersionFive() throws {
+        let temp = try TemporaryHistory()
+        do {
+            // Build a database as version 5 left it, with one record in it (audio figures and all).
+            let connection = try SQLiteConnection(path: temp.path, access: .create)
+            for step in 0..<5 { try connection.execute(HistorySchema.migrations[step]) }
+            try connection.execute("PRAGMA user_version = 5")
+            try connection.execute(
+                """
+                INSERT INTO conversation (id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
+                    is_video, is_read, call_id, quality)
+                VALUES (3, '6F9619FF-8B86-D011-B42D-00C04FC964FF', 'outgoing', 'connected', 'localEnded', 1000, 1002, 1030,
+                    0, 1, 'c@h', '{"codec":"PCMU","packetsSent":10,"packetsReceived":10,"packetsLost":0,"jitterMs":1,"peerPacketsLost":0,"peerJitterMs":1,"roundTripMs":0.5}');
+                INSERT INTO remote_handle (conversation_id, position, kind, value, normalized, display_name, started_at)
+                VALUES (3, 0, 2, '415-555-0100', '+14155550100', 'Alice', 1000);
+                """)
+        }
+        // A CLI newer than the parleyd that writes the file: reads it, account nil, and leaves it at version 5.
+        let reader = try SQLiteCallHistory(path: temp.path, access: .readOnly)
+        #expect(try reader.schemaVersion == 5)
+        let old = try reader.record(id: 3)
+        #expect(old.account == nil && old.callID == "c@h" && old.quality?.codec == "PCMU")
+        #expect(try reader.record(uuid: old.uuid)?.account == nil)
+        #expect(try reader.query(HistoryQuery(handle: alice)).records.map(\.id) == [3])
+        #expect(try reader.count(HistoryQuery()) == 1)
+
+        let store = try temp.open()
+        #expect(try store.schemaVersion == HistorySchema.currentVersion)
+        #expect(try store.record(id: 3) == old, "the old record reads the same after the migration")
+        var through = makeRecord([alice], minutes: 1)
+        through.account = "sip:alice@example.test"
+        let added = try store.insert(through)
+        #expect(try store.record(id: added.id).account == "sip:alice@example.test")
+        let current = try SQLiteCallHistory(path: temp.path, access: .readOnly)
+        #expect(try current.query(HistoryQuery()).records.map(\.account) == ["sip:alice@example.test", nil])
     }
 
     @Test("a database from a newer Parley is refused, not touched")

@@ -23,6 +23,24 @@ struct StoreQueryTests {
         #expect(try store.insert(contentsOf: [record, makeRecord([carol])]) == 1)
     }
 
+    @Test("the account a call went through reads back, by id, uuid, query and handle; none reads as nil", arguments: StoreKind.allCases)
+    func accountRoundTrip(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
+        var through = makeRecord([alice], status: .missed, minutes: 1)
+        through.account = "sip:alice@example.test"
+        let without = makeRecord([alice], minutes: 2)
+        let single = try store.insert(through)
+        #expect(single.account == "sip:alice@example.test", "insert returns the stored record")
+        let batch = try store.insertReturningRecords([without, makeRecord([bob], minutes: 3)])
+        #expect(try store.record(id: single.id).account == "sip:alice@example.test")
+        #expect(try store.record(uuid: through.uuid)?.account == "sip:alice@example.test")
+        #expect(try store.record(id: batch[0].id).account == nil)
+        #expect(try store.query(HistoryQuery()).records.map(\.account) == [nil, nil, "sip:alice@example.test"])
+        #expect(try store.query(HistoryQuery(handle: alice)).records.map(\.account) == [nil, "sip:alice@example.test"])
+        #expect(try store.recents(limit: 5).last?.latest.account == "sip:alice@example.test")
+    }
+
     @Test("a batch that holds one conversation twice stores it once; both come back with its id", arguments: StoreKind.allCases)
     func duplicateInOneBatch(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)

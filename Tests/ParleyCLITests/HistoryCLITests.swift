@@ -184,6 +184,37 @@ struct HistoryCLITests {
         #expect(try decoder.decode(CallRecord.self, from: Data(showJSON.stdout.utf8)).uuid == dave.uuid)
     }
 
+    @Test("the account a call went through: a table column only when a record on the page has one, a line of show, JSON")
+    func account() throws {
+        let fixture = try DemoHistoryFixture()
+        let plain = try fixture.history()
+        #expect(plain.status == 0)
+        #expect(!plain.stdout.contains("account"), "the demo's calls went through no account: no column")
+        #expect(try fixture.page().records.allSatisfy { $0.account == nil })
+        #expect(try fixture.history("show", String(fixture.record(DemoValues.dave).id)).stdout.contains("  account       —\n"))
+
+        let store = try SQLiteCallHistory(path: fixture.directory.appending(path: "history.sqlite").path, access: .readWrite)
+        let start = Date().addingTimeInterval(60)
+        let stored = try store.insert(CallRecord(
+            uuid: UUID(), direction: .incoming,
+            remoteHandles: [RecordedHandle(Handle(kind: .generic, value: "sip:erin@example.test"), normalizer: .northAmerica)],
+            status: .missed, endedReason: .unanswered, startedAt: start, endedAt: start.addingTimeInterval(20),
+            account: "sip:alice@example.test"))
+        let table = try fixture.history()
+        let lines = table.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasSuffix("video  account") == true, "\(table.stdout)")
+        let newest = try #require(lines.dropFirst().first)
+        #expect(newest.contains("sip:erin@example.test") && newest.hasSuffix("  sip:alice@example.test"), "\(table.stdout)")
+        #expect(lines.dropFirst(2).first?.hasSuffix("—") == true, "a record without one shows a dash: \(table.stdout)")
+        #expect(try fixture.history("--limit", "1").stdout.contains("account"))
+        #expect(try !fixture.history("--status", "failed").stdout.contains("account"), "a page without accounts has no column")
+        let show = try fixture.history("show", String(stored.id))
+        #expect(show.stdout.contains("  account       sip:alice@example.test\n"), "\(show.stdout)")
+        #expect(try fixture.page("--limit", "1").records.first?.account == "sip:alice@example.test")
+        let json = try fixture.history("show", String(stored.id), "--json")
+        #expect(json.stdout.contains(#""account" : "sip:alice@example.test""#), "\(json.stdout)")
+    }
+
     @Test("mark-read, delete and clear change what is stored")
     func markDeleteClear() throws {
         let fixture = try DemoHistoryFixture()

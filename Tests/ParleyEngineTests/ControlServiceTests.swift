@@ -390,6 +390,7 @@ struct ControlHistoryTests {
         let record = try #require(records.first)
         let id = try #require(record["id"] as? Int)
         #expect(record["durationMs"] as? Int == 0 && record["connectedAt"] is NSNull, "\(record)")
+        #expect(record["account"] is NSNull, "\(record)")
         #expect(((record["members"] as? [[String: Any]])?.first)?["value"] as? String == "sip:+14155550100@127.0.0.1:5062")
 
         _ = try probe.call(#"{"v":1,"id":3,"method":"markRead","params":{"id":\#(id)}}"#)
@@ -406,6 +407,14 @@ struct ControlHistoryTests {
         _ = try probe.call(#"{"v":1,"id":7,"method":"deleteRecord","params":{"id":\#(id)}}"#)
         #expect(probe.events.wait(until: { $0.contains(.historyChanged(HistoryChanged(change: "deleted", records: [Int64(id)]))) }))
         #expect(try store.count(HistoryQuery()) == 0)
+
+        let now = Date()
+        try store.insert(CallRecord(
+            uuid: UUID(), direction: .outgoing, remoteHandles: [], status: .cancelled, endedReason: .localEnded,
+            startedAt: now, endedAt: now, account: "sip:bob@example.test"))
+        let through = try probe.call(#"{"v":1,"id":8,"method":"history","params":{"direction":"outgoing"}}"#)
+        let outgoing = try #require((through["result"] as? [String: Any])?["records"] as? [[String: Any]])
+        #expect(outgoing.first?["account"] as? String == "sip:bob@example.test", "\(through)")
     }
 }
 
