@@ -14,6 +14,7 @@ enum ControlCommands {
         let json = arguments.flag("--json")
         let video = arguments.flag("--video")
         let open = arguments.flag("--open")
+        let account = try arguments.option("--account")
         let directory = try dataDirectory(&arguments)
         let positionals = try arguments.positionals()
         let expected = command.arguments
@@ -23,6 +24,7 @@ enum ControlCommands {
         }
         if video && command != .call { throw UsageError("--video goes with parley call") }
         if open && command != .web { throw UsageError("--open goes with parley web") }
+        if account != nil && command != .call { throw UsageError("--account goes with parley call") }
         var wantsMuted: Bool?
         if command == .mute, positionals.count == 2 {
             guard ["on", "off"].contains(positionals[1]) else { throw UsageError("on or off goes after CONV, got '\(positionals[1])'") }
@@ -43,7 +45,8 @@ enum ControlCommands {
                 "\($0.contacts) contacts loaded" + ($0.conflicts > 0 ? " (\($0.conflicts) handles claimed twice; the first kept)" : "")
             }
         case .call:
-            return started(try session.startAndFollow(.start(StartParams(to: positionals[0], video: video ? true : nil))), json: json, name)
+            let params = StartParams(to: positionals[0], video: video ? true : nil, account: account)
+            return started(try session.startAndFollow(.start(params)), json: json, name)
         case .audio:
             let conversation = try session.conversation(positionals[0])
             let figures = try session.request(.mediaStats(ConversationParams(conversation: conversation)), as: MediaStatsResult.self)

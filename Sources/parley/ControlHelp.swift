@@ -113,20 +113,24 @@ enum ControlHelp {
     }
 
     static let call = """
-        usage: parley call TARGET [--video] [--data-dir DIR] [--json]
+        usage: parley call TARGET [--video] [--account NAME] [--data-dir DIR] [--json]
 
         Places a call through the running parleyd and waits until it rings, connects or fails; then prints the
         conversation (or why the call failed, with the SIP status). TARGET is a SIP URI (sip:bob@example.com,
         sips:…, or just bob@example.com; ;transport=tcp or ;transport=tls is honoured, other transports are
-        refused) or a phone number, dialled at parleyd's phone domain (--phone-domain, else its --register domain).
+        refused), a bare user name (bob: at the account's domain) or a phone number, dialled at the account's
+        phone domain (phone-domain, else its address of record's domain).
 
         options:
           --video          offer video as well (both parleyd need --video)
+          --account NAME   call through this account (its [account NAME] or address of record; default: the
+                           first account)
         \(options)
 
         examples:
           parley call sip:bob@127.0.0.1:5172 --data-dir /tmp/parley-a
           parley call 'sip:bob@127.0.0.1:5172;transport=tcp' --video
+          parley call bob --account work
 
         \(footer)
         """

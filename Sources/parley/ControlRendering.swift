@@ -42,22 +42,26 @@ enum ControlRendering {
         return "\(uuid)      \(state) \(direction) \(duration) \(flagText) \(group) \(who.joined(separator: ", "))\(reason)"
     }
 
-    /// `parley status`: blocks, each under its heading — parleyd, registration, conversations, counters, limits —
-    /// with the values of all blocks in one column.
+    /// `parley status`: blocks, each under its heading — parleyd, each account's registration (one "registration"
+    /// block without accounts), conversations, counters, limits — with the values of all blocks in one column.
     static func status(_ status: StatusResult) -> String {
-        let daemon = status.daemon, registration = status.registration
+        let daemon = status.daemon
         var parleyd: [(String, String)] = [
             ("version", daemon.version), ("control protocol", String(status.protocol)), ("user", daemon.user ?? "-"),
         ]
         parleyd += daemon.listening.isEmpty ? [("listening on", "-")] : daemon.listening.map { ("listening on", $0) }
         parleyd += [("web page", daemon.webPage ?? "-"), ("push token", daemon.pushToken ?? "-")]
-        var registered = [("state", registration.state)]
-        if let until = registration.expiresAt { registered.append(("until", until)) }
-        if let reason = registration.reason { registered.append(("reason", reason)) }
-        if let mapped = registration.mappedAddress { registered.append(("behind a NAT, seen as", mapped)) }
-        let blocks: [(heading: String, rows: [(String, String)])] = [
-            ("parleyd", parleyd),
-            ("registration", registered),
+        let registrations = status.accounts.isEmpty ? [status.registration] : status.accounts
+        let accountBlocks = registrations.map { registration in
+            var registered = [("state", registration.state)]
+            if let account = registration.account { registered.insert(("address of record", account), at: 0) }
+            if let until = registration.expiresAt { registered.append(("until", until)) }
+            if let reason = registration.reason { registered.append(("reason", reason)) }
+            if let mapped = registration.mappedAddress { registered.append(("behind a NAT, seen as", mapped)) }
+            let heading = registration.name.map { "account \($0)" } ?? "registration"
+            return (heading: heading, rows: registered)
+        }
+        let blocks: [(heading: String, rows: [(String, String)])] = [("parleyd", parleyd)] + accountBlocks + [
             ("conversations", [("live", String(status.conversations))]),
             ("counters (since parleyd started)", status.counters.entries.map { ($0.name, String($0.value)) }),
             ("limits", status.limits.entries.map { ($0.name, String($0.value)) }),
@@ -147,7 +151,8 @@ enum ControlRendering {
         case .historyChanged(let change):
             return "history  \(change.change) \(change.records.map(String.init).joined(separator: ", "))"
         case .registrationChanged(let registration):
-            return "registration \(registration.state)\(registration.reason.map { ": \($0)" } ?? "")"
+            let account = registration.name.map { " of \($0)" } ?? ""
+            return "registration\(account) \(registration.state)\(registration.reason.map { ": \($0)" } ?? "")"
         case .pushReceived(let push): return "push     \(push.handling) \(push.callID)"
         case .actionSettled(let settled):
             guard let error = settled.error else { return nil }
