@@ -22,7 +22,7 @@ public enum DialTarget {
         let account = account ?? configuration.accounts.first
         if let domain = account?.domain, let user = bareUser(trimmed) {
             // Through an account, a bare name is a user at its domain, as a phone dials it.
-            let value = "sip:\(user)@\(domain)"
+            let value = "\(account?.addressOfRecord.scheme == "sips" ? "sips" : "sip"):\(user)@\(domain)"
             return .success(Handle(kind: .generic, value: value, displayName: value))
         }
         guard var handle = parse(trimmed) else {

@@ -69,9 +69,10 @@ final class HistoryWriter: Sendable {
 
     /// Queues a record made elsewhere (a blocked caller's); `done` as for a conversation.
     func recordBlocked(
-        _ caller: Handle, to local: Handle, callID: String, at date: Date, done: @escaping @Sendable (CallRecord?) -> Void
+        _ caller: Handle, to local: Handle, callID: String, account: String?, at date: Date,
+        done: @escaping @Sendable (CallRecord?) -> Void
     ) {
-        guard let record = recorder.blockedRecord(from: caller, to: local, callID: callID, at: date) else {
+        guard let record = recorder.blockedRecord(from: caller, to: local, callID: callID, at: date, account: account) else {
             done(nil)
             return
         }

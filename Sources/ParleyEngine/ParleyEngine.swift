@@ -94,9 +94,10 @@ public final class ParleyEngine: ConversationManagerDelegate {
         }
         agent.collaborations.onEvent = { [weak self] effect in self?.emit(.collaboration(effect)) }
         if configuration.recordsBlockedCalls, let history = self.history {
-            agent.onCallerBlocked = { [weak self, environment, localHandle] caller, callID in
+            agent.onCallerBlocked = { [weak self, environment, localHandle] caller, callID, account in
                 guard let engine = self else { return }
-                history.recordBlocked(caller, to: localHandle, callID: callID, at: environment.now) { [weak engine] record in
+                history.recordBlocked(caller, to: localHandle, callID: callID, account: account, at: environment.now) {
+                    [weak engine] record in
                     if let record { engine?.emit(.historyRecorded(record.uuid, recordID: record.id)) }
                 }
             }

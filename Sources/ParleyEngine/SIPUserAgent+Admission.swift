@@ -70,7 +70,7 @@ extension SIPUserAgent {
                         + "\(counters.callersRefused) so far)")
                 }
                 refuseStatelessly(request, from: source, status: 403, reason: "Not An Accepted Caller", retryAfter: nil)
-                blocked(caller, callID: callID)
+                blocked(caller, callID: callID, account: account(called: request, from: source))
                 return false
             }
         }
@@ -101,13 +101,13 @@ extension SIPUserAgent {
 
     /// Tells whoever records blocked calls, at most `blockedRecordsPerMinute` a minute: a caller's From is whatever
     /// the caller writes, and spoofed sources are many, so the history must not fill with them.
-    private func blocked(_ caller: Handle, callID: String) {
+    private func blocked(_ caller: Handle, callID: String, account: Int?) {
         guard let onCallerBlocked else { return }
         let now = environment.uptime
         if now - blockedWindow.start >= .seconds(60) { blockedWindow = (now, 0) }
         guard blockedWindow.count < EngineConfiguration.blockedRecordsPerMinute else { return }
         blockedWindow.count += 1
-        onCallerBlocked(caller, callID)
+        onCallerBlocked(caller, callID, account.map { accounts[$0].account.addressOfRecord.description })
     }
 
     private static func seconds(_ duration: Duration) -> Int { Int(duration.components.seconds) }

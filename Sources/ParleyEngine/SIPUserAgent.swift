@@ -103,9 +103,10 @@ final class SIPUserAgent {
     var transportFailure: String?
     /// Where the peer's refusal behind a failed action is kept (the engine's; nil in tests that drive the agent alone).
     var actionFailures: ActionFailureStatuses?
-    /// Told of a call refused because the caller policy does not accept its caller (with its Call-ID), at most
+    /// Told of a call refused because the caller policy does not accept its caller (with its Call-ID and the account
+    /// it was made to), at most
     /// `EngineConfiguration.blockedRecordsPerMinute` a minute (counted in `blockedWindow`).
-    var onCallerBlocked: ((Handle, String) -> Void)?
+    var onCallerBlocked: ((Handle, String, String?) -> Void)?
     var blockedWindow: (start: Duration, count: Int) = (.zero, 0)
     /// Told when a call's conversation was never reported (the manager refused it), so nothing waits for its end.
     var onCallRefused: ((UUID, String) -> Void)?

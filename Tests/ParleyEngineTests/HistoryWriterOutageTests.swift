@@ -56,7 +56,7 @@ struct HistoryWriterOutageTests {
         let caller = Handle(kind: .generic, value: "sip:bob@127.0.0.1")
         let local = Handle(kind: .generic, value: "sip:parley@127.0.0.1")
         for index in 1...5 {
-            writer.recordBlocked(caller, to: local, callID: "call-\(index)", at: Date()) { record in
+            writer.recordBlocked(caller, to: local, callID: "call-\(index)", account: nil, at: Date()) { record in
                 outcomes.withLock { $0["call-\(index)"] = record != nil }
                 settled.signal()
             }
@@ -101,7 +101,7 @@ private final class GroupCommitFixture: Sendable {
     func record(_ callID: String) {
         let caller = Handle(kind: .generic, value: "sip:bob@127.0.0.1")
         let local = Handle(kind: .generic, value: "sip:parley@127.0.0.1")
-        writer.recordBlocked(caller, to: local, callID: callID, at: Date()) { [self] record in
+        writer.recordBlocked(caller, to: local, callID: callID, account: nil, at: Date()) { [self] record in
             if let record { written.withLock { $0.append(record.callID ?? "?") } }
             settled.signal()
         }
