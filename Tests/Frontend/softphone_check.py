@@ -353,6 +353,45 @@ def second_tab_follows(s, uuid):
     other.close()
 
 
+def several_accounts(s):
+    """A parleyd with two accounts (their registrar never answers): the chip names both, and the dial panel's
+    picker chooses the account a call goes out through (B sees that account's address of record calling)."""
+    s.ck.equal("one account (or none): no account picker", s.value("document.querySelector('[data-dial-account]').hidden"), True)
+    ws, silent = free_port(socket.SOCK_STREAM), free_port(socket.SOCK_DGRAM)
+    config = os.path.join(s.work, "accounts.conf")
+    with open(config, "w") as f:
+        f.write(f"[account work]\naor sip:carol@work.test\nregister sip:127.0.0.1:{silent}\n\n"
+                f"[account home]\naor sip:carol@home.test\nregister sip:127.0.0.1:{silent}\n")
+    c = Daemon(s.parleyd, "c", s.work, ["--listen", f"udp://127.0.0.1:{free_port(socket.SOCK_DGRAM)}", "--user", "carol",
+                                        "--websocket", f"127.0.0.1:{ws}", "--config", config, "--no-history",
+                                        "--media", "off"])
+    tab = None
+    try:
+        c.wait_ready()
+        tab = s.browser.new_tab(f"http://127.0.0.1:{ws}/#token={c.token()}")
+        s.connected(tab)
+        chip = "document.querySelector('[data-registration]').textContent"
+        s.wait(f"{chip}.includes('work: ') && {chip}.includes('home: ')", "the chip to name both accounts", tab)
+        s.ck.equal("the picker offers both accounts, the default first",
+                   s.value("[...document.querySelectorAll('[data-dial-account] option')].map(o => o.value).join(',')", tab),
+                   "work,home")
+        s.ck.equal("the picker shows", s.value("document.querySelector('[data-dial-account]').hidden", tab), False)
+        s.shot("two-accounts", tab)
+        tab.evaluate("document.querySelector('[data-dial-account]').value = 'home'")
+        mark = s.peer.mark()
+        tab.fill("[data-dial-input]", s.bob_uri)
+        s.click("[data-dial-call]", tab)
+        event = s.peer.wait_event("an incoming call at B", is_new("incoming"), mark)
+        conversation = event["data"]["conversation"]
+        s.ck.equal("B is called from the account picked", [m["value"] for m in conversation["members"]],
+                   ["sip:carol@home.test"])
+        s.peer.result("end", {"conversation": conversation["uuid"]})
+    finally:
+        if tab:
+            tab.close()
+        c.stop()
+
+
 def group_messages(s, uuid, b_uuid):
     """The card's messages panel: share a chat, B joins and writes, the page answers, the page ends it."""
     mark = s.peer.mark()
@@ -664,6 +703,7 @@ def main():
             run_story(ck, "a second tab follows", lambda: second_tab_follows(s, uuid))
             run_story(ck, "group messages", lambda: group_messages(s, uuid, b_uuid))
             run_story(ck, "merge and unmerge", lambda: merge_and_unmerge(s, uuid, b_uuid))
+        run_story(ck, "several accounts", lambda: several_accounts(s))
         run_story(ck, "decline and recents", lambda: decline_and_recents(s))
         run_story(ck, "failures are told", lambda: failures_are_told(s))
         run_story(ck, "buttons follow the lifecycle", lambda: buttons_follow_the_lifecycle(s))

@@ -94,13 +94,25 @@ function render() {
   document.querySelector("[data-live-count]").dataset.count = String(count);
 }
 
-function showRegistration(registration) {
-  const chip = document.querySelector("[data-registration]");
-  chip.dataset.state = registration.state;
+// Each account's registration, by name (one entry, "", without accounts).
+const registrations = new Map();
+
+function registrationText(registration) {
   const until = registration.expiresAt ? ` until ${new Date(registration.expiresAt).toLocaleTimeString()}` : "";
-  chip.textContent = registration.state === "failed" ? `registration failed: ${registration.reason ?? "unknown"}`
+  return registration.state === "failed" ? `registration failed: ${registration.reason ?? "unknown"}`
     : registration.state === "registered" ? `registered${until}`
     : registration.state === "unregistered" ? "not registering" : registration.state;
+}
+
+// The chip: one account's registration as before; with several, the worst state, each account named in it.
+function showRegistration(registration) {
+  registrations.set(registration.name ?? "", registration);
+  const all = [...registrations.values()];
+  const chip = document.querySelector("[data-registration]");
+  const worst = ["failed", "registering", "unregistered", "registered"].find((state) => all.some((r) => r.state === state));
+  chip.dataset.state = worst ?? registration.state;
+  chip.textContent = all.length === 1 ? registrationText(all[0])
+    : all.map((r) => `${r.name}: ${registrationText(r)}`).join(" · ");
 }
 
 const ENDED_TEXT = {
@@ -166,7 +178,9 @@ async function listConversations() {
 async function catchUp() {
   const [status, live] = await Promise.all([connection.request("status"), listConversations()]);
   document.querySelector("[data-user]").textContent = status.daemon.user ?? "no account";
-  showRegistration(status.registration);
+  registrations.clear();
+  for (const registration of status.accounts?.length ? status.accounts : [status.registration]) showRegistration(registration);
+  dial.setAccounts((status.accounts ?? []).map((r) => r.name));
   calls.limits = status.limits;
   conversations.clear();
   for (const conversation of live) conversations.set(conversation.uuid, conversation);
@@ -183,7 +197,7 @@ const alerts = new Alerts();
 let contactsAvailable = true;
 const dial = new DialView({
   canCall: () => connected,
-  call: async (to, video) => Boolean(await act("start", { to, video })),
+  call: async (to, video, account) => Boolean(await act("start", account ? { to, video, account } : { to, video })),
   suggest: async (query) => {
     if (!contactsAvailable || !connected) return [];
     try {

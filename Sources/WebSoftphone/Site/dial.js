@@ -5,7 +5,8 @@ import { el } from "./dom.js";
 const KEYS = [["1", ""], ["2", "ABC"], ["3", "DEF"], ["4", "GHI"], ["5", "JKL"], ["6", "MNO"],
               ["7", "PQRS"], ["8", "TUV"], ["9", "WXYZ"], ["*", ""], ["0", "+"], ["#", ""]];
 
-/** Wires the dial panel. `call(to, video)` starts a call (resolves when parleyd took it); `suggest(query)`
+/** Wires the dial panel. `call(to, video, account)` starts a call (through `account`, a name, when parleyd has
+ *  several; resolves when parleyd took it); `suggest(query)`
  *  resolves with [{name, handles: [{value}]}] for the autocomplete; `canCall()` says whether we are connected. */
 export class DialView {
   constructor({ call, suggest, canCall }) {
@@ -14,6 +15,7 @@ export class DialView {
     this.input = document.querySelector("[data-dial-input]");
     this.button = document.querySelector("[data-dial-call]");
     this.video = document.querySelector("[data-dial-video]");
+    this.account = document.querySelector("[data-dial-account]");
     this.suggestions = document.querySelector("[data-suggestions]");
     this.asked = 0;
     document.querySelector("[data-dial-keypad]").replaceChildren(...KEYS.map(([key, letters]) =>
@@ -42,6 +44,14 @@ export class DialView {
   type(key) {
     this.input.value += key;
     this.changed();
+  }
+
+  /** The accounts to call through (names, the default first): a picker when there are several, none otherwise. */
+  setAccounts(names) {
+    const chosen = this.account.value;
+    this.account.replaceChildren(...names.map((name) => el("option", { value: name }, name)));
+    if (names.includes(chosen)) this.account.value = chosen;
+    this.account.hidden = names.length < 2;
   }
 
   /** Puts an address in the field (a click on a recent call). */
@@ -76,7 +86,8 @@ export class DialView {
     this.busy = true;
     this.refresh();
     try {
-      if (await this.call(to, this.video.checked)) this.input.value = "";
+      const account = this.account.hidden ? null : this.account.value;
+      if (await this.call(to, this.video.checked, account)) this.input.value = "";
     } finally {
       this.busy = false;
       this.refresh();
