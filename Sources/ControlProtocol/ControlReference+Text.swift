@@ -31,7 +31,8 @@ extension ControlReference {
         case .markRead: "mark one record, or all, as read (a `historyChanged` event follows when a record changed)"
         case .deleteRecord: "delete one record (a `historyChanged` event follows)"
         case .clearHistory: "delete every record (a `historyChanged` event follows)"
-        case .redial: "call a record's party again, at the address it called from; answered like `start` (the action is a `start`)"
+        case .redial:
+            "call a record's party again, at the address it called from, through the account the call went through (when parleyd still has it; else the default); answered like `start` (the action is a `start`)"
         case .contact: "the contact name for a handle, by Parley's matching rules (see Handles)"
         case .contacts:
             "the contacts whose name or handle contains `query` (any case; digits match phone numbers in any written form), by name: a dial field's autocomplete"

@@ -53,7 +53,10 @@ extension ControlService {
             if deleted > 0 { publish(HistoryChanged(change: "cleared", records: [])) }
         case .redial(let params):
             let record = try Self.storage { () throws(CallHistoryError) in try history.record(id: params.id) }
-            try perform(record.redialAction(), id: id, reply: reply)
+            let action = record.redialAction()
+            // Through the account the call went through, when parleyd still has it (else the default one).
+            if let account = record.account { _ = engine.placeThrough(account: account, conversation: action.conversationUUID) }
+            try perform(action, id: id, reply: reply)
         default:
             preconditionFailure("serveHistory serves only the history methods")
         }

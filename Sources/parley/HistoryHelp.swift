@@ -146,10 +146,10 @@ enum HistoryHelp {
         usage: parley \(invocation) ID [--dry-run] [--json] [--db FILE | --data-dir DIR]
                parley \(other) ID [...]   (the same)
 
-        Calls a record's parties again (same handles, same video setting) through the parleyd running on the data
-        directory: its control API performs the Start action, and the answer comes once the call rings, connects
-        or fails. Without a running parleyd nothing is dialled and it exits 1, saying so; --dry-run only shows the
-        Start action it would perform (exit 0).
+        Calls a record's parties again (same handles, same video setting, through the same account when parleyd still
+        has it) through the parleyd running on the data directory: its control API performs the Start action, and the
+        answer comes once the call rings, connects or fails. Without a running parleyd nothing is dialled and it exits 1,
+        saying so; --dry-run only shows the Start action it would perform (exit 0).
 
         options:
           --dry-run            show the action, dial nothing

@@ -81,7 +81,8 @@ struct MultiAccountTests {
         let name = ((bobs["remoteHandles"] as? [[String: Any]])?.first?["handle"] as? [String: Any])?["displayName"] as? String
         #expect(name == "Alice at work", "the work account's display name in its From: \(bobs)")
         #expect(Self.remote(of: try Self.lastRecord(in: dave.dataDirectory)) == "sip:carol@example.test")
-        #expect(try Self.lastRecord(in: desk.dataDirectory)["account"] as? String == "sip:carol@example.test")
+        let homeCall = try Self.lastRecord(in: desk.dataDirectory)
+        #expect(homeCall["account"] as? String == "sip:carol@example.test")
         let unknown = try Self.parley(["call", "dave", "--account", "nosuch"] + d)
         #expect(unknown.status != 0)
         #expect(unknown.stderr.contains(#"No account is named "nosuch": its accounts are work, home."#), "\(unknown.stderr)")
@@ -95,6 +96,11 @@ struct MultiAccountTests {
             #expect(record["account"] as? String == "sip:\(called)@example.test", "\(record)")
             #expect(record["direction"] as? String == "incoming")
         }
+        // A redial goes out through the account the call went through.
+        let redial = try Self.parley(["redial", "\(try #require(homeCall["id"] as? Int))"] + d)
+        #expect(redial.status == 0, "\(redial.stderr)")
+        try dave.waitForEnded(3)
+        #expect(Self.remote(of: try Self.lastRecord(in: dave.dataDirectory)) == "sip:carol@example.test")
     }
 
     @Test("account sections are checked: a missing aor, an unknown key, a second section of one name, a section beside --register")
