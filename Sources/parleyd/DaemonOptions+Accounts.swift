@@ -24,7 +24,7 @@ struct AccountSection {
 extension DaemonOptions {
     /// The options an account section may hold (without their `--`).
     static let accountKeys: Set<String> = [
-        "aor", "register", "transport", "auth-user", "auth-password-file", "auth-password", "register-expires",
+        "aor", "register", "transport", "auth-user", "auth-password-file", "auth-password-env", "auth-password", "register-expires",
         "keep-alive", "keep-alive-method", "outbound-proxy", "display-name", "phone-domain",
     ]
 

@@ -50,10 +50,21 @@ extension DaemonOptions {
     /// line, the newline dropped), else `--auth-password` (visible in `ps`: discouraged), else `$PARLEY_SIP_PASSWORD`.
     static func password(_ arguments: inout Arguments, environment: Bool = true) throws(UsageError) -> String? {
         let inline = try arguments.option("--auth-password")
-        guard let path = try arguments.option("--auth-password-file") else {
+        let variable = try arguments.option("--auth-password-env")
+        let path = try arguments.option("--auth-password-file")
+        guard [inline, variable, path].compactMap({ $0 }).count <= 1 else {
+            throw UsageError("--auth-password-file, --auth-password-env and --auth-password are one or the other")
+        }
+        if let variable {
+            // Named, so that each account of a config file can have its own.
+            guard let password = ProcessInfo.processInfo.environment[variable], !password.isEmpty else {
+                throw UsageError("--auth-password-env \(variable): the environment has no such variable (or it is empty)")
+            }
+            return password
+        }
+        guard let path else {
             return inline ?? (environment ? ProcessInfo.processInfo.environment["PARLEY_SIP_PASSWORD"] : nil)
         }
-        guard inline == nil else { throw UsageError("--auth-password-file and --auth-password are one or the other") }
         try requirePrivate(path, what: "--auth-password-file")
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw UsageError("--auth-password-file \(path): cannot read the file")

@@ -99,8 +99,9 @@ struct DaemonOptions {
           --register URI          register with this registrar (e.g. sip:127.0.0.1:5060), refreshing before expiry
           --aor URI               the address of record to register (default sip:USER@REGISTRAR-HOST)
           --auth-user NAME        digest user name (default: the --aor user)
-          --auth-password-file F  digest password from a file only you may read (mode 0600), or set
-                                  $PARLEY_SIP_PASSWORD; --auth-password TEXT shows it to every `ps`
+          --auth-password-file F  digest password from a file only you may read (mode 0600), or from the
+                                  environment: --auth-password-env VAR, else $PARLEY_SIP_PASSWORD;
+                                  --auth-password TEXT shows it to every `ps`
           --outbound-proxy URI    send every out-of-dialog request (INVITE, REGISTER) through this proxy
                                   (a pre-loaded Route with ;lr), e.g. sip:proxy.example.com;transport=tcp
           --dns-server ADDR[:PORT]  locate host names (NAPTR, SRV, A/AAAA: RFC 3263) with this server
@@ -124,10 +125,11 @@ struct DaemonOptions {
           --config FILE           read options from FILE, one "option value" per line (# comments); after
                                   them, several accounts, each in an [account NAME] section of its own
                                   (docs/accounts.md) with aor (required), register (default: the aor's
-                                  domain), --transport udp|tcp|tls, auth-user, auth-password-file,
-                                  outbound-proxy, display-name, phone-domain, register-expires, keep-alive
-                                  and keep-alive-method; the first is the default account. --register and
-                                  its companions are the one-account short form
+                                  domain), --transport udp|tcp|tls, auth-user, auth-password-file (or
+                                  auth-password-env VAR), outbound-proxy, display-name, phone-domain,
+                                  register-expires, keep-alive and keep-alive-method; the first is the
+                                  default account. --register and its companions are the one-account
+                                  short form
           --help, --version
 
         Stops cleanly on SIGINT or SIGTERM: connected calls get a BYE. Exit codes: 0 ok, 1 failure, 64 usage error.

@@ -103,7 +103,7 @@ struct MultiAccountTests {
         #expect(Self.remote(of: try Self.lastRecord(in: dave.dataDirectory)) == "sip:carol@example.test")
     }
 
-    @Test("account sections are checked: a missing aor, an unknown key, a second section of one name, a section beside --register")
+    @Test("account sections are checked: a missing aor, an unknown key, a second section of one name, a section beside --register, a password variable unset or given twice")
     func sectionMistakes() throws {
         for (text, extra, expected) in [
             ("[account a]\ndisplay-name A\n", [String](), "[account a]: aor is missing"),
@@ -111,6 +111,10 @@ struct MultiAccountTests {
             ("[account a]\naor sip:a@example.test\n[account a]\naor sip:b@example.test\n", [], "a second [account a]"),
             ("[account a]\naor sip:a@example.test\n", ["--register", "sip:127.0.0.1"], "one or the other"),
             ("[acount a]\n", [], "a section is [account NAME]"),
+            ("[account a]\naor sip:a@example.test\nauth-password-env PARLEY_TEST_NO_SUCH_VARIABLE\n", [],
+             "auth-password-env PARLEY_TEST_NO_SUCH_VARIABLE: the environment has no such variable"),
+            ("[account a]\naor sip:a@example.test\nauth-password-env HOME\nauth-password-file /nonexistent\n", [],
+             "are one or the other"),
         ] {
             let file = try Self.config(text)
             let refused = try RunningProcess(
