@@ -286,10 +286,11 @@ public final class MediaSession: @unchecked Sendable {
             from: PipelineDescription.rtpbin, into: "incoming", codec: parameters.codec,
             payloadType: parameters.receivedPayloadType,
             telephoneEvent: parameters.receivedTelephoneEvent ?? parameters.telephoneEvent)
-        try built.setSocket("rtpsrc", fd: sockets.rtp)
-        try built.setSocket("rtpsink", fd: sockets.rtp)
-        try built.setSocket("rtcpsrc", fd: sockets.rtcp)
-        try built.setSocket("rtcpsink", fd: sockets.rtcp)
+        for (component, receiver, sender) in MediaTransport.socketElements {
+            let socket = component == .rtp ? sockets.rtp : sockets.rtcp
+            try built.setSocket(receiver, fd: socket)
+            try built.setSocket(sender, fd: socket)
+        }
         built.set("rtpsink", "host", parameters.remoteHost)
         built.set("rtpsink", "port", parameters.remotePort)
         built.set("rtcpsink", "host", parameters.remoteHost)

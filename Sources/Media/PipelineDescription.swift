@@ -1,16 +1,19 @@
 import Foundation
 
-/// The gst-launch description of one call's pipeline, built from what is negotiated and configured. Nothing from
-/// the network goes into the text: addresses, ports and file names are set as properties afterwards.
+/// The gst-launch description of one call's pipeline, composed of its layers (docs/media.md): the transport
+/// (``MediaTransport``), the security layer (``MediaSecurity``), the RTP session (rtpbin: RTCP, the jitter buffer per
+/// SSRC) and the audio stream (source, encoder and payloader; depayloader, decoder and sink). Nothing from the
+/// network goes into the text: addresses, ports, file names and keys are set as properties afterwards.
 ///
 /// ```
 ///  source ─ audioconvert ─ audioresample ─ 8 kHz mono ─ volume(mute) ─ valve(send) ─ encoder ─ payloader ─┐
 ///                                 rtpdtmfsrc "dtmf" (telephone-event, when both list it) ─┴ rtpdtmfmux
-///      ─► rtpbin.send_rtp ─► udpsink "rtpsink"        rtpbin.send_rtcp ─► valve(sendrtcp) ─► udpsink "rtcpsink"
-///  udpsrc "rtpsrc" ─► rtpbin.recv_rtp ─ (jitter buffer, per SSRC) ─► funnel ─ depayloader ─ decoder ─ valve(receive) ─ sink
-///     (probe: SSRC and       (telephone-event ─► rtpdtmfdepay: "dtmf-event" on the bus; any other type ─► fakesink)
-///      sequence of each packet, for the loss)
-///  udpsrc "rtcpsrc" ─► rtpbin.recv_rtcp
+///      ─► rtpbin.send_rtp ─► [security] ─► transport "rtpsink"
+///         rtpbin.send_rtcp ─► valve(sendrtcp) ─► [security] ─► transport "rtcpsink"
+///  transport "rtpsrc" ─► [security] ─► rtpbin.recv_rtp ─ (jitter buffer, per SSRC) ─► funnel ─ depayloader ─ decoder
+///     (probe: SSRC and sequence of each packet, for the loss)                            ─ valve(receive) ─ sink
+///                     (telephone-event ─► rtpdtmfdepay: "dtmf-event" on the bus; any other type ─► fakesink)
+///  transport "rtcpsrc" ─► [security] ─► rtpbin.recv_rtcp
 ///
 ///  a recording's sink: audiorate "timeline" (silence in the gaps) ─ wavenc ─ filesink "recording"
 /// ```
@@ -24,6 +27,10 @@ struct PipelineDescription {
     let sink: AudioSink
     /// The telephone-event payload type: keypad tones are sent in the stream (rtpdtmfsrc, muxed in).
     let telephoneEvent: Int?
+    /// How packets reach the network.
+    var transport = MediaTransport.udp
+    /// What protects them.
+    var security = MediaSecurity.none
 
     /// The rtpbin's name (RTP figures are read from it).
     static let rtpbin = "rtp"
@@ -34,9 +41,29 @@ struct PipelineDescription {
     /// Samples of one packet's audio at the codec's rate.
     private var samplesPerPacket: Int { ptime * codec.clockRate / 1_000 }
 
-    /// The text for gst_parse_launch.
+    /// The text for gst_parse_launch: the session, the audio stream's two chains, and each component's way in and
+    /// out through the security layer and the transport.
     var text: String {
-        let (encoder, payloader, depayloader, decoder) = codec.elements
+        let paced = if case .file = source { true } else { false }
+        let caps = "\(security.receivedMediaType),media=audio,clock-rate=\(codec.clockRate),encoding-name=\(codec.encodingName),"
+            + "payload=\(receivedPayloadType)"
+        return [
+            // A new SSRC at the port makes a jitter buffer (and a thread): at most four streams a call, whoever sends.
+            "rtpbin name=\(Self.rtpbin) latency=60 max-streams=4",
+            sendChain,
+            security.sending(.rtp, from: "\(Self.rtpbin).\(RTPComponent.rtp.sendPad)", to: transport.sender(.rtp, paced: paced)),
+            security.sending(
+                .rtcp, from: "\(Self.rtpbin).\(RTPComponent.rtcp.sendPad) ! valve name=sendrtcp",
+                to: transport.sender(.rtcp, paced: false)),
+            security.receiving(.rtp, from: transport.receiver(.rtp, caps: caps)),
+            security.receiving(.rtcp, from: transport.receiver(.rtcp, caps: nil)),
+            receiveChain,
+        ].joined(separator: " ")
+    }
+
+    /// The audio stream's sending chain: the source, encoded and payloaded (tones muxed in), into the session.
+    private var sendChain: String {
+        let (encoder, payloader, _, _) = codec.elements
         let ptimeNanoseconds = ptime * 1_000_000
         let sourceText: String
         switch source {
@@ -48,6 +75,20 @@ struct PipelineDescription {
         case .device: sourceText = "autoaudiosrc"
         case .file: sourceText = "filesrc name=file ! wavparse"
         }
+        // The send valve stops the audio before it is numbered: while we do not send, the payloader (or the mux)
+        // gives out no sequence numbers, so our stream has no gap for the peer to count as loss.
+        return "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1 ! volume name=mute"
+            + " ! valve name=send drop-mode=forward-sticky-events"
+            + " ! \(encoder) ! \(payloader) pt=\(payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
+            + (telephoneEvent == nil ? "" : " ! mux.sink_0 rtpdtmfmux name=mux")
+            + " ! \(Self.rtpbin).send_rtp_sink_0"
+            + (telephoneEvent.map { " rtpdtmfsrc name=dtmf pt=\($0) ! mux.priority_sink_0" } ?? "")
+    }
+
+    /// The audio stream's receiving chain: what the session's jitter buffers give out (routed into the funnel),
+    /// depayloaded and decoded, to the sink.
+    private var receiveChain: String {
+        let (_, _, depayloader, decoder) = codec.elements
         let sinkText: String
         switch sink {
         // A recording follows the call's timeline, not just the packets: audiorate fills each gap in the received
@@ -57,28 +98,9 @@ struct PipelineDescription {
         case .device: sinkText = "autoaudiosink sync=false"
         case .null: sinkText = "fakesink sync=false async=false"
         }
-        let paced = if case .file = source { "true" } else { "false" }
-        let caps = "application/x-rtp,media=audio,clock-rate=\(codec.clockRate),encoding-name=\(codec.encodingName),"
-            + "payload=\(receivedPayloadType)"
-        return [
-            // A new SSRC at the port makes a jitter buffer (and a thread): at most four streams a call, whoever sends.
-            "rtpbin name=\(Self.rtpbin) latency=60 max-streams=4",
-            // The send valve stops the audio before it is numbered: while we do not send, the payloader (or the
-            // mux) gives out no sequence numbers, so our stream has no gap for the peer to count as loss.
-            "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1 ! volume name=mute"
-                + " ! valve name=send drop-mode=forward-sticky-events"
-                + " ! \(encoder) ! \(payloader) pt=\(payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
-                + (telephoneEvent == nil ? "" : " ! mux.sink_0 rtpdtmfmux name=mux")
-                + " ! rtp.send_rtp_sink_0"
-                + (telephoneEvent.map { " rtpdtmfsrc name=dtmf pt=\($0) ! mux.priority_sink_0" } ?? ""),
-            "rtp.send_rtp_src_0 ! udpsink name=rtpsink sync=\(paced) async=false",
-            "rtp.send_rtcp_src_0 ! valve name=sendrtcp ! udpsink name=rtcpsink sync=false async=false",
-            "udpsrc name=rtpsrc caps=\"\(caps)\" ! rtp.recv_rtp_sink_0",
-            "udpsrc name=rtcpsrc ! rtp.recv_rtcp_sink_0",
-            // A closed valve turns what it drops into gap events (silence in a recording) and still lets the end
-            // of stream through, so a call that ends on hold completes its recording.
-            "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert"
-                + " ! valve name=receive drop-mode=transform-to-gap ! \(sinkText)",
-        ].joined(separator: " ")
+        // A closed valve turns what it drops into gap events (silence in a recording) and still lets the end of
+        // stream through, so a call that ends on hold completes its recording.
+        return "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert"
+            + " ! valve name=receive drop-mode=transform-to-gap ! \(sinkText)"
     }
 }
