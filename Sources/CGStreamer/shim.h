@@ -79,6 +79,55 @@ static inline int parley_gst_set_bool(GstElement *pipeline, const char *name, co
     return 0;
 }
 
+/// Sets an enum property of the element `name` from its nick (srtpenc's rtp-cipher "aes-128-icm"); 0 on success.
+static inline int parley_gst_set_nick(GstElement *pipeline, const char *name, const char *property, const char *nick) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    gst_util_set_object_arg(G_OBJECT(element), property, nick);
+    gst_object_unref(element);
+    return 0;
+}
+
+/// Sets a buffer property of the element `name` (srtpenc's key) to a copy of `length` bytes; 0 on success.
+static inline int parley_gst_set_bytes(
+    GstElement *pipeline, const char *name, const char *property, const unsigned char *bytes, size_t length
+) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    GstBuffer *buffer = gst_buffer_new_memdup(bytes, length);
+    g_object_set(element, property, buffer, NULL);
+    gst_buffer_unref(buffer);
+    gst_object_unref(element);
+    return 0;
+}
+
+/// srtpdec's keys are per SSRC: it asks with "request-key" for each stream it meets (and drops its packets until
+/// answered). The answer is the caps kept with the handler: one key for whatever the peer sends.
+static GstCaps *parley_gst_srtp_key_requested(GstElement *decoder, guint ssrc, gpointer caps) {
+    (void)decoder; (void)ssrc;
+    return gst_caps_ref((GstCaps *)caps);
+}
+
+/// Keys the srtpdec `name` with `length` bytes of master key and salt and the suite's cipher and authentication
+/// (srtpdec's caps names: aes-128-icm, hmac-sha1-80…); 0 on success.
+static inline int parley_gst_srtp_receive_key(
+    GstElement *pipeline, const char *name, const unsigned char *bytes, size_t length, const char *cipher,
+    const char *auth, const char *rtcp_cipher, const char *rtcp_auth
+) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    GstBuffer *key = gst_buffer_new_memdup(bytes, length);
+    GstCaps *caps = gst_caps_new_simple(
+        "application/x-srtp", "srtp-key", GST_TYPE_BUFFER, key, "srtp-cipher", G_TYPE_STRING, cipher,
+        "srtp-auth", G_TYPE_STRING, auth, "srtcp-cipher", G_TYPE_STRING, rtcp_cipher,
+        "srtcp-auth", G_TYPE_STRING, rtcp_auth, NULL);
+    gst_buffer_unref(key);
+    g_signal_connect_data(
+        element, "request-key", G_CALLBACK(parley_gst_srtp_key_requested), caps, (GClosureNotify)gst_caps_unref, 0);
+    gst_object_unref(element);
+    return 0;
+}
+
 /// rtpbin makes one source pad per SSRC and payload type it hears; a peer (or anyone who can reach the port) may
 /// start any number. Each pad of the audio payload type is linked into the funnel named on the rtpbin; one of the
 /// RFC 4733 telephone-event type gets an rtpdtmfdepay (which posts a "dtmf-event" message on the bus) into a

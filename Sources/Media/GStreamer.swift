@@ -66,6 +66,25 @@ final class Pipeline {
         _ = parley_gst_set_int(raw, name, property, Int32(clamping: value))
     }
 
+    /// Sets an enum property by its nick.
+    func set(_ name: String, _ property: String, nick: String) {
+        _ = parley_gst_set_nick(raw, name, property, nick)
+    }
+
+    /// Sets a buffer property (a copy of `bytes`).
+    func set(_ name: String, _ property: String, bytes: [UInt8]) throws(MediaError) {
+        guard bytes.withUnsafeBufferPointer({ parley_gst_set_bytes(raw, name, property, $0.baseAddress, $0.count) }) == 0
+        else { throw MediaError("no \(name) to key") }
+    }
+
+    /// Keys the srtpdec `name` for every stream it meets.
+    func keySRTPDecoder(_ name: String, with key: SRTPKey) throws(MediaError) {
+        let keyed = key.material.withUnsafeBufferPointer {
+            parley_gst_srtp_receive_key(raw, name, $0.baseAddress, $0.count, key.cipher, key.auth, key.rtcpCipher, key.rtcpAuth)
+        }
+        guard keyed == 0 else { throw MediaError("no \(name) to key") }
+    }
+
     func set(_ name: String, _ property: String, _ value: Bool) {
         _ = parley_gst_set_bool(raw, name, property, value ? 1 : 0)
     }

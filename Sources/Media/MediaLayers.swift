@@ -47,24 +47,46 @@ enum MediaTransport {
     ]
 }
 
-/// The layer between the transport and the RTP session: what protects the packets. None today: packets pass as
-/// they are; SRTP keyed by SDES (srtpenc/srtpdec) and by DTLS-SRTP (dtlssrtpenc/dtlssrtpdec) come with issue 42,
-/// each one a pair of elements spliced into both directions of each component.
-enum MediaSecurity: Equatable {
-    /// Plain RTP and RTCP.
-    case none
+/// The layer between the transport and the RTP session: what protects the packets, spliced into both directions of
+/// each component. Plain packets pass as they are; SDES-keyed SRTP goes through one srtpenc (both components, our
+/// key) and one srtpdec (both components, the peer's key, given to it whenever it asks for a new SSRC's).
+/// DTLS-SRTP (dtlssrtpenc/dtlssrtpdec) is the next case.
+///
+/// ```
+///  none:  transport ──────────────────────────► rtpbin        rtpbin ──────────────────────────► transport
+///  sdes:  transport ─► srtpdec "srtpdec" ─────► rtpbin        rtpbin ─► srtpenc "srtpenc" ─────► transport
+///         (rtp_sink → rtp_src, rtcp_sink → rtcp_src)          (rtp_sink_0 → rtp_src_0, rtcp_sink_0 → rtcp_src_0)
+/// ```
+extension MediaEncryption {
+    /// The encoder's and the decoder's names in the pipeline.
+    static let encoder = "srtpenc", decoder = "srtpdec"
 
-    /// The media type of what the transport hands up for this layer to take.
-    var receivedMediaType: String {
+    /// The elements the layer declares on their own (their pads are linked by name below).
+    var elements: String? {
         switch self {
-        case .none: "application/x-rtp"
+        case .none: nil
+        case .sdes: "srtpenc name=\(Self.encoder) srtpdec name=\(Self.decoder)"
+        }
+    }
+
+    /// The media type of what the transport hands up for `component`, if it needs one said.
+    func receivedMediaType(_ component: RTPComponent) -> String? {
+        switch (self, component) {
+        case (.none, .rtp): "application/x-rtp"
+        case (.none, .rtcp): nil
+        case (.sdes, .rtp): "application/x-srtp"
+        case (.sdes, .rtcp): "application/x-srtcp"
         }
     }
 
     /// The text that takes `component`'s packets from `receiver` (the transport's element) into the session's pad.
     func receiving(_ component: RTPComponent, from receiver: String) -> String {
+        let session = "\(PipelineDescription.rtpbin).\(component.receivePad)"
         switch self {
-        case .none: "\(receiver) ! \(PipelineDescription.rtpbin).\(component.receivePad)"
+        case .none: return "\(receiver) ! \(session)"
+        case .sdes:
+            let pad = component == .rtp ? "rtp" : "rtcp"
+            return "\(receiver) ! \(Self.decoder).\(pad)_sink \(Self.decoder).\(pad)_src ! \(session)"
         }
     }
 
@@ -72,7 +94,21 @@ enum MediaSecurity: Equatable {
     /// `sender` (the transport's element).
     func sending(_ component: RTPComponent, from origin: String, to sender: String) -> String {
         switch self {
-        case .none: "\(origin) ! \(sender)"
+        case .none: return "\(origin) ! \(sender)"
+        case .sdes:
+            let pad = component == .rtp ? "rtp" : "rtcp"
+            return "\(origin) ! \(Self.encoder).\(pad)_sink_0 \(Self.encoder).\(pad)_src_0 ! \(sender)"
         }
+    }
+
+    /// Keys the pipeline's elements (after it is parsed, before it plays).
+    func key(_ pipeline: Pipeline) throws(MediaError) {
+        guard case .sdes(let send, let receive) = self else { return }
+        try pipeline.set(Self.encoder, "key", bytes: send.material)
+        pipeline.set(Self.encoder, "rtp-cipher", nick: send.cipher)
+        pipeline.set(Self.encoder, "rtp-auth", nick: send.auth)
+        pipeline.set(Self.encoder, "rtcp-cipher", nick: send.rtcpCipher)
+        pipeline.set(Self.encoder, "rtcp-auth", nick: send.rtcpAuth)
+        try pipeline.keySRTPDecoder(Self.decoder, with: receive)
     }
 }

@@ -112,7 +112,7 @@ public final class MediaSession: @unchecked Sendable {
             self.parameters = new
             if new.codec == old.codec, new.payloadType == old.payloadType, new.receivedPayloadType == old.receivedPayloadType,
                 new.ptime == old.ptime, new.telephoneEvent == old.telephoneEvent,
-                new.receivedTelephoneEvent == old.receivedTelephoneEvent,
+                new.receivedTelephoneEvent == old.receivedTelephoneEvent, new.encryption == old.encryption,
                 new.remoteHost == old.remoteHost,
                 new.remotePort == old.remotePort, new.remoteRTCPPort == old.remoteRTCPPort, self.pipeline != nil
             {
@@ -274,7 +274,7 @@ public final class MediaSession: @unchecked Sendable {
         let description = PipelineDescription(
             codec: parameters.codec, payloadType: parameters.payloadType, receivedPayloadType: parameters.receivedPayloadType,
             ptime: parameters.ptime, source: source, sink: sink,
-            telephoneEvent: parameters.telephoneEvent)
+            telephoneEvent: parameters.telephoneEvent, security: parameters.encryption)
         guard let sockets else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
         // A new pipeline's figures start from zero, its loss too.
@@ -300,6 +300,7 @@ public final class MediaSession: @unchecked Sendable {
             if rebuilds > 0 { path = String(path.dropLast(4)) + "-\(rebuilds + 1).wav" }
             built.set("recording", "location", path)
         }
+        try parameters.encryption.key(built)
         Self.applyDirection(parameters, to: built)
         built.set("mute", "mute", isMuted)
         try built.play()

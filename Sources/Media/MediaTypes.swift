@@ -128,6 +128,8 @@ public struct MediaStreamParameters: Sendable, Hashable {
     public var telephoneEvent: Int?
     /// The payload type the peer's tones carry (ours, from our description), when it differs.
     public var receivedTelephoneEvent: Int?
+    /// How the packets are protected (plain RTP by default).
+    public var encryption = MediaEncryption.none
 
     /// Whether `remoteHost` is an address: RFC 2543's hold gives `0.0.0.0` (or `::`), where nothing may be sent.
     public var hasRemoteAddress: Bool { remoteHost != "0.0.0.0" && remoteHost != "::" }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The gst-launch description of one call's pipeline, composed of its layers (docs/media.md): the transport
-/// (``MediaTransport``), the security layer (``MediaSecurity``), the RTP session (rtpbin: RTCP, the jitter buffer per
+/// (``MediaTransport``), the security layer (``MediaEncryption``), the RTP session (rtpbin: RTCP, the jitter buffer per
 /// SSRC) and the audio stream (source, encoder and payloader; depayloader, decoder and sink). Nothing from the
 /// network goes into the text: addresses, ports, file names and keys are set as properties afterwards.
 ///
@@ -27,10 +27,10 @@ struct PipelineDescription {
     let sink: AudioSink
     /// The telephone-event payload type: keypad tones are sent in the stream (rtpdtmfsrc, muxed in).
     let telephoneEvent: Int?
+    /// What protects them.
+    let security: MediaEncryption
     /// How packets reach the network.
     var transport = MediaTransport.udp
-    /// What protects them.
-    var security = MediaSecurity.none
 
     /// The rtpbin's name (RTP figures are read from it).
     static let rtpbin = "rtp"
@@ -45,20 +45,22 @@ struct PipelineDescription {
     /// out through the security layer and the transport.
     var text: String {
         let paced = if case .file = source { true } else { false }
-        let caps = "\(security.receivedMediaType),media=audio,clock-rate=\(codec.clockRate),encoding-name=\(codec.encodingName),"
-            + "payload=\(receivedPayloadType)"
+        let caps = security.receivedMediaType(.rtp).map {
+            "\($0),media=audio,clock-rate=\(codec.clockRate),encoding-name=\(codec.encodingName),payload=\(receivedPayloadType)"
+        }
         return [
             // A new SSRC at the port makes a jitter buffer (and a thread): at most four streams a call, whoever sends.
             "rtpbin name=\(Self.rtpbin) latency=60 max-streams=4",
+            security.elements,
             sendChain,
             security.sending(.rtp, from: "\(Self.rtpbin).\(RTPComponent.rtp.sendPad)", to: transport.sender(.rtp, paced: paced)),
             security.sending(
                 .rtcp, from: "\(Self.rtpbin).\(RTPComponent.rtcp.sendPad) ! valve name=sendrtcp",
                 to: transport.sender(.rtcp, paced: false)),
             security.receiving(.rtp, from: transport.receiver(.rtp, caps: caps)),
-            security.receiving(.rtcp, from: transport.receiver(.rtcp, caps: nil)),
+            security.receiving(.rtcp, from: transport.receiver(.rtcp, caps: security.receivedMediaType(.rtcp))),
             receiveChain,
-        ].joined(separator: " ")
+        ].compactMap { $0 }.joined(separator: " ")
     }
 
     /// The audio stream's sending chain: the source, encoded and payloaded (tones muxed in), into the session.
