@@ -92,7 +92,7 @@ package struct RegistrationMachine {
     }
 
     /// How long to wait before retrying after `failures` failures: 5 s doubling to 5 minutes.
-    var retryDelay: Duration { .seconds(min(300, 5 << min(failures, 6))) }
+    var retryDelay: Duration { .seconds(min(300, 5 << min(max(failures - 1, 0), 6))) }
 
     /// When to refresh a binding granted for `seconds`: halfway for short bindings, else 32 s before expiry; at
     /// least a second from now.

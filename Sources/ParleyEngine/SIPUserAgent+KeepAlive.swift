@@ -66,7 +66,7 @@ extension SIPUserAgent {
                 if let timer = keepAlives[flow]?.timer { environment.cancel(timer) }
                 keepAlives[flow]?.timer = nil
             case .flowFailed:
-                for index in (keepAlives[flow]?.accounts ?? []).sorted() { register(index) }
+                register(spacing: (keepAlives[flow]?.accounts ?? []).sorted())
             case .log(let level, let line):
                 log.write(level, line)
             }

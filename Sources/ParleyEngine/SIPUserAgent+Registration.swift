@@ -6,25 +6,32 @@ import SIPTransport
 
 /// The driver's side of the accounts' registrations: feeding each account's machine and carrying out its effects.
 extension SIPUserAgent {
-    /// Starts every account's registration: the first at once, the others spread over a second per hundred
-    /// accounts, so that a parleyd with a thousand accounts does not send a thousand REGISTERs (and as many
-    /// challenges and refreshes ever after) in one burst.
+    /// Starts every account's registration.
     func registerAll() {
-        for index in accounts.indices {
-            let delay = Duration.milliseconds(index * Self.registrationSpacingMilliseconds)
-            if index == 0 {
+        register(spacing: Array(accounts.indices))
+    }
+
+    /// Registers the accounts `indices` (in that order): the first at once, the others one every
+    /// ``registrationSpacingMilliseconds``, so that a parleyd with a thousand accounts does not send a thousand
+    /// REGISTERs (and as many challenges and refreshes ever after) in one burst, which a registrar's flood
+    /// protection drops (Kamailio's pike module allows 30 requests a second from one address by default).
+    func register(spacing indices: [Int]) {
+        for (position, index) in indices.enumerated() {
+            if position == 0 {
                 register(index)
-            } else {
-                accounts[index].registrationTimer = environment.schedule(after: delay) { [weak self] in
-                    self?.accounts[index].registrationTimer = nil
-                    self?.register(index)
-                }
+                continue
+            }
+            if let timer = accounts[index].registrationTimer { environment.cancel(timer) }
+            let delay = Duration.milliseconds(position * Self.registrationSpacingMilliseconds)
+            accounts[index].registrationTimer = environment.schedule(after: delay) { [weak self] in
+                self?.accounts[index].registrationTimer = nil
+                self?.register(index)
             }
         }
     }
 
-    /// The spacing of the first REGISTERs of several accounts.
-    static let registrationSpacingMilliseconds = 10
+    /// The spacing of REGISTERs several accounts send at once: 25 a second.
+    static let registrationSpacingMilliseconds = 40
 
     /// Starts registering account `index` (or refreshing) now, once the next hop (the outbound proxy, else the
     /// registrar) is located: at once for a numeric host, a turn later for a name (the resolver's cache answers a

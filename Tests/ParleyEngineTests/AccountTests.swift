@@ -34,7 +34,7 @@ struct AccountTests {
         var registers = [try #require(harness.sent().first?.request)]
         for _ in 1...2 {
             #expect(harness.sent().isEmpty, "the next account's first REGISTER waits its turn")
-            harness.environment.advance(by: .milliseconds(10))
+            harness.environment.advance(by: .milliseconds(40))
             registers.append(try #require(harness.sent().first { $0.request?.method == .register }?.request))
         }
         for register in registers {
