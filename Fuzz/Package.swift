@@ -10,8 +10,13 @@ let package = Package(
     targets: [
         // SIP messages: libosip2's parse and Parley's validation after it.
         .executableTarget(name: "fuzz-sip-message", dependencies: [.product(name: "SIPMessages", package: "Parley")]),
-        // SDP bodies and the offer/answer built from them.
-        .executableTarget(name: "fuzz-sdp", dependencies: [.product(name: "SIPMessages", package: "Parley")]),
+        // SDP bodies and the offer/answer built from them (plain, SDES and DTLS answers checked by SDPFuzzChecks).
+        .executableTarget(name: "fuzz-sdp", dependencies: ["SDPFuzzChecks", .product(name: "SIPMessages", package: "Parley")]),
+        // The values of a=crypto, a=fingerprint and a=setup (issue 42), alone and inside an offer.
+        .executableTarget(
+            name: "fuzz-sdp-security", dependencies: ["SDPFuzzChecks", .product(name: "SIPMessages", package: "Parley")]),
+        // What every answer to an encrypted offer must satisfy, shared by the two SDP targets.
+        .target(name: "SDPFuzzChecks", dependencies: [.product(name: "SIPMessages", package: "Parley")]),
         // Control API requests: JSON to typed commands.
         .executableTarget(name: "fuzz-control-request", dependencies: [.product(name: "ControlProtocol", package: "Parley")]),
         // WebSocket frames and the HTTP request heads of the WebSocket port (pages, upgrade).

@@ -70,15 +70,36 @@ enum SDPReader {
         // An unusable video line is left out (answered as no video), not a reason to refuse the call.
         let video = medias.first(where: { string($0.pointee.m_media)?.lowercased() == "video" })
             .flatMap { try? videoStream($0) }
+        let session = securityAttributes(in: cosip_sdp_attributes(sdp))
+        let stream = securityAttributes(in: cosip_sdp_media_attributes(audio))
         return SDPSession(
             origin: SDPOrigin(
                 username: username, sessionID: sessionID, sessionVersion: sessionVersion, address: originAddress),
             connectionAddress: connection, audioPort: port, codecs: codecs,
             direction: direction(in: cosip_sdp_media_attributes(audio)) ?? sessionDirection ?? .sendrecv,
-            sessionName: string(sdp.pointee.s_name) ?? "-", audioProtocol: proto, video: video,
+            sessionName: string(sdp.pointee.s_name) ?? "-", audioProtocol: SDPTransportProtocol(proto), video: video,
             telephoneEvent: telephoneEvent, ptime: audioAttributes.ptime, rtcpPort: audioAttributes.rtcpPort,
-            opusPayloadType: opusPayloadType)
+            opusPayloadType: opusPayloadType, crypto: stream.crypto,
+            fingerprints: stream.fingerprintLines > 0 ? stream.fingerprints : session.fingerprints,
+            setup: stream.setup ?? session.setup, rtcpMux: stream.rtcpMux)
     }
+
+    /// The security attributes of one level (RFC 4568 crypto lines count at media level only; the caller takes
+    /// what it needs of each level). Other attributes are passed over on their C name, without a Swift copy.
+    private static func securityAttributes(in list: UnsafePointer<osip_list_t>) -> SDPSecurityAttributes {
+        var attributes = SDPSecurityAttributes()
+        for element in OSIPList.elements(list) {
+            let attribute = element.assumingMemoryBound(to: sdp_attribute_t.self)
+            guard let name = attribute.pointee.a_att_field,
+                securityFields.contains(where: { strcasecmp(name, $0) == 0 }), let field = string(name)
+            else { continue }
+            attributes.read(field: field, value: string(attribute.pointee.a_att_value))
+        }
+        return attributes
+    }
+
+    /// The attributes ``SDPSecurityAttributes`` reads.
+    private static let securityFields = ["crypto", "fingerprint", "setup", "rtcp-mux"]
 
     /// What Parley reads from a stream's attributes: rtpmap names with their clock rate ("telephone-event/8000"),
     /// ptime (1–1000 ms) and the rtcp port; a malformed one is ignored.

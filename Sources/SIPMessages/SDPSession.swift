@@ -113,6 +113,11 @@ public struct SDPOrigin: Sendable, Hashable {
 /// `direction` is the stream's attribute, else the session's, else sendrecv (linphone resumes a call with no
 /// direction attribute at all). Of the audio payload types, 0 and 8 and a `telephone-event/8000` are represented,
 /// with `a=ptime` and `a=rtcp`. Writing always states the direction and the rtpmap of each codec.
+///
+/// Security (issue 42): the audio stream's protocol is typed (``SDPTransportProtocol``); its usable `a=crypto` lines
+/// (RFC 4568; at most 16 read), `a=fingerprint` lines (RFC 8122; the stream's, else the session's), `a=setup` (the
+/// stream's, else the session's) and `a=rtcp-mux` are values, written at media level. A line that cannot be used is
+/// skipped, never a reason to refuse the whole description. No key appears in a description of any of these values.
 public struct SDPSession: Sendable, Hashable {
     /// The `o=` line.
     public var origin: SDPOrigin
@@ -122,8 +127,8 @@ public struct SDPSession: Sendable, Hashable {
     public var connectionAddress: String
     /// The RTP port of the audio stream; 0 when the stream is refused.
     public var audioPort: Int
-    /// The transport protocol of the stream ("RTP/AVP").
-    public var audioProtocol: String
+    /// The transport protocol of the audio stream (RTP/AVP; RTP/SAVP and UDP/TLS/RTP/SAVP when encrypted).
+    public var audioProtocol: SDPTransportProtocol
     /// The G.711 codecs of the stream, in the order listed.
     public var codecs: [SDPCodec]
     /// The direction as written (media level over session level), sendrecv when absent.
@@ -138,14 +143,28 @@ public struct SDPSession: Sendable, Hashable {
     public var ptime: Int?
     /// The audio stream's `a=rtcp` port (RFC 3605), if given; RTCP is on the RTP port + 1 otherwise.
     public var rtcpPort: Int?
+    /// The audio stream's SDES keys (RFC 4568): its usable `a=crypto` lines, in order (meaningful with RTP/SAVP(F)).
+    public var crypto: [SDPCrypto]
+    /// The DTLS certificate fingerprints (RFC 8122): the audio stream's usable `a=fingerprint` lines, else the
+    /// session's.
+    public var fingerprints: [SDPFingerprint]
+    /// The DTLS setup role (RFC 4145, 5763): the audio stream's `a=setup`, else the session's; nil when absent.
+    public var setup: SDPSetupRole?
+    /// Whether the audio stream has `a=rtcp-mux` (RFC 5761: RTCP on the RTP port).
+    public var rtcpMux: Bool
 
     /// A description.
     public init(
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, codecs: [SDPCodec] = [.pcmu, .pcma],
-        direction: SDPDirection = .sendrecv, sessionName: String = "-", audioProtocol: String = "RTP/AVP",
+        direction: SDPDirection = .sendrecv, sessionName: String = "-", audioProtocol: SDPTransportProtocol = .rtpAVP,
         video: SDPVideo? = nil, telephoneEvent: Int? = nil, ptime: Int? = nil, rtcpPort: Int? = nil,
-        opusPayloadType: Int? = nil
+        opusPayloadType: Int? = nil, crypto: [SDPCrypto] = [], fingerprints: [SDPFingerprint] = [],
+        setup: SDPSetupRole? = nil, rtcpMux: Bool = false
     ) {
+        self.crypto = crypto
+        self.fingerprints = fingerprints
+        self.setup = setup
+        self.rtcpMux = rtcpMux
         self.opusPayloadType = opusPayloadType
         self.video = video
         self.telephoneEvent = telephoneEvent
@@ -182,19 +201,26 @@ public struct SDPSession: Sendable, Hashable {
 
     /// The answer to this offer (RFC 3264 §6): the offered codecs Parley also supports, in the offer's order; the
     /// direction mirrored from the offer's effective direction and narrowed to `localDirection` (our own hold); port 0
-    /// if the offer refused the stream. Nil when no codec is common or the protocol is not RTP/AVP (answer 488).
+    /// if the offer refused the stream. Nil when no codec is common or the protocol cannot be answered (answer 488).
     ///
     /// An offered video stream is answered too: at `videoPort` when we take video and share a format, else with
     /// port 0. With `telephoneEvents`, an offered `telephone-event` is answered with the offer's payload type
     /// (RFC 4733); `ptime` and `rtcpPort` (RFC 3605's `a=rtcp`) are ours.
+    ///
+    /// `security` is what we can answer an encrypted offer with. Plain (the default) answers RTP/AVP only. An RTP/AVP
+    /// offer is always answered plain, its `a=crypto` lines ignored (as linphone does). `.sdes(ours)` (our key for
+    /// each suite we accept, ``SDPCrypto/fresh(suites:key:)``) answers RTP/SAVP(F) in kind with the offer's first
+    /// line whose suite we have: its tag, our key (``answerCrypto(from:)``). `.dtls(fingerprints:setup:)` answers
+    /// UDP/TLS/RTP/SAVP(F) in kind with our fingerprints and the role ``SDPSetupRole/answer(to:preferring:)`` gives.
+    /// Anything else is nil. `a=rtcp-mux` is answered when offered and `acceptsRTCPMux`.
     public func answer(
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, supportedCodecs: [SDPCodec] = [.pcmu, .pcma],
         localDirection: SDPDirection = .sendrecv, videoPort: Int? = nil, telephoneEvents: Bool = false,
-        ptime: Int? = nil, rtcpPort: Int? = nil
+        ptime: Int? = nil, rtcpPort: Int? = nil, security: SDPMediaSecurity = .plain, acceptsRTCPMux: Bool = false
     ) -> SDPSession? {
         let common = codecs.filter(supportedCodecs.contains)
-        guard !common.isEmpty, audioProtocol.uppercased() == "RTP/AVP" else { return nil }
-        return SDPSession(
+        guard !common.isEmpty, let (answerProtocol, answerSecurity) = securityAnswer(with: security) else { return nil }
+        let plain = SDPSession(
             origin: origin, connectionAddress: connectionAddress, audioPort: self.audioPort == 0 ? 0 : audioPort,
             codecs: common, direction: effectiveDirection.reversed.intersection(localDirection),
             video: video.map { offered in
@@ -202,7 +228,9 @@ public struct SDPSession: Sendable, Hashable {
                     port: videoPort,
                     direction: (offered.direction ?? effectiveDirection).reversed.intersection(localDirection))
             }, telephoneEvent: telephoneEvents ? telephoneEvent : nil, ptime: ptime,
-            rtcpPort: self.audioPort == 0 ? nil : rtcpPort, opusPayloadType: common.contains(.opus) ? payloadType(of: .opus) : nil)
+            rtcpPort: self.audioPort == 0 ? nil : rtcpPort, opusPayloadType: common.contains(.opus) ? payloadType(of: .opus) : nil,
+            rtcpMux: rtcpMux && acceptsRTCPMux)
+        return plain.secured(answerSecurity, feedback: answerProtocol.hasFeedback)
     }
 
     /// Parses an SDP body through libosip2's `sdp_message_parse`.
@@ -223,7 +251,7 @@ public struct SDPSession: Sendable, Hashable {
         out.put("c=IN "); out.put(Self.addressType(connectionAddress)); out.put(" "); out.put(connectionAddress)
         out.endLine()
         out.put("t=0 0"); out.endLine()
-        out.put("m=audio "); out.put(audioPort); out.put(" "); out.put(audioProtocol)
+        out.put("m=audio "); out.put(audioPort); out.put(" "); out.put(audioProtocol.text)
         for codec in codecs { out.put(" "); out.put(payloadType(of: codec)) }
         if let telephoneEvent { out.put(" "); out.put(telephoneEvent) }
         out.endLine()
@@ -234,6 +262,10 @@ public struct SDPSession: Sendable, Hashable {
         }
         if let ptime { out.put("a=ptime:"); out.put(ptime); out.endLine() }
         if let rtcpPort { out.put("a=rtcp:"); out.put(rtcpPort); out.endLine() }
+        if rtcpMux { out.put("a=rtcp-mux"); out.endLine() }
+        for line in crypto { out.put("a=crypto:"); out.put(line.attributeValue); out.endLine() }
+        if let setup { out.put("a=setup:"); out.put(setup.rawValue); out.endLine() }
+        for fingerprint in fingerprints { out.put("a=fingerprint:"); out.put(fingerprint.attributeValue); out.endLine() }
         out.put("a="); out.put(direction.rawValue); out.endLine()
         if let video { for line in video.lines(direction: direction) { out.put(line); out.endLine() } }
         return Data(out.bytes)
