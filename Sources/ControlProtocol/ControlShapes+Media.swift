@@ -21,14 +21,16 @@ extension MediaInfo: ControlShape {
         ControlField("ptime", .nullable(.integer), "milliseconds of audio per packet the peer asked for"),
         ControlField("telephoneEvent", .nullable(.integer), "the RFC 4733 payload type our tones carry"),
         ControlField("receivedTelephoneEvent", .nullable(.integer), "the RFC 4733 payload type in what the peer sends"),
+        ControlField("encryption", .nullable(.oneOf(["sdes"])), "how the packets are protected: `sdes` (SRTP keyed by SDES, docs/media.md); null for plain RTP"),
+        ControlField("encryptionSuite", .nullable(.string), "the SRTP suite both sides use (`AES_CM_128_HMAC_SHA1_80`); null for plain RTP. Keys are never shown"),
     ]
 
-    /// A PCMU session with tones, and a held opus one without.
+    /// An encrypted PCMU session with tones, and a held plain opus one without.
     public static let examples = [
         MediaInfo(
             localAddress: "127.0.0.1", localPort: 40_000, remoteAddress: "127.0.0.1", remotePort: 40_100, remoteRTCPPort: nil,
             codec: "PCMU", payloadType: 0, clockRate: 8000, sends: true, receives: true, ptime: 20, telephoneEvent: 101,
-            receivedTelephoneEvent: 101),
+            receivedTelephoneEvent: 101, encryption: "sdes", encryptionSuite: "AES_CM_128_HMAC_SHA1_80"),
         MediaInfo(
             localAddress: "::1", localPort: 40_002, remoteAddress: "::1", remotePort: 6000, remoteRTCPPort: 6009,
             codec: "opus", payloadType: 111, clockRate: 48_000, sends: true, receives: false, ptime: nil, telephoneEvent: nil,

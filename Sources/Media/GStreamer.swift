@@ -78,7 +78,7 @@ final class Pipeline {
     }
 
     /// Keys the srtpdec `name` for every stream it meets.
-    func keySRTPDecoder(_ name: String, with key: SRTPKey) throws(MediaError) {
+    func keySRTPDecoder(_ name: String, with key: SRTPStreamKey) throws(MediaError) {
         let keyed = key.material.withUnsafeBufferPointer {
             parley_gst_srtp_receive_key(raw, name, $0.baseAddress, $0.count, key.cipher, key.auth, key.rtcpCipher, key.rtcpAuth)
         }

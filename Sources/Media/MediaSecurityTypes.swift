@@ -2,7 +2,7 @@ import Foundation
 
 /// An SRTP master key and salt with the suite it is used with, named as GStreamer's srtpenc and srtpdec name them.
 /// The key is never written out: its description names the suite only.
-public struct SRTPKey: Sendable, Hashable, CustomStringConvertible {
+public struct SRTPStreamKey: Sendable, Hashable, CustomStringConvertible {
     /// The RTP cipher (`aes-128-icm`, `aes-256-icm`, `aes-128-gcm`, `aes-256-gcm`).
     public var cipher: String
     /// The RTP authentication (`hmac-sha1-80`, `hmac-sha1-32`, `null` for the GCM suites).
@@ -32,21 +32,13 @@ public enum MediaEncryption: Sendable, Hashable, CustomStringConvertible {
     /// Plain RTP.
     case none
     /// SRTP keyed by SDES (RFC 4568): our key for what we send, the peer's for what we receive.
-    case sdes(send: SRTPKey, receive: SRTPKey)
+    case sdes(send: SRTPStreamKey, receive: SRTPStreamKey)
 
     /// `none` or `sdes`, without keys.
     public var description: String {
         switch self {
         case .none: "none"
         case .sdes(let send, _): "sdes (\(send))"
-        }
-    }
-
-    /// Whether the elements it needs are installed (srtpenc and srtpdec are in gstreamer1.0-plugins-bad).
-    public var isAvailable: Bool {
-        switch self {
-        case .none: true
-        case .sdes: GStreamer.has("srtpenc") && GStreamer.has("srtpdec")
         }
     }
 }

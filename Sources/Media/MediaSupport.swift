@@ -25,6 +25,13 @@ public enum MediaSupport {
         GStreamer.failure == nil && ["opusenc", "opusdec", "rtpopuspay", "rtpopusdepay"].allSatisfy(GStreamer.has)
     }
 
+    /// Nil when SRTP can be carried (srtpenc and srtpdec, in gstreamer1.0-plugins-bad), else what is missing.
+    public static var encryptionProblem: MediaError? {
+        if let failure = GStreamer.failure { return failure }
+        let missing = ["srtpenc", "srtpdec"].filter { !GStreamer.has($0) }
+        return missing.isEmpty ? nil : MediaError("GStreamer lacks \(missing.joined(separator: ", ")) (install gstreamer1.0-plugins-bad)")
+    }
+
     /// Whether a desktop sound server is reachable for `device` sources and sinks.
     public static var hasSoundServer: Bool { GStreamer.hasSoundServer }
 }

@@ -261,7 +261,8 @@ extension ControlService {
             localAddress: audio.localAddress, localPort: audio.localPort, remoteAddress: audio.remoteAddress,
             remotePort: audio.remotePort, remoteRTCPPort: audio.remoteRTCPPort, codec: audio.codec.encodingName,
             payloadType: audio.payloadType, clockRate: audio.codec.clockRate, sends: audio.sends, receives: audio.receives,
-            ptime: audio.ptime, telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent)
+            ptime: audio.ptime, telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent,
+            encryption: audio.srtp == nil ? nil : "sdes", encryptionSuite: audio.srtp?.suite.rawValue)
     }
 
     /// The protocol's view of a call's audio figures.

@@ -32,12 +32,19 @@ public struct NegotiatedAudio: Sendable, Hashable {
     public var remoteRTCPPort: Int?
     /// Milliseconds of audio per packet the peer asked for (`a=ptime`, 10–60), when it did.
     public var ptime: Int?
+    /// The SRTP keys both descriptions agree on (SDES: ours and the peer's for one tag and suite); nil for plain RTP.
+    public var srtp: SRTPKeying?
 
-    /// The audio of `local` and `remote`, nil when either refused the stream or no codec is shared.
-    init?(local: SDPSession, remote: SDPSession, localHold: Bool) {
+    /// The audio of `local` and `remote`, nil when either refused the stream, no codec is shared, or the
+    /// descriptions do not agree on keys where either is encrypted (or on any, with `requiresEncryption`): a call
+    /// whose encryption failed carries no audio rather than plain audio.
+    init?(local: SDPSession, remote: SDPSession, localHold: Bool, requiresEncryption: Bool = false) {
         guard local.audioPort > 0, remote.audioPort > 0,
             let codec = remote.codecs.first(where: local.codecs.contains)
         else { return nil }
+        srtp = Self.agreedKeys(local: local, remote: remote)
+        let encrypted = local.audioProtocol.isSecure || remote.audioProtocol.isSecure || requiresEncryption
+        guard !encrypted || srtp != nil else { return nil }
         let theirs = remote.effectiveDirection
         localAddress = local.connectionAddress
         localPort = local.audioPort
@@ -54,6 +61,20 @@ public struct NegotiatedAudio: Sendable, Hashable {
         localTelephoneEvent = !eventsFit || remote.telephoneEvent == nil ? nil : local.telephoneEvent
         remoteRTCPPort = remote.rtcpPort
         ptime = remote.ptime.map { min(max($0, 10), 60) }
+    }
+}
+
+extension NegotiatedAudio {
+    /// The SDES keys of `local` and `remote`: the peer's first line whose tag and suite one of ours has (the
+    /// answer's one line against the offer's, whichever side offered); nil unless both are SRTP with SDES keys.
+    static func agreedKeys(local: SDPSession, remote: SDPSession) -> SRTPKeying? {
+        guard local.audioProtocol.encryption == .sdes, remote.audioProtocol.encryption == .sdes else { return nil }
+        for theirs in remote.crypto {
+            if let mine = local.crypto.first(where: { $0.tag == theirs.tag && $0.suite == theirs.suite }) {
+                return SRTPKeying(suite: theirs.suite, tag: theirs.tag, sendKey: mine.key, receiveKey: theirs.key)
+            }
+        }
+        return nil
     }
 }
 
@@ -85,6 +106,8 @@ public protocol CallMediaHandler: AnyObject {
     var sendsTonesInStream: Bool { get }
     /// The codecs calls may use, in our order of preference (G.711 unless the media layer carries more).
     var codecs: [SDPCodec] { get }
+    /// Whether it carries SRTP (keyed by the engine's SDES negotiation).
+    var carriesSRTP: Bool { get }
     /// The call's negotiated audio changed; nil stops it.
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID)
     /// The user muted or unmuted the call (silence is sent while muted).
@@ -103,6 +126,8 @@ extension CallMediaHandler {
     public var sendsTonesInStream: Bool { true }
     /// G.711 only.
     public var codecs: [SDPCodec] { [.pcmu, .pcma] }
+    /// No SRTP: someone else carries the RTP, without our keys.
+    public var carriesSRTP: Bool { false }
     /// No figures: someone else carries the RTP.
     public func statistics(for conversation: UUID) -> CallQuality? { nil }
     /// Unknown: someone else receives the RTP (no media timeout).

@@ -43,6 +43,8 @@ public struct EngineConfiguration: Sendable {
     /// RFC 4028 session timers: what our INVITEs propose and the shortest interval we take; nil: off (no
     /// `Supported: timer`, no Session-Expires, a peer's `Require: timer` refused with 420).
     public var sessionTimer: SessionTimerConfiguration? = SessionTimerConfiguration()
+    /// Whether calls' media is encrypted: what our offers use, and whether plain media is refused.
+    public var mediaEncryption = MediaEncryptionPolicy()
     /// The SIP accounts, each registered on its own; the first is the default one calls go out through (empty:
     /// none, calls go out as `sip:USER@HOST:PORT`). ``registration`` is the one-account short form.
     public var accounts: [Account] = []

@@ -24,23 +24,51 @@ extension SIPUserAgent: CallLegContext {
         let endpoint =
             previous.map(Self.endpoint(of:))
             ?? (offer?.audioPort == 0 ? MediaEndpoint(address: ours, port: 0) : newAudioEndpoint(for: conversation, at: ours))
-        if let offer,
+        if let offer, let security = answerSecurity(for: offer, previous: previous),
             let answer = offer.answer(
                 origin: origin, connectionAddress: endpoint.address ?? ours, audioPort: endpoint.port,
                 supportedCodecs: audioCodecs, localDirection: direction, videoPort: videoPort, telephoneEvents: carriesTones(endpoint.port),
-                ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint.port))
+                ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint.port), security: security)
         {
             return answer
         }
-        return describe(after: previous, hold: localHold, video: previous?.isVideo == true, endpoint: endpoint, host: ours)
+        // No offer (an INVITE without SDP): ours, encrypted when the policy asks for it on any transport.
+        let offer = describe(after: previous, hold: localHold, video: previous?.isVideo == true, endpoint: endpoint, host: ours)
+        let policy = configuration.mediaEncryption
+        return previous == nil && carriesSRTP && (policy.required || policy.offer == .sdes) ? offer.secured(freshSDES()) : offer
     }
+
+    /// How we answer `offer`: SDES-keyed SRTP in kind (keeping the keys of our `previous` description, RFC 4568
+    /// §7.1.4 lets a re-INVITE keep them), plain when plain is allowed; nil when we cannot (a DTLS offer, SRTP
+    /// without the media layer's elements, plain media refused): the offer gets 488.
+    func answerSecurity(for offer: SDPSession, previous: SDPSession?) -> SDPMediaSecurity? {
+        switch offer.audioProtocol.encryption {
+        case .plain?: return configuration.mediaEncryption.required ? nil : .plain
+        case .sdes? where carriesSRTP:
+            let kept = previous?.audioProtocol.encryption == .sdes ? previous?.crypto ?? [] : []
+            guard case .sdes(let fresh) = freshSDES() else { return nil }
+            return .sdes(kept + fresh)
+        default: return nil
+        }
+    }
+
+    /// SDES keys for every suite we offer, fresh from OpenSSL's RAND_bytes (AES_CM_128_HMAC_SHA1_80 first).
+    func freshSDES() -> SDPMediaSecurity {
+        .sdes(SDPCrypto.fresh { SecureRandom.bytes($0.keyLength) })
+    }
+
+    /// Whether this node's media layer carries SRTP.
+    var carriesSRTP: Bool { media?.carriesSRTP == true }
 
     /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume; a video stream when asked and supported. A video
     /// line the session had stays, with port 0 when video is off (RFC 3264 §8: m-lines are never removed).
     func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession {
         let ours = previous?.connectionAddress ?? mediaAddress(toward: nil)
         let endpoint = previous.map(Self.endpoint(of:)) ?? MediaEndpoint(address: ours, port: configuration.mediaPort)
-        return describe(after: previous, hold: hold, video: video, endpoint: endpoint, host: ours)
+        let offer = describe(after: previous, hold: hold, video: video, endpoint: endpoint, host: ours)
+        // An encrypted call stays encrypted, with the same keys and profile.
+        guard let previous, previous.audioProtocol.encryption == .sdes else { return offer }
+        return offer.secured(.sdes(previous.crypto), feedback: previous.audioProtocol.hasFeedback)
     }
 
     /// Where a description of ours puts the call's RTP (kept by every later description of the call).
@@ -84,9 +112,10 @@ extension SIPUserAgent: CallLegContext {
 
     /// Whether we share a codec with `offer` (PCMU, PCMA, or opus when the media layer carries it).
     func canAnswer(_ offer: SDPSession) -> Bool {
-        offer.answer(
+        guard let security = answerSecurity(for: offer, previous: nil) else { return false }
+        return offer.answer(
             origin: nextOrigin(after: nil, host: "127.0.0.1"), connectionAddress: "127.0.0.1", audioPort: 1,
-            supportedCodecs: audioCodecs) != nil
+            supportedCodecs: audioCodecs, security: security) != nil
     }
 
     /// The `a=rtcp` port of a description at `port` (RFC 3605): the next, when calls carry media and the port is a

@@ -37,7 +37,9 @@ extension SIPUserAgent {
         guard let (endpoint, audio) = peek(uuid, { leg in
             leg.descriptions.map { described -> (MediaEndpoint?, NegotiatedAudio?) in
                 let audio = described.remote.flatMap {
-                    NegotiatedAudio(local: described.local, remote: $0, localHold: described.localHold)
+                    NegotiatedAudio(
+                        local: described.local, remote: $0, localHold: described.localHold,
+                        requiresEncryption: configuration.mediaEncryption.required)
                 }
                 return (MediaEndpoint(address: described.local.connectionAddress, port: described.local.audioPort), audio)
             } ?? (nil, nil)

@@ -61,11 +61,18 @@ extension SIPUserAgent {
         let wantsVideo = if case .start(_, let isVideo) = action.kind { isVideo } else { false }
         let endpoint = newAudioEndpoint(for: action.conversationUUID, at: ours)
         let audioPort = endpoint.port
-        let offer = SDPSession(
+        var offer = SDPSession(
             origin: nextOrigin(after: nil, host: ours), connectionAddress: endpoint.address ?? ours, audioPort: audioPort,
             codecs: audioCodecs, video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil,
             telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 },
             rtcpPort: rtcpPort(for: audioPort), opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)
+        if carriesSRTP, configuration.mediaEncryption.offersSDES(over: destination.kind) {
+            offer = offer.secured(freshSDES())
+            if destination.kind != .tls {
+                log.info("\(action.conversationUUID): offering SRTP keyed by SDES over \(destination.kind.rawValue): "
+                    + "the keys travel in the SDP, readable on the path (TLS signalling keeps them private)")
+            }
+        }
         var headers = capabilityHeaders
         if let route = preloadedRoute(through: account) { headers.append("Route", route) }
         headers.append("User-Agent", configuration.product)

@@ -79,11 +79,12 @@ final class CallAudio: CallMediaHandler {
             session.stop { [log] in if let recording { log.info("\(conversation): recording complete: \(recording)") } }
             return
         }
-        let parameters = MediaStreamParameters(
+        var parameters = MediaStreamParameters(
             codec: Self.codec(audio.codec), remoteHost: audio.remoteAddress, remotePort: audio.remotePort,
             remoteRTCPPort: audio.remoteRTCPPort, ptime: audio.ptime ?? 20, sends: audio.sends, receives: audio.receives,
             telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent,
             payloadType: audio.payloadType, receivedPayloadType: audio.localPayloadType)
+        parameters.encryption = Self.encryption(audio.srtp)
         if let session = sessions[conversation] {
             session.update(parameters)
         } else if let reservation = reservations[audio.localPort] {
@@ -95,8 +96,24 @@ final class CallAudio: CallMediaHandler {
                 statisticsReported: { [onStatistics] figures in onStatistics?(conversation, Self.quality(figures)) })
             if muted.contains(conversation) { session.setMuted(true) }
             sessions[conversation] = session
-            log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort)")
+            let encrypted = audio.srtp.map { ", encrypted: SRTP \($0.suite.rawValue) keyed by SDES" } ?? ", not encrypted"
+            log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort)\(encrypted)")
         }
+    }
+
+    /// SRTP when this GStreamer has its elements (gstreamer1.0-plugins-bad).
+    let carriesSRTP = MediaSupport.encryptionProblem == nil
+
+    /// The media layer's keys for what the descriptions agreed (plain RTP without).
+    static func encryption(_ keying: SRTPKeying?) -> MediaEncryption {
+        guard let keying else { return .none }
+        let suite = keying.suite
+        func key(_ material: SIPMessages.SRTPKey) -> SRTPStreamKey {
+            SRTPStreamKey(
+                cipher: suite.rtpCipher, auth: suite.rtpAuth, rtcpCipher: suite.rtcpCipher, rtcpAuth: suite.rtcpAuth,
+                material: material.bytes)
+        }
+        return .sdes(send: key(keying.sendKey), receive: key(keying.receiveKey))
     }
 
     /// G.711 always; opus after them when this GStreamer has it (so two parleyd keep G.711; a peer that offers opus

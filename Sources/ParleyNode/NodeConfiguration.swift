@@ -60,6 +60,8 @@ public struct NodeConfiguration: Sendable {
     /// How long a call may ring unanswered.
     public var ringTimeout: Duration
     /// How long a connected call may go without RTP or RTCP from a peer that should send before it ends with
+    /// Whether calls' media is encrypted (`--media-encryption`, `--require-media-encryption`).
+    public var mediaEncryption = MediaEncryptionPolicy()
     /// `mediaTimeout` (`--media-timeout`; nil: never).
     public var mediaTimeout: Duration? = .seconds(30)
     /// The DNS servers host names are located with (`HOST[:PORT]`, `--dns-server`); empty: the system's resolver
@@ -203,6 +205,7 @@ public struct NodeConfiguration: Sendable {
         if !accounts.isEmpty { engine.accounts = accounts }
         engine.publicAddress = publicAddress
         engine.mediaTimeout = mediaTimeout
+        engine.mediaEncryption = mediaEncryption
         engine.outboundProxy = outboundProxy
         engine.sessionTimer = sessionTimer
         return engine

@@ -1,5 +1,6 @@
 import CommandLineSupport
 import Media
+import ParleyEngine
 import ParleyNode
 
 extension DaemonOptions {
@@ -40,6 +41,26 @@ extension DaemonOptions {
         default:
             throw UsageError("--media expects gstreamer, external or off, got '\(mode)'")
         }
+    }
+
+    /// `--media-encryption auto|none|sdes` and `--require-media-encryption`: what our offers use, and whether plain
+    /// media is refused. Encryption needs parleyd's own media (GStreamer's SRTP elements), not `--media external`.
+    static func mediaEncryption(_ arguments: inout Arguments, media: MediaConfiguration?) throws(UsageError) -> MediaEncryptionPolicy {
+        let explicit = try arguments.option(
+            "--media-encryption", as: "none, auto or sdes", MediaEncryptionPolicy.Offer.init(rawValue:))
+        let required = arguments.flag("--require-media-encryption")
+        if required && explicit == MediaEncryptionPolicy.Offer.none {
+            throw UsageError("--require-media-encryption and --media-encryption none contradict each other")
+        }
+        // Required, our offers are encrypted too.
+        let offer = explicit ?? (required ? .sdes : .none)
+        if required || offer != .none, media == nil {
+            throw UsageError("encrypted media needs parleyd's own media (--media gstreamer): --media off and external carry no SRTP")
+        }
+        if required || offer != .none, let problem = MediaSupport.encryptionProblem {
+            throw UsageError("encrypted media: \(problem)")
+        }
+        return MediaEncryptionPolicy(offer: offer, required: required)
     }
 
     /// `LOW-HIGH`, within 1024–65535, at least one even port and the next.

@@ -60,6 +60,11 @@ struct DaemonOptions {
           --audio-sink WHERE      where received audio goes: file:DIR (one WAV per call), device or null
                                   (default: device when a sound server runs, else null)
           --rtp-ports LOW-HIGH    local RTP/RTCP ports, a pair per call (default 40000-40999)
+          --media-encryption none|auto|sdes  what our offers use: plain RTP (default: a peer without SRTP
+                                  refuses an encrypted offer), SRTP keyed by SDES (RFC 4568) when the call's
+                                  signalling is TLS (auto: its keys travel in the SDP), or always (sdes).
+                                  Encrypted offers are always answered in kind (docs/media.md)
+          --require-media-encryption  refuse plain media (488): a call never carries unencrypted audio
           --contacts FILE         name callers from a contacts file (JSON or vCard)
           --user NAME             our SIP user name (default parley)
           --display-name NAME     the name callers see (default: the user name, or "Parley" for the default user)
@@ -287,6 +292,7 @@ struct DaemonOptions {
             throw UsageError("--record-blocked goes with --accept-from contacts or a list (anyone may ring otherwise)")
         }
         options.node.media = try Self.media(&arguments, external: &options.node.externalMedia)
+        options.node.mediaEncryption = try Self.mediaEncryption(&arguments, media: options.node.media)
         options.node.phoneDomain = try arguments.option("--phone-domain")
         if let address = try arguments.option("--public-address") {
             guard IPAddress(address) != nil, !RouteProbe.isWildcard(address) else {

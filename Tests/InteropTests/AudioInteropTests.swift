@@ -99,6 +99,9 @@ extension AudioInterop {
                 (["--media", "gstreamer", "--rtp-ports", "80-90"], "--rtp-ports expects LOW-HIGH"),
                 (["--media", "gstreamer", "--rtp-ports", "40001-40001"], "--rtp-ports expects LOW-HIGH"),
                 (["--media", "off", "--audio-source", "silence"], "go with --media gstreamer"),
+                (["--media", "gstreamer", "--media-encryption", "none", "--require-media-encryption"], "contradict each other"),
+                (["--media", "off", "--media-encryption", "sdes"], "encrypted media needs parleyd's own media"),
+                (["--media", "gstreamer", "--media-encryption", "zrtp"], "--media-encryption"),
             ]
             for (arguments, message) in cases {
                 let refused = try RunningProcess(

@@ -40,19 +40,22 @@ final class Baresip {
     /// `dump-…-enc.wav` what it sent.
     /// `contacts` are lines of its contacts file; the first is the current contact (`/message` goes to it).
     /// `account` replaces its accounts line (`<sip:USER@DOMAIN>;outbound="sip:PROXY";answermode=auto` registers at
-    /// DOMAIN through PROXY); ``uri(_:)`` then no longer names it.
+    /// DOMAIN through PROXY); ``uri(_:)`` then no longer names it. `mediaEncryption` is its account's `mediaenc`
+    /// (`srtp-mand`, `srtp-mandf`, `dtls_srtp`), loading the module that does it.
     init(
         dial: String? = nil, certificate: SelfSignedCertificate? = nil, recordTo: URL? = nil, contacts: [String] = [],
-        account: String? = nil
+        account: String? = nil, mediaEncryption: String? = nil
     ) throws {
         port = Interop.freePorts(count: 2)
         controlPort = Interop.freePort()
         directory = FileManager.default.temporaryDirectory.appending(path: "baresip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         do {
-            try Self.configuration(port: port, controlPort: controlPort, certificate: certificate, recordTo: recordTo)
+            let module = mediaEncryption.map { $0.hasPrefix("dtls") ? "dtls_srtp.so" : "srtp.so" }
+            try Self.configuration(port: port, controlPort: controlPort, certificate: certificate, recordTo: recordTo, module: module)
                 .write(to: directory.appending(path: "config"), atomically: true, encoding: .utf8)
-            try ((account ?? "<sip:alice@127.0.0.1:\(port)>;regint=0;answermode=auto") + "\n")
+            let encryption = mediaEncryption.map { ";mediaenc=\($0)" } ?? ""
+            try ((account ?? "<sip:alice@127.0.0.1:\(port)>;regint=0;answermode=auto\(encryption)") + "\n")
                 .write(to: directory.appending(path: "accounts"), atomically: true, encoding: .utf8)
             try contacts.map { $0 + "\n" }.joined()
                 .write(to: directory.appending(path: "contacts"), atomically: true, encoding: .utf8)
@@ -69,7 +72,7 @@ final class Baresip {
     /// The `config` file: loopback only (SIP, media and the control port), a sine wave as microphone and a null
     /// player (no sound card), G.711 only, no `stdio` module (stdin is /dev/null).
     private static func configuration(
-        port: UInt16, controlPort: UInt16, certificate: SelfSignedCertificate?, recordTo: URL?
+        port: UInt16, controlPort: UInt16, certificate: SelfSignedCertificate?, recordTo: URL?, module: String?
     ) -> String {
         var lines = [
             "poll_method epoll",
@@ -94,6 +97,7 @@ final class Baresip {
         // 1.1.0) accepts parleyd's self-signed certificate without any CA configuration.
         if let certificate { lines.append("sip_certificate \(certificate.combined.path)") }
         if let recordTo { lines += ["module sndfile.so", "snd_path \(recordTo.path)"] }
+        if let module { lines.append("module \(module)") }
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -8,13 +8,13 @@ import Testing
 @Suite("Media: SRTP keyed by SDES between two sessions")
 struct SRTPMediaTests {
     /// An AES_CM_128_HMAC_SHA1_80 key whose bytes all start from `seed`.
-    static func key(_ seed: UInt8, auth: String = "hmac-sha1-80") -> SRTPKey {
-        SRTPKey(cipher: "aes-128-icm", auth: auth, rtcpAuth: "hmac-sha1-80", material: (0..<30).map { seed &+ UInt8($0) })
+    static func key(_ seed: UInt8, auth: String = "hmac-sha1-80") -> SRTPStreamKey {
+        SRTPStreamKey(cipher: "aes-128-icm", auth: auth, rtcpAuth: "hmac-sha1-80", material: (0..<30).map { seed &+ UInt8($0) })
     }
 
     /// Alice (1,000 Hz) and Bob (440 Hz) for 2.5 s, Bob receiving with `bobHears` (the key Alice sends with, or not).
     /// Bob's recording is nil when nothing was decoded at all (wavenc writes nothing without audio).
-    static func call(aliceSends: SRTPKey, bobHears: SRTPKey) throws -> (alice: Recording, bob: Recording?, seconds: Double) {
+    static func call(aliceSends: SRTPStreamKey, bobHears: SRTPStreamKey) throws -> (alice: Recording, bob: Recording?, seconds: Double) {
         let folder = try MediaSessionTests.directory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let pool = try MediaSessionTests.pool()

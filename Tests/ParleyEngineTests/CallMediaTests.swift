@@ -11,6 +11,9 @@ final class RecordingMedia: CallMediaHandler {
     var events: [String] = []
     var exhausted = false
     var codecs: [SDPCodec] = [.pcmu, .pcma]
+    var carriesSRTP = false
+    /// The SRTP keys of the last audio handed over (nil: plain).
+    var lastKeys: SRTPKeying?
 
     func reserveEndpoint(for conversation: UUID) -> MediaEndpoint? {
         guard !exhausted else { return nil }
@@ -26,6 +29,7 @@ final class RecordingMedia: CallMediaHandler {
 
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID) {
         guard let audio else { return events.append("stop") }
+        lastKeys = audio.srtp
         let direction = (audio.sends ? "send" : "") + (audio.receives ? "recv" : "")
         let types = audio.codec == .opus ? " pt \(audio.payloadType)/\(audio.localPayloadType)" : ""
         events.append("\(audio.codec.encodingName) \(audio.localPort)→\(audio.remoteAddress):\(audio.remotePort) \(direction)\(types)")
