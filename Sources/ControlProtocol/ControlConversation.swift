@@ -42,6 +42,8 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
     @Nullable public var localMember: HandleInfo?
     /// The account it goes through (an address of record), or null.
     @Nullable public var account: String?
+    /// How its media is protected (`sdes`), or null while plain.
+    @Nullable public var encryption: String?
     /// The peer has put us on hold (joined or paused, members but none active).
     public var isRemotelyHeld: Bool
     /// We are muted.
@@ -92,6 +94,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         }
         localMember = conversation.localMember.map { HandleInfo($0, contactName: nil) }
         account = conversation.account
+        encryption = conversation.encryption
         isRemotelyHeld = (conversation.state == .joined || conversation.state == .paused)
             && !conversation.members.isEmpty && conversation.activeRemoteMembers.isEmpty
         isMuted = conversation.isMuted
@@ -132,6 +135,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         if activeRemoteMembers != previous.activeRemoteMembers { changed.append("activeRemoteMembers") }
         if localMember != previous.localMember { changed.append("localMember") }
         if account != previous.account { changed.append("account") }
+        if encryption != previous.encryption { changed.append("encryption") }
         if isRemotelyHeld != previous.isRemotelyHeld { changed.append("isRemotelyHeld") }
         if isMuted != previous.isMuted { changed.append("isMuted") }
         if isVideo != previous.isVideo { changed.append("isVideo") }

@@ -160,6 +160,7 @@ extension ConversationInfo: ControlFastJSON {
             out.member("createdAt", createdAt)
             out.member("direction", direction)
             out.member("displayName", displayName)
+            out.member("encryption", encryption)
             out.member("endedAt", endedAt)
             out.member("endedReason", endedReason)
             out.member("group", group)

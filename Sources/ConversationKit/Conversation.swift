@@ -45,6 +45,9 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
     /// The account it goes through: the address of record an outgoing conversation was placed from, or the one an
     /// incoming conversation was called at (like Telecom's `PhoneAccountHandle`); nil when it uses none.
     public internal(set) var account: String?
+    /// How its media is protected once it was negotiated: `sdes` (SRTP keyed by SDES) or `dtls` (DTLS-SRTP); nil
+    /// while plain or not negotiated. Once encrypted, a conversation keeps saying so.
+    public internal(set) var encryption: String?
     /// Whether the local member is muted (fulfilled Mute actions).
     public internal(set) var isMuted: Bool
     /// The group this conversation is merged into now, if any.
@@ -94,13 +97,15 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
         }
         if let capabilities = update.capabilities { self.capabilities = capabilities }
         if let account = update.account { self.account = account }
+        if let encryption = update.encryption { self.encryption = encryption }
     }
 
     /// Field-wise equality (membership by value).
     public static func == (lhs: Conversation, rhs: Conversation) -> Bool {
         lhs.uuid == rhs.uuid && lhs.direction == rhs.direction && lhs.state == rhs.state
             && (lhs.membership === rhs.membership || lhs.membership == rhs.membership)
-            && lhs.capabilities == rhs.capabilities && lhs.account == rhs.account && lhs.isMuted == rhs.isMuted
+            && lhs.capabilities == rhs.capabilities && lhs.account == rhs.account && lhs.encryption == rhs.encryption
+            && lhs.isMuted == rhs.isMuted
             && lhs.groupUUID == rhs.groupUUID
             && lhs.lastGroupUUID == rhs.lastGroupUUID
             && lhs.endedReason == rhs.endedReason && lhs.createdAt == rhs.createdAt
@@ -203,12 +208,16 @@ extension Conversation {
         public var capabilities: Capabilities?
         /// The account the conversation goes through (an address of record).
         public var account: String?
+        /// How its media is protected (`sdes`, `dtls`).
+        public var encryption: String?
 
         /// Creates an update; omitted fields stay unchanged.
         public init(
             localMember: Handle? = nil, members: Set<Handle>? = nil,
-            activeRemoteMembers: Set<Handle>? = nil, capabilities: Capabilities? = nil, account: String? = nil
+            activeRemoteMembers: Set<Handle>? = nil, capabilities: Capabilities? = nil, account: String? = nil,
+            encryption: String? = nil
         ) {
+            self.encryption = encryption
             self.localMember = localMember
             self.members = members
             self.activeRemoteMembers = activeRemoteMembers

@@ -55,6 +55,9 @@ extension SIPUserAgent {
         legMedia[key] = known
         if changed {
             media?.audioChanged(audio, for: uuid)
+            if audio?.srtp != nil, manager.conversation(uuid)?.encryption == nil {
+                try? manager.reportConversationEvent(.updated(Conversation.Update(encryption: "sdes")), for: uuid)
+            }
             if configuration.mediaTimeout != nil {
                 legMedia[key]?.inactivity.audioChanged(audio, arrived: media?.packetsArrived(for: uuid), now: environment.uptime)
                 if legMedia[key]?.inactivity.isWatching == true { scheduleMediaCheck() }

@@ -33,6 +33,7 @@ enum ControlRendering {
         if conversation.isRemotelyHeld { flags.append("held-by-peer") }
         if conversation.isMuted { flags.append("muted") }
         if conversation.isVideo { flags.append("video") }
+        if conversation.encryption != nil { flags.append("encrypted") }
         let flagText = pad(flags.isEmpty ? "-" : flags.joined(separator: ","), 13)
         let group = pad(conversation.group.map { String($0.prefix(8)).lowercased() } ?? "-", 9)
         let who = conversation.members.map { member in

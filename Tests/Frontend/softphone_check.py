@@ -355,16 +355,17 @@ def second_tab_follows(s, uuid):
 
 def several_accounts(s):
     """A parleyd with two accounts (their registrar never answers): the chip names both, and the dial panel's
-    picker chooses the account a call goes out through (B sees that account's address of record calling)."""
+    picker chooses the account a call goes out through (B sees that account's address of record calling); its
+    calls offer SRTP (media-encryption sdes), and the answered call's card shows a lock."""
     s.ck.equal("one account (or none): no account picker", s.value("document.querySelector('[data-dial-account]').hidden"), True)
     ws, silent = free_port(socket.SOCK_STREAM), free_port(socket.SOCK_DGRAM)
     config = os.path.join(s.work, "accounts.conf")
     with open(config, "w") as f:
-        f.write(f"[account work]\naor sip:carol@work.test\nregister sip:127.0.0.1:{silent}\n\n"
+        f.write(f"media-encryption sdes\n[account work]\naor sip:carol@work.test\nregister sip:127.0.0.1:{silent}\n\n"
                 f"[account home]\naor sip:carol@home.test\nregister sip:127.0.0.1:{silent}\n")
     c = Daemon(s.parleyd, "c", s.work, ["--listen", f"udp://127.0.0.1:{free_port(socket.SOCK_DGRAM)}", "--user", "carol",
                                         "--websocket", f"127.0.0.1:{ws}", "--config", config, "--no-history",
-                                        "--media", "off"])
+                                        "--audio-source", "silence", "--audio-sink", "null"])
     tab = None
     try:
         c.wait_ready()
@@ -385,6 +386,12 @@ def several_accounts(s):
         conversation = event["data"]["conversation"]
         s.ck.equal("B is called from the account picked", [m["value"] for m in conversation["members"]],
                    ["sip:carol@home.test"])
+        # Its offer was SRTP keyed by SDES (media-encryption sdes): B answers in kind, and the card shows a lock.
+        s.peer.result("join", {"conversation": conversation["uuid"]})
+        uuid = s.wait("document.querySelector('[data-call][data-direction=outgoing]')?.dataset.uuid", "the outgoing card", tab)
+        s.wait(f"document.querySelector({js(s.card(uuid) + ' [data-badge=encrypted]')})?.textContent.includes('SDES')",
+               "the encrypted call's lock", tab)
+        s.shot("encrypted-call", tab)
         s.peer.result("end", {"conversation": conversation["uuid"]})
     finally:
         if tab:

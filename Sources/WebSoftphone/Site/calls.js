@@ -108,6 +108,7 @@ export class CallsView {
       conversation.isRemotelyHeld ? ["remote-hold", "held by them"] : null,
       conversation.isMuted ? ["muted", "muted"] : null,
       conversation.isVideo ? ["video", "video"] : null,
+      conversation.encryption ? ["encrypted", `encrypted (${conversation.encryption.toUpperCase()})`] : null,
       conversation.group ? ["group", `group ${conversation.group.slice(0, 4)}`] : null,
     ].filter(Boolean);
     const busy = conversation.pendingActions.length > 0;
