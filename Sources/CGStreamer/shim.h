@@ -63,6 +63,17 @@ static inline int parley_gst_set_string(GstElement *pipeline, const char *name, 
     return 0;
 }
 
+/// A string property of the element `name` (dtlssrtpdec's `peer-pem`): a malloc'd copy (free with parley_gst_free),
+/// or NULL when the element is missing or the property unset.
+static inline char *parley_gst_get_string(GstElement *pipeline, const char *name, const char *property) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return NULL;
+    gchar *value = NULL;
+    g_object_get(element, property, &value, NULL);
+    gst_object_unref(element);
+    return value;
+}
+
 static inline int parley_gst_set_int(GstElement *pipeline, const char *name, const char *property, int value) {
     GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
     if (!element) return -1;
