@@ -246,9 +246,17 @@ static inline int parley_gst_poll(GstElement *pipeline, int *numbers, int capaci
     GstMessage *message;
     while ((message = gst_bus_pop(bus))) {
         if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR && error && !*error) {
+            // The element, its message and GStreamer's detail (a DTLS alert, a socket's errno): "rtpsrc: Could not
+            // read from resource. (… receive error 111: Connection refused)".
             GError *failure = NULL;
-            gst_message_parse_error(message, &failure, NULL);
-            *error = g_strdup(failure ? failure->message : "error");
+            gchar *detail = NULL;
+            gst_message_parse_error(message, &failure, &detail);
+            const gchar *origin = GST_MESSAGE_SRC(message) ? GST_OBJECT_NAME(GST_MESSAGE_SRC(message)) : NULL;
+            const gchar *last = detail ? strrchr(detail, '\n') : NULL;
+            *error = g_strdup_printf("%s%s%s%s%s%s", origin ? origin : "", origin ? ": " : "",
+                failure ? failure->message : "error", detail ? " (" : "", detail ? (last ? last + 1 : detail) : "",
+                detail ? ")" : "");
+            g_free(detail);
             if (failure) g_error_free(failure);
         } else if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ELEMENT) {
             const GstStructure *structure = gst_message_get_structure(message);
