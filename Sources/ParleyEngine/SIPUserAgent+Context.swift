@@ -60,9 +60,9 @@ extension SIPUserAgent: CallLegContext {
     /// The role we take when answering an `actpass` DTLS offer: the one we had (RFC 8842: a re-INVITE keeps the
     /// DTLS association, a changed role would start a new one), else `passive`: the offerer starts the handshake once
     /// it has our answer. RFC 5763 §5 recommends `active` (the handshake then runs alongside the answer, saving half a
-    /// round trip), but GStreamer 1.22's DTLS client splits its ClientHello into 256-byte fragments (its connection
-    /// reports no path MTU to OpenSSL), and mbedtls 2 (linphone 5.1) refuses a fragmented ClientHello: as the server
-    /// we interoperate with linphone, baresip and ourselves alike (docs/media.md).
+    /// round trip), but GStreamer 1.22's DTLS client sends its ClientHello in two fragments (255 and 72 bytes seen
+    /// here), and linphone 5.1's mbedtls refuses a fragmented ClientHello: as the server we interoperate with
+    /// linphone, baresip and ourselves alike (docs/media.md).
     static func answerRole(previous: SDPSession?) -> SDPSetupRole {
         guard let previous, previous.audioProtocol.isDTLS, let role = previous.setup, role.isClient != nil else { return .passive }
         return role
