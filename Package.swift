@@ -177,7 +177,7 @@ let package = Package(
             name: "InteropTests",
             dependencies: [
                 "parleyd", "parley", "ControlChannel", "ControlProtocol", "ParleyTestSupport", "GroupActivities", "Collaboration",
-                "ParleyEngine", "ParleyIO",
+                "ParleyEngine", "ParleyIO", "ParleyNode",
             ]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
