@@ -76,4 +76,28 @@ struct SDESNegotiationTests {
         let held = try SDPSession.parse(hold.body)
         #expect(held.audioProtocol == .rtpSAVP && held.crypto == offered.crypto)
     }
+
+    @Test("an SDES offer whose every line is unusable gets 488: bad base64, a short key, an unknown suite, an MKI, a short lifetime, 100 lines")
+    func unusableCrypto() throws {
+        let savp = PeerMessages.offer.replacingOccurrences(of: "RTP/AVP", with: "RTP/SAVP")
+        let good = "inline:HR4fICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6"
+        let bad = [
+            "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:!!!not-base64!!!",
+            "a=crypto:2 AES_CM_128_HMAC_SHA1_80 inline:AAECAwQFBgcICQoLDA0ODxAREhMU",
+            "a=crypto:3 F8_128_HMAC_SHA1_80 \(good)",
+            "a=crypto:4 AES_CM_128_HMAC_SHA1_80 \(good)|2^20|1:4",
+            "a=crypto:5 AES_CM_128_HMAC_SHA1_80 \(good)|2^10",
+        ]
+        let hundred = (6..<106).map { "a=crypto:\($0) NO_SUCH_SUITE \(good)" }
+        // A usable line after the first 16 is not read either.
+        for lines in [bad, hundred, bad + hundred + ["a=crypto:200 AES_CM_128_HMAC_SHA1_80 \(good)"]] {
+            let (harness, _) = try Self.harness()
+            harness.deliver(PeerMessages.invite(), body: savp + lines.joined(separator: "\n") + "\n")
+            #expect(harness.sent().contains { $0.statusCode == 488 }, "\(lines.count) lines")
+            #expect(harness.conversation == nil)
+        }
+        let (harness, _) = try Self.harness()
+        harness.deliver(PeerMessages.invite(), body: savp + (bad + ["a=crypto:9 AES_CM_128_HMAC_SHA1_80 \(good)"]).joined(separator: "\n") + "\n")
+        #expect(harness.conversation != nil, "the one usable line among bad ones is taken")
+    }
 }
