@@ -100,4 +100,17 @@ struct SDESNegotiationTests {
         harness.deliver(PeerMessages.invite(), body: savp + (bad + ["a=crypto:9 AES_CM_128_HMAC_SHA1_80 \(good)"]).joined(separator: "\n") + "\n")
         #expect(harness.conversation != nil, "the one usable line among bad ones is taken")
     }
+
+    @Test("encryption required: a 200 that answers our SRTP offer with plain RTP is acknowledged, then ended (BYE, failed)")
+    func plainAnswerEnds() throws {
+        let (harness, media) = try Self.harness(policy: MediaEncryptionPolicy(required: true))
+        let invite = try CallMediaTests.start(harness)
+        #expect(try SDPSession.parse(invite.body).audioProtocol == .rtpSAVP, "required: our offer is encrypted")
+        harness.deliver(PeerMessages.response(200, "OK", to: invite, sdp: false), body: PeerMessages.offer)
+        harness.environment.advance(by: .milliseconds(1))
+        let sent = harness.sent()
+        #expect(sent.contains { $0.method == "ACK" } && sent.contains { $0.method == "BYE" }, "\(sent.compactMap(\.method))")
+        #expect(media.lastKeys == nil && !media.events.contains { $0.hasPrefix("PCMU") }, "no plain audio: \(media.events)")
+        #expect(harness.manager.conversations.allSatisfy { $0.state == .leaving || $0.state == .left })
+    }
 }
