@@ -113,4 +113,21 @@ struct SDESNegotiationTests {
         #expect(media.lastKeys == nil && !media.events.contains { $0.hasPrefix("PCMU") }, "no plain audio: \(media.events)")
         #expect(harness.manager.conversations.allSatisfy { $0.state == .leaving || $0.state == .left })
     }
+
+    @Test("encryption required: a re-INVITE that switches the call from SAVP to plain AVP gets 488; the call and its keys go on")
+    func downgradeRefused() throws {
+        let (harness, media) = try Self.harness(policy: MediaEncryptionPolicy(required: true))
+        harness.deliver(PeerMessages.invite(), body: Self.offer)
+        let uuid = try #require(harness.conversation?.uuid)
+        try harness.manager.perform([.join(conversationUUID: uuid)])
+        let ok = try #require(harness.sent().first { $0.statusCode == 200 })
+        let tag = try #require(ok.toTag)
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 1, branch: "z9hG4bK-ack-1"))
+        let keys = try #require(media.lastKeys)
+        harness.deliver(
+            PeerMessages.inDialog("INVITE", localTag: tag, cseq: 2, branch: "z9hG4bK-re-1", contentType: "application/sdp"),
+            body: PeerMessages.holdOffer(version: 2))
+        #expect(harness.sent().contains { $0.statusCode == 488 }, "a plain re-offer is refused")
+        #expect(harness.conversation?.state == .joined && media.lastKeys == keys)
+    }
 }
