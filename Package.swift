@@ -177,12 +177,12 @@ let package = Package(
             name: "InteropTests",
             dependencies: [
                 "parleyd", "parley", "ControlChannel", "ControlProtocol", "ParleyTestSupport", "GroupActivities", "Collaboration",
-                "ParleyEngine", "ParleyIO",
+                "ParleyEngine", "ParleyIO", "ParleyNode",
             ]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "PostgresHistory", "ConversationKit"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "ParleyTestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(
             name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit", "GroupActivities", "Collaboration", "CallHistory"]),
         .testTarget(

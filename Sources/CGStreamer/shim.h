@@ -63,6 +63,17 @@ static inline int parley_gst_set_string(GstElement *pipeline, const char *name, 
     return 0;
 }
 
+/// A string property of the element `name` (dtlssrtpdec's `peer-pem`): a malloc'd copy (free with parley_gst_free),
+/// or NULL when the element is missing or the property unset.
+static inline char *parley_gst_get_string(GstElement *pipeline, const char *name, const char *property) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return NULL;
+    gchar *value = NULL;
+    g_object_get(element, property, &value, NULL);
+    gst_object_unref(element);
+    return value;
+}
+
 static inline int parley_gst_set_int(GstElement *pipeline, const char *name, const char *property, int value) {
     GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
     if (!element) return -1;
@@ -235,9 +246,17 @@ static inline int parley_gst_poll(GstElement *pipeline, int *numbers, int capaci
     GstMessage *message;
     while ((message = gst_bus_pop(bus))) {
         if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR && error && !*error) {
+            // The element, its message and GStreamer's detail (a DTLS alert, a socket's errno): "rtpsrc: Could not
+            // read from resource. (… receive error 111: Connection refused)".
             GError *failure = NULL;
-            gst_message_parse_error(message, &failure, NULL);
-            *error = g_strdup(failure ? failure->message : "error");
+            gchar *detail = NULL;
+            gst_message_parse_error(message, &failure, &detail);
+            const gchar *origin = GST_MESSAGE_SRC(message) ? GST_OBJECT_NAME(GST_MESSAGE_SRC(message)) : NULL;
+            const gchar *last = detail ? strrchr(detail, '\n') : NULL;
+            *error = g_strdup_printf("%s%s%s%s%s%s", origin ? origin : "", origin ? ": " : "",
+                failure ? failure->message : "error", detail ? " (" : "", detail ? (last ? last + 1 : detail) : "",
+                detail ? ")" : "");
+            g_free(detail);
             if (failure) g_error_free(failure);
         } else if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ELEMENT) {
             const GstStructure *structure = gst_message_get_structure(message);

@@ -120,4 +120,53 @@ static inline EVP_PKEY *copenssl_read_private_key(BIO *bio) {
 
 static inline long copenssl_bio_contents(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 
+// --- Self-signed certificates for DTLS-SRTP (RFC 5763: the peer checks our certificate's fingerprint, not a CA) ---
+
+// A self-signed X.509 v3 certificate for `key`: subject and issuer CN=`common_name`, a random 64-bit serial, valid
+// from a day ago (a peer's clock may lag) for `days` days, signed with SHA-256; NULL on failure.
+static inline X509 *copenssl_self_signed(EVP_PKEY *key, const char *common_name, long days) {
+    X509 *x509 = X509_new();
+    if (x509 == NULL) { return NULL; }
+    unsigned char serial[8];
+    int ok = X509_set_version(x509, 2) == 1 && RAND_bytes(serial, sizeof serial) == 1;
+    if (ok) {
+        serial[0] &= 0x7F;  // a positive INTEGER
+        BIGNUM *number = BN_bin2bn(serial, sizeof serial, NULL);
+        ok = number != NULL && BN_to_ASN1_INTEGER(number, X509_get_serialNumber(x509)) != NULL;
+        BN_free(number);
+    }
+    X509_NAME *name = ok ? X509_get_subject_name(x509) : NULL;
+    ok = ok && name != NULL
+        && X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)common_name, -1, -1, 0) == 1
+        && X509_set_issuer_name(x509, name) == 1
+        && X509_gmtime_adj(X509_getm_notBefore(x509), -86400L) != NULL
+        && X509_gmtime_adj(X509_getm_notAfter(x509), days * 86400L) != NULL
+        && X509_set_pubkey(x509, key) == 1
+        && X509_sign(x509, key, EVP_sha256()) > 0;
+    if (!ok) { X509_free(x509); return NULL; }
+    return x509;
+}
+
+// The certificate in PEM ("BEGIN CERTIFICATE") into a memory BIO.
+static inline int copenssl_write_certificate(BIO *bio, X509 *x509) { return PEM_write_bio_X509(bio, x509); }
+
+// The first certificate in a PEM text held by a memory BIO, or NULL (no passphrase prompt).
+static inline X509 *copenssl_read_certificate(BIO *bio) {
+    return PEM_read_bio_X509(bio, NULL, copenssl_no_passphrase, NULL);
+}
+
+// The digest of the certificate's DER encoding under `md` (RFC 8122's fingerprint) into `out` (EVP_MAX_MD_SIZE
+// bytes); its length, or 0 on failure.
+static inline unsigned copenssl_certificate_digest(X509 *x509, const EVP_MD *md, unsigned char *out) {
+    unsigned length = 0;
+    return X509_digest(x509, md, out, &length) == 1 ? length : 0;
+}
+
+// Whether the certificate's public key is `key`'s, and whether it is still valid `days` from now (1 yes, 0 no).
+static inline int copenssl_certificate_fits(X509 *x509, EVP_PKEY *key, long seconds_ahead) {
+    if (X509_check_private_key(x509, key) != 1) { ERR_clear_error(); return 0; }
+    time_t ahead = time(NULL) + seconds_ahead;
+    return X509_cmp_time(X509_get0_notAfter(x509), &ahead) > 0;
+}
+
 #endif

@@ -29,19 +29,24 @@ public struct MediaInfo: Codable, Sendable, Equatable {
     @Nullable public var telephoneEvent: Int?
     /// The payload type of telephone-event in what the peer sends, when both sides list it, else null.
     @Nullable public var receivedTelephoneEvent: Int?
-    /// How the packets are protected: `sdes` (SRTP keyed by SDES), or null for plain RTP.
+    /// How the packets are protected: `sdes` (SRTP keyed by SDES), `dtls` (SRTP keyed by DTLS), or null for plain RTP.
     @Nullable public var encryption: String?
-    /// The SRTP suite both sides use (`AES_CM_128_HMAC_SHA1_80`), or null.
+    /// The SRTP suite both sides use (`AES_CM_128_HMAC_SHA1_80`) with SDES, or null (with DTLS the handshake picks it).
     @Nullable public var encryptionSuite: String?
+    /// With DTLS, the fingerprint the peer's certificate is checked against (`sha-256 AB:…`, the strongest its SDP
+    /// gave), else null.
+    @Nullable public var peerFingerprint: String?
 
     /// A session.
     public init(
         localAddress: String, localPort: Int, remoteAddress: String, remotePort: Int, remoteRTCPPort: Int?,
         codec: String, payloadType: Int, clockRate: Int, sends: Bool, receives: Bool, ptime: Int?,
-        telephoneEvent: Int?, receivedTelephoneEvent: Int?, encryption: String? = nil, encryptionSuite: String? = nil
+        telephoneEvent: Int?, receivedTelephoneEvent: Int?, encryption: String? = nil, encryptionSuite: String? = nil,
+        peerFingerprint: String? = nil
     ) {
         self.encryption = encryption
         self.encryptionSuite = encryptionSuite
+        self.peerFingerprint = peerFingerprint
         self.localAddress = localAddress
         self.localPort = localPort
         self.localRTCPPort = localPort + 1

@@ -139,13 +139,14 @@ extension ControlReference {
         case .localEnded: "we ended it with `end`: hung up, cancelled our own call, or refused a ringing one"
         case .mediaTimeout: "the peer's audio stopped (no RTP or RTCP for `--media-timeout`, the call not held): we sent BYE"
         case .sessionExpired: "the RFC 4028 session timer ran out (`--session-timer`): no session refresh came in time; we sent BYE"
+        case .mediaSecurityFailed: "the audio could not be secured: the peer's DTLS certificate did not match its SDP fingerprint, or the DTLS handshake did not complete within 10 s; no audio flowed, we sent BYE"
         }
     }
 
     /// The history status of a call that never connected and ended for `reason` (one that connected is `connected`).
     public static func historyStatus(of reason: Conversation.EndedReason) -> (incoming: String, outgoing: String) {
         switch reason {
-        case .failed, .mediaTimeout, .sessionExpired: ("failed", "failed")
+        case .failed, .mediaTimeout, .sessionExpired, .mediaSecurityFailed: ("failed", "failed")
         case .joinedElsewhere: ("answeredElsewhere", "answeredElsewhere")
         case .declinedElsewhere: ("declinedElsewhere", "declinedElsewhere")
         case .localEnded: ("declined", "cancelled")

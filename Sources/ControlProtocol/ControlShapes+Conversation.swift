@@ -59,7 +59,7 @@ extension ConversationInfo: ControlShape {
             "activeRemoteMembers", .array(.object(HandleInfo.self)),
             "the remote members taking part now: the caller while it rings, the peer once connected; empty while the peer holds us"),
         ControlField("localMember", .nullable(.object(HandleInfo.self)), "our own handle: on an incoming call the address called (its To); null on calls we place"),
-        ControlField("encryption", .nullable(.oneOf(["sdes"])), "how its media is protected once negotiated: `sdes` (SRTP keyed by SDES); null while plain (a UI shows a lock)"),
+        ControlField("encryption", .nullable(.oneOf(["sdes", "dtls"])), "how its media is protected once negotiated: `sdes` (SRTP keyed by SDES) or `dtls` (SRTP keyed by DTLS, the peer's certificate checked against its fingerprint; no audio flows until it is); null while plain (a UI shows a lock)"),
         ControlField("account", .nullable(.string), "the account it goes through, by address of record: the one a call we place went out through (`start`'s `account`, else the default), the one an incoming call was called at; null without accounts, or for a call straight from a peer that named none"),
         ControlField("isRemotelyHeld", .boolean, "the peer put us on hold (no remote member active while joined)"),
         ControlField("isMuted", .boolean, "we are muted"),

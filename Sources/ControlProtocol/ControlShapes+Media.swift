@@ -21,8 +21,15 @@ extension MediaInfo: ControlShape {
         ControlField("ptime", .nullable(.integer), "milliseconds of audio per packet the peer asked for"),
         ControlField("telephoneEvent", .nullable(.integer), "the RFC 4733 payload type our tones carry"),
         ControlField("receivedTelephoneEvent", .nullable(.integer), "the RFC 4733 payload type in what the peer sends"),
-        ControlField("encryption", .nullable(.oneOf(["sdes"])), "how the packets are protected: `sdes` (SRTP keyed by SDES, docs/media.md); null for plain RTP"),
-        ControlField("encryptionSuite", .nullable(.string), "the SRTP suite both sides use (`AES_CM_128_HMAC_SHA1_80`); null for plain RTP. Keys are never shown"),
+        ControlField(
+            "encryption", .nullable(.oneOf(["sdes", "dtls"])),
+            "how the packets are protected: `sdes` (SRTP keyed by SDES) or `dtls` (SRTP keyed by DTLS, docs/media.md); null for plain RTP"),
+        ControlField(
+            "encryptionSuite", .nullable(.string),
+            "the SRTP suite both sides use with SDES (`AES_CM_128_HMAC_SHA1_80`); null for plain RTP and DTLS (its handshake picks the suite). Keys are never shown"),
+        ControlField(
+            "peerFingerprint", .nullable(.string),
+            "with DTLS, the fingerprint of the peer's SDP its certificate is checked against (`sha-256 AB:CD:…`, the strongest it gave; a mismatch ends the call as `mediaSecurityFailed`); else null"),
     ]
 
     /// An encrypted PCMU session with tones, and a held plain opus one without.
@@ -35,6 +42,11 @@ extension MediaInfo: ControlShape {
             localAddress: "::1", localPort: 40_002, remoteAddress: "::1", remotePort: 6000, remoteRTCPPort: 6009,
             codec: "opus", payloadType: 111, clockRate: 48_000, sends: true, receives: false, ptime: nil, telephoneEvent: nil,
             receivedTelephoneEvent: nil),
+        MediaInfo(
+            localAddress: "127.0.0.1", localPort: 40_004, remoteAddress: "127.0.0.1", remotePort: 40_104, remoteRTCPPort: nil,
+            codec: "PCMU", payloadType: 0, clockRate: 8000, sends: true, receives: true, ptime: 20, telephoneEvent: 101,
+            receivedTelephoneEvent: 101, encryption: "dtls",
+            peerFingerprint: "sha-256 9A:3C:71:0E:5B:D2:48:F6:1C:07:E9:A4:33:6D:B8:02:5F:C1:90:7A:2E:44:D8:16:BB:03:6F:E5:91:CA:28:7D"),
     ]
 }
 

@@ -61,6 +61,7 @@ extension Conversation {
     /// | cancelled | the caller withdrew it before it was answered | — | CANCEL (no Reason), or a cancel push | missed |
     /// | mediaTimeout | the peer's media stopped arriving (no RTP or RTCP for the media timeout, the call not held) | we sent BYE | we sent BYE | connected |
     /// | sessionExpired | the RFC 4028 session timer ran out: no session refresh arrived in time | we sent BYE | we sent BYE | connected |
+    /// | mediaSecurityFailed | the media could not be secured: the peer's DTLS certificate is not the one its SDP's fingerprint names, or the DTLS handshake did not complete in time | we sent BYE | we sent BYE | connected |
     /// | localEnded | the local member ended it (a fulfilled End action) | we sent CANCEL/BYE | we sent 486/603/BYE | cancelled (out, unconnected) / declined (in, unconnected) / connected |
     ///
     /// `localEnded` is never reported as an event: LiveCommunicationKit expresses a local hang-up by fulfilling
@@ -90,6 +91,10 @@ extension Conversation {
         /// The RFC 4028 session timer ran out: the refresher's refresh (re-INVITE) did not come in time, or ours kept
         /// failing: Parley sent BYE.
         case sessionExpired
+        /// The call's media could not be secured (DTLS-SRTP): the peer presented another certificate than the
+        /// fingerprint of its SDP names (someone on the path, or a broken peer), or the handshake did not complete in
+        /// time. No audio flowed; Parley sent BYE.
+        case mediaSecurityFailed
 
         /// The reason's name.
         public var description: String { rawValue }

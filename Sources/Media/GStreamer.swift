@@ -62,6 +62,18 @@ final class Pipeline {
         _ = parley_gst_set_string(raw, name, property, value)
     }
 
+    /// Sets a string property, throwing when the element is missing.
+    func setChecked(_ name: String, _ property: String, _ value: String) throws(MediaError) {
+        guard parley_gst_set_string(raw, name, property, value) == 0 else { throw MediaError("no \(name) to set up") }
+    }
+
+    /// A string property of the element `name`, nil when unset (or the element is missing).
+    func string(_ name: String, _ property: String) -> String? {
+        guard let raw, let value = parley_gst_get_string(raw, name, property) else { return nil }
+        defer { parley_gst_free(value) }
+        return String(cString: value)
+    }
+
     func set(_ name: String, _ property: String, _ value: Int) {
         _ = parley_gst_set_int(raw, name, property, Int32(clamping: value))
     }

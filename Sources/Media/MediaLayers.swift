@@ -7,6 +7,9 @@ enum RTPComponent: CaseIterable {
     /// The control packets (reports, BYE).
     case rtcp
 
+    /// `rtp` or `rtcp`, as GStreamer's pad names spell it.
+    var name: String { self == .rtp ? "rtp" : "rtcp" }
+
     /// The rtpbin pad a received packet of this component enters.
     var receivePad: String { self == .rtp ? "recv_rtp_sink_0" : "recv_rtcp_sink_0" }
     /// The rtpbin pad a packet of this component to send leaves.
@@ -49,23 +52,39 @@ enum MediaTransport {
 
 /// The layer between the transport and the RTP session: what protects the packets, spliced into both directions of
 /// each component. Plain packets pass as they are; SDES-keyed SRTP goes through one srtpenc (both components, our
-/// key) and one srtpdec (both components, the peer's key, given to it whenever it asks for a new SSRC's).
-/// DTLS-SRTP (dtlssrtpenc/dtlssrtpdec) is the next case.
+/// key) and one srtpdec (both components, the peer's key, given to it whenever it asks for a new SSRC's); DTLS-SRTP
+/// through a dtlssrtpenc and a dtlssrtpdec per component, paired by a connection id (one handshake per component:
+/// no rtcp-mux), each decoder holding our certificate and reporting the peer's (`peer-pem`, checked by the session).
 ///
 /// ```
 ///  none:  transport ──────────────────────────► rtpbin        rtpbin ──────────────────────────► transport
 ///  sdes:  transport ─► srtpdec "srtpdec" ─────► rtpbin        rtpbin ─► srtpenc "srtpenc" ─────► transport
 ///         (rtp_sink → rtp_src, rtcp_sink → rtcp_src)          (rtp_sink_0 → rtp_src_0, rtcp_sink_0 → rtcp_src_0)
+///  dtls:  transport ─► dtlssrtpdec "dtlsdec_rtp" ─► rtpbin    rtpbin ─► dtlssrtpenc "dtlsenc_rtp" ─► transport
+///         (sink → rtp_src; rtcp_src drained)                  (rtp_sink_0 → src: SRTP and the handshake's records)
+///         and the same for RTCP ("dtlsdec_rtcp", "dtlsenc_rtcp": rtcp_src and rtcp_sink_0)
 /// ```
 extension MediaEncryption {
-    /// The encoder's and the decoder's names in the pipeline.
+    /// The SDES encoder's and decoder's names in the pipeline.
     static let encoder = "srtpenc", decoder = "srtpdec"
 
-    /// The elements the layer declares on their own (their pads are linked by name below).
+    /// The DTLS-SRTP encoder of `component` (its handshake's packets and its SRTP leave through it).
+    static func dtlsEncoder(_ component: RTPComponent) -> String { "dtlsenc_\(component.name)" }
+    /// The DTLS-SRTP decoder of `component` (the handshake's packets and the SRTP arrive at it).
+    static func dtlsDecoder(_ component: RTPComponent) -> String { "dtlsdec_\(component.name)" }
+
+    /// The elements the layer declares on their own (their pads are linked by name below). A DTLS decoder's pad of
+    /// the other component is drained: a packet of that kind arriving at the port must not stop the source.
     var elements: String? {
         switch self {
-        case .none: nil
-        case .sdes: "srtpenc name=\(Self.encoder) srtpdec name=\(Self.decoder)"
+        case .none: return nil
+        case .sdes: return "srtpenc name=\(Self.encoder) srtpdec name=\(Self.decoder)"
+        case .dtls:
+            return RTPComponent.allCases.map { component in
+                let other = component == .rtp ? "rtcp" : "rtp"
+                return "dtlssrtpenc name=\(Self.dtlsEncoder(component)) dtlssrtpdec name=\(Self.dtlsDecoder(component))"
+                    + " \(Self.dtlsDecoder(component)).\(other)_src ! fakesink sync=false async=false"
+            }.joined(separator: " ")
         }
     }
 
@@ -74,8 +93,8 @@ extension MediaEncryption {
         switch (self, component) {
         case (.none, .rtp): "application/x-rtp"
         case (.none, .rtcp): nil
-        case (.sdes, .rtp): "application/x-srtp"
-        case (.sdes, .rtcp): "application/x-srtcp"
+        case (.sdes, .rtp), (.dtls, .rtp): "application/x-srtp"
+        case (.sdes, .rtcp), (.dtls, .rtcp): "application/x-srtcp"
         }
     }
 
@@ -85,8 +104,10 @@ extension MediaEncryption {
         switch self {
         case .none: return "\(receiver) ! \(session)"
         case .sdes:
-            let pad = component == .rtp ? "rtp" : "rtcp"
-            return "\(receiver) ! \(Self.decoder).\(pad)_sink \(Self.decoder).\(pad)_src ! \(session)"
+            return "\(receiver) ! \(Self.decoder).\(component.name)_sink \(Self.decoder).\(component.name)_src ! \(session)"
+        case .dtls:
+            let decoder = Self.dtlsDecoder(component)
+            return "\(receiver) ! \(decoder).sink \(decoder).\(component.name)_src ! \(session)"
         }
     }
 
@@ -96,19 +117,35 @@ extension MediaEncryption {
         switch self {
         case .none: return "\(origin) ! \(sender)"
         case .sdes:
-            let pad = component == .rtp ? "rtp" : "rtcp"
-            return "\(origin) ! \(Self.encoder).\(pad)_sink_0 \(Self.encoder).\(pad)_src_0 ! \(sender)"
+            return "\(origin) ! \(Self.encoder).\(component.name)_sink_0 \(Self.encoder).\(component.name)_src_0 ! \(sender)"
+        case .dtls:
+            let encoder = Self.dtlsEncoder(component)
+            return "\(origin) ! \(encoder).\(component.name)_sink_0 \(encoder).src ! \(sender)"
         }
     }
 
-    /// Keys the pipeline's elements (after it is parsed, before it plays).
-    func key(_ pipeline: Pipeline) throws(MediaError) {
-        guard case .sdes(let send, let receive) = self else { return }
-        try pipeline.set(Self.encoder, "key", bytes: send.material)
-        pipeline.set(Self.encoder, "rtp-cipher", nick: send.cipher)
-        pipeline.set(Self.encoder, "rtp-auth", nick: send.auth)
-        pipeline.set(Self.encoder, "rtcp-cipher", nick: send.rtcpCipher)
-        pipeline.set(Self.encoder, "rtcp-auth", nick: send.rtcpAuth)
-        try pipeline.keySRTPDecoder(Self.decoder, with: receive)
+    /// Keys the pipeline's elements (after it is parsed, before it plays). DTLS: each decoder gets our certificate
+    /// and then its connection id (`connection` and the component's name: unique in the process, since GStreamer
+    /// pairs encoders and decoders by it process-wide), each encoder the same id and our role.
+    func key(_ pipeline: Pipeline, connection: String) throws(MediaError) {
+        switch self {
+        case .none: return
+        case .sdes(let send, let receive):
+            try pipeline.set(Self.encoder, "key", bytes: send.material)
+            pipeline.set(Self.encoder, "rtp-cipher", nick: send.cipher)
+            pipeline.set(Self.encoder, "rtp-auth", nick: send.auth)
+            pipeline.set(Self.encoder, "rtcp-cipher", nick: send.rtcpCipher)
+            pipeline.set(Self.encoder, "rtcp-auth", nick: send.rtcpAuth)
+            try pipeline.keySRTPDecoder(Self.decoder, with: receive)
+        case .dtls(let setup):
+            for component in RTPComponent.allCases {
+                let id = "\(connection)-\(component.name)"
+                // The certificate first: setting it makes the decoder's connection anew when it already has an id.
+                try pipeline.setChecked(Self.dtlsDecoder(component), "pem", setup.certificate.pem)
+                try pipeline.setChecked(Self.dtlsDecoder(component), "connection-id", id)
+                try pipeline.setChecked(Self.dtlsEncoder(component), "connection-id", id)
+                pipeline.set(Self.dtlsEncoder(component), "is-client", setup.isClient)
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyIO
 
 /// An SRTP master key and salt with the suite it is used with, named as GStreamer's srtpenc and srtpdec name them.
 /// The key is never written out: its description names the suite only.
@@ -33,12 +34,70 @@ public enum MediaEncryption: Sendable, Hashable, CustomStringConvertible {
     case none
     /// SRTP keyed by SDES (RFC 4568): our key for what we send, the peer's for what we receive.
     case sdes(send: SRTPStreamKey, receive: SRTPStreamKey)
+    /// SRTP keyed by a DTLS handshake on each component (RFC 5763/5764), the peer's certificate checked against the
+    /// fingerprints its SDP gave.
+    case dtls(DTLSSetup)
 
-    /// `none` or `sdes`, without keys.
+    /// `none`, `sdes` or `dtls`, without keys.
     public var description: String {
         switch self {
         case .none: "none"
         case .sdes(let send, _): "sdes (\(send))"
+        case .dtls(let setup): "dtls (\(setup))"
+        }
+    }
+}
+
+/// What a DTLS-SRTP call's security layer needs: our role in the handshakes, our certificate, and what the peer's
+/// must be. Its description never shows the private key.
+public struct DTLSSetup: Sendable, Hashable, CustomStringConvertible {
+    /// Whether we start each handshake (`a=setup:active`: the DTLS client, `dtlssrtpenc is-client`), or wait for the
+    /// peer's (`passive`: the server).
+    public var isClient: Bool
+    /// Our certificate and its key (`dtlssrtpdec pem`), the one our SDP's fingerprint names.
+    public var certificate: DTLSCertificate
+    /// The fingerprints the peer's SDP gave: the certificate it presents in each handshake must match them (GStreamer
+    /// does not check it; the session does, and reports a mismatch).
+    public var peerFingerprints: [CertificateFingerprint]
+
+    /// A setup.
+    public init(isClient: Bool, certificate: DTLSCertificate, peerFingerprints: [CertificateFingerprint]) {
+        self.isClient = isClient
+        self.certificate = certificate
+        self.peerFingerprints = peerFingerprints
+    }
+
+    /// Equal roles, certificates (by their PEM) and fingerprints.
+    public static func == (lhs: DTLSSetup, rhs: DTLSSetup) -> Bool {
+        lhs.isClient == rhs.isClient && lhs.certificate.pem == rhs.certificate.pem && lhs.peerFingerprints == rhs.peerFingerprints
+    }
+
+    /// Hashes what equality compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(isClient)
+        hasher.combine(certificate.pem)
+        hasher.combine(peerFingerprints)
+    }
+
+    /// Role, our fingerprint and the peer's; no key.
+    public var description: String {
+        "\(isClient ? "client" : "server"), ours \(certificate.fingerprint), peer's \(peerFingerprints.map(\.description).joined(separator: ", "))"
+    }
+}
+
+/// What a session's security layer found out about the peer (DTLS-SRTP), told to whoever runs the session.
+public enum MediaSecurityOutcome: Sendable, Hashable, CustomStringConvertible {
+    /// The RTP component's handshake completed with the certificate the peer's SDP named: audio flows.
+    case secured
+    /// The peer presented another certificate than its SDP named, or the handshake did not complete in time: no
+    /// audio flows, and the call should end.
+    case failed(String)
+
+    /// A sentence.
+    public var description: String {
+        switch self {
+        case .secured: "DTLS-SRTP established, the peer's certificate matches its fingerprint"
+        case .failed(let why): why
         }
     }
 }

@@ -30,6 +30,7 @@ public final class MediaSession: @unchecked Sendable {
     private let report: @Sendable (String) -> Void
     private let tonesReceived: @Sendable (Character) -> Void
     private let statisticsReported: @Sendable (RTPStatistics) -> Void
+    private let securityReported: @Sendable (MediaSecurityOutcome) -> Void
     /// The figures read last (every ``statisticsInterval`` polls), for readers on any thread.
     private let latest = Mutex<RTPStatistics?>(nil)
     private var polls = 0
@@ -51,18 +52,28 @@ public final class MediaSession: @unchecked Sendable {
     /// The session's own duplicates of the reserved sockets: the pool closes its descriptors when the call's port
     /// is released, which may be before queued work here has run; these close when the session is torn down.
     private var sockets: (rtp: Int32, rtcp: Int32)?
+    /// The check of the current pipeline's DTLS handshakes (nil unless DTLS-SRTP), and the timer that polls its
+    /// decoders while it waits.
+    private var handshake: DTLSHandshakeCheck?
+    private var handshakePoller: DispatchSourceTimer?
+    /// The session's clock (the handshake's deadline).
+    private let clock = ContinuousClock()
+    private let born = ContinuousClock.now
 
     /// Starts sending and receiving (the pipeline is built on the session's queue); `report` is told of each failure,
-    /// `tonesReceived` of each RFC 4733 keypad tone the peer sends and `statisticsReported` of the RTP figures every
-    /// two seconds, on that queue.
+    /// `tonesReceived` of each RFC 4733 keypad tone the peer sends, `statisticsReported` of the RTP figures every
+    /// two seconds and `securityReported` of what DTLS-SRTP's check of the peer found (secured, or failed: the call
+    /// should end), on that queue.
     public init(
         reservation: RTPPortPool.Reservation, parameters: MediaStreamParameters, source: AudioSource, sink: AudioSink,
         recordingName: String, report: @escaping @Sendable (String) -> Void = { _ in },
         tonesReceived: @escaping @Sendable (Character) -> Void = { _ in },
-        statisticsReported: @escaping @Sendable (RTPStatistics) -> Void = { _ in }
+        statisticsReported: @escaping @Sendable (RTPStatistics) -> Void = { _ in },
+        securityReported: @escaping @Sendable (MediaSecurityOutcome) -> Void = { _ in }
     ) {
         self.tonesReceived = tonesReceived
         self.statisticsReported = statisticsReported
+        self.securityReported = securityReported
         self.reservation = reservation
         self.parameters = parameters
         self.source = source
@@ -87,6 +98,7 @@ public final class MediaSession: @unchecked Sendable {
         // Queued work holds the session, so deinit runs only once none is left: the pipeline and sockets, if a
         // teardown never ran.
         poller?.cancel()
+        handshakePoller?.cancel()
         pipeline?.finish(waitingMilliseconds: 0)
         closeSockets()
     }
@@ -215,6 +227,9 @@ public final class MediaSession: @unchecked Sendable {
     /// Ends the pipeline; a recording is first filled with silence up to now (the call's last stretch may have had
     /// no audio: a hold, a peer that stopped sending) and then completed, waiting at most `waitingMilliseconds`.
     private func finishPipeline(waitingMilliseconds: Int) {
+        handshakePoller?.cancel()
+        handshakePoller = nil
+        handshake = nil
         guard let pipeline else { return }
         if recordingPath != nil { pipeline.fillWithSilenceUntilNow(PipelineDescription.timeline) }
         pipeline.finish(waitingMilliseconds: recordingPath == nil ? 0 : waitingMilliseconds)
@@ -300,11 +315,53 @@ public final class MediaSession: @unchecked Sendable {
             if rebuilds > 0 { path = String(path.dropLast(4)) + "-\(rebuilds + 1).wav" }
             built.set("recording", "location", path)
         }
-        try parameters.encryption.key(built)
-        Self.applyDirection(parameters, to: built)
+        try parameters.encryption.key(built, connection: "parley-" + UUID().uuidString)
+        if case .dtls = parameters.encryption {
+            handshake = DTLSHandshakeCheck(startingAt: parameters.hasRemoteAddress ? elapsed : nil)
+        }
+        Self.applyDirection(parameters, to: built, secured: isSecured)
         built.set("mute", "mute", isMuted)
         try built.play()
+        if handshake != nil { pollHandshakes() }
         return built
+    }
+
+    /// Time since the session began.
+    private var elapsed: Duration { clock.now - born }
+
+    /// Whether audio may flow: not DTLS-SRTP, or its check found the peer's certificate the one its SDP named.
+    private var isSecured: Bool { handshake.map { $0.verdict == .secured } ?? true }
+
+    /// Polls the DTLS decoders every 20 ms until each component's peer certificate has been checked (or the check
+    /// failed): GStreamer sets `peer-pem` during the handshake, before the keys are used, and the valves stay shut
+    /// until RTP's matched, so no audio reaches an unchecked peer.
+    private func pollHandshakes() {
+        guard handshakePoller == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: .milliseconds(20))
+        timer.setEventHandler { [weak self] in self?.checkHandshakes() }
+        timer.resume()
+        handshakePoller = timer
+    }
+
+    private func checkHandshakes() {
+        guard var check = handshake, let pipeline, case .dtls(let setup) = parameters.encryption else { return }
+        var outcomes: [MediaSecurityOutcome] = []
+        for component in RTPComponent.allCases where check.awaits(component) {
+            guard let pem = pipeline.string(MediaEncryption.dtlsDecoder(component), "peer-pem") else { continue }
+            if let outcome = check.certificate(on: component, matches: setup.peerFingerprints.match(certificatePEM: pem)) {
+                outcomes.append(outcome)
+            }
+        }
+        if let outcome = check.time(elapsed) { outcomes.append(outcome) }
+        handshake = check
+        if !check.isWaiting {
+            handshakePoller?.cancel()
+            handshakePoller = nil
+        }
+        guard !outcomes.isEmpty else { return }
+        applyDirection()
+        outcomes.forEach(securityReported)
     }
 
     /// Whether both sides send: the peer's packets count towards loss only then (not while either side holds).
@@ -313,13 +370,14 @@ public final class MediaSession: @unchecked Sendable {
     }
 
     private func applyDirection() {
-        if let pipeline { Self.applyDirection(parameters, to: pipeline) }
+        if let pipeline { Self.applyDirection(parameters, to: pipeline, secured: isSecured) }
     }
 
-    /// Opens and closes the valves for what the stream does now.
-    private static func applyDirection(_ parameters: MediaStreamParameters, to pipeline: Pipeline) {
-        pipeline.set("send", "drop", !parameters.sends || !parameters.hasRemoteAddress)
-        pipeline.set("receive", "drop", !parameters.receives)
+    /// Opens and closes the valves for what the stream does now; nothing passes either way until the security
+    /// layer is `secured` (DTLS-SRTP: the peer's certificate checked).
+    private static func applyDirection(_ parameters: MediaStreamParameters, to pipeline: Pipeline, secured: Bool) {
+        pipeline.set("send", "drop", !secured || !parameters.sends || !parameters.hasRemoteAddress)
+        pipeline.set("receive", "drop", !secured || !parameters.receives)
         // With no address yet (a call that began on an old-style hold) RTCP has nowhere to go: 0.0.0.0 is this host.
         pipeline.set("sendrtcp", "drop", !parameters.hasRemoteAddress)
     }

@@ -32,6 +32,14 @@ public enum MediaSupport {
         return missing.isEmpty ? nil : MediaError("GStreamer lacks \(missing.joined(separator: ", ")) (install gstreamer1.0-plugins-bad)")
     }
 
+    /// Nil when DTLS-SRTP can be carried (dtlssrtpenc and dtlssrtpdec besides SRTP's elements, in
+    /// gstreamer1.0-plugins-bad), else what is missing.
+    public static var dtlsProblem: MediaError? {
+        if let problem = encryptionProblem { return problem }
+        let missing = ["dtlssrtpenc", "dtlssrtpdec"].filter { !GStreamer.has($0) }
+        return missing.isEmpty ? nil : MediaError("GStreamer lacks \(missing.joined(separator: ", ")) (install gstreamer1.0-plugins-bad)")
+    }
+
     /// Whether a desktop sound server is reachable for `device` sources and sinks.
     public static var hasSoundServer: Bool { GStreamer.hasSoundServer }
 }

@@ -262,7 +262,8 @@ extension ControlService {
             remotePort: audio.remotePort, remoteRTCPPort: audio.remoteRTCPPort, codec: audio.codec.encodingName,
             payloadType: audio.payloadType, clockRate: audio.codec.clockRate, sends: audio.sends, receives: audio.receives,
             ptime: audio.ptime, telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent,
-            encryption: audio.srtp == nil ? nil : "sdes", encryptionSuite: audio.srtp?.suite.rawValue)
+            encryption: audio.encryption, encryptionSuite: audio.srtp?.suite.rawValue,
+            peerFingerprint: audio.peerFingerprint)
     }
 
     /// The protocol's view of a call's audio figures.

@@ -34,6 +34,21 @@ public struct NegotiatedAudio: Sendable, Hashable {
     public var ptime: Int?
     /// The SRTP keys both descriptions agree on (SDES: ours and the peer's for one tag and suite); nil for plain RTP.
     public var srtp: SRTPKeying?
+    /// What both descriptions agree on for DTLS-SRTP: our role in the handshakes and the fingerprints the peer's
+    /// certificate must match; nil unless both are UDP/TLS/RTP/SAVP(F).
+    public var dtls: DTLSKeying?
+
+    /// How the audio is protected, as the control API names it: `sdes`, `dtls`, or nil for plain RTP.
+    public var encryption: String? { srtp != nil ? "sdes" : dtls != nil ? "dtls" : nil }
+
+    /// With DTLS, the peer's fingerprint its certificate is checked against (the strongest hash function its SDP
+    /// gave; `sha-256 AB:…`), else nil.
+    public var peerFingerprint: String? {
+        guard let fingerprints = dtls?.peerFingerprints,
+            let function = SDPHashFunction.strongestFirst.first(where: { known in fingerprints.contains { $0.hashFunction == known } })
+        else { return nil }
+        return fingerprints.first { $0.hashFunction == function }?.attributeValue
+    }
 
     /// The audio of `local` and `remote`, nil when either refused the stream, no codec is shared, or the
     /// descriptions do not agree on keys where either is encrypted (or on any, with `requiresEncryption`): a call
@@ -43,8 +58,9 @@ public struct NegotiatedAudio: Sendable, Hashable {
             let codec = remote.codecs.first(where: local.codecs.contains)
         else { return nil }
         srtp = Self.agreedKeys(local: local, remote: remote)
+        dtls = Self.agreedDTLS(local: local, remote: remote)
         let encrypted = local.audioProtocol.isSecure || remote.audioProtocol.isSecure || requiresEncryption
-        guard !encrypted || srtp != nil else { return nil }
+        guard !encrypted || srtp != nil || dtls != nil else { return nil }
         let theirs = remote.effectiveDirection
         localAddress = local.connectionAddress
         localPort = local.audioPort
@@ -86,6 +102,20 @@ extension NegotiatedAudio {
     }
 }
 
+extension NegotiatedAudio {
+    /// The DTLS-SRTP role and the peer's fingerprints `local` and `remote` agree on: whoever wrote `actpass` offered
+    /// (RFC 5763 §5; an offer of `active` or `passive` pairs the same either way round); nil unless both are
+    /// UDP/TLS/RTP/SAVP(F) with complementary roles and a peer fingerprint of a known hash function.
+    static func agreedDTLS(local: SDPSession, remote: SDPSession) -> DTLSKeying? {
+        guard local.audioProtocol.isDTLS, remote.audioProtocol.isDTLS else { return nil }
+        let localIsOfferer = local.setup == .actpass
+        let (offer, answer) = localIsOfferer ? (local, remote) : (remote, local)
+        guard case .dtls(let keying)? = SDPSession.negotiatedSecurity(offer: offer, answer: answer, localIsOfferer: localIsOfferer)
+        else { return nil }
+        return keying
+    }
+}
+
 /// Where our side of a call's RTP is: the address and port our descriptions give.
 public struct MediaEndpoint: Sendable, Hashable {
     /// The address (`c=`); nil for the node's own (its first listen address).
@@ -116,6 +146,9 @@ public protocol CallMediaHandler: AnyObject {
     var codecs: [SDPCodec] { get }
     /// Whether it carries SRTP (keyed by the engine's SDES negotiation).
     var carriesSRTP: Bool { get }
+    /// Our DTLS certificate's fingerprints when it carries DTLS-SRTP (keyed on the media path, the peer's certificate
+    /// checked against ``NegotiatedAudio/dtls``); empty when it cannot.
+    var dtlsFingerprints: [SDPFingerprint] { get }
     /// The call's negotiated audio changed; nil stops it.
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID)
     /// The user muted or unmuted the call (silence is sent while muted).
@@ -136,6 +169,8 @@ extension CallMediaHandler {
     public var codecs: [SDPCodec] { [.pcmu, .pcma] }
     /// No SRTP: someone else carries the RTP, without our keys.
     public var carriesSRTP: Bool { false }
+    /// No DTLS-SRTP: someone else carries the RTP.
+    public var dtlsFingerprints: [SDPFingerprint] { [] }
     /// No figures: someone else carries the RTP.
     public func statistics(for conversation: UUID) -> CallQuality? { nil }
     /// Unknown: someone else receives the RTP (no media timeout).

@@ -14,6 +14,9 @@ public struct MediaEncryptionPolicy: Sendable, Hashable {
         /// SRTP keyed by SDES on every transport (the keys are readable on the path unless signalling is TLS; the
         /// log says so once per call).
         case sdes
+        /// SRTP keyed by DTLS on the media path (RFC 5763/5764): `UDP/TLS/RTP/SAVP`, `a=setup:actpass` and our
+        /// certificate's fingerprint; no key travels in the SDP, and the peer's certificate is checked against its.
+        case dtls
     }
 
     /// What our offers use.
@@ -28,12 +31,17 @@ public struct MediaEncryptionPolicy: Sendable, Hashable {
         self.required = required
     }
 
-    /// Whether our offer on signalling of `kind` carries SDES keys: required, asked for, or `auto` over TLS.
+    /// Whether our offer on signalling of `kind` carries SDES keys: required (unless DTLS is asked for), asked for,
+    /// or `auto` over TLS.
     public func offersSDES(over kind: SIPTransportKind) -> Bool {
         switch offer {
         case .sdes: true
         case .none: required
         case .auto: required || kind == .tls
+        case .dtls: false
         }
     }
+
+    /// Whether our offers are DTLS-SRTP.
+    public var offersDTLS: Bool { offer == .dtls }
 }

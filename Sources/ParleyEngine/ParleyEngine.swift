@@ -269,6 +269,12 @@ public final class ParleyEngine: ConversationManagerDelegate {
         emit(.tonesReceived(conversationUUID, digits: digits))
     }
 
+    /// The media layer found the call's media insecure (DTLS-SRTP: the peer's certificate is not the one its SDP
+    /// named, or the handshake did not complete in time): the call ends with BYE as `mediaSecurityFailed`. Any thread.
+    public func mediaSecurityFailed(_ reason: String, for conversationUUID: UUID) {
+        environment.execute { [agent] in agent.value.mediaSecurityFailed(conversationUUID, reason: reason) }
+    }
+
     /// The SIP Call-ID of a conversation, when it has a SIP side.
     public func callID(of conversationUUID: UUID) -> String? {
         observed.state.withLock { $0.callIDs[conversationUUID] }

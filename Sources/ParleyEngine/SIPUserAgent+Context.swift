@@ -35,12 +35,15 @@ extension SIPUserAgent: CallLegContext {
         // No offer (an INVITE without SDP): ours, encrypted when the policy asks for it on any transport.
         let offer = describe(after: previous, hold: localHold, video: previous?.isVideo == true, endpoint: endpoint, host: ours)
         let policy = configuration.mediaEncryption
-        return previous == nil && carriesSRTP && (policy.required || policy.offer == .sdes) ? offer.secured(freshSDES()) : offer
+        guard previous == nil else { return offer }
+        if policy.offersDTLS, carriesDTLS { return offer.secured(ourDTLS(setup: .actpass)) }
+        return carriesSRTP && (policy.required || policy.offer == .sdes) ? offer.secured(freshSDES()) : offer
     }
 
     /// How we answer `offer`: SDES-keyed SRTP in kind (keeping the keys of our `previous` description, RFC 4568
-    /// §7.1.4 lets a re-INVITE keep them), plain when plain is allowed; nil when we cannot (a DTLS offer, SRTP
-    /// without the media layer's elements, plain media refused): the offer gets 488.
+    /// §7.1.4 lets a re-INVITE keep them), DTLS-SRTP in kind (our fingerprint, and the role ``answerRole(previous:)``
+    /// gives), plain when plain is allowed; nil when we cannot (SRTP or DTLS without the media layer's elements, plain
+    /// media refused): the offer gets 488.
     func answerSecurity(for offer: SDPSession, previous: SDPSession?) -> SDPMediaSecurity? {
         switch offer.audioProtocol.encryption {
         case .plain?: return configuration.mediaEncryption.required ? nil : .plain
@@ -48,9 +51,30 @@ extension SIPUserAgent: CallLegContext {
             let kept = previous?.audioProtocol.encryption == .sdes ? previous?.crypto ?? [] : []
             guard case .sdes(let fresh) = freshSDES() else { return nil }
             return .sdes(kept + fresh)
+        case .dtls? where carriesDTLS:
+            return ourDTLS(setup: Self.answerRole(previous: previous))
         default: return nil
         }
     }
+
+    /// The role we take when answering an `actpass` DTLS offer: the one we had (RFC 8842: a re-INVITE keeps the
+    /// DTLS association, a changed role would start a new one), else `passive`: the offerer starts the handshake once
+    /// it has our answer. RFC 5763 §5 recommends `active` (the handshake then runs alongside the answer, saving half a
+    /// round trip), but GStreamer 1.22's DTLS client sends its ClientHello in two fragments (255 and 72 bytes seen
+    /// here), and linphone 5.1's mbedtls refuses a fragmented ClientHello: as the server we interoperate with
+    /// linphone, baresip and ourselves alike (docs/media.md).
+    static func answerRole(previous: SDPSession?) -> SDPSetupRole {
+        guard let previous, previous.audioProtocol.isDTLS, let role = previous.setup, role.isClient != nil else { return .passive }
+        return role
+    }
+
+    /// Our DTLS-SRTP attributes: the media layer's certificate fingerprints, and `setup`.
+    func ourDTLS(setup: SDPSetupRole) -> SDPMediaSecurity {
+        .dtls(fingerprints: media?.dtlsFingerprints ?? [], setup: setup)
+    }
+
+    /// Whether this node's media layer carries DTLS-SRTP (it has a certificate).
+    var carriesDTLS: Bool { media?.dtlsFingerprints.isEmpty == false }
 
     /// SDES keys for every suite we offer, fresh from OpenSSL's RAND_bytes (AES_CM_128_HMAC_SHA1_80 first).
     func freshSDES() -> SDPMediaSecurity {
@@ -66,9 +90,14 @@ extension SIPUserAgent: CallLegContext {
         let ours = previous?.connectionAddress ?? mediaAddress(toward: nil)
         let endpoint = previous.map(Self.endpoint(of:)) ?? MediaEndpoint(address: ours, port: configuration.mediaPort)
         let offer = describe(after: previous, hold: hold, video: video, endpoint: endpoint, host: ours)
-        // An encrypted call stays encrypted, with the same keys and profile.
-        guard let previous, previous.audioProtocol.encryption == .sdes else { return offer }
-        return offer.secured(.sdes(previous.crypto), feedback: previous.audioProtocol.hasFeedback)
+        // An encrypted call stays encrypted, with the same keys and profile; a DTLS one offers actpass again (RFC 5763
+        // §5), and the answer keeps the association by keeping its role.
+        guard let previous else { return offer }
+        switch previous.audioProtocol.encryption {
+        case .sdes?: return offer.secured(.sdes(previous.crypto), feedback: previous.audioProtocol.hasFeedback)
+        case .dtls?: return offer.secured(ourDTLS(setup: .actpass), feedback: previous.audioProtocol.hasFeedback)
+        default: return offer
+        }
     }
 
     /// Where a description of ours puts the call's RTP (kept by every later description of the call).

@@ -10,6 +10,8 @@ struct LegMedia {
     var audio: NegotiatedAudio?
     /// Whether the peer still sends it (the media timeout).
     var inactivity = MediaInactivity()
+    /// Why its media security failed (DTLS-SRTP), while the call waits to be confirmed before it can be ended.
+    var securityFailure: String?
 }
 
 /// The legs' audio: ports for new descriptions, and the negotiated audio handed to the media handler whenever a
@@ -63,10 +65,11 @@ extension SIPUserAgent {
         let changed = known.audio != audio
         known.audio = audio
         legMedia[key] = known
+        defer { if known.securityFailure != nil { endForSecurityIfFailed(uuid) } }
         if changed {
             media?.audioChanged(audio, for: uuid)
-            if audio?.srtp != nil, manager.conversation(uuid)?.encryption == nil {
-                try? manager.reportConversationEvent(.updated(Conversation.Update(encryption: "sdes")), for: uuid)
+            if let encryption = audio?.encryption, manager.conversation(uuid)?.encryption == nil {
+                try? manager.reportConversationEvent(.updated(Conversation.Update(encryption: encryption)), for: uuid)
             }
             if configuration.mediaTimeout != nil {
                 legMedia[key]?.inactivity.audioChanged(audio, arrived: media?.packetsArrived(for: uuid), now: environment.uptime)
@@ -74,6 +77,25 @@ extension SIPUserAgent {
             }
             onMediaChanged?(uuid, audio)
         }
+    }
+
+    /// The call's media security failed (DTLS-SRTP: the peer presented another certificate than its SDP named, or the
+    /// handshake never completed): a confirmed call ends with BYE as `mediaSecurityFailed`; one whose ACK has not
+    /// come yet ends as soon as it is confirmed (``endForSecurityIfFailed(_:)``, from every later sync).
+    func mediaSecurityFailed(_ uuid: UUID, reason: String) {
+        let key = UUIDKey(uuid)
+        guard legMedia[key] != nil, legMedia[key]?.securityFailure == nil else { return }
+        log.error("\(uuid): media security failed: \(reason)")
+        legMedia[key]?.securityFailure = reason
+        endForSecurityIfFailed(uuid)
+    }
+
+    /// Ends the call as `mediaSecurityFailed` when its media security failed and it is confirmed.
+    func endForSecurityIfFailed(_ uuid: UUID) {
+        let key = UUIDKey(uuid)
+        guard let reason = legMedia[key]?.securityFailure, peek(uuid, { $0.stateName == .confirmed }) == true else { return }
+        legMedia[key]?.securityFailure = nil
+        drive(uuid) { leg, context in leg.hangUp(.mediaSecurityFailed, why: reason, in: context) }
     }
 
     /// Starts the media timeout's periodic check unless it runs.

@@ -66,7 +66,9 @@ extension SIPUserAgent {
             codecs: audioCodecs, video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil,
             telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 },
             rtcpPort: rtcpPort(for: audioPort), opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)
-        if carriesSRTP, configuration.mediaEncryption.offersSDES(over: destination.kind) {
+        if carriesDTLS, configuration.mediaEncryption.offersDTLS {
+            offer = offer.secured(ourDTLS(setup: .actpass))
+        } else if carriesSRTP, configuration.mediaEncryption.offersSDES(over: destination.kind) {
             offer = offer.secured(freshSDES())
             if destination.kind != .tls {
                 log.info("\(action.conversationUUID): offering SRTP keyed by SDES over \(destination.kind.rawValue): "

@@ -2,6 +2,7 @@ import CallHistory
 import Foundation
 import Media
 import ParleyEngine
+import ParleyIO
 import SIPMessages
 
 /// What a node does with calls' audio (`parleyd --media`, `--audio-source`, `--audio-sink`, `--rtp-ports`).
@@ -41,9 +42,16 @@ final class CallAudio: CallMediaHandler {
     /// Told of each call's audio figures every two seconds (from the call's media queue); set once, before the first
     /// call.
     var onStatistics: (@Sendable (UUID, CallQuality) -> Void)?
+    /// Told when a call's media could not be secured (DTLS-SRTP: the peer's certificate did not match, or the
+    /// handshake did not complete), from the call's media queue; set once, before the first call.
+    var onSecurityFailure: (@Sendable (UUID, String) -> Void)?
+    /// The node's DTLS certificate, when this GStreamer carries DTLS-SRTP.
+    private let certificate: DTLSCertificate?
 
-    init(_ configuration: MediaConfiguration, host: String, log: EngineLog) throws(MediaError) {
+    /// Calls' audio on `host`'s RTP ports; with `certificate` (and GStreamer's DTLS elements), DTLS-SRTP too.
+    init(_ configuration: MediaConfiguration, host: String, certificate: DTLSCertificate?, log: EngineLog) throws(MediaError) {
         if let problem = MediaSupport.problem { throw problem }
+        self.certificate = MediaSupport.dtlsProblem == nil ? certificate : nil
         self.configuration = configuration
         self.pool = try RTPPortPool(host: host, range: configuration.ports)
         self.log = log
@@ -84,7 +92,10 @@ final class CallAudio: CallMediaHandler {
             remoteRTCPPort: audio.remoteRTCPPort, ptime: audio.ptime ?? 20, sends: audio.sends, receives: audio.receives,
             telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent,
             payloadType: audio.payloadType, receivedPayloadType: audio.localPayloadType)
-        parameters.encryption = Self.encryption(audio.srtp)
+        guard let encryption = encryption(of: audio) else {
+            return log.error("\(conversation): the call agreed on DTLS-SRTP, which this node cannot carry: no audio")
+        }
+        parameters.encryption = encryption
         if let session = sessions[conversation] {
             session.update(parameters)
         } else if let reservation = reservations[audio.localPort] {
@@ -93,16 +104,53 @@ final class CallAudio: CallMediaHandler {
                 sink: configuration.sink, recordingName: conversation.uuidString,
                 report: { [log] failure in log.error("\(conversation): \(failure)") },
                 tonesReceived: { [onTonesReceived] digit in onTonesReceived?(conversation, digit) },
-                statisticsReported: { [onStatistics] figures in onStatistics?(conversation, Self.quality(figures)) })
+                statisticsReported: { [onStatistics] figures in onStatistics?(conversation, Self.quality(figures)) },
+                securityReported: { [log, onSecurityFailure] outcome in
+                    switch outcome {
+                    case .secured: log.info("\(conversation): \(outcome)")
+                    case .failed(let why): onSecurityFailure?(conversation, why)
+                    }
+                })
             if muted.contains(conversation) { session.setMuted(true) }
             sessions[conversation] = session
-            let encrypted = audio.srtp.map { ", encrypted: SRTP \($0.suite.rawValue) keyed by SDES" } ?? ", not encrypted"
-            log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort)\(encrypted)")
+            log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort), \(Self.protection(audio))")
         }
+    }
+
+    /// How the log's audio line says the call is protected (never a key).
+    static func protection(_ audio: NegotiatedAudio) -> String {
+        if let srtp = audio.srtp { return "encrypted: SRTP \(srtp.suite.rawValue) keyed by SDES" }
+        if let dtls = audio.dtls {
+            return "encrypted: SRTP keyed by DTLS (we are the \(dtls.isClient ? "client" : "server")), "
+                + "the peer's certificate must match \(audio.peerFingerprint ?? "its fingerprint")"
+        }
+        return "not encrypted"
     }
 
     /// SRTP when this GStreamer has its elements (gstreamer1.0-plugins-bad).
     let carriesSRTP = MediaSupport.encryptionProblem == nil
+
+    /// Our certificate's fingerprint (SHA-256) when calls can be DTLS-SRTP: a certificate, and GStreamer's DTLS
+    /// elements.
+    var dtlsFingerprints: [SDPFingerprint] {
+        certificate.flatMap { SDPFingerprint(hashFunction: .sha256, digest: $0.fingerprint.digest) }.map { [$0] } ?? []
+    }
+
+    /// The media layer's protection for what the descriptions agreed: SDES keys, DTLS with our certificate and the
+    /// peer's fingerprints of the hash functions we know, or plain RTP; nil for DTLS without a certificate (never
+    /// plain instead).
+    func encryption(of audio: NegotiatedAudio) -> MediaEncryption? {
+        if let dtls = audio.dtls {
+            guard let certificate else { return nil }
+            let peer = dtls.peerFingerprints.compactMap { fingerprint in
+                CertificateDigestAlgorithm(rawValue: fingerprint.hashFunction.name).map {
+                    CertificateFingerprint(algorithm: $0, digest: fingerprint.digest)
+                }
+            }
+            return .dtls(DTLSSetup(isClient: dtls.isClient, certificate: certificate, peerFingerprints: peer))
+        }
+        return Self.encryption(audio.srtp)
+    }
 
     /// The media layer's keys for what the descriptions agreed (plain RTP without).
     static func encryption(_ keying: SRTPKeying?) -> MediaEncryption {

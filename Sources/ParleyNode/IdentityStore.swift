@@ -28,7 +28,7 @@ public struct IdentityStore: Sendable {
             guard let text = try? String(contentsOfFile: keyPath, encoding: .utf8) else { throw NodeError("\(keyPath): cannot be read") }
             do {
                 let key = try DeviceKey(pem: text)
-                try tighten(keyPath)
+                try SecretFile.tighten(keyPath)
                 return (key, false)
             } catch let error as DeviceKeyError {
                 throw NodeError("\(keyPath): \(error)")
@@ -36,32 +36,8 @@ public struct IdentityStore: Sendable {
                 throw error as? NodeError ?? NodeError("\(keyPath): \(error)")
             }
         }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw NodeError("\(directory): cannot be created (\(error.localizedDescription))")
-        }
         let key = DeviceKey.generate()
-        let bytes = Array(key.pem.utf8)
-        // Written whole to a file of its own, then linked into place: the key file never exists half written (a
-        // crash leaves only a stray temporary), and link() fails when another process got there first, whose key wins.
-        let temporary = keyPath + ".new-\(getpid())-\(SecureRandom.token(8))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw NodeError("\(temporary): cannot be created (\(String(cString: strerror(errno))))") }
-        let written = write(fd, bytes, bytes.count) == bytes.count && fsync(fd) == 0
-        let writeError = errno
-        close(fd)
-        defer { unlink(temporary) }
-        guard written else { throw NodeError("\(temporary): cannot be written (\(String(cString: strerror(writeError))))") }
-        if link(temporary, keyPath) != 0 {
-            if errno == EEXIST { return (try loadOrCreateKey().key, false) }
-            throw NodeError("\(keyPath): cannot be created (\(String(cString: strerror(errno))))")
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            fsync(directoryFD)
-            close(directoryFD)
-        }
+        guard try SecretFile.create(keyPath, text: key.pem) else { return (try loadOrCreateKey().key, false) }
         return (key, true)
     }
 
@@ -81,14 +57,5 @@ public struct IdentityStore: Sendable {
         }
         guard keys.count < 32 else { throw NodeError("\(devicesPath): a person has at most 32 devices") }
         return keys
-    }
-
-    /// A key file others may read is made the owner's alone.
-    private func tighten(_ path: String) throws(NodeError) {
-        var status = stat()
-        guard stat(path, &status) == 0, status.st_mode & 0o077 != 0 else { return }
-        guard status.st_uid == geteuid(), chmod(path, 0o600) == 0 else {
-            throw NodeError("\(path) is readable by others and cannot be made 0600: refusing to use it")
-        }
     }
 }

@@ -125,7 +125,9 @@ public final class ParleyNode: Sendable {
                 engineConfiguration.mediaPort = 9
                 log.info("audio: carried by the frontend (the endpoints it names in join and start)")
             } else if let media = configuration.media {
-                audio = try CallAudio(media, host: engineConfiguration.listenAddresses[0].host, log: log)
+                audio = try CallAudio(
+                    media, host: engineConfiguration.listenAddresses[0].host, certificate: try Self.dtlsCertificate(configuration, log: log),
+                    log: log)
                 handler = audio
                 // What a call offers when no RTP port is free: the discard port, outside any range of the pool.
                 engineConfiguration.mediaPort = 9
@@ -145,6 +147,7 @@ public final class ParleyNode: Sendable {
             audio?.onStatistics = { [weak engine] conversation, quality in
                 engine?.receivedStatistics(quality, for: conversation)
             }
+            audio?.onSecurityFailure = { [weak engine] conversation, why in engine?.mediaSecurityFailed(why, for: conversation) }
             loop.execute {
                 transport.onSendFailure = { destination, error in
                     engineBox.engine?.transportFailed(towards: destination, reason: "\(error)")
@@ -174,6 +177,17 @@ public final class ParleyNode: Sendable {
             loop.shutdown()
             throw error
         }
+    }
+
+    /// The node's DTLS-SRTP certificate: kept in the data directory when the node keeps its identity (parleyd),
+    /// else made for this run; nil when this GStreamer has no DTLS elements (calls then answer DTLS offers with 488).
+    private static func dtlsCertificate(_ configuration: NodeConfiguration, log: EngineLog) throws -> DTLSCertificate? {
+        guard MediaSupport.dtlsProblem == nil else { return nil }
+        guard configuration.keepsIdentity else { return try DTLSCertificate.generate() }
+        if let tightened = try configuration.dataDirectory.create() { log.info(tightened) }
+        let (certificate, note) = try DTLSCertificateStore(dataDirectory: configuration.dataDirectory).loadOrCreate()
+        if let note { log.info(note) }
+        return certificate
     }
 
     private static func controlEndpoint(

@@ -43,11 +43,12 @@ extension DaemonOptions {
         }
     }
 
-    /// `--media-encryption auto|none|sdes` and `--require-media-encryption`: what our offers use, and whether plain
-    /// media is refused. Encryption needs parleyd's own media (GStreamer's SRTP elements), not `--media external`.
+    /// `--media-encryption auto|none|sdes|dtls` and `--require-media-encryption`: what our offers use, and whether
+    /// plain media is refused. Encryption needs parleyd's own media (GStreamer's SRTP elements, and its DTLS ones for
+    /// `dtls`), not `--media external`.
     static func mediaEncryption(_ arguments: inout Arguments, media: MediaConfiguration?) throws(UsageError) -> MediaEncryptionPolicy {
         let explicit = try arguments.option(
-            "--media-encryption", as: "none, auto or sdes", MediaEncryptionPolicy.Offer.init(rawValue:))
+            "--media-encryption", as: "none, auto, sdes or dtls", MediaEncryptionPolicy.Offer.init(rawValue:))
         let required = arguments.flag("--require-media-encryption")
         if required && explicit == MediaEncryptionPolicy.Offer.none {
             throw UsageError("--require-media-encryption and --media-encryption none contradict each other")
@@ -59,6 +60,9 @@ extension DaemonOptions {
         }
         if required || offer != .none, let problem = MediaSupport.encryptionProblem {
             throw UsageError("encrypted media: \(problem)")
+        }
+        if offer == .dtls, let problem = MediaSupport.dtlsProblem {
+            throw UsageError("DTLS-SRTP: \(problem)")
         }
         return MediaEncryptionPolicy(offer: offer, required: required)
     }

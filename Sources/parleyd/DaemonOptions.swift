@@ -60,10 +60,12 @@ struct DaemonOptions {
           --audio-sink WHERE      where received audio goes: file:DIR (one WAV per call), device or null
                                   (default: device when a sound server runs, else null)
           --rtp-ports LOW-HIGH    local RTP/RTCP ports, a pair per call (default 40000-40999)
-          --media-encryption none|auto|sdes  what our offers use: plain RTP (default: a peer without SRTP
-                                  refuses an encrypted offer), SRTP keyed by SDES (RFC 4568) when the call's
-                                  signalling is TLS (auto: its keys travel in the SDP), or always (sdes).
-                                  Encrypted offers are always answered in kind (docs/media.md)
+          --media-encryption none|auto|sdes|dtls  what our offers use: plain RTP (default: a peer without
+                                  SRTP refuses an encrypted offer), SRTP keyed by SDES (RFC 4568) when the call's
+                                  signalling is TLS (auto: its keys travel in the SDP), or always (sdes), or SRTP
+                                  keyed by DTLS on the media path (dtls, RFC 5763: the peer's certificate is
+                                  checked against its SDP fingerprint; our certificate is DATA_DIR/identity/
+                                  dtls-certificate.pem). Encrypted offers are always answered in kind (docs/media.md)
           --require-media-encryption  refuse plain media (488): a call never carries unencrypted audio
           --contacts FILE         name callers from a contacts file (JSON or vCard)
           --user NAME             our SIP user name (default parley)

@@ -101,7 +101,8 @@ extension AudioInterop {
                 (["--media", "off", "--audio-source", "silence"], "go with --media gstreamer"),
                 (["--media", "gstreamer", "--media-encryption", "none", "--require-media-encryption"], "contradict each other"),
                 (["--media", "off", "--media-encryption", "sdes"], "encrypted media needs parleyd's own media"),
-                (["--media", "gstreamer", "--media-encryption", "zrtp"], "--media-encryption"),
+                (["--media", "gstreamer", "--media-encryption", "zrtp"], "none, auto, sdes or dtls"),
+                (["--media", "external", "--media-encryption", "dtls"], "encrypted media needs parleyd's own media"),
             ]
             for (arguments, message) in cases {
                 let refused = try RunningProcess(

@@ -18,11 +18,18 @@ final class LossyRelay: @unchecked Sendable {
     private let counts = Locked((forwarded: 0, dropped: 0, duplicated: 0, reordered: 0))
     private var random: UInt64
     let faultRate: Double
+    /// Rewrites each datagram from A after the ports (a man in the middle of the signalling; nil: none).
+    private let tamper: (@Sendable (String) -> String)?
 
-    init(between portA: UInt16, and portB: UInt16, faultRate: Double, seed: UInt64) throws {
+    /// A relay; `tamper` rewrites what A sends (e.g. an SDP fingerprint) after the ports are rewritten.
+    init(
+        between portA: UInt16, and portB: UInt16, faultRate: Double, seed: UInt64,
+        tamper: (@Sendable (String) -> String)? = nil
+    ) throws {
         self.portA = portA
         self.portB = portB
         self.faultRate = faultRate
+        self.tamper = tamper
         random = seed
         (near, nearPort) = try Self.bind()
         (far, farPort) = try Self.bind()
@@ -75,7 +82,7 @@ final class LossyRelay: @unchecked Sendable {
                 let fromA = index == 0
                 let text = String(decoding: buffer[..<count], as: UTF8.self)
                 let rewritten = fromA
-                    ? text.replacingOccurrences(of: ":\(portA)", with: ":\(farPort)")
+                    ? (tamper ?? { $0 })(text.replacingOccurrences(of: ":\(portA)", with: ":\(farPort)"))
                     : text.replacingOccurrences(of: ":\(portB)", with: ":\(nearPort)")
                 let bytes = Array(rewritten.utf8)
                 // Out through the other side's socket, so each end sees the relay's port facing it.

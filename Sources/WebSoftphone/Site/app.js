@@ -119,6 +119,7 @@ const ENDED_TEXT = {
   failed: "failed", remoteEnded: "ended by them", unanswered: "not answered", declined: "declined", busy: "busy",
   cancelled: "cancelled", localEnded: "ended", joinedElsewhere: "answered elsewhere", declinedElsewhere: "declined elsewhere",
   mediaTimeout: "ended: their audio stopped", sessionExpired: "ended: the session expired",
+  mediaSecurityFailed: "ended: the audio could not be secured",
 };
 
 function onEvent(name, data) {
@@ -134,7 +135,7 @@ function onEvent(name, data) {
           const refused = conversation.endedReason === "localEnded" && conversation.direction === "incoming"
             && !conversation.connectedAt;
           const why = refused ? "declined" : ENDED_TEXT[conversation.endedReason] ?? conversation.endedReason ?? "ended";
-          toast(`Call with ${nameOf(conversation)}: ${why}${sip}`, ["failed", "mediaTimeout", "sessionExpired"].includes(conversation.endedReason) ? "error" : "info");
+          toast(`Call with ${nameOf(conversation)}: ${why}${sip}`, ["failed", "mediaTimeout", "sessionExpired", "mediaSecurityFailed"].includes(conversation.endedReason) ? "error" : "info");
         }
       } else {
         conversations.set(conversation.uuid, conversation);
