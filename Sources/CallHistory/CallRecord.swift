@@ -112,6 +112,8 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
     public var quality: CallQuality?
     /// The account the call went through, an address of record (`sip:alice@example.test`); nil: none.
     public var account: String?
+    /// How its media was protected once negotiated: `sdes` (SRTP keyed by SDES) or `dtls` (DTLS-SRTP); nil: plain.
+    public var encryption: String?
 
     /// Talk time: from connect to end, 0 if it never connected.
     public var duration: TimeInterval {
@@ -123,7 +125,8 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
         id: Int64 = 0, uuid: UUID, direction: Conversation.Direction, remoteHandles: [RecordedHandle],
         localHandle: Handle? = nil, status: CallStatus, endedReason: Conversation.EndedReason, startedAt: Date,
         connectedAt: Date? = nil, endedAt: Date, isVideo: Bool = false, groupUUID: UUID? = nil,
-        callID: String? = nil, isRead: Bool? = nil, quality: CallQuality? = nil, account: String? = nil
+        callID: String? = nil, isRead: Bool? = nil, quality: CallQuality? = nil, account: String? = nil,
+        encryption: String? = nil
     ) {
         self.id = id
         self.uuid = uuid
@@ -141,6 +144,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
         self.isRead = isRead ?? (status != .missed)
         self.quality = quality
         self.account = account
+        self.encryption = encryption
     }
 
     /// The record of an ended conversation; nil while it is still live.
@@ -156,7 +160,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
             endedReason: reason, startedAt: conversation.createdAt, connectedAt: conversation.connectedAt,
             endedAt: conversation.endedAt ?? conversation.createdAt, isVideo: conversation.isVideo,
             groupUUID: conversation.groupUUID ?? conversation.lastGroupUUID, callID: callID,
-            account: conversation.account)
+            account: conversation.account, encryption: conversation.encryption)
     }
 
     /// A Start action that calls the same handles again, with the same video setting (Recents redial).
@@ -166,7 +170,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case id, uuid, direction, remoteHandles, localHandle, status, endedReason, startedAt, connectedAt, endedAt
-        case isVideo, groupUUID, callID, isRead, duration, quality, account
+        case isVideo, groupUUID, callID, isRead, duration, quality, account, encryption
     }
 
     /// Encodes every field, absent ones as `null`, plus the talk time as `duration` (seconds).
@@ -189,10 +193,11 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
         try container.encode(duration, forKey: .duration)
         try container.encode(quality, forKey: .quality)
         try container.encode(account, forKey: .account)
+        try container.encode(encryption, forKey: .encryption)
     }
 
-    /// Decodes what ``encode(to:)`` writes (`duration` is derived and ignored; `account` may be absent, as in JSON
-    /// written before records had one).
+    /// Decodes what ``encode(to:)`` writes (`duration` is derived and ignored; `account` and `encryption` may be
+    /// absent, as in JSON written before records had them).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -210,7 +215,8 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
             callID: try container.decodeIfPresent(String.self, forKey: .callID),
             isRead: try container.decode(Bool.self, forKey: .isRead),
             quality: try container.decodeIfPresent(CallQuality.self, forKey: .quality),
-            account: try container.decodeIfPresent(String.self, forKey: .account))
+            account: try container.decodeIfPresent(String.self, forKey: .account),
+            encryption: try container.decodeIfPresent(String.self, forKey: .encryption))
     }
 
     /// The name to show: the first remote handle's display name, or "Unknown".

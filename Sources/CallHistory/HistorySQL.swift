@@ -14,8 +14,8 @@ package enum SQLValue: Sendable, Hashable {
 }
 
 /// How the SQL of one database differs from another's in the queries both stores share: how parameters are written,
-/// how text is matched without regard to case, the account every row of a shared database belongs to, and the column
-/// that keeps the account each call went through.
+/// how text is matched without regard to case, the account every row of a shared database belongs to, and the columns
+/// that keep the account each call went through and how its media was protected.
 package struct SQLDialect: Sendable {
     /// The text of parameter `number` (counted from 1).
     package let placeholder: @Sendable (Int) -> String
@@ -26,21 +26,30 @@ package struct SQLDialect: Sendable {
     /// The `conversation` column that keeps the account a call went through (``CallRecord/account``); nil in a
     /// database from before it, whose records read with none.
     package let callAccountColumn: String?
+    /// The `conversation` column that keeps how a call's media was protected (``CallRecord/encryption``); nil in a
+    /// database from before it, whose records read with none.
+    package let encryptionColumn: String?
 
-    /// SQLite: `?` parameters, one account per file, each call's account in `account`.
+    /// SQLite: `?` parameters, one account per file, each call's account in `account`, its encryption in `encryption`.
     package static let sqlite = SQLDialect(
-        placeholder: { _ in "?" }, caseInsensitiveLike: "LIKE", account: nil, callAccountColumn: "account")
+        placeholder: { _ in "?" }, caseInsensitiveLike: "LIKE", account: nil, callAccountColumn: "account",
+        encryptionColumn: "encryption")
 
-    /// SQLite at a schema from before calls kept their account (read-only stores never migrate).
-    package static let sqliteWithoutCallAccounts = SQLDialect(
-        placeholder: { _ in "?" }, caseInsensitiveLike: "LIKE", account: nil, callAccountColumn: nil)
+    /// SQLite at schema `version` (read-only stores never migrate): the columns a file from before them lacks read as
+    /// NULL.
+    static func sqlite(version: Int) -> SQLDialect {
+        SQLDialect(
+            placeholder: { _ in "?" }, caseInsensitiveLike: "LIKE", account: nil,
+            callAccountColumn: version >= HistorySchema.accountsVersion ? "account" : nil,
+            encryptionColumn: version >= HistorySchema.encryptionVersion ? "encryption" : nil)
+    }
 
     /// PostgreSQL: `$n` parameters, rows of many accounts in one database (`account` is the row's owner, so each
-    /// call's account is `call_account`; `callAccounts` false: a schema from before it).
-    package static func postgres(account: String, callAccounts: Bool = true) -> SQLDialect {
+    /// call's account is `call_account`; `callAccounts` or `encryption` false: a schema from before that column).
+    package static func postgres(account: String, callAccounts: Bool = true, encryption: Bool = true) -> SQLDialect {
         SQLDialect(
             placeholder: { "$\($0)" }, caseInsensitiveLike: "ILIKE", account: account,
-            callAccountColumn: callAccounts ? "call_account" : nil)
+            callAccountColumn: callAccounts ? "call_account" : nil, encryptionColumn: encryption ? "encryption" : nil)
     }
 }
 
@@ -65,18 +74,19 @@ package enum RecordRules {
         record.quality.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
     }
 
-    /// The conversation columns every record read selects, in this order, before the call's account (see
-    /// ``selectList(_:)``).
+    /// The conversation columns every record read selects, in this order, before the call's account and encryption
+    /// (see ``selectList(_:)``).
     package static let columnNames = [
         "id", "uuid", "direction", "status", "ended_reason", "started_at", "connected_at", "ended_at", "is_video",
         "is_read", "local_kind", "local_value", "local_display", "group_uuid", "call_id", "quality",
     ]
 
-    /// What a record read selects from `conversation c` in `dialect`: ``columnNames``, then the call's account (NULL
-    /// where the database has no such column), so a row always has the columns ``record(from:location:)`` reads.
+    /// What a record read selects from `conversation c` in `dialect`: ``columnNames``, then the call's account and
+    /// encryption (NULL where the database has no such column), so a row always has the columns
+    /// ``record(from:location:)`` reads.
     package static func selectList(_ dialect: SQLDialect) -> String {
-        (columnNames.map { "c.\($0)" } + [dialect.callAccountColumn.map { "c.\($0)" } ?? "NULL"])
-            .joined(separator: ", ")
+        let later = [dialect.callAccountColumn, dialect.encryptionColumn].map { $0.map { "c.\($0)" } ?? "NULL" }
+        return (columnNames.map { "c.\($0)" } + later).joined(separator: ", ")
     }
 }
 
@@ -139,7 +149,7 @@ extension RecordRules {
             connectedAt: row.optionalDouble(6).map(Date.init(timeIntervalSinceReferenceDate:)),
             endedAt: Date(timeIntervalSinceReferenceDate: row.double(7)),
             isVideo: row.int(8) != 0, groupUUID: groupUUID, callID: row.optionalText(14),
-            isRead: row.int(9) != 0, account: row.optionalText(16))
+            isRead: row.int(9) != 0, account: row.optionalText(16), encryption: row.optionalText(17))
         if let quality = row.optionalText(15) {
             guard let figures = try? JSONDecoder().decode(CallQuality.self, from: Data(quality.utf8)) else {
                 throw corrupt("unreadable audio figures")

@@ -5,13 +5,16 @@ import Foundation
 /// moves the database one version up inside a transaction, so a crash mid-migration leaves the old version.
 enum HistorySchema {
     /// The version this code writes.
-    static let currentVersion = 6
+    static let currentVersion = 7
     /// The oldest version a read-only store can read: every record read selects the audio figures of version 5. A
-    /// read-only store never migrates, so on a version-5 file it reads the account (version 6) as NULL instead
-    /// (``accountsVersion``): a CLI newer than the parleyd that writes the file still reads it.
+    /// read-only store never migrates, so on an older file it reads the account (version 6, ``accountsVersion``) and
+    /// the encryption (version 7, ``encryptionVersion``) as NULL instead: a CLI newer than the parleyd that writes
+    /// the file still reads it.
     static let oldestReadableVersion = 5
     /// The first version whose records keep the account a call went through.
     static let accountsVersion = 6
+    /// The first version whose records keep how a call's media was protected.
+    static let encryptionVersion = 7
     /// `PRAGMA application_id` of a Parley call history ("PRLY"): a SQLite file without it is not ours.
     static let applicationID: Int32 = 0x5052_4C59
 
@@ -83,6 +86,11 @@ enum HistorySchema {
         // the calls recorded before, and for calls through none.
         """
         ALTER TABLE conversation ADD COLUMN account TEXT;
+        """,
+        // 6 → 7: how a call's media was protected once negotiated (`sdes`, `dtls`); null for plain calls and for the
+        // calls recorded before.
+        """
+        ALTER TABLE conversation ADD COLUMN encryption TEXT;
         """,
     ]
 

@@ -24,8 +24,9 @@ enum RecordWriter {
         let statement = try connection.statement(
             fixed: """
                 INSERT INTO conversation (uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
-                    is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id, quality, account)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id, quality, account,
+                    encryption)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (uuid) DO NOTHING
                 """)
         statement.bind(record.uuid, at: 1)
@@ -44,6 +45,7 @@ enum RecordWriter {
         statement.bind(record.callID, at: 14)
         statement.bind(RecordRules.qualityText(record), at: 15)
         statement.bind(record.account, at: 16)
+        statement.bind(record.encryption, at: 17)
         try statement.run()
         guard connection.changes == 1 else { return nil }
         let id = connection.lastInsertRowID
@@ -96,12 +98,14 @@ enum RecordReader {
     }
 
     /// The record with `id`, its columns as ``RecordRules/selectList(_:)`` has them in `dialect` (the call's account
-    /// NULL in a database from before it).
+    /// and encryption NULL in a database from before them).
     static func record(
         id: Int64, in connection: SQLiteConnection, dialect: SQLDialect = .sqlite
     ) throws(CallHistoryError) -> CallRecord? {
-        let statement = try connection.statement(
-            fixed: dialect.callAccountColumn == nil ? selectWithoutAccount : select)
+        let statement =
+            dialect.callAccountColumn != nil && dialect.encryptionColumn != nil
+            ? try connection.statement(fixed: select)
+            : try connection.statement("SELECT \(RecordRules.selectList(dialect)) FROM conversation c WHERE c.id = ?")
         statement.bind(id, at: 1)
         guard try statement.step() else { return nil }
         return try record(from: statement, in: connection)
@@ -110,13 +114,7 @@ enum RecordReader {
     /// A record by id.
     private static let select: StaticString = """
         SELECT id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at, is_video, is_read,
-            local_kind, local_value, local_display, group_uuid, call_id, quality, account
-        FROM conversation WHERE id = ?
-        """
-    /// A record by id, in a database whose records keep no account (version 5).
-    private static let selectWithoutAccount: StaticString = """
-        SELECT id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at, is_video, is_read,
-            local_kind, local_value, local_display, group_uuid, call_id, quality, NULL
+            local_kind, local_value, local_display, group_uuid, call_id, quality, account, encryption
         FROM conversation WHERE id = ?
         """
 

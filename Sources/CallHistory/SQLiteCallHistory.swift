@@ -32,7 +32,7 @@ public final class SQLiteCallHistory: CallHistoryStore {
     /// so every process that opens it matches the same way.
     public let normalizer: HandleNormalizer
     let connection: Mutex<SQLiteConnection>
-    /// How records are read: from a version-5 file (read-only, so never migrated) without the call's account.
+    /// How records are read: from an older file (read-only, so never migrated) without the columns it lacks.
     let dialect: SQLDialect
 
     /// Opens the history at `path`. A new database keeps `normalizer`'s rules; an existing one keeps its own. A
@@ -78,8 +78,8 @@ public final class SQLiteCallHistory: CallHistoryStore {
                         : "schema version \(version) must be upgraded first; open it read-write once (parleyd does)")
             }
             self.normalizer = try HistorySchema.storedNormalizer(in: connection) ?? normalizer
-            // Read as the file is now: should a parleyd migrate it meanwhile, this store still reads no accounts.
-            self.dialect = version >= HistorySchema.accountsVersion ? .sqlite : .sqliteWithoutCallAccounts
+            // Read as the file is now: should a parleyd migrate it meanwhile, this store still reads the older columns.
+            self.dialect = .sqlite(version: version)
         }
         self.path = path
         self.connection = Mutex(connection)

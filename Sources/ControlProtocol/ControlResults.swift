@@ -22,6 +22,8 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
     @Nullable public var account: String?
     /// It carried video.
     public var isVideo: Bool
+    /// How its media was protected once negotiated (`sdes`, `dtls`), or null for a plain call.
+    @Nullable public var encryption: String?
     /// The group it was merged into.
     @Nullable public var group: String?
     /// Its SIP Call-ID.
@@ -44,7 +46,7 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
         id: Int64, uuid: String, direction: String, status: String, endedReason: String, displayName: String,
         members: [HandleInfo], localMember: HandleInfo?, isVideo: Bool, group: String?, callID: String?,
         createdAt: String, connectedAt: String?, endedAt: String, durationMs: Int64, isRead: Bool,
-        quality: MediaStatsInfo? = nil, account: String? = nil
+        quality: MediaStatsInfo? = nil, account: String? = nil, encryption: String? = nil
     ) {
         self.id = id
         self.uuid = uuid
@@ -56,6 +58,7 @@ public struct HistoryRecordInfo: Codable, Sendable, Equatable {
         self.localMember = localMember
         self.account = account
         self.isVideo = isVideo
+        self.encryption = encryption
         self.group = group
         self.callID = callID
         self.createdAt = createdAt

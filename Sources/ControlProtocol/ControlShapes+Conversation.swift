@@ -179,6 +179,9 @@ extension HistoryRecordInfo: ControlShape {
             "account", .nullable(.string),
             "the account it went through (its address of record, `sip:alice@example.com`); null when none, and for calls recorded before parleyd kept it"),
         ControlField("isVideo", .boolean, "it carried video"),
+        ControlField(
+            "encryption", .nullable(.oneOf(["sdes", "dtls"])),
+            "how its media was protected once negotiated: `sdes` (SRTP keyed by SDES) or `dtls` (DTLS-SRTP); null for a plain call, and for calls recorded before parleyd kept it"),
         ControlField("group", .nullable(.string), "the group it was merged into"),
         ControlField("callID", .nullable(.string), "its SIP Call-ID"),
         ControlField("createdAt", .timestamp, "when it began"),
@@ -204,7 +207,7 @@ extension HistoryRecordInfo: ControlShape {
             localMember: HandleInfo.examples[0], isVideo: false, group: "0B6D2E7F-1C4A-4F3E-8B2D-5A9C7E1F3D40",
             callID: "a84b4c76e66710@192.0.2.7", createdAt: "2026-11-29T17:03:00.000Z", connectedAt: "2026-11-29T17:03:02.000Z",
             endedAt: "2026-11-29T17:04:00.000Z", durationMs: 58_000, isRead: true, quality: MediaStatsInfo.examples[0],
-            account: "sip:bob@example.com"),
+            account: "sip:bob@example.com", encryption: "sdes"),
     ]
 }
 

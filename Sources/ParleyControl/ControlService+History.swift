@@ -84,7 +84,8 @@ extension ControlService {
             isVideo: record.isVideo, group: record.groupUUID?.uuidString, callID: record.callID,
             createdAt: ControlTime.string(record.startedAt), connectedAt: record.connectedAt.map(ControlTime.string),
             endedAt: ControlTime.string(record.endedAt), durationMs: ControlTime.milliseconds(record.duration),
-            isRead: record.isRead, quality: record.quality.map(Self.stats), account: record.account)
+            isRead: record.isRead, quality: record.quality.map(Self.stats), account: record.account,
+            encryption: record.encryption)
     }
 
     static func recordID(_ id: Int64?) throws(ControlError) -> Int64 {

@@ -81,6 +81,14 @@ public struct NegotiatedAudio: Sendable, Hashable {
 }
 
 extension NegotiatedAudio {
+    /// Whether two descriptions that would otherwise carry audio (ports, a shared codec) do not agree on keys where
+    /// either is encrypted, or where encryption is `required`.
+    static func lacksAgreedKeys(local: SDPSession, remote: SDPSession, required: Bool) -> Bool {
+        guard local.audioPort > 0, remote.audioPort > 0, remote.codecs.contains(where: local.codecs.contains) else { return false }
+        let encrypted = local.audioProtocol.isSecure || remote.audioProtocol.isSecure || required
+        return encrypted && agreedKeys(local: local, remote: remote) == nil
+    }
+
     /// The SDES keys of `local` and `remote`: the peer's first line whose tag and suite one of ours has (the
     /// answer's one line against the offer's, whichever side offered); nil unless both are SRTP with SDES keys.
     static func agreedKeys(local: SDPSession, remote: SDPSession) -> SRTPKeying? {

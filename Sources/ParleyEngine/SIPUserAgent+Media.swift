@@ -36,16 +36,26 @@ extension SIPUserAgent {
     /// Hands the leg's audio to the media handler when it changed, and notes the port its descriptions use.
     func syncMedia(_ uuid: UUID) {
         let key = UUIDKey(uuid)
-        guard let (endpoint, audio) = peek(uuid, { leg in
-            leg.descriptions.map { described -> (MediaEndpoint?, NegotiatedAudio?) in
+        let required = configuration.mediaEncryption.required
+        guard let (endpoint, audio, unkeyed) = peek(uuid, { leg in
+            leg.descriptions.map { described -> (MediaEndpoint?, NegotiatedAudio?, Bool) in
                 let audio = described.remote.flatMap {
-                    NegotiatedAudio(
-                        local: described.local, remote: $0, localHold: described.localHold,
-                        requiresEncryption: configuration.mediaEncryption.required)
+                    NegotiatedAudio(local: described.local, remote: $0, localHold: described.localHold, requiresEncryption: required)
                 }
-                return (MediaEndpoint(address: described.local.connectionAddress, port: described.local.audioPort), audio)
-            } ?? (nil, nil)
+                let unkeyed = described.remote.map {
+                    audio == nil && NegotiatedAudio.lacksAgreedKeys(local: described.local, remote: $0, required: required)
+                } ?? false
+                return (MediaEndpoint(address: described.local.connectionAddress, port: described.local.audioPort), audio, unkeyed)
+            } ?? (nil, nil, false)
         }) else { return }
+        if unkeyed {
+            // An answer without the encryption our offer asked for (or required): the call carries no audio, and ends.
+            environment.atEndOfTurn { [weak self] in
+                self?.drive(uuid) { leg, context in
+                    leg.hangUp(.failed, why: "the peer's description has no encryption we agreed on (docs/media.md)", in: context)
+                }
+            }
+        }
         // A ringing leg has described nothing yet: nothing to keep (an INVITE flood leaves no entries).
         if endpoint == nil, audio == nil, legMedia[key] == nil { return }
         var known = legMedia[key] ?? LegMedia()

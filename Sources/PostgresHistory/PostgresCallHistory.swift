@@ -22,8 +22,8 @@ public final class PostgresCallHistory: CallHistoryStore {
     /// The connection string it was opened with.
     let conninfo: String
     private let connection: Mutex<PostgresConnection>
-    /// How its queries are written: this account's rows, each call's account read from `call_account` (NULL in a
-    /// version-1 database a CLI opened without migrating it).
+    /// How its queries are written: this account's rows, each call's account read from `call_account` and its
+    /// encryption from `encryption` (NULL in an older database a CLI opened without migrating it).
     private let dialect: SQLDialect
     /// Records per insert statement (one JSON array each; a notification payload covers at most 100 of them).
     public static let batchSize = 200
@@ -38,7 +38,8 @@ public final class PostgresCallHistory: CallHistoryStore {
     /// reached is `unavailable`; a bad connection string or a refused login `cannotOpen`; a database that holds
     /// someone else's `conversation` table `notAHistory`. Without `creatingSchema` (the CLI), a database that holds
     /// no history, or one too old to read, is `cannotOpen`, and nothing is written to it; one from before calls kept
-    /// their account is read as it is, every record's ``CallRecord/account`` nil.
+    /// their account or encryption is read as it is, every record's ``CallRecord/account`` or
+    /// ``CallRecord/encryption`` nil.
     public init(
         connection conninfo: String, account: String, normalizer: HandleNormalizer = .northAmerica,
         creatingSchema: Bool = true
@@ -49,7 +50,9 @@ public final class PostgresCallHistory: CallHistoryStore {
         let version = try PostgresSchema.migrate(connection, creating: creatingSchema)
         self.normalizer = try PostgresSchema.normalizer(in: connection, default: normalizer)
         self.account = account
-        self.dialect = .postgres(account: account, callAccounts: version >= PostgresSchema.callAccountsVersion)
+        self.dialect = .postgres(
+            account: account, callAccounts: version >= PostgresSchema.callAccountsVersion,
+            encryption: version >= PostgresSchema.encryptionVersion)
         self.server = connection.server
         self.source = source
         self.conninfo = conninfo

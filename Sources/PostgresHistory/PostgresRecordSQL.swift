@@ -15,12 +15,13 @@ enum PostgresRecordSQL {
             SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(ord integer, uuid uuid, direction text, status text,
                 ended_reason text, started_at double precision, connected_at double precision, ended_at double precision,
                 is_video integer, is_read integer, local_kind integer, local_value text, local_display text,
-                group_uuid uuid, call_id text, quality text, call_account text, handles jsonb)),
+                group_uuid uuid, call_id text, quality text, call_account text, encryption text, handles jsonb)),
         new AS (
             INSERT INTO conversation (account, uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
-                is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id, quality, call_account)
+                is_video, is_read, local_kind, local_value, local_display, group_uuid, call_id, quality, call_account,
+                encryption)
             SELECT $1, uuid, direction, status, ended_reason, started_at, connected_at, ended_at, is_video, is_read,
-                local_kind, local_value, local_display, group_uuid, call_id, quality, call_account
+                local_kind, local_value, local_display, group_uuid, call_id, quality, call_account, encryption
             FROM input ORDER BY ord
             ON CONFLICT (account, uuid) DO NOTHING RETURNING id, uuid),
         handles AS (
@@ -56,6 +57,7 @@ enum PostgresRecordSQL {
         let call_id: String?
         let quality: String?
         let call_account: String?
+        let encryption: String?
         let handles: [HandleRow]
     }
 
@@ -81,7 +83,7 @@ enum PostgresRecordSQL {
                 is_read: record.isRead ? 1 : 0, local_kind: record.localHandle?.kind.rawValue,
                 local_value: record.localHandle?.value, local_display: record.localHandle?.displayName,
                 group_uuid: record.groupUUID?.uuidString, call_id: record.callID, quality: RecordRules.qualityText(record),
-                call_account: record.account, handles: handleRows(of: record, normalizer: normalizer))
+                call_account: record.account, encryption: record.encryption, handles: handleRows(of: record, normalizer: normalizer))
         }
         let json = (try? JSONEncoder().encode(rows)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         return [.text(account), .text(json)]

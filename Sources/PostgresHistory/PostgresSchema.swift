@@ -5,12 +5,15 @@ import ConversationKit
 /// transaction under an advisory lock, so several parleyd starting together against one database migrate it once.
 enum PostgresSchema {
     /// The version this code writes.
-    static let currentVersion = 2
-    /// The oldest version a store that may not migrate (the CLI) reads: version 1, its records' `call_account` read
-    /// as NULL (``callAccountsVersion``), so a CLI newer than the parleyd that share the database still reads it.
+    static let currentVersion = 3
+    /// The oldest version a store that may not migrate (the CLI) reads: version 1, its records' `call_account`
+    /// (``callAccountsVersion``) and `encryption` (``encryptionVersion``) read as NULL where the schema lacks them, so
+    /// a CLI newer than the parleyd that share the database still reads it.
     static let oldestReadableVersion = 1
     /// The first version whose records keep the account each call went through (`call_account`).
     static let callAccountsVersion = 2
+    /// The first version whose records keep how each call's media was protected (`encryption`).
+    static let encryptionVersion = 3
     /// The advisory lock key every Parley holds while it migrates ("PRLY", like the SQLite application id).
     static let lockKey: Int64 = 0x5052_4C59
     /// The channel every change is announced on (`LISTEN parley_history`).
@@ -92,6 +95,11 @@ enum PostgresSchema {
         // which is the row's owner. Null for the calls recorded before, and for calls through none.
         """
         ALTER TABLE conversation ADD COLUMN call_account TEXT;
+        """,
+        // 2 → 3: how a call's media was protected once negotiated (`sdes`, `dtls`); null for plain calls and for the
+        // calls recorded before.
+        """
+        ALTER TABLE conversation ADD COLUMN encryption TEXT;
         """,
     ]
 

@@ -19,9 +19,9 @@ enum HistoryHelp {
                parley history [FILTERS] [...]       (list is the default action)
 
         Lists recorded conversations, newest first: id, start time (local), direction, status, who, talk time,
-        video, and * for unread; and the account (address of record) each call went through, when a record on
-        the page has one. When more records match than fit the page, the last line is the command for the next
-        page.
+        video, and * for unread; how each call's media was protected (sdes, dtls), and the account (address of
+        record) each call went through, each when a record on the page has one. When more records match than
+        fit the page, the last line is the command for the next page.
 
         options:
         \(HistoryFilters.help)
@@ -70,8 +70,8 @@ enum HistoryHelp {
         usage: parley history show ID [--json] [--db FILE | --data-dir DIR]
 
         Prints every field of one record: its uuid, parties (and the normalised value they match by), the
-        account it went through, times, status and why it ended, group, SIP Call-ID, and whether it has been
-        read.
+        account it went through, times, status and why it ended, how its media was protected, group, SIP
+        Call-ID, and whether it has been read.
 
         options:
           --json               the record as JSON

@@ -61,19 +61,24 @@ enum HistoryRendering {
 
     // MARK: The table
 
-    /// The history table, newest first: unread marker, id, when, direction, status, who, duration, video, and the
-    /// account each call went through when any record on the page has one (a page without accounts has no such
-    /// column). `more` is the command that shows the next page, printed when there is one.
+    /// The history table, newest first: unread marker, id, when, direction, status, who, duration, video, how each
+    /// call's media was protected (`sdes`, `dtls`) and the account each call went through, each of the last two only
+    /// when a record on the page has one (a page without them has no such column). `more` is the command that shows
+    /// the next page, printed when there is one.
     static func table(_ page: ShownPage, more: ((HistoryCursor) -> String)?) -> String {
         guard !page.records.isEmpty else { return "no calls match" }
+        let withEncryption = page.records.contains { $0.encryption != nil }
         let withAccounts = page.records.contains { $0.account != nil }
         let header =
-            ["", "id", "when", "direction", "status", "who", "duration", "video"] + (withAccounts ? ["account"] : [])
+            ["", "id", "when", "direction", "status", "who", "duration", "video"]
+            + (withEncryption ? ["encryption"] : []) + (withAccounts ? ["account"] : [])
         let rows = page.records.map { record in
             [
                 record.isRead ? "" : "*", String(record.id), when(record.startedAt), record.direction.rawValue,
                 record.status.rawValue, who(record), duration(record), record.isVideo ? "video" : "",
-            ] + (withAccounts ? [record.account.map(printable) ?? "—"] : [])
+            ]
+                + (withEncryption ? [record.encryption.map(printable) ?? "—"] : [])
+                + (withAccounts ? [record.account.map(printable) ?? "—"] : [])
         }
         var lines = columns([header] + rows, rightAligned: [1, 6])
         if page.records.contains(where: { !$0.isRead }) { lines.append("(* unread)") }
@@ -121,6 +126,7 @@ enum HistoryRendering {
             ["ended", when(record.endedAt)],
             ["duration", duration(record)],
             ["video", record.isVideo ? "yes" : "no"],
+            ["encryption", record.encryption.map(printable) ?? "—"],
             ["group", record.groupUUID?.uuidString ?? "—"],
             ["SIP Call-ID", record.callID ?? "—"],
             ["read", record.isRead ? "yes" : "no (unread)"],

@@ -50,6 +50,7 @@ struct CallRecordTests {
         manager.delegate = delegate
         clock.advance(by: 2)
         try manager.perform([.join(conversationUUID: uuid)])  // the delegate fulfils at once: joined
+        try manager.reportConversationEvent(.updated(.init(encryption: "sdes")), for: uuid)
         clock.advance(by: 90)
         try manager.reportConversationEvent(.ended(clock.now(), .remoteEnded), for: uuid)
         let ended = try #require(delegate.last)
@@ -62,6 +63,7 @@ struct CallRecordTests {
         #expect(record.localHandle?.value == "+14155559999")
         #expect(record.callID == "abc@host")
         #expect(record.account == "sip:me@example.test", "the account it came in on")
+        #expect(record.encryption == "sdes", "its media was protected")
         #expect(record.isRead)
     }
 
@@ -80,6 +82,38 @@ struct CallRecordTests {
         var older = try #require(try JSONSerialization.jsonObject(with: none) as? [String: Any])
         older.removeValue(forKey: "account")
         #expect(try decoder.decode(CallRecord.self, from: JSONSerialization.data(withJSONObject: older)) == record)
+    }
+
+    @Test("JSON carries the encryption (null for a plain call); JSON written before records had it still decodes")
+    func encryptionJSON() throws {
+        var record = makeRecord([alice], status: .connected)
+        record.encryption = "sdes"
+        let encoder = JSONEncoder()
+        let decoder = JSONDecoder()
+        let text = try encoder.encode(record)
+        #expect(String(decoding: text, as: UTF8.self).contains(#""encryption":"sdes""#))
+        #expect(try decoder.decode(CallRecord.self, from: text) == record)
+        record.encryption = nil
+        let none = try encoder.encode(record)
+        #expect(String(decoding: none, as: UTF8.self).contains(#""encryption":null"#))
+        var older = try #require(try JSONSerialization.jsonObject(with: none) as? [String: Any])
+        older.removeValue(forKey: "encryption")
+        #expect(try decoder.decode(CallRecord.self, from: JSONSerialization.data(withJSONObject: older)) == record)
+    }
+
+    @Test("a plain call's record has no encryption")
+    func plainRecord() throws {
+        let clock = ManualClock()
+        let manager = try ConversationManager(configuration: .init(), clock: clock)
+        let uuid = UUID()
+        try manager.reportNewIncomingConversation(uuid: uuid, update: .init(members: [alice]))
+        let delegate = Collector()
+        manager.delegate = delegate
+        try manager.perform([.join(conversationUUID: uuid)])
+        try manager.reportConversationEvent(.ended(clock.now(), .remoteEnded), for: uuid)
+        let ended = try #require(delegate.last)
+        let record = try #require(CallRecord(ended, normalizer: .northAmerica))
+        #expect(record.encryption == nil)
     }
 
     @Test("a blocked caller's record keeps the account the call came in on")

@@ -139,7 +139,7 @@ struct PostgresStoreTests {
         let reader = try PostgresCallHistory(connection: scratch.conninfo, account: owner, creatingSchema: false)
         #expect(try reader.schemaVersion == 1, "a store that may not migrate leaves the schema alone")
         let old = try #require(try reader.query(HistoryQuery()).records.first)
-        #expect(old.account == nil && old.callID == "c@h" && old.status == .missed)
+        #expect(old.account == nil && old.encryption == nil && old.callID == "c@h" && old.status == .missed)
         #expect(try reader.record(id: old.id).account == nil)
 
         let store = try PostgresCallHistory(connection: scratch.conninfo, account: owner)
@@ -154,6 +154,38 @@ struct PostgresStoreTests {
         #expect(columns.rows == [[owner, "sip:alice@example.test"]], "the owner and the call's account are two columns")
         let cli = try PostgresCallHistory(connection: scratch.conninfo, account: owner, creatingSchema: false)
         #expect(try cli.query(HistoryQuery()).records.map(\.account) == ["sip:alice@example.test", nil])
+    }
+
+    @Test("a version-2 database (before encryption): the CLI reads it as it is, parleyd migrates it; old rows have none")
+    func migrationFromVersionTwo() throws {
+        let scratch = try ScratchDatabase()
+        let owner = account()
+        try scratch.execute(
+            PostgresSchema.migrations[0] + PostgresSchema.migrations[1] + """
+
+                CREATE TABLE parley_schema (version INTEGER NOT NULL);
+                INSERT INTO parley_schema (version) VALUES (2);
+                INSERT INTO conversation (account, uuid, direction, status, ended_reason, started_at, ended_at, is_read, call_id, call_account)
+                VALUES ('\(owner)', '6F9619FF-8B86-D011-B42D-00C04FC964FF', 'incoming', 'missed', 'unanswered', 1000, 1030, 0, 'c@h', 'sip:me@example.test');
+                """)
+        let reader = try PostgresCallHistory(connection: scratch.conninfo, account: owner, creatingSchema: false)
+        #expect(try reader.schemaVersion == 2, "a store that may not migrate leaves the schema alone")
+        let old = try #require(try reader.query(HistoryQuery()).records.first)
+        #expect(old.encryption == nil && old.account == "sip:me@example.test" && old.callID == "c@h")
+        #expect(try reader.record(id: old.id).encryption == nil)
+
+        let store = try PostgresCallHistory(connection: scratch.conninfo, account: owner)
+        #expect(try store.schemaVersion == PostgresSchema.currentVersion)
+        #expect(try store.record(id: old.id) == old, "the old record reads the same after the migration")
+        var encrypted = makeRecord([alice], minutes: 1)
+        encrypted.encryption = "sdes"
+        let added = try store.insert(encrypted)
+        #expect(added.encryption == "sdes")
+        let columns = try PostgresConnection(conninfo: scratch.conninfo, applicationName: "check").run(
+            "SELECT encryption FROM conversation WHERE id = $1", [.integer(added.id)])
+        #expect(columns.rows == [["sdes"]])
+        let cli = try PostgresCallHistory(connection: scratch.conninfo, account: owner, creatingSchema: false)
+        #expect(try cli.query(HistoryQuery()).records.map(\.encryption) == ["sdes", nil])
     }
 
     @Test("another instance's writes arrive as notifications; a store's own do not")

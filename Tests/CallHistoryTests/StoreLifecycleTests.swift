@@ -43,6 +43,7 @@ struct StoreLifecycleTests {
         #expect(readBack.quality == withAudio.quality, "the audio figures survive the store")
         #expect(try store.record(id: 7).quality == nil, "an old record has none")
         #expect(try store.record(id: 7).account == nil)
+        #expect(try store.record(id: 7).encryption == nil)
         // Opening again is a no-op.
         #expect(try temp.open().schemaVersion == HistorySchema.currentVersion)
     }
@@ -69,7 +70,7 @@ struct StoreLifecycleTests {
         let reader = try SQLiteCallHistory(path: temp.path, access: .readOnly)
         #expect(try reader.schemaVersion == 5)
         let old = try reader.record(id: 3)
-        #expect(old.account == nil && old.callID == "c@h" && old.quality?.codec == "PCMU")
+        #expect(old.account == nil && old.encryption == nil && old.callID == "c@h" && old.quality?.codec == "PCMU")
         #expect(try reader.record(uuid: old.uuid)?.account == nil)
         #expect(try reader.query(HistoryQuery(handle: alice)).records.map(\.id) == [3])
         #expect(try reader.count(HistoryQuery()) == 1)
@@ -83,6 +84,44 @@ struct StoreLifecycleTests {
         #expect(try store.record(id: added.id).account == "sip:alice@example.test")
         let current = try SQLiteCallHistory(path: temp.path, access: .readOnly)
         #expect(try current.query(HistoryQuery()).records.map(\.account) == ["sip:alice@example.test", nil])
+    }
+
+    @Test("a version-6 database (before encryption): read-only reads it as it is, read-write migrates it; old rows have none")
+    func migrationFromVersionSix() throws {
+        let temp = try TemporaryHistory()
+        do {
+            // Build a database as version 6 left it, with one record in it (its account and all).
+            let connection = try SQLiteConnection(path: temp.path, access: .create)
+            for step in 0..<6 { try connection.execute(HistorySchema.migrations[step]) }
+            try connection.execute("PRAGMA user_version = 6")
+            try connection.execute(
+                """
+                INSERT INTO conversation (id, uuid, direction, status, ended_reason, started_at, connected_at, ended_at,
+                    is_video, is_read, call_id, account)
+                VALUES (4, '6F9619FF-8B86-D011-B42D-00C04FC964FF', 'outgoing', 'connected', 'localEnded', 1000, 1002, 1030,
+                    0, 1, 'c@h', 'sip:me@example.test');
+                INSERT INTO remote_handle (conversation_id, position, kind, value, normalized, display_name, started_at)
+                VALUES (4, 0, 2, '415-555-0100', '+14155550100', 'Alice', 1000);
+                """)
+        }
+        // A CLI newer than the parleyd that writes the file: reads it, encryption nil, and leaves it at version 6.
+        let reader = try SQLiteCallHistory(path: temp.path, access: .readOnly)
+        #expect(try reader.schemaVersion == 6)
+        let old = try reader.record(id: 4)
+        #expect(old.encryption == nil && old.account == "sip:me@example.test" && old.callID == "c@h")
+        #expect(try reader.record(uuid: old.uuid)?.encryption == nil)
+        #expect(try reader.query(HistoryQuery(handle: alice)).records.map(\.account) == ["sip:me@example.test"])
+        #expect(try reader.count(HistoryQuery()) == 1)
+
+        let store = try temp.open()
+        #expect(try store.schemaVersion == HistorySchema.currentVersion)
+        #expect(try store.record(id: 4) == old, "the old record reads the same after the migration")
+        var encrypted = makeRecord([alice], minutes: 1)
+        encrypted.encryption = "sdes"
+        let added = try store.insert(encrypted)
+        #expect(try store.record(id: added.id).encryption == "sdes")
+        let current = try SQLiteCallHistory(path: temp.path, access: .readOnly)
+        #expect(try current.query(HistoryQuery()).records.map(\.encryption) == ["sdes", nil])
     }
 
     @Test("a database from a newer Parley is refused, not touched")

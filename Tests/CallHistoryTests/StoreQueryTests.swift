@@ -41,6 +41,30 @@ struct StoreQueryTests {
         #expect(try store.recents(limit: 5).last?.latest.account == "sip:alice@example.test")
     }
 
+    @Test("how a call's media was protected reads back, by id, uuid, query and handle; a plain call reads as nil", arguments: StoreKind.allCases)
+    func encryptionRoundTrip(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
+        var encrypted = makeRecord([alice], minutes: 1)
+        encrypted.encryption = "sdes"
+        encrypted.account = "sip:alice@example.test"
+        let plain = makeRecord([alice], minutes: 2)
+        let single = try store.insert(encrypted)
+        #expect(single.encryption == "sdes", "insert returns the stored record")
+        let batch = try store.insertReturningRecords([plain, makeRecord([bob], minutes: 3)])
+        #expect(try store.record(id: single.id).encryption == "sdes")
+        #expect(try store.record(id: single.id).account == "sip:alice@example.test", "the account beside it")
+        #expect(try store.record(uuid: encrypted.uuid)?.encryption == "sdes")
+        #expect(try store.record(id: batch[0].id).encryption == nil)
+        #expect(try store.query(HistoryQuery()).records.map(\.encryption) == [nil, nil, "sdes"])
+        #expect(try store.query(HistoryQuery(handle: alice)).records.map(\.encryption) == [nil, "sdes"])
+        #expect(try store.recents(limit: 5).last?.records.map(\.encryption) == [nil, "sdes"], "one line for alice's two")
+        var batched = makeRecord([carol], minutes: 4)
+        batched.encryption = "dtls"
+        let stored = try store.insertReturningRecords([batched])
+        #expect(try store.record(id: stored[0].id) == stored[0] && stored[0].encryption == "dtls", "a batch keeps it too")
+    }
+
     @Test("a batch that holds one conversation twice stores it once; both come back with its id", arguments: StoreKind.allCases)
     func duplicateInOneBatch(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)

@@ -34,6 +34,10 @@ struct SRTPInteropTests {
             #expect(!daemon.process.lines.contains { $0.contains("inline:") }, "no key in the log")
         }
         #expect(caller.process.lines.contains { $0.contains("offering SRTP keyed by SDES over udp") }, "the warning about SDES over UDP")
+        for daemon in [caller, callee] {
+            let record = try MultiAccountTests.lastRecord(in: daemon.dataDirectory)
+            #expect(record["encryption"] as? String == "sdes", "the history keeps it: \(record)")
+        }
         let received = callee.process.lines.compactMap { line in line.range(of: "the remote side sent tone ").map { String(line[$0.upperBound...]) } }
         #expect(received == ["1 (RFC 4733)", "2 (RFC 4733)", "# (RFC 4733)"], "\(received)")
         // About 5.1 s of the call are not on hold (1.5 s, three tones of 360 ms, 1 s, then 1.5 s after the resume);

@@ -215,6 +215,45 @@ struct HistoryCLITests {
         #expect(json.stdout.contains(#""account" : "sip:alice@example.test""#), "\(json.stdout)")
     }
 
+    @Test("how a call's media was protected: a table column only when a record on the page has one, a line of show, JSON")
+    func encryption() throws {
+        let fixture = try DemoHistoryFixture()
+        let plain = try fixture.history()
+        #expect(plain.status == 0)
+        #expect(!plain.stdout.contains("encryption"), "the demo's calls were plain: no column")
+        #expect(try fixture.page().records.allSatisfy { $0.encryption == nil })
+        #expect(try fixture.history("show", String(fixture.record(DemoValues.dave).id)).stdout.contains("  encryption    —\n"))
+
+        let store = try SQLiteCallHistory(path: fixture.directory.appending(path: "history.sqlite").path, access: .readWrite)
+        let start = Date().addingTimeInterval(60)
+        let erin = [RecordedHandle(Handle(kind: .generic, value: "sip:erin@example.test"), normalizer: .northAmerica)]
+        let stored = try store.insert(CallRecord(
+            uuid: UUID(), direction: .outgoing, remoteHandles: erin, status: .connected, endedReason: .localEnded,
+            startedAt: start, connectedAt: start.addingTimeInterval(2), endedAt: start.addingTimeInterval(20),
+            encryption: "sdes"))
+        let table = try fixture.history()
+        let lines = table.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasSuffix("video  encryption") == true, "\(table.stdout)")
+        let newest = try #require(lines.dropFirst().first)
+        #expect(newest.contains("sip:erin@example.test") && newest.hasSuffix("  sdes"), "\(table.stdout)")
+        #expect(lines.dropFirst(2).first?.hasSuffix("—") == true, "a plain call shows a dash: \(table.stdout)")
+        #expect(try !fixture.history("--status", "failed").stdout.contains("encryption"), "a page of plain calls has no column")
+        let show = try fixture.history("show", String(stored.id))
+        #expect(show.stdout.contains("  encryption    sdes\n"), "\(show.stdout)")
+        #expect(try fixture.page("--limit", "1").records.first?.encryption == "sdes")
+        let json = try fixture.history("show", String(stored.id), "--json")
+        #expect(json.stdout.contains(#""encryption" : "sdes""#), "\(json.stdout)")
+
+        // With an account on the page too: encryption, then account.
+        try store.insert(CallRecord(
+            uuid: UUID(), direction: .incoming, remoteHandles: erin, status: .missed, endedReason: .unanswered,
+            startedAt: start.addingTimeInterval(60), endedAt: start.addingTimeInterval(80), account: "sip:alice@example.test"))
+        let both = try fixture.history().stdout.split(separator: "\n").map(String.init)
+        #expect(both.first?.hasSuffix("video  encryption  account") == true, "\(both)")
+        #expect(both.dropFirst().first?.hasSuffix("—           sip:alice@example.test") == true, "\(both)")
+        #expect(both.dropFirst(2).first?.hasSuffix("sdes        —") == true, "\(both)")
+    }
+
     @Test("mark-read, delete and clear change what is stored")
     func markDeleteClear() throws {
         let fixture = try DemoHistoryFixture()

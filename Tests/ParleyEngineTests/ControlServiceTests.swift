@@ -391,6 +391,7 @@ struct ControlHistoryTests {
         let id = try #require(record["id"] as? Int)
         #expect(record["durationMs"] as? Int == 0 && record["connectedAt"] is NSNull, "\(record)")
         #expect(record["account"] is NSNull, "\(record)")
+        #expect(record["encryption"] is NSNull, "a plain call: \(record)")
         #expect(((record["members"] as? [[String: Any]])?.first)?["value"] as? String == "sip:+14155550100@127.0.0.1:5062")
 
         _ = try probe.call(#"{"v":1,"id":3,"method":"markRead","params":{"id":\#(id)}}"#)
@@ -411,10 +412,11 @@ struct ControlHistoryTests {
         let now = Date()
         try store.insert(CallRecord(
             uuid: UUID(), direction: .outgoing, remoteHandles: [], status: .cancelled, endedReason: .localEnded,
-            startedAt: now, endedAt: now, account: "sip:bob@example.test"))
+            startedAt: now, endedAt: now, account: "sip:bob@example.test", encryption: "sdes"))
         let through = try probe.call(#"{"v":1,"id":8,"method":"history","params":{"direction":"outgoing"}}"#)
         let outgoing = try #require((through["result"] as? [String: Any])?["records"] as? [[String: Any]])
         #expect(outgoing.first?["account"] as? String == "sip:bob@example.test", "\(through)")
+        #expect(outgoing.first?["encryption"] as? String == "sdes", "\(through)")
     }
 }
 

@@ -76,4 +76,58 @@ struct SDESNegotiationTests {
         let held = try SDPSession.parse(hold.body)
         #expect(held.audioProtocol == .rtpSAVP && held.crypto == offered.crypto)
     }
+
+    @Test("an SDES offer whose every line is unusable gets 488: bad base64, a short key, an unknown suite, an MKI, a short lifetime, 100 lines")
+    func unusableCrypto() throws {
+        let savp = PeerMessages.offer.replacingOccurrences(of: "RTP/AVP", with: "RTP/SAVP")
+        let good = "inline:HR4fICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6"
+        let bad = [
+            "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:!!!not-base64!!!",
+            "a=crypto:2 AES_CM_128_HMAC_SHA1_80 inline:AAECAwQFBgcICQoLDA0ODxAREhMU",
+            "a=crypto:3 F8_128_HMAC_SHA1_80 \(good)",
+            "a=crypto:4 AES_CM_128_HMAC_SHA1_80 \(good)|2^20|1:4",
+            "a=crypto:5 AES_CM_128_HMAC_SHA1_80 \(good)|2^10",
+        ]
+        let hundred = (6..<106).map { "a=crypto:\($0) NO_SUCH_SUITE \(good)" }
+        // A usable line after the first 16 is not read either.
+        for lines in [bad, hundred, bad + hundred + ["a=crypto:200 AES_CM_128_HMAC_SHA1_80 \(good)"]] {
+            let (harness, _) = try Self.harness()
+            harness.deliver(PeerMessages.invite(), body: savp + lines.joined(separator: "\n") + "\n")
+            #expect(harness.sent().contains { $0.statusCode == 488 }, "\(lines.count) lines")
+            #expect(harness.conversation == nil)
+        }
+        let (harness, _) = try Self.harness()
+        harness.deliver(PeerMessages.invite(), body: savp + (bad + ["a=crypto:9 AES_CM_128_HMAC_SHA1_80 \(good)"]).joined(separator: "\n") + "\n")
+        #expect(harness.conversation != nil, "the one usable line among bad ones is taken")
+    }
+
+    @Test("encryption required: a 200 that answers our SRTP offer with plain RTP is acknowledged, then ended (BYE, failed)")
+    func plainAnswerEnds() throws {
+        let (harness, media) = try Self.harness(policy: MediaEncryptionPolicy(required: true))
+        let invite = try CallMediaTests.start(harness)
+        #expect(try SDPSession.parse(invite.body).audioProtocol == .rtpSAVP, "required: our offer is encrypted")
+        harness.deliver(PeerMessages.response(200, "OK", to: invite, sdp: false), body: PeerMessages.offer)
+        harness.environment.advance(by: .milliseconds(1))
+        let sent = harness.sent()
+        #expect(sent.contains { $0.method == "ACK" } && sent.contains { $0.method == "BYE" }, "\(sent.compactMap(\.method))")
+        #expect(media.lastKeys == nil && !media.events.contains { $0.hasPrefix("PCMU") }, "no plain audio: \(media.events)")
+        #expect(harness.manager.conversations.allSatisfy { $0.state == .leaving || $0.state == .left })
+    }
+
+    @Test("encryption required: a re-INVITE that switches the call from SAVP to plain AVP gets 488; the call and its keys go on")
+    func downgradeRefused() throws {
+        let (harness, media) = try Self.harness(policy: MediaEncryptionPolicy(required: true))
+        harness.deliver(PeerMessages.invite(), body: Self.offer)
+        let uuid = try #require(harness.conversation?.uuid)
+        try harness.manager.perform([.join(conversationUUID: uuid)])
+        let ok = try #require(harness.sent().first { $0.statusCode == 200 })
+        let tag = try #require(ok.toTag)
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 1, branch: "z9hG4bK-ack-1"))
+        let keys = try #require(media.lastKeys)
+        harness.deliver(
+            PeerMessages.inDialog("INVITE", localTag: tag, cseq: 2, branch: "z9hG4bK-re-1", contentType: "application/sdp"),
+            body: PeerMessages.holdOffer(version: 2))
+        #expect(harness.sent().contains { $0.statusCode == 488 }, "a plain re-offer is refused")
+        #expect(harness.conversation?.state == .joined && media.lastKeys == keys)
+    }
 }
