@@ -86,7 +86,7 @@ extension NegotiatedAudio {
     static func lacksAgreedKeys(local: SDPSession, remote: SDPSession, required: Bool) -> Bool {
         guard local.audioPort > 0, remote.audioPort > 0, remote.codecs.contains(where: local.codecs.contains) else { return false }
         let encrypted = local.audioProtocol.isSecure || remote.audioProtocol.isSecure || required
-        return encrypted && agreedKeys(local: local, remote: remote) == nil
+        return encrypted && agreedKeys(local: local, remote: remote) == nil && agreedDTLS(local: local, remote: remote) == nil
     }
 
     /// The SDES keys of `local` and `remote`: the peer's first line whose tag and suite one of ours has (the

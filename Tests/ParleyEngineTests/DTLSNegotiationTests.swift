@@ -107,7 +107,7 @@ struct DTLSNegotiationTests {
         }
     }
 
-    @Test("an answer to our DTLS offer that is plain, has no fingerprint or says actpass carries no audio")
+    @Test("an answer to our DTLS offer that is plain, has no fingerprint or says actpass carries no audio: the call ends (failed)")
     func unusableAnswers() throws {
         let noFingerprint = PeerMessages.offer.replacingOccurrences(of: "RTP/AVP", with: "UDP/TLS/RTP/SAVP") + "a=setup:active\n"
         for answer in [PeerMessages.offer, noFingerprint, Self.offer(setup: "actpass")] {
@@ -116,6 +116,9 @@ struct DTLSNegotiationTests {
             harness.deliver(PeerMessages.response(200, "OK", to: invite, sdp: true), body: answer)
             #expect(media.recording.events.allSatisfy { !$0.hasPrefix("PCMU") }, "no audio for \(answer)")
             #expect(harness.conversation?.encryption == nil)
+            harness.environment.advance(by: .milliseconds(10))
+            #expect(harness.sent().contains { $0.method == "BYE" }, "\(answer)")
+            #expect(harness.transitions.states.last == "left(failed)", "\(harness.transitions.states)")
         }
     }
 
