@@ -50,6 +50,10 @@ extension AudioInterop {
                 #expect(daemon.process.lines.contains { $0.contains("DTLS-SRTP established, the peer's certificate matches") })
                 #expect(!daemon.process.lines.contains { $0.contains("PRIVATE KEY") }, "no key in the log")
             }
+            for daemon in [caller, callee] {
+                let record = try MultiAccountTests.lastRecord(in: daemon.dataDirectory)
+                #expect(record["encryption"] as? String == "dtls", "the history keeps it: \(record)")
+            }
             let received = callee.process.lines.compactMap { line in line.range(of: "the remote side sent tone ").map { String(line[$0.upperBound...]) } }
             #expect(received == ["1 (RFC 4733)", "2 (RFC 4733)", "# (RFC 4733)"], "\(received)")
             // As with SDES: about 5.1 s not on hold, the handshake taking a little of the start.
