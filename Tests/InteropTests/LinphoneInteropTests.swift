@@ -54,7 +54,11 @@ extension AudioInterop {
             let linphoneSeconds = byLinphone.seconds(at: 1_000)
             #expect(parleydSeconds >= 0.8 * parleydHears && parleydSeconds <= parleydHears + 0.8, "parleyd heard \(byParleyd.dominantFrequencies()); linphonec said \(log)")
             #expect(linphoneSeconds >= 0.8 * talked && linphoneSeconds <= talked + 0.8, "linphonec heard \(byLinphone.dominantFrequencies())")
-            #expect(byParleyd.seconds(at: 1_000) == 0 && byLinphone.seconds(at: 440) == 0)
+            // parleyd never hears its own tone. linphonec's recording once held a moment of its own file around its
+            // pause (a CI run where both calls' audio was right each way): a fraction of a second is allowed there.
+            let echoed = byLinphone.seconds(at: 440)
+            #expect(byParleyd.seconds(at: 1_000) == 0, "parleyd heard its own tone: \(byParleyd.dominantFrequencies())")
+            #expect(echoed <= 0.5, "linphonec heard its own tone for \(echoed) s: \(byLinphone.dominantFrequencies())")
         }
     }
 }
