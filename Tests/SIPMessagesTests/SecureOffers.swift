@@ -2,7 +2,7 @@ import Foundation
 
 @testable import SIPMessages
 
-/// Encrypted offers as baresip 1.0 and linphonec 5.1.65 write them (../shared/reference/srtp-ice.md §2.1; baresip's
+/// Encrypted offers as baresip 1.0 and linphonec 5.1.65 write them (as the team's interop notes record them; baresip's
 /// modules/srtp and modules/dtls_srtp), keys and fingerprints replaced by random ones.
 enum SecureOffers {
     /// baresip `mediaenc=srtp-mand`: RTP/SAVP with one line, tag 1, its preferred suite.
