@@ -12,13 +12,16 @@ final class LoopbackCapture: @unchecked Sendable {
     // @unchecked Sendable: `payloads` is written by the capture thread until `stop` joins it, then only read.
     private let fd: Int32
     private let port: UInt16
+    private let sourcePort: UInt16
     private let stopped = Locked(false)
     private let done = DispatchSemaphore(value: 0)
     private var payloads: [[UInt8]] = []
 
-    /// Starts capturing what is sent to UDP `port` on 127.0.0.1.
-    init(port: UInt16) throws {
+    /// Starts capturing what UDP `sourcePort` sends to UDP `port` on 127.0.0.1 (one call's stream: another test's
+    /// stale stream to a port this call took over is not this call's).
+    init(port: UInt16, from sourcePort: UInt16) throws {
         self.port = port
+        self.sourcePort = sourcePort
         // SOCK_DGRAM: the link header is taken off, each read is one IP packet. ETH_P_IP = 0x0800.
         fd = socket(AF_PACKET, Int32(SOCK_DGRAM.rawValue), Int32(UInt16(0x0800).bigEndian))
         guard fd >= 0 else { throw InteropError("a raw capture socket needs root (CAP_NET_RAW): errno \(errno)") }
@@ -43,8 +46,9 @@ final class LoopbackCapture: @unchecked Sendable {
             let packet = buffer[0..<count]
             let headerLength = Int(packet[0] & 0x0F) * 4
             guard packet[0] >> 4 == 4, packet[9] == 17, count > headerLength + 8 else { continue }  // IPv4, UDP
+            let source = UInt16(packet[headerLength]) << 8 | UInt16(packet[headerLength + 1])
             let destination = UInt16(packet[headerLength + 2]) << 8 | UInt16(packet[headerLength + 3])
-            guard destination == port else { continue }
+            guard destination == port, source == sourcePort else { continue }
             payloads.append(Array(packet[(headerLength + 8)...]))
         }
     }
