@@ -26,15 +26,6 @@ static inline int parley_gst_has_element(const char *factory) {
     return 1;
 }
 
-/// Makes one element of `factory` and drops it: whatever the element does once per process happens now (the first
-/// dtlssrtpdec generates GStreamer's default RSA-2048 certificate, about a third of a second); 0 on success.
-static inline int parley_gst_warm_up(const char *factory) {
-    GstElement *element = gst_element_factory_make(factory, NULL);
-    if (!element) return -1;
-    gst_object_unref(gst_object_ref_sink(element));
-    return 0;
-}
-
 /// A pipeline from a gst-launch description, or NULL with `*error` set.
 static inline GstElement *parley_gst_parse(const char *description, char **error) {
     GError *failure = NULL;

@@ -16,11 +16,6 @@ enum GStreamer {
         failure == nil && parley_gst_has_element(factory) != 0
     }
 
-    /// Makes and drops one element of `factory` (its once-per-process set-up happens now); false when missing.
-    static func warmUp(_ factory: String) -> Bool {
-        failure == nil && parley_gst_warm_up(factory) == 0
-    }
-
     /// Whether a desktop sound server is there for `device` sources and sinks (PulseAudio's socket; PipeWire serves
     /// the same socket through pipewire-pulse).
     static var hasSoundServer: Bool {

@@ -40,14 +40,6 @@ public enum MediaSupport {
         return missing.isEmpty ? nil : MediaError("GStreamer lacks \(missing.joined(separator: ", ")) (install gstreamer1.0-plugins-bad)")
     }
 
-    /// Pays DTLS's once-per-process cost now, on a background queue, rather than on the first DTLS call: GStreamer's
-    /// first dtlssrtpdec generates a default RSA-2048 certificate (about 0.35 s here) even though Parley gives every
-    /// decoder its own.
-    public static func warmUpDTLS() {
-        guard dtlsProblem == nil else { return }
-        DispatchQueue.global(qos: .utility).async { _ = GStreamer.warmUp("dtlssrtpdec") }
-    }
-
     /// Whether a desktop sound server is reachable for `device` sources and sinks.
     public static var hasSoundServer: Bool { GStreamer.hasSoundServer }
 }

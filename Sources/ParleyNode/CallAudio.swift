@@ -52,7 +52,6 @@ final class CallAudio: CallMediaHandler {
     init(_ configuration: MediaConfiguration, host: String, certificate: DTLSCertificate?, log: EngineLog) throws(MediaError) {
         if let problem = MediaSupport.problem { throw problem }
         self.certificate = MediaSupport.dtlsProblem == nil ? certificate : nil
-        if self.certificate != nil { MediaSupport.warmUpDTLS() }
         self.configuration = configuration
         self.pool = try RTPPortPool(host: host, range: configuration.ports)
         self.log = log
