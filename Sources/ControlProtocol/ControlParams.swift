@@ -11,14 +11,23 @@ public struct StartParams: ControlParams {
     public var media: MediaEndpointParams?
     /// The account to call through (its name or address of record); the default account when absent.
     public var account: String?
+    /// What this call's offer encrypts its media with, instead of parleyd's `--media-encryption`: `none`, `auto`,
+    /// `sdes` or `dtls`.
+    public var encryption: String?
 
     /// Params.
-    public init(to: String, video: Bool? = nil, media: MediaEndpointParams? = nil, account: String? = nil) {
+    public init(
+        to: String, video: Bool? = nil, media: MediaEndpointParams? = nil, account: String? = nil, encryption: String? = nil
+    ) {
         self.to = to
         self.video = video
         self.media = media
         self.account = account
+        self.encryption = encryption
     }
+
+    /// What `encryption` may say.
+    public static let encryptionMethods = ["none", "auto", "sdes", "dtls"]
 
     /// The members.
     public static let fields = [
@@ -31,6 +40,10 @@ public struct StartParams: ControlParams {
         ControlField(
             "account", "a string", optional: true,
             "the account to call through: its name (`work`) or address of record (`sip:alice@example.com`); default: the first account"),
+        ControlField(
+            "encryption", "a string", optional: true,
+            "what this call's offer encrypts its media with, instead of `parleyd --media-encryption`: `none` (plain RTP), "
+                + "`auto` (SDES over TLS signalling), `sdes` (SRTP keyed in the SDP) or `dtls` (DTLS-SRTP)"),
     ]
     /// An example.
     public static let example = StartParams(to: "sip:bob@127.0.0.1:5062", video: false)
@@ -41,6 +54,10 @@ public struct StartParams: ControlParams {
             throw ControlError(.invalidParams, "Say whom to call.", field: "to")
         }
         try media?.validate()
+        if let encryption, !Self.encryptionMethods.contains(encryption) {
+            throw ControlError(
+                .invalidParams, "Say none, auto, sdes or dtls for the encryption, not \(encryption).", field: "encryption")
+        }
     }
 }
 

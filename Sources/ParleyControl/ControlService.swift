@@ -86,6 +86,11 @@ public final class ControlService: Sendable {
                 throw ControlError(.invalidParams, problem.message, details: .init(field: "to", technical: problem.technical))
             }
             let start = ConversationAction.start(handles: [handle], isVideo: params.video ?? false)
+            if let method = params.encryption.flatMap(MediaEncryptionPolicy.Offer.init(rawValue:)),
+                let problem = engine.encryptStart(method, conversation: start.conversationUUID)
+            {
+                throw ControlError(.invalidParams, problem + ".", field: "encryption")
+            }
             if let name = params.account { _ = engine.placeThrough(account: name, conversation: start.conversationUUID) }
             try perform(start, id: id, media: params.media, reply: reply)
         case .join(let params):

@@ -27,8 +27,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let observed = ObservedConversations()
     /// The peer's refusal behind each action failed for one (``failureStatus(ofAction:)``).
     let actionFailures = ActionFailureStatuses()
-    /// The accounts frontends chose for their Starts.
-    let accountChoices = AccountChoices()
+    /// What frontends chose for their Starts (account, encryption).
+    let startChoices = StartChoices()
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
     private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
     private let pushedCalls: PushedCallRegistry
@@ -38,6 +38,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let localHandle: Handle
     /// The frontend's media endpoints, when a frontend carries calls' RTP (`--media external`).
     public let externalMedia: ExternalMedia?
+    /// The encryption our offers can use: SDES-keyed SRTP, DTLS-SRTP (what the media layer has the elements for).
+    let offerableEncryption: Set<MediaEncryptionPolicy.Offer>
 
     /// An engine on `environment` driving `manager` (it becomes the manager's delegate). With `history`, every
     /// ended conversation is recorded before its `left` transition is logged; with `media`, calls carry audio (it is
@@ -60,6 +62,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
         agent.media = media
         agent.locator = locator
         externalMedia = media as? ExternalMedia
+        offerableEncryption = Set(
+            [.none, .auto] + (media?.carriesSRTP == true ? [.sdes] : []) + (media?.dtlsFingerprints.isEmpty == false ? [.dtls] : []))
         let box = AgentBox(agent)
         self.agent = box
         parseThread = configuration.parsesOnThread
@@ -80,7 +84,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             }
         }
         agent.onRegistrationChanged = { [weak self] account, state in self?.emit(.registrationChanged(account, state)) }
-        agent.accountChoices = accountChoices
+        agent.startChoices = startChoices
         agent.onTonesReceived = { [weak self] uuid, digits in self?.emit(.tonesReceived(uuid, digits: digits)) }
         agent.onMediaChanged = { [weak self, observed] uuid, audio in
             observed.state.withLock { $0.audio[uuid] = audio }

@@ -7,10 +7,9 @@ import Synchronization
 /// Which account a call goes through: an outgoing one through the account its Start named (else the first), an
 /// incoming one through the account it was called at.
 extension SIPUserAgent {
-    /// The account a Start goes out through: the one the frontend chose for it, else the default (the first); nil
-    /// when there are none.
-    func account(forStart uuid: UUID) -> Int? {
-        if let chosen = accountChoices?.take(uuid) { return chosen }
+    /// The account a Start goes out through (`choice`'s, else the default: the first); nil when there are none.
+    func account(forStart choice: StartChoices.Choice) -> Int? {
+        if let chosen = choice.account { return chosen }
         return accounts.isEmpty ? nil : 0
     }
 
@@ -29,25 +28,33 @@ extension SIPUserAgent {
     static func addressKey(_ uri: SIPURI) -> String { "\(uri.user ?? "")@\(uri.host.lowercased())" }
 }
 
-/// The accounts frontends chose for Starts not yet placed, by conversation: written on the frontend's thread before
-/// the Start is performed, taken on the engine's when it is placed.
-final class AccountChoices: Sendable {
-    private let chosen = Mutex<[UUID: Int]>([:])
+/// What frontends chose for Starts not yet placed, by conversation (the account, the encryption of the offer):
+/// written on the frontend's thread before the Start is performed, taken on the engine's when it is placed.
+final class StartChoices: Sendable {
+    /// One Start's choices.
+    struct Choice: Sendable, Hashable {
+        /// The account's index, nil: the default.
+        var account: Int?
+        /// What the offer uses, nil: the node's policy.
+        var encryption: MediaEncryptionPolicy.Offer?
+    }
+
+    private let chosen = Mutex<[UUID: Choice]>([:])
 
     /// Starts waiting to be placed at most; beyond, the oldest choices are dropped (a Start the manager refused
     /// never takes its choice).
     static let limit = 10_000
 
-    /// Account `index` for the Start of conversation `uuid`.
-    func choose(_ index: Int, for uuid: UUID) {
+    /// Changes the choice for the Start of conversation `uuid`.
+    func choose(for uuid: UUID, _ change: (inout Choice) -> Void) {
         chosen.withLock {
-            if $0.count >= Self.limit { $0.removeAll() }
-            $0[uuid] = index
+            if $0.count >= Self.limit, $0[uuid] == nil { $0.removeAll() }
+            change(&$0[uuid, default: Choice()])
         }
     }
 
-    /// The account chosen for `uuid`, once.
-    func take(_ uuid: UUID) -> Int? {
-        chosen.withLock { $0.removeValue(forKey: uuid) }
+    /// The choices for `uuid`, once (nothing chosen: the defaults).
+    func take(_ uuid: UUID) -> Choice {
+        chosen.withLock { $0.removeValue(forKey: uuid) } ?? Choice()
     }
 }

@@ -16,7 +16,8 @@ extension SIPUserAgent {
             _ = action.fail(reason: "a SIP call has exactly one remote party (merge calls to talk to several)")
             return
         }
-        let account = self.account(forStart: action.conversationUUID).map { accounts[$0].account }
+        let choice = startChoices?.take(action.conversationUUID) ?? StartChoices.Choice()
+        let account = self.account(forStart: choice).map { accounts[$0].account }
         if let account {
             try? manager.reportConversationEvent(
                 .updated(Conversation.Update(account: account.addressOfRecord.description)), for: action.conversationUUID)
@@ -33,7 +34,7 @@ extension SIPUserAgent {
             switch result {
             case .success(let targets):
                 self.place(
-                    action, handle: handle, target: target, through: account, at: targets[0],
+                    action, handle: handle, target: target, through: account, encryption: choice.encryption, at: targets[0],
                     alternatives: Array(targets.dropFirst()))
             case .failure(let problem):
                 self.cannotCall(handle, action, problem)
@@ -49,10 +50,10 @@ extension SIPUserAgent {
     }
 
     /// Sends the INVITE of a Start through `account` to `destination` (the next hop's first target; `alternatives`
-    /// are tried in turn when it does not answer at all).
+    /// are tried in turn when it does not answer at all), its offer encrypted as `encryption` says (nil: the policy).
     private func place(
         _ action: ConversationAction, handle: Handle, target: SIPURI, through account: Account?,
-        at destination: SIPDestination, alternatives: [SIPDestination]
+        encryption: MediaEncryptionPolicy.Offer?, at destination: SIPDestination, alternatives: [SIPDestination]
     ) {
         let host = Self.uriHost(advertisedHost(for: destination))
         let ours = mediaAddress(toward: destination.address.host)
@@ -66,9 +67,11 @@ extension SIPUserAgent {
             codecs: audioCodecs, video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil,
             telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 },
             rtcpPort: rtcpPort(for: audioPort), opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)
-        if carriesDTLS, configuration.mediaEncryption.offersDTLS {
+        var policy = configuration.mediaEncryption
+        if let encryption { policy.offer = encryption }
+        if carriesDTLS, policy.offersDTLS {
             offer = offer.secured(ourDTLS(setup: .actpass))
-        } else if carriesSRTP, configuration.mediaEncryption.offersSDES(over: destination.kind) {
+        } else if carriesSRTP, policy.offersSDES(over: destination.kind) {
             offer = offer.secured(freshSDES())
             if destination.kind != .tls {
                 log.info("\(action.conversationUUID): offering SRTP keyed by SDES over \(destination.kind.rawValue): "

@@ -83,8 +83,8 @@ final class SIPUserAgent {
     var keepAlives: [FlowKey: FlowKeepAlive] = [:]
     /// Told when an account's registration changes state.
     var onRegistrationChanged: ((Account, RegistrationState) -> Void)?
-    /// The accounts frontends chose for their Starts (the engine's; nil in tests that drive the agent alone).
-    var accountChoices: AccountChoices?
+    /// What frontends chose for their Starts (the engine's; nil in tests that drive the agent alone).
+    var startChoices: StartChoices?
     /// Told of each new call's conversation and Call-ID before the conversation is reported.
     var onCallCreated: ((UUID, String) -> Void)?
     /// Frontends' requests to turn video on or off, waiting for their re-INVITE's answer, by leg.

@@ -15,6 +15,7 @@ enum ControlCommands {
         let video = arguments.flag("--video")
         let open = arguments.flag("--open")
         let account = try arguments.option("--account")
+        let encryption = try arguments.option("--encryption")
         let directory = try dataDirectory(&arguments)
         let positionals = try arguments.positionals()
         let expected = command.arguments
@@ -25,6 +26,12 @@ enum ControlCommands {
         if video && command != .call { throw UsageError("--video goes with parley call") }
         if open && command != .web { throw UsageError("--open goes with parley web") }
         if account != nil && command != .call { throw UsageError("--account goes with parley call") }
+        if let encryption {
+            guard command == .call else { throw UsageError("--encryption goes with parley call") }
+            guard StartParams.encryptionMethods.contains(encryption) else {
+                throw UsageError("--encryption takes none, auto, sdes or dtls, got '\(encryption)'")
+            }
+        }
         var wantsMuted: Bool?
         if command == .mute, positionals.count == 2 {
             guard ["on", "off"].contains(positionals[1]) else { throw UsageError("on or off goes after CONV, got '\(positionals[1])'") }
@@ -45,7 +52,7 @@ enum ControlCommands {
                 "\($0.contacts) contacts loaded" + ($0.conflicts > 0 ? " (\($0.conflicts) handles claimed twice; the first kept)" : "")
             }
         case .call:
-            let params = StartParams(to: positionals[0], video: video ? true : nil, account: account)
+            let params = StartParams(to: positionals[0], video: video ? true : nil, account: account, encryption: encryption)
             return started(try session.startAndFollow(.start(params)), json: json, name)
         case .audio:
             let conversation = try session.conversation(positionals[0])

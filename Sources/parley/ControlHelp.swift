@@ -113,7 +113,7 @@ enum ControlHelp {
     }
 
     static let call = """
-        usage: parley call TARGET [--video] [--account NAME] [--data-dir DIR] [--json]
+        usage: parley call TARGET [--video] [--account NAME] [--encryption METHOD] [--data-dir DIR] [--json]
 
         Places a call through the running parleyd and waits until it rings, connects or fails; then prints the
         conversation (or why the call failed, with the SIP status). TARGET is a SIP URI (sip:bob@example.com,
@@ -125,12 +125,16 @@ enum ControlHelp {
           --video          offer video as well (both parleyd need --video)
           --account NAME   call through this account (its [account NAME] or address of record; default: the
                            first account)
+          --encryption METHOD
+                           encrypt this call's media with none, auto, sdes or dtls instead of parleyd's
+                           --media-encryption (dtls: DTLS-SRTP, the peer's certificate checked)
         \(options)
 
         examples:
           parley call sip:bob@127.0.0.1:5172 --data-dir /tmp/parley-a
           parley call 'sip:bob@127.0.0.1:5172;transport=tcp' --video
           parley call bob --account work
+          parley call sip:bob@127.0.0.1:5172 --encryption dtls
 
         \(footer)
         """
