@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+// SwiftPM rebuilds Media when this file changes, not when gate.h alone does: touch a Media source after editing it.
+#include "gate.h"
 
 /// Initialises GStreamer once; 0 on success, else -1 with `*error` a malloc'd message (free with parley_gst_free).
 static inline int parley_gst_init(char **error) {
@@ -408,6 +410,8 @@ typedef struct {
 typedef struct {
     GMutex lock;
     guint count;
+    /// Every RTP packet seen, taken or not.
+    guint64 total;
     ParleyRTPArrival items[PARLEY_ARRIVALS_CAPACITY];
 } ParleyArrivals;
 
@@ -424,6 +428,7 @@ static void parley_arrivals_keep(ParleyArrivals *arrivals, GstBuffer *buffer) {
     gst_rtp_buffer_unmap(&rtp);
     if (payload_type >= 64 && payload_type <= 95) return;
     g_mutex_lock(&arrivals->lock);
+    arrivals->total++;
     if (arrivals->count < PARLEY_ARRIVALS_CAPACITY) arrivals->items[arrivals->count++] = arrival;
     g_mutex_unlock(&arrivals->lock);
 }
@@ -441,12 +446,13 @@ static GstPadProbeReturn parley_arrivals_probe(GstPad *pad, GstPadProbeInfo *inf
     return GST_PAD_PROBE_OK;
 }
 
-/// Watches what arrives at the source pad of the element `name` (the RTP port's udpsrc), before rtpbin sees it:
-/// every RTP packet's SSRC and sequence number is kept for `parley_gst_take_arrivals`; 0 on success.
-static inline int parley_gst_watch_arrivals(GstElement *pipeline, const char *name) {
+/// Watches what passes the pad `pad_name` of the element `name` (rtpbin's RTP sink: what enters the RTP session,
+/// past the gate and the decryption): every RTP packet's SSRC and sequence number is kept for
+/// `parley_gst_take_arrivals`, and counted; 0 on success.
+static inline int parley_gst_watch_arrivals(GstElement *pipeline, const char *name, const char *pad_name) {
     GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
     if (!element) return -1;
-    GstPad *pad = gst_element_get_static_pad(element, "src");
+    GstPad *pad = gst_element_get_static_pad(element, pad_name);
     gst_object_unref(element);
     if (!pad) return -1;
     ParleyArrivals *arrivals = g_atomic_rc_box_new0(ParleyArrivals);
@@ -456,45 +462,6 @@ static inline int parley_gst_watch_arrivals(GstElement *pipeline, const char *na
     gst_object_unref(pad);
     g_object_set_data_full(G_OBJECT(pipeline), "parley-arrivals", arrivals, parley_arrivals_release);
     return 0;
-}
-
-/// A count of buffers, shared (reference-counted) by a pad probe and the pipeline.
-typedef struct {
-    gint count;
-} ParleyBufferCount;
-
-static void parley_buffer_count_release(gpointer data) { g_atomic_rc_box_release(data); }
-
-static GstPadProbeReturn parley_buffer_count_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    (void)pad;
-    gint buffers = 1;
-    if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
-        buffers = (gint)gst_buffer_list_length(GST_PAD_PROBE_INFO_BUFFER_LIST(info));
-    }
-    g_atomic_int_add(&((ParleyBufferCount *)data)->count, buffers);
-    return GST_PAD_PROBE_OK;
-}
-
-/// Counts the buffers leaving the source pad of the element `name` (the RTCP port's udpsrc: every RTCP packet that
-/// arrives), for `parley_gst_buffers_counted`; 0 on success.
-static inline int parley_gst_count_buffers(GstElement *pipeline, const char *name) {
-    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
-    if (!element) return -1;
-    GstPad *pad = gst_element_get_static_pad(element, "src");
-    gst_object_unref(element);
-    if (!pad) return -1;
-    ParleyBufferCount *count = g_atomic_rc_box_new0(ParleyBufferCount);
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST, parley_buffer_count_probe,
-        g_atomic_rc_box_acquire(count), parley_buffer_count_release);
-    gst_object_unref(pad);
-    g_object_set_data_full(G_OBJECT(pipeline), "parley-buffer-count", count, parley_buffer_count_release);
-    return 0;
-}
-
-/// The buffers counted so far by `parley_gst_count_buffers` (0 when nothing is counted).
-static inline int parley_gst_buffers_counted(GstElement *pipeline) {
-    ParleyBufferCount *count = g_object_get_data(G_OBJECT(pipeline), "parley-buffer-count");
-    return count ? g_atomic_int_get(&count->count) : 0;
 }
 
 /// Moves up to `capacity` of the arrivals seen since the last call into `out`, oldest first; their count (0 when
@@ -509,4 +476,14 @@ static inline int parley_gst_take_arrivals(GstElement *pipeline, ParleyRTPArriva
     arrivals->count -= taken;
     g_mutex_unlock(&arrivals->lock);
     return (int)taken;
+}
+
+/// Every RTP packet the arrivals watch has seen (0 when nothing is watched).
+static inline guint64 parley_gst_arrivals_total(GstElement *pipeline) {
+    ParleyArrivals *arrivals = g_object_get_data(G_OBJECT(pipeline), "parley-arrivals");
+    if (!arrivals) return 0;
+    g_mutex_lock(&arrivals->lock);
+    guint64 total = arrivals->total;
+    g_mutex_unlock(&arrivals->lock);
+    return total;
 }

@@ -16,6 +16,9 @@ public struct CallQuality: Sendable, Hashable, Codable {
     /// Packets of the peer's stream expected while both sides sent, what the loss is a share of; nil in records
     /// written before it was kept.
     public var packetsExpected: Int?
+    /// Packets that reached the call's ports and were dropped before its RTP session (a stranger's, failing SRTP's
+    /// authentication, replayed); nil in records written before it was kept.
+    public var packetsDropped: Int?
     /// The interarrival jitter of what we received, in milliseconds.
     public var jitterMs: Double
     /// Our packets the peer reported lost (its last receiver report; read it as ``peerLostPackets``).
@@ -28,8 +31,10 @@ public struct CallQuality: Sendable, Hashable, Codable {
     /// Figures.
     public init(
         codec: String, packetsSent: Int, packetsReceived: Int, packetsLost: Int, packetsExpected: Int? = nil,
-        jitterMs: Double, peerPacketsLost: Int? = nil, peerJitterMs: Double? = nil, roundTripMs: Double? = nil
+        jitterMs: Double, peerPacketsLost: Int? = nil, peerJitterMs: Double? = nil, roundTripMs: Double? = nil,
+        packetsDropped: Int? = nil
     ) {
+        self.packetsDropped = packetsDropped
         self.codec = codec
         self.packetsSent = packetsSent
         self.packetsReceived = packetsReceived

@@ -102,6 +102,9 @@ public struct MediaStatsInfo: Codable, Sendable, Equatable {
     public var lossPercent: Double
     /// The interarrival jitter of what we receive, in whole milliseconds.
     public var jitterMs: Int
+    /// Packets that reached the call's ports and were dropped before its RTP session: a stranger's, failing SRTP's
+    /// authentication, replayed.
+    public var packetsDropped: Int
     /// Our packets the peer reported lost; never negative.
     @Nullable public var peerPacketsLost: Int?
     /// The jitter the peer measured on our stream, in whole milliseconds.
@@ -112,8 +115,9 @@ public struct MediaStatsInfo: Codable, Sendable, Equatable {
     /// Figures.
     public init(
         codec: String, packetsSent: Int, packetsReceived: Int, packetsLost: Int, lossPercent: Double, jitterMs: Int,
-        peerPacketsLost: Int?, peerJitterMs: Int?, roundTripMs: Int?
+        peerPacketsLost: Int?, peerJitterMs: Int?, roundTripMs: Int?, packetsDropped: Int = 0
     ) {
+        self.packetsDropped = packetsDropped
         self.codec = codec
         self.packetsSent = packetsSent
         self.packetsReceived = packetsReceived

@@ -64,6 +64,10 @@ extension MediaStatsInfo: ControlShape {
             "packets of the peer's stream that never arrived, counted only while both sides send (never negative)"),
         ControlField("lossPercent", .number, "those as a percentage of the packets expected while both sides sent, to two decimals"),
         ControlField("jitterMs", .integer, "the interarrival jitter of what we receive"),
+        ControlField(
+            "packetsDropped", .integer,
+            "packets that reached the call's ports and were dropped before its RTP session: from anyone but the peer's "
+                + "accepted source, failing SRTP's authentication, replayed, or before DTLS completed"),
         ControlField("peerPacketsLost", .nullable(.integer), "our packets the peer reported lost (RTCP; never negative), null until it reports"),
         ControlField("peerJitterMs", .nullable(.integer), "the jitter the peer measured on our stream (RTCP)"),
         ControlField("roundTripMs", .nullable(.integer), "the round trip from the peer's receiver report (RTCP)"),
@@ -73,7 +77,7 @@ extension MediaStatsInfo: ControlShape {
     public static let examples = [
         MediaStatsInfo(
             codec: "PCMU", packetsSent: 2900, packetsReceived: 2897, packetsLost: 3, lossPercent: 0.1, jitterMs: 2,
-            peerPacketsLost: 0, peerJitterMs: 1, roundTripMs: 12),
+            peerPacketsLost: 0, peerJitterMs: 1, roundTripMs: 12, packetsDropped: 40),
         MediaStatsInfo(
             codec: "PCMA", packetsSent: 100, packetsReceived: 100, packetsLost: 0, lossPercent: 0, jitterMs: 0,
             peerPacketsLost: nil, peerJitterMs: nil, roundTripMs: nil),

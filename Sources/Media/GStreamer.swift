@@ -125,9 +125,10 @@ final class Pipeline {
         return RTPStatistics(figures, loss: loss, codec: codec)
     }
 
-    /// Keeps the SSRC and sequence number of every RTP packet leaving the element `name` (the RTP port's udpsrc).
-    func watchArrivals(at name: String) throws(MediaError) {
-        guard parley_gst_watch_arrivals(raw, name) == 0 else { throw MediaError("no \(name) to watch") }
+    /// Keeps the SSRC and sequence number of every RTP packet passing the pad `pad` of the element `name` (rtpbin's
+    /// RTP sink: what enters the session), and counts them (``arrivalsTotal``).
+    func watchArrivals(at name: String, pad: String) throws(MediaError) {
+        guard parley_gst_watch_arrivals(raw, name, pad) == 0 else { throw MediaError("no \(name).\(pad) to watch") }
     }
 
     /// Hands each packet kept since the last call to `body`, oldest first; how many there were.
@@ -145,15 +146,37 @@ final class Pipeline {
         }
     }
 
-    /// Counts every buffer leaving the element `name` (the RTCP port's udpsrc), for ``buffersCounted``.
-    func countBuffers(at name: String) throws(MediaError) {
-        guard parley_gst_count_buffers(raw, name) == 0 else { throw MediaError("no \(name) to count") }
+    /// Every RTP packet the arrivals watch saw.
+    var arrivalsTotal: Int {
+        guard let raw else { return 0 }
+        return Int(parley_gst_arrivals_total(raw))
     }
 
-    /// The buffers counted since ``countBuffers(at:)`` (0 when nothing is counted).
-    var buffersCounted: Int {
-        guard let raw else { return 0 }
-        return Int(parley_gst_buffers_counted(raw))
+    /// Puts `gate` in front of the element `name` (a component's udpsrc), keyed `key`.
+    func gate(_ name: String, key: String, _ gate: ReceiveGate) throws(MediaError) {
+        let made = parley_gst_gate(
+            raw, name, key, gate.host, Int32(gate.port), gate.anyPort ? 1 : 0, Int32(gate.latchSeconds),
+            Int32(gate.latchPayloadType ?? -1), gate.dtlsLatches ? 1 : 0)
+        guard made == 0 else { throw MediaError("no \(name) to gate") }
+    }
+
+    /// What the gate keyed `key` counted, and where its source moved if it latched since the last reading.
+    func readGate(_ key: String) -> ReceiveGate.Reading? {
+        guard let raw else { return nil }
+        var reading = ParleyGateReading()
+        guard parley_gst_read_gate(raw, key, &reading) == 0 else { return nil }
+        let latchedTo: (host: String, port: Int)? =
+            reading.latched == 0
+            ? nil
+            : (withUnsafeBytes(of: reading.host) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }, Int(reading.port))
+        return ReceiveGate.Reading(
+            passed: Int(reading.passed), passedMedia: Int(reading.passed_media), dropped: Int(reading.dropped), latchedTo: latchedTo)
+    }
+
+    /// Makes the gate keyed `key` accept `host` and `port` (nil: any port) from now on.
+    func gateAccept(_ key: String, host: String, port: Int?) {
+        guard let raw else { return }
+        _ = parley_gst_gate_accept(raw, key, host, Int32(port ?? 0), port == nil ? 1 : 0)
     }
 
     /// Has the audiorate `name` fill its recording with silence up to now (the stretch since the last audio).

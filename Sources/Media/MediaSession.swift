@@ -28,6 +28,7 @@ public final class MediaSession: @unchecked Sendable {
     /// Every session's queued work, so a process can wait for recordings to complete before it exits.
     private static let work = DispatchGroup()
     private let report: @Sendable (String) -> Void
+    private let notice: @Sendable (String) -> Void
     private let tonesReceived: @Sendable (Character) -> Void
     private let statisticsReported: @Sendable (RTPStatistics) -> Void
     private let securityReported: @Sendable (MediaSecurityOutcome) -> Void
@@ -43,8 +44,14 @@ public final class MediaSession: @unchecked Sendable {
     private var loss = RTPLossCounter(counting: false)
     /// RTP and RTCP packets that arrived in the session's life (every pipeline's), for readers on any thread.
     private let arrived = Atomic<Int>(0)
-    /// The RTCP packets the current pipeline had counted at the last poll.
+    /// The RTCP packets the current pipeline's gate had let through at the last poll.
     private var rtcpCounted = 0
+    /// Packets dropped before the RTP session by the pipelines before this one (from strangers, failing SRTP's
+    /// authentication or replayed), and by this one at the last poll.
+    private var droppedBefore = 0
+    private var droppedNow = 0
+    /// Where the peer's RTP turned out to come from, when the gate latched onto a source other than the SDP's.
+    private var latchedSource: (host: String, port: Int)?
     private var isMuted = false
     private var pipeline: Pipeline?
     private var rebuilds = 0
@@ -69,8 +76,10 @@ public final class MediaSession: @unchecked Sendable {
         recordingName: String, report: @escaping @Sendable (String) -> Void = { _ in },
         tonesReceived: @escaping @Sendable (Character) -> Void = { _ in },
         statisticsReported: @escaping @Sendable (RTPStatistics) -> Void = { _ in },
-        securityReported: @escaping @Sendable (MediaSecurityOutcome) -> Void = { _ in }
+        securityReported: @escaping @Sendable (MediaSecurityOutcome) -> Void = { _ in },
+        notice: @escaping @Sendable (String) -> Void = { _ in }
     ) {
+        self.notice = notice
         self.tonesReceived = tonesReceived
         self.statisticsReported = statisticsReported
         self.securityReported = securityReported
@@ -266,8 +275,9 @@ public final class MediaSession: @unchecked Sendable {
         takeArrivals()
         polls += 1
         guard polls % Self.statisticsInterval == 0,
-            let figures = pipeline.rtpStatistics(of: PipelineDescription.rtpbin, loss: loss, codec: parameters.codec)
+            var figures = pipeline.rtpStatistics(of: PipelineDescription.rtpbin, loss: loss, codec: parameters.codec)
         else { return }
+        figures.packetsDropped = packetsDropped
         latest.withLock { $0 = figures }
         statisticsReported(figures)
     }
@@ -276,13 +286,43 @@ public final class MediaSession: @unchecked Sendable {
     /// that stops moving says the peer stopped sending (the engine's media timeout reads it).
     public var packetsArrived: Int { arrived.load(ordering: .relaxed) }
 
-    /// Takes the RTP packets the pipeline kept (their loss is counted) and the RTCP packets it counted.
+    /// Packets that reached the call's ports and were dropped before the RTP session, in the session's life.
+    var packetsDropped: Int { droppedBefore + droppedNow }
+
+    /// Takes the RTP packets that entered the RTP session (their loss is counted), the RTCP packets the gate let
+    /// through, and what was dropped: by the gates, and by the security layer (RTP the gate passed that never
+    /// entered the session; read after the gate, so a packet still in flight is not counted as dropped). A latch
+    /// of the RTP gate moves where we send.
     private func takeArrivals() {
         guard let pipeline else { return }
+        let rtpGate = pipeline.readGate(ReceiveGate.key(.rtp)), rtcpGate = pipeline.readGate(ReceiveGate.key(.rtcp))
         let rtp = pipeline.takeArrivals { loss.received(ssrc: $0, sequence: $1) }
-        let rtcp = pipeline.buffersCounted
+        let undecrypted = max(0, (rtpGate?.passedMedia ?? 0) - pipeline.arrivalsTotal)
+        let rtcp = rtcpGate?.passed ?? 0
         arrived.add(rtp + max(0, rtcp - rtcpCounted), ordering: .relaxed)
         rtcpCounted = rtcp
+        droppedNow = (rtpGate?.dropped ?? 0) + (rtcpGate?.dropped ?? 0) + undecrypted
+        if let moved = rtpGate?.latchedTo { follow(moved, on: pipeline) }
+    }
+
+    /// The peer's RTP comes from `source`, not from where its SDP said (a NAT): our RTP goes there, RTCP to its
+    /// next port, and the RTCP gate takes that address on any port (symmetric RTP, RFC 4961; a NAT picks RTCP's). Or it comes from where the SDP
+    /// said after all (a stranger's packets had raced the peer's first): everything goes back there.
+    private func follow(_ source: (host: String, port: Int), on pipeline: Pipeline) {
+        let negotiated = source.host == parameters.remoteHost && source.port == parameters.remotePort
+        latchedSource = negotiated ? nil : source
+        let rtcpPort = negotiated ? parameters.remoteRTCPPort : source.port + 1
+        pipeline.set("rtpsink", "host", source.host)
+        pipeline.set("rtpsink", "port", source.port)
+        pipeline.set("rtcpsink", "host", source.host)
+        pipeline.set("rtcpsink", "port", rtcpPort)
+        pipeline.gateAccept(ReceiveGate.key(.rtcp), host: source.host, port: negotiated ? rtcpPort : nil)
+        notice(
+            negotiated
+                ? "the peer's RTP comes from \(source.host):\(source.port) as its SDP said, after another source's: "
+                    + "only the SDP's is taken now"
+                : "the peer's RTP comes from \(source.host):\(source.port), not \(parameters.remoteHost):\(parameters.remotePort) "
+                    + "as its SDP said: sending there (symmetric RTP)")
     }
 
     private func build() throws(MediaError) -> Pipeline {
@@ -294,9 +334,14 @@ public final class MediaSession: @unchecked Sendable {
         let built = try Pipeline(description.text)
         // A new pipeline's figures start from zero, its loss too.
         loss = RTPLossCounter(counting: Self.bothSend(parameters))
-        try built.watchArrivals(at: "rtpsrc")
-        try built.countBuffers(at: "rtcpsrc")
+        try built.watchArrivals(at: PipelineDescription.rtpbin, pad: RTPComponent.rtp.receivePad)
+        for (component, gate) in ReceiveGate.gates(for: parameters) {
+            try built.gate(component == .rtp ? "rtpsrc" : "rtcpsrc", key: ReceiveGate.key(component), gate)
+        }
         rtcpCounted = 0
+        droppedBefore += droppedNow
+        droppedNow = 0
+        latchedSource = nil
         try built.routeReceived(
             from: PipelineDescription.rtpbin, into: "incoming", codec: parameters.codec,
             payloadType: parameters.receivedPayloadType,

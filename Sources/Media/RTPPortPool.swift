@@ -3,11 +3,15 @@ import Glibc
 import ParleyIO
 
 /// The local RTP/RTCP port pairs of media sessions: an even RTP port and the odd one after it, bound when reserved
-/// (so a port another program holds is skipped, not found out when media starts) and closed when released.
+/// (so a port another program holds is skipped, not found out when media starts), taken at random from the range
+/// (a stranger cannot guess the next call's port), and quarantined when released: the pair stays bound, so nobody
+/// else takes it, and goes back only once nothing has arrived on it for ``quarantine`` (a previous peer still
+/// sending there is never heard by the next call).
 ///
 /// ```
-///   reserve() ──► next even port in the range whose pair binds ──► Reservation(port, rtp fd, rtcp fd)
-///   release(port) ──► both sockets closed, the pair free again
+///   reserve() ──► a random free even port whose pair binds ──► Reservation(port, rtp fd, rtcp fd)
+///   release(port) ──► quarantined (still bound; what arrives is drained and restarts its quiet time)
+///        └── quiet for `quarantine` (looked at when reserving) ──► both sockets closed, the pair free again
 /// ```
 /// Not thread-safe: one engine loop owns it.
 public final class RTPPortPool {
@@ -23,11 +27,21 @@ public final class RTPPortPool {
     public let host: String
     /// The ports used, first to last (RTP ports are the even ones).
     public let range: ClosedRange<Int>
+    /// How long a released pair must be quiet before it is given out again.
+    public let quarantine: Duration
+    private let now: () -> ContinuousClock.Instant
     private var reserved: [Int: Reservation] = [:]
-    private var next: Int
+    /// Released pairs, oldest quiet first: their sockets and when each last heard nothing new.
+    private var quarantined: [(reservation: Reservation, quietSince: ContinuousClock.Instant)] = []
+    private var quarantinedPorts: Set<Int> = []
+    private var random = SystemRandomNumberGenerator()
 
-    /// A pool on `host` over `range` (at least one pair); the error says what is wrong with them.
-    public init(host: String, range: ClosedRange<Int>) throws(MediaError) {
+    /// A pool on `host` over `range` (at least one pair); the error says what is wrong with them. Released pairs
+    /// wait `quarantine` of quiet on the clock `now` (tests inject theirs).
+    public init(
+        host: String, range: ClosedRange<Int>, quarantine: Duration = .seconds(60),
+        now: @escaping () -> ContinuousClock.Instant = { ContinuousClock.now }
+    ) throws(MediaError) {
         guard IPAddress(host) != nil else { throw MediaError("the media address must be a numeric IP address, not \(host)") }
         let first = range.lowerBound + range.lowerBound % 2
         guard range.lowerBound >= 1024, range.upperBound <= 65_535, first + 1 <= range.upperBound else {
@@ -35,31 +49,35 @@ public final class RTPPortPool {
         }
         self.host = host
         self.range = range
-        next = first
+        self.quarantine = quarantine
+        self.now = now
     }
 
     deinit {
-        for reservation in reserved.values {
-            close(reservation.rtp)
-            close(reservation.rtcp)
-        }
+        for reservation in Array(reserved.values) + quarantined.map(\.reservation) { Self.close(reservation) }
     }
 
     /// How many pairs are reserved now.
     public var count: Int { reserved.count }
+    /// How many released pairs wait in quarantine.
+    public var quarantinedCount: Int { quarantined.count }
 
-    /// Reserves the next free pair, or nil when every pair of the range is taken (here or by another program).
+    /// Reserves a free pair at random, or nil when every pair of the range is taken (here, in quarantine, or by
+    /// another program).
     public func reserve() -> Reservation? {
+        endQuarantines()
         let first = range.lowerBound + range.lowerBound % 2
         let pairs = (range.upperBound - first + 1) / 2
         guard let ip = IPAddress(host) else { return nil }
-        for _ in 0..<pairs {
-            let port = next
-            next = next + 2 + 1 > range.upperBound ? first : next + 2
-            guard reserved[port] == nil else { continue }
+        // Random tries first; then every pair from a random start, so a nearly full range still finds its last pair.
+        let start = Int.random(in: 0..<pairs, using: &random)
+        let tries = (0..<min(pairs, 8)).map { _ in Int.random(in: 0..<pairs, using: &random) } + (0..<pairs).map { (start + $0) % pairs }
+        for index in tries {
+            let port = first + 2 * index
+            guard reserved[port] == nil, !quarantinedPorts.contains(port) else { continue }
             guard let rtp = try? Socket.bound(ip.socketAddress(port: UInt16(port)), stream: false) else { continue }
             guard let rtcp = try? Socket.bound(ip.socketAddress(port: UInt16(port + 1)), stream: false) else {
-                close(rtp)
+                Glibc.close(rtp)
                 continue
             }
             let reservation = Reservation(port: port, rtp: rtp, rtcp: rtcp)
@@ -69,10 +87,53 @@ public final class RTPPortPool {
         return nil
     }
 
-    /// Frees a pair (its sockets are closed; GStreamer's duplicates close with their pipeline).
+    /// Releases a pair into quarantine (its sockets stay bound; GStreamer's duplicates close with their pipeline).
     public func release(_ port: Int) {
         guard let reservation = reserved.removeValue(forKey: port) else { return }
-        close(reservation.rtp)
-        close(reservation.rtcp)
+        Self.drain(reservation)
+        quarantined.append((reservation, now()))
+        quarantinedPorts.insert(port)
+    }
+
+    /// Frees the pairs quiet for the whole quarantine; one that heard something since it was last looked at starts
+    /// its quiet time again (at the back of the line).
+    private func endQuarantines() {
+        let moment = now()
+        var kept: [(reservation: Reservation, quietSince: ContinuousClock.Instant)] = []
+        var heard: [(reservation: Reservation, quietSince: ContinuousClock.Instant)] = []
+        for entry in quarantined {
+            guard moment - entry.quietSince >= quarantine else {
+                kept.append(entry)
+                continue
+            }
+            if Self.drain(entry.reservation) {
+                heard.append((entry.reservation, moment))
+            } else {
+                Self.close(entry.reservation)
+                quarantinedPorts.remove(entry.reservation.port)
+            }
+        }
+        quarantined = kept + heard
+    }
+
+    /// Empties both sockets' queues; whether anything was there.
+    @discardableResult
+    private static func drain(_ reservation: Reservation) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 2_048)
+        var any = false
+        for fd in [reservation.rtp, reservation.rtcp] {
+            // Bounded: a socket's queue holds at most its buffer's worth.
+            var taken = 0
+            while taken < 10_000, recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT)) >= 0 {
+                any = true
+                taken += 1
+            }
+        }
+        return any
+    }
+
+    private static func close(_ reservation: Reservation) {
+        Glibc.close(reservation.rtp)
+        Glibc.close(reservation.rtcp)
     }
 }

@@ -14,6 +14,9 @@ public struct RTPStatistics: Sendable, Hashable {
     public var packetsLost: Int
     /// Packets of the peer's stream expected while both sides sent: what ``packetsLost`` is a share of.
     public var packetsExpected: Int
+    /// Packets that reached the call's ports and were dropped before the RTP session: from anyone but the peer's
+    /// accepted source, failing SRTP's authentication, replayed, or not decryptable yet (before DTLS completes).
+    public var packetsDropped = 0
     /// The interarrival jitter of what we receive, in milliseconds (the worst source's).
     public var jitterMilliseconds: Double
     /// The peer's last receiver report about our stream, if one came.

@@ -272,7 +272,8 @@ extension ControlService {
             codec: quality.codec, packetsSent: quality.packetsSent, packetsReceived: quality.packetsReceived,
             packetsLost: quality.lostPackets, lossPercent: (quality.lossFraction * 10_000).rounded() / 100,
             jitterMs: Self.rounded(quality.jitterMs), peerPacketsLost: quality.peerLostPackets,
-            peerJitterMs: quality.peerJitterMs.map(Self.rounded), roundTripMs: quality.roundTripMs.map(Self.rounded))
+            peerJitterMs: quality.peerJitterMs.map(Self.rounded), roundTripMs: quality.roundTripMs.map(Self.rounded),
+            packetsDropped: quality.packetsDropped ?? 0)
     }
 
     /// Whole milliseconds (the protocol's one rule for members ending in `Ms`).

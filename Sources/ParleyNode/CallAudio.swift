@@ -68,7 +68,11 @@ final class CallAudio: CallMediaHandler {
     deinit { sessions.values.forEach { $0.finish() } }
 
     func reserveEndpoint(for conversation: UUID) -> MediaEndpoint? {
-        guard let reservation = pool.reserve() else { return nil }
+        guard let reservation = pool.reserve() else {
+            log.warning("\(conversation): no free RTP port pair in \(pool.range) (\(pool.count) in calls, \(pool.quarantinedCount) "
+                + "released in the last minute and held back): the call has no audio; widen --rtp-ports")
+            return nil
+        }
         reservations[reservation.port] = reservation
         return MediaEndpoint(port: reservation.port)
     }
@@ -110,7 +114,8 @@ final class CallAudio: CallMediaHandler {
                     case .secured: log.info("\(conversation): \(outcome)")
                     case .failed(let why): onSecurityFailure?(conversation, why)
                     }
-                })
+                },
+                notice: { [log] text in log.info("\(conversation): \(text)") })
             if muted.contains(conversation) { session.setMuted(true) }
             sessions[conversation] = session
             log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort), \(Self.protection(audio))")
@@ -192,7 +197,7 @@ final class CallAudio: CallMediaHandler {
             packetsLost: figures.packetsLost, packetsExpected: figures.packetsExpected,
             jitterMs: figures.jitterMilliseconds,
             peerPacketsLost: figures.peerReport?.packetsLost, peerJitterMs: figures.peerReport?.jitterMilliseconds,
-            roundTripMs: figures.peerReport?.roundTripMilliseconds)
+            roundTripMs: figures.peerReport?.roundTripMilliseconds, packetsDropped: figures.packetsDropped)
     }
 
     func sendTones(_ digits: String, for conversation: UUID) {

@@ -291,7 +291,7 @@ struct MediaPieceTests {
         #expect(Recording(sampleRate: 8_000, samples: [Double](repeating: 0, count: 8_000)).seconds(at: 440) == 0)
     }
 
-    @Test("the port pool hands out even pairs, skips a pair another socket holds, runs out, and frees")
+    @Test("the port pool hands out even pairs, skips a pair another socket holds, runs out; a released pair waits out a quiet minute")
     func portPool() throws {
         let base = 30_000 + Int.random(in: 0..<100) * 100
         let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
@@ -304,15 +304,37 @@ struct MediaPieceTests {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         try #require(bound == 0)
-        let pool = try RTPPortPool(host: "127.0.0.1", range: base...(base + 5))
+        let clock = Mutex(ContinuousClock.now)
+        let pool = try RTPPortPool(host: "127.0.0.1", range: base...(base + 5), now: { clock.withLock { $0 } })
         let first = try #require(pool.reserve())
         let second = try #require(pool.reserve())
-        #expect(first.port == base && second.port == base + 4, "base + 2 is skipped: its RTCP port is held")
+        #expect(Set([first.port, second.port]) == [base, base + 4], "base + 2 is skipped: its RTCP port is held")
         #expect(pool.reserve() == nil)
         pool.release(first.port)
-        #expect(pool.reserve()?.port == base)
+        #expect(pool.reserve() == nil && pool.quarantinedCount == 1, "a released pair is quarantined")
+        clock.withLock { $0 += .seconds(59) }
+        #expect(pool.reserve() == nil, "not before a minute")
+        // The previous peer still sends: the pair stays out for another quiet minute.
+        SRTPMediaTests.send([0x80, 0x00, 0, 1, 0, 0, 0, 1, 0, 0, 0, 7], from: holder, to: first.port)
+        clock.withLock { $0 += .seconds(2) }
+        #expect(pool.reserve() == nil, "something arrived during the quarantine")
+        clock.withLock { $0 += .seconds(61) }
+        #expect(pool.reserve()?.port == first.port, "quiet for a minute: free again")
+        #expect(pool.quarantinedCount == 0)
         #expect(throws: MediaError.self) { try RTPPortPool(host: "localhost", range: base...(base + 5)) }
         #expect(throws: MediaError.self) { try RTPPortPool(host: "127.0.0.1", range: 80...81) }
+    }
+
+    @Test("ports are taken at random from the range: the next call's port cannot be guessed from this one's")
+    func randomPorts() throws {
+        let base = 30_000 + Int.random(in: 0..<100) * 300
+        let pool = try RTPPortPool(host: "127.0.0.1", range: base...(base + 299))
+        let ports = (0..<20).compactMap { _ in pool.reserve()?.port }
+        #expect(ports.count == 20 && ports.allSatisfy { $0 % 2 == 0 && (base...(base + 298)).contains($0) })
+        // In order, the 20 would be the range's first 20 pairs, each 2 after the last; at random (150 pairs), a
+        // step of exactly 2 comes about once in 150 draws.
+        let steps = zip(ports, ports.dropFirst()).filter { $1 - $0 == 2 }.count
+        #expect(steps <= 3, "\(ports)")
     }
 
     @Test("sources and sinks read from the command line, with clear errors")
