@@ -43,6 +43,8 @@ typedef struct {
     int dtls_latches;
     /// Set when the source was latched onto (read once by the session: then it sends there too).
     int latched;
+    /// Set once a packet came from the negotiated source (the peer shows it receives our description).
+    int heard_negotiated;
     /// Packets let through that look like RTP (RFC 7983: first byte 128–191, not RTCP's payload types 64–95).
     guint64 passed_media;
     /// Every packet let through.
@@ -98,6 +100,7 @@ static GstPadProbeReturn parley_gate_probe(GstPad *pad, GstPadProbeInfo *info, g
     int from_negotiated = gate->has_negotiated && size == gate->negotiated_size
         && memcmp(address, gate->negotiated, size) == 0 && (gate->any_port || port == gate->negotiated_port);
     if (from_negotiated) {
+        gate->heard_negotiated = 1;
         if (!from_source) {
             // Back from a latch: the stranger raced the peer's first packet.
             memcpy(gate->address, gate->negotiated, gate->negotiated_size);
@@ -176,6 +179,8 @@ typedef struct {
     guint64 dropped;
     /// 1 the first time it is read after a latch (then `host` and `port` say where the source moved).
     int latched;
+    /// 1 once a packet came from the negotiated source.
+    int heard_negotiated;
     char host[64];
     int port;
 } ParleyGateReading;
@@ -190,6 +195,7 @@ static inline int parley_gst_read_gate(GstElement *pipeline, const char *key, Pa
     out->passed_media = gate->passed_media;
     out->dropped = gate->dropped;
     out->latched = gate->latched;
+    out->heard_negotiated = gate->heard_negotiated;
     gate->latched = 0;
     if (out->latched) {
         GInetAddress *address = g_inet_address_new_from_bytes(

@@ -52,6 +52,8 @@ public final class MediaSession: @unchecked Sendable {
     private var droppedNow = 0
     /// Where the peer's RTP turned out to come from, when the gate latched onto a source other than the SDP's.
     private var latchedSource: (host: String, port: Int)?
+    /// Whether RTP came from the peer's negotiated source: it receives our description (``MediaStreamParameters/awaitsPeer``).
+    private var peerShown = false
     private var isMuted = false
     private var pipeline: Pipeline?
     private var rebuilds = 0
@@ -303,6 +305,10 @@ public final class MediaSession: @unchecked Sendable {
         rtcpCounted = rtcp
         droppedNow = (rtpGate?.dropped ?? 0) + (rtcpGate?.dropped ?? 0) + undecrypted
         if let moved = rtpGate?.latchedTo { follow(moved, on: pipeline) }
+        if rtpGate?.heardNegotiated == true, !peerShown {
+            peerShown = true
+            if parameters.awaitsPeer { applyDirection() }
+        }
     }
 
     /// The peer's RTP comes from `source`, not from where its SDP said (a NAT): our RTP goes there, RTCP to its
@@ -364,7 +370,7 @@ public final class MediaSession: @unchecked Sendable {
         if case .dtls = parameters.encryption {
             handshake = DTLSHandshakeCheck(startingAt: parameters.hasRemoteAddress ? elapsed : nil)
         }
-        Self.applyDirection(parameters, to: built, secured: isSecured)
+        Self.applyDirection(parameters, to: built, secured: isSecured, peerShown: peerShown)
         built.set("mute", "mute", isMuted)
         try built.play()
         if handshake != nil { pollHandshakes() }
@@ -415,15 +421,17 @@ public final class MediaSession: @unchecked Sendable {
     }
 
     private func applyDirection() {
-        if let pipeline { Self.applyDirection(parameters, to: pipeline, secured: isSecured) }
+        if let pipeline { Self.applyDirection(parameters, to: pipeline, secured: isSecured, peerShown: peerShown) }
     }
 
     /// Opens and closes the valves for what the stream does now; nothing passes either way until the security
-    /// layer is `secured` (DTLS-SRTP: the peer's certificate checked).
-    private static func applyDirection(_ parameters: MediaStreamParameters, to pipeline: Pipeline, secured: Bool) {
-        pipeline.set("send", "drop", !secured || !parameters.sends || !parameters.hasRemoteAddress)
+    /// layer is `secured` (DTLS-SRTP: the peer's certificate checked), and nothing is sent to a peer that has not
+    /// shown it receives our description (`awaitsPeer`, until `peerShown`).
+    private static func applyDirection(_ parameters: MediaStreamParameters, to pipeline: Pipeline, secured: Bool, peerShown: Bool) {
+        let mayReach = parameters.hasRemoteAddress && (!parameters.awaitsPeer || peerShown)
+        pipeline.set("send", "drop", !secured || !parameters.sends || !mayReach)
         pipeline.set("receive", "drop", !secured || !parameters.receives)
         // With no address yet (a call that began on an old-style hold) RTCP has nowhere to go: 0.0.0.0 is this host.
-        pipeline.set("sendrtcp", "drop", !parameters.hasRemoteAddress)
+        pipeline.set("sendrtcp", "drop", !mayReach)
     }
 }

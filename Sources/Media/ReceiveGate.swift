@@ -39,6 +39,8 @@ struct ReceiveGate: Sendable, Hashable {
         var dropped: Int
         /// The source it latched onto since the last reading.
         var latchedTo: (host: String, port: Int)?
+        /// Whether a packet came from the negotiated source (the peer receives our description: we may send).
+        var heardNegotiated: Bool
     }
 
     /// The gates of a call's components for `parameters`: RTP from the peer's RTP address and port, latching on its

@@ -37,6 +37,17 @@ public struct NegotiatedAudio: Sendable, Hashable {
     /// What both descriptions agree on for DTLS-SRTP: our role in the handshakes and the fingerprints the peer's
     /// certificate must match; nil unless both are UDP/TLS/RTP/SAVP(F).
     public var dtls: DTLSKeying?
+    /// Whether the peer has shown it receives our description: we called it, or it acknowledged our answer (ACK).
+    /// Until then a media layer sends nothing (RTP from the peer's negotiated source shows it too), so an INVITE
+    /// whose source was spoofed to name a third party in `c=` draws no media to that party.
+    public var peerConfirmed = true
+
+    /// The same audio as a frontend sees it (``peerConfirmed`` is the media layer's alone).
+    var visible: NegotiatedAudio {
+        var copy = self
+        copy.peerConfirmed = true
+        return copy
+    }
 
     /// How the audio is protected, as the control API names it: `sdes`, `dtls`, or nil for plain RTP.
     public var encryption: String? { srtp != nil ? "sdes" : dtls != nil ? "dtls" : nil }

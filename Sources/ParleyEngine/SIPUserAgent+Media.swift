@@ -39,9 +39,11 @@ extension SIPUserAgent {
         let required = configuration.mediaEncryption.required
         guard let (endpoint, audio, unkeyed) = peek(uuid, { leg in
             leg.descriptions.map { described -> (MediaEndpoint?, NegotiatedAudio?, Bool) in
-                let audio = described.remote.flatMap {
+                var audio = described.remote.flatMap {
                     NegotiatedAudio(local: described.local, remote: $0, localHold: described.localHold, requiresEncryption: required)
                 }
+                // Our answer is out and unacknowledged: its INVITE may have come from a spoofed source.
+                audio?.peerConfirmed = leg.stateName != .answering && leg.stateName != .ringing
                 let unkeyed = described.remote.map {
                     audio == nil && NegotiatedAudio.lacksAgreedKeys(local: described.local, remote: $0, required: required)
                 } ?? false
@@ -62,12 +64,12 @@ extension SIPUserAgent {
         if known.endpoint == nil, let endpoint, endpoint.port > 0, endpoint.port != configuration.mediaPort {
             known.endpoint = endpoint
         }
-        let changed = known.audio != audio
+        let changed = known.audio != audio, changedVisibly = known.audio?.visible != audio?.visible
         known.audio = audio
         legMedia[key] = known
         defer { if known.securityFailure != nil { endForSecurityIfFailed(uuid) } }
-        if changed {
-            media?.audioChanged(audio, for: uuid)
+        if changed { media?.audioChanged(audio, for: uuid) }
+        if changedVisibly {
             if let encryption = audio?.encryption, manager.conversation(uuid)?.encryption == nil {
                 try? manager.reportConversationEvent(.updated(Conversation.Update(encryption: encryption)), for: uuid)
             }

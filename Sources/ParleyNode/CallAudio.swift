@@ -36,6 +36,8 @@ final class CallAudio: CallMediaHandler {
     private var reservations: [Int: RTPPortPool.Reservation] = [:]
     private var sessions: [UUID: MediaSession] = [:]
     private var muted: Set<UUID> = []
+    /// Calls whose peer named a destination media must not go to (logged once per call).
+    private var refused: Set<UUID> = []
     /// Told of each RFC 4733 tone a call's peer sends (from the call's media queue, not the loop); set once, before
     /// the first call.
     var onTonesReceived: (@Sendable (UUID, Character) -> Void)?
@@ -85,6 +87,7 @@ final class CallAudio: CallMediaHandler {
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID) {
         guard let audio else {
             muted.remove(conversation)
+            refused.remove(conversation)
             guard let session = sessions.removeValue(forKey: conversation) else { return }
             // The teardown runs on the session's queue; a recording is ready to read once this line is logged.
             let recording = session.recordingPath
@@ -96,6 +99,14 @@ final class CallAudio: CallMediaHandler {
             remoteRTCPPort: audio.remoteRTCPPort, ptime: audio.ptime ?? 20, sends: audio.sends, receives: audio.receives,
             telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent,
             payloadType: audio.payloadType, receivedPayloadType: audio.localPayloadType)
+        parameters.awaitsPeer = !audio.peerConfirmed
+        if let refusal = MediaDestination.refusal(of: audio.remoteAddress, local: audio.localAddress) {
+            // Nothing is sent there; RTP from a source of the peer's may still be latched onto (docs/media.md).
+            if refused.insert(conversation).inserted {
+                log.warning("\(conversation): no media is sent to the peer's c= address: \(refusal)")
+            }
+            parameters.remoteHost = "0.0.0.0"
+        }
         guard let encryption = encryption(of: audio) else {
             return log.error("\(conversation): the call agreed on DTLS-SRTP, which this node cannot carry: no audio")
         }
