@@ -114,6 +114,8 @@ public struct StatusCounters: Codable, Sendable, Equatable {
     public var outgoingCalls: Int
     /// New INVITEs refused because the live calls were at the limit.
     public var callsRefusedOverLimit: Int
+    /// New INVITEs refused because the calls with audio were at the media limit.
+    public var callsRefusedOverMediaLimit: Int
     /// New INVITEs refused because `--accept-from` does not admit the caller.
     public var callersRefused: Int
     /// New INVITEs refused because their source had the most calls ringing one source may.
@@ -154,6 +156,7 @@ public struct StatusCounters: Codable, Sendable, Equatable {
         incomingCalls = 0
         outgoingCalls = 0
         callsRefusedOverLimit = 0
+        callsRefusedOverMediaLimit = 0
         callersRefused = 0
         callsRefusedPerSource = 0
         requestsRefusedPerSource = 0
@@ -189,6 +192,7 @@ extension StatusCounters: ControlShape {
         ControlField("incomingCalls", .integer, "incoming INVITEs that became conversations"),
         ControlField("outgoingCalls", .integer, "INVITEs sent for `start`"),
         ControlField("callsRefusedOverLimit", .integer, "new INVITEs refused with 503 because `maxCalls` calls were live"),
+        ControlField("callsRefusedOverMediaLimit", .integer, "new INVITEs refused with 503 because `maxMediaCalls` calls had audio"),
         ControlField("callersRefused", .integer, "new INVITEs refused with 403 by `--accept-from`"),
         ControlField("callsRefusedPerSource", .integer, "new INVITEs refused with 503 because their source had `maxRingingPerSource` ringing"),
         ControlField("requestsRefusedPerSource", .integer, "requests refused with 503 because their source sent over `maxRequestsPerSource` a second (each begins a ban)"),
@@ -239,6 +243,8 @@ public struct StatusLimits: Codable, Sendable, Equatable {
     public var maxConversationsPerGroup: Int
     /// Live calls at once.
     public var maxCalls: Int
+    /// Calls with audio at once (0: no limit of parleyd's own, a frontend carries the audio).
+    public var maxMediaCalls: Int
     /// Calls ringing at once from one source address.
     public var maxRingingPerSource: Int
     /// New requests a second from one source address.
@@ -250,8 +256,9 @@ public struct StatusLimits: Codable, Sendable, Equatable {
     public init(
         maxClients: Int, helloTimeoutMs: Int, maxMessageBytes: Int, maxQueuedBytes: Int, evictionIdleTimeMs: Int,
         maxIDBytes: Int, maxConversationGroups: Int, maxConversationsPerGroup: Int, maxCalls: Int, maxRingingPerSource: Int,
-        maxRequestsPerSource: Int, sourceBanSeconds: Int
+        maxRequestsPerSource: Int, sourceBanSeconds: Int, maxMediaCalls: Int = 0
     ) {
+        self.maxMediaCalls = maxMediaCalls
         self.maxClients = maxClients
         self.helloTimeoutMs = helloTimeoutMs
         self.maxMessageBytes = maxMessageBytes
@@ -289,6 +296,7 @@ extension StatusLimits: ControlShape {
         ControlField("maxConversationGroups", .integer, "groups of merged calls at once: offer Merge only below it"),
         ControlField("maxConversationsPerGroup", .integer, "calls in one group"),
         ControlField("maxCalls", .integer, "live calls at once (`--max-calls`; 503 beyond)"),
+        ControlField("maxMediaCalls", .integer, "calls with audio at once (`--max-media-calls`; 503 beyond; 0: no limit of parleyd's, a frontend carries the audio)"),
         ControlField("maxRingingPerSource", .integer, "calls ringing at once from one address (503 beyond)"),
         ControlField("maxRequestsPerSource", .integer, "new SIP requests a second from one address (then one 503 and a ban)"),
         ControlField("sourceBanSeconds", .integer, "how long such a ban lasts"),
@@ -299,7 +307,7 @@ extension StatusLimits: ControlShape {
         StatusLimits(
             maxClients: 64, helloTimeoutMs: 5000, maxMessageBytes: 65_536, maxQueuedBytes: 1_048_576, evictionIdleTimeMs: 60_000,
             maxIDBytes: 128, maxConversationGroups: 2, maxConversationsPerGroup: 5, maxCalls: 1000, maxRingingPerSource: 30,
-            maxRequestsPerSource: 500, sourceBanSeconds: 60)
+            maxRequestsPerSource: 500, sourceBanSeconds: 60, maxMediaCalls: 200)
     ]
 }
 

@@ -182,6 +182,7 @@ public final class ControlService: Sendable {
         counters.incomingCalls = statistics.incomingCalls
         counters.outgoingCalls = statistics.outgoingCalls
         counters.callsRefusedOverLimit = statistics.callsRefusedOverLimit
+        counters.callsRefusedOverMediaLimit = statistics.callsRefusedOverMediaLimit
         counters.callersRefused = statistics.callersRefused
         counters.callsRefusedPerSource = statistics.callsRefusedPerSource
         counters.requestsRefusedPerSource = statistics.requestsRefusedPerSource
@@ -214,7 +215,7 @@ public final class ControlService: Sendable {
             maxConversationsPerGroup: engine.manager.configuration.maximumConversationsPerConversationGroup,
             maxCalls: engine.configuration.maxCalls, maxRingingPerSource: engine.configuration.maxRingingPerSource,
             maxRequestsPerSource: engine.configuration.maxRequestsPerSource,
-            sourceBanSeconds: Int(engine.configuration.sourceBan.components.seconds))
+            sourceBanSeconds: Int(engine.configuration.sourceBan.components.seconds), maxMediaCalls: engine.mediaCapacity ?? 0)
     }
 
     /// Performs a Start or Join whose call's RTP the frontend takes at `media` (with `--media external`; refused

@@ -149,6 +149,9 @@ public struct MediaEndpoint: Sendable, Hashable {
 public protocol CallMediaHandler: AnyObject {
     /// Where a new call's RTP goes on our side (the RTCP port is the next), nil when there is nowhere (no free port).
     func reserveEndpoint(for conversation: UUID) -> MediaEndpoint?
+    /// Whether it can carry one more call's audio (a new incoming call beyond that gets 503); calls with audio now
+    /// and the most it carries, for the log.
+    var mediaLoad: (calls: Int, capacity: Int?) { get }
     /// The call's endpoint is free again (the call is over).
     func releaseEndpoint(_ endpoint: MediaEndpoint, of conversation: UUID)
     /// Whether the engine puts keypad tones in the stream itself (RFC 4733): false when someone else sends the RTP.
@@ -174,6 +177,8 @@ public protocol CallMediaHandler: AnyObject {
 }
 
 extension CallMediaHandler {
+    /// No limit of its own: someone else carries the audio.
+    public var mediaLoad: (calls: Int, capacity: Int?) { (0, nil) }
     /// The engine sends the RTP (a media layer of its own).
     public var sendsTonesInStream: Bool { true }
     /// G.711 only.

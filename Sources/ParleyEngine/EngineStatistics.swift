@@ -12,6 +12,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var outgoingCalls = 0
     /// New INVITEs refused with 503 because the live calls were at the limit.
     public var callsRefusedOverLimit = 0
+    /// New INVITEs refused with 503 because the media layer carried all the calls with audio it may.
+    public var callsRefusedOverMediaLimit = 0
     /// New INVITEs refused with 403 because the caller policy does not admit the caller.
     public var callersRefused = 0
     /// New INVITEs refused with 503 because their source had the most calls ringing one source may.

@@ -40,6 +40,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     public let externalMedia: ExternalMedia?
     /// The encryption our offers can use: SDES-keyed SRTP, DTLS-SRTP (what the media layer has the elements for).
     let offerableEncryption: Set<MediaEncryptionPolicy.Offer>
+    /// The most calls with audio the media layer carries at once (nil: no limit of its own).
+    public let mediaCapacity: Int?
 
     /// An engine on `environment` driving `manager` (it becomes the manager's delegate). With `history`, every
     /// ended conversation is recorded before its `left` transition is logged; with `media`, calls carry audio (it is
@@ -62,6 +64,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         agent.media = media
         agent.locator = locator
         externalMedia = media as? ExternalMedia
+        mediaCapacity = media?.mediaLoad.capacity
         offerableEncryption = Set(
             [.none, .auto] + (media?.carriesSRTP == true ? [.sdes] : []) + (media?.dtlsFingerprints.isEmpty == false ? [.dtls] : []))
         let box = AgentBox(agent)
@@ -388,6 +391,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
                 retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
                 outgoingCalls: counters.outgoingCalls, callsRefusedOverLimit: counters.refusedOverLimit,
+                callsRefusedOverMediaLimit: counters.refusedOverMediaLimit,
                 callersRefused: counters.callersRefused, callsRefusedPerSource: counters.refusedPerSource,
                 requestsRefusedPerSource: counters.requestsRefusedPerSource, requestsDropped: counters.requestsDropped,
                 sourcesBanned: agent.value.requestGuard.bannedSources(at: agent.value.environment.uptime),

@@ -24,6 +24,8 @@ import SIPTransport
 ///                        ▼
 ///                   live calls < maxCalls ──no──► 503 Retry-After: 5
 ///                        ▼
+///                   calls with audio < the media layer's capacity ──no──► 503 Retry-After: 5
+///                        ▼
 ///                   ringing from source < maxRingingPerSource ──no──► 503 Retry-After: 5
 ///                        ▼
 ///                   open its transaction
@@ -76,6 +78,10 @@ extension SIPUserAgent {
         }
         guard admitsNewCall(callID) else {
             refuseStatelessly(request, from: source, reason: "Too Many Calls")
+            return false
+        }
+        guard admitsMediaCall(callID) else {
+            refuseStatelessly(request, from: source, reason: "Too Many Calls With Audio")
             return false
         }
         guard exempt || admitsRinging(from: sourceKey, callID) else {
@@ -150,6 +156,26 @@ extension SIPUserAgent {
         if !counters.atCallLimit {
             counters.atCallLimit = true
             log.warning("\(legs.count) live calls, the limit (--max-calls): refusing new calls with 503 (first: \(callID))")
+        }
+        return false
+    }
+
+    /// Whether the media layer can carry one more call's audio (`--max-media-calls`): beyond, a new call is refused
+    /// rather than degrading every call's audio. Logged like the live-call limit: when refusals begin, and when
+    /// calls with audio have fallen a tenth under the capacity.
+    private func admitsMediaCall(_ callID: String) -> Bool {
+        guard let (calls, capacity) = media?.mediaLoad, let capacity, calls >= capacity else {
+            if counters.atMediaLimit, let (calls, capacity) = media?.mediaLoad, let capacity, calls < capacity - capacity / 10 {
+                counters.atMediaLimit = false
+                log.warning("calls with audio below the limit again: taking new calls (\(counters.refusedOverMediaLimit) refused so far)")
+            }
+            return true
+        }
+        counters.refusedOverMediaLimit += 1
+        if !counters.atMediaLimit {
+            counters.atMediaLimit = true
+            log.warning("\(calls) calls with audio, the most this node carries (--max-media-calls): refusing new calls with 503 "
+                + "(first: \(callID))")
         }
         return false
     }

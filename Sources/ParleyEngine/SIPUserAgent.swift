@@ -414,6 +414,10 @@ struct EngineCounters: Sendable {
     var refusedOverLimit = 0
     /// Whether the last new INVITE was refused over the limit (the log says so once per episode).
     var atCallLimit = false
+    /// New INVITEs refused with 503 because the media layer carried all the calls with audio it may.
+    var refusedOverMediaLimit = 0
+    /// Whether the last new INVITE was refused over the media limit (the log says so once per episode).
+    var atMediaLimit = false
     /// New INVITEs refused with 403 because the caller policy does not admit the caller.
     var callersRefused = 0
     /// New INVITEs refused with 503 because their source had `maxRingingPerSource` calls ringing.

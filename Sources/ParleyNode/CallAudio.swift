@@ -13,6 +13,15 @@ public struct MediaConfiguration: Sendable, Hashable {
     public var sink: AudioSink
     /// The local RTP/RTCP ports (an even RTP port and the next for RTCP, per call).
     public var ports: ClosedRange<Int>
+    /// The most calls with audio at once (a new incoming call beyond gets 503 Retry-After), by default
+    /// ``defaultMaxCalls``.
+    public var maxCalls = Self.defaultMaxCalls
+
+    /// Calls with audio per core by default: one parleyd on 2 cores carried 240 concurrent G.711 calls cleanly and
+    /// saturated between 240 and 320 (issue 48's measurement); 100 a core leaves room for signalling and peaks.
+    public static let callsPerCore = 100
+    /// The default limit: ``callsPerCore`` for each core present.
+    public static var defaultMaxCalls: Int { callsPerCore * max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
     /// A configuration; nil `source` or `sink` picks the sound server's device when there is one, else silence and
     /// the null sink (a headless machine).
@@ -68,6 +77,8 @@ final class CallAudio: CallMediaHandler {
 
     // A node that shuts down ends its calls first (BYE), so no session is left here then; any that is, is completed.
     deinit { sessions.values.forEach { $0.finish() } }
+
+    var mediaLoad: (calls: Int, capacity: Int?) { (reservations.count, configuration.maxCalls) }
 
     func reserveEndpoint(for conversation: UUID) -> MediaEndpoint? {
         guard let reservation = pool.reserve() else {

@@ -13,10 +13,11 @@ extension DaemonOptions {
         let source = try arguments.option("--audio-source")
         let sink = try arguments.option("--audio-sink")
         let ports = try arguments.option("--rtp-ports")
+        let capacity = try arguments.option("--max-media-calls", as: "a number of calls (1–100000)", in: 1...100_000)
         switch mode {
         case "off", "external":
-            guard source == nil, sink == nil, ports == nil else {
-                throw UsageError("--audio-source, --audio-sink and --rtp-ports go with --media gstreamer")
+            guard source == nil, sink == nil, ports == nil, capacity == nil else {
+                throw UsageError("--audio-source, --audio-sink, --rtp-ports and --max-media-calls go with --media gstreamer")
             }
             external = mode == "external"
             return nil
@@ -30,6 +31,7 @@ extension DaemonOptions {
                 var configuration = MediaConfiguration(
                     source: try source.map(AudioSource.init(parsing:)), sink: try sink.map(AudioSink.init(parsing:)))
                 if let ports { configuration.ports = try portRange(ports) }
+                if let capacity { configuration.maxCalls = capacity }
                 return configuration
             } catch let error as MediaError {
                 throw UsageError(error.message)

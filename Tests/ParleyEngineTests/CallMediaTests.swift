@@ -32,7 +32,8 @@ final class RecordingMedia: CallMediaHandler {
         lastKeys = audio.srtp
         let direction = (audio.sends ? "send" : "") + (audio.receives ? "recv" : "")
         let types = audio.codec == .opus ? " pt \(audio.payloadType)/\(audio.localPayloadType)" : ""
-        events.append("\(audio.codec.encodingName) \(audio.localPort)→\(audio.remoteAddress):\(audio.remotePort) \(direction)\(types)")
+        let unconfirmed = audio.peerConfirmed ? "" : " (before the ACK)"
+        events.append("\(audio.codec.encodingName) \(audio.localPort)→\(audio.remoteAddress):\(audio.remotePort) \(direction)\(types)\(unconfirmed)")
     }
 
     func muteChanged(_ muted: Bool, for conversation: UUID) { events.append(muted ? "mute" : "unmute") }
@@ -67,8 +68,9 @@ struct CallMediaTests {
         let reinvite = try #require(harness.sent().first { $0.method == "INVITE" }?.request)
         harness.deliver(PeerMessages.response(200, "OK", to: reinvite, toTag: nil, sdp: true), body: PeerMessages.offer)
         try harness.manager.perform([.end(conversationUUID: uuid)])
+        // Until the ACK comes the media layer sends nothing (a spoofed INVITE draws no media); then it does.
         #expect(media.events == [
-            "PCMU 50000→127.0.0.1:6000 sendrecv", "mute", "PCMU 50000→127.0.0.1:6000 recv", "PCMU 50000→127.0.0.1:6000 ",
+            "PCMU 50000→127.0.0.1:6000 sendrecv (before the ACK)", "PCMU 50000→127.0.0.1:6000 sendrecv", "mute", "PCMU 50000→127.0.0.1:6000 recv", "PCMU 50000→127.0.0.1:6000 ",
             "stop", "release 50000",
         ])
         #expect(media.reserved.isEmpty)
@@ -103,7 +105,7 @@ struct CallMediaTests {
         let ok = try #require(harness.sent().first)
         #expect(ok.statusCode == 200)
         #expect(ok.bodyText.contains("m=audio 40000 RTP/AVP 0 8\r\n"), "the configured port, no audio, no telephone-event")
-        #expect(media.events.last == "PCMU 40000→127.0.0.1:6000 sendrecv")
+        #expect(media.events.last == "PCMU 40000→127.0.0.1:6000 sendrecv (before the ACK)")
         #expect(media.reserved.isEmpty)
     }
 
@@ -182,7 +184,7 @@ extension CallMediaTests {
         #expect(ok.bodyText.contains("m=audio 50000 RTP/AVP 96 0 8 100\r\n"), "\(ok.bodyText)")
         #expect(ok.bodyText.contains("a=rtpmap:96 opus/48000/2\r\n"))
         #expect(ok.bodyText.contains("a=rtcp:50001\r\n"), "RFC 3605: RTCP on the next port, said")
-        #expect(media.events == ["opus 50000→127.0.0.1:6000 sendrecv pt 96/96"])
+        #expect(media.events == ["opus 50000→127.0.0.1:6000 sendrecv pt 96/96 (before the ACK)"])
         harness.deliver(PeerMessages.inDialog("ACK", localTag: try #require(ok.toTag), cseq: 1, branch: "z9hG4bK-ack-1"))
         try harness.manager.perform([.playTone(conversationUUID: uuid, digits: "4")])
         #expect(harness.sent().compactMap(\.method) == ["INFO"], "telephone-event/8000 does not go beside 48 kHz opus")
