@@ -95,8 +95,10 @@ struct PipelineDescription {
         switch sink {
         // A recording follows the call's timeline, not just the packets: audiorate fills each gap in the received
         // audio's timestamps (either side's hold, a peer that stops sending) with silence of its length, and a gap
-        // event at the end fills the stretch up to the moment the call stopped (docs/media.md).
-        case .files: sinkText = "audiorate name=\(Self.timeline) ! wavenc ! filesink name=recording"
+        // event at the end fills the stretch up to the moment the call stopped (docs/media.md). The file is written
+        // every 16 KiB (a second of G.711's 16-bit samples), not filesink's 64 KiB: a crash loses at most that, and
+        // the header's sizes are completed at the next start (WAVRepair).
+        case .files: sinkText = "audiorate name=\(Self.timeline) ! wavenc ! filesink name=recording buffer-mode=full buffer-size=16384"
         case .device: sinkText = "autoaudiosink sync=false"
         case .null: sinkText = "fakesink sync=false async=false"
         }

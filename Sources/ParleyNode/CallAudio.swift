@@ -66,13 +66,7 @@ final class CallAudio: CallMediaHandler {
         self.configuration = configuration
         self.pool = try RTPPortPool(host: host, range: configuration.ports)
         self.log = log
-        if case .files(let directory) = configuration.sink {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw MediaError("cannot create the recording directory \(directory): \(error.localizedDescription)")
-            }
-        }
+        if case .files(let directory) = configuration.sink { try RecordingDirectory.prepare(directory, log: log) }
     }
 
     // A node that shuts down ends its calls first (BYE), so no session is left here then; any that is, is completed.

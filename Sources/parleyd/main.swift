@@ -12,6 +12,9 @@ if arguments.contains("--version") {
     print("parleyd \(DaemonVersion.current)")
     exit(ExitCode.ok.rawValue)
 }
+// Everything parleyd creates is its user's alone (recordings, history, keys, tokens), whatever the umask it was
+// started with: 0600 files, 0700 directories.
+umask(0o077)
 let options: DaemonOptions
 do {
     options = try DaemonOptions.parse(arguments)
