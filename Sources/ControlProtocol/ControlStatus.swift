@@ -116,6 +116,8 @@ public struct StatusCounters: Codable, Sendable, Equatable {
     public var callsRefusedOverLimit: Int
     /// New INVITEs refused because the calls with audio were at the media limit.
     public var callsRefusedOverMediaLimit: Int
+    /// In-dialog MESSAGE and INFO requests refused (too large, or over the call's budget).
+    public var inDialogRequestsRefused: Int
     /// New INVITEs refused because `--accept-from` does not admit the caller.
     public var callersRefused: Int
     /// New INVITEs refused because their source had the most calls ringing one source may.
@@ -157,6 +159,7 @@ public struct StatusCounters: Codable, Sendable, Equatable {
         outgoingCalls = 0
         callsRefusedOverLimit = 0
         callsRefusedOverMediaLimit = 0
+        inDialogRequestsRefused = 0
         callersRefused = 0
         callsRefusedPerSource = 0
         requestsRefusedPerSource = 0
@@ -193,6 +196,7 @@ extension StatusCounters: ControlShape {
         ControlField("outgoingCalls", .integer, "INVITEs sent for `start`"),
         ControlField("callsRefusedOverLimit", .integer, "new INVITEs refused with 503 because `maxCalls` calls were live"),
         ControlField("callsRefusedOverMediaLimit", .integer, "new INVITEs refused with 503 because `maxMediaCalls` calls had audio"),
+        ControlField("inDialogRequestsRefused", .integer, "MESSAGE and INFO requests in a call refused: a body over 16 KiB (413), or over the call's 250 a second or 256 KiB a second (503)"),
         ControlField("callersRefused", .integer, "new INVITEs refused with 403 by `--accept-from`"),
         ControlField("callsRefusedPerSource", .integer, "new INVITEs refused with 503 because their source had `maxRingingPerSource` ringing"),
         ControlField("requestsRefusedPerSource", .integer, "requests refused with 503 because their source sent over `maxRequestsPerSource` a second (each begins a ban)"),

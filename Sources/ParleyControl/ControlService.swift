@@ -183,6 +183,7 @@ public final class ControlService: Sendable {
         counters.outgoingCalls = statistics.outgoingCalls
         counters.callsRefusedOverLimit = statistics.callsRefusedOverLimit
         counters.callsRefusedOverMediaLimit = statistics.callsRefusedOverMediaLimit
+        counters.inDialogRequestsRefused = statistics.inDialogRequestsRefused
         counters.callersRefused = statistics.callersRefused
         counters.callsRefusedPerSource = statistics.callsRefusedPerSource
         counters.requestsRefusedPerSource = statistics.requestsRefusedPerSource

@@ -14,6 +14,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var callsRefusedOverLimit = 0
     /// New INVITEs refused with 503 because the media layer carried all the calls with audio it may.
     public var callsRefusedOverMediaLimit = 0
+    /// In-dialog MESSAGE and INFO requests refused: a body over 16 KiB (413), or over the call's budget (503).
+    public var inDialogRequestsRefused = 0
     /// New INVITEs refused with 403 because the caller policy does not admit the caller.
     public var callersRefused = 0
     /// New INVITEs refused with 503 because their source had the most calls ringing one source may.

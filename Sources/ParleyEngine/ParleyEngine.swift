@@ -391,7 +391,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
                 retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
                 outgoingCalls: counters.outgoingCalls, callsRefusedOverLimit: counters.refusedOverLimit,
-                callsRefusedOverMediaLimit: counters.refusedOverMediaLimit,
+                callsRefusedOverMediaLimit: counters.refusedOverMediaLimit, inDialogRequestsRefused: counters.inDialogRefused,
                 callersRefused: counters.callersRefused, callsRefusedPerSource: counters.refusedPerSource,
                 requestsRefusedPerSource: counters.requestsRefusedPerSource, requestsDropped: counters.requestsDropped,
                 sourcesBanned: agent.value.requestGuard.bannedSources(at: agent.value.environment.uptime),

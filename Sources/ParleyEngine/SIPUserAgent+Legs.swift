@@ -218,6 +218,8 @@ extension SIPUserAgent {
         let key = UUIDKey(uuid)
         guard let leg = legs.removeValue(forKey: key) else { return }
         forgetSource(of: key)
+        dialogBudgets[key] = nil
+        floodingDialogs.remove(key)
         videoRequests.removeValue(forKey: key)?("the call ended")
         inviteAlternatives[key] = nil
         if legIDs[leg.callID] == uuid { legIDs[leg.callID] = nil }

@@ -31,6 +31,9 @@ final class SIPUserAgent {
     /// a forgotten leg leaves at once), and each such leg's source.
     var ringingFrom: [SourceKey: [UUIDKey]] = [:]
     var sourceOfLeg: [UUIDKey: SourceKey] = [:]
+    /// Each established call's budget of in-dialog MESSAGE and INFO requests, and the calls that went over it.
+    var dialogBudgets: [UUIDKey: DialogBudget] = [:]
+    var floodingDialogs: Set<UUIDKey> = []
     /// The density check of new requests per source, and the sources it never applies to (nor the ringing limit).
     var requestGuard: SourceRateGuard
     let exemptSources: Set<SourceKey>
@@ -276,6 +279,7 @@ final class SIPUserAgent {
             respond(to: request, key: key, status: 483)
             return
         }
+        guard admitsInDialog(request, key: key) else { return }
         switch request.method {
         case .invite:
             if request.headers.toTag == nil {
@@ -418,6 +422,8 @@ struct EngineCounters: Sendable {
     var refusedOverMediaLimit = 0
     /// Whether the last new INVITE was refused over the media limit (the log says so once per episode).
     var atMediaLimit = false
+    /// In-dialog MESSAGE and INFO requests refused: a body too large (413), or over the dialog's budget (503).
+    var inDialogRefused = 0
     /// New INVITEs refused with 403 because the caller policy does not admit the caller.
     var callersRefused = 0
     /// New INVITEs refused with 503 because their source had `maxRingingPerSource` calls ringing.
