@@ -21,9 +21,10 @@ extension SIPUserAgent: CallLegContext {
         let ours = mediaAddress(toward: offered ?? peerHost, signalling: peerHost)
         let origin = nextOrigin(after: previous, host: ours)
         let direction: SDPDirection = localHold ? .sendonly : .sendrecv
+        // The call keeps its port; one whose audio was refused (port 0) takes a port when a later offer brings it back.
+        let kept = previous.map(Self.endpoint(of:)).flatMap { $0.port == 0 && (offer?.audioPort ?? 0) > 0 ? nil : $0 }
         let endpoint =
-            previous.map(Self.endpoint(of:))
-            ?? (offer?.audioPort == 0 ? MediaEndpoint(address: ours, port: 0) : newAudioEndpoint(for: conversation, at: ours))
+            kept ?? (offer?.audioPort == 0 ? MediaEndpoint(address: ours, port: 0) : newAudioEndpoint(for: conversation, at: ours))
         if let offer, let security = answerSecurity(for: offer, previous: previous),
             let answer = offer.answer(
                 origin: origin, connectionAddress: endpoint.address ?? ours, audioPort: endpoint.port,

@@ -123,6 +123,27 @@ struct CallMediaTests {
         #expect(!media.events.contains { $0.hasPrefix("PCM") }, "no audio")
     }
 
+    @Test("a call whose audio was refused (m=audio 0) gets it back with a later offer: a port, then audio; released at the end")
+    func refusedStreamComesBack() throws {
+        let media = RecordingMedia()
+        let harness = try EngineHarness(media: media)
+        harness.deliver(PeerMessages.invite(), body: PeerMessages.offer.replacingOccurrences(of: "m=audio 6000", with: "m=audio 0"))
+        let tag = try #require(harness.sent().first?.toTag)
+        let uuid = try #require(harness.conversation?.uuid)
+        try harness.manager.perform([.join(conversationUUID: uuid)])
+        #expect(try #require(harness.sent().first).bodyText.contains("m=audio 0 "))
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 1, branch: "z9hG4bK-ack-1"))
+        harness.deliver(
+            PeerMessages.inDialog("INVITE", localTag: tag, cseq: 2, branch: "z9hG4bK-re-audio", contentType: "application/sdp"),
+            body: PeerMessages.offer.replacingOccurrences(of: "o=peer 1 1", with: "o=peer 1 2"))
+        let answer = try #require(harness.sent().first)
+        #expect(answer.statusCode == 200 && answer.bodyText.contains("m=audio 50000 "), "\(answer.bodyText)")
+        harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: 2, branch: "z9hG4bK-ack-2"))
+        #expect(media.events.last == "PCMU 50000→127.0.0.1:6000 sendrecv", "\(media.events)")
+        try harness.manager.perform([.end(conversationUUID: uuid)])
+        #expect(media.reserved.isEmpty && media.events.last == "release 50000", "\(media.events)")
+    }
+
     @Test("PlayTone goes in the stream (RFC 4733) when both list telephone-event, as INFO when the peer does not")
     func tonesInStreamOrINFO() throws {
         let media = RecordingMedia()
