@@ -390,8 +390,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
             return EngineStatistics(
                 messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
                 retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
-                outgoingCalls: counters.outgoingCalls, callsRefusedOverLimit: counters.refusedOverLimit,
-                callsRefusedOverMediaLimit: counters.refusedOverMediaLimit, inDialogRequestsRefused: counters.inDialogRefused,
+                outgoingCalls: counters.outgoingCalls, callsRefusedOverLimit: counters.callLimit.refused,
+                callsRefusedOverMediaLimit: counters.mediaLimit.refused, inDialogRequestsRefused: counters.inDialogRefused,
                 callersRefused: counters.callersRefused, callsRefusedPerSource: counters.refusedPerSource,
                 requestsRefusedPerSource: counters.requestsRefusedPerSource, requestsDropped: counters.requestsDropped,
                 sourcesBanned: agent.value.requestGuard.bannedSources(at: agent.value.environment.uptime),

@@ -141,42 +141,56 @@ extension SIPUserAgent {
         return false
     }
 
-    /// Whether a new incoming call fits under `maxCalls`. Refusals are counted, and logged once when they begin and
-    /// once when live calls have fallen a tenth under the limit: at the limit calls end and come one by one, and a
-    /// line each time calls were let in again flapped tens of times a second at twice the capacity.
+    /// Whether a new incoming call fits under `maxCalls` (refusals counted, said when they begin and end).
     private func admitsNewCall(_ callID: String) -> Bool {
-        guard legs.count >= configuration.maxCalls else {
-            if counters.atCallLimit, legs.count < configuration.maxCalls - configuration.maxCalls / 10 {
-                counters.atCallLimit = false
-                log.warning("live calls below the limit again: taking new calls (\(counters.refusedOverLimit) refused so far)")
-            }
-            return true
+        let (admit, change) = counters.callLimit.check(legs.count, limit: configuration.maxCalls)
+        switch change {
+        case .began: log.warning("\(legs.count) live calls, the limit (--max-calls): refusing new calls with 503 (first: \(callID))")
+        case .ended: log.warning("live calls below the limit again: taking new calls (\(counters.callLimit.refused) refused so far)")
+        case nil: break
         }
-        counters.refusedOverLimit += 1
-        if !counters.atCallLimit {
-            counters.atCallLimit = true
-            log.warning("\(legs.count) live calls, the limit (--max-calls): refusing new calls with 503 (first: \(callID))")
-        }
-        return false
+        return admit
     }
 
     /// Whether the media layer can carry one more call's audio (`--max-media-calls`): beyond, a new call is refused
-    /// rather than degrading every call's audio. Logged like the live-call limit: when refusals begin, and when
-    /// calls with audio have fallen a tenth under the capacity.
+    /// rather than degrading every call's audio.
     private func admitsMediaCall(_ callID: String) -> Bool {
-        guard let (calls, capacity) = media?.mediaLoad, let capacity, calls >= capacity else {
-            if counters.atMediaLimit, let (calls, capacity) = media?.mediaLoad, let capacity, calls < capacity - capacity / 10 {
-                counters.atMediaLimit = false
-                log.warning("calls with audio below the limit again: taking new calls (\(counters.refusedOverMediaLimit) refused so far)")
-            }
-            return true
-        }
-        counters.refusedOverMediaLimit += 1
-        if !counters.atMediaLimit {
-            counters.atMediaLimit = true
+        guard let (calls, capacity) = media?.mediaLoad, let capacity else { return true }
+        let (admit, change) = counters.mediaLimit.check(calls, limit: capacity)
+        switch change {
+        case .began:
             log.warning("\(calls) calls with audio, the most this node carries (--max-media-calls): refusing new calls with 503 "
                 + "(first: \(callID))")
+        case .ended: log.warning("calls with audio below the limit again: taking new calls (\(counters.mediaLimit.refused) refused so far)")
+        case nil: break
         }
-        return false
+        return admit
+    }
+}
+
+/// One limit's refusals: counted, and an episode said once when it begins and once when the count has fallen a
+/// tenth under the limit (at the limit calls end and come one by one: a line each time calls were let in again
+/// flapped tens of times a second at twice the capacity).
+///
+///   count < limit ──► admit (and, in an episode with count < limit − limit/10: it ended)
+///   count ≥ limit ──► refuse, counted (and, outside an episode: one began)
+struct LimitEpisodes: Sendable {
+    /// What the log says.
+    enum Change { case began, ended }
+
+    /// Refusals so far.
+    private(set) var refused = 0
+    private var inEpisode = false
+
+    /// Whether one more fits when `count` are in use under `limit`, and whether an episode began or ended.
+    mutating func check(_ count: Int, limit: Int) -> (admit: Bool, change: Change?) {
+        guard count >= limit else {
+            guard inEpisode, count < limit - limit / 10 else { return (true, nil) }
+            inEpisode = false
+            return (true, .ended)
+        }
+        refused += 1
+        defer { inEpisode = true }
+        return (false, inEpisode ? nil : .began)
     }
 }

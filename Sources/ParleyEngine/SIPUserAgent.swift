@@ -415,13 +415,9 @@ struct EngineCounters: Sendable {
     var incomingCalls = 0
     var outgoingCalls = 0
     /// New INVITEs refused with 503 because the live calls were at `maxCalls`.
-    var refusedOverLimit = 0
-    /// Whether the last new INVITE was refused over the limit (the log says so once per episode).
-    var atCallLimit = false
+    var callLimit = LimitEpisodes()
     /// New INVITEs refused with 503 because the media layer carried all the calls with audio it may.
-    var refusedOverMediaLimit = 0
-    /// Whether the last new INVITE was refused over the media limit (the log says so once per episode).
-    var atMediaLimit = false
+    var mediaLimit = LimitEpisodes()
     /// In-dialog MESSAGE and INFO requests refused: a body too large (413), or over the dialog's budget (503).
     var inDialogRefused = 0
     /// New INVITEs refused with 403 because the caller policy does not admit the caller.
