@@ -122,7 +122,8 @@ enum ControlRendering {
             } ?? "; no report from the peer yet"
             lines.append(
                 "stats  sent \(stats.packetsSent) received \(stats.packetsReceived) lost \(stats.packetsLost) "
-                    + "(\(stats.lossPercent) %) jitter \(stats.jitterMs) ms" + peer)
+                    + "(\(stats.lossPercent) %) jitter \(stats.jitterMs) ms"
+                    + (stats.packetsDropped > 0 ? " dropped \(stats.packetsDropped) (a stranger's, or failing SRTP)" : "") + peer)
         } else {
             lines.append("stats  none yet (read every two seconds while parleyd carries the audio)")
         }
