@@ -7,7 +7,7 @@
 //                                 │ no
 //                                 ▼
 //            may still latch and the packet is valid RTP of ──yes──► S becomes the accepted source (once), passed
-//            the negotiated payload type (or a DTLS record)
+//            the negotiated payload type (or a DTLS handshake record)
 //                                 │ no
 //                                 ▼
 //                             dropped (counted)
@@ -39,12 +39,11 @@ typedef struct {
     gint64 latch_deadline;
     /// The payload type a latching packet must carry (-1: none may latch by RTP).
     int payload_type;
-    /// Whether a DTLS record (RFC 7983: first byte 20–63) may latch (a DTLS-SRTP call's handshake comes first).
+    /// Whether a DTLS handshake record (content type 22, DTLS version 0xFEFF or 0xFEFD, at least a record header) may
+    /// latch (a DTLS-SRTP call's handshake comes first).
     int dtls_latches;
     /// Set when the source was latched onto (read once by the session: then it sends there too).
     int latched;
-    /// Set once a packet came from the negotiated source (the peer shows it receives our description).
-    int heard_negotiated;
     /// Packets let through that look like RTP (RFC 7983: first byte 128–191, not RTCP's payload types 64–95).
     guint64 passed_media;
     /// Every packet let through.
@@ -100,7 +99,6 @@ static GstPadProbeReturn parley_gate_probe(GstPad *pad, GstPadProbeInfo *info, g
     int from_negotiated = gate->has_negotiated && size == gate->negotiated_size
         && memcmp(address, gate->negotiated, size) == 0 && (gate->any_port || port == gate->negotiated_port);
     if (from_negotiated) {
-        gate->heard_negotiated = 1;
         if (!from_source) {
             // Back from a latch: the stranger raced the peer's first packet.
             memcpy(gate->address, gate->negotiated, gate->negotiated_size);
@@ -116,7 +114,8 @@ static GstPadProbeReturn parley_gate_probe(GstPad *pad, GstPadProbeInfo *info, g
     } else if (size > 0 && gate->may_latch && g_get_monotonic_time() < gate->latch_deadline) {
         guint8 first[12];
         gsize got = gst_buffer_extract(buffer, 0, first, sizeof first);
-        int dtls = gate->dtls_latches && got >= 1 && first[0] >= 20 && first[0] <= 63;
+        int dtls = gate->dtls_latches && got >= 12 && length >= 13 + 12 && first[0] == 22 && first[1] == 0xFE
+            && (first[2] == 0xFF || first[2] == 0xFD);
         if (dtls || (gate->payload_type >= 0 && parley_gate_is_rtp_of(first, got, gate->payload_type))) {
             memcpy(gate->address, address, size);
             gate->address_size = size;
@@ -179,8 +178,6 @@ typedef struct {
     guint64 dropped;
     /// 1 the first time it is read after a latch (then `host` and `port` say where the source moved).
     int latched;
-    /// 1 once a packet came from the negotiated source.
-    int heard_negotiated;
     char host[64];
     int port;
 } ParleyGateReading;
@@ -195,7 +192,6 @@ static inline int parley_gst_read_gate(GstElement *pipeline, const char *key, Pa
     out->passed_media = gate->passed_media;
     out->dropped = gate->dropped;
     out->latched = gate->latched;
-    out->heard_negotiated = gate->heard_negotiated;
     gate->latched = 0;
     if (out->latched) {
         GInetAddress *address = g_inet_address_new_from_bytes(

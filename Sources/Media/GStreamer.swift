@@ -170,8 +170,7 @@ final class Pipeline {
             ? nil
             : (withUnsafeBytes(of: reading.host) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }, Int(reading.port))
         return ReceiveGate.Reading(
-            passed: Int(reading.passed), passedMedia: Int(reading.passed_media), dropped: Int(reading.dropped), latchedTo: latchedTo,
-            heardNegotiated: reading.heard_negotiated != 0)
+            passed: Int(reading.passed), passedMedia: Int(reading.passed_media), dropped: Int(reading.dropped), latchedTo: latchedTo)
     }
 
     /// Makes the gate keyed `key` accept `host` and `port` (nil: any port) from now on.

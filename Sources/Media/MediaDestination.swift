@@ -5,6 +5,9 @@ import Glibc
 /// own media address is loopback (a peer on the network must not aim our RTP at this machine's own services).
 /// `0.0.0.0` and `::` are not destinations but RFC 2543's hold: nothing is sent, as for a refused address.
 public enum MediaDestination {
+    /// Whether `host` is an unspecified address in any spelling (`0.0.0.0`, `::`, `0::0`, `::ffff:0.0.0.0`…): a hold.
+    public static func isUnspecified(_ host: String) -> Bool { bytes(of: host)?.allSatisfy { $0 == 0 } ?? false }
+
     /// Why media must not go to `host` when ours is `local`; nil when it may (or when `host` is a hold's 0.0.0.0).
     public static func refusal(of host: String, local: String) -> String? {
         guard let bytes = Self.bytes(of: host) else { return "\(host) is not a numeric address (a host name is never resolved for media)" }

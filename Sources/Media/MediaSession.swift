@@ -5,9 +5,11 @@ import Synchronization
 /// (symmetric RTP: the same socket sends and receives) and writing what arrives to the configured sink.
 ///
 /// ```
-///   init ──► running ──update(direction)──► running (valves: no new pipeline)
-///                │  └──update(codec, address or port)──► running (a new pipeline)
-///                └──stop()──► stopped (end of stream: a WAV file is completed; the pipeline released)
+///   init ──► running ──update(direction, awaitsPeer)──► running (valves: no new pipeline)
+///             │  │  └──update(codec, address or port)──► running (a new pipeline, a new receive gate)
+///             │  └──the gate latched onto the peer's NAT (symmetric RTP)──► running, sending there
+///             └──stop()──► stopped (end of stream: a WAV file is completed; the pipeline released)
+///   Nothing is sent while `awaitsPeer` (an answer not yet acknowledged) or while DTLS-SRTP's check is pending.
 /// ```
 /// Every call returns at once: the pipeline is built, changed and torn down on the session's own serial queue, so
 /// the SIP loop that drives it never waits for GStreamer (a teardown may wait up to half a second for a recording's
@@ -50,10 +52,7 @@ public final class MediaSession: @unchecked Sendable {
     /// authentication or replayed), and by this one at the last poll.
     private var droppedBefore = 0
     private var droppedNow = 0
-    /// Where the peer's RTP turned out to come from, when the gate latched onto a source other than the SDP's.
-    private var latchedSource: (host: String, port: Int)?
-    /// Whether RTP came from the peer's negotiated source: it receives our description (``MediaStreamParameters/awaitsPeer``).
-    private var peerShown = false
+
     private var isMuted = false
     private var pipeline: Pipeline?
     private var rebuilds = 0
@@ -305,10 +304,6 @@ public final class MediaSession: @unchecked Sendable {
         rtcpCounted = rtcp
         droppedNow = (rtpGate?.dropped ?? 0) + (rtcpGate?.dropped ?? 0) + undecrypted
         if let moved = rtpGate?.latchedTo { follow(moved, on: pipeline) }
-        if rtpGate?.heardNegotiated == true, !peerShown {
-            peerShown = true
-            if parameters.awaitsPeer { applyDirection() }
-        }
     }
 
     /// The peer's RTP comes from `source`, not from where its SDP said (a NAT): our RTP goes there, RTCP to its
@@ -316,7 +311,11 @@ public final class MediaSession: @unchecked Sendable {
     /// said after all (a stranger's packets had raced the peer's first): everything goes back there.
     private func follow(_ source: (host: String, port: Int), on pipeline: Pipeline) {
         let negotiated = source.host == parameters.remoteHost && source.port == parameters.remotePort
-        latchedSource = negotiated ? nil : source
+        // Same address, another port: a peer that sends from one port and receives on the one it named (asymmetric
+        // RTP) is taken from there, and still sent to where it said.
+        if !negotiated, source.host == parameters.remoteHost {
+            return notice("the peer's RTP comes from port \(source.port), not \(parameters.remotePort): taken, and sent on to its SDP's port")
+        }
         let rtcpPort = negotiated ? parameters.remoteRTCPPort : source.port + 1
         pipeline.set("rtpsink", "host", source.host)
         pipeline.set("rtpsink", "port", source.port)
@@ -347,7 +346,6 @@ public final class MediaSession: @unchecked Sendable {
         rtcpCounted = 0
         droppedBefore += droppedNow
         droppedNow = 0
-        latchedSource = nil
         try built.routeReceived(
             from: PipelineDescription.rtpbin, into: "incoming", codec: parameters.codec,
             payloadType: parameters.receivedPayloadType,
@@ -370,7 +368,7 @@ public final class MediaSession: @unchecked Sendable {
         if case .dtls = parameters.encryption {
             handshake = DTLSHandshakeCheck(startingAt: parameters.hasRemoteAddress ? elapsed : nil)
         }
-        Self.applyDirection(parameters, to: built, secured: isSecured, peerShown: peerShown)
+        Self.applyDirection(parameters, to: built, secured: isSecured)
         built.set("mute", "mute", isMuted)
         try built.play()
         if handshake != nil { pollHandshakes() }
@@ -421,14 +419,14 @@ public final class MediaSession: @unchecked Sendable {
     }
 
     private func applyDirection() {
-        if let pipeline { Self.applyDirection(parameters, to: pipeline, secured: isSecured, peerShown: peerShown) }
+        if let pipeline { Self.applyDirection(parameters, to: pipeline, secured: isSecured) }
     }
 
     /// Opens and closes the valves for what the stream does now; nothing passes either way until the security
     /// layer is `secured` (DTLS-SRTP: the peer's certificate checked), and nothing is sent to a peer that has not
-    /// shown it receives our description (`awaitsPeer`, until `peerShown`).
-    private static func applyDirection(_ parameters: MediaStreamParameters, to pipeline: Pipeline, secured: Bool, peerShown: Bool) {
-        let mayReach = parameters.hasRemoteAddress && (!parameters.awaitsPeer || peerShown)
+    /// acknowledged our answer (`awaitsPeer`: packets from its address could be spoofed as easily as the INVITE).
+    private static func applyDirection(_ parameters: MediaStreamParameters, to pipeline: Pipeline, secured: Bool) {
+        let mayReach = parameters.hasRemoteAddress && !parameters.awaitsPeer
         pipeline.set("send", "drop", !secured || !parameters.sends || !mayReach)
         pipeline.set("receive", "drop", !secured || !parameters.receives)
         // With no address yet (a call that began on an old-style hold) RTCP has nowhere to go: 0.0.0.0 is this host.

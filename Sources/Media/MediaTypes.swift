@@ -131,7 +131,7 @@ public struct MediaStreamParameters: Sendable, Hashable {
     /// How the packets are protected (plain RTP by default).
     public var encryption = MediaEncryption.none
     /// Whether we wait for the peer to show it receives us before sending anything (an answer not yet
-    /// acknowledged): the engine clears it at the ACK, and RTP from the negotiated source ends the wait too.
+    /// acknowledged): the engine clears it at the ACK.
     public var awaitsPeer = false
 
     /// Whether `remoteHost` is an address: RFC 2543's hold gives `0.0.0.0` (or `::`), where nothing may be sent.

@@ -11,7 +11,9 @@ import ParleyIO
 /// ```
 ///   reserve() ──► a random free even port whose pair binds ──► Reservation(port, rtp fd, rtcp fd)
 ///   release(port) ──► quarantined (still bound; what arrives is drained and restarts its quiet time)
-///        └── quiet for `quarantine` (looked at when reserving) ──► both sockets closed, the pair free again
+///        ├── quiet for `quarantine` (looked at when reserving) ──► both sockets closed, the pair free again
+///        └── no free pair left, released at least `quarantine` ago ──► the oldest given out even if not quiet
+///            (someone spraying the range must not starve new calls; the receive gate drops the stale stream)
 /// ```
 /// Not thread-safe: one engine loop owns it.
 public final class RTPPortPool {
@@ -31,10 +33,19 @@ public final class RTPPortPool {
     public let quarantine: Duration
     private let now: () -> ContinuousClock.Instant
     private var reserved: [Int: Reservation] = [:]
-    /// Released pairs, oldest quiet first: their sockets and when each last heard nothing new.
-    private var quarantined: [(reservation: Reservation, quietSince: ContinuousClock.Instant)] = []
+    /// Released pairs: their sockets, when each was released, and since when it has heard nothing new.
+    private var quarantined: [Quarantined] = []
+    /// Their ports, for the random tries to skip.
     private var quarantinedPorts: Set<Int> = []
+    /// Where the random ports come from.
     private var random = SystemRandomNumberGenerator()
+
+    /// A released pair in quarantine.
+    private struct Quarantined {
+        let reservation: Reservation
+        let released: ContinuousClock.Instant
+        var quietSince: ContinuousClock.Instant
+    }
 
     /// A pool on `host` over `range` (at least one pair); the error says what is wrong with them. Released pairs
     /// wait `quarantine` of quiet on the clock `now` (tests inject theirs).
@@ -56,6 +67,9 @@ public final class RTPPortPool {
     deinit {
         for reservation in Array(reserved.values) + quarantined.map(\.reservation) { Self.close(reservation) }
     }
+
+    /// How many pairs the range holds.
+    public var pairs: Int { (range.upperBound - (range.lowerBound + range.lowerBound % 2) + 1) / 2 }
 
     /// How many pairs are reserved now.
     public var count: Int { reserved.count }
@@ -84,14 +98,24 @@ public final class RTPPortPool {
             reserved[port] = reservation
             return reservation
         }
-        return nil
+        // Nothing free: the longest-released pair that has served its minute, quiet or not.
+        let moment = now()
+        guard let index = quarantined.indices.min(by: { quarantined[$0].released < quarantined[$1].released }),
+            moment - quarantined[index].released >= quarantine
+        else { return nil }
+        let reservation = quarantined.remove(at: index).reservation
+        quarantinedPorts.remove(reservation.port)
+        Self.drain(reservation)
+        reserved[reservation.port] = reservation
+        return reservation
     }
 
     /// Releases a pair into quarantine (its sockets stay bound; GStreamer's duplicates close with their pipeline).
     public func release(_ port: Int) {
         guard let reservation = reserved.removeValue(forKey: port) else { return }
         Self.drain(reservation)
-        quarantined.append((reservation, now()))
+        let moment = now()
+        quarantined.append(Quarantined(reservation: reservation, released: moment, quietSince: moment))
         quarantinedPorts.insert(port)
     }
 
@@ -99,15 +123,16 @@ public final class RTPPortPool {
     /// its quiet time again (at the back of the line).
     private func endQuarantines() {
         let moment = now()
-        var kept: [(reservation: Reservation, quietSince: ContinuousClock.Instant)] = []
-        var heard: [(reservation: Reservation, quietSince: ContinuousClock.Instant)] = []
-        for entry in quarantined {
+        var kept: [Quarantined] = []
+        var heard: [Quarantined] = []
+        for var entry in quarantined {
             guard moment - entry.quietSince >= quarantine else {
                 kept.append(entry)
                 continue
             }
             if Self.drain(entry.reservation) {
-                heard.append((entry.reservation, moment))
+                entry.quietSince = moment
+                heard.append(entry)
             } else {
                 Self.close(entry.reservation)
                 quarantinedPorts.remove(entry.reservation.port)
@@ -122,9 +147,9 @@ public final class RTPPortPool {
         var buffer = [UInt8](repeating: 0, count: 2_048)
         var any = false
         for fd in [reservation.rtp, reservation.rtcp] {
-            // Bounded: a socket's queue holds at most its buffer's worth.
+            // Bounded: what is left after 256 datagrams stays queued (it only says the pair is still in use).
             var taken = 0
-            while taken < 10_000, recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT)) >= 0 {
+            while taken < 256, recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT)) >= 0 {
                 any = true
                 taken += 1
             }

@@ -4,7 +4,7 @@
 ///
 /// ```
 ///   negotiated source ──(its first packet)──► accepted for good
-///        │ silent so far, within latchSeconds: valid RTP of the peer's payload type (or a DTLS record) from S
+///        │ silent so far, within latchSeconds: valid RTP of the peer's payload type (or a DTLS handshake record) from S
 ///        ▼
 ///   S accepted (latched: symmetric RTP, once; we send there too) ──► never moves again without a new offer
 /// ```
@@ -19,7 +19,7 @@ struct ReceiveGate: Sendable, Hashable {
     var latchSeconds: Int
     /// The payload type a latching RTP packet must carry; nil: RTP never latches.
     var latchPayloadType: Int?
-    /// Whether a DTLS record latches (a DTLS-SRTP call's handshake comes before any RTP).
+    /// Whether a DTLS handshake record latches (a DTLS-SRTP call's handshake comes before any RTP).
     var dtlsLatches: Bool
 
     /// How long a silent negotiated source may be latched away from: a NAT's mapping shows at the peer's first
@@ -39,8 +39,6 @@ struct ReceiveGate: Sendable, Hashable {
         var dropped: Int
         /// The source it latched onto since the last reading.
         var latchedTo: (host: String, port: Int)?
-        /// Whether a packet came from the negotiated source (the peer receives our description: we may send).
-        var heardNegotiated: Bool
     }
 
     /// The gates of a call's components for `parameters`: RTP from the peer's RTP address and port, latching on its
@@ -50,8 +48,9 @@ struct ReceiveGate: Sendable, Hashable {
         let host = parameters.hasRemoteAddress ? parameters.remoteHost : nil
         let dtls = if case .dtls = parameters.encryption { true } else { false }
         return [
+            // A peer that does not send (recvonly, inactive, held) cannot be latched onto: a stranger would be.
             (.rtp, ReceiveGate(
-                host: host, port: parameters.remotePort, anyPort: false, latchSeconds: latchWindowSeconds,
+                host: host, port: parameters.remotePort, anyPort: false, latchSeconds: parameters.receives ? latchWindowSeconds : 0,
                 latchPayloadType: parameters.receivedPayloadType, dtlsLatches: dtls)),
             (.rtcp, ReceiveGate(
                 host: host, port: parameters.remoteRTCPPort, anyPort: false, latchSeconds: dtls ? latchWindowSeconds : 0,

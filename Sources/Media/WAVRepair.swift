@@ -1,15 +1,20 @@
 import Foundation
 
-/// Completes WAV recordings a crash left unfinished (issue 48): wavenc writes its header with empty sizes when a
-/// recording starts and the real ones at its end of stream, so a process killed mid-call leaves a file whose header
-/// says it holds no audio. At start-up the sizes are set from the file's length, so every recording plays.
+/// Completes WAV recordings a crash left unfinished (issue 48): wavenc writes placeholder sizes (0x7FFF0000 and
+/// near it) when a recording starts and the real ones at its end of stream, so a process killed mid-call leaves a
+/// file whose header lies about its length. At start-up the sizes are set from the file's length.
 ///
 /// ```
-///   RIFF <size> WAVE … "data" <size> samples…      sizes ≠ what the file holds ──► both rewritten (header only)
+///   RIFF <size> WAVE … "data" <size> samples…
+///        data size is the placeholder, or more than the file holds ──► both sizes rewritten (header only)
+///        otherwise (a finished file, chunks after the samples included) ──► left alone
 /// ```
 public enum WAVRepair {
-    /// Repairs every `.wav` directly in `directory` whose header disagrees with its length; the repaired files'
-    /// names. Files that are not RIFF/WAVE with a data chunk in their first 4 KiB are left alone.
+    /// wavenc's placeholder data size.
+    static let placeholder: UInt32 = 0x7FFF_0000
+
+    /// Repairs every `.wav` directly in `directory` a crash left unfinished; the repaired files' names. Files that
+    /// are not RIFF/WAVE with a data chunk in their first 4 KiB are left alone.
     public static func repair(directory: String) -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         return names.filter { $0.hasSuffix(".wav") }.sorted().filter { repair(file: directory + "/" + $0) }
@@ -30,8 +35,10 @@ public enum WAVRepair {
             let id = head[offset..<(offset + 4)]
             let size = Int(littleEndian(head, at: offset + 4))
             if id == Data("data".utf8) {
-                let riff = UInt32(length - 8), data = UInt32(length - UInt64(offset + 8))
-                guard littleEndian(head, at: 4) != riff || UInt32(size) != data else { return false }
+                let present = length - UInt64(offset + 8)
+                guard UInt32(size) == placeholder || UInt64(size) > present else { return false }
+                // Whole sample frames only (wavenc's are 2 bytes a sample, mono).
+                let data = UInt32(present - present % 2), riff = UInt32(UInt64(offset + 8) + UInt64(data) - 8)
                 do {
                     try handle.seek(toOffset: 4)
                     try handle.write(contentsOf: bytes(riff))

@@ -38,7 +38,7 @@ public struct NegotiatedAudio: Sendable, Hashable {
     /// certificate must match; nil unless both are UDP/TLS/RTP/SAVP(F).
     public var dtls: DTLSKeying?
     /// Whether the peer has shown it receives our description: we called it, or it acknowledged our answer (ACK).
-    /// Until then a media layer sends nothing (RTP from the peer's negotiated source shows it too), so an INVITE
+    /// Until then a media layer sends nothing (packets from the peer's address prove nothing: they spoof as easily), so an INVITE
     /// whose source was spoofed to name a third party in `c=` draws no media to that party.
     public var peerConfirmed = true
 

@@ -43,19 +43,21 @@ struct DialogBudget: Sendable, Hashable {
 
 extension SIPUserAgent {
     /// Whether a MESSAGE or INFO in a dialog may go on: a body over ``DialogBudget/maxBodyBytes`` gets 413, a dialog
-    /// over its budget gets 503 with Retry-After (refusals counted; the log says so once per call).
+    /// over its budget gets 503 with Retry-After (refusals counted; the log says so once per call). Group messages
+    /// are the group messenger's to bound.
     func admitsInDialog(_ request: SIPRequest, key: TransactionKey) -> Bool {
         guard request.method == .message || request.method == .info, request.headers.toTag != nil else { return true }
+        // Group messages are bounded by the group messenger's own size caps (up to 60 KiB over TCP), per-sender rate
+        // and per-leg bytes, and a group's backlog drains faster than any fixed rate on a fast link.
+        let groupMessage = request.method == .message
+            && request.headers.contentType?.headerValue.lowercased().hasPrefix(GroupWire.contentType) == true
+        guard !groupMessage else { return true }
         guard request.body.count <= DialogBudget.maxBodyBytes else {
             counters.inDialogRefused += 1
             respond(to: request, key: key, status: 413, reason: "Message Body Too Large")
             return false
         }
-        // Group messages are bounded by the group messenger's own per-sender rate and per-leg bytes, and a group's
-        // backlog drains faster than any fixed rate on a fast link.
-        let groupMessage = request.method == .message
-            && request.headers.contentType?.headerValue.lowercased().hasPrefix(GroupWire.contentType) == true
-        guard !groupMessage, let uuid = leg(forInDialog: request) else { return true }
+        guard let uuid = leg(forInDialog: request) else { return true }
         let leg = UUIDKey(uuid)
         var budget = dialogBudgets[leg] ?? DialogBudget()
         let admitted = budget.admits(bodyBytes: request.body.count, at: environment.uptime)

@@ -21,8 +21,10 @@ extension SIPUserAgent: CallLegContext {
         let ours = mediaAddress(toward: offered ?? peerHost, signalling: peerHost)
         let origin = nextOrigin(after: previous, host: ours)
         let direction: SDPDirection = localHold ? .sendonly : .sendrecv
-        // The call keeps its port; one whose audio was refused (port 0) takes a port when a later offer brings it back.
-        let kept = previous.map(Self.endpoint(of:)).flatMap { $0.port == 0 && (offer?.audioPort ?? 0) > 0 ? nil : $0 }
+        // The call keeps its port; one whose audio was refused (port 0) takes one when a later offer brings it back:
+        // the port it had before, if it had one (it is released only when the call ends).
+        let reserved = legMedia[UUIDKey(conversation)]?.endpoint
+        let kept = previous.map(Self.endpoint(of:)).flatMap { $0.port == 0 && (offer?.audioPort ?? 0) > 0 ? reserved : $0 }
         let endpoint =
             kept ?? (offer?.audioPort == 0 ? MediaEndpoint(address: ours, port: 0) : newAudioEndpoint(for: conversation, at: ours))
         if let offer, let security = answerSecurity(for: offer, previous: previous),

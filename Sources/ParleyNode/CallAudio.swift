@@ -17,9 +17,10 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// ``defaultMaxCalls``.
     public var maxCalls = Self.defaultMaxCalls
 
-    /// Calls with audio per core by default: one parleyd on 2 cores carried 240 concurrent G.711 calls cleanly and
-    /// saturated between 240 and 320 (issue 48's measurement); 100 a core leaves room for signalling and peaks.
-    public static let callsPerCore = 100
+    /// Calls with audio per core by default: `Scripts/bench-media` has one parleyd pair on 2 cores clean up to 120
+    /// concurrent G.711 calls (BENCHMARKS.md; issue 48's report saw saturation between 240 and 320); 50 a core
+    /// leaves room for signalling, peaks and encryption.
+    public static let callsPerCore = 50
     /// The default limit: ``callsPerCore`` for each core present.
     public static var defaultMaxCalls: Int { callsPerCore * max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
@@ -72,7 +73,8 @@ final class CallAudio: CallMediaHandler {
     // A node that shuts down ends its calls first (BYE), so no session is left here then; any that is, is completed.
     deinit { sessions.values.forEach { $0.finish() } }
 
-    var mediaLoad: (calls: Int, capacity: Int?) { (reservations.count, configuration.maxCalls) }
+    /// Never more than the port range holds: beyond, calls would come in without audio.
+    var mediaLoad: (calls: Int, capacity: Int?) { (reservations.count, min(configuration.maxCalls, pool.pairs)) }
 
     func reserveEndpoint(for conversation: UUID) -> MediaEndpoint? {
         guard let reservation = pool.reserve() else {
@@ -105,12 +107,15 @@ final class CallAudio: CallMediaHandler {
             telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent,
             payloadType: audio.payloadType, receivedPayloadType: audio.localPayloadType)
         parameters.awaitsPeer = !audio.peerConfirmed
-        if let refusal = MediaDestination.refusal(of: audio.remoteAddress, local: audio.localAddress) {
+        if MediaDestination.isUnspecified(audio.remoteAddress) {
+            parameters.remoteHost = "0.0.0.0"  // RFC 2543's hold, however it is spelled (`::`, `0::0`…)
+        } else if let refusal = MediaDestination.refusal(of: audio.remoteAddress, local: audio.localAddress) {
             // Nothing is sent there; RTP from a source of the peer's may still be latched onto (docs/media.md).
             if refused.insert(conversation).inserted {
                 log.warning("\(conversation): no media is sent to the peer's c= address: \(refusal)")
             }
             parameters.remoteHost = "0.0.0.0"
+            parameters.sends = false  // not on to an address it had before either
         }
         guard let encryption = encryption(of: audio) else {
             return log.error("\(conversation): the call agreed on DTLS-SRTP, which this node cannot carry: no audio")

@@ -60,7 +60,7 @@ struct DaemonOptions {
           --audio-sink WHERE      where received audio goes: file:DIR (one WAV per call), device or null
                                   (default: device when a sound server runs, else null)
           --rtp-ports LOW-HIGH    local RTP/RTCP ports, a pair per call (default 40000-40999)
-          --max-media-calls N     calls with audio at once; a new call beyond gets 503 (default 100 per core)
+          --max-media-calls N     calls with audio at once; a new call beyond gets 503 (default 50 per core, at most the --rtp-ports pairs)
           --media-encryption none|auto|sdes|dtls  what our offers use: plain RTP (default: a peer without
                                   SRTP refuses an encrypted offer), SRTP keyed by SDES (RFC 4568) when the call's
                                   signalling is TLS (auto: its keys travel in the SDP), or always (sdes), or SRTP

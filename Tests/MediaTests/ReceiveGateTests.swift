@@ -67,11 +67,11 @@ struct ReceiveGateTests {
         #expect(heard.seconds(at: 1_000) >= 0.8 * (seconds - 1.3), "then alice: \(heard.dominantFrequencies())")
     }
 
-    @Test("awaiting the peer: nothing is sent until RTP comes from its negotiated source; then the stream flows")
+    @Test("awaiting the peer: nothing is sent, RTP from its address included, until the engine says it acknowledged our answer")
     func awaitsPeer() throws {
         let pool = try MediaSessionTests.pool()
         let b = try #require(pool.reserve())
-        // The peer: a socket on 127.0.0.1 that listens, then sends one RTP packet.
+        // The peer: a socket on 127.0.0.1 that listens, and sends one RTP packet (which anyone could spoof).
         let peer = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         defer { close(peer) }
         var address = sockaddr_in()
@@ -92,10 +92,12 @@ struct ReceiveGateTests {
         parameters.awaitsPeer = true
         let bob = MediaSession(reservation: b, parameters: parameters, source: .tone(hertz: 440), sink: .null, recordingName: "bob")
         defer { bob.finish() }
-        var buffer = [UInt8](repeating: 0, count: 1_500)
-        #expect(recv(peer, &buffer, buffer.count, 0) < 0, "nothing before the peer shows itself")
         SRTPMediaTests.send([0x80, 0x00, 0, 1, 0, 0, 0, 160, 0, 0, 0, 9] + [UInt8](repeating: 0xFF, count: 160), from: peer, to: b.port)
-        #expect(recv(peer, &buffer, buffer.count, 0) > 12, "the stream flows once RTP came from the peer's address")
+        var buffer = [UInt8](repeating: 0, count: 1_500)
+        #expect(recv(peer, &buffer, buffer.count, 0) < 0, "nothing before the ACK, even after RTP from the peer's address")
+        parameters.awaitsPeer = false
+        bob.update(parameters)
+        #expect(recv(peer, &buffer, buffer.count, 0) > 12, "the stream flows once the answer is acknowledged")
     }
 
     @Test("media goes only to numeric unicast addresses: no host name, multicast, broadcast, or loopback unless ours is")

@@ -20,11 +20,17 @@ struct WAVRepairTests {
         return data
     }
 
-    @Test("an unfinished header (sizes 0) is completed and plays its audio; a finished file and a non-WAV are left alone")
+    @Test("wavenc's placeholder sizes are completed and the audio plays; a finished file, one with a chunk after its samples and a non-WAV are left alone")
     func repairs() throws {
         let folder = try MediaSessionTests.directory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try Self.wav(hertz: 1_000, seconds: 1, sizes: (0, 0)).write(to: URL(fileURLWithPath: folder + "/crashed.wav"))
+        try Self.wav(hertz: 1_000, seconds: 1, sizes: (WAVRepair.placeholder + 36, WAVRepair.placeholder))
+            .write(to: URL(fileURLWithPath: folder + "/crashed.wav"))
+        // A finished file with a LIST chunk after the samples (wavenc writes tags there at its end of stream).
+        var tagged = Self.wav(hertz: 440, seconds: 1, sizes: nil)
+        tagged.append(contentsOf: Array("LIST".utf8) + [8, 0, 0, 0] + Array("INFOabcd".utf8))
+        tagged.replaceSubrange(4..<8, with: withUnsafeBytes(of: UInt32(tagged.count - 8).littleEndian) { Array($0) })
+        try tagged.write(to: URL(fileURLWithPath: folder + "/tagged.wav"))
         try Self.wav(hertz: 440, seconds: 1, sizes: nil).write(to: URL(fileURLWithPath: folder + "/finished.wav"))
         try Data("not a recording".utf8).write(to: URL(fileURLWithPath: folder + "/notes.wav"))
         let finished = try Data(contentsOf: URL(fileURLWithPath: folder + "/finished.wav"))
@@ -36,6 +42,7 @@ struct WAVRepairTests {
         let heard = try Recording(wavAt: folder + "/crashed.wav")
         #expect(heard.seconds(at: 1_000) >= 0.7, "\(heard.dominantFrequencies())")
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/finished.wav")) == finished)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/tagged.wav")) == tagged)
         #expect(try String(contentsOfFile: folder + "/notes.wav", encoding: .utf8) == "not a recording")
         #expect(WAVRepair.repair(directory: folder).isEmpty, "nothing left to repair")
     }

@@ -144,6 +144,25 @@ struct CallMediaTests {
         #expect(media.reserved.isEmpty && media.events.last == "release 50000", "\(media.events)")
     }
 
+    @Test("audio, then m=audio 0, then audio again: the call gets its own port back (no second pair leaks)")
+    func audioOffOn() throws {
+        let media = RecordingMedia()
+        let harness = try EngineHarness(media: media)
+        let tag = try IncomingCallTests.answered(harness)
+        _ = harness.sent()
+        for (cseq, port) in [(2, "0"), (3, "6000")] {
+            harness.deliver(
+                PeerMessages.inDialog("INVITE", localTag: tag, cseq: cseq, branch: "z9hG4bK-re-\(cseq)", contentType: "application/sdp"),
+                body: PeerMessages.offer.replacingOccurrences(of: "o=peer 1 1", with: "o=peer 1 \(cseq)")
+                    .replacingOccurrences(of: "m=audio 6000", with: "m=audio \(port)"))
+            let answer = try #require(harness.sent().first)
+            #expect(answer.bodyText.contains(port == "0" ? "m=audio 0 " : "m=audio 50000 "), "\(answer.bodyText)")
+            harness.deliver(PeerMessages.inDialog("ACK", localTag: tag, cseq: cseq, branch: "z9hG4bK-ack-\(cseq)"))
+        }
+        try harness.manager.perform([.end(conversationUUID: try #require(harness.conversation?.uuid))])
+        #expect(media.next == 50_002 && media.reserved.isEmpty, "one pair, released: \(media.events)")
+    }
+
     @Test("PlayTone goes in the stream (RFC 4733) when both list telephone-event, as INFO when the peer does not")
     func tonesInStreamOrINFO() throws {
         let media = RecordingMedia()
