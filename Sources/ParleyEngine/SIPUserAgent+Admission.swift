@@ -159,7 +159,7 @@ extension SIPUserAgent {
         let (admit, change) = counters.mediaLimit.check(calls, limit: capacity)
         switch change {
         case .began:
-            log.warning("\(calls) calls with audio, the most this node carries (--max-media-calls): refusing new calls with 503 "
+            log.warning("\(calls) call\(calls == 1 ? "" : "s") with audio, the most this node carries (--max-media-calls): refusing new calls with 503 "
                 + "(first: \(callID))")
         case .ended: log.warning("calls with audio below the limit again: taking new calls (\(counters.mediaLimit.refused) refused so far)")
         case nil: break

@@ -15,7 +15,7 @@ enum ControlCommands {
         let video = arguments.flag("--video")
         let open = arguments.flag("--open")
         let account = try arguments.option("--account")
-        let encryption = try arguments.option("--encryption")
+        let encryption = try arguments.option("--encryption")?.lowercased()
         let directory = try dataDirectory(&arguments)
         let positionals = try arguments.positionals()
         let expected = command.arguments

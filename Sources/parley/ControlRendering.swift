@@ -108,12 +108,23 @@ enum ControlRendering {
     }
 
     /// A call's audio and its figures, two lines.
+    /// How a call's audio is protected, in words: `, encrypted (DTLS-SRTP, …)`, `, encrypted (SDES, suite)` or
+    /// `, not encrypted`.
+    static func protection(_ media: MediaInfo) -> String {
+        switch media.encryption {
+        case "dtls": ", encrypted (SRTP keyed by DTLS, the peer's certificate checked)"
+        case "sdes": ", encrypted (SRTP keyed by SDES\(media.encryptionSuite.map { ", \($0)" } ?? ""))"
+        default: ", not encrypted"
+        }
+    }
+
     static func audio(_ result: MediaStatsResult) -> String {
         guard let media = result.media else { return "audio  none (the call carries no audio now)" }
         var lines = [
             "audio  \(media.codec) \(media.localAddress):\(media.localPort) ⇄ \(media.remoteAddress):\(media.remotePort) "
                 + "\(media.direction), ptime \(media.ptime.map(String.init) ?? "-")"
-                + (media.telephoneEvent.map { ", telephone-event \($0)" } ?? ""),
+                + (media.telephoneEvent.map { ", telephone-event \($0)" } ?? "")
+                + Self.protection(media),
         ]
         if let stats = result.stats {
             let peer = stats.peerPacketsLost.map { lost in

@@ -29,7 +29,9 @@ struct PerCallEncryptionTests {
         defer { try? FileManager.default.removeItem(at: callerFolder) }
         let own = ["--data-dir", caller.dataDirectory.path]
         for (index, method) in ["dtls", "sdes"].enumerated() {
-            let call = try ControlCLITests.parley(["call", "sip:parley@127.0.0.1:\(callee.port)", "--encryption", method, "--json"] + own)
+            // Either case is understood.
+            let call = try ControlCLITests.parley(
+                ["call", "sip:parley@127.0.0.1:\(callee.port)", "--encryption", index == 0 ? method.uppercased() : method, "--json"] + own)
             #expect(call.status == 0, "\(call.output)")
             let result = try JSONSerialization.jsonObject(with: Data(call.output.split(separator: "\n")[0].utf8)) as? [String: Any]
             let uuid = try #require(((result?["result"] as? [String: Any])?["conversation"] as? [String: Any])?["uuid"] as? String)
@@ -37,6 +39,8 @@ struct PerCallEncryptionTests {
             #expect(ours?["encryption"] as? String == method, "\(String(describing: ours))")
             let theirs = try Self.listed(nil, on: callee) { $0["state"] as? String == "joined" && $0["encryption"] is String }
             #expect(theirs?["encryption"] as? String == method, "\(String(describing: theirs))")
+            let audio = try ControlCLITests.parley(["audio", uuid] + own)
+            #expect(audio.output.contains("encrypted (SRTP keyed by \(method.uppercased())"), "parley audio says how: \(audio.output)")
             #expect(try ControlCLITests.parley(["end", uuid] + own).status == 0)
             try callee.waitForEnded(index + 1)
         }
