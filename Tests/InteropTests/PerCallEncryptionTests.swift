@@ -3,7 +3,7 @@ import ParleyTestSupport
 import Testing
 
 /// `start {"encryption": …}` (issue 42): one call's offer encrypted otherwise than the node's `--media-encryption`.
-@Suite("Interop: per-call media encryption", .serialized, .timeLimit(.minutes(1)))
+@Suite("Interop: per-call media encryption", .serialized, .timeLimit(.minutes(3)))
 struct PerCallEncryptionTests {
     typealias Audio = AudioInterop.AudioInteropTests
 

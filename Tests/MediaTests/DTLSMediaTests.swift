@@ -7,7 +7,7 @@ import Testing
 
 /// The security layer with DTLS-SRTP: two sessions on loopback, one the DTLS client and one the server, each with
 /// its own certificate, each checking the other's against the fingerprint it was given.
-@Suite("Media: SRTP keyed by DTLS between two sessions", .serialized, .timeLimit(.minutes(1)))
+@Suite("Media: SRTP keyed by DTLS between two sessions", .serialized, .timeLimit(.minutes(3)))
 struct DTLSMediaTests {
     /// What one side was told by its session.
     final class Outcomes: Sendable {

@@ -98,8 +98,10 @@ struct CrashRecordingTests {
         return (printed, killed)
     }
 
+    // Three minutes: the limit also counts time spent waiting behind other blocking tests on a 2-core machine (a
+    // fresh-clone run saw it, DTLSMediaTests and PerCallEncryptionTests pass 60 s together, once in five runs).
     @Test("every conversation printed as recorded before kill -9 is stored, and the database is sound",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func killedMidRun() throws {
         let begin = Date()
         let directory = try CLI.temporaryDirectory()
