@@ -259,13 +259,20 @@ public struct GroupSendResult: Codable, Sendable, Equatable {
     }
 }
 
-/// `textMessage`: text from a call's peer outside any group session.
+/// `textMessage`: text from a call's peer outside any group session — in the call's dialog (verified), or a MESSAGE
+/// from outside it whose From header names the call's peer (unverified: anyone may write that header).
 public struct TextMessageReceived: Codable, Sendable, Equatable {
     public var conversation: String
     public var text: String
-    public init(conversation: String, text: String) {
+    /// It came in the call's own dialog; false for a MESSAGE from outside it.
+    public var verified: Bool
+    /// For an unverified text, the address its From header claims; null for a verified one (the conversation's peer).
+    @Nullable public var from: String?
+    public init(conversation: String, text: String, verified: Bool = true, from: String? = nil) {
         self.conversation = conversation
         self.text = text
+        self.verified = verified
+        self.from = from
     }
 }
 

@@ -188,10 +188,16 @@ extension TextMessageReceived: ControlShape {
     public static let fields = [
         ControlField("conversation", .string, "the conversation's uuid"),
         ControlField("text", .string, "what the peer wrote"),
+        ControlField("verified", .boolean, "it came in the call's own dialog; false for a MESSAGE from outside the dialog, which anyone may send"),
+        ControlField("from", .nullable(.string), "for an unverified text, the address its From header claims (show it as a claim); null when verified"),
     ]
 
-    /// Hello.
-    public static let examples = [TextMessageReceived(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", text: "hello")]
+    /// Hello, in the dialog and from outside it.
+    public static let examples = [
+        TextMessageReceived(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", text: "hello"),
+        TextMessageReceived(
+            conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", text: "hello", verified: false, from: "sip:bob@192.0.2.7"),
+    ]
 }
 
 /// The delivery modes' names.

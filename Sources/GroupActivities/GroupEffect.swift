@@ -105,8 +105,10 @@ public enum GroupEffect: Sendable, Hashable {
     case deliver(GroupDelivery)
     /// One of the frontend's sends is over.
     case sendFinished(GroupSendReport)
-    /// Text from a plain softphone's conversation that belongs to no session (a 1:1 message).
-    case textReceived(leg: UUID, text: String)
+    /// Text for a conversation outside any session (a 1:1 message): in its dialog (`claimedSender` nil), or from
+    /// outside it by a sender whose From names the conversation's peer (`claimedSender` that From: unverified, since
+    /// anyone can write it; such text never reaches a session).
+    case textReceived(leg: UUID, text: String, claimedSender: String?)
     /// The leg's dialog is dead (481, 408, no answer): its conversation should end.
     case endConversation(leg: UUID, status: Int)
     /// A line for the log.

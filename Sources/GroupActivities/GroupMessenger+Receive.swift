@@ -12,9 +12,7 @@ extension GroupMessenger {
         let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         switch mediaType {
         case "text/plain":
-            // Softphones (and sipp) end a line of chat with CRLF: it is not part of the text.
-            let text = String(decoding: body, as: UTF8.self)
-            return receiveText(String(text.reversed().drop { $0.isNewline }.reversed()), on: leg, now: now)
+            return receiveText(Self.chatLine(body), on: leg, now: now)
         case GroupWire.contentType:
             switch GroupWire.decode(body) {
             case .failure(let problem): return (400, [.log("refused a group message on \(leg): \(problem)")])
@@ -25,13 +23,19 @@ extension GroupMessenger {
         }
     }
 
+    /// A plain softphone's line of chat: its body without the CRLF (or LF) it ends with (softphones and sipp add one).
+    public static func chatLine(_ body: Data) -> String {
+        let text = String(decoding: body, as: UTF8.self)
+        return String(text.reversed().drop { $0.isNewline }.reversed())
+    }
+
     /// The media types a leg takes (the `Accept` of a 415).
     public static let acceptedTypes = "\(GroupWire.contentType), text/plain"
 
     private mutating func receiveText(_ text: String, on leg: UUID, now: Duration) -> (status: Int, effects: [GroupEffect]) {
         guard let id = sessionID(carriedBy: leg), var session = sessions[id], session.isHost,
             let member = session.members[leg], member.joined, session.state == .joined
-        else { return (200, [.textReceived(leg: leg, text: text)]) }
+        else { return (200, [.textReceived(leg: leg, text: text, claimedSender: nil)]) }
         let data = JSONValue.object(["text": .string(text)])
         if let problem = Self.check(type: "text", size: 4 + data.encoded.count, limit: maxMessageBytes(session)) {
             return (413, [.log("\(leg): text refused: \(problem)")])

@@ -98,8 +98,9 @@ extension ControlService {
             return .groupMessage(GroupMessageReceived(delivery))
         case .sendFinished(let report):
             return .groupSendResult(GroupSendResult(report))
-        case .textReceived(let leg, let text):
-            return .textMessage(TextMessageReceived(conversation: leg.uuidString, text: text))
+        case .textReceived(let leg, let text, let claimedSender):
+            return .textMessage(TextMessageReceived(
+                conversation: leg.uuidString, text: text, verified: claimedSender == nil, from: claimedSender))
         case .transmit, .resumeLater, .endConversation, .log:
             return nil
         }

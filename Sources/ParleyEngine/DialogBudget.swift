@@ -58,6 +58,11 @@ extension SIPUserAgent {
             return false
         }
         guard let uuid = leg(forInDialog: request) else { return true }
+        return spendsBudget(of: uuid, on: request, key: key)
+    }
+
+    /// Whether the call's budget takes `request` (spent when it does); 503 with Retry-After when it does not.
+    func spendsBudget(of uuid: UUID, on request: SIPRequest, key: TransactionKey) -> Bool {
         let leg = UUIDKey(uuid)
         var budget = dialogBudgets[leg] ?? DialogBudget()
         let admitted = budget.admits(bodyBytes: request.body.count, at: environment.uptime)

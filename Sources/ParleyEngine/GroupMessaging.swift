@@ -58,8 +58,7 @@ final class GroupMessaging {
         apply(messenger.legChanged(leg, now: now))
     }
 
-    /// A MESSAGE for a conversation's group messenger (in its dialog, or matched to it by its sender): answered with
-    /// the machine's status.
+    /// A MESSAGE in a conversation's dialog, for its group messenger: answered with the machine's status.
     func received(_ request: SIPRequest, key: TransactionKey, on uuid: UUID, toTag: String?) {
         wake()
         let contentType = request.headers.contentType?.headerValue ?? ""
@@ -69,6 +68,12 @@ final class GroupMessaging {
         if status == 503 { extra.append("Retry-After", "1") }
         agent.respond(to: request, key: key, status: status, toTag: toTag, extra: extra)
         apply(effects)
+    }
+
+    /// Text from outside a call's dialog whose From names the call's peer: frontends hear it as a claim; no session
+    /// ever takes it as a member's.
+    func unverifiedText(_ text: String, on uuid: UUID, claimedSender: String) {
+        onEvent?(.textReceived(leg: uuid, text: text, claimedSender: claimedSender))
     }
 
     func answered(token: UInt64, status: Int, retryAfter: Int?, on uuid: UUID) {

@@ -188,7 +188,8 @@ enum ControlRendering {
                 + (result.failed.isEmpty ? "" : ", failed \(result.failed.count)")
                 + (result.unsupported.isEmpty ? "" : ", unsupported \(result.unsupported.count)")
         case .textMessage(let message):
-            return "text     ← \(message.conversation.prefix(8).lowercased()) \(message.text)"
+            let claim = message.verified ? "" : " (unverified: claims to be \(message.from ?? "?"))"
+            return "text     ← \(message.conversation.prefix(8).lowercased())\(claim) \(message.text)"
         case .collaborationChanged(let change):
             return "collab   " + collaborationLine(change.collaboration)
         case .collaborationParticipantsUpdate(let update):

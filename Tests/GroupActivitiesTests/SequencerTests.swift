@@ -185,7 +185,7 @@ import Testing
         let reports = mesh.reports("b")
         #expect(reports[0].deliveredTo.count == 2)
         #expect(reports[1].unsupported.count == 1 && reports[1].deliveredTo.count == 1)
-        let text = (mesh.events["phone"] ?? []).compactMap { if case .textReceived(_, let t) = $0 { t } else { nil } }
+        let text = (mesh.events["phone"] ?? []).compactMap { if case .textReceived(_, let t, nil) = $0 { t } else { nil } }
         #expect(text == ["[B] hi"])
         // Text the softphone sends is a message from its participant, in the order.
         let reply = mesh.nodes["a"]!.receive(Data("hello".utf8), contentType: "text/plain", on: toPhone, now: mesh.now)

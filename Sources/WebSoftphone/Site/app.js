@@ -159,7 +159,9 @@ function onEvent(name, data) {
       toast(`Tones from ${nameOf(conversations.get(data.conversation) ?? {})}: ${data.digits}`);
       break;
     case "textMessage":
-      toast(`${nameOf(conversations.get(data.conversation) ?? {})}: ${data.text}`);
+      // Text from outside the call's dialog is a claim anyone can make: say so.
+      if (data.verified === false) toast(`Unverified, claims to be ${data.from ?? "?"}: ${data.text}`);
+      else toast(`${nameOf(conversations.get(data.conversation) ?? {})}: ${data.text}`);
       break;
   }
 }
