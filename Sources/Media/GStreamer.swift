@@ -179,6 +179,23 @@ final class Pipeline {
         _ = parley_gst_gate_accept(raw, key, host, Int32(port ?? 0), port == nil ? 1 : 0)
     }
 
+    /// Ends the recording after the audiorate `name` once it spans `limit` of the call's timeline (the call goes on).
+    func capRecording(after name: String, at limit: Duration) throws(MediaError) {
+        let milliseconds = limit.components.seconds * 1_000 + limit.components.attoseconds / 1_000_000_000_000_000
+        guard parley_gst_cap_recording(raw, name, Self.recordingCapKey, Int(milliseconds)) == 0 else {
+            throw MediaError("no \(name) to cap")
+        }
+    }
+
+    /// Whether the recording reached its cap (nil: it has none, or the pipeline is gone).
+    var recordingCapped: Bool? {
+        guard let raw else { return nil }
+        let capped = parley_gst_recording_capped(raw, Self.recordingCapKey)
+        return capped < 0 ? nil : capped == 1
+    }
+
+    private static let recordingCapKey = "parley-recording-cap"
+
     /// Has the audiorate `name` fill its recording with silence up to now (the stretch since the last audio).
     func fillWithSilenceUntilNow(_ name: String) {
         guard let raw else { return }

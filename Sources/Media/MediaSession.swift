@@ -55,6 +55,9 @@ public final class MediaSession: @unchecked Sendable {
 
     private var isMuted = false
     private var pipeline: Pipeline?
+    /// The longest a recording runs, over the call's timeline (nil: no cap), and whether it was said to be reached.
+    private let maxRecording: Duration?
+    private var recordingCapSaid = false
     private var rebuilds = 0
     private var stopped = false
     /// The session's own duplicates of the reserved sockets: the pool closes its descriptors when the call's port
@@ -78,9 +81,10 @@ public final class MediaSession: @unchecked Sendable {
         tonesReceived: @escaping @Sendable (Character) -> Void = { _ in },
         statisticsReported: @escaping @Sendable (RTPStatistics) -> Void = { _ in },
         securityReported: @escaping @Sendable (MediaSecurityOutcome) -> Void = { _ in },
-        notice: @escaping @Sendable (String) -> Void = { _ in }
+        notice: @escaping @Sendable (String) -> Void = { _ in }, maxRecording: Duration? = nil
     ) {
         self.notice = notice
+        self.maxRecording = maxRecording
         self.tonesReceived = tonesReceived
         self.statisticsReported = statisticsReported
         self.securityReported = securityReported
@@ -274,6 +278,10 @@ public final class MediaSession: @unchecked Sendable {
         if let error { report("media: \(error)") }
         for number in events { tonesReceived(Self.keypad[number]) }
         takeArrivals()
+        if !recordingCapSaid, pipeline.recordingCapped == true, let maxRecording {
+            recordingCapSaid = true
+            notice("the recording reached its cap of \(maxRecording.components.seconds) s (--max-recording): completed; the call goes on unrecorded")
+        }
         polls += 1
         guard polls % Self.statisticsInterval == 0,
             var figures = pipeline.rtpStatistics(of: PipelineDescription.rtpbin, loss: loss, codec: parameters.codec)
@@ -363,6 +371,8 @@ public final class MediaSession: @unchecked Sendable {
         if var path = recordingPath {
             if rebuilds > 0 { path = String(path.dropLast(4)) + "-\(rebuilds + 1).wav" }
             built.set("recording", "location", path)
+            // The cap spans the call: a pipeline rebuilt mid-call (a new codec) records only what is left of it.
+            if let maxRecording { try built.capRecording(after: PipelineDescription.timeline, at: max(.zero, maxRecording - elapsed)) }
         }
         try parameters.encryption.key(built, connection: "parley-" + UUID().uuidString)
         if case .dtls = parameters.encryption {

@@ -16,6 +16,12 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// The most calls with audio at once (a new incoming call beyond gets 503 Retry-After), by default
     /// ``defaultMaxCalls``.
     public var maxCalls = Self.defaultMaxCalls
+    /// The longest one call's recording runs (`--audio-sink file:DIR`), over the call's timeline; nil: no cap. Two
+    /// hours by default: 115 MB of G.711's 8 kHz samples, 690 MB of opus's 48 kHz, so a call left up (or a flood)
+    /// cannot fill a disk.
+    public var maxRecording: Duration? = Self.defaultMaxRecording
+    /// The default ``maxRecording``.
+    public static let defaultMaxRecording = Duration.seconds(2 * 3_600)
 
     /// Calls with audio per core by default: `Scripts/bench-media` has one parleyd pair on 2 cores clean up to 120
     /// concurrent G.711 calls (BENCHMARKS.md; issue 48's report saw saturation between 240 and 320); 50 a core
@@ -136,7 +142,7 @@ final class CallAudio: CallMediaHandler {
                     case .failed(let why): onSecurityFailure?(conversation, why)
                     }
                 },
-                notice: { [log] text in log.info("\(conversation): \(text)") })
+                notice: { [log] text in log.info("\(conversation): \(text)") }, maxRecording: configuration.maxRecording)
             if muted.contains(conversation) { session.setMuted(true) }
             sessions[conversation] = session
             log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort), \(Self.protection(audio))")

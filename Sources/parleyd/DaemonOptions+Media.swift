@@ -14,10 +14,12 @@ extension DaemonOptions {
         let sink = try arguments.option("--audio-sink")
         let ports = try arguments.option("--rtp-ports")
         let capacity = try arguments.option("--max-media-calls", as: "a number of calls (1–100000)", in: 1...100_000)
+        let maxRecording = try arguments.option("--max-recording").map(Self.recordingCap)
         switch mode {
         case "off", "external":
-            guard source == nil, sink == nil, ports == nil, capacity == nil else {
-                throw UsageError("--audio-source, --audio-sink, --rtp-ports and --max-media-calls go with --media gstreamer")
+            guard source == nil, sink == nil, ports == nil, capacity == nil, maxRecording == nil else {
+                throw UsageError(
+                    "--audio-source, --audio-sink, --rtp-ports, --max-media-calls and --max-recording go with --media gstreamer")
             }
             external = mode == "external"
             return nil
@@ -32,6 +34,7 @@ extension DaemonOptions {
                     source: try source.map(AudioSource.init(parsing:)), sink: try sink.map(AudioSink.init(parsing:)))
                 if let ports { configuration.ports = try portRange(ports) }
                 if let capacity { configuration.maxCalls = capacity }
+                if let maxRecording { configuration.maxRecording = maxRecording }
                 return configuration
             } catch let error as MediaError {
                 throw UsageError(error.message)
@@ -43,6 +46,18 @@ extension DaemonOptions {
         default:
             throw UsageError("--media expects gstreamer, external or off, got '\(mode)'")
         }
+    }
+
+    /// `--max-recording`: `off`, or a length of 1 s to 7 days as seconds or with a unit (`90s`, `45m`, `2h`).
+    static func recordingCap(_ text: String) throws(UsageError) -> Duration? {
+        if text == "off" { return nil }
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3_600]
+        let unit = text.last.flatMap { units[$0] } ?? 1
+        let digits = unit == 1 && text.last != "s" ? Substring(text) : text.dropLast()
+        guard let number = Int(digits), (1...7 * 86_400 / unit).contains(number) else {
+            throw UsageError("--max-recording expects off or a length of 1 s to 7 days such as 3600, 90m or 2h, got '\(text)'")
+        }
+        return .seconds(number * unit)
     }
 
     /// `--media-encryption auto|none|sdes|dtls` and `--require-media-encryption`: what our offers use, and whether

@@ -61,6 +61,8 @@ struct DaemonOptions {
                                   (default: device when a sound server runs, else null)
           --rtp-ports LOW-HIGH    local RTP/RTCP ports, a pair per call (default 40000-40999)
           --max-media-calls N     calls with audio at once; a new call beyond gets 503 (default 50 per core, at most the --rtp-ports pairs)
+          --max-recording LENGTH  one call's recording (--audio-sink file:DIR) stops after this much of the call, as 3600, 90m or 2h,
+                                  or off (default 2h); the call goes on
           --media-encryption none|auto|sdes|dtls  what our offers use: plain RTP (default: a peer without
                                   SRTP refuses an encrypted offer), SRTP keyed by SDES (RFC 4568) when the call's
                                   signalling is TLS (auto: its keys travel in the SDP), or always (sdes), or SRTP

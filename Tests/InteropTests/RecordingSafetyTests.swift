@@ -44,4 +44,49 @@ struct RecordingSafetyTests {
         #expect(heard.seconds(at: 440) >= 0.5, "the crashed call's recording plays: \(heard.dominantFrequencies())")
         try callee.waitForEnded(1)
     }
+
+    @Test("--max-recording 2: the recording stops, complete, after 2 s of the call, and the call goes on")
+    func capped() throws {
+        let (callee, _) = try Audio.parleyd(tone: 440, ["--auto-answer", "0"])
+        let folder = FileManager.default.temporaryDirectory.appending(path: "parley-recordings-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let caller = try Parleyd([
+            "--media", "gstreamer", "--audio-source", "tone:1000", "--audio-sink", "file:\(folder.path)",
+            "--max-recording", "2", "--call", "sip:parley@127.0.0.1:\(callee.port)",
+        ])
+        _ = try caller.process.waitForLine(timeout: .seconds(15), "the cap") { $0.contains("reached its cap of 2 s") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".wav") }
+        try #require(files.count == 1, "\(files)")
+        let path = folder.appending(path: files[0]).path
+        func size() -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1 }
+        let atCap = size()
+        Thread.sleep(forTimeInterval: 2)
+        #expect(size() == atCap, "nothing written after the cap")
+        // The header is complete at once (sizes matching the file), not only when the call ends.
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8))
+        let riffSize = Int(header[4]) | Int(header[5]) << 8 | Int(header[6]) << 16 | Int(header[7]) << 24
+        #expect(riffSize == atCap - 8, "RIFF size \(riffSize) for a file of \(atCap) bytes")
+        #expect(!callee.process.lines.contains { $0.contains("→ left") } && caller.process.process.isRunning, "the call goes on")
+        #expect(try caller.process.stop() == 0)
+        let heard = try Recording(wavAt: path)
+        #expect((1.9...2.2).contains(heard.duration), "\(heard.duration) s recorded")
+        #expect(heard.seconds(at: 440) >= 1.2, "\(heard.dominantFrequencies())")
+        #expect(size() == atCap, "the call's end adds nothing to a capped recording")
+    }
+
+    @Test("--max-recording takes off, seconds or a unit; anything else is a usage error (64)", arguments: [
+        ("off", true), ("90m", true), ("0", false), ("2d", false), ("h", false), ("169h", false), ("-5", false),
+    ])
+    func option(value: String, valid: Bool) throws {
+        let arguments = ["--media", "gstreamer", "--audio-sink", "null", "--max-recording", value]
+        guard valid else {
+            let run = try RunningProcess(
+                try Interop.binary("parleyd"), arguments + ["--no-control", "--no-history"], name: "parleyd --max-recording \(value)")
+            #expect(try run.waitForExit() == 64)
+            #expect(run.standardError.contains("--max-recording expects"), "\(run.standardError)")
+            return
+        }
+        let parleyd = try Parleyd(arguments)
+        #expect(try parleyd.process.stop() == 0)
+    }
 }
