@@ -143,7 +143,21 @@ extension CollaborationCenter {
 
     // MARK: Challenges and proofs
 
-    /// A fresh challenge for a collaboration this node owns (`collaborationChallenge`).
+    /// A fresh challenge for a collaboration this node owns, asked for by a frontend (`collaborationChallenge`):
+    /// rationed (``frontendChallengesPerSecond``), `throttled` beyond.
+    public mutating func frontendChallenge(for identifier: String, now: Date) -> Result<CollaborationChallenge, CollaborationError> {
+        guard owned[identifier].map({ $0.state != .ended }) == true else { return challenge(for: identifier, now: now) }
+        let time = Self.uptime(now)
+        if time < frontendChallengesClock {
+            frontendChallenges = TokenBucket(
+                rate: Self.frontendChallengesPerSecond, burst: Self.frontendChallengesPerSecond * 2, now: time)
+        }
+        frontendChallengesClock = time
+        if let wait = frontendChallenges.take(now: time) { return .failure(.throttled(retryAfterMs: Self.milliseconds(wait))) }
+        return challenge(for: identifier, now: now)
+    }
+
+    /// A fresh challenge for a collaboration this node owns (a member's is one outstanding at a time).
     public mutating func challenge(for identifier: String, now: Date) -> Result<CollaborationChallenge, CollaborationError> {
         guard let collaboration = owned[identifier], collaboration.state != .ended else {
             return .failure(shared[identifier] == nil ? .unknownCollaboration(identifier) : .notOwner(identifier))

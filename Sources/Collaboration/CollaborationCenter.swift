@@ -75,6 +75,13 @@ public struct CollaborationCenter: Sendable {
     /// Frontend proofs a second, bursts of a fifth as many.
     public static let frontendProofsPerSecond = 1000
     var frontendProofsClock: Duration = .zero
+    /// Challenges frontends ask for (`collaborationChallenge`): each holds a nonce for its minute, and the store
+    /// forgets its oldest beyond its capacity, so an unrationed frontend could push out the challenges members were
+    /// sent (3,877 a second were taken before). At this rate a minute's outstanding ones stay under a third of it.
+    var frontendChallenges = TokenBucket(rate: Self.frontendChallengesPerSecond, burst: Self.frontendChallengesPerSecond * 2, now: .zero)
+    /// Frontend challenges a second, bursts of twice as many.
+    public static let frontendChallengesPerSecond = 50
+    var frontendChallengesClock: Duration = .zero
     private var actionCount: UInt64 = 0
 
     public init(

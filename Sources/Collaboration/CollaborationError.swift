@@ -20,7 +20,7 @@ public enum CollaborationError: Error, Sendable, Hashable, CustomStringConvertib
     case proofRejected(ProofRejection)
     /// Too many collaborations on this node.
     case tooManyCollaborations(Int)
-    /// Too many proofs from frontends lately: try again after this many milliseconds.
+    /// Too many proofs or challenges from frontends lately: try again after this many milliseconds.
     case throttled(retryAfterMs: Int)
     /// The group messenger refused a message it needed (too large for the call's legs, throttled, not joined).
     case sendFailed(String)
@@ -38,7 +38,7 @@ public enum CollaborationError: Error, Sendable, Hashable, CustomStringConvertib
         case .proofRejected(let reason): "proof rejected: \(reason.rawValue) (\(reason.explanation))"
         case .tooManyCollaborations(let limit): "this node already has \(limit) collaborations"
         case .sendFailed(let why): "the group messenger refused it: \(why)"
-        case .throttled(let ms): "too many proofs lately; try again in \(ms) ms"
+        case .throttled(let ms): "too many proofs or challenges lately; try again in \(ms) ms"
         }
     }
 }

@@ -384,7 +384,7 @@ extension ControlError {
             self.init(.proofRejected, "Proof rejected: \(reason.explanation).", details: .init(reason: reason.rawValue))
         case .tooManyCollaborations(let limit): self.init(.refused, "This parleyd already has \(limit) collaborations.", details: .init(limit: limit))
         case .sendFailed(let why): self.init(.failed, "The group messenger refused it: \(why).")
-        case .throttled(let ms): self.init(.throttled, "Too many proofs; try again in \(ms) ms.", details: .init(retryAfterMs: ms))
+        case .throttled(let ms): self.init(.throttled, "Too many proofs or challenges; try again in \(ms) ms.", details: .init(retryAfterMs: ms))
         }
     }
 }

@@ -19,6 +19,9 @@ public struct GroupLimits: Sendable, Hashable {
     public var journalBytes = 256 * 1024
     /// The most sessions a node keeps at once.
     public var maxSessions = 64
+    /// How long a peer may keep asking us to wait (503 or another 5xx with Retry-After, answer after answer) before
+    /// it is taken out of the session: its call goes on, its messages stop.
+    public var maxUnavailable = Duration.seconds(120)
 
     /// The defaults.
     public init() {}

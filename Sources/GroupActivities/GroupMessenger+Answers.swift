@@ -6,7 +6,8 @@ import Foundation
 /// ```
 ///  2xx ──▶ delivered to that member; next
 ///  415 ──▶ the peer reads text: a text message goes again as text/plain, another type is "unsupported"; next
-///  5xx with Retry-After (503, or 500 for a CSeq out of order) ──▶ the leg pauses, the same message goes again
+///  5xx with Retry-After (503, or 500 for a CSeq out of order) ──▶ the leg pauses, the same message goes again;
+///      a peer that has asked us to wait for longer than maxUnavailable, answer after answer ──▶ out of the session
 ///  481, 408, no answer, transport failure ──▶ the dialog is dead: the member leaves, its conversation ends
 ///  any other refusal ──▶ failed for that member; next
 /// ```
@@ -21,6 +22,8 @@ extension GroupMessenger {
         guard status >= 200, let inFlight = queues[leg]?.inFlight, inFlight.token == token else { return [] }
         queues[leg]?.inFlight = nil
         let outgoing = inFlight.outgoing
+        let unavailable = (500..<600).contains(status) && (retryAfter != nil || status == 503)
+        if !unavailable { queues[leg]?.unavailableSince = nil }
         switch status {
         case 200..<300:
             return delivered(outgoing, on: leg) + pump(leg)
@@ -28,7 +31,12 @@ extension GroupMessenger {
             return downgrade(leg, outgoing: outgoing) + pump(leg)
         case 481, 408:
             return dialogDead(leg, status: status, now: now)
-        case 500..<600 where retryAfter != nil || status == 503:
+        case 500..<600 where unavailable:
+            let since = queues[leg]?.unavailableSince ?? now
+            queues[leg]?.unavailableSince = since
+            if now - since >= limits.maxUnavailable {
+                return undelivered(outgoing, on: leg, error: nil) + unresponsive(leg, since: since, now: now)
+            }
             guard outgoing.attempts + 1 < Self.maxAttempts else {
                 return undelivered(outgoing, on: leg, error: nil) + pump(leg)
             }
@@ -59,6 +67,20 @@ extension GroupMessenger {
     private mutating func dialogDead(_ leg: UUID, status: Int, now: Duration) -> [GroupEffect] {
         [.log("\(leg): the dialog is dead (\(status)); the member leaves")]
             + legGoneForGood(leg, now: now) + [.endConversation(leg: leg, status: status)]
+    }
+
+    /// A peer that kept asking us to wait: out of every session for the rest of its call (a member leaves the roster;
+    /// a session we joined through it is over for us), everything queued for it dropped. Its call goes on.
+    private mutating func unresponsive(_ leg: UUID, since: Duration, now: Duration) -> [GroupEffect] {
+        unresponsive.insert(leg)
+        queues[leg]?.removeAllWaiting()
+        queues[leg]?.pausedUntil = nil
+        var effects: [GroupEffect] = [.log("\(leg): the peer has asked us to wait since \(now - since) ago; it leaves the session")]
+        for id in sessions.keys.sorted() {
+            guard case .member(let hostLeg, _) = sessions[id]?.role, hostLeg == leg else { continue }
+            effects += close(id, .conversationEnded)
+        }
+        return effects + refreshMembership(now: now)
     }
 
     private mutating func legGoneForGood(_ leg: UUID, now: Duration) -> [GroupEffect] {

@@ -87,6 +87,8 @@ extension GroupMessenger {
             } else {
                 wanted = Set(current.filter { legs[$0]?.isConnected == true }.prefix(1))
             }
+            // A peer that kept asking us to wait is out for the rest of its call (GroupMessenger+Answers).
+            wanted.subtract(unresponsive)
             guard !wanted.isEmpty else {
                 // Every call it spanned is over: so is the session.
                 effects += close(id, .conversationEnded)

@@ -46,6 +46,9 @@ public struct GroupMessenger: Sendable {
     var legs: [UUID: Leg] = [:]
     var queues: [UUID: LegQueue] = [:]
     var sessions: [String: Session] = [:]
+    /// Conversations whose peer asked us to wait for longer than ``GroupLimits/maxUnavailable``: out of every
+    /// session for the rest of the call.
+    var unresponsive: Set<UUID> = []
     var nextToken: UInt64 = 1
     var nextSendID: UInt64 = 1
 
@@ -102,6 +105,7 @@ public struct GroupMessenger: Sendable {
         let effects = legGone(conversation, now: now)
         legs[conversation] = nil
         queues[conversation] = nil
+        unresponsive.remove(conversation)
         return effects
     }
 

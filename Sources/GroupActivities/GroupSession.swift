@@ -146,6 +146,8 @@ struct LegQueue: Sendable {
     private var head = 0
     var inFlight: InFlight?
     var pausedUntil: Duration?
+    /// Since when the peer has asked us to wait, answer after answer (nil once it takes a message or refuses one).
+    var unavailableSince: Duration?
     private(set) var queuedBytes = 0
 
     /// How many wait.

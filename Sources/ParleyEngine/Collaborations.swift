@@ -117,9 +117,9 @@ final class Collaborations {
         return result
     }
 
-    /// A fresh challenge for a collaboration this node owns.
+    /// A fresh challenge for a collaboration this node owns, for a frontend (rationed).
     func challenge(_ identifier: String) -> Result<CollaborationChallenge, CollaborationError> {
-        perform { center, now in (center.challenge(for: identifier, now: now), []) }
+        perform { center, now in (center.frontendChallenge(for: identifier, now: now), []) }
     }
 
     /// A notice into a collaboration's conversation.

@@ -392,6 +392,37 @@ extension HostileMemberTests {
     }
 }
 
+extension HostileMemberTests {
+    /// Issue 48: a frontend asking for challenges in a loop is rationed, and cannot push a member's challenge out of
+    /// the nonce store.
+    @Test func frontendChallengesAreRationedAndLeaveMembersChallengesAlone() throws {
+        var room = Room(["alice", "bob"])
+        _ = try room.started("alice")
+        var alice = room.centers["alice"]!
+        let bob = room.centers["bob"]!
+        let members = try alice.challenge(for: "collab-1", now: room.now).get()  // as a member's request issues it
+        var issued = 0, refusals = 0
+        // 100 seconds of a frontend asking 200 times a second: 20,000 asks, twice the store's capacity.
+        for tick in 0..<20_000 {
+            let now = room.now.addingTimeInterval(Double(tick) / 200)
+            switch alice.frontendChallenge(for: "collab-1", now: now) {
+            case .success: issued += 1
+            case .failure(.throttled(let ms)): refusals += 1; #expect(ms >= 1)
+            case .failure(let other): Issue.record("\(other)")
+            }
+            if tick == 10_000 { #expect(alice.nonces.isOutstanding(Hex.decode(members.nonce)!, scope: "collab-1", now: now)) }
+        }
+        let rate = CollaborationCenter.frontendChallengesPerSecond
+        #expect(issued <= rate * 100 + rate * 2 && issued >= rate * 100 - 1, "\(issued) issued")
+        #expect(refusals == 20_000 - issued)
+        #expect(alice.nonces.outstanding(now: room.now.addingTimeInterval(100)) <= rate * 61 + rate * 2)
+        // The member's challenge was never pushed out: its proof (within its minute) is taken.
+        let proof = try bob.prove(members).get()
+        #expect(alice.verify(proof, nonce: members.nonce, for: "collab-1", participant: "bob", now: room.now.addingTimeInterval(50)).0
+            == .success(room.root("bob")))
+    }
+}
+
 /// The second review's findings, each closed.
 @Suite struct SecondReviewTests {
     func request(_ room: inout Room, from member: String) -> [CollaborationEffect] {

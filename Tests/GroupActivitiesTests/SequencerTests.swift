@@ -97,6 +97,37 @@ import Testing
         #expect(mesh.deliveries("b").map(\.data) == [.string("first"), .string("second")])
     }
 
+    /// Issue 48: a member that answers 503 to everything is out of the session after `maxUnavailable`, its call up.
+    @Test func aMemberThatKeepsAskingUsToWaitIsTakenOutOfTheSession() {
+        var (mesh, session) = merged()
+        let links = mesh.links
+        let legC = links["a"]!.first { $0.value.0 == "c" }!.key
+        let busyC = { (sent: Mesh.Sent) -> Int?? in links["a"]?[sent.leg]?.0 == "c" ? .some(503) : nil }
+        var sent = 0
+        // One message a minute, each refused with 503 (Retry-After 2 s) at every try: C's queue waits.
+        while mesh.now < .seconds(200) {
+            _ = mesh.send("a", .string("m\(sent)"), session: session)
+            sent += 1
+            for _ in 0..<30 {
+                while mesh.step(answer: busyC) {}
+                mesh.now += .seconds(2)
+                mesh.apply("a", mesh.nodes["a"]!.resume(leg: legC, now: mesh.now))
+            }
+        }
+        let removed = mesh.participantChanges("a").contains { $0.removed == ["C"] }
+        #expect(removed, "C left the roster")
+        #expect(mesh.nodes["a"]!.session(session)!.activeParticipants.map(\.name).sorted() == ["A", "B"])
+        let ended = (mesh.events["a"] ?? []).contains { if case .endConversation = $0 { true } else { false } }
+        #expect(!ended, "C's call goes on")
+        #expect(mesh.nodes["a"]!.queued(on: legC) == 0, "nothing waits for C any more")
+        #expect(mesh.deliveries("b").count == sent, "B got every message")
+        // A message after it: B only, and nothing is sent to C.
+        _ = mesh.send("a", .string("after"), session: session)
+        #expect(!mesh.inFlight.contains { $0.leg == legC })
+        mesh.run()
+        #expect(mesh.reports("a").last?.deliveredTo.count == 1 && mesh.reports("a").last?.failed.isEmpty == true)
+    }
+
     @Test func aDeadDialogRemovesTheMemberAndEndsItsConversation() {
         for status: Int? in [481, 408, nil] {
             var (mesh, session) = merged()
