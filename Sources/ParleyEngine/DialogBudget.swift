@@ -3,22 +3,25 @@ import Foundation
 import GroupActivities
 import SIPMessages
 import SIPSignaling
+import SIPTransport
 
 /// What one established call may send us in its dialog (issue 48): MESSAGE and INFO requests and their bytes in each
-/// second (group messages aside: the group messenger bounds those per sender). A call's peer is inside our limits on new requests (SourceRateGuard lets in-dialog requests through), so
-/// without this one dialog could flood the SIP thread and every frontend with events.
+/// second (group messages aside: the group messenger bounds those per sender). A call's peer could otherwise flood
+/// the SIP thread and every frontend with events from inside its dialog.
 ///
 ///   request of B bytes ──► second over? ──yes──► a new second: counts from zero
 ///                               ▼
-///   requests + 1 ≤ requestsPerSecond and bytes + B ≤ bytesPerSecond ──yes──► admit
-///                               └──no──► refuse (503, Retry-After: 1), not counted
+///   requests + 1 ≤ requestsPerSecond and bytes + B ≤ bytesPerSecond ──yes──► admit (a body over 16 KiB: 413)
+///                               └──no──► refuse (503, Retry-After: 1), not counted; spent for the rest of the second:
+///                                        the call's MESSAGE and INFO are refused unread until it ends
 ///
 /// A pure value: the caller passes the time (the environment's monotonic uptime).
 struct DialogBudget: Sendable, Hashable {
     /// MESSAGE and INFO requests (other than group messages) one dialog may send a second: chat and keypad tones
     /// come a few a second; a flood (5,000–10,000 a second were all taken before) is cut to this.
     static let requestsPerSecond = 250
-    /// Their bytes a second (bodies): several large group messages, not a disk's worth.
+    /// Their bytes a second (bodies, those refused as too large included): several large group messages, not a
+    /// disk's worth.
     static let bytesPerSecond = 256 * 1_024
     /// The largest MESSAGE or INFO body taken (a chat line, a group message, a DTMF relay); 413 beyond.
     static let maxBodyBytes = 16 * 1_024
@@ -26,6 +29,7 @@ struct DialogBudget: Sendable, Hashable {
     private var windowStart: Duration?
     private var requests = 0
     private var bytes = 0
+    private var refused = false
 
     /// Whether a request of `bodyBytes` at `now` fits this second's budget (and spends it when it does).
     mutating func admits(bodyBytes: Int, at now: Duration) -> Bool {
@@ -33,32 +37,39 @@ struct DialogBudget: Sendable, Hashable {
             windowStart = now
             requests = 0
             bytes = 0
+            refused = false
         }
-        guard requests + 1 <= Self.requestsPerSecond, bytes + bodyBytes <= Self.bytesPerSecond else { return false }
+        guard requests + 1 <= Self.requestsPerSecond, bytes + bodyBytes <= Self.bytesPerSecond else {
+            refused = true
+            return false
+        }
         requests += 1
         bytes += bodyBytes
         return true
     }
+
+    /// Whether it refused a request in the second still running at `now`.
+    func isSpent(at now: Duration) -> Bool {
+        refused && windowStart.map { now - $0 < .seconds(1) } ?? false
+    }
 }
 
 extension SIPUserAgent {
-    /// Whether a MESSAGE or INFO in a dialog may go on: a body over ``DialogBudget/maxBodyBytes`` gets 413, a dialog
-    /// over its budget gets 503 with Retry-After (refusals counted; the log says so once per call). Group messages
-    /// are the group messenger's to bound.
+    /// Whether a MESSAGE or INFO in a dialog may go on: a dialog over its budget gets 503 with Retry-After, a body
+    /// over ``DialogBudget/maxBodyBytes`` 413 (its bytes spent all the same); refusals counted, the log says so once
+    /// per call. Group messages are the group messenger's to bound.
     func admitsInDialog(_ request: SIPRequest, key: TransactionKey) -> Bool {
         guard request.method == .message || request.method == .info, request.headers.toTag != nil else { return true }
         // Group messages are bounded by the group messenger's own size caps (up to 60 KiB over TCP), per-sender rate
         // and per-leg bytes, and a group's backlog drains faster than any fixed rate on a fast link.
-        let groupMessage = request.method == .message
-            && request.headers.contentType?.headerValue.lowercased().hasPrefix(GroupWire.contentType) == true
-        guard !groupMessage else { return true }
+        guard !Self.isGroupMessage(request) else { return true }
+        if let uuid = leg(forInDialog: request), !spendsBudget(of: uuid, on: request, key: key) { return false }
         guard request.body.count <= DialogBudget.maxBodyBytes else {
             counters.inDialogRefused += 1
             respond(to: request, key: key, status: 413, reason: "Message Body Too Large")
             return false
         }
-        guard let uuid = leg(forInDialog: request) else { return true }
-        return spendsBudget(of: uuid, on: request, key: key)
+        return true
     }
 
     /// Whether the call's budget takes `request` (spent when it does); 503 with Retry-After when it does not.
@@ -69,11 +80,47 @@ extension SIPUserAgent {
         dialogBudgets[leg] = budget
         guard !admitted else { return true }
         counters.inDialogRefused += 1
-        if floodingDialogs.insert(leg).inserted {
-            log.warning("\(uuid): the peer sends more than \(DialogBudget.requestsPerSecond) MESSAGE/INFO requests or "
-                + "\(DialogBudget.bytesPerSecond / 1_024) KiB a second in the call: refusing the excess with 503")
-        }
-        respond(to: request, key: key, status: 503, extra: ["Retry-After": "1"], reason: "Too Many Requests In This Call")
+        warnOfFlood(uuid)
+        respond(to: request, key: key, status: 503, extra: ["Retry-After": "1"], reason: Self.floodReason)
         return false
     }
+
+    /// Before parsing: a MESSAGE or INFO in one of our calls is refused unread (503 written from its bytes, Retry-After
+    /// 1) while its call's budget is spent for this second, and while overload control sheds (the calls' chat goes
+    /// first, before any new request is shed). A flooding dialog then costs a read and a short write, not a parse.
+    func refusesInDialogUnread(_ inbound: InboundSIPMessage, from source: SIPDestination) -> Bool {
+        let bytes = inbound.bytes
+        guard bytes.starts(with: Self.messagePrefix) || bytes.starts(with: Self.infoPrefix),
+            let callID = StatelessRefusal.callID(of: bytes), let uuid = legIDs[callID]
+        else { return false }
+        let overloaded = shedder?.isShedding == true
+        guard overloaded || dialogBudgets[UUIDKey(uuid)]?.isSpent(at: environment.uptime) == true,
+            let refusal = StatelessRefusal.response(
+                to: bytes, status: 503, reason: overloaded ? "Overloaded" : Self.floodReason, tagSuffix: nil,
+                extra: [("Server", configuration.product), ("Retry-After", "1")])
+        else { return false }
+        // It counts against its source's limit like any request that would have been parsed.
+        let sourceKey = SourceKey(host: source.address.host)
+        if !exemptSources.contains(sourceKey), sourceVerdict(sourceKey) == .drop { return true }
+        counters.inDialogRefused += 1
+        if !overloaded { warnOfFlood(uuid) }
+        environment.send(refusal, to: source)
+        return true
+    }
+
+    /// Whether `request` is a MESSAGE carrying a group body (`application/vnd.parley.group+json`).
+    static func isGroupMessage(_ request: SIPRequest) -> Bool {
+        request.method == .message
+            && request.headers.contentType?.headerValue.lowercased().hasPrefix(GroupWire.contentType) == true
+    }
+
+    private func warnOfFlood(_ uuid: UUID) {
+        guard floodingDialogs.insert(UUIDKey(uuid)).inserted else { return }
+        log.warning("\(uuid): the peer sends more than \(DialogBudget.requestsPerSecond) MESSAGE/INFO requests or "
+            + "\(DialogBudget.bytesPerSecond / 1_024) KiB a second in the call: refusing the excess with 503")
+    }
+
+    private static let floodReason = "Too Many Requests In This Call"
+    private static let messagePrefix = Array("MESSAGE ".utf8)
+    private static let infoPrefix = Array("INFO ".utf8)
 }

@@ -11,7 +11,7 @@ import SIPTransport
 /// behind: it is answered statelessly with one 403 or 503 (no 100 Trying, no retransmissions: a spoofed flood draws
 /// one datagram per datagram), or, from a banned source, not answered at all.
 ///
-///   new request ──► in a live dialog (not INVITE)? ──yes──► open its transaction
+///   new request ──► BYE, PRACK, UPDATE or a group message in a live dialog? ──yes──► open its transaction
 ///        │ no
 ///        ▼
 ///   density (SourceRateGuard) ──drop──► nothing sent
@@ -34,27 +34,21 @@ extension SIPUserAgent {
     func admits(_ request: SIPRequest, from source: SIPDestination) -> Bool {
         let sourceKey = SourceKey(host: source.address.host)
         let exempt = exemptSources.contains(sourceKey)
-        // A request in one of our live dialogs (group MESSAGEs come fast, and several peers may share an address) is
-        // not a flood of new work: the leg and the group messenger bound what it costs.
-        let inLiveDialog = request.method != .invite && request.headers.toTag != nil && leg(forInDialog: request) != nil
-        if !exempt && !inLiveDialog {
-            switch requestGuard.check(sourceKey, at: environment.uptime) {
+        // A request that keeps one of our live calls going (BYE, PRACK, UPDATE in its dialog) is never counted, nor is
+        // a group message in a live dialog (a group's backlog drains in bursts, and several members may share an
+        // address: the group messenger bounds them per sender); the rest — MESSAGE, INFO, OPTIONS in a dialog too —
+        // count like new requests: one call's flood is its source's (issue 48), and bounded per call too (DialogBudget).
+        let uncounted = (Self.callKeepingMethods.contains(request.method) || Self.isGroupMessage(request))
+            && request.headers.toTag != nil && leg(forInDialog: request) != nil
+        if !exempt && !uncounted {
+            switch sourceVerdict(sourceKey) {
             case .admit:
                 break
             case .refuse:
-                counters.requestsRefusedPerSource += 1
-                // Once per ban begun, for the first and then every thousandth ban: a spoofed flood of many
-                // sources must not flood the log.
-                if counters.requestsRefusedPerSource % 1000 == 1 {
-                    log.warning("\(sourceKey) sent more than \(configuration.maxRequestsPerSource) new requests in a second: "
-                        + "refused with 503, then dropped for \(Self.seconds(configuration.sourceBan)) s "
-                        + "(\(counters.requestsRefusedPerSource) bans so far)")
-                }
                 refuseStatelessly(request, from: source, reason: "Too Many Requests From Your Address",
                     retryAfter: Self.seconds(configuration.sourceBan))
                 return false
             case .drop:
-                counters.requestsDropped += 1
                 return false
             }
         }
@@ -90,6 +84,29 @@ extension SIPUserAgent {
         }
         return true
     }
+
+    /// The per-source density check of one more request from `sourceKey` (counted; a ban begun is logged, for the
+    /// first and then every thousandth: a spoofed flood of many sources must not flood the log).
+    func sourceVerdict(_ sourceKey: SourceKey) -> SourceRateGuard.Verdict {
+        let verdict = requestGuard.check(sourceKey, at: environment.uptime)
+        switch verdict {
+        case .admit:
+            break
+        case .refuse:
+            counters.requestsRefusedPerSource += 1
+            if counters.requestsRefusedPerSource % 1000 == 1 {
+                log.warning("\(sourceKey) sent more than \(configuration.maxRequestsPerSource) new requests in a second: "
+                    + "refused with 503, then dropped for \(Self.seconds(configuration.sourceBan)) s "
+                    + "(\(counters.requestsRefusedPerSource) bans so far)")
+            }
+        case .drop:
+            counters.requestsDropped += 1
+        }
+        return verdict
+    }
+
+    /// The in-dialog methods that never count against their source's limit.
+    private static let callKeepingMethods: Set<SIPMethod> = [.bye, .prack, .update]
 
     /// A refusal outside any transaction: by default 503 with Retry-After (a limit of ours, not the caller's fault;
     /// try later).

@@ -191,7 +191,7 @@ final class SIPUserAgent {
             }
         }
         let source = SIPDestination(kind: inbound.kind, address: inbound.source, connection: inbound.connection)
-        if shedsUnread(inbound, from: source) { return }
+        if refusesInDialogUnread(inbound, from: source) || shedsUnread(inbound, from: source) { return }
         if let parseThread {
             // Parsed on the parse thread; back through `receive(parsed:)`, in order.
             switch parseThread.submit(

@@ -16,10 +16,12 @@ public enum StatelessRefusal {
 
     /// The response to `request`'s bytes: `SIP/2.0 status reason`, the copied fields with To tagged
     /// `tagPrefix + tagSuffix`, then `extra` fields and `Content-Length: 0`. Nil when the bytes do not allow it.
+    /// With `tagSuffix` nil the request is one in a dialog: its To, tag included, is copied as it is (and must
+    /// carry a tag).
     public static func response(
-        to request: Data, status: Int, reason: String, tagSuffix: String, extra: [(String, String)]
+        to request: Data, status: Int, reason: String, tagSuffix: String?, extra: [(String, String)]
     ) -> Data? {
-        precondition((300...699).contains(status) && SIPSyntax.isToken(tagSuffix), "a refusal with a token tag")
+        precondition((300...699).contains(status) && (tagSuffix.map(SIPSyntax.isToken) ?? true), "a refusal with a token tag")
         return request.withUnsafeBytes { raw -> Data? in
             guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return nil }
             let bytes = UnsafeBufferPointer(start: base, count: raw.count)
@@ -45,12 +47,12 @@ public enum StatelessRefusal {
                     if key == "cseq" { guard !seen.cseq else { return nil }; seen.cseq = true }
                     out += line
                 case "to":
-                    guard !seen.to, !RequestPeek.containsTag(bytes, start, end) else { return nil }
+                    guard !seen.to, RequestPeek.containsTag(bytes, start, end) == (tagSuffix == nil) else { return nil }
                     seen.to = true
                     var value = line[...]
                     while let last = value.last, SIPSyntax.isWhitespace(last) { value = value.dropLast() }
                     out += value
-                    out += Array(";tag=\(tagPrefix)\(tagSuffix)".utf8)
+                    if let tagSuffix { out += Array(";tag=\(tagPrefix)\(tagSuffix)".utf8) }
                 default:
                     start = end + 2
                     continue
