@@ -50,9 +50,21 @@ typedef struct {
     guint64 passed;
     /// Packets from anyone else, dropped.
     guint64 dropped;
+    /// While set, the streaming thread waits in the probe before the next packet (a DTLS-SRTP answer not yet
+    /// acknowledged: no handshake flight goes out for a spoofed INVITE); the packets wait in the socket's buffer.
+    /// `released` is signalled when it clears; the wait never exceeds `PARLEY_GATE_HOLD_LIMIT_US`.
+    int holding;
+    GCond released;
 } ParleyGate;
 
-static void parley_gate_clear(gpointer data) { g_mutex_clear(&((ParleyGate *)data)->lock); }
+/// The longest a gate holds its streaming thread: past the ACK's last chance (64·T1 = 32 s), in case nobody
+/// releases it.
+#define PARLEY_GATE_HOLD_LIMIT_US (40 * G_TIME_SPAN_SECOND)
+
+static void parley_gate_clear(gpointer data) {
+    g_mutex_clear(&((ParleyGate *)data)->lock);
+    g_cond_clear(&((ParleyGate *)data)->released);
+}
 static void parley_gate_release(gpointer data) { g_atomic_rc_box_release_full(data, parley_gate_clear); }
 
 /// The address's bytes and size in `out` (an IPv4-mapped IPv6 address as its IPv4 bytes), 0 when not IP.
@@ -88,6 +100,15 @@ static GstPadProbeReturn parley_gate_probe(GstPad *pad, GstPadProbeInfo *info, g
         GInetSocketAddress *socket_address = G_INET_SOCKET_ADDRESS(meta->addr);
         size = parley_gate_address_bytes(g_inet_socket_address_get_address(socket_address), address);
         port = g_inet_socket_address_get_port(socket_address);
+    }
+    if (g_atomic_int_get(&gate->holding)) {
+        g_mutex_lock(&gate->lock);
+        gint64 end = g_get_monotonic_time() + PARLEY_GATE_HOLD_LIMIT_US;
+        while (gate->holding) {
+            if (!g_cond_wait_until(&gate->released, &gate->lock, end)) break;
+        }
+        gate->holding = 0;
+        g_mutex_unlock(&gate->lock);
     }
     guint8 head[2] = { 0, 0 };
     gsize length = gst_buffer_get_size(buffer);
@@ -149,6 +170,7 @@ static inline int parley_gst_gate(GstElement *pipeline, const char *name, const 
     if (!pad) return -1;
     ParleyGate *gate = g_atomic_rc_box_new0(ParleyGate);
     g_mutex_init(&gate->lock);
+    g_cond_init(&gate->released);
     GInetAddress *address = host ? g_inet_address_new_from_string(host) : NULL;
     if (address) {
         gate->address_size = parley_gate_address_bytes(address, gate->address);
@@ -223,5 +245,18 @@ static inline int parley_gst_gate_accept(GstElement *pipeline, const char *key, 
     gate->may_latch = 0;
     g_mutex_unlock(&gate->lock);
     g_object_unref(address);
+    return 0;
+}
+
+/// Holds (1) or releases (0) the packets of the gate keyed `key`: while held its streaming thread waits before the
+/// next packet, so nothing it carries reaches the pipeline (a pipeline must release its gates before it stops);
+/// 0 on success.
+static inline int parley_gst_gate_hold(GstElement *pipeline, const char *key, int hold) {
+    ParleyGate *gate = g_object_get_data(G_OBJECT(pipeline), key);
+    if (!gate) return -1;
+    g_mutex_lock(&gate->lock);
+    g_atomic_int_set(&gate->holding, hold ? 1 : 0);
+    if (!hold) g_cond_broadcast(&gate->released);
+    g_mutex_unlock(&gate->lock);
     return 0;
 }

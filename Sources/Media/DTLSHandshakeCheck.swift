@@ -32,9 +32,14 @@ struct DTLSHandshakeCheck: Equatable {
     /// When the clock started (the pipeline reaches the peer); nil while it cannot (no address yet).
     private var startedAt: Duration?
 
-    /// A check whose clock starts at `now`; nil: never (the pipeline has no address for the peer yet, and the one
-    /// that gets an address is a new pipeline with a new check).
+    /// A check whose clock starts at `now`; nil: not yet (the pipeline has no address for the peer yet — the one that
+    /// gets an address is a new pipeline with a new check — or waits for the ACK of its answer: ``start(at:)``).
     init(startingAt now: Duration?) { startedAt = now }
+
+    /// Starts the clock at `now` if it has not started (the answer was acknowledged: the handshake may begin).
+    mutating func start(at now: Duration) {
+        if startedAt == nil { startedAt = now }
+    }
 
     /// Whether it still waits for a component's certificate (the session keeps polling the decoders).
     var isWaiting: Bool {

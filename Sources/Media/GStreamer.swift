@@ -158,6 +158,16 @@ final class Pipeline {
             raw, name, key, gate.host, Int32(gate.port), gate.anyPort ? 1 : 0, Int32(gate.latchSeconds),
             Int32(gate.latchPayloadType ?? -1), gate.dtlsLatches ? 1 : 0)
         guard made == 0 else { throw MediaError("no \(name) to gate") }
+        gateKeys.append(key)
+    }
+
+    /// The keys of the gates put in, released before the pipeline stops.
+    private var gateKeys: [String] = []
+
+    /// Holds what every gate lets through until released (the packets wait in their sockets' buffers).
+    func holdGates(_ hold: Bool) {
+        guard let raw else { return }
+        for key in gateKeys { _ = parley_gst_gate_hold(raw, key, hold ? 1 : 0) }
     }
 
     /// What the gate keyed `key` counted, and where its source moved if it latched since the last reading.
@@ -204,6 +214,8 @@ final class Pipeline {
 
     /// Ends it (an end of stream first, so a WAV file is completed, waiting at most this long); idempotent.
     func finish(waitingMilliseconds: Int) {
+        // A held gate keeps its streaming thread waiting, and stopping waits for every streaming thread.
+        holdGates(false)
         guard let pipeline = raw else { return }
         raw = nil
         parley_gst_finish(pipeline, Int32(waitingMilliseconds))

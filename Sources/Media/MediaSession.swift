@@ -142,6 +142,11 @@ public final class MediaSession: @unchecked Sendable {
                 new.remoteHost == old.remoteHost,
                 new.remotePort == old.remotePort, new.remoteRTCPPort == old.remoteRTCPPort, self.pipeline != nil
             {
+                if old.awaitsPeer, !new.awaitsPeer, self.handshake != nil {
+                    // The ACK came: the DTLS handshake may begin, its deadline from now.
+                    self.pipeline?.holdGates(false)
+                    if new.hasRemoteAddress { self.handshake?.start(at: self.elapsed) }
+                }
                 // What arrived before the change belongs to the stretch it ends.
                 self.takeArrivals()
                 self.loss.setCounting(Self.bothSend(new))
@@ -376,7 +381,10 @@ public final class MediaSession: @unchecked Sendable {
         }
         try parameters.encryption.key(built, connection: "parley-" + UUID().uuidString)
         if case .dtls = parameters.encryption {
-            handshake = DTLSHandshakeCheck(startingAt: parameters.hasRemoteAddress ? elapsed : nil)
+            handshake = DTLSHandshakeCheck(startingAt: parameters.hasRemoteAddress && !parameters.awaitsPeer ? elapsed : nil)
+            // Until the caller acknowledges our answer nothing of the handshake is read, so no flight of ours answers
+            // a ClientHello that a spoofed INVITE's victim never sent (issue 48); the caller's waits in the socket.
+            if parameters.awaitsPeer { built.holdGates(true) }
         }
         Self.applyDirection(parameters, to: built, secured: isSecured)
         built.set("mute", "mute", isMuted)

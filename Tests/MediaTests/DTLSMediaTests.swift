@@ -110,3 +110,49 @@ extension DTLSMediaTests {
         #expect(waited >= 9.9 && waited < 11.5, "told after \(waited) s")
     }
 }
+
+extension DTLSMediaTests {
+    /// Issue 48: an answer not yet acknowledged reads nothing of the handshake, so a spoofed INVITE's ClientHellos
+    /// draw no flight of ours; the ACK lets the handshake run at once (the held ClientHello waited in the socket).
+    @Test("the server holds the handshake until its answer is acknowledged, then completes it at once")
+    func handshakeWaitsForTheACK() throws {
+        let folder = try MediaSessionTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pool = try MediaSessionTests.pool()
+        let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
+        let (alicesCertificate, bobsCertificate) = (try DTLSCertificate.generate(), try DTLSCertificate.generate())
+        var toBob = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port)
+        toBob.encryption = .dtls(DTLSSetup(isClient: true, certificate: alicesCertificate, peerFingerprints: [bobsCertificate.fingerprint]))
+        var toAlice = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port)
+        toAlice.encryption = .dtls(DTLSSetup(isClient: false, certificate: bobsCertificate, peerFingerprints: [alicesCertificate.fingerprint]))
+        toAlice.awaitsPeer = true
+        let (alicesOutcomes, bobsOutcomes) = (Outcomes(), Outcomes())
+        let alice = MediaSession(
+            reservation: a, parameters: toBob, source: .tone(hertz: 1_000), sink: .files(directory: folder), recordingName: "alice",
+            securityReported: alicesOutcomes.add)
+        let bob = MediaSession(
+            reservation: b, parameters: toAlice, source: .tone(hertz: 440), sink: .files(directory: folder), recordingName: "bob",
+            securityReported: bobsOutcomes.add)
+        defer {
+            alice.finish()
+            bob.finish()
+        }
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(alicesOutcomes.all.isEmpty && bobsOutcomes.all.isEmpty, "no handshake before the ACK: \(alicesOutcomes.all) \(bobsOutcomes.all)")
+        toAlice.awaitsPeer = false
+        let acknowledged = Date()
+        bob.update(toAlice)
+        while alicesOutcomes.all.isEmpty || bobsOutcomes.all.isEmpty, Date().timeIntervalSince(acknowledged) < 5 {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let took = Date().timeIntervalSince(acknowledged)
+        #expect(alicesOutcomes.all == [.secured] && bobsOutcomes.all == [.secured], "\(alicesOutcomes.all) \(bobsOutcomes.all)")
+        // The held ClientHello is read at once (not the client's next retransmission, a second or more later).
+        #expect(took < 0.9, "secured \(took) s after the ACK")
+        Thread.sleep(forTimeInterval: 1.5)
+        alice.finish()
+        bob.finish()
+        let heard = try Recording(wavAt: try #require(bob.recordingPath))
+        #expect(heard.seconds(at: 1_000) >= 1.0, "bob heard \(heard.dominantFrequencies())")
+    }
+}
