@@ -9,6 +9,7 @@
 // SwiftPM rebuilds Media when this file changes, not when gate.h alone does: touch a Media source after editing it.
 #include "gate.h"
 #include "recording_cap.h"
+#include "send_lag.h"
 
 /// Initialises GStreamer once; 0 on success, else -1 with `*error` a malloc'd message (free with parley_gst_free).
 static inline int parley_gst_init(char **error) {

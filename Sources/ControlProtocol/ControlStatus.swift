@@ -150,6 +150,10 @@ public struct StatusCounters: Codable, Sendable, Equatable {
     public var loopLagMs: Int
     /// The longest a datagram read in the last window had waited, in milliseconds.
     public var queueWaitMs: Int
+    /// Calls with audio parleyd carries now.
+    public var callsWithAudio: Int
+    /// The last second's worst lag of a call's audio behind real time, in milliseconds.
+    public var mediaLagMs: Int
 
     /// Counters, all zero.
     public init() {
@@ -176,6 +180,8 @@ public struct StatusCounters: Codable, Sendable, Equatable {
         loadShedPercent = 0
         loopLagMs = 0
         queueWaitMs = 0
+        callsWithAudio = 0
+        mediaLagMs = 0
     }
 
     /// Each counter's name and value, in the reference's order (for people).
@@ -195,7 +201,7 @@ extension StatusCounters: ControlShape {
         ControlField("incomingCalls", .integer, "incoming INVITEs that became conversations"),
         ControlField("outgoingCalls", .integer, "INVITEs sent for `start`"),
         ControlField("callsRefusedOverLimit", .integer, "new INVITEs refused with 503 because `maxCalls` calls were live"),
-        ControlField("callsRefusedOverMediaLimit", .integer, "new INVITEs refused with 503 because `maxMediaCalls` calls had audio"),
+        ControlField("callsRefusedOverMediaLimit", .integer, "new INVITEs refused with 503 because `maxMediaCalls` calls had audio, or the media threads lagged (`mediaLagMs`)"),
         ControlField("inDialogRequestsRefused", .integer, "MESSAGE and INFO requests in a call refused: a body over 16 KiB (413), or over the call's 250 a second or 256 KiB a second (503)"),
         ControlField("callersRefused", .integer, "new INVITEs refused with 403 by `--accept-from`"),
         ControlField("callsRefusedPerSource", .integer, "new INVITEs refused with 503 because their source had `maxRingingPerSource` ringing"),
@@ -213,6 +219,8 @@ extension StatusCounters: ControlShape {
         ControlField("loadShedPercent", .integer, "the share of new requests shed now, in percent"),
         ControlField("loopLagMs", .integer, "how late the last load probe fired (the event loop's lag)"),
         ControlField("queueWaitMs", .integer, "the longest a UDP datagram read in the last window had waited"),
+        ControlField("callsWithAudio", .integer, "calls with audio parleyd carries now (`--max-media-calls` is their limit)"),
+        ControlField("mediaLagMs", .integer, "the last second's worst lag of a call's audio behind real time; from 80 ms for 2 s new calls get 503 until it is under 30 ms for 3 s"),
     ]
 
     /// A quiet daemon's counters.

@@ -189,6 +189,19 @@ final class Pipeline {
         _ = parley_gst_gate_accept(raw, key, host, Int32(port ?? 0), port == nil ? 1 : 0)
     }
 
+    /// Watches how late buffers reach the element `name` (the send valve) against the pipeline's running time.
+    func watchSendLag(at name: String) throws(MediaError) {
+        guard parley_gst_watch_send_lag(raw, name, Self.sendLagKey) == 0 else { throw MediaError("no \(name) to watch") }
+    }
+
+    /// The worst send lag since the last reading (zero when nothing is watched).
+    func takeSendLag() -> Duration {
+        guard let raw else { return .zero }
+        return .microseconds(Int64(parley_gst_take_send_lag(raw, Self.sendLagKey)))
+    }
+
+    private static let sendLagKey = "parley-send-lag"
+
     /// Ends the recording after the audiorate `name` once it spans `limit` of the call's timeline (the call goes on).
     func capRecording(after name: String, at limit: Duration) throws(MediaError) {
         let milliseconds = limit.components.seconds * 1_000 + limit.components.attoseconds / 1_000_000_000_000_000

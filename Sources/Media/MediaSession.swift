@@ -283,6 +283,7 @@ public final class MediaSession: @unchecked Sendable {
         if let error { report("media: \(error)") }
         for number in events { tonesReceived(Self.keypad[number]) }
         takeArrivals()
+        MediaLoad.note(pipeline.takeSendLag())
         if !recordingCapSaid, pipeline.recordingCapped == true, let maxRecording {
             recordingCapSaid = true
             notice("the recording reached its cap of \(maxRecording.components.seconds) s (--max-recording): completed; the call goes on unrecorded")
@@ -353,6 +354,7 @@ public final class MediaSession: @unchecked Sendable {
         // A new pipeline's figures start from zero, its loss too.
         loss = RTPLossCounter(counting: Self.bothSend(parameters))
         try built.watchArrivals(at: PipelineDescription.rtpbin, pad: RTPComponent.rtp.receivePad)
+        try built.watchSendLag(at: "send")
         for (component, gate) in ReceiveGate.gates(for: parameters) {
             try built.gate(component == .rtp ? "rtpsrc" : "rtcpsrc", key: ReceiveGate.key(component), gate)
         }

@@ -198,6 +198,8 @@ public final class ControlService: Sendable {
         counters.overloaded = statistics.overloaded ? 1 : 0
         counters.loadBusyPercent = statistics.loadBusyPercent
         counters.loadShedPercent = statistics.loadShedPercent
+        counters.callsWithAudio = statistics.callsWithAudio
+        counters.mediaLagMs = statistics.mediaLagMilliseconds
         counters.loopLagMs = statistics.loopLagMilliseconds
         counters.queueWaitMs = statistics.queueWaitMilliseconds
         return StatusResult(

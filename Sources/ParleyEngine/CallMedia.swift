@@ -152,6 +152,9 @@ public protocol CallMediaHandler: AnyObject {
     /// Whether it can carry one more call's audio (a new incoming call beyond that gets 503); calls with audio now
     /// and the most it carries, for the log.
     var mediaLoad: (calls: Int, capacity: Int?) { get }
+    /// Whether its media threads keep up, and the last second's worst lag of a call's audio (nil: it cannot tell):
+    /// a new incoming call is refused while they do not.
+    var mediaHealth: (keepsUp: Bool, lag: Duration)? { get }
     /// The call's endpoint is free again (the call is over).
     func releaseEndpoint(_ endpoint: MediaEndpoint, of conversation: UUID)
     /// Whether the engine puts keypad tones in the stream itself (RFC 4733): false when someone else sends the RTP.
@@ -179,6 +182,8 @@ public protocol CallMediaHandler: AnyObject {
 extension CallMediaHandler {
     /// No limit of its own: someone else carries the audio.
     public var mediaLoad: (calls: Int, capacity: Int?) { (0, nil) }
+    /// Nothing measured.
+    public var mediaHealth: (keepsUp: Bool, lag: Duration)? { nil }
     /// The engine sends the RTP (a media layer of its own).
     public var sendsTonesInStream: Bool { true }
     /// G.711 only.

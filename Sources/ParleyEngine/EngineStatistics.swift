@@ -12,7 +12,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var outgoingCalls = 0
     /// New INVITEs refused with 503 because the live calls were at the limit.
     public var callsRefusedOverLimit = 0
-    /// New INVITEs refused with 503 because the media layer carried all the calls with audio it may.
+    /// New INVITEs refused with 503 because the media layer carried all the calls with audio it may, or its threads
+    /// lagged behind the calls' audio.
     public var callsRefusedOverMediaLimit = 0
     /// In-dialog MESSAGE and INFO requests refused: a body over 16 KiB (413), or over the call's budget (503).
     public var inDialogRequestsRefused = 0
@@ -54,4 +55,8 @@ public struct EngineStatistics: Sendable, Hashable {
     /// The longest a UDP datagram read in the last window had waited in the receive queue, in milliseconds (the
     /// backlog overload control looks for; 0 without overload control).
     public var queueWaitMilliseconds = 0
+    /// Calls with audio carried now (0 when the node carries none itself).
+    public var callsWithAudio = 0
+    /// The last second's worst lag of a call's audio behind real time, in milliseconds (the media load check).
+    public var mediaLagMilliseconds = 0
 }

@@ -391,7 +391,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 messagesReceived: counters.messagesReceived, malformedMessages: counters.malformed,
                 retransmissionsAbsorbed: counters.retransmissionsAbsorbed, incomingCalls: counters.incomingCalls,
                 outgoingCalls: counters.outgoingCalls, callsRefusedOverLimit: counters.callLimit.refused,
-                callsRefusedOverMediaLimit: counters.mediaLimit.refused, inDialogRequestsRefused: counters.inDialogRefused,
+                callsRefusedOverMediaLimit: counters.mediaLimit.refused + counters.mediaLagRefused,
+                inDialogRequestsRefused: counters.inDialogRefused,
                 callersRefused: counters.callersRefused, callsRefusedPerSource: counters.refusedPerSource,
                 requestsRefusedPerSource: counters.requestsRefusedPerSource, requestsDropped: counters.requestsDropped,
                 sourcesBanned: agent.value.requestGuard.bannedSources(at: agent.value.environment.uptime),
@@ -401,7 +402,9 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 refusalACKsAbsorbed: counters.refusalACKsAbsorbed, retransmissionsSpared: counters.retransmissionsSpared,
                 parseQueueDrops: counters.parseQueueDrops,
                 overloaded: load.overloaded, loadBusyPercent: load.busyPercent, loadShedPercent: load.shedPercent,
-                loopLagMilliseconds: load.lagMilliseconds, queueWaitMilliseconds: load.queueWaitMilliseconds)
+                loopLagMilliseconds: load.lagMilliseconds, queueWaitMilliseconds: load.queueWaitMilliseconds,
+                callsWithAudio: agent.value.media?.mediaLoad.calls ?? 0,
+                mediaLagMilliseconds: agent.value.media?.mediaHealth.map { Int($0.lag.components.seconds * 1_000 + $0.lag.components.attoseconds / 1_000_000_000_000_000) } ?? 0)
         } ?? EngineStatistics()
     }
 

@@ -24,7 +24,7 @@ import SIPTransport
 ///                        ▼
 ///                   live calls < maxCalls ──no──► 503 Retry-After: 5
 ///                        ▼
-///                   calls with audio < the media layer's capacity ──no──► 503 Retry-After: 5
+///                   the media threads keep up, calls with audio < the media layer's capacity ──no──► 503 Retry-After: 5
 ///                        ▼
 ///                   ringing from source < maxRingingPerSource ──no──► 503 Retry-After: 5
 ///                        ▼
@@ -135,6 +135,10 @@ extension SIPUserAgent {
 
     private static func seconds(_ duration: Duration) -> Int { Int(duration.components.seconds) }
 
+    private static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
     /// Drops a leg from the per-source ringing bookkeeping (it left, or never became a call).
     func forgetSource(of key: UUIDKey) {
         guard let source = sourceOfLeg.removeValue(forKey: key) else { return }
@@ -172,6 +176,21 @@ extension SIPUserAgent {
     /// Whether the media layer can carry one more call's audio (`--max-media-calls`): beyond, a new call is refused
     /// rather than degrading every call's audio.
     private func admitsMediaCall(_ callID: String) -> Bool {
+        if let health = media?.mediaHealth {
+            if !health.keepsUp {
+                counters.mediaLagRefused += 1
+                if !counters.mediaLagging {
+                    counters.mediaLagging = true
+                    log.warning("the media threads lag \(Self.milliseconds(health.lag)) ms behind the calls' audio: refusing new "
+                        + "calls with 503 until they keep up (first: \(callID))")
+                }
+                return false
+            }
+            if counters.mediaLagging {
+                counters.mediaLagging = false
+                log.warning("the media threads keep up again: taking new calls (\(counters.mediaLagRefused) refused for their lag so far)")
+            }
+        }
         guard let (calls, capacity) = media?.mediaLoad, let capacity else { return true }
         let (admit, change) = counters.mediaLimit.check(calls, limit: capacity)
         switch change {

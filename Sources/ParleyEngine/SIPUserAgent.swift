@@ -418,6 +418,10 @@ struct EngineCounters: Sendable {
     var callLimit = LimitEpisodes()
     /// New INVITEs refused with 503 because the media layer carried all the calls with audio it may.
     var mediaLimit = LimitEpisodes()
+    /// New INVITEs refused with 503 because the media threads lagged behind the calls' audio, and whether they
+    /// lag now (said once when it begins and once when it ends).
+    var mediaLagRefused = 0
+    var mediaLagging = false
     /// In-dialog MESSAGE and INFO requests refused: a body too large (413), or over the dialog's budget (503).
     var inDialogRefused = 0
     /// New INVITEs refused with 403 because the caller policy does not admit the caller.

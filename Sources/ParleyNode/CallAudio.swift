@@ -82,6 +82,12 @@ final class CallAudio: CallMediaHandler {
     /// Never more than the port range holds: beyond, calls would come in without audio.
     var mediaLoad: (calls: Int, capacity: Int?) { (reservations.count, min(configuration.maxCalls, pool.pairs)) }
 
+    /// The media threads' lag, over every call's sending chain (`MediaLoad`).
+    var mediaHealth: (keepsUp: Bool, lag: Duration)? {
+        let current = MediaLoad.current()
+        return (!current.isBehind, current.lag)
+    }
+
     func reserveEndpoint(for conversation: UUID) -> MediaEndpoint? {
         guard let reservation = pool.reserve() else {
             log.warning("\(conversation): no free RTP port pair in \(pool.range) (\(pool.count) in calls, \(pool.quarantinedCount) "
