@@ -168,6 +168,13 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
         tls = nil
     }
 
+    /// Reads what has already arrived, without waiting for the loop to report it (a server reads a connection it has
+    /// just accepted, before accepting more). Nothing unless the channel is open or handshaking.
+    package func readNow() {
+        guard state == .open || state == .handshaking else { return }
+        readAvailable()
+    }
+
     private func finishConnecting() {
         let code = Socket.pendingError(fd)
         guard code == 0 else { return close(.connectFailed(code)) }

@@ -6,11 +6,13 @@ package typealias StreamClientID = UInt64
 
 /// Where a server's connection is in its life.
 package enum StreamClientStage: Sendable, Hashable {
-    /// Connected; it must authenticate (the owner's hello) before the hello deadline.
+    /// Connected; it must authenticate (the owner's hello) before the hello deadline. It holds no client slot, only a
+    /// place in the pending budget (``StreamServer/Limits/maxPending``, ``StreamServer/Limits/maxPendingPerSource``).
     case awaitingHello
     /// The owner accepted it (``StreamServer/authenticate(_:)``).
     case authenticated
-    /// Over the client cap: kept only until the owner has told it why (by the hello deadline at the latest).
+    /// Accepted while every client slot was taken: kept only until the owner has told it why or let it in (by the hello
+    /// deadline at the latest). Like `awaitingHello`, it holds a place in the pending budget, not a slot.
     case turnedAway
 }
 
@@ -20,11 +22,11 @@ package protocol StreamServerDelegate: AnyObject {
     /// How each connection's byte stream is cut into frames.
     associatedtype Codec: StreamCodec
 
-    /// A connection came in under the cap (stage `awaitingHello`, or `authenticated` when the server has no hello
-    /// deadline).
+    /// A connection came in while a client slot was free (stage `awaitingHello`, or `authenticated` when the server has
+    /// no hello deadline).
     func server(_ server: StreamServer<Self>, accepted client: StreamClientID, from peer: SocketAddress?)
-    /// A connection came in over the cap (stage `turnedAway`): tell it why and close it (flushing), or let it in
-    /// later with ``StreamServer/admit(_:)`` once another has made room.
+    /// A connection came in while every client slot was taken (stage `turnedAway`): tell it why and close it
+    /// (flushing), or let it in later with ``StreamServer/admit(_:)`` once another has made room.
     func server(_ server: StreamServer<Self>, turnedAway client: StreamClientID)
     /// A frame from a connection, whatever its stage.
     func server(_ server: StreamServer<Self>, received frame: Codec.Frame, from client: StreamClientID)
@@ -32,13 +34,16 @@ package protocol StreamServerDelegate: AnyObject {
     func server(_ server: StreamServer<Self>, failedToDecode failure: Codec.Failure, from client: StreamClientID)
     /// A connection still awaiting its hello (or turned away) reached the hello deadline.
     func server(_ server: StreamServer<Self>, helloTimedOut client: StreamClientID)
-    /// A connection stopped being usable (not called for connections ``StreamServer/stop(reason:lastWords:)`` closes).
+    /// A connection stopped being usable (not called for connections ``StreamServer/stop(reason:lastWords:)`` closes);
+    /// a pending one displaced by a newcomer is closed at once for ``StreamServer/displacedReason``.
     func server(_ server: StreamServer<Self>, closed client: StreamClientID, stage: StreamClientStage, reason: StreamCloseReason)
 }
 
 /// A listening socket and the connections it accepted, on an ``EventLoop``: the accept loop, a cap on the number of
-/// connections, a hello deadline per connection, and lingering (flushing) closes that ``stop(reason:lastWords:)``
-/// cuts short. The control API's Unix socket and WebSocket servers and the push simulator are all one of these.
+/// authenticated connections (client slots), a hello deadline per connection and a separate small budget for the
+/// connections still saying hello (``PendingConnections``: a total and a per-source bound, a newcomer beyond either
+/// displacing an older pending connection, so idle connections that never say hello hold no slot and cannot keep a
+/// client from reaching its hello), and lingering (flushing) closes that ``stop(reason:lastWords:)`` cuts short. The control API's Unix socket and WebSocket servers and the push simulator are all one of these.
 /// Loop-confined.
 package final class StreamServer<Delegate: StreamServerDelegate>: StreamListenerDelegate, StreamChannelDelegate {
     package typealias Codec = Delegate.Codec
@@ -48,8 +53,12 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
 
     /// The server's bounds.
     package struct Limits: Sendable {
-        /// Connections served at once (awaiting their hello or authenticated); more are turned away.
+        /// Authenticated connections served at once (client slots); a hello beyond them is the owner's to refuse.
         package var maxClients: Int
+        /// Connections still saying hello (awaiting it, or turned away) at once, whatever their source.
+        package var maxPending: Int
+        /// Connections still saying hello at once from one ``StreamSource``.
+        package var maxPendingPerSource: Int
         /// How long a connection may take to authenticate; nil: no hello (connections are authenticated at once).
         package var helloTimeout: Duration?
         /// Each connection's queue, linger and timeouts.
@@ -58,8 +67,13 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         package var socketSendBufferSize: Int?
 
         /// Limits from their parts.
-        package init(maxClients: Int, helloTimeout: Duration?, channel: StreamChannelOptions, socketSendBufferSize: Int? = nil) {
+        package init(
+            maxClients: Int, helloTimeout: Duration?, channel: StreamChannelOptions, socketSendBufferSize: Int? = nil,
+            maxPending: Int = .max, maxPendingPerSource: Int = .max
+        ) {
             self.maxClients = maxClients
+            self.maxPending = maxPending
+            self.maxPendingPerSource = maxPendingPerSource
             self.helloTimeout = helloTimeout
             self.channel = channel
             self.socketSendBufferSize = socketSendBufferSize
@@ -79,6 +93,12 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
     private weak var delegate: Delegate?
     private var listener: StreamListener?
     private var clients: [StreamClientID: Client] = [:]
+    /// The connections that have not said hello yet.
+    private var pending: PendingConnections
+    /// Pending connections closed to make room for a newer one (for statistics and tests).
+    package private(set) var displacedCount = 0
+    /// Said (as the close reason) to a pending connection a newcomer displaced.
+    package static var displacedReason: String { "displaced by a newer connection still saying hello" }
     /// Connections closed but still flushing their last bytes.
     private var lingering: [StreamClientID: Channel] = [:]
     private var nextID: StreamClientID = 1
@@ -92,6 +112,7 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         self.limits = limits
         self.makeCodec = makeCodec
         self.delegate = delegate
+        pending = PendingConnections(maxTotal: limits.maxPending, maxPerSource: limits.maxPendingPerSource)
         listener = try StreamListener(loop: loop, fd: fd, delegate: self)
     }
 
@@ -103,22 +124,33 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
     /// The stage of a live connection; nil once it closed.
     package func stage(of client: StreamClientID) -> StreamClientStage? { clients[client]?.stage }
 
-    /// Marks a connection authenticated (its hello deadline is cancelled).
-    package func authenticate(_ client: StreamClientID) {
-        guard var entry = clients[client], entry.stage == .awaitingHello else { return }
-        if let timer = entry.helloTimer { loop.cancel(timer) }
-        entry.helloTimer = nil
-        entry.stage = .authenticated
-        clients[client] = entry
+    /// Connections that have not said hello yet (awaiting it, or turned away).
+    package var pendingCount: Int { pending.count }
+
+    /// Marks a connection awaiting its hello authenticated (its hello deadline is cancelled) when a client slot is free;
+    /// false when every slot is taken (nothing changes: the owner refuses it, or makes room and ``admit(_:)``s it).
+    @discardableResult
+    package func authenticate(_ client: StreamClientID) -> Bool {
+        guard let entry = clients[client], entry.stage == .awaitingHello else { return false }
+        guard authenticatedClients.count < limits.maxClients else { return false }
+        promote(client)
+        return true
     }
 
-    /// Lets a turned-away connection in as authenticated (the owner closed another to make room for it).
+    /// Lets a connection that has not said hello in as authenticated whatever the cap (the owner closed another to make
+    /// room for it).
     package func admit(_ client: StreamClientID) {
-        guard var entry = clients[client], entry.stage == .turnedAway else { return }
+        guard let entry = clients[client], entry.stage != .authenticated else { return }
+        promote(client)
+    }
+
+    private func promote(_ client: StreamClientID) {
+        guard var entry = clients[client] else { return }
         if let timer = entry.helloTimer { loop.cancel(timer) }
         entry.helloTimer = nil
         entry.stage = .authenticated
         clients[client] = entry
+        pending.remove(client)
     }
 
     /// Queues bytes for a live connection; false when it is gone or closing (or overflowed now).
@@ -144,6 +176,7 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         let draining = lingering
         clients = [:]
         lingering = [:]
+        pending.removeAll()
         for (id, entry) in open.sorted(by: { $0.key < $1.key }) {
             if let timer = entry.helloTimer { loop.cancel(timer) }
             entry.channel.delegate = nil
@@ -175,7 +208,9 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         let id = nextID
         nextID += 1
         channel.userInfo = id
-        let underCap = clients.values.count { $0.stage != .turnedAway } < limits.maxClients
+        let source = StreamSource(peer)
+        if limits.helloTimeout != nil { makeRoom(forNewcomerFrom: source) }
+        let underCap = clients.values.count { $0.stage == .authenticated } < limits.maxClients
         var entry = Client(
             channel: channel, stage: !underCap ? .turnedAway : (limits.helloTimeout == nil ? .authenticated : .awaitingHello))
         if limits.helloTimeout != nil || !underCap {
@@ -184,10 +219,33 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
             }
         }
         clients[id] = entry
+        if entry.stage != .authenticated { pending.add(id, from: source) }
         if underCap {
             delegate?.server(self, accepted: id, from: peer)
         } else {
             delegate?.server(self, turnedAway: id)
+        }
+        // What the peer sent right after connecting (a hello, an upgrade request) is read now, before the next
+        // accepts can displace it: a client that speaks at once is heard (or authenticated) first.
+        if clients[id] != nil { channel.readNow() }
+    }
+
+    /// Closes the pending connection a newcomer from `source` displaces, if the pending budget is full. One that seems
+    /// silent is read first: its bytes may have arrived after it was accepted, while the listener was still accepting
+    /// (a client that spoke is heard, or authenticated, and another is chosen).
+    private func makeRoom(forNewcomerFrom source: StreamSource) {
+        // Each turn either closes one, or hears or removes one: at most one more turn than there are pending ones.
+        for _ in 0...pending.count {
+            guard let candidate = pending.displacedForNewcomer(from: source) else { return }
+            if !pending.isHeard(candidate), let channel = clients[candidate]?.channel {
+                channel.readNow()
+                if !pending.contains(candidate) || pending.isHeard(candidate) { continue }
+            }
+            // Closed at once, without a word: it said nothing that could be answered, and its descriptor is wanted.
+            displacedCount += 1
+            pending.remove(candidate)
+            clients[candidate]?.channel.close(.closed(Self.displacedReason))
+            return
         }
     }
 
@@ -201,6 +259,7 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
     // MARK: - StreamChannelDelegate
 
     package func streamChannel(_ channel: Channel, received frame: Codec.Frame) {
+        pending.heard(channel.userInfo)
         delegate?.server(self, received: frame, from: channel.userInfo)
     }
 
@@ -211,6 +270,7 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
     package func streamChannel(_ channel: Channel, closedBecause reason: StreamCloseReason, unsent: [Never]) {
         let id = channel.userInfo
         guard let entry = clients.removeValue(forKey: id) else { return }
+        pending.remove(id)
         if let timer = entry.helloTimer { loop.cancel(timer) }
         if !channel.isFinished { lingering[id] = channel }
         delegate?.server(self, closed: id, stage: entry.stage, reason: reason)
