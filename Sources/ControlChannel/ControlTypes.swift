@@ -12,13 +12,16 @@ public struct ControlLimits: Sendable, Hashable {
     public var maxClients: Int
     /// Connections that have not said hello yet, at once: 32 — a browser's page load and its socket, and a few local
     /// tools, with room to spare; the hello deadline frees a place within 5 s. Beyond it (or beyond
-    /// ``maxPendingPerSource``) a new connection is let in and the oldest pending one that has sent nothing yet
-    /// (else the oldest) is closed at once, from the source with the most pending ones.
+    /// ``maxPendingPerSource``) a new connection is let in and an older pending one is set aside: the oldest that has
+    /// sent nothing yet (else the oldest) of the source holding the most. A connection set aside is no longer read and
+    /// is closed without a word at its hello deadline (at once when four times this many are set aside): closed at
+    /// once, a flood that reopens whatever is closed would come straight back and churn.
     public var maxPendingConnections: Int
     /// Connections that have not said hello yet from one source address (IPv6 by its /64; every Unix-socket peer is one
     /// source), at once: 8 — a browser opens up to 6 connections to one host for a page's files, and then its
-    /// WebSocket. Beyond it the source's oldest pending connection that has sent nothing yet (else its oldest) is closed
-    /// at once for the newcomer, so idle connections cannot keep a client of the same address from saying hello.
+    /// WebSocket. Beyond it the source's oldest pending connection that has sent nothing yet (else its oldest) is set
+    /// aside for the newcomer (see ``maxPendingConnections``), so idle connections cannot keep a client of the same
+    /// address from saying hello.
     public var maxPendingPerSource: Int
     /// How long a new connection may take to send its hello: 5 s.
     public var helloTimeout: TimeInterval

@@ -299,8 +299,8 @@ extension StatusLimits: ControlShape {
     /// The members.
     public static let fields = [
         ControlField("maxClients", .integer, "client slots per control endpoint (`--control-clients`): authenticated clients; connections still saying hello hold none"),
-        ControlField("maxPendingConnections", .integer, "connections still saying hello per control endpoint (beyond it a newcomer displaces the oldest pending connection that sent nothing, of the source holding the most)"),
-        ControlField("maxPendingPerSource", .integer, "connections still saying hello per control endpoint from one address (every Unix-socket peer is one; beyond it a newcomer displaces that address's oldest pending connection that sent nothing)"),
+        ControlField("maxPendingConnections", .integer, "connections still saying hello per control endpoint (beyond it a newcomer sets aside the oldest pending connection that sent nothing, of the source holding the most: unread, closed at its hello deadline)"),
+        ControlField("maxPendingPerSource", .integer, "connections still saying hello per control endpoint from one address (every Unix-socket peer is one; beyond it a newcomer sets aside that address's oldest pending connection that sent nothing)"),
         ControlField("helloTimeoutMs", .integer, "how long a new client has to say hello"),
         ControlField("maxMessageBytes", .integer, "the largest message a client may send, in bytes (`frameTooLarge` beyond)"),
         ControlField("maxQueuedBytes", .integer, "the most output parleyd queues for one client, in bytes (a client that does not read is closed beyond)"),

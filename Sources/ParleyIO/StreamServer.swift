@@ -35,15 +35,16 @@ package protocol StreamServerDelegate: AnyObject {
     /// A connection still awaiting its hello (or turned away) reached the hello deadline.
     func server(_ server: StreamServer<Self>, helloTimedOut client: StreamClientID)
     /// A connection stopped being usable (not called for connections ``StreamServer/stop(reason:lastWords:)`` closes);
-    /// a pending one displaced by a newcomer is closed at once for ``StreamServer/displacedReason``.
+    /// a pending one displaced by a newcomer is reported closed for ``StreamServer/displacedReason`` at once (the server
+    /// holds the connection itself, unread, until its hello deadline).
     func server(_ server: StreamServer<Self>, closed client: StreamClientID, stage: StreamClientStage, reason: StreamCloseReason)
 }
 
 /// A listening socket and the connections it accepted, on an ``EventLoop``: the accept loop, a cap on the number of
 /// authenticated connections (client slots), a hello deadline per connection and a separate small budget for the
 /// connections still saying hello (``PendingConnections``: a total and a per-source bound, a newcomer beyond either
-/// displacing an older pending connection, so idle connections that never say hello hold no slot and cannot keep a
-/// client from reaching its hello), and lingering (flushing) closes that ``stop(reason:lastWords:)`` cuts short. The control API's Unix socket and WebSocket servers and the push simulator are all one of these.
+/// displacing an older pending connection, which is set aside unread until its hello deadline; so idle connections
+/// that never say hello hold no slot and cannot keep a client from reaching its hello), and lingering (flushing) closes that ``stop(reason:lastWords:)`` cuts short. The control API's Unix socket and WebSocket servers and the push simulator are all one of these.
 /// Loop-confined.
 package final class StreamServer<Delegate: StreamServerDelegate>: StreamListenerDelegate, StreamChannelDelegate {
     package typealias Codec = Delegate.Codec
@@ -84,6 +85,8 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         let channel: Channel
         var stage: StreamClientStage
         var helloTimer: LoopTimer?
+        /// When it was accepted (monotonic nanoseconds).
+        let acceptedAt = monotonicNanoseconds()
     }
 
     /// The loop the server runs on.
@@ -95,10 +98,18 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
     private var clients: [StreamClientID: Client] = [:]
     /// The connections that have not said hello yet.
     private var pending: PendingConnections
-    /// Pending connections closed to make room for a newer one (for statistics and tests).
+    /// Pending connections that made room for a newer one (for statistics and tests).
     package private(set) var displacedCount = 0
     /// Said (as the close reason) to a pending connection a newcomer displaced.
     package static var displacedReason: String { "displaced by a newer connection still saying hello" }
+    /// Displaced connections, oldest first: no longer read, held open until their hello deadline and then closed. A
+    /// peer that reopens whatever is closed would otherwise connect again at once, and each reconnection would
+    /// displace the next pending connection of its address: a flood churning so fast that a client of the same
+    /// address not yet scheduled to send its hello is displaced before it can. Held, the flood's connections come
+    /// back only at their deadlines.
+    private var setAside: [(id: StreamClientID, channel: Channel, timer: LoopTimer?)] = []
+    /// The most connections held so (beyond, the oldest is closed at once): four times the pending budget.
+    private var maxSetAside: Int { limits.maxPending > Int.max / 4 ? Int.max : limits.maxPending * 4 }
     /// Connections closed but still flushing their last bytes.
     private var lingering: [StreamClientID: Channel] = [:]
     private var nextID: StreamClientID = 1
@@ -177,6 +188,13 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         clients = [:]
         lingering = [:]
         pending.removeAll()
+        let held = setAside
+        setAside = []
+        for entry in held {
+            if let timer = entry.timer { loop.cancel(timer) }
+            entry.channel.delegate = nil
+            entry.channel.close(.closed(reason))
+        }
         for (id, entry) in open.sorted(by: { $0.key < $1.key }) {
             if let timer = entry.helloTimer { loop.cancel(timer) }
             entry.channel.delegate = nil
@@ -230,7 +248,7 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         if clients[id] != nil { channel.readNow() }
     }
 
-    /// Closes the pending connection a newcomer from `source` displaces, if the pending budget is full. One that seems
+    /// Sets aside the pending connection a newcomer from `source` displaces, if the pending budget is full. One that seems
     /// silent is read first: its bytes may have arrived after it was accepted, while the listener was still accepting
     /// (a client that spoke is heard, or authenticated, and another is chosen).
     private func makeRoom(forNewcomerFrom source: StreamSource) {
@@ -241,12 +259,32 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
                 channel.readNow()
                 if !pending.contains(candidate) || pending.isHeard(candidate) { continue }
             }
-            // Closed at once, without a word: it said nothing that could be answered, and its descriptor is wanted.
             displacedCount += 1
             pending.remove(candidate)
-            clients[candidate]?.channel.close(.closed(Self.displacedReason))
+            setAside(candidate)
             return
         }
+    }
+
+    /// Takes a displaced connection out of service: the owner hears it closed; the connection itself is no longer
+    /// read and is closed, without a word, at its hello deadline (at once beyond ``maxSetAside``).
+    private func setAside(_ id: StreamClientID) {
+        guard let entry = clients.removeValue(forKey: id) else { return }
+        if let timer = entry.helloTimer { loop.cancel(timer) }
+        entry.channel.pauseReading()
+        let deadline = limits.helloTimeout ?? .seconds(5)
+        let elapsed = Duration.nanoseconds(Int64(clamping: monotonicNanoseconds() &- entry.acceptedAt))
+        let timer = loop.schedule(after: max(.zero, deadline - elapsed)) { [weak self] in self?.closeSetAside(id) }
+        setAside.append((id, entry.channel, timer))
+        if setAside.count > maxSetAside, let oldest = setAside.first { closeSetAside(oldest.id) }
+        delegate?.server(self, closed: id, stage: entry.stage, reason: .closed(Self.displacedReason))
+    }
+
+    private func closeSetAside(_ id: StreamClientID) {
+        guard let index = setAside.firstIndex(where: { $0.id == id }) else { return }
+        let entry = setAside.remove(at: index)
+        if let timer = entry.timer { loop.cancel(timer) }
+        entry.channel.close(.closed(Self.displacedReason))
     }
 
     private func helloDeadlinePassed(_ id: StreamClientID) {
@@ -259,16 +297,24 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
     // MARK: - StreamChannelDelegate
 
     package func streamChannel(_ channel: Channel, received frame: Codec.Frame) {
+        guard clients[channel.userInfo] != nil else { return }  // set aside: nobody listens any more
         pending.heard(channel.userInfo)
         delegate?.server(self, received: frame, from: channel.userInfo)
     }
 
     package func streamChannel(_ channel: Channel, failedToDecode failure: Codec.Failure) {
+        guard clients[channel.userInfo] != nil else { return channel.close(.closed(Self.displacedReason)) }
         delegate?.server(self, failedToDecode: failure, from: channel.userInfo)
     }
 
     package func streamChannel(_ channel: Channel, closedBecause reason: StreamCloseReason, unsent: [Never]) {
         let id = channel.userInfo
+        if let index = setAside.firstIndex(where: { $0.id == id }) {
+            // A set-aside connection its peer closed (or that its own timers ended).
+            if let timer = setAside.remove(at: index).timer { loop.cancel(timer) }
+            if !channel.isFinished { lingering[id] = channel }
+            return
+        }
         guard let entry = clients.removeValue(forKey: id) else { return }
         pending.remove(id)
         if let timer = entry.helloTimer { loop.cancel(timer) }

@@ -44,12 +44,12 @@ private func connectTCP(port: UInt16, from source: String) -> Int32? {
     return fd
 }
 
-/// Whether the peer closed `fd` within `timeout` seconds (what it sent first is read and dropped).
-private func closedByPeer(_ fd: Int32, within timeout: TimeInterval) -> Bool {
+/// What the peer sent on `fd` before closing it, or nil when it did not close it within `timeout` seconds.
+private func lastWords(_ fd: Int32, within timeout: TimeInterval) -> String? {
     let deadline = Date().addingTimeInterval(timeout)
     var buffer: [UInt8] = []
-    while readSome(from: fd, into: &buffer, until: deadline) { buffer = [] }
-    return deadline.timeIntervalSinceNow > 0
+    while readSome(from: fd, into: &buffer, until: deadline) {}
+    return deadline.timeIntervalSinceNow > 0 ? String(decoding: buffer, as: UTF8.self) : nil
 }
 
 /// Waits (bounded) until `condition` holds; whether it did.
@@ -100,12 +100,17 @@ private final class IdleFlood: Sendable {
 }
 
 @Suite struct ControlPendingConnectionTests {
+    /// The hello deadline of the flood tests: short, so that the flood's connections are closed and reopened several
+    /// times while the clients connect.
+    static let floodLimits = ControlLimits(helloTimeout: 0.5)
+
     @Test("70 connections that never say hello, reopened whenever closed, keep none of 40 clients out (Unix socket)")
     func idleFloodOnTheUnixSocket() throws {
         let directory = TempDirectory()
         defer { directory.remove() }
         let token = try ControlToken.loadOrCreate(in: directory.path)
-        let server = try ControlServer(socketPath: directory.socketPath, token: token, onLine: { _, _ in })
+        let server = try ControlServer(
+            socketPath: directory.socketPath, token: token, limits: Self.floodLimits, onLine: { _, _ in })
         defer { server.stop() }
         let path = directory.socketPath
         let flood = IdleFlood(count: 70) { connectUnix(path) }
@@ -119,6 +124,7 @@ private final class IdleFlood: Sendable {
             } catch {
                 refusals.append("\(error)")
             }
+            usleep(30_000)  // over more than two of the flood's rounds
         }
         #expect(refusals.isEmpty, "\(refusals)")
         #expect(clients.count == 40)
@@ -130,7 +136,7 @@ private final class IdleFlood: Sendable {
     @Test("70 idle connections from 127.0.0.1, reopened whenever closed, keep none of 40 WebSocket clients from 127.0.0.1 out")
     func idleFloodOnTheWebSocket() throws {
         let token = String(repeating: "k", count: 64)
-        let server = try ControlWebSocketServer(port: 0, token: token, onLine: { _, _ in })
+        let server = try ControlWebSocketServer(port: 0, token: token, limits: Self.floodLimits, onLine: { _, _ in })
         defer { server.stop() }
         let port = server.port
         let flood = IdleFlood(count: 70) { connectTCP(port: port, from: "127.0.0.1") }
@@ -142,16 +148,18 @@ private final class IdleFlood: Sendable {
             guard client.upgrade()?.first == "HTTP/1.1 101 Switching Protocols" else { continue }
             client.sendText(#"{"v":1,"type":"hello","token":"\#(token)"}"#)
             if client.readText() == #"{"v":1,"type":"welcome"}"# { welcomed.append(client) }
+            usleep(30_000)
         }
         #expect(welcomed.count == 40)
         #expect(server.clientCount == 40)
         #expect(server.pendingCount <= ControlLimits().maxPendingPerSource)
+        #expect(eventually { flood.reopened >= 70 - ControlLimits().maxPendingPerSource })
     }
 
-    @Test("idle connections beyond the per-source and total bounds are displaced oldest first; a newcomer from 127.0.0.2 is served")
+    @Test("idle connections beyond the per-source and total bounds are set aside oldest first, closed without a word at their deadline; a newcomer from 127.0.0.2 is served")
     func pendingConnectionsOfOneAddressDoNotStarveAnother() throws {
         let token = String(repeating: "k", count: 64)
-        let limits = ControlLimits(maxClients: 2, maxPendingConnections: 8, maxPendingPerSource: 4)
+        let limits = ControlLimits(maxClients: 2, helloTimeout: 1, maxPendingConnections: 8, maxPendingPerSource: 4)
         let server = try ControlWebSocketServer(port: 0, token: token, limits: limits, onLine: { _, _ in })
         defer { server.stop() }
         var first: [Int32] = []
@@ -159,21 +167,15 @@ private final class IdleFlood: Sendable {
         defer { for fd in first + third { Glibc.close(fd) } }
         for _ in 0..<10 { first.append(try #require(connectTCP(port: server.port, from: "127.0.0.1"))) }
         for _ in 0..<10 { third.append(try #require(connectTCP(port: server.port, from: "127.0.0.3"))) }
+        // Each address keeps its four newest waiting for a hello; the six before them were set aside.
         #expect(eventually { server.pendingCount == 8 })
-        // Each address keeps its four newest; the six before them were closed at once, without a word.
-        for fds in [first, third] {
-            #expect(fds.prefix(6).allSatisfy { closedByPeer($0, within: 2) })
-            #expect(!fds.suffix(4).contains { closedByPeer($0, within: 0.05) })
-        }
-        // The total is reached: a newcomer from 127.0.0.2 displaces the oldest of an address holding the most
+        // The total is reached: a newcomer from 127.0.0.2 sets aside the oldest of an address holding the most
         // (127.0.0.1's, the older of the two), is read as it comes, and is served.
         let newcomer = try RawWebSocket(port: server.port, from: "127.0.0.2")
         #expect(newcomer.upgrade()?.first == "HTTP/1.1 101 Switching Protocols")
         newcomer.sendText(#"{"v":1,"type":"hello","token":"\#(token)"}"#)
         #expect(newcomer.readText() == #"{"v":1,"type":"welcome"}"#)
         #expect(server.clientCount == 1)
-        #expect(closedByPeer(first[6], within: 2))
-        #expect(!closedByPeer(third[6], within: 0.05))
         #expect(server.pendingCount == 7)
         // One from 127.0.0.1, beside its idle ones, is served too.
         let neighbour = try RawWebSocket(port: server.port, from: "127.0.0.1")
@@ -181,6 +183,13 @@ private final class IdleFlood: Sendable {
         neighbour.sendText(#"{"v":1,"type":"hello","token":"\#(token)"}"#)
         #expect(neighbour.readText() == #"{"v":1,"type":"welcome"}"#)
         #expect(server.clientCount == 2)
+        // At the 1 s deadline those still waiting for their hello are told 408; those set aside are closed silently.
+        let words = (first + third).map { lastWords($0, within: 3) }
+        let told = words.map { $0?.hasPrefix("HTTP/1.1 408 Request Timeout") == true }
+        #expect(words.allSatisfy { $0 != nil }, "every idle connection is closed by its deadline")
+        #expect(told == Array(repeating: false, count: 7) + Array(repeating: true, count: 3)
+            + Array(repeating: false, count: 6) + Array(repeating: true, count: 4), "\(words)")
+        #expect(server.pendingCount == 0)
     }
 
     @Test("a connection that came in while a slot was free, and says hello once every slot is taken, gets tooManyClients")
