@@ -38,8 +38,9 @@ public enum CallStatus: String, Sendable, Hashable, Codable, CaseIterable, Custo
         case (_, .declinedElsewhere): self = .declinedElsewhere
         case (.incoming, .localEnded): self = .declined
         case (.incoming, .unanswered), (.incoming, .cancelled), (.incoming, .remoteEnded),
-            (.incoming, .busy), (.incoming, .declined):
+            (.incoming, .busy), (.incoming, .declined), (.incoming, .crashed):
             self = .missed
+        case (.outgoing, .crashed): self = .failed
         case (.outgoing, .busy): self = .busy
         case (.outgoing, .declined): self = .declined
         case (.outgoing, .localEnded), (.outgoing, .unanswered), (.outgoing, .cancelled),
@@ -150,6 +151,32 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
     /// The record of an ended conversation; nil while it is still live.
     public init?(_ conversation: Conversation, normalizer: HandleNormalizer, callID: String? = nil) {
         guard conversation.state == .left, let reason = conversation.endedReason else { return nil }
+        self.init(conversation, reason: reason, endedAt: conversation.endedAt ?? conversation.createdAt, normalizer: normalizer, callID: callID)
+    }
+
+    /// The record a live conversation leaves if its node stops without ending it (``Conversation/EndedReason/crashed``,
+    /// ended `now`), as the journal of live calls keeps it; nil once it has left (it has its own record then).
+    public init?(live conversation: Conversation, now: Date, normalizer: HandleNormalizer, callID: String? = nil) {
+        guard conversation.state != .left else { return nil }
+        self.init(conversation, reason: .crashed, endedAt: max(now, conversation.createdAt), normalizer: normalizer, callID: callID)
+    }
+
+    /// This record of a call that was live when its node stopped, ended at `lastAlive` (the last time the node was
+    /// known to be alive; never before the call began or connected): `crashed`, with the status that gives.
+    public func endedByCrash(lastAlive: Date) -> CallRecord {
+        var record = self
+        record.endedReason = .crashed
+        record.endedAt = max(lastAlive, startedAt, connectedAt ?? startedAt)
+        record.status = CallStatus(direction: direction, connected: connectedAt != nil, reason: .crashed)
+        record.isRead = record.status != .missed
+        record.id = 0
+        return record
+    }
+
+    private init(
+        _ conversation: Conversation, reason: Conversation.EndedReason, endedAt: Date, normalizer: HandleNormalizer,
+        callID: String?
+    ) {
         let remote = conversation.members.subtracting(conversation.localMember.map { [$0] } ?? [])
             .sorted { ($0.kind.rawValue, $0.value, $0.displayName) < ($1.kind.rawValue, $1.value, $1.displayName) }
         self.init(
@@ -158,7 +185,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
             localHandle: conversation.localMember,
             status: CallStatus(direction: conversation.direction, connected: conversation.hasConnected, reason: reason),
             endedReason: reason, startedAt: conversation.createdAt, connectedAt: conversation.connectedAt,
-            endedAt: conversation.endedAt ?? conversation.createdAt, isVideo: conversation.isVideo,
+            endedAt: endedAt, isVideo: conversation.isVideo,
             groupUUID: conversation.groupUUID ?? conversation.lastGroupUUID, callID: callID,
             account: conversation.account, encryption: conversation.encryption)
     }

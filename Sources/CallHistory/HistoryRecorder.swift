@@ -50,9 +50,23 @@ public struct HistoryRecorder: Sendable {
     /// The record `conversation` would be stored as (nil until it has ended, or when Recents excludes it), for a
     /// writer that batches inserts.
     public func record(for conversation: Conversation, callID: String? = nil) -> CallRecord? {
-        guard includesConversationsInRecents,
-            var record = CallRecord(conversation, normalizer: normalizer, callID: callID)
+        guard includesConversationsInRecents, let record = CallRecord(conversation, normalizer: normalizer, callID: callID)
         else { return nil }
+        return named(record)
+    }
+
+    /// The record a live `conversation` leaves if the node stops without ending it (`crashed`, ended `now`), for the
+    /// journal of live calls; nil once it has left, or when Recents excludes it.
+    public func crashRecord(for conversation: Conversation, callID: String? = nil, now: Date) -> CallRecord? {
+        guard includesConversationsInRecents,
+            let record = CallRecord(live: conversation, now: now, normalizer: normalizer, callID: callID)
+        else { return nil }
+        return named(record)
+    }
+
+    /// `record` with its parties named from the contacts.
+    private func named(_ record: CallRecord) -> CallRecord {
+        var record = record
         if let contacts {
             for index in record.remoteHandles.indices {
                 // The person's own address book wins over the name the caller sent.

@@ -111,6 +111,9 @@ public final class ControlServer: Sendable {
     /// Authenticated clients connected now.
     public var clientCount: Int { handle.clientCount }
 
+    /// Connections that have not said hello yet (at most ``ControlLimits/maxPendingConnections``).
+    public var pendingCount: Int { handle.pendingCount }
+
     /// Stops listening, closes every connection and removes the socket file; returns once every socket is closed.
     /// Idempotent. Must not be called from `onLine` or `onClose`.
     public func stop() {

@@ -2,7 +2,8 @@ import Foundation
 import ParleyIO
 
 /// The rules of a control API endpoint, whatever carries its messages: the hello with the token (within the hello
-/// deadline), the welcome, the client cap, the transport's own errors, and handing every message of an authenticated
+/// deadline), the welcome, the client cap (authenticated clients only; connections still saying hello share the
+/// server's pending budget), the transport's own errors, and handing every message of an authenticated
 /// client to `onLine`. One core for the Unix socket (``LineFraming``) and the WebSocket (``WebSocketFraming``), on a
 /// ParleyIO ``StreamServer``. Loop-confined: the public servers reach it on their loop.
 final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
@@ -46,7 +47,8 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
             maxQueuedBytes: limits.maxQueuedBytes, lingerTime: .seconds(atLeastAMillisecond: limits.lingerTime))
         let serverLimits = StreamServer<ControlServerCore>.Limits(
             maxClients: limits.maxClients, helloTimeout: .seconds(atLeastAMillisecond: limits.helloTimeout),
-            channel: channel, socketSendBufferSize: limits.socketSendBufferSize)
+            channel: channel, socketSendBufferSize: limits.socketSendBufferSize, maxPending: limits.maxPendingConnections,
+            maxPendingPerSource: limits.maxPendingPerSource)
         server = try StreamServer(
             loop: loop, listening: fd, limits: serverLimits, makeCodec: { [framing] in framing.makeCodec() },
             delegate: self)
@@ -54,6 +56,9 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
 
     /// Authenticated clients connected now.
     var authenticatedCount: Int { server?.authenticatedClients.count ?? 0 }
+
+    /// Connections that have not said hello yet.
+    var pendingCount: Int { server?.pendingCount ?? 0 }
 
     /// Stops listening and closes every connection (a WebSocket is offered a close frame 1001).
     func stop() {
@@ -201,8 +206,8 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
                 guard ControlWire.tokensMatch(given, token) else {
                     return reject(client, .unauthorized, "The token is wrong: read it from parleyd's control.token.")
                 }
-                guard stage == .awaitingHello else { return admitOverCap(client) }
-                server?.authenticate(client)
+                // Every slot may have been taken since this connection came in (waiting connections hold none).
+                guard stage == .awaitingHello, server?.authenticate(client) == true else { return admitOverCap(client) }
                 lastHeard[client] = monotonicNanoseconds()
                 server?.send(framing.encode(ControlWire.welcome), to: client)
             }

@@ -86,6 +86,11 @@ final class ControlServerHandle<Framing: ControlFraming>: Sendable {
         return loop.executeAndWait { core.value.authenticatedCount } ?? 0
     }
 
+    var pendingCount: Int {
+        let core = core
+        return loop.executeAndWait { core.value.pendingCount } ?? 0
+    }
+
     func stop() {
         loop.preconditionNotInEventLoop()
         let core = core

@@ -7,8 +7,22 @@ public struct ControlLimits: Sendable, Hashable {
     public var maxLineBytes: Int
     /// Bytes that may wait to be written to one client before it is closed as not reading: 1 MiB.
     public var maxQueuedBytes: Int
-    /// Connections served at once (authenticated or still saying hello): 64. Further ones get `tooManyClients`.
+    /// Authenticated clients served at once (client slots): 64. A hello beyond them takes the slot of an evictable
+    /// client (`evicted`) or gets `tooManyClients`. Connections still saying hello hold no slot.
     public var maxClients: Int
+    /// Connections that have not said hello yet, at once: 32 — a browser's page load and its socket, and a few local
+    /// tools, with room to spare; the hello deadline frees a place within 5 s. Beyond it (or beyond
+    /// ``maxPendingPerSource``) a new connection is let in and an older pending one is set aside: the oldest that has
+    /// sent nothing yet (else the oldest) of the source holding the most. A connection set aside is no longer read and
+    /// is closed without a word at its hello deadline (at once when four times this many are set aside): closed at
+    /// once, a flood that reopens whatever is closed would come straight back and churn.
+    public var maxPendingConnections: Int
+    /// Connections that have not said hello yet from one source address (IPv6 by its /64; every Unix-socket peer is one
+    /// source), at once: 8 — a browser opens up to 6 connections to one host for a page's files, and then its
+    /// WebSocket. Beyond it the source's oldest pending connection that has sent nothing yet (else its oldest) is set
+    /// aside for the newcomer (see ``maxPendingConnections``), so idle connections cannot keep a client of the same
+    /// address from saying hello.
+    public var maxPendingPerSource: Int
     /// How long a new connection may take to send its hello: 5 s.
     public var helloTimeout: TimeInterval
     /// How long a connection being closed after an error may take to read that error: 1 s.
@@ -24,10 +38,14 @@ public struct ControlLimits: Sendable, Hashable {
     public init(
         maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1024 * 1024, maxClients: Int = 64,
         helloTimeout: TimeInterval = 5, lingerTime: TimeInterval = 1, evictionIdleTime: TimeInterval = 60,
-        socketSendBufferSize: Int? = nil
+        socketSendBufferSize: Int? = nil, maxPendingConnections: Int = 32, maxPendingPerSource: Int = 8
     ) {
-        precondition(maxLineBytes > 0 && maxQueuedBytes > 0 && maxClients > 0, "control limits must be positive")
+        precondition(
+            maxLineBytes > 0 && maxQueuedBytes > 0 && maxClients > 0 && maxPendingConnections > 0 && maxPendingPerSource > 0,
+            "control limits must be positive")
         self.maxLineBytes = maxLineBytes
+        self.maxPendingConnections = maxPendingConnections
+        self.maxPendingPerSource = maxPendingPerSource
         self.maxQueuedBytes = maxQueuedBytes
         self.maxClients = maxClients
         self.helloTimeout = helloTimeout
@@ -59,8 +77,8 @@ public enum ControlErrorCode: String, Sendable, Hashable, CaseIterable {
     case frameTooLarge
     /// A line was not valid UTF-8. The line is skipped; the connection stays.
     case invalidFrame
-    /// The server already serves ``ControlLimits/maxClients`` connections and none can be evicted. The connection
-    /// is closed.
+    /// The server already serves ``ControlLimits/maxClients`` authenticated clients and none can be evicted. The
+    /// connection is closed.
     case tooManyClients
     /// An idle client that never subscribed was closed to make room for a new one.
     case evicted

@@ -118,6 +118,9 @@ public final class ControlWebSocketServer: Sendable {
     /// Authenticated clients connected now.
     public var clientCount: Int { handle.clientCount }
 
+    /// Connections that have not said hello yet (at most ``ControlLimits/maxPendingConnections``).
+    public var pendingCount: Int { handle.pendingCount }
+
     /// Stops listening and closes every connection (offering each a close frame 1001); returns once every socket is
     /// closed. Idempotent. Must not be called from `onLine` or `onClose`.
     public func stop() {

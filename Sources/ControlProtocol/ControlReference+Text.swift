@@ -140,6 +140,7 @@ extension ControlReference {
         case .mediaTimeout: "the peer's audio stopped (no RTP or RTCP for `--media-timeout`, the call not held): we sent BYE"
         case .sessionExpired: "the RFC 4028 session timer ran out (`--session-timer`): no session refresh came in time; we sent BYE"
         case .mediaSecurityFailed: "the audio could not be secured: the peer's DTLS certificate did not match its SDP fingerprint, or the DTLS handshake did not complete within 10 s; no audio flowed, we sent BYE"
+        case .crashed: "parleyd stopped while the call was up (killed, crashed, the machine went down): in history records only, written at its next start from its journal of live calls; `endedAt` is the last time parleyd was known to be alive (within 10 s), `duration` counts to it"
         }
     }
 
@@ -153,6 +154,7 @@ extension ControlReference {
         case .busy: ("missed", "busy")
         case .declined: ("missed", "declined")
         case .unanswered, .cancelled, .remoteEnded: ("missed", "cancelled")
+        case .crashed: ("missed", "failed")
         }
     }
 

@@ -237,8 +237,12 @@ extension StatusCounters: ControlShape {
 /// The limits a frontend may explain a refusal with: its connection's (see Limits), the merge limits, and the SIP
 /// limits of docs/robustness.md.
 public struct StatusLimits: Codable, Sendable, Equatable {
-    /// Client slots per control endpoint.
+    /// Client slots per control endpoint (authenticated clients).
     public var maxClients: Int
+    /// Connections still saying hello per control endpoint.
+    public var maxPendingConnections: Int
+    /// Connections still saying hello per control endpoint from one source address.
+    public var maxPendingPerSource: Int
     /// How long a new client has to say hello, in milliseconds.
     public var helloTimeoutMs: Int
     /// The largest message a client may send, in bytes.
@@ -268,9 +272,12 @@ public struct StatusLimits: Codable, Sendable, Equatable {
     public init(
         maxClients: Int, helloTimeoutMs: Int, maxMessageBytes: Int, maxQueuedBytes: Int, evictionIdleTimeMs: Int,
         maxIDBytes: Int, maxConversationGroups: Int, maxConversationsPerGroup: Int, maxCalls: Int, maxRingingPerSource: Int,
-        maxRequestsPerSource: Int, sourceBanSeconds: Int, maxMediaCalls: Int = 0
+        maxRequestsPerSource: Int, sourceBanSeconds: Int, maxMediaCalls: Int = 0, maxPendingConnections: Int = 32,
+        maxPendingPerSource: Int = 8
     ) {
         self.maxMediaCalls = maxMediaCalls
+        self.maxPendingConnections = maxPendingConnections
+        self.maxPendingPerSource = maxPendingPerSource
         self.maxClients = maxClients
         self.helloTimeoutMs = helloTimeoutMs
         self.maxMessageBytes = maxMessageBytes
@@ -299,7 +306,9 @@ extension StatusLimits: ControlShape {
 
     /// The members.
     public static let fields = [
-        ControlField("maxClients", .integer, "client slots per control endpoint (`--control-clients`)"),
+        ControlField("maxClients", .integer, "client slots per control endpoint (`--control-clients`): authenticated clients; connections still saying hello hold none"),
+        ControlField("maxPendingConnections", .integer, "connections still saying hello per control endpoint (beyond it a newcomer sets aside the oldest pending connection that sent nothing, of the source holding the most: unread, closed at its hello deadline)"),
+        ControlField("maxPendingPerSource", .integer, "connections still saying hello per control endpoint from one address (every Unix-socket peer is one; beyond it a newcomer sets aside that address's oldest pending connection that sent nothing)"),
         ControlField("helloTimeoutMs", .integer, "how long a new client has to say hello"),
         ControlField("maxMessageBytes", .integer, "the largest message a client may send, in bytes (`frameTooLarge` beyond)"),
         ControlField("maxQueuedBytes", .integer, "the most output parleyd queues for one client, in bytes (a client that does not read is closed beyond)"),
@@ -319,7 +328,8 @@ extension StatusLimits: ControlShape {
         StatusLimits(
             maxClients: 64, helloTimeoutMs: 5000, maxMessageBytes: 65_536, maxQueuedBytes: 1_048_576, evictionIdleTimeMs: 60_000,
             maxIDBytes: 128, maxConversationGroups: 2, maxConversationsPerGroup: 5, maxCalls: 1000, maxRingingPerSource: 30,
-            maxRequestsPerSource: 500, sourceBanSeconds: 60, maxMediaCalls: 200)
+            maxRequestsPerSource: 500, sourceBanSeconds: 60, maxMediaCalls: 200, maxPendingConnections: 32,
+            maxPendingPerSource: 8)
     ]
 }
 

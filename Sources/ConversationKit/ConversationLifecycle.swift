@@ -244,6 +244,9 @@ extension ConversationLifecycle {
             if reason == .localEnded {
                 return .reject("a local end is recorded by fulfilling an End action, not reported as an event")
             }
+            if reason == .crashed {
+                return .reject("a crash is recorded by the next start's history, not reported as an event")
+            }
             return .end(reason)
         case .updated:
             return .stay(state)

@@ -63,9 +63,12 @@ extension Conversation {
     /// | sessionExpired | the RFC 4028 session timer ran out: no session refresh arrived in time | we sent BYE | we sent BYE | connected |
     /// | mediaSecurityFailed | the media could not be secured: the peer's DTLS certificate is not the one its SDP's fingerprint names, or the DTLS handshake did not complete in time | we sent BYE | we sent BYE | connected |
     /// | localEnded | the local member ended it (a fulfilled End action) | we sent CANCEL/BYE | we sent 486/603/BYE | cancelled (out, unconnected) / declined (in, unconnected) / connected |
+    /// | crashed | the node stopped (killed, crashed, the machine lost power) while the conversation was live | — | — | failed (out, unconnected) / missed (in, unconnected) / connected |
     ///
     /// `localEnded` is never reported as an event: LiveCommunicationKit expresses a local hang-up by fulfilling
-    /// the End action, and the manager records it here so frontends and history can tell.
+    /// the End action, and the manager records it here so frontends and history can tell. `crashed` is never reported
+    /// either: no live conversation ends so; only the history record a node writes at its next start for a call it had
+    /// journaled as live carries it.
     public enum EndedReason: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
         /// An error prevented servicing the conversation.
         case failed
@@ -95,6 +98,9 @@ extension Conversation {
         /// fingerprint of its SDP names (someone on the path, or a broken peer), or the handshake did not complete in
         /// time. No audio flowed; Parley sent BYE.
         case mediaSecurityFailed
+        /// The node stopped without ending the conversation (killed, crashed, or the machine went down): its history
+        /// record was written at the node's next start, from the journal of live calls. Never a live conversation's.
+        case crashed
 
         /// The reason's name.
         public var description: String { rawValue }

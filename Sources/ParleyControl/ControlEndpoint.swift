@@ -14,7 +14,10 @@ import Synchronization
 /// Client slots are fair: when an endpoint is full, a new client takes the slot of the authenticated client that has
 /// been idle longest among those that never subscribed and sent nothing for ``ControlLimits/evictionIdleTime``
 /// (it gets an `evicted` error) — once the newcomer's hello carried the token. Subscribed clients — the frontends
-/// showing calls — are never evicted.
+/// showing calls — are never evicted. Connections that have not said hello hold no slot: they share a small budget
+/// of their own (``ControlLimits/maxPendingConnections``, ``ControlLimits/maxPendingPerSource``), where a newcomer
+/// sets the oldest idle one aside (unread, closed at its hello deadline), so connections that never say hello cannot
+/// keep a client out.
 public final class ControlEndpoint: Sendable {
     private let unix: ControlServer
     private let webSocket: ControlWebSocketServer?
@@ -103,7 +106,9 @@ public final class ControlEndpoint: Sendable {
     /// The limits as the reference documents them.
     public static func documentedLimits(_ limits: ControlLimits = ControlLimits()) -> [ControlReference.Limit] {
         [
-            .init("client slots per endpoint", "\(limits.maxClients)", "when all are taken, a new connection gets `tooManyClients` at once and is closed unless some client could be evicted; then its hello with the token takes the slot of the longest-idle client that never subscribed (`evicted`) (`parleyd --control-clients N`)"),
+            .init("client slots per endpoint", "\(limits.maxClients)", "authenticated clients only; when all are taken, a new connection gets `tooManyClients` at once and is closed unless some client could be evicted; then its hello with the token takes the slot of the longest-idle client that never subscribed (`evicted`); a hello that finds them all taken is treated the same (`parleyd --control-clients N`)"),
+            .init("connections still saying hello, per endpoint", "\(limits.maxPendingConnections)", "they hold no client slot; beyond it a new connection is let in and the oldest pending connection that has sent nothing yet (else the oldest), of the address holding the most, is set aside: no longer read, closed without a word at its hello deadline (at once beyond four times this many set aside), so a flood that reopens what is closed does not come straight back"),
+            .init("connections still saying hello, per endpoint and address", "\(limits.maxPendingPerSource)", "the same within one address (IPv6 by its /64; every Unix-socket peer is one): the address's oldest pending connection that has sent nothing yet (else its oldest) is set aside for the newcomer, so idle connections cannot keep a client of the same address from saying hello; a client that sends its request or hello as it connects is read before more connections are accepted"),
             .init("idle time before a client can be evicted", "\(Int(limits.evictionIdleTime)) s", "clients that subscribed, or sent a request more recently (an action is answered within 30 s), keep their slot"),
             .init("hello deadline", "\(Int(limits.helloTimeout)) s", "`unauthorized`, closed"),
             .init("message size, client to parleyd (the LF not counted)", "\(limits.maxLineBytes / 1024) KiB", "`frameTooLarge`, closed (replies and events may be larger: `list` with 100 calls is about 75 KB)"),

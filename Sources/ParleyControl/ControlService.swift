@@ -218,7 +218,8 @@ public final class ControlService: Sendable {
             maxConversationsPerGroup: engine.manager.configuration.maximumConversationsPerConversationGroup,
             maxCalls: engine.configuration.maxCalls, maxRingingPerSource: engine.configuration.maxRingingPerSource,
             maxRequestsPerSource: engine.configuration.maxRequestsPerSource,
-            sourceBanSeconds: Int(engine.configuration.sourceBan.components.seconds), maxMediaCalls: engine.mediaCapacity ?? 0)
+            sourceBanSeconds: Int(engine.configuration.sourceBan.components.seconds), maxMediaCalls: engine.mediaCapacity ?? 0,
+            maxPendingConnections: connection.maxPendingConnections, maxPendingPerSource: connection.maxPendingPerSource)
     }
 
     /// Performs a Start or Join whose call's RTP the frontend takes at `media` (with `--media external`; refused

@@ -21,6 +21,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let environment: any SIPEnvironment
     private let log: EngineLog
     private let history: HistoryWriter?
+    /// The journal of live calls, so that a crash leaves their records for the next start (with a history only).
+    private let liveCalls: LiveCallWriter?
     private let agent: AgentBox
     /// The parse thread, when SIP is parsed off the engine's thread (stopped by `shutdown` or when the engine goes).
     private let parseThread: ParseThread?
@@ -44,12 +46,13 @@ public final class ParleyEngine: ConversationManagerDelegate {
     public let mediaCapacity: Int?
 
     /// An engine on `environment` driving `manager` (it becomes the manager's delegate). With `history`, every
-    /// ended conversation is recorded before its `left` transition is logged; with `media`, calls carry audio (it is
-    /// called on the environment's loop).
+    /// ended conversation is recorded before its `left` transition is logged, and with a `journal` too, every live one
+    /// is journaled so that the next start records it as `crashed` if this process dies first; with `media`, calls
+    /// carry audio (it is called on the environment's loop).
     public init(
         configuration: EngineConfiguration, manager: ConversationManager, environment: any SIPEnvironment,
-        history: HistoryRecorder? = nil, media: CallMediaHandler? = nil, locator: SIPServerLocator? = nil,
-        log: EngineLog = .silent
+        history: HistoryRecorder? = nil, journal: LiveCallJournal? = nil, media: CallMediaHandler? = nil,
+        locator: SIPServerLocator? = nil, log: EngineLog = .silent
     ) {
         precondition(configuration.problems.isEmpty, "invalid engine configuration: \(configuration.problems)")
         self.configuration = configuration
@@ -57,6 +60,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         self.environment = environment
         self.log = log
         self.history = history.map { HistoryWriter(recorder: $0, log: log) }
+        liveCalls = history.flatMap { recorder in journal.map { LiveCallWriter(journal: $0, recorder: recorder, log: log) } }
         let pushedCalls = PushedCallRegistry()
         self.pushedCalls = pushedCalls
         let agent = SIPUserAgent(
@@ -362,6 +366,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         parseThread?.stop()
         manager.invalidate()
         history?.drain()
+        liveCalls?.drain()
     }
 
     deinit {
@@ -453,6 +458,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         }
         let transition = ConversationTransition(
             conversation: conversation, from: previous, callID: callID, finalStatus: finalStatus, failure: failure)
+        if conversation.state != .left { liveCalls?.changed(conversation, callID: callID) }
         if conversation.state == .left {
             // The call's last audio figures came before `left` (its leg is forgotten first) and no more are kept.
             let quality = observed.state.withLock {
@@ -472,6 +478,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
             if let waiting = lastConversationLeft.withLock({ $0 }), manager.conversationCount == 0 { waiting.fire() }
             if let history {
                 history.record(conversation, callID: callID, quality: quality) { [self] record in
+                    liveCalls?.ended(uuid)
                     announce(transition)
                     if let record { emit(.historyRecorded(conversation.uuid, recordID: record.id)) }
                 }

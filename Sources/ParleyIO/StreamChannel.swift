@@ -85,6 +85,8 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
     private let fd: Int32
     private var token: UInt64 = 0
     private var interest: UInt32
+    /// The peer is no longer read (``pauseReading()``).
+    private var readingPaused = false
     private var codec: Codec
     /// False after a framing failure: nothing is decoded any more.
     private var decoding = true
@@ -166,6 +168,25 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
         state = .closed
         Glibc.close(fd)
         tls = nil
+    }
+
+    /// Reads what has already arrived, without waiting for the loop to report it (a server reads a connection it has
+    /// just accepted, before accepting more). Nothing unless the channel is open or handshaking.
+    package func readNow() {
+        guard state == .open || state == .handshaking, !readingPaused else { return }
+        readAvailable()
+    }
+
+    /// Stops reading the peer for good: what it sends waits in the kernel (a server holding a connection it will only
+    /// close). The channel still closes on its timers, on an error or a hang-up, and writes what is queued.
+    package func pauseReading() {
+        guard state != .closed, !readingPaused else { return }
+        readingPaused = true
+        let wanted = outbound.isEmpty ? 0 : LoopInterest.writable
+        if wanted != interest {
+            interest = wanted
+            loop.modify(token, interest: wanted)
+        }
     }
 
     private func finishConnecting() {
@@ -354,7 +375,7 @@ package final class StreamChannel<Delegate: StreamChannelDelegate>: LoopFDHandle
             writeSideShut = true
             shutdown(fd, Int32(SHUT_WR))
         }
-        let wanted = outbound.isEmpty ? LoopInterest.readable : LoopInterest.readWrite
+        let wanted = (readingPaused ? 0 : LoopInterest.readable) | (outbound.isEmpty ? 0 : LoopInterest.writable)
         if wanted != interest {
             interest = wanted
             loop.modify(token, interest: wanted)

@@ -1,3 +1,4 @@
+import CallHistory
 import Foundation
 import Glibc
 
@@ -32,6 +33,8 @@ public struct DataDirectory: Sendable, Hashable {
 
     /// The call history's database file: `history.sqlite`.
     public var historyPath: String { (path as NSString).appendingPathComponent(Self.historyFileName) }
+    /// The journal of live calls (their records if the node stops without ending them): `calls.journal`.
+    public var journalPath: String { (path as NSString).appendingPathComponent(LiveCallJournal.fileName) }
     /// The control socket: `control.sock`.
     public var controlSocketPath: String { (path as NSString).appendingPathComponent("control.sock") }
 

@@ -24,6 +24,34 @@ extension ParleyNode {
         return try SQLiteCallHistory(path: configuration.dataDirectory.historyPath, normalizer: normalizer)
     }
 
+    /// The journal of live calls in the data directory (with a history only), after the calls a crash left in it are
+    /// recorded as `crashed`; nil when another parleyd sharing the data directory holds it (that one journals its own
+    /// calls; this one's are not journaled). A history that cannot take the recovered records is an error, and the
+    /// journal is left for the next start.
+    static func openJournal(
+        _ configuration: NodeConfiguration, _ history: (any CallHistoryStore)?
+    ) throws -> LiveCallJournal? {
+        guard let history else { return nil }
+        let log = configuration.log
+        if let tightened = try configuration.dataDirectory.create() { log.info(tightened) }
+        let path = configuration.dataDirectory.journalPath
+        do {
+            guard let journal = try LiveCallJournal.open(at: path) else {
+                log.info("live-call journal \(path) is held by another parleyd: this one's calls are not journaled")
+                return nil
+            }
+            let (recovered, unreadable) = try journal.recover(into: history, now: Date())
+            if unreadable > 0 { log.info("live-call journal: \(unreadable) line(s) cut short by the crash were skipped") }
+            for record in recovered {
+                log.info("conversation \(record.uuid) was live when parleyd stopped without ending it: recorded as crashed "
+                    + "(\(record.status), ended \(ISO8601DateFormatter().string(from: record.endedAt)))")
+            }
+            return journal
+        } catch {
+            throw NodeError("live-call journal: \(error)")
+        }
+    }
+
     /// Where the history is, for the start-up line.
     static func describe(_ history: any CallHistoryStore) -> String {
         switch history {

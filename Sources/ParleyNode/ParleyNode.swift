@@ -73,6 +73,7 @@ public final class ParleyNode: Sendable {
         self.contacts = contacts
         let history = try Self.openHistory(configuration)
         self.history = history
+        let journal = try Self.openJournal(configuration, history)
         let manager = try ConversationManager(configuration: configuration.manager)
         self.manager = manager
         let loop = try EventLoop(name: "parley-node")
@@ -138,7 +139,7 @@ public final class ParleyNode: Sendable {
             let locator = DNSServerLocator(loop: loop, servers: configuration.dnsServers)
             let engine = ParleyEngine(
                 configuration: engineConfiguration, manager: manager, environment: environment, history: recorder,
-                media: handler, locator: locator, log: log)
+                journal: journal, media: handler, locator: locator, log: log)
             self.engine = engine
             engineBox.set(engine, on: loop)
             audio?.onTonesReceived = { [weak engine] conversation, digit in

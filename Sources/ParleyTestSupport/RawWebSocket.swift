@@ -9,8 +9,25 @@ public final class RawWebSocket {
     private var buffer: [UInt8] = []
     private var decoder = WebSocketFrameDecoder(maxPayloadBytes: 1 << 20, expectsMasked: false)
 
-    public init(port: UInt16) throws {
+    /// Connects to 127.0.0.1 at `port`, from `source` (another loopback address, such as 127.0.0.2) when given.
+    public init(port: UInt16, from source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            guard inet_pton(AF_INET, source, &local.sin_addr) == 1 else {
+                Glibc.close(fd)
+                throw POSIXError(.EINVAL)
+            }
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

@@ -47,7 +47,7 @@ struct DaemonOptions {
           --websocket HOST:PORT   also serve the control API over WebSocket on this loopback address
           --allow-origin ORIGIN   a browser Origin allowed on the WebSocket (repeatable; none by default)
           --control-clients N     client slots on each control endpoint (default 64; when full, an idle client
-                                  that never subscribed makes room)
+                                  that never subscribed makes room; connections still saying hello hold none)
           --no-control            no control socket (by default frontends connect to DATA_DIR/control.sock with
                                   the token in DATA_DIR/control.token; see docs/control-api.md)
           --video                 take video calls: offer and answer an m=video stream (VP8, H.264) and report

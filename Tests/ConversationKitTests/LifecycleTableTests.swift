@@ -34,7 +34,7 @@ struct LifecycleTableTests {
         case .fail, .timeOut: return both(allLive)
         case .startedConnecting: return ("- g - - - - -", "g g - - - - -")
         case .connected: return ("- j j - - - -", "j j j - - - -")
-        case .ended(.localEnded): return both("- - - - - - -")
+        case .ended(.localEnded), .ended(.crashed): return both("- - - - - - -")  // never reported as events
         case .ended: return both("x x x x x x -")
         case .updated: return both(allLive)
         }

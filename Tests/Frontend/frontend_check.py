@@ -53,7 +53,7 @@ def closes(transport):
 
 STATES = ("idle", "ringing", "joining", "joined", "paused", "leaving", "left")
 ENDED = ("failed", "remoteEnded", "unanswered", "joinedElsewhere", "declinedElsewhere", "declined", "busy",
-         "cancelled", "localEnded", "mediaTimeout", "sessionExpired", "mediaSecurityFailed")
+         "cancelled", "localEnded", "mediaTimeout", "sessionExpired", "mediaSecurityFailed", "crashed")
 REF = Reference.load()  # every table, result and event data of docs/control-api.md
 EVENTS = REF.events
 METHODS = REF.methods

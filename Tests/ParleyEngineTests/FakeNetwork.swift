@@ -57,7 +57,8 @@ final class EngineHarness {
     let peer = SIPPeerAddress(host: "127.0.0.1", port: 5062)
 
     init(
-        history: HistoryRecorder? = nil, local: ListenAddress = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070),
+        history: HistoryRecorder? = nil, journal: LiveCallJournal? = nil,
+        local: ListenAddress = ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070),
         video: Bool = false, media: CallMediaHandler? = nil, locator: SIPServerLocator? = nil, log: EngineLog = .silent,
         configure: (inout EngineConfiguration) -> Void = { _ in }
     ) throws {
@@ -66,8 +67,8 @@ final class EngineHarness {
         configure(&configuration)
         manager = try ConversationManager(configuration: .init(supportsVideo: video), clock: ManualClock())
         engine = ParleyEngine(
-            configuration: configuration, manager: manager, environment: environment, history: history, media: media,
-            locator: locator, log: log)
+            configuration: configuration, manager: manager, environment: environment, history: history, journal: journal,
+            media: media, locator: locator, log: log)
         engine.observeTransitions { [transitions] in transitions.add($0) }
     }
 

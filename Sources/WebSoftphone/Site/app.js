@@ -120,6 +120,7 @@ const ENDED_TEXT = {
   cancelled: "cancelled", localEnded: "ended", joinedElsewhere: "answered elsewhere", declinedElsewhere: "declined elsewhere",
   mediaTimeout: "ended: their audio stopped", sessionExpired: "ended: the session expired",
   mediaSecurityFailed: "ended: the audio could not be secured",
+  crashed: "ended: parleyd stopped during the call",
 };
 
 function onEvent(name, data) {
