@@ -30,6 +30,7 @@ let package = Package(
         .executable(name: "parleyd", targets: ["parleyd"]),
         .executable(name: "parley-bench-core", targets: ["parley-bench-core"]),
         .executable(name: "parley-bench-history", targets: ["parley-bench-history"]),
+        .executable(name: "parley-bench-gate", targets: ["parley-bench-gate"]),
     ],
     targets: [
         // Pure LiveCommunicationKit-style model: no sockets, no SIP, no database.
@@ -152,6 +153,8 @@ let package = Package(
             name: "parley-bench-history",
             dependencies: ["CallHistory", "PostgresHistory", "ConversationKit"]
         ),
+        // The receive gate's cost per packet for Scripts/bench-media.
+        .executableTarget(name: "parley-bench-gate", dependencies: ["Media"]),
         // What test targets share: recorders that wait on events, a hand-driven WebSocket client.
         .target(name: "ParleyTestSupport", dependencies: ["ControlChannel", "ParleyEngine", "SIPMessages", "SIPTransport"]),
         .testTarget(name: "ConversationKitTests", dependencies: ["ConversationKit"]),
