@@ -37,6 +37,9 @@ typedef struct {
     /// Whether a different source may still be latched onto, until `latch_deadline` (monotonic µs).
     int may_latch;
     gint64 latch_deadline;
+    /// How long latching stays open (µs): from the pipeline's start, and again from a hold's release (held packets
+    /// are judged when they are read).
+    gint64 latch_window;
     /// The payload type a latching packet must carry (-1: none may latch by RTP).
     int payload_type;
     /// Whether a DTLS handshake record (content type 22, DTLS version 0xFEFF or 0xFEFD, at least a record header) may
@@ -184,7 +187,8 @@ static inline int parley_gst_gate(GstElement *pipeline, const char *name, const 
     gate->has_negotiated = gate->has_source;
     gate->any_port = any_port;
     gate->may_latch = latch_seconds > 0;
-    gate->latch_deadline = g_get_monotonic_time() + (gint64)latch_seconds * G_USEC_PER_SEC;
+    gate->latch_window = (gint64)latch_seconds * G_USEC_PER_SEC;
+    gate->latch_deadline = g_get_monotonic_time() + gate->latch_window;
     gate->payload_type = payload_type;
     gate->dtls_latches = dtls_latches;
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, parley_gate_probe, g_atomic_rc_box_acquire(gate), parley_gate_release);
@@ -255,8 +259,45 @@ static inline int parley_gst_gate_hold(GstElement *pipeline, const char *key, in
     ParleyGate *gate = g_object_get_data(G_OBJECT(pipeline), key);
     if (!gate) return -1;
     g_mutex_lock(&gate->lock);
+    if (!hold && gate->holding && gate->may_latch) gate->latch_deadline = g_get_monotonic_time() + gate->latch_window;
     g_atomic_int_set(&gate->holding, hold ? 1 : 0);
     if (!hold) g_cond_broadcast(&gate->released);
     g_mutex_unlock(&gate->lock);
+    return 0;
+}
+
+/// Whether an element's input is dropped: a flag its probe reads (atomically) for each buffer.
+typedef struct {
+    gint dropping;
+} ParleySendStop;
+
+static GstPadProbeReturn parley_send_stop_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    (void)info;
+    return g_atomic_int_get(&((ParleySendStop *)data)->dropping) ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+}
+
+/// Drops every buffer reaching the element `name` (a component's udpsink) while its stop keyed `key` is set (set
+/// now): an answer not yet acknowledged sends nothing at all, a DTLS client's flights included; 0 on success.
+static inline int parley_gst_stop_sending(GstElement *pipeline, const char *name, const char *key) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    GstPad *pad = gst_element_get_static_pad(element, "sink");
+    gst_object_unref(element);
+    if (!pad) return -1;
+    ParleySendStop *stop = g_atomic_rc_box_new0(ParleySendStop);
+    stop->dropping = 1;
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST, parley_send_stop_probe,
+        g_atomic_rc_box_acquire(stop), (GDestroyNotify)g_atomic_rc_box_release);
+    g_object_set_data_full(G_OBJECT(pipeline), key, stop, (GDestroyNotify)g_atomic_rc_box_release);
+    gst_object_unref(pad);
+    return 0;
+}
+
+/// Lets buffers through to the element whose stop is keyed `key` again; 0 on success.
+static inline int parley_gst_resume_sending(GstElement *pipeline, const char *key) {
+    ParleySendStop *stop = g_object_get_data(G_OBJECT(pipeline), key);
+    if (!stop) return -1;
+    g_atomic_int_set(&stop->dropping, 0);
     return 0;
 }

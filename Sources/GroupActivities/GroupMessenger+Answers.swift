@@ -14,6 +14,8 @@ import Foundation
 extension GroupMessenger {
     /// How often one message goes again after a wait before it fails.
     static let maxAttempts = 5
+    /// The longest wait a Retry-After gets.
+    static let longestWait = Duration.seconds(60)
 
     /// A final (or provisional) response to transmission `token` on `leg`.
     public mutating func answered(
@@ -32,15 +34,18 @@ extension GroupMessenger {
         case 481, 408:
             return dialogDead(leg, status: status, now: now)
         case 500..<600 where unavailable:
-            let since = queues[leg]?.unavailableSince ?? now
+            // Answer after answer: two of them further apart than the longest wait (60 s) are no run.
+            let running = queues[leg]?.lastAskedToWait.map { now - $0 <= Self.longestWait + .seconds(5) } ?? false
+            let since = running ? (queues[leg]?.unavailableSince ?? now) : now
             queues[leg]?.unavailableSince = since
+            queues[leg]?.lastAskedToWait = now
             if now - since >= limits.maxUnavailable {
                 return undelivered(outgoing, on: leg, error: nil) + unresponsive(leg, since: since, now: now)
             }
             guard outgoing.attempts + 1 < Self.maxAttempts else {
                 return undelivered(outgoing, on: leg, error: nil) + pump(leg)
             }
-            let wait = min(retryAfter ?? .seconds(1), .seconds(60))
+            let wait = min(retryAfter ?? .seconds(1), Self.longestWait)
             queues[leg]?.pausedUntil = now + wait
             queues[leg]?.putBack(outgoing.retried())
             return [.log("\(leg): \(status); the leg waits \(wait)"), .resumeLater(leg: leg, after: wait)]

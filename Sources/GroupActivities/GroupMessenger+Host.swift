@@ -103,7 +103,7 @@ extension GroupMessenger {
                 if let member = session.members[leg], member.joined { removed.append(member.participant) }
                 effects += dropMember(leg, from: &session)
                 // Unmerged, its call still up: a Parley member hears that the session is over for it.
-                if legs[leg]?.isConnected == true, legs[leg]?.format == .json {
+                if legs[leg]?.isConnected == true, legs[leg]?.format == .json, !unresponsive.contains(leg) {
                     effects += enqueue(.init(session: id, purpose: .control, wire: ended(session), text: nil), on: leg)
                 }
                 changed = true

@@ -146,8 +146,10 @@ struct LegQueue: Sendable {
     private var head = 0
     var inFlight: InFlight?
     var pausedUntil: Duration?
-    /// Since when the peer has asked us to wait, answer after answer (nil once it takes a message or refuses one).
+    /// Since when the peer has asked us to wait, answer after answer (nil once it takes a message or refuses one), and
+    /// when it last did (a quiet spell longer than any wait between two such answers starts the count afresh).
     var unavailableSince: Duration?
+    var lastAskedToWait: Duration?
     private(set) var queuedBytes = 0
 
     /// How many wait.

@@ -164,6 +164,23 @@ final class Pipeline {
     /// The keys of the gates put in, released before the pipeline stops.
     private var gateKeys: [String] = []
 
+    /// Drops everything that reaches the elements `names` (the udpsinks) until ``resumeSending()``.
+    func stopSending(at names: [String]) throws(MediaError) {
+        for name in names {
+            guard parley_gst_stop_sending(raw, name, Self.sendStopKey + name) == 0 else { throw MediaError("no \(name) to stop") }
+            sendStops.append(Self.sendStopKey + name)
+        }
+    }
+
+    /// Lets what the stopped elements get through again.
+    func resumeSending() {
+        guard let raw else { return }
+        for key in sendStops { _ = parley_gst_resume_sending(raw, key) }
+    }
+
+    private var sendStops: [String] = []
+    private static let sendStopKey = "parley-send-stop-"
+
     /// Holds what every gate lets through until released (the packets wait in their sockets' buffers).
     func holdGates(_ hold: Bool) {
         guard let raw else { return }

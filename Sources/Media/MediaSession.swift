@@ -142,8 +142,9 @@ public final class MediaSession: @unchecked Sendable {
                 new.remoteHost == old.remoteHost,
                 new.remotePort == old.remotePort, new.remoteRTCPPort == old.remoteRTCPPort, self.pipeline != nil
             {
-                if old.awaitsPeer, !new.awaitsPeer, self.handshake != nil {
-                    // The ACK came: the DTLS handshake may begin, its deadline from now.
+                if old.awaitsPeer, !new.awaitsPeer {
+                    // The ACK came: we may send, and the DTLS handshake may begin, its deadline from now.
+                    self.pipeline?.resumeSending()
                     self.pipeline?.holdGates(false)
                     if new.hasRemoteAddress { self.handshake?.start(at: self.elapsed) }
                 }
@@ -377,9 +378,11 @@ public final class MediaSession: @unchecked Sendable {
         if case .file(let path) = source { built.set("file", "location", path) }
         if var path = recordingPath {
             if rebuilds > 0 { path = String(path.dropLast(4)) + "-\(rebuilds + 1).wav" }
-            built.set("recording", "location", path)
-            // The cap spans the call: a pipeline rebuilt mid-call (a new codec) records only what is left of it.
-            if let maxRecording { try built.capRecording(after: PipelineDescription.timeline, at: max(.zero, maxRecording - elapsed)) }
+            // The cap spans the call: a pipeline rebuilt mid-call (a new codec) records only what is left of it, and
+            // nothing (no empty file) once it is spent.
+            let left = maxRecording.map { $0 - elapsed }
+            built.set("recording", "location", (left.map { $0 > .zero } ?? true) ? path : "/dev/null")
+            if let left { try built.capRecording(after: PipelineDescription.timeline, at: max(.zero, left)) }
         }
         try parameters.encryption.key(built, connection: "parley-" + UUID().uuidString)
         if case .dtls = parameters.encryption {
@@ -388,6 +391,9 @@ public final class MediaSession: @unchecked Sendable {
             // a ClientHello that a spoofed INVITE's victim never sent (issue 48); the caller's waits in the socket.
             if parameters.awaitsPeer { built.holdGates(true) }
         }
+        // And nothing at all leaves for the peer's address before the ACK (the valves stop our audio and RTCP; this
+        // stops what comes after them too: a DTLS client's flights, when an offer made us the client).
+        if parameters.awaitsPeer { try built.stopSending(at: MediaTransport.socketElements.map(\.sender)) }
         Self.applyDirection(parameters, to: built, secured: isSecured)
         built.set("mute", "mute", isMuted)
         try built.play()

@@ -5,20 +5,21 @@ import SIPMessages
 import SIPSignaling
 import SIPTransport
 
-/// What one established call may send us in its dialog (issue 48): MESSAGE and INFO requests and their bytes in each
-/// second (group messages aside: the group messenger bounds those per sender). A call's peer could otherwise flood
+/// What one established call may send us in its dialog (issue 48): MESSAGE, INFO and OPTIONS requests and their bytes
+/// in each second (group messages aside: the group messenger bounds those per sender). Text from outside the dialog
+/// claiming the call's peer has a budget of its own, so a stranger cannot spend the call's. A call's peer could otherwise flood
 /// the SIP thread and every frontend with events from inside its dialog.
 ///
 ///   request of B bytes ──► second over? ──yes──► a new second: counts from zero
 ///                               ▼
 ///   requests + 1 ≤ requestsPerSecond and bytes + B ≤ bytesPerSecond ──yes──► admit (a body over 16 KiB: 413)
 ///                               └──no──► refuse (503, Retry-After: 1), not counted; spent for the rest of the second:
-///                                        the call's MESSAGE and INFO are refused unread until it ends
+///                                        the call's MESSAGE, INFO and OPTIONS are refused unread until it ends
 ///
 /// A pure value: the caller passes the time (the environment's monotonic uptime).
 struct DialogBudget: Sendable, Hashable {
-    /// MESSAGE and INFO requests (other than group messages) one dialog may send a second: chat and keypad tones
-    /// come a few a second; a flood (5,000–10,000 a second were all taken before) is cut to this.
+    /// MESSAGE, INFO and OPTIONS requests (other than group messages) one dialog may send a second: chat, keypad
+    /// tones and keep-alives come a few a second; a flood (5,000–10,000 a second were all taken before) is cut to this.
     static let requestsPerSecond = 250
     /// Their bytes a second (bodies, those refused as too large included): several large group messages, not a
     /// disk's worth.
@@ -59,7 +60,7 @@ extension SIPUserAgent {
     /// over ``DialogBudget/maxBodyBytes`` 413 (its bytes spent all the same); refusals counted, the log says so once
     /// per call. Group messages are the group messenger's to bound.
     func admitsInDialog(_ request: SIPRequest, key: TransactionKey) -> Bool {
-        guard request.method == .message || request.method == .info, request.headers.toTag != nil else { return true }
+        guard [.message, .info, .options].contains(request.method), request.headers.toTag != nil else { return true }
         // Group messages are bounded by the group messenger's own size caps (up to 60 KiB over TCP), per-sender rate
         // and per-leg bytes, and a group's backlog drains faster than any fixed rate on a fast link.
         guard !Self.isGroupMessage(request) else { return true }
@@ -72,12 +73,13 @@ extension SIPUserAgent {
         return true
     }
 
-    /// Whether the call's budget takes `request` (spent when it does); 503 with Retry-After when it does not.
-    func spendsBudget(of uuid: UUID, on request: SIPRequest, key: TransactionKey) -> Bool {
+    /// Whether the call's budget takes `request` (spent when it does); 503 with Retry-After when it does not. Text from
+    /// outside the dialog (`unverified`) spends a budget of its own.
+    func spendsBudget(of uuid: UUID, on request: SIPRequest, key: TransactionKey, unverified: Bool = false) -> Bool {
         let leg = UUIDKey(uuid)
-        var budget = dialogBudgets[leg] ?? DialogBudget()
+        var budget = (unverified ? unverifiedBudgets[leg] : dialogBudgets[leg]) ?? DialogBudget()
         let admitted = budget.admits(bodyBytes: request.body.count, at: environment.uptime)
-        dialogBudgets[leg] = budget
+        if unverified { unverifiedBudgets[leg] = budget } else { dialogBudgets[leg] = budget }
         guard !admitted else { return true }
         counters.inDialogRefused += 1
         warnOfFlood(uuid)
@@ -85,13 +87,16 @@ extension SIPUserAgent {
         return false
     }
 
-    /// Before parsing: a MESSAGE or INFO in one of our calls is refused unread (503 written from its bytes, Retry-After
-    /// 1) while its call's budget is spent for this second, and while overload control sheds (the calls' chat goes
-    /// first, before any new request is shed). A flooding dialog then costs a read and a short write, not a parse.
+    /// Before parsing: a MESSAGE, INFO or OPTIONS in one of our calls is refused unread (503 written from its bytes,
+    /// Retry-After 1) while its call's budget is spent for this second, and while overload control sheds (the calls'
+    /// chat goes first, before any new request is shed). A flooding dialog then costs a read and a short write, not a
+    /// parse. Group messages are let through (the group messenger bounds them, and a Parley peer that is refused for
+    /// long leaves the session).
     func refusesInDialogUnread(_ inbound: InboundSIPMessage, from source: SIPDestination) -> Bool {
         let bytes = inbound.bytes
-        guard bytes.starts(with: Self.messagePrefix) || bytes.starts(with: Self.infoPrefix),
-            let callID = StatelessRefusal.callID(of: bytes), let uuid = legIDs[callID]
+        guard Self.budgetedPrefixes.contains(where: { bytes.starts(with: $0) }),
+            let callID = StatelessRefusal.callID(of: bytes), let uuid = legIDs[callID],
+            !RequestPeek.headers(of: bytes, contain: Self.groupContentType)
         else { return false }
         let overloaded = shedder?.isShedding == true
         guard overloaded || dialogBudgets[UUIDKey(uuid)]?.isSpent(at: environment.uptime) == true,
@@ -99,9 +104,6 @@ extension SIPUserAgent {
                 to: bytes, status: 503, reason: overloaded ? "Overloaded" : Self.floodReason, tagSuffix: nil,
                 extra: [("Server", configuration.product), ("Retry-After", "1")])
         else { return false }
-        // It counts against its source's limit like any request that would have been parsed.
-        let sourceKey = SourceKey(host: source.address.host)
-        if !exemptSources.contains(sourceKey), sourceVerdict(sourceKey) == .drop { return true }
         counters.inDialogRefused += 1
         if !overloaded { warnOfFlood(uuid) }
         environment.send(refusal, to: source)
@@ -121,6 +123,6 @@ extension SIPUserAgent {
     }
 
     private static let floodReason = "Too Many Requests In This Call"
-    private static let messagePrefix = Array("MESSAGE ".utf8)
-    private static let infoPrefix = Array("INFO ".utf8)
+    private static let budgetedPrefixes = ["MESSAGE ", "INFO ", "OPTIONS "].map { Array($0.utf8) }
+    private static let groupContentType = Array(GroupWire.contentType.utf8)
 }

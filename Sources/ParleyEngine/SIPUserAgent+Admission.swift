@@ -11,7 +11,7 @@ import SIPTransport
 /// behind: it is answered statelessly with one 403 or 503 (no 100 Trying, no retransmissions: a spoofed flood draws
 /// one datagram per datagram), or, from a banned source, not answered at all.
 ///
-///   new request ──► BYE, PRACK, UPDATE or a group message in a live dialog? ──yes──► open its transaction
+///   new request ──► in a live dialog (not INVITE; bounded per call by DialogBudget)? ──yes──► open its transaction
 ///        │ no
 ///        ▼
 ///   density (SourceRateGuard) ──drop──► nothing sent
@@ -34,13 +34,11 @@ extension SIPUserAgent {
     func admits(_ request: SIPRequest, from source: SIPDestination) -> Bool {
         let sourceKey = SourceKey(host: source.address.host)
         let exempt = exemptSources.contains(sourceKey)
-        // A request that keeps one of our live calls going (BYE, PRACK, UPDATE in its dialog) is never counted, nor is
-        // a group message in a live dialog (a group's backlog drains in bursts, and several members may share an
-        // address: the group messenger bounds them per sender); the rest — MESSAGE, INFO, OPTIONS in a dialog too —
-        // count like new requests: one call's flood is its source's (issue 48), and bounded per call too (DialogBudget).
-        let uncounted = (Self.callKeepingMethods.contains(request.method) || Self.isGroupMessage(request))
-            && request.headers.toTag != nil && leg(forInDialog: request) != nil
-        if !exempt && !uncounted {
+        // A request in one of our live dialogs is not counted here: it is bounded per call (DialogBudget: MESSAGE,
+        // INFO and OPTIONS; group messages by the group messenger), not per source — a proxy carries every call's,
+        // and one call's flood must not ban the others' (or their BYEs), nor must group members sharing an address.
+        let inLiveDialog = request.method != .invite && request.headers.toTag != nil && leg(forInDialog: request) != nil
+        if !exempt && !inLiveDialog {
             switch sourceVerdict(sourceKey) {
             case .admit:
                 break
@@ -104,9 +102,6 @@ extension SIPUserAgent {
         }
         return verdict
     }
-
-    /// The in-dialog methods that never count against their source's limit.
-    private static let callKeepingMethods: Set<SIPMethod> = [.bye, .prack, .update]
 
     /// A refusal outside any transaction: by default 503 with Retry-After (a limit of ours, not the caller's fault;
     /// try later).

@@ -219,6 +219,7 @@ extension SIPUserAgent {
         guard let leg = legs.removeValue(forKey: key) else { return }
         forgetSource(of: key)
         dialogBudgets[key] = nil
+        unverifiedBudgets[key] = nil
         floodingDialogs.remove(key)
         videoRequests.removeValue(forKey: key)?("the call ended")
         inviteAlternatives[key] = nil

@@ -11,7 +11,7 @@ import SIPSignaling
 ///
 ///   MESSAGE ── To tag? ──yes──► the call's leg ──► group messenger (member's message) or verified text
 ///                 └──no──► From = one call's peer? ──no──► 403
-///                               └──yes──► text/plain, ≤ 16 KiB, the call's budget ──► unverified textMessage
+///                               └──yes──► text/plain, ≤ 16 KiB, the call's unverified budget ──► unverified textMessage
 extension SIPUserAgent {
     func receiveMessage(_ request: SIPRequest, key: TransactionKey) {
         if request.headers.toTag != nil {
@@ -29,7 +29,7 @@ extension SIPUserAgent {
             counters.inDialogRefused += 1
             return respond(to: request, key: key, status: 413, reason: "Message Body Too Large")
         }
-        guard spendsBudget(of: uuid, on: request, key: key) else { return }
+        guard spendsBudget(of: uuid, on: request, key: key, unverified: true) else { return }
         respond(to: request, key: key, status: 200)
         groups.unverifiedText(GroupMessenger.chatLine(request.body), on: uuid, claimedSender: claimed.description)
     }

@@ -33,6 +33,8 @@ final class SIPUserAgent {
     var sourceOfLeg: [UUIDKey: SourceKey] = [:]
     /// Each established call's budget of in-dialog MESSAGE and INFO requests, and the calls that went over it.
     var dialogBudgets: [UUIDKey: DialogBudget] = [:]
+    /// Per call, the budget of text from outside its dialog claiming its peer (SIPUserAgent+Message).
+    var unverifiedBudgets: [UUIDKey: DialogBudget] = [:]
     var floodingDialogs: Set<UUIDKey> = []
     /// The density check of new requests per source, and the sources it never applies to (nor the ringing limit).
     var requestGuard: SourceRateGuard

@@ -42,7 +42,9 @@ extension ParleyNode {
             }
             let (recovered, unreadable) = try journal.recover(into: history, now: Date())
             if unreadable > 0 { log.info("live-call journal: \(unreadable) line(s) cut short by the crash were skipped") }
-            for record in recovered {
+            // A call whose own record was stored before the crash keeps it (the store returns that one): only the
+            // calls recorded now are said to be.
+            for record in recovered where record.endedReason == .crashed {
                 log.info("conversation \(record.uuid) was live when parleyd stopped without ending it: recorded as crashed "
                     + "(\(record.status), ended \(ISO8601DateFormatter().string(from: record.endedAt)))")
             }

@@ -15,6 +15,29 @@ public enum RequestPeek {
         }
     }
 
+    /// Whether `needle` (lowercase ASCII) appears in the header part of `bytes` (before the empty line), in any case:
+    /// a request's content type, looked at before parsing.
+    public static func headers(of bytes: Data, contain needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        return bytes.withUnsafeBytes { raw -> Bool in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count >= needle.count else { return false }
+            let bytes = UnsafeBufferPointer(start: base, count: raw.count)
+            var index = 0
+            while index + needle.count <= bytes.count {
+                if index + 3 < bytes.count, bytes[index] == 0x0D, bytes[index + 1] == 0x0A, bytes[index + 2] == 0x0D,
+                    bytes[index + 3] == 0x0A
+                { return false }
+                if bytes[index] | 0x20 == needle[0] {
+                    var offset = 1
+                    while offset < needle.count, bytes[index + offset] | 0x20 == needle[offset] | 0x20 { offset += 1 }
+                    if offset == needle.count { return true }
+                }
+                index += 1
+            }
+            return false
+        }
+    }
+
     /// Methods that belong to a call in progress, whatever their To says.
     private static let neverShed: [[UInt8]] = ["ACK", "BYE", "CANCEL", "PRACK"].map { Array($0.utf8) }
 

@@ -104,16 +104,25 @@ import Testing
         let legC = links["a"]!.first { $0.value.0 == "c" }!.key
         let busyC = { (sent: Mesh.Sent) -> Int?? in links["a"]?[sent.leg]?.0 == "c" ? .some(503) : nil }
         var sent = 0
-        // One message a minute, each refused with 503 (Retry-After 2 s) at every try: C's queue waits.
-        while mesh.now < .seconds(200) {
-            _ = mesh.send("a", .string("m\(sent)"), session: session)
-            sent += 1
-            for _ in 0..<30 {
+        func run(seconds: Int, everyStep send: Bool) {
+            for step in 0..<(seconds / 2) {
+                if send && step % 3 == 0 {  // a message every 6 s, each refused with 503 (Retry-After 2 s) at every try
+                    _ = mesh.send("a", .string("m\(sent)"), session: session)
+                    sent += 1
+                }
                 while mesh.step(answer: busyC) {}
                 mesh.now += .seconds(2)
                 mesh.apply("a", mesh.nodes["a"]!.resume(leg: legC, now: mesh.now))
             }
         }
+        // Refusals a minute and more apart are no run: one message, then 70 s of quiet, then another: C stays.
+        run(seconds: 2, everyStep: true)
+        run(seconds: 70, everyStep: false)
+        run(seconds: 2, everyStep: true)
+        run(seconds: 70, everyStep: false)
+        #expect(mesh.nodes["a"]!.session(session)!.activeParticipants.count == 3, "C was not taken out for answers far apart")
+        // Answer after answer for over two minutes: C is out.
+        run(seconds: 130, everyStep: true)
         let removed = mesh.participantChanges("a").contains { $0.removed == ["C"] }
         #expect(removed, "C left the roster")
         #expect(mesh.nodes["a"]!.session(session)!.activeParticipants.map(\.name).sorted() == ["A", "B"])

@@ -156,3 +156,41 @@ extension DTLSMediaTests {
         #expect(heard.seconds(at: 1_000) >= 1.0, "bob heard \(heard.dominantFrequencies())")
     }
 }
+
+extension DTLSMediaTests {
+    /// Issue 48: when an offer made the answerer the DTLS client, its ClientHellos wait for the ACK too (a spoofed INVITE
+    /// with `setup:passive` draws no flight at the address it names).
+    @Test("a client that answered sends nothing, its ClientHello included, until its answer is acknowledged")
+    func clientWaitsForTheACK() throws {
+        let pool = try MediaSessionTests.pool()
+        let (a, b) = (try #require(pool.reserve()), try #require(pool.reserve()))
+        let (alicesCertificate, bobsCertificate) = (try DTLSCertificate.generate(), try DTLSCertificate.generate())
+        var toBob = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: b.port)
+        toBob.encryption = .dtls(DTLSSetup(isClient: false, certificate: alicesCertificate, peerFingerprints: [bobsCertificate.fingerprint]))
+        var toAlice = MediaStreamParameters(codec: .pcmu, remoteHost: "127.0.0.1", remotePort: a.port)
+        toAlice.encryption = .dtls(DTLSSetup(isClient: true, certificate: bobsCertificate, peerFingerprints: [alicesCertificate.fingerprint]))
+        toAlice.awaitsPeer = true
+        let (alicesOutcomes, bobsOutcomes) = (Outcomes(), Outcomes())
+        let alice = MediaSession(
+            reservation: a, parameters: toBob, source: .tone(hertz: 1_000), sink: .null, recordingName: "alice",
+            securityReported: alicesOutcomes.add)
+        let bob = MediaSession(
+            reservation: b, parameters: toAlice, source: .tone(hertz: 440), sink: .null, recordingName: "bob",
+            securityReported: bobsOutcomes.add)
+        defer {
+            alice.finish()
+            bob.finish()
+        }
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(alice.packetsArrived == 0, "nothing reached alice before bob's ACK: \(alice.packetsArrived) packets")
+        #expect(alicesOutcomes.all.isEmpty && bobsOutcomes.all.isEmpty, "\(alicesOutcomes.all) \(bobsOutcomes.all)")
+        toAlice.awaitsPeer = false
+        bob.update(toAlice)
+        let acknowledged = Date()
+        // The client's next retransmission (its timer doubles from 1 s) goes out now: secured within a few seconds.
+        while alicesOutcomes.all.isEmpty || bobsOutcomes.all.isEmpty, Date().timeIntervalSince(acknowledged) < 8 {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(alicesOutcomes.all == [.secured] && bobsOutcomes.all == [.secured], "\(alicesOutcomes.all) \(bobsOutcomes.all)")
+    }
+}
