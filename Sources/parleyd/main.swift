@@ -15,6 +15,7 @@ if arguments.contains("--version") {
 // Everything parleyd creates is its user's alone (recordings, history, keys, tokens), whatever the umask it was
 // started with: 0600 files, 0700 directories.
 umask(0o077)
+MemoryReturn.configure()
 let options: DaemonOptions
 do {
     options = try DaemonOptions.parse(arguments)
