@@ -160,17 +160,8 @@ static GstPadProbeReturn parley_gate_probe(GstPad *pad, GstPadProbeInfo *info, g
     return from_source ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
 }
 
-/// Puts a gate on the source pad of the element `name` (a component's udpsrc), keyed `key` on the pipeline, which
-/// accepts `host`:`port` (any port when `any_port`; nothing yet when `host` is not a numeric address) and may latch
-/// within `latch_seconds` onto a source sending RTP of `payload_type` (-1: none) or, when `dtls_latches`, DTLS;
-/// 0 on success.
-static inline int parley_gst_gate(GstElement *pipeline, const char *name, const char *key, const char *host, int port,
-    int any_port, int latch_seconds, int payload_type, int dtls_latches) {
-    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
-    if (!element) return -1;
-    GstPad *pad = gst_element_get_static_pad(element, "src");
-    gst_object_unref(element);
-    if (!pad) return -1;
+/// A gate (one reference) accepting `host`:`port`, as `parley_gst_gate` puts in.
+static ParleyGate *parley_gate_new(const char *host, int port, int any_port, int latch_seconds, int payload_type, int dtls_latches) {
     ParleyGate *gate = g_atomic_rc_box_new0(ParleyGate);
     g_mutex_init(&gate->lock);
     g_cond_init(&gate->released);
@@ -191,10 +182,17 @@ static inline int parley_gst_gate(GstElement *pipeline, const char *name, const 
     gate->latch_deadline = g_get_monotonic_time() + gate->latch_window;
     gate->payload_type = payload_type;
     gate->dtls_latches = dtls_latches;
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, parley_gate_probe, g_atomic_rc_box_acquire(gate), parley_gate_release);
-    gst_object_unref(pad);
-    g_object_set_data_full(G_OBJECT(pipeline), key, gate, parley_gate_release);
-    return 0;
+    return gate;
+}
+
+/// Puts a gate on the source pad of the element `name` (a component's udpsrc), keyed `key` on the pipeline, which
+/// accepts `host`:`port` (any port when `any_port`; nothing yet when `host` is not a numeric address) and may latch
+/// within `latch_seconds` onto a source sending RTP of `payload_type` (-1: none) or, when `dtls_latches`, DTLS;
+/// 0 on success.
+static inline int parley_gst_gate(GstElement *pipeline, const char *name, const char *key, const char *host, int port,
+    int any_port, int latch_seconds, int payload_type, int dtls_latches) {
+    ParleyGate *gate = parley_gate_new(host, port, any_port, latch_seconds, payload_type, dtls_latches);
+    return parley_gst_add_probe(pipeline, name, "src", GST_PAD_PROBE_TYPE_BUFFER, parley_gate_probe, gate, parley_gate_release, key);
 }
 
 /// What a gate counted, and where its source is now.
@@ -280,18 +278,10 @@ static GstPadProbeReturn parley_send_stop_probe(GstPad *pad, GstPadProbeInfo *in
 /// Drops every buffer reaching the element `name` (a component's udpsink) while its stop keyed `key` is set (set
 /// now): an answer not yet acknowledged sends nothing at all, a DTLS client's flights included; 0 on success.
 static inline int parley_gst_stop_sending(GstElement *pipeline, const char *name, const char *key) {
-    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
-    if (!element) return -1;
-    GstPad *pad = gst_element_get_static_pad(element, "sink");
-    gst_object_unref(element);
-    if (!pad) return -1;
     ParleySendStop *stop = g_atomic_rc_box_new0(ParleySendStop);
     stop->dropping = 1;
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST, parley_send_stop_probe,
-        g_atomic_rc_box_acquire(stop), (GDestroyNotify)g_atomic_rc_box_release);
-    g_object_set_data_full(G_OBJECT(pipeline), key, stop, (GDestroyNotify)g_atomic_rc_box_release);
-    gst_object_unref(pad);
-    return 0;
+    return parley_gst_add_probe(pipeline, name, "sink", GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
+        parley_send_stop_probe, stop, (GDestroyNotify)g_atomic_rc_box_release, key);
 }
 
 /// Lets buffers through to the element whose stop is keyed `key` again; 0 on success.

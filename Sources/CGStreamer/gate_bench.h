@@ -7,19 +7,7 @@
 /// 127.0.0.2); the nanoseconds each took in `making_ns` and `gate_ns`, and the packets the gate passed; 0 on success.
 static inline int parley_gst_gate_bench(int packets, gint64 *making_ns, gint64 *gate_ns, gint64 *passed) {
     if (packets <= 0) return -1;
-    ParleyGate *gate = g_atomic_rc_box_new0(ParleyGate);
-    g_mutex_init(&gate->lock);
-    g_cond_init(&gate->released);
-    static const guint8 accepted[4] = { 127, 0, 0, 1 };
-    memcpy(gate->address, accepted, 4);
-    gate->address_size = 4;
-    gate->port = 40000;
-    gate->has_source = 1;
-    memcpy(gate->negotiated, accepted, 4);
-    gate->negotiated_size = 4;
-    gate->negotiated_port = 40000;
-    gate->has_negotiated = 1;
-    gate->payload_type = 0;
+    ParleyGate *gate = parley_gate_new("127.0.0.1", 40000, 0, 0, 0, 0);
     GInetAddress *peer = g_inet_address_new_from_string("127.0.0.1"), *other = g_inet_address_new_from_string("127.0.0.2");
     GSocketAddress *from_peer = g_inet_socket_address_new(peer, 40000), *from_stranger = g_inet_socket_address_new(other, 40000);
     guint8 payload[172] = { 0x80, 0x00 };

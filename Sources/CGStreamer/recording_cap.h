@@ -41,19 +41,11 @@ static GstPadProbeReturn parley_recording_cap_probe(GstPad *pad, GstPadProbeInfo
 /// Caps the recording made after the element `name` (the recording's audiorate) at `limit_ms` milliseconds of its
 /// timeline, the cap kept on the pipeline under `key`; 0 on success.
 static inline int parley_gst_cap_recording(GstElement *pipeline, const char *name, const char *key, gint64 limit_ms) {
-    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
-    if (!element) return -1;
-    GstPad *pad = gst_element_get_static_pad(element, "src");
-    gst_object_unref(element);
-    if (!pad) return -1;
     ParleyRecordingCap *cap = g_atomic_rc_box_new0(ParleyRecordingCap);
     cap->limit = (GstClockTime)(limit_ms < 0 ? 0 : limit_ms) * GST_MSECOND;
     cap->first = GST_CLOCK_TIME_NONE;
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, parley_recording_cap_probe,
-        g_atomic_rc_box_acquire(cap), (GDestroyNotify)g_atomic_rc_box_release);
-    g_object_set_data_full(G_OBJECT(pipeline), key, cap, (GDestroyNotify)g_atomic_rc_box_release);
-    gst_object_unref(pad);
-    return 0;
+    return parley_gst_add_probe(pipeline, name, "src", GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+        parley_recording_cap_probe, cap, (GDestroyNotify)g_atomic_rc_box_release, key);
 }
 
 /// Whether the recording capped under `key` reached its cap (1), not yet (0), or has no cap (-1).

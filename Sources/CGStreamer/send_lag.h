@@ -29,17 +29,8 @@ static GstPadProbeReturn parley_send_lag_probe(GstPad *pad, GstPadProbeInfo *inf
 
 /// Watches the lag of buffers reaching the element `name`'s sink pad, kept on the pipeline under `key`; 0 on success.
 static inline int parley_gst_watch_send_lag(GstElement *pipeline, const char *name, const char *key) {
-    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
-    if (!element) return -1;
-    GstPad *pad = gst_element_get_static_pad(element, "sink");
-    gst_object_unref(element);
-    if (!pad) return -1;
-    ParleySendLag *lag = g_atomic_rc_box_new0(ParleySendLag);
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, parley_send_lag_probe, g_atomic_rc_box_acquire(lag),
-        (GDestroyNotify)g_atomic_rc_box_release);
-    g_object_set_data_full(G_OBJECT(pipeline), key, lag, (GDestroyNotify)g_atomic_rc_box_release);
-    gst_object_unref(pad);
-    return 0;
+    return parley_gst_add_probe(pipeline, name, "sink", GST_PAD_PROBE_TYPE_BUFFER, parley_send_lag_probe,
+        g_atomic_rc_box_new0(ParleySendLag), (GDestroyNotify)g_atomic_rc_box_release, key);
 }
 
 /// The worst send lag (µs) since the last reading, then zero again; 0 when nothing is watched.

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 // SwiftPM rebuilds Media when this file changes, not when gate.h alone does: touch a Media source after editing it.
+#include "probe.h"
 #include "gate.h"
 #include "recording_cap.h"
 #include "send_lag.h"
@@ -453,18 +454,10 @@ static GstPadProbeReturn parley_arrivals_probe(GstPad *pad, GstPadProbeInfo *inf
 /// past the gate and the decryption): every RTP packet's SSRC and sequence number is kept for
 /// `parley_gst_take_arrivals`, and counted; 0 on success.
 static inline int parley_gst_watch_arrivals(GstElement *pipeline, const char *name, const char *pad_name) {
-    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
-    if (!element) return -1;
-    GstPad *pad = gst_element_get_static_pad(element, pad_name);
-    gst_object_unref(element);
-    if (!pad) return -1;
     ParleyArrivals *arrivals = g_atomic_rc_box_new0(ParleyArrivals);
     g_mutex_init(&arrivals->lock);
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST, parley_arrivals_probe,
-        g_atomic_rc_box_acquire(arrivals), parley_arrivals_release);
-    gst_object_unref(pad);
-    g_object_set_data_full(G_OBJECT(pipeline), "parley-arrivals", arrivals, parley_arrivals_release);
-    return 0;
+    return parley_gst_add_probe(pipeline, name, pad_name, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
+        parley_arrivals_probe, arrivals, parley_arrivals_release, "parley-arrivals");
 }
 
 /// Moves up to `capacity` of the arrivals seen since the last call into `out`, oldest first; their count (0 when
