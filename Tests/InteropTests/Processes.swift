@@ -18,7 +18,9 @@ enum Interop {
     /// A built executable of this package (swift test builds it: the test target depends on it).
     static func binary(_ name: String) throws -> URL {
         let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for directory in [beside, beside.deletingLastPathComponent(), packageRoot.appending(path: ".build/debug")] {
+        // PARLEY_BIN_DIR runs the interop tests against other builds of the binaries (a release build's).
+        let chosen = ProcessInfo.processInfo.environment["PARLEY_BIN_DIR"].map { [URL(fileURLWithPath: $0)] } ?? []
+        for directory in chosen + [beside, beside.deletingLastPathComponent(), packageRoot.appending(path: ".build/debug")] {
             let candidate = directory.appending(path: name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
