@@ -70,8 +70,9 @@ extension DaemonOptions {
         if required && explicit == MediaEncryptionPolicy.Offer.none {
             throw UsageError("--require-media-encryption and --media-encryption none contradict each other")
         }
-        // Required, our offers are encrypted too.
-        let offer = explicit ?? (required ? .sdes : .none)
+        // Required, our offers are encrypted too: keyed by DTLS where GStreamer carries it (SDES keys travel in the
+        // SDP, readable on the path over UDP or TCP), else by SDES.
+        let offer = explicit ?? (required ? (MediaSupport.dtlsProblem == nil ? .dtls : .sdes) : .none)
         if required || offer != .none, media == nil {
             throw UsageError("encrypted media needs parleyd's own media (--media gstreamer): --media off and external carry no SRTP")
         }

@@ -69,7 +69,8 @@ struct DaemonOptions {
                                   keyed by DTLS on the media path (dtls, RFC 5763: the peer's certificate is
                                   checked against its SDP fingerprint; our certificate is DATA_DIR/identity/
                                   dtls-certificate.pem). Encrypted offers are always answered in kind (docs/media.md)
-          --require-media-encryption  refuse plain media (488): a call never carries unencrypted audio
+          --require-media-encryption  refuse plain media (488): a call never carries unencrypted audio; our offers
+                                  are then DTLS-SRTP unless --media-encryption says otherwise
           --contacts FILE         name callers from a contacts file (JSON or vCard)
           --user NAME             our SIP user name (default parley)
           --display-name NAME     the name callers see (default: the user name, or "Parley" for the default user)

@@ -58,4 +58,16 @@ struct PerCallEncryptionTests {
         let list = try ControlCLITests.parley(["list", "--json"] + own)
         #expect(list.output.contains(#""conversations":[]"#), "nothing was started: \(list.output)")
     }
+
+    @Test("--require-media-encryption alone offers SRTP keyed by DTLS (SDES keys would cross in the SDP): a default parleyd answers in kind")
+    func requiredOffersDTLS() throws {
+        let (callee, calleeFolder) = try Audio.parleyd(tone: 440, ["--auto-answer", "0"])
+        defer { try? FileManager.default.removeItem(at: calleeFolder) }
+        let (caller, callerFolder) = try Audio.parleyd(
+            tone: 1_000, ["--require-media-encryption", "--call", "sip:parley@127.0.0.1:\(callee.port)", "--script", "wait 1500; end"])
+        defer { try? FileManager.default.removeItem(at: callerFolder) }
+        let audio = try caller.process.waitForLine(timeout: .seconds(15), "its audio line") { $0.contains(": audio ") }
+        #expect(audio.contains("keyed by DTLS"), "\(audio)")
+        try caller.waitForEnded(1)
+    }
 }
