@@ -94,12 +94,14 @@ extension SIPUserAgent {
     /// long leaves the session).
     func refusesInDialogUnread(_ inbound: InboundSIPMessage, from source: SIPDestination) -> Bool {
         let bytes = inbound.bytes
+        // The cheap questions first: most messages are no MESSAGE, INFO or OPTIONS, and most calls' budgets are not
+        // spent; only then are the headers scanned for a group body.
         guard Self.budgetedPrefixes.contains(where: { bytes.starts(with: $0) }),
-            let callID = StatelessRefusal.callID(of: bytes), let uuid = legIDs[callID],
-            !RequestPeek.headers(of: bytes, contain: Self.groupContentType)
+            let callID = StatelessRefusal.callID(of: bytes), let uuid = legIDs[callID]
         else { return false }
         let overloaded = shedder?.isShedding == true
         guard overloaded || dialogBudgets[UUIDKey(uuid)]?.isSpent(at: environment.uptime) == true,
+            !RequestPeek.headers(of: bytes, contain: Self.groupContentType),
             let refusal = StatelessRefusal.response(
                 to: bytes, status: 503, reason: overloaded ? "Overloaded" : Self.floodReason, tagSuffix: nil,
                 extra: [("Server", configuration.product), ("Retry-After", "1")])
