@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The check of a DTLS-SRTP pipeline's handshakes alone (a pure value): what is told, once, and when.
-@Suite("Media: the DTLS handshake check", .timeLimit(.minutes(1)))
+@Suite("Media: the DTLS handshake check", .timeLimit(.minutes(3)))
 struct DTLSHandshakeCheckTests {
     @Test("RTP's certificate matching secures the call once; RTCP's matching later adds nothing; then nothing is awaited")
     func secured() {

@@ -26,7 +26,7 @@ final class DTLSMedia: CallMediaHandler {
 /// DTLS-SRTP (RFC 5763/5764) in the engine's offers and answers: DTLS offers answered in kind with our fingerprint
 /// and a role, our offers `actpass` with either answer handled, re-INVITEs keeping the association, the media layer
 /// told the role and the peer's fingerprints, and a failed check ending the call as `mediaSecurityFailed`.
-@Suite("Engine: SRTP keyed by DTLS", .timeLimit(.minutes(1)))
+@Suite("Engine: SRTP keyed by DTLS", .timeLimit(.minutes(3)))
 struct DTLSNegotiationTests {
     static let ours = SDPFingerprint(hashFunction: .sha256, digest: Array(repeating: 0xAB, count: 32))!
     static let theirs = SDPFingerprint(hashFunction: .sha256, digest: Array(0..<32))!

@@ -4,7 +4,7 @@ import Testing
 
 /// The node's DTLS-SRTP certificate: self-signed ECDSA P-256, kept as PEM, its SHA-256 fingerprint the digest of the
 /// DER certificate (checked against the openssl command), and peer certificates matched against fingerprints.
-@Suite("ParleyIO: DTLS certificates and fingerprints", .timeLimit(.minutes(1)))
+@Suite("ParleyIO: DTLS certificates and fingerprints", .timeLimit(.minutes(3)))
 struct DTLSCertificateTests {
     /// `openssl x509 -fingerprint -sha256` of the certificate in `pem`: its colon-separated hex digest.
     static func opensslFingerprint(_ pem: String) throws -> String {
