@@ -73,8 +73,12 @@ let package = Package(
         .systemLibrary(
             name: "CGStreamer", pkgConfig: "gstreamer-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
+        // libnice from Debian (libnice-dev); imported only by ICE.
+        .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
+        // ICE (RFC 8445) agents on libnice: one per call, their GLib context iterated by one thread of their own.
+        .target(name: "ICE", dependencies: ["CNice"]),
         // Call audio: one GStreamer pipeline per media session (rtpbin, jitter buffer, RTCP), RTP port pairs.
-        .target(name: "Media", dependencies: ["CGStreamer", "ParleyIO"]),
+        .target(name: "Media", dependencies: ["CGStreamer", "ParleyIO", "ICE"]),
         // Where SIP meets the conversation lifecycle: the user agent, its transaction driver, history recording.
         .target(
             name: "ParleyEngine",
@@ -185,7 +189,7 @@ let package = Package(
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "PostgresHistory", "ConversationKit"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "ParleyIO", "ParleyTestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(
             name: "ControlProtocolTests", dependencies: ["ControlProtocol", "ConversationKit", "GroupActivities", "Collaboration", "CallHistory"]),
         .testTarget(

@@ -80,6 +80,15 @@ static inline char *parley_gst_get_string(GstElement *pipeline, const char *name
     return value;
 }
 
+/// Sets an object property of the element `name` (nicesrc's and nicesink's `agent`: they take a reference); 0 on success.
+static inline int parley_gst_set_object(GstElement *pipeline, const char *name, const char *property, gpointer object) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    g_object_set(element, property, object, NULL);
+    gst_object_unref(element);
+    return 0;
+}
+
 static inline int parley_gst_set_int(GstElement *pipeline, const char *name, const char *property, int value) {
     GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
     if (!element) return -1;

@@ -74,6 +74,11 @@ final class Pipeline {
         return String(cString: value)
     }
 
+    /// Sets an object property (a GObject of another wrapper's, as a raw pointer), throwing when the element is missing.
+    func set(_ name: String, _ property: String, object: UnsafeMutableRawPointer) throws(MediaError) {
+        guard parley_gst_set_object(raw, name, property, object) == 0 else { throw MediaError("no \(name) to set up") }
+    }
+
     func set(_ name: String, _ property: String, _ value: Int) {
         _ = parley_gst_set_int(raw, name, property, Int32(clamping: value))
     }

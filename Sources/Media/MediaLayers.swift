@@ -16,31 +16,42 @@ enum RTPComponent: CaseIterable {
     var sendPad: String { self == .rtp ? "send_rtp_src_0" : "send_rtcp_src_0" }
 }
 
-/// The bottom layer of a call's media: how packets of each component reach the network and come from it. UDP today
-/// (a socket per component, shared by the receiving and the sending element: symmetric RTP, and the port a DTLS
-/// peer answers to); ICE (libnice's nicesrc/nicesink, one agent per call) comes next.
+/// The bottom layer of a call's media: how packets of each component reach the network and come from it. UDP (a
+/// socket per component, shared by the receiving and the sending element: symmetric RTP, and the port a DTLS peer
+/// answers to), or ICE (libnice's nicesrc/nicesink on the call's agent: each component through the pair its checks
+/// selected; nothing is sent before one is).
 ///
 /// ```
 ///   network ─► receiver(component) ─► security ─► rtpbin          rtpbin ─► security ─► sender(component) ─► network
+///   udp: udpsrc "rtpsrc" / udpsink "rtpsink"        ice: nicesrc "rtpsrc" (component 1) / nicesink "rtpsink"
 /// ```
 enum MediaTransport {
     /// A UDP socket per component (the call's reserved port pair).
     case udp
+    /// The components of stream `stream` of the call's ICE agent (RTP 1, RTCP 2).
+    case ice(stream: Int)
+
+    /// The ICE component number of `component`.
+    static func iceComponent(_ component: RTPComponent) -> Int { component == .rtp ? 1 : 2 }
 
     /// The element receiving `component`'s packets, named so that its socket can be set; `caps` are those of what
     /// it hands up (RTP, or SRTP before decryption).
     func receiver(_ component: RTPComponent, caps: String?) -> String {
-        switch (self, component) {
-        case (.udp, .rtp): "udpsrc name=rtpsrc" + (caps.map { " caps=\"\($0)\"" } ?? "")
-        case (.udp, .rtcp): "udpsrc name=rtcpsrc" + (caps.map { " caps=\"\($0)\"" } ?? "")
+        switch self {
+        case .udp: "udpsrc name=\(component.name)src" + (caps.map { " caps=\"\($0)\"" } ?? "")
+        case .ice(let stream):
+            "nicesrc name=\(component.name)src stream=\(stream) component=\(Self.iceComponent(component))"
+                + (caps.map { " ! \($0)" } ?? "")
         }
     }
 
     /// The element sending `component`'s packets; `paced` plays them out at their timestamps (a file source).
     func sender(_ component: RTPComponent, paced: Bool) -> String {
-        switch (self, component) {
-        case (.udp, .rtp): "udpsink name=rtpsink sync=\(paced) async=false"
-        case (.udp, .rtcp): "udpsink name=rtcpsink sync=false async=false"
+        let sync = component == .rtp && paced
+        return switch self {
+        case .udp: "udpsink name=\(component.name)sink sync=\(sync) async=false"
+        case .ice(let stream):
+            "nicesink name=\(component.name)sink stream=\(stream) component=\(Self.iceComponent(component)) sync=\(sync) async=false"
         }
     }
 

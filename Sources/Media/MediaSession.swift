@@ -138,7 +138,7 @@ public final class MediaSession: @unchecked Sendable {
             self.parameters = new
             if new.codec == old.codec, new.payloadType == old.payloadType, new.receivedPayloadType == old.receivedPayloadType,
                 new.ptime == old.ptime, new.telephoneEvent == old.telephoneEvent,
-                new.receivedTelephoneEvent == old.receivedTelephoneEvent, new.encryption == old.encryption,
+                new.receivedTelephoneEvent == old.receivedTelephoneEvent, new.encryption == old.encryption, new.ice == old.ice,
                 new.remoteHost == old.remoteHost,
                 new.remotePort == old.remotePort, new.remoteRTCPPort == old.remoteRTCPPort, self.pipeline != nil
             {
@@ -254,6 +254,8 @@ public final class MediaSession: @unchecked Sendable {
         if recordingPath != nil { pipeline.fillWithSilenceUntilNow(PipelineDescription.timeline) }
         pipeline.finish(waitingMilliseconds: recordingPath == nil ? 0 : waitingMilliseconds)
         self.pipeline = nil
+        // The pipeline's nicesrc took the agent's components away as it stopped: checks and consent are answered on.
+        parameters.ice?.agent.reattach()
     }
 
     private func start() {
@@ -349,14 +351,16 @@ public final class MediaSession: @unchecked Sendable {
         let description = PipelineDescription(
             codec: parameters.codec, payloadType: parameters.payloadType, receivedPayloadType: parameters.receivedPayloadType,
             ptime: parameters.ptime, source: source, sink: sink,
-            telephoneEvent: parameters.telephoneEvent, security: parameters.encryption)
+            telephoneEvent: parameters.telephoneEvent, security: parameters.encryption,
+            transport: parameters.ice.map { .ice(stream: $0.agent.stream) } ?? .udp)
         guard let sockets else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
         // A new pipeline's figures start from zero, its loss too.
         loss = RTPLossCounter(counting: Self.bothSend(parameters))
         try built.watchArrivals(at: PipelineDescription.rtpbin, pad: RTPComponent.rtp.receivePad)
         try built.watchSendLag(at: "send")
-        for (component, gate) in ReceiveGate.gates(for: parameters) {
+        // Over ICE the agent takes only what passes its checks' pairs (nicesrc tags no source address to gate on).
+        for (component, gate) in parameters.ice == nil ? ReceiveGate.gates(for: parameters) : [] {
             try built.gate(component == .rtp ? "rtpsrc" : "rtcpsrc", key: ReceiveGate.key(component), gate)
         }
         rtcpCounted = 0
@@ -366,15 +370,22 @@ public final class MediaSession: @unchecked Sendable {
             from: PipelineDescription.rtpbin, into: "incoming", codec: parameters.codec,
             payloadType: parameters.receivedPayloadType,
             telephoneEvent: parameters.receivedTelephoneEvent ?? parameters.telephoneEvent)
-        for (component, receiver, sender) in MediaTransport.socketElements {
-            let socket = component == .rtp ? sockets.rtp : sockets.rtcp
-            try built.setSocket(receiver, fd: socket)
-            try built.setSocket(sender, fd: socket)
+        if let ice = parameters.ice {
+            for (_, receiver, sender) in MediaTransport.socketElements {
+                try built.set(receiver, "agent", object: ice.agent.object)
+                try built.set(sender, "agent", object: ice.agent.object)
+            }
+        } else {
+            for (component, receiver, sender) in MediaTransport.socketElements {
+                let socket = component == .rtp ? sockets.rtp : sockets.rtcp
+                try built.setSocket(receiver, fd: socket)
+                try built.setSocket(sender, fd: socket)
+            }
+            built.set("rtpsink", "host", parameters.remoteHost)
+            built.set("rtpsink", "port", parameters.remotePort)
+            built.set("rtcpsink", "host", parameters.remoteHost)
+            built.set("rtcpsink", "port", parameters.remoteRTCPPort)
         }
-        built.set("rtpsink", "host", parameters.remoteHost)
-        built.set("rtpsink", "port", parameters.remotePort)
-        built.set("rtcpsink", "host", parameters.remoteHost)
-        built.set("rtcpsink", "port", parameters.remoteRTCPPort)
         if case .file(let path) = source { built.set("file", "location", path) }
         if var path = recordingPath {
             if rebuilds > 0 { path = String(path.dropLast(4)) + "-\(rebuilds + 1).wav" }

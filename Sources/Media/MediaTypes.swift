@@ -1,3 +1,4 @@
+import ICE
 import Foundation
 
 /// An audio codec Parley sends and receives: G.711 at 8 kHz (RFC 3551's static payload types) and opus (RFC 7587,
@@ -133,6 +134,9 @@ public struct MediaStreamParameters: Sendable, Hashable {
     /// Whether we wait for the peer to show it receives us before sending anything (an answer not yet
     /// acknowledged): the engine clears it at the ACK.
     public var awaitsPeer = false
+    /// The call's ICE agent, when the stream goes through the pair its checks select (else plain UDP to
+    /// `remoteHost`).
+    public var ice: ICEBinding?
 
     /// Whether `remoteHost` is an address: RFC 2543's hold gives `0.0.0.0` (or `::`), where nothing may be sent.
     public var hasRemoteAddress: Bool { remoteHost != "0.0.0.0" && remoteHost != "::" }
@@ -155,6 +159,18 @@ public struct MediaStreamParameters: Sendable, Hashable {
         self.sends = sends
         self.receives = receives
     }
+}
+
+/// A call's ICE agent as its media's transport (compared by identity: the same agent is the same transport).
+public struct ICEBinding: Sendable, Hashable {
+    /// The agent (RTP on component 1, RTCP on 2).
+    public let agent: ICEAgent
+
+    /// A binding.
+    public init(_ agent: ICEAgent) { self.agent = agent }
+
+    public static func == (lhs: ICEBinding, rhs: ICEBinding) -> Bool { lhs.agent === rhs.agent }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(agent)) }
 }
 
 /// A media failure, as a value with a sentence for the log.

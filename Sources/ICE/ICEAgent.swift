@@ -1,0 +1,275 @@
+import CNice
+import Foundation
+import Synchronization
+
+/// Where an agent finds its server-reflexive and relayed candidates (numeric addresses: names are resolved before).
+public struct ICEServers: Sendable, Hashable {
+    /// A STUN server (RFC 8489) for server-reflexive candidates.
+    public var stun: (host: String, port: Int)? {
+        get { stunServer.map { ($0.host, $0.port) } }
+        set { stunServer = newValue.map { Endpoint(host: $0.host, port: $0.port) } }
+    }
+    /// A TURN server (RFC 8656) for relayed candidates.
+    public var turn: TURNServer?
+    private var stunServer: Endpoint?
+
+    /// An address and port.
+    struct Endpoint: Sendable, Hashable {
+        var host: String
+        var port: Int
+    }
+
+    /// Servers; none gives host candidates only.
+    public init(stun: (host: String, port: Int)? = nil, turn: TURNServer? = nil) {
+        self.stunServer = stun.map { Endpoint(host: $0.host, port: $0.port) }
+        self.turn = turn
+    }
+}
+
+/// A TURN server and the long-term credentials it takes (the password is never printed).
+public struct TURNServer: Sendable, Hashable, CustomStringConvertible {
+    /// Its numeric address.
+    public var host: String
+    /// Its port (3478 by default).
+    public var port: Int
+    /// Whether the allocation is requested over TCP (else UDP).
+    public var overTCP: Bool
+    /// The user name.
+    public var user: String
+    /// The password.
+    public var password: String
+
+    /// A server.
+    public init(host: String, port: Int = 3478, overTCP: Bool = false, user: String, password: String) {
+        (self.host, self.port, self.overTCP, self.user, self.password) = (host, port, overTCP, user, password)
+    }
+
+    /// `turn:HOST:PORT?transport=…` as user NAME: never the password.
+    public var description: String { "turn:\(host):\(port)?transport=\(overTCP ? "tcp" : "udp") as user \(user)" }
+}
+
+/// The kind of a candidate (RFC 8445 §5.1.1).
+public enum ICECandidateType: String, Sendable, Hashable, Codable {
+    /// An address of one of our interfaces.
+    case host
+    /// Our address as a STUN server saw it: the NAT's mapping.
+    case srflx
+    /// Our address as the peer's checks saw it (learnt during checks).
+    case prflx
+    /// An address on a TURN server that relays for us.
+    case relay
+
+    init(nice: Int32) {
+        switch UInt32(nice) {
+        case NICE_CANDIDATE_TYPE_SERVER_REFLEXIVE.rawValue: self = .srflx
+        case NICE_CANDIDATE_TYPE_PEER_REFLEXIVE.rawValue: self = .prflx
+        case NICE_CANDIDATE_TYPE_RELAYED.rawValue: self = .relay
+        default: self = .host
+        }
+    }
+}
+
+/// The pair of candidates a component's checks selected: where our packets leave from and where they go.
+public struct ICESelectedPair: Sendable, Hashable {
+    /// Our candidate's kind.
+    public var localType: ICECandidateType
+    /// Our candidate's address and port (`203.0.113.11:50000`).
+    public var local: String
+    /// The peer's candidate's kind.
+    public var remoteType: ICECandidateType
+    /// The peer's candidate's address and port.
+    public var remote: String
+}
+
+/// Where an agent's checks stand, for one component or the whole stream.
+public enum ICEState: String, Sendable, Hashable {
+    /// Gathering candidates, or waiting for the peer's.
+    case gathering
+    /// Checks are running.
+    case checking
+    /// A pair works (checks may still go on).
+    case connected
+    /// A pair is selected and checks are over.
+    case ready
+    /// Every check failed, or consent was lost (RFC 7675).
+    case failed
+
+    init(nice: Int32) {
+        switch UInt32(nice) {
+        case NICE_COMPONENT_STATE_CONNECTING.rawValue: self = .checking
+        case NICE_COMPONENT_STATE_CONNECTED.rawValue: self = .connected
+        case NICE_COMPONENT_STATE_READY.rawValue: self = .ready
+        case NICE_COMPONENT_STATE_FAILED.rawValue: self = .failed
+        default: self = .gathering
+        }
+    }
+}
+
+/// What an agent has reported, read at once.
+public struct ICEReport: Sendable, Hashable {
+    /// Grows with every report: a reader compares it with the last it saw.
+    public var version: UInt32
+    /// Whether every server answered (or gave up): the candidates are complete.
+    public var gatheringDone: Bool
+    /// Each component's state (RTP first).
+    public var states: [ICEState]
+    /// Each component's selected pair, once it has one.
+    public var pairs: [ICESelectedPair?]
+    /// Packets that arrived while no pipeline read the agent (media before it plays, or between two).
+    public var dropped: Int
+
+    /// The stream's state: failed when any component failed, else the least advanced component's.
+    public var state: ICEState {
+        if states.contains(.failed) { return .failed }
+        let order: [ICEState] = [.gathering, .checking, .connected, .ready]
+        return states.min { order.firstIndex(of: $0)! < order.firstIndex(of: $1)! } ?? .gathering
+    }
+}
+
+/// The process's agents' GLib context, iterated by one thread of its own (docs/media.md, "ICE"), and the eventfd
+/// their reports are announced on.
+public final class ICEContext: @unchecked Sendable {
+    // @unchecked Sendable: both pointers are set once; GLib's context is thread-safe.
+    let context: OpaquePointer
+    /// Readable when an agent has reported something (read it with ``drainNotifications()``).
+    public let notificationDescriptor: Int32
+
+    /// The process's one context (its thread starts with the first agent).
+    public static let shared = ICEContext()
+
+    private init() {
+        context = parley_ice_context_start()
+        notificationDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        precondition(notificationDescriptor >= 0, "no eventfd for ICE reports")
+    }
+
+    /// Empties the eventfd (call when it is readable, then read the agents' reports).
+    public func drainNotifications() {
+        var count: UInt64 = 0
+        _ = read(notificationDescriptor, &count, MemoryLayout<UInt64>.size)
+    }
+}
+
+/// Why an agent could not be made or told something.
+public struct ICEError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One call's ICE agent (libnice): one stream of one component (rtcp-mux) or two (RTP, RTCP), its candidates and
+/// credentials, the peer's, and what its checks found. Methods may be called from any thread.
+///
+/// ```
+///   init ──gather()──► gathering ──(servers answered, or the caller stops waiting)──► candidates in our SDP
+///        ──setRemote(…)──► checking ──► connected/ready (a selected pair per component) ──consent lost──► failed
+///                                   └──► failed (every check failed)
+/// ```
+public final class ICEAgent: @unchecked Sendable {
+    // @unchecked Sendable: `handle` is libnice's, whose API is thread-safe; the report is read under its mutex.
+    private let handle: UnsafeMutablePointer<ParleyICE>
+    /// 1 (rtcp-mux) or 2.
+    public let components: Int
+
+    /// An agent controlling the checks (the offerer) or not, with host candidates on `localAddresses` only (all
+    /// interfaces when empty) bound in `ports`, and `servers` for the others. Gathering starts with ``gather()``.
+    public init(
+        controlling: Bool, components: Int = 2, localAddresses: [String] = [], ports: ClosedRange<Int>? = nil,
+        servers: ICEServers = ICEServers()
+    ) throws(ICEError) {
+        let context = ICEContext.shared
+        guard let made = parley_ice_new(
+            context.context, context.notificationDescriptor, controlling ? 1 : 0, UInt32(components),
+            UInt32(ports?.lowerBound ?? 0), UInt32(ports?.upperBound ?? 0))
+        else { throw ICEError("libnice could not make an agent") }
+        handle = made
+        self.components = components
+        for address in localAddresses where parley_ice_add_local_address(handle, address) != 0 {
+            parley_ice_free(handle)
+            throw ICEError("not a local address for ICE: \(address)")
+        }
+        if let stun = servers.stun { parley_ice_set_stun(handle, stun.host, UInt32(stun.port)) }
+        if let turn = servers.turn,
+            parley_ice_set_turn(handle, turn.host, UInt32(turn.port), turn.user, turn.password, turn.overTCP ? 1 : 0) != 0
+        {
+            parley_ice_free(handle)
+            throw ICEError("libnice refused the TURN server \(turn)")
+        }
+    }
+
+    deinit { parley_ice_free(handle) }
+
+    /// Starts gathering: host candidates at once, the servers' as they answer.
+    public func gather() throws(ICEError) {
+        guard parley_ice_gather(handle) == 0 else { throw ICEError("gathering could not start (no usable local address?)") }
+    }
+
+    /// Our ufrag and password (RFC 8839 `a=ice-ufrag`, `a=ice-pwd`).
+    public var localCredentials: (ufrag: String, password: String)? {
+        var ufrag: UnsafeMutablePointer<CChar>?, password: UnsafeMutablePointer<CChar>?
+        guard parley_ice_local_credentials(handle, &ufrag, &password) == 0, let ufrag, let password else { return nil }
+        defer { parley_ice_free_text(ufrag); parley_ice_free_text(password) }
+        return (String(cString: ufrag), String(cString: password))
+    }
+
+    /// Our candidates gathered so far, as `a=candidate:` values (without the `candidate:` name's `a=`).
+    public var localCandidates: [String] {
+        guard let text = parley_ice_local_candidates(handle) else { return [] }
+        defer { parley_ice_free_text(text) }
+        return String(cString: text).split(separator: "\n").map { String($0.dropFirst("candidate:".count)) }
+    }
+
+    /// The candidate for `component`'s c=/m= (relayed, else server-reflexive, else host).
+    public func defaultCandidate(component: Int = 1) -> (host: String, port: Int)? {
+        var address = [CChar](repeating: 0, count: 64)
+        var port: UInt32 = 0
+        guard parley_ice_default_candidate(handle, UInt32(component), &address, address.count, &port) == 0 else { return nil }
+        return (String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), Int(port))
+    }
+
+    /// The peer's credentials and candidates (`candidate:` values, as ``localCandidates`` spells them); an ICE-lite
+    /// peer makes us controlling. Returns how many candidates the agent took.
+    @discardableResult
+    public func setRemote(ufrag: String, password: String, candidates: [String], peerIsLite: Bool = false) throws(ICEError) -> Int {
+        let lines = candidates.map { "candidate:" + $0 }.joined(separator: "\n")
+        let taken = parley_ice_set_remote(handle, ufrag, password, lines, peerIsLite ? 1 : 0)
+        guard taken >= 0 else { throw ICEError("the peer's ICE credentials were refused") }
+        return Int(taken)
+    }
+
+    /// What the agent has reported so far.
+    public var report: ICEReport {
+        var done: Int32 = 0
+        var dropped: Int64 = 0
+        var raw = (ParleyICEComponent(), ParleyICEComponent())
+        let version = withUnsafeMutablePointer(to: &raw) { pointer in
+            pointer.withMemoryRebound(to: ParleyICEComponent.self, capacity: 2) { parley_ice_read(handle, &done, $0, &dropped) }
+        }
+        let read = [raw.0, raw.1].prefix(components)
+        return ICEReport(
+            version: version, gatheringDone: done != 0, states: read.map { ICEState(nice: $0.state) },
+            pairs: read.map { component in
+                guard component.selected != 0 else { return nil }
+                return ICESelectedPair(
+                    localType: ICECandidateType(nice: component.local_type),
+                    local: Self.text(component.local_address, port: component.local_port),
+                    remoteType: ICECandidateType(nice: component.remote_type),
+                    remote: Self.text(component.remote_address, port: component.remote_port))
+            }, dropped: Int(dropped))
+    }
+
+    /// `host:port` (`[host]:port` for IPv6) from a C character array.
+    private static func text<Characters>(_ address: Characters, port: UInt32) -> String {
+        let host = withUnsafeBytes(of: address) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// The agent as nicesrc's and nicesink's `agent` property wants it, and its stream's id.
+    package var object: UnsafeMutableRawPointer { parley_ice_object(handle) }
+    /// The stream's id in the agent.
+    package var stream: Int { Int(parley_ice_stream(handle)) }
+
+    /// Reads the components again with the agent's own (dropping) receiver: call after a pipeline that read them
+    /// stopped, so checks and consent go on being answered.
+    package func reattach() { parley_ice_reattach(handle) }
+}
