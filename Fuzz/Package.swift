@@ -15,6 +15,8 @@ let package = Package(
         // The values of a=crypto, a=fingerprint and a=setup (issue 42), alone and inside an offer.
         .executableTarget(
             name: "fuzz-sdp-security", dependencies: ["SDPFuzzChecks", .product(name: "SIPMessages", package: "Parley")]),
+        // The value of a=candidate (issue 43), alone and inside an offer with the other ICE attributes.
+        .executableTarget(name: "fuzz-sdp-ice", dependencies: [.product(name: "SIPMessages", package: "Parley")]),
         // What every answer to an encrypted offer must satisfy, shared by the two SDP targets.
         .target(name: "SDPFuzzChecks", dependencies: [.product(name: "SIPMessages", package: "Parley")]),
         // Control API requests: JSON to typed commands.

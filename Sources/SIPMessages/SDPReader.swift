@@ -72,6 +72,9 @@ enum SDPReader {
             .flatMap { try? videoStream($0) }
         let session = securityAttributes(in: cosip_sdp_attributes(sdp))
         let stream = securityAttributes(in: cosip_sdp_media_attributes(audio))
+        let ice = SDPICE(
+            session: iceAttributes(in: cosip_sdp_attributes(sdp), readsCandidates: false),
+            stream: iceAttributes(in: cosip_sdp_media_attributes(audio), readsCandidates: true))
         return SDPSession(
             origin: SDPOrigin(
                 username: username, sessionID: sessionID, sessionVersion: sessionVersion, address: originAddress),
@@ -81,7 +84,7 @@ enum SDPReader {
             telephoneEvent: telephoneEvent, ptime: audioAttributes.ptime, rtcpPort: audioAttributes.rtcpPort,
             opusPayloadType: opusPayloadType, crypto: stream.crypto,
             fingerprints: stream.fingerprintLines > 0 ? stream.fingerprints : session.fingerprints,
-            setup: stream.setup ?? session.setup, rtcpMux: stream.rtcpMux)
+            setup: stream.setup ?? session.setup, rtcpMux: stream.rtcpMux, ice: ice)
     }
 
     /// The security attributes of one level (RFC 4568 crypto lines count at media level only; the caller takes
@@ -100,6 +103,20 @@ enum SDPReader {
 
     /// The attributes ``SDPSecurityAttributes`` reads.
     private static let securityFields = ["crypto", "fingerprint", "setup", "rtcp-mux"]
+
+    /// The ICE attributes of one level (candidates only at media level, `readsCandidates`), as the security ones: other
+    /// attributes are passed over on their C name, and a value is copied only when it is read.
+    private static func iceAttributes(in list: UnsafePointer<osip_list_t>, readsCandidates: Bool) -> SDPICEAttributes {
+        var attributes = SDPICEAttributes(readsCandidates: readsCandidates)
+        for element in OSIPList.elements(list) {
+            let attribute = element.assumingMemoryBound(to: sdp_attribute_t.self)
+            guard let name = attribute.pointee.a_att_field,
+                SDPICEAttributes.fields.contains(where: { strcasecmp(name, $0) == 0 }), let field = string(name)
+            else { continue }
+            attributes.read(field: field) { string(attribute.pointee.a_att_value) }
+        }
+        return attributes
+    }
 
     /// What Parley reads from a stream's attributes: rtpmap names with their clock rate ("telephone-event/8000"),
     /// ptime (1–1000 ms) and the rtcp port; a malformed one is ignored.

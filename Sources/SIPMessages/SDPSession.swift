@@ -118,6 +118,10 @@ public struct SDPOrigin: Sendable, Hashable {
 /// (RFC 4568; at most 16 read), `a=fingerprint` lines (RFC 8122; the stream's, else the session's), `a=setup` (the
 /// stream's, else the session's) and `a=rtcp-mux` are values, written at media level. A line that cannot be used is
 /// skipped, never a reason to refuse the whole description. No key appears in a description of any of these values.
+///
+/// ICE (issue 43): the audio stream's credentials, options and usable UDP candidates (RFC 8839) are ``ice``, written
+/// at media level after the other attributes (`a=ice-lite` at session level). An offer's ICE is never copied into
+/// the answer: the engine gives the answer its own.
 public struct SDPSession: Sendable, Hashable {
     /// The `o=` line.
     public var origin: SDPOrigin
@@ -152,6 +156,9 @@ public struct SDPSession: Sendable, Hashable {
     public var setup: SDPSetupRole?
     /// Whether the audio stream has `a=rtcp-mux` (RFC 5761: RTCP on the RTP port).
     public var rtcpMux: Bool
+    /// The audio stream's ICE (RFC 8839): its ufrag and pwd (the stream's, else the session's), options and usable
+    /// candidates; nil when it has none, or not both a valid ufrag and pwd.
+    public var ice: SDPICE?
 
     /// A description.
     public init(
@@ -159,8 +166,9 @@ public struct SDPSession: Sendable, Hashable {
         direction: SDPDirection = .sendrecv, sessionName: String = "-", audioProtocol: SDPTransportProtocol = .rtpAVP,
         video: SDPVideo? = nil, telephoneEvent: Int? = nil, ptime: Int? = nil, rtcpPort: Int? = nil,
         opusPayloadType: Int? = nil, crypto: [SDPCrypto] = [], fingerprints: [SDPFingerprint] = [],
-        setup: SDPSetupRole? = nil, rtcpMux: Bool = false
+        setup: SDPSetupRole? = nil, rtcpMux: Bool = false, ice: SDPICE? = nil
     ) {
+        self.ice = ice
         self.crypto = crypto
         self.fingerprints = fingerprints
         self.setup = setup
@@ -212,7 +220,8 @@ public struct SDPSession: Sendable, Hashable {
     /// each suite we accept, ``SDPCrypto/fresh(suites:key:)``) answers RTP/SAVP(F) in kind with the offer's first
     /// line whose suite we have: its tag, our key (``answerCrypto(from:)``). `.dtls(fingerprints:setup:)` answers
     /// UDP/TLS/RTP/SAVP(F) in kind with our fingerprints and the role ``SDPSetupRole/answer(to:preferring:)`` gives.
-    /// Anything else is nil. `a=rtcp-mux` is answered when offered and `acceptsRTCPMux`.
+    /// Anything else is nil. `a=rtcp-mux` is answered when offered and `acceptsRTCPMux`. The offer's ICE is not copied:
+    /// the answer has none until the engine sets its own (``ice``).
     public func answer(
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, supportedCodecs: [SDPCodec] = [.pcmu, .pcma],
         localDirection: SDPDirection = .sendrecv, videoPort: Int? = nil, telephoneEvents: Bool = false,
@@ -251,6 +260,7 @@ public struct SDPSession: Sendable, Hashable {
         out.put("c=IN "); out.put(Self.addressType(connectionAddress)); out.put(" "); out.put(connectionAddress)
         out.endLine()
         out.put("t=0 0"); out.endLine()
+        if ice?.isLite == true { out.put("a=ice-lite"); out.endLine() }
         out.put("m=audio "); out.put(audioPort); out.put(" "); out.put(audioProtocol.text)
         for codec in codecs { out.put(" "); out.put(payloadType(of: codec)) }
         if let telephoneEvent { out.put(" "); out.put(telephoneEvent) }
@@ -267,6 +277,7 @@ public struct SDPSession: Sendable, Hashable {
         if let setup { out.put("a=setup:"); out.put(setup.rawValue); out.endLine() }
         for fingerprint in fingerprints { out.put("a=fingerprint:"); out.put(fingerprint.attributeValue); out.endLine() }
         out.put("a="); out.put(direction.rawValue); out.endLine()
+        if let ice { for line in ice.mediaLines { out.put(line); out.endLine() } }
         if let video { for line in video.lines(direction: direction) { out.put(line); out.endLine() } }
         return Data(out.bytes)
     }
