@@ -109,7 +109,7 @@ let package = Package(
             dependencies: [
                 "ParleyControl", "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush",
                 "ControlChannel", "ControlProtocol", "WebSoftphone", "Media", "SIPMessages", "Collaboration", "PostgresHistory",
-                "DNSResolver",
+                "DNSResolver", "ICE",
             ]
         ),
         // Hand-written argument parsing shared by the executables.
@@ -126,7 +126,7 @@ let package = Package(
             name: "parleyd",
             dependencies: [
                 "ParleyNode", "ParleyEngine", "ConversationKit", "SIPMessages", "SIPSignaling", "SIPTransport", "ParleyIO",
-                "CommandLineSupport", "VoIPPush", "Media",
+                "CommandLineSupport", "VoIPPush", "Media", "ICE",
             ],
             // jemalloc as the daemon's malloc: the parse thread allocates what the SIP loop frees, a hand-over that
             // glibc's per-thread arenas serve poorly (docs/architecture.md, "Threads").

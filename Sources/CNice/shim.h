@@ -229,6 +229,21 @@ static inline int parley_ice_set_remote(ParleyICE *ice, const char *ufrag, const
     return taken;
 }
 
+/// A peer without ICE: `component` sends to `address`:`port` as if checks had selected it (libnice stops checking the
+/// stream; what arrives from the peer is taken). 0 on success.
+static inline int parley_ice_force_remote(ParleyICE *ice, unsigned component, const char *address, unsigned port) {
+    if (component < 1 || component > ice->components) return -1;
+    NiceCandidate *candidate = nice_candidate_new(NICE_CANDIDATE_TYPE_HOST);
+    candidate->stream_id = ice->stream;
+    candidate->component_id = component;
+    candidate->transport = NICE_CANDIDATE_TRANSPORT_UDP;
+    if (!nice_address_set_from_string(&candidate->addr, address)) { nice_candidate_free(candidate); return -1; }
+    nice_address_set_port(&candidate->addr, port);
+    gboolean set = nice_agent_set_selected_remote_candidate(ice->agent, ice->stream, component, candidate);
+    nice_candidate_free(candidate);
+    return set ? 0 : -1;
+}
+
 /// A copy of what the agent has reported; returns the report's version (it grows with every report).
 static inline unsigned parley_ice_read(ParleyICE *ice, int *gathering_done, ParleyICEComponent out[PARLEY_ICE_COMPONENTS], long long *dropped) {
     g_mutex_lock(&ice->lock);

@@ -33,7 +33,7 @@ public enum CallStatus: String, Sendable, Hashable, Codable, CaseIterable, Custo
             return
         }
         switch (direction, reason) {
-        case (_, .failed), (_, .mediaTimeout), (_, .sessionExpired), (_, .mediaSecurityFailed): self = .failed
+        case (_, .failed), (_, .mediaTimeout), (_, .sessionExpired), (_, .mediaSecurityFailed), (_, .iceFailed): self = .failed
         case (_, .joinedElsewhere): self = .answeredElsewhere
         case (_, .declinedElsewhere): self = .declinedElsewhere
         case (.incoming, .localEnded): self = .declined

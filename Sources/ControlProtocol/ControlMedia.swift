@@ -36,14 +36,25 @@ public struct MediaInfo: Codable, Sendable, Equatable {
     /// With DTLS, the fingerprint the peer's certificate is checked against (`sha-256 AB:…`, the strongest its SDP
     /// gave), else null.
     @Nullable public var peerFingerprint: String?
+    /// With ICE, where its checks stand (`checking`, `connected`, `ready`, `failed`…), else null.
+    @Nullable public var iceState: String?
+    /// With ICE, the kind (`host`, `srflx`, `prflx`, `relay`) and address of our candidate the RTP leaves from, and
+    /// of the peer's it goes to, once the checks selected them; else null.
+    @Nullable public var iceLocalType: String?
+    @Nullable public var iceLocal: String?
+    @Nullable public var iceRemoteType: String?
+    @Nullable public var iceRemote: String?
 
     /// A session.
     public init(
         localAddress: String, localPort: Int, remoteAddress: String, remotePort: Int, remoteRTCPPort: Int?,
         codec: String, payloadType: Int, clockRate: Int, sends: Bool, receives: Bool, ptime: Int?,
         telephoneEvent: Int?, receivedTelephoneEvent: Int?, encryption: String? = nil, encryptionSuite: String? = nil,
-        peerFingerprint: String? = nil
+        peerFingerprint: String? = nil, iceState: String? = nil, iceLocalType: String? = nil, iceLocal: String? = nil,
+        iceRemoteType: String? = nil, iceRemote: String? = nil
     ) {
+        (self.iceState, self.iceLocalType, self.iceLocal, self.iceRemoteType, self.iceRemote) =
+            (iceState, iceLocalType, iceLocal, iceRemoteType, iceRemote)
         self.encryption = encryption
         self.encryptionSuite = encryptionSuite
         self.peerFingerprint = peerFingerprint
@@ -111,12 +122,18 @@ public struct MediaStatsInfo: Codable, Sendable, Equatable {
     @Nullable public var peerJitterMs: Int?
     /// The round trip from the peer's receiver report, in whole milliseconds.
     @Nullable public var roundTripMs: Int?
+    /// With ICE, the kinds of the candidates the RTP goes between (ours, the peer's), else null.
+    @Nullable public var iceLocalType: String?
+    @Nullable public var iceRemoteType: String?
 
     /// Figures.
     public init(
         codec: String, packetsSent: Int, packetsReceived: Int, packetsLost: Int, lossPercent: Double, jitterMs: Int,
-        peerPacketsLost: Int?, peerJitterMs: Int?, roundTripMs: Int?, packetsDropped: Int = 0
+        peerPacketsLost: Int?, peerJitterMs: Int?, roundTripMs: Int?, packetsDropped: Int = 0, iceLocalType: String? = nil,
+        iceRemoteType: String? = nil
     ) {
+        self.iceLocalType = iceLocalType
+        self.iceRemoteType = iceRemoteType
         self.packetsDropped = packetsDropped
         self.codec = codec
         self.packetsSent = packetsSent

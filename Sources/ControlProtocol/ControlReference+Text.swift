@@ -140,6 +140,7 @@ extension ControlReference {
         case .mediaTimeout: "the peer's audio stopped (no RTP or RTCP for `--media-timeout`, the call not held): we sent BYE"
         case .sessionExpired: "the RFC 4028 session timer ran out (`--session-timer`): no session refresh came in time; we sent BYE"
         case .mediaSecurityFailed: "the audio could not be secured: the peer's DTLS certificate did not match its SDP fingerprint, or the DTLS handshake did not complete within 10 s; no audio flowed, we sent BYE"
+        case .iceFailed: "ICE found no path for the audio: every connectivity check failed, none succeeded in time, or the peer stopped granting consent (RFC 7675); we sent BYE (docs/nat.md)"
         case .crashed: "parleyd stopped while the call was up (killed, crashed, the machine went down): in history records only, written at its next start from its journal of live calls; `endedAt` is the last time parleyd was known to be alive (within 10 s), `duration` counts to it"
         }
     }
@@ -147,7 +148,7 @@ extension ControlReference {
     /// The history status of a call that never connected and ended for `reason` (one that connected is `connected`).
     public static func historyStatus(of reason: Conversation.EndedReason) -> (incoming: String, outgoing: String) {
         switch reason {
-        case .failed, .mediaTimeout, .sessionExpired, .mediaSecurityFailed: ("failed", "failed")
+        case .failed, .mediaTimeout, .sessionExpired, .mediaSecurityFailed, .iceFailed: ("failed", "failed")
         case .joinedElsewhere: ("answeredElsewhere", "answeredElsewhere")
         case .declinedElsewhere: ("declinedElsewhere", "declinedElsewhere")
         case .localEnded: ("declined", "cancelled")

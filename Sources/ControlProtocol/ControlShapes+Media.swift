@@ -30,9 +30,18 @@ extension MediaInfo: ControlShape {
         ControlField(
             "peerFingerprint", .nullable(.string),
             "with DTLS, the fingerprint of the peer's SDP its certificate is checked against (`sha-256 AB:CD:…`, the strongest it gave; a mismatch ends the call as `mediaSecurityFailed`); else null"),
+        ControlField(
+            "iceState", .nullable(.oneOf(["gathering", "checking", "connected", "ready", "failed"])),
+            "with ICE (docs/nat.md), where its checks stand: `failed` ends the call as `iceFailed`; null without ICE"),
+        ControlField(
+            "iceLocalType", .nullable(.oneOf(["host", "srflx", "prflx", "relay"])),
+            "with ICE, the kind of our candidate the RTP leaves from, once the checks selected it: an address of ours, the NAT's mapping (STUN), one learnt in the checks, or a TURN relay"),
+        ControlField("iceLocal", .nullable(.string), "that candidate's address and port (`203.0.113.11:50000`)"),
+        ControlField("iceRemoteType", .nullable(.oneOf(["host", "srflx", "prflx", "relay"])), "the kind of the peer's candidate the RTP goes to"),
+        ControlField("iceRemote", .nullable(.string), "that candidate's address and port"),
     ]
 
-    /// An encrypted PCMU session with tones, and a held plain opus one without.
+    /// An encrypted PCMU session with tones, a held plain opus one without, a DTLS one, and one through ICE.
     public static let examples = [
         MediaInfo(
             localAddress: "127.0.0.1", localPort: 40_000, remoteAddress: "127.0.0.1", remotePort: 40_100, remoteRTCPPort: nil,
@@ -47,6 +56,11 @@ extension MediaInfo: ControlShape {
             codec: "PCMU", payloadType: 0, clockRate: 8000, sends: true, receives: true, ptime: 20, telephoneEvent: 101,
             receivedTelephoneEvent: 101, encryption: "dtls",
             peerFingerprint: "sha-256 9A:3C:71:0E:5B:D2:48:F6:1C:07:E9:A4:33:6D:B8:02:5F:C1:90:7A:2E:44:D8:16:BB:03:6F:E5:91:CA:28:7D"),
+        MediaInfo(
+            localAddress: "203.0.113.11", localPort: 49_170, remoteAddress: "203.0.113.1", remotePort: 49_152, remoteRTCPPort: 49_153,
+            codec: "PCMU", payloadType: 0, clockRate: 8000, sends: true, receives: true, ptime: 20, telephoneEvent: 101,
+            receivedTelephoneEvent: 101, iceState: "ready", iceLocalType: "srflx", iceLocal: "203.0.113.11:49170",
+            iceRemoteType: "relay", iceRemote: "203.0.113.1:49152"),
     ]
 }
 
@@ -71,6 +85,10 @@ extension MediaStatsInfo: ControlShape {
         ControlField("peerPacketsLost", .nullable(.integer), "our packets the peer reported lost (RTCP; never negative), null until it reports"),
         ControlField("peerJitterMs", .nullable(.integer), "the jitter the peer measured on our stream (RTCP)"),
         ControlField("roundTripMs", .nullable(.integer), "the round trip from the peer's receiver report (RTCP)"),
+        ControlField(
+            "iceLocalType", .nullable(.oneOf(["host", "srflx", "prflx", "relay"])),
+            "with ICE, the kind of our candidate the RTP goes between (kept in the call's history record too); null without ICE"),
+        ControlField("iceRemoteType", .nullable(.oneOf(["host", "srflx", "prflx", "relay"])), "with ICE, the kind of the peer's candidate"),
     ]
 
     /// Before and after the peer's first receiver report.
@@ -78,6 +96,9 @@ extension MediaStatsInfo: ControlShape {
         MediaStatsInfo(
             codec: "PCMU", packetsSent: 2900, packetsReceived: 2897, packetsLost: 3, lossPercent: 0.1, jitterMs: 2,
             peerPacketsLost: 0, peerJitterMs: 1, roundTripMs: 12, packetsDropped: 40),
+        MediaStatsInfo(
+            codec: "PCMU", packetsSent: 1500, packetsReceived: 1498, packetsLost: 0, lossPercent: 0, jitterMs: 3,
+            peerPacketsLost: 0, peerJitterMs: 2, roundTripMs: 31, iceLocalType: "srflx", iceRemoteType: "relay"),
         MediaStatsInfo(
             codec: "PCMA", packetsSent: 100, packetsReceived: 100, packetsLost: 0, lossPercent: 0, jitterMs: 0,
             peerPacketsLost: nil, peerJitterMs: nil, roundTripMs: nil),

@@ -62,6 +62,7 @@ extension Conversation {
     /// | mediaTimeout | the peer's media stopped arriving (no RTP or RTCP for the media timeout, the call not held) | we sent BYE | we sent BYE | connected |
     /// | sessionExpired | the RFC 4028 session timer ran out: no session refresh arrived in time | we sent BYE | we sent BYE | connected |
     /// | mediaSecurityFailed | the media could not be secured: the peer's DTLS certificate is not the one its SDP's fingerprint names, or the DTLS handshake did not complete in time | we sent BYE | we sent BYE | connected |
+    /// | iceFailed | ICE found no path for the media: every connectivity check failed, none succeeded in time, or the peer stopped granting consent (RFC 7675) | we sent BYE | we sent BYE | connected |
     /// | localEnded | the local member ended it (a fulfilled End action) | we sent CANCEL/BYE | we sent 486/603/BYE | cancelled (out, unconnected) / declined (in, unconnected) / connected |
     /// | crashed | the node stopped (killed, crashed, the machine lost power) while the conversation was live | — | — | failed (out, unconnected) / missed (in, unconnected) / connected |
     ///
@@ -98,6 +99,9 @@ extension Conversation {
         /// fingerprint of its SDP names (someone on the path, or a broken peer), or the handshake did not complete in
         /// time. No audio flowed; Parley sent BYE.
         case mediaSecurityFailed
+        /// ICE found no path for the call's media (RFC 8445): every connectivity check failed or none succeeded in
+        /// time, or the peer stopped granting consent (RFC 7675). No audio could flow; Parley sent BYE.
+        case iceFailed
         /// The node stopped without ending the conversation (killed, crashed, or the machine went down): its history
         /// record was written at the node's next start, from the journal of live calls. Never a live conversation's.
         case crashed

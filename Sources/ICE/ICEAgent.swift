@@ -237,6 +237,15 @@ public final class ICEAgent: @unchecked Sendable {
         return Int(taken)
     }
 
+    /// A peer without ICE (its description had none): each component sends to the peer's c= address and its port
+    /// (RTP's, then RTCP's) as if checks had selected it, and takes what arrives.
+    public func sendWithoutChecks(to host: String, ports: [Int]) throws(ICEError) {
+        for (index, port) in ports.prefix(components).enumerated()
+        where parley_ice_force_remote(handle, UInt32(index + 1), host, UInt32(port)) != 0 {
+            throw ICEError("libnice would not send to \(host):\(port)")
+        }
+    }
+
     /// What the agent has reported so far.
     public var report: ICEReport {
         var done: Int32 = 0

@@ -263,7 +263,8 @@ extension ControlService {
             payloadType: audio.payloadType, clockRate: audio.codec.clockRate, sends: audio.sends, receives: audio.receives,
             ptime: audio.ptime, telephoneEvent: audio.telephoneEvent, receivedTelephoneEvent: audio.localTelephoneEvent,
             encryption: audio.encryption, encryptionSuite: audio.srtp?.suite.rawValue,
-            peerFingerprint: audio.peerFingerprint)
+            peerFingerprint: audio.peerFingerprint, iceState: audio.icePath?.state, iceLocalType: audio.icePath?.localType,
+            iceLocal: audio.icePath?.local, iceRemoteType: audio.icePath?.remoteType, iceRemote: audio.icePath?.remote)
     }
 
     /// The protocol's view of a call's audio figures.
@@ -273,7 +274,7 @@ extension ControlService {
             packetsLost: quality.lostPackets, lossPercent: (quality.lossFraction * 10_000).rounded() / 100,
             jitterMs: Self.rounded(quality.jitterMs), peerPacketsLost: quality.peerLostPackets,
             peerJitterMs: quality.peerJitterMs.map(Self.rounded), roundTripMs: quality.roundTripMs.map(Self.rounded),
-            packetsDropped: quality.packetsDropped ?? 0)
+            packetsDropped: quality.packetsDropped ?? 0, iceLocalType: quality.iceLocalType, iceRemoteType: quality.iceRemoteType)
     }
 
     /// Whole milliseconds (the protocol's one rule for members ending in `Ms`).

@@ -41,11 +41,20 @@ public struct NegotiatedAudio: Sendable, Hashable {
     /// Until then a media layer sends nothing (packets from the peer's address prove nothing: they spoof as easily), so an INVITE
     /// whose source was spoofed to name a third party in `c=` draws no media to that party.
     public var peerConfirmed = true
+    /// Our ICE (credentials, candidates) when our description has it: the call's media goes through its agent.
+    public var localICE: SDPICE?
+    /// The peer's ICE when its description has it; with ours, the agent checks the peer's candidates (without it, a
+    /// peer without ICE: the agent sends to its c= address and port).
+    public var remoteICE: SDPICE?
+    /// Where ICE's checks stand and the RTP pair they selected, as the media layer last said (nil without ICE).
+    public var icePath: ICEPath?
 
-    /// The same audio as a frontend sees it (``peerConfirmed`` is the media layer's alone).
+    /// The same audio as a frontend sees it (``peerConfirmed`` and ICE's credentials are the media layer's alone).
     var visible: NegotiatedAudio {
         var copy = self
         copy.peerConfirmed = true
+        copy.localICE = nil
+        copy.remoteICE = nil
         return copy
     }
 
@@ -87,6 +96,8 @@ public struct NegotiatedAudio: Sendable, Hashable {
         telephoneEvent = !eventsFit || local.telephoneEvent == nil ? nil : remote.telephoneEvent
         localTelephoneEvent = !eventsFit || remote.telephoneEvent == nil ? nil : local.telephoneEvent
         remoteRTCPPort = remote.rtcpPort
+        localICE = local.ice
+        remoteICE = remote.ice
         ptime = remote.ptime.map { min(max($0, 10), 60) }
     }
 }
@@ -127,17 +138,49 @@ extension NegotiatedAudio {
     }
 }
 
+/// Where a call's ICE stands: its state and the pair of candidates its RTP goes between (RFC 8445).
+public struct ICEPath: Sendable, Hashable {
+    /// `gathering`, `checking`, `connected`, `ready` or `failed`.
+    public var state: String
+    /// Our candidate's kind (`host`, `srflx`, `prflx`, `relay`) and address (`203.0.113.11:50000`), once selected.
+    public var localType: String?
+    public var local: String?
+    /// The peer's candidate's kind and address, once selected.
+    public var remoteType: String?
+    public var remote: String?
+
+    /// A path.
+    public init(state: String, localType: String? = nil, local: String? = nil, remoteType: String? = nil, remote: String? = nil) {
+        (self.state, self.localType, self.local, self.remoteType, self.remote) = (state, localType, local, remoteType, remote)
+    }
+}
+
+/// Our side's role in a call's ICE checks (RFC 8445 §6.1.1): the offerer controls them.
+public enum ICERole: Sendable, Hashable {
+    /// We offered: we nominate the pair.
+    case controlling
+    /// We answer.
+    case controlled
+}
+
 /// Where our side of a call's RTP is: the address and port our descriptions give.
 public struct MediaEndpoint: Sendable, Hashable {
     /// The address (`c=`); nil for the node's own (its first listen address).
     public var address: String?
-    /// The RTP port (RTCP on the next).
+    /// The RTP port (RTCP on the next, unless ``rtcpPort`` says otherwise).
     public var port: Int
+    /// The RTCP port (`a=rtcp`) when it is not the next (ICE's default candidate for RTCP).
+    public var rtcpPort: Int?
+    /// Our ICE credentials and candidates, when the call's media goes through an ICE agent: `address` and `port`
+    /// are then its default candidate's (what a peer without ICE sends to).
+    public var ice: SDPICE?
 
     /// An endpoint.
-    public init(address: String? = nil, port: Int) {
+    public init(address: String? = nil, port: Int, rtcpPort: Int? = nil, ice: SDPICE? = nil) {
         self.address = address
         self.port = port
+        self.rtcpPort = rtcpPort
+        self.ice = ice
     }
 }
 
@@ -149,6 +192,15 @@ public struct MediaEndpoint: Sendable, Hashable {
 public protocol CallMediaHandler: AnyObject {
     /// Where a new call's RTP goes on our side (the RTCP port is the next), nil when there is nowhere (no free port).
     func reserveEndpoint(for conversation: UUID) -> MediaEndpoint?
+    /// The same, through an ICE agent in `ice`'s role (controlling for our offer, controlled for an answer to an offer
+    /// that has ICE): it starts gathering, and the endpoint holds the candidates gathered so far. A call that has one
+    /// already gets it again, with the candidates gathered since.
+    func reserveEndpoint(for conversation: UUID, ice: ICERole?) -> MediaEndpoint?
+    /// Whether calls' media may go through ICE (our offers carry candidates).
+    var offersICE: Bool { get }
+    /// Runs `ready` on the loop with the call's endpoint once its candidates are gathered (at once when nothing is
+    /// gathered; at most the gathering timeout later), nil when the call has none any more.
+    func whenEndpointReady(for conversation: UUID, _ ready: @escaping (MediaEndpoint?) -> Void)
     /// Whether it can carry one more call's audio (a new incoming call beyond that gets 503); calls with audio now
     /// and the most it carries, for the log.
     var mediaLoad: (calls: Int, capacity: Int?) { get }
@@ -180,6 +232,12 @@ public protocol CallMediaHandler: AnyObject {
 }
 
 extension CallMediaHandler {
+    /// No ICE: the endpoint of ``reserveEndpoint(for:)``.
+    public func reserveEndpoint(for conversation: UUID, ice: ICERole?) -> MediaEndpoint? { reserveEndpoint(for: conversation) }
+    /// No ICE.
+    public var offersICE: Bool { false }
+    /// Nothing is gathered: never called (no endpoint waits).
+    public func whenEndpointReady(for conversation: UUID, _ ready: @escaping (MediaEndpoint?) -> Void) { ready(nil) }
     /// No limit of its own: someone else carries the audio.
     public var mediaLoad: (calls: Int, capacity: Int?) { (0, nil) }
     /// Nothing measured.

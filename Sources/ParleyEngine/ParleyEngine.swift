@@ -283,7 +283,18 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// The media layer found the call's media insecure (DTLS-SRTP: the peer's certificate is not the one its SDP
     /// named, or the handshake did not complete in time): the call ends with BYE as `mediaSecurityFailed`. Any thread.
     public func mediaSecurityFailed(_ reason: String, for conversationUUID: UUID) {
-        environment.execute { [agent] in agent.value.mediaSecurityFailed(conversationUUID, reason: reason) }
+        environment.execute { [agent] in agent.value.mediaFailed(conversationUUID, reason: .mediaSecurityFailed, why: reason) }
+    }
+
+    /// The call's ICE path changed (a selected pair, the checks' state): frontends hear a `mediaChanged`. Any thread.
+    public func icePathChanged(_ path: ICEPath, for conversationUUID: UUID) {
+        environment.execute { [agent] in agent.value.icePathChanged(conversationUUID, path) }
+    }
+
+    /// ICE found no path for the call's media (every check failed, none succeeded in time, or consent was lost): the
+    /// call ends with BYE as `iceFailed`. Any thread.
+    public func iceFailed(_ why: String, for conversationUUID: UUID) {
+        environment.execute { [agent] in agent.value.mediaFailed(conversationUUID, reason: .iceFailed, why: why) }
     }
 
     /// The SIP Call-ID of a conversation, when it has a SIP side.

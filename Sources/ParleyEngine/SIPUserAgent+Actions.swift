@@ -23,6 +23,12 @@ extension SIPUserAgent {
         switch action.kind {
         case .start:
             preconditionFailure("handled above")
+        case .join where legMedia[UUIDKey(action.conversationUUID)]?.endpoint?.ice != nil:
+            // An answer carries every candidate: it waits for the servers' (bounded by the gathering timeout).
+            media?.whenEndpointReady(for: action.conversationUUID) { [weak self] _ in
+                guard let self, !action.isComplete else { return }
+                self.drive(action.conversationUUID) { leg, context in leg.perform(action, in: context) }
+            }
         case .join, .end, .pause, .playTone:
             drive(action.conversationUUID) { leg, context in leg.perform(action, in: context) }
         case .mute(let isMuted):

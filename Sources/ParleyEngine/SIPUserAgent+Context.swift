@@ -26,13 +26,17 @@ extension SIPUserAgent: CallLegContext {
         let reserved = legMedia[UUIDKey(conversation)]?.endpoint
         let kept = previous.map(Self.endpoint(of:)).flatMap { $0.port == 0 && (offer?.audioPort ?? 0) > 0 ? reserved : $0 }
         let endpoint =
-            kept ?? (offer?.audioPort == 0 ? MediaEndpoint(address: ours, port: 0) : newAudioEndpoint(for: conversation, at: ours))
+            kept ?? (offer?.audioPort == 0
+                ? MediaEndpoint(address: ours, port: 0) : newAudioEndpoint(
+                    for: conversation, at: ours, ice: offer == nil ? .controlling : offer?.ice == nil ? nil : .controlled))
         if let offer, let security = answerSecurity(for: offer, previous: previous),
-            let answer = offer.answer(
+            var answer = offer.answer(
                 origin: origin, connectionAddress: endpoint.address ?? ours, audioPort: endpoint.port,
                 supportedCodecs: audioCodecs, localDirection: direction, videoPort: videoPort, telephoneEvents: carriesTones(endpoint.port),
-                ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint.port), security: security)
+                ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint), security: security)
         {
+            // ICE only toward an offer with ICE (RFC 8839: an answer without it tells the offerer to go without).
+            answer.ice = offer.ice == nil || answer.audioPort == 0 ? nil : endpoint.ice
             return answer
         }
         // No offer (an INVITE without SDP): ours, encrypted when the policy asks for it on any transport.
@@ -104,8 +108,9 @@ extension SIPUserAgent: CallLegContext {
     }
 
     /// Where a description of ours puts the call's RTP (kept by every later description of the call).
-    private static func endpoint(of description: SDPSession) -> MediaEndpoint {
-        MediaEndpoint(address: description.connectionAddress, port: description.audioPort)
+    static func endpoint(of description: SDPSession) -> MediaEndpoint {
+        MediaEndpoint(
+            address: description.connectionAddress, port: description.audioPort, rtcpPort: description.rtcpPort, ice: description.ice)
     }
 
     /// Our offer at `endpoint` (`host` when it names no address).
@@ -115,13 +120,16 @@ extension SIPUserAgent: CallLegContext {
         let stream = video ? videoPort.map { SDPVideo(port: $0) } : nil
         let kept = previous?.video.map { SDPVideo(port: 0, transport: $0.transport, formats: Array($0.formats.prefix(1))) }
         let audioPort = endpoint.port
-        return SDPSession(
+        var offer = SDPSession(
             origin: nextOrigin(after: previous, host: host), connectionAddress: endpoint.address ?? host, audioPort: audioPort,
             codecs: audioCodecs,
             direction: hold ? .sendonly : .sendrecv, video: stream ?? kept,
             telephoneEvent: carriesTones(audioPort) ? previous?.telephoneEvent ?? Self.telephoneEventType : nil,
-            ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: audioPort),
+            ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint),
             opusPayloadType: audioCodecs.contains(.opus) ? previous?.opusPayloadType ?? SDPCodec.opus.payloadType : nil)
+        // A later offer repeats the call's credentials and candidates (no ICE restart, RFC 8839 §4.4.1.1).
+        offer.ice = endpoint.ice
+        return offer
     }
 
     /// The payload type our offers give RFC 4733 telephone-event (when calls carry media).
@@ -154,6 +162,11 @@ extension SIPUserAgent: CallLegContext {
     /// real one (not the fallback of a call without one).
     func rtcpPort(for port: Int) -> Int? {
         media != nil && port > 0 && port != configuration.mediaPort ? port + 1 : nil
+    }
+
+    /// The RTCP port of `endpoint`'s descriptions: its own (ICE's default candidate for RTCP), else the next.
+    func rtcpPort(for endpoint: MediaEndpoint) -> Int? {
+        endpoint.port > 0 ? endpoint.rtcpPort ?? rtcpPort(for: endpoint.port) : nil
     }
 
     /// The codecs our descriptions list, in our order of preference.

@@ -95,6 +95,12 @@ extension SIPUserAgent {
             respond(to: request, key: key, status: 486, reason: "Busy Here (\(error))")
             return
         }
+        // An offer with ICE: our agent gathers while the call rings, so the answer can carry every candidate.
+        if let offer, offer.ice != nil, offer.audioPort > 0, let media, media.offersICE, legMedia[UUIDKey(uuid)] == nil {
+            let ours = mediaAddress(toward: offer.connectionAddress, signalling: destination.address.host)
+            let endpoint = newAudioEndpoint(for: uuid, at: ours, ice: .controlled)
+            if endpoint.ice != nil { legMedia[UUIDKey(uuid)] = LegMedia(endpoint: endpoint) }
+        }
         // A delegate may have answered or ended it from inside the report: then it rings no more.
         drive(uuid) { leg, context in leg.ring(in: context) }
     }

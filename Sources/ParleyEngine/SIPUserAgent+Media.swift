@@ -10,8 +10,9 @@ struct LegMedia {
     var audio: NegotiatedAudio?
     /// Whether the peer still sends it (the media timeout).
     var inactivity = MediaInactivity()
-    /// Why its media security failed (DTLS-SRTP), while the call waits to be confirmed before it can be ended.
-    var securityFailure: String?
+    /// Why its media failed (DTLS-SRTP could not secure it, ICE found no path), while the call waits to be confirmed
+    /// before it can be ended.
+    var mediaFailure: (reason: Conversation.EndedReason, why: String)?
 }
 
 /// The legs' audio: ports for new descriptions, and the negotiated audio handed to the media handler whenever a
@@ -19,10 +20,10 @@ struct LegMedia {
 extension SIPUserAgent {
     /// The RTP endpoint of a new call's first description: one the media handler reserved, else (no handler, or
     /// nowhere to put the call's RTP) the configured port on the node's address.
-    func newAudioEndpoint(for conversation: UUID, at address: String) -> MediaEndpoint {
+    func newAudioEndpoint(for conversation: UUID, at address: String, ice: ICERole? = nil) -> MediaEndpoint {
         let fallback = MediaEndpoint(address: address, port: configuration.mediaPort)
         guard let media else { return fallback }
-        guard let endpoint = media.reserveEndpoint(for: conversation) else {
+        guard var endpoint = media.reserveEndpoint(for: conversation, ice: media.offersICE ? ice : nil) else {
             if media.sendsTonesInStream {
                 log.error("\(conversation): no free RTP port: this call will have no audio")
             } else {
@@ -30,14 +31,15 @@ extension SIPUserAgent {
             }
             return fallback
         }
-        return MediaEndpoint(address: endpoint.address ?? address, port: endpoint.port)
+        endpoint.address = endpoint.address ?? address
+        return endpoint
     }
 
     /// Hands the leg's audio to the media handler when it changed, and notes the port its descriptions use.
     func syncMedia(_ uuid: UUID) {
         let key = UUIDKey(uuid)
         let required = configuration.mediaEncryption.required
-        guard let (endpoint, audio, unkeyed) = peek(uuid, { leg in
+        guard let (endpoint, described, unkeyed) = peek(uuid, { leg in
             leg.descriptions.map { described -> (MediaEndpoint?, NegotiatedAudio?, Bool) in
                 var audio = described.remote.flatMap {
                     NegotiatedAudio(local: described.local, remote: $0, localHold: described.localHold, requiresEncryption: required)
@@ -59,15 +61,18 @@ extension SIPUserAgent {
             }
         }
         // A ringing leg has described nothing yet: nothing to keep (an INVITE flood leaves no entries).
-        if endpoint == nil, audio == nil, legMedia[key] == nil { return }
+        if endpoint == nil, described == nil, legMedia[key] == nil { return }
         var known = legMedia[key] ?? LegMedia()
+        var audio = described
+        // The ICE path is the media layer's news, not the descriptions': it stays until the layer says otherwise.
+        audio?.icePath = known.audio?.icePath
         if known.endpoint == nil, let endpoint, endpoint.port > 0, endpoint.port != configuration.mediaPort {
             known.endpoint = endpoint
         }
         let changed = known.audio != audio, changedVisibly = known.audio?.visible != audio?.visible
         known.audio = audio
         legMedia[key] = known
-        defer { if known.securityFailure != nil { endForSecurityIfFailed(uuid) } }
+        defer { if known.mediaFailure != nil { endIfMediaFailed(uuid) } }
         if changed { media?.audioChanged(audio, for: uuid) }
         if changedVisibly {
             if let encryption = audio?.encryption, manager.conversation(uuid)?.encryption == nil {
@@ -81,23 +86,33 @@ extension SIPUserAgent {
         }
     }
 
-    /// The call's media security failed (DTLS-SRTP: the peer presented another certificate than its SDP named, or the
-    /// handshake never completed): a confirmed call ends with BYE as `mediaSecurityFailed`; one whose ACK has not
-    /// come yet ends as soon as it is confirmed (``endForSecurityIfFailed(_:)``, from every later sync).
-    func mediaSecurityFailed(_ uuid: UUID, reason: String) {
+    /// The media layer's ICE path changed (a pair selected, the state moved): a `mediaChanged` says so.
+    func icePathChanged(_ uuid: UUID, _ path: ICEPath) {
         let key = UUIDKey(uuid)
-        guard legMedia[key] != nil, legMedia[key]?.securityFailure == nil else { return }
-        log.error("\(uuid): media security failed: \(reason)")
-        legMedia[key]?.securityFailure = reason
-        endForSecurityIfFailed(uuid)
+        guard var audio = legMedia[key]?.audio, audio.icePath != path else { return }
+        audio.icePath = path
+        legMedia[key]?.audio = audio
+        onMediaChanged?(uuid, audio)
     }
 
-    /// Ends the call as `mediaSecurityFailed` when its media security failed and it is confirmed.
-    func endForSecurityIfFailed(_ uuid: UUID) {
+    /// The call's media failed: `mediaSecurityFailed` (DTLS-SRTP: the peer presented another certificate than its
+    /// SDP named, or the handshake never completed) or `iceFailed` (no candidate pair works, or consent was lost). A
+    /// confirmed call ends with BYE as `reason`; one whose ACK has not come yet ends as soon as it is confirmed
+    /// (``endIfMediaFailed(_:)``, from every later sync).
+    func mediaFailed(_ uuid: UUID, reason: Conversation.EndedReason, why: String) {
         let key = UUIDKey(uuid)
-        guard let reason = legMedia[key]?.securityFailure, peek(uuid, { $0.stateName == .confirmed }) == true else { return }
-        legMedia[key]?.securityFailure = nil
-        drive(uuid) { leg, context in leg.hangUp(.mediaSecurityFailed, why: reason, in: context) }
+        guard legMedia[key] != nil, legMedia[key]?.mediaFailure == nil else { return }
+        log.error("\(uuid): \(reason == .iceFailed ? "ICE failed" : "media security failed"): \(why)")
+        legMedia[key]?.mediaFailure = (reason, why)
+        endIfMediaFailed(uuid)
+    }
+
+    /// Ends the call as its media failure says when its media failed and it is confirmed.
+    func endIfMediaFailed(_ uuid: UUID) {
+        let key = UUIDKey(uuid)
+        guard let failure = legMedia[key]?.mediaFailure, peek(uuid, { $0.stateName == .confirmed }) == true else { return }
+        legMedia[key]?.mediaFailure = nil
+        drive(uuid) { leg, context in leg.hangUp(failure.reason, why: failure.why, in: context) }
     }
 
     /// Starts the media timeout's periodic check unless it runs.

@@ -55,18 +55,42 @@ extension SIPUserAgent {
         _ action: ConversationAction, handle: Handle, target: SIPURI, through account: Account?,
         encryption: MediaEncryptionPolicy.Offer?, at destination: SIPDestination, alternatives: [SIPDestination]
     ) {
-        let host = Self.uriHost(advertisedHost(for: destination))
         let ours = mediaAddress(toward: destination.address.host)
+        let first = newAudioEndpoint(for: action.conversationUUID, at: ours, ice: .controlling)
+        guard first.ice != nil, let media else {
+            return invite(action, handle: handle, target: target, through: account, encryption: encryption, at: destination,
+                alternatives: alternatives, endpoint: first, ours: ours)
+        }
+        // The offer carries every candidate (no trickle): it waits for the servers' (bounded by the gathering timeout).
+        media.whenEndpointReady(for: action.conversationUUID) { [weak self] gathered in
+            guard let self else { return }
+            guard !action.isComplete, self.manager.conversation(action.conversationUUID) != nil else {
+                return media.releaseEndpoint(first, of: action.conversationUUID)
+            }
+            var endpoint = gathered ?? first
+            endpoint.address = endpoint.address ?? ours
+            self.invite(action, handle: handle, target: target, through: account, encryption: encryption, at: destination,
+                alternatives: alternatives, endpoint: endpoint, ours: ours)
+        }
+    }
+
+    /// Sends the INVITE of a Start with our offer at `endpoint` (its RTP, and ICE candidates when it has them).
+    private func invite(
+        _ action: ConversationAction, handle: Handle, target: SIPURI, through account: Account?,
+        encryption: MediaEncryptionPolicy.Offer?, at destination: SIPDestination, alternatives: [SIPDestination],
+        endpoint: MediaEndpoint, ours: String
+    ) {
+        let host = Self.uriHost(advertisedHost(for: destination))
         let callID = pushedCalls.takeOutgoing(uuid: action.conversationUUID) ?? SecureRandom.token(20) + "@" + host
         let localTag = SecureRandom.token(10)
         let wantsVideo = if case .start(_, let isVideo) = action.kind { isVideo } else { false }
-        let endpoint = newAudioEndpoint(for: action.conversationUUID, at: ours)
         let audioPort = endpoint.port
         var offer = SDPSession(
             origin: nextOrigin(after: nil, host: ours), connectionAddress: endpoint.address ?? ours, audioPort: audioPort,
             codecs: audioCodecs, video: wantsVideo ? videoPort.map { SDPVideo(port: $0) } : nil,
             telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 },
-            rtcpPort: rtcpPort(for: audioPort), opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)
+            rtcpPort: rtcpPort(for: endpoint), opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)
+        offer.ice = endpoint.ice
         var policy = configuration.mediaEncryption
         if let encryption { policy.offer = encryption }
         if carriesDTLS, policy.offersDTLS {

@@ -1,5 +1,6 @@
 import CallHistory
 import Foundation
+import ICE
 import Media
 import ParleyEngine
 import ParleyIO
@@ -22,6 +23,8 @@ public struct MediaConfiguration: Sendable, Hashable {
     public var maxRecording: Duration? = Self.defaultMaxRecording
     /// The default ``maxRecording``.
     public static let defaultMaxRecording = Duration.seconds(2 * 3_600)
+    /// ICE for calls' media (nil: plain RTP at the reserved port pair).
+    public var ice: ICEConfiguration?
 
     /// Calls with audio per core by default: `Scripts/bench-media` has one parleyd pair on 2 cores clean up to 120
     /// concurrent G.711 calls (BENCHMARKS.md; issue 48's report saw saturation between 240 and 320); 50 a core
@@ -43,12 +46,36 @@ public struct MediaConfiguration: Sendable, Hashable {
     public static var hasSoundServer: Bool { MediaSupport.hasSoundServer }
 }
 
+/// ICE for a node's calls (`parleyd --ice`, `--stun-server`, `--turn-server`): where candidates come from and how long
+/// the node waits for them and for the checks.
+public struct ICEConfiguration: Sendable, Hashable {
+    /// The STUN and TURN servers (numeric addresses).
+    public var servers: ICEServers
+    /// The longest an offer waits for the servers' candidates (it goes with those gathered by then).
+    public var gatheringTimeout = Duration.seconds(2)
+    /// The longest a call's checks may run without selecting a pair before it ends as `iceFailed`.
+    public var checksTimeout = Duration.seconds(20)
+
+    /// A configuration; no servers gives host candidates only.
+    public init(servers: ICEServers = ICEServers()) { self.servers = servers }
+}
+
 /// Calls' audio for the engine: Media's GStreamer sessions, one per call, on RTP ports from the node's pool.
 /// Runs on the node's SIP loop (the engine calls it there).
 final class CallAudio: CallMediaHandler {
-    private let configuration: MediaConfiguration
+    let configuration: MediaConfiguration
     private let pool: RTPPortPool
-    private let log: EngineLog
+    let log: EngineLog
+    /// The SIP loop (ICE's timers and its reports' eventfd), and the node's media address.
+    let loop: EventLoop
+    let host: String
+    /// Calls whose media goes through an ICE agent, and the watch on the agents' reports.
+    var iceCalls: [UUID: ICECall] = [:]
+    var iceWatch: DescriptorWatch?
+    /// Told when a call's ICE found no path (the call should end as iceFailed), on the loop; set once.
+    var onICEFailure: ((UUID, String) -> Void)?
+    /// Told of a call's selected RTP pair and ICE state whenever the pair changes, on the loop; set once.
+    var onICEPair: ((UUID, ICESelectedPair?, ICEState) -> Void)?
     private var reservations: [Int: RTPPortPool.Reservation] = [:]
     private var sessions: [UUID: MediaSession] = [:]
     private var muted: Set<UUID> = []
@@ -67,7 +94,11 @@ final class CallAudio: CallMediaHandler {
     private let certificate: DTLSCertificate?
 
     /// Calls' audio on `host`'s RTP ports; with `certificate` (and GStreamer's DTLS elements), DTLS-SRTP too.
-    init(_ configuration: MediaConfiguration, host: String, certificate: DTLSCertificate?, log: EngineLog) throws(MediaError) {
+    init(
+        _ configuration: MediaConfiguration, host: String, certificate: DTLSCertificate?, loop: EventLoop, log: EngineLog
+    ) throws(MediaError) {
+        self.loop = loop
+        self.host = host
         if let problem = MediaSupport.problem { throw problem }
         self.certificate = MediaSupport.dtlsProblem == nil ? certificate : nil
         self.configuration = configuration
@@ -99,12 +130,15 @@ final class CallAudio: CallMediaHandler {
     }
 
     func releaseEndpoint(_ endpoint: MediaEndpoint, of conversation: UUID) {
-        reservations[endpoint.port] = nil
-        pool.release(endpoint.port)
+        let port = reservedPort(of: endpoint, for: conversation)
+        forgetICE(conversation)
+        reservations[port] = nil
+        pool.release(port)
     }
 
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID) {
         guard let audio else {
+            iceCalls[conversation]?.pendingAudio = nil
             muted.remove(conversation)
             refused.remove(conversation)
             guard let session = sessions.removeValue(forKey: conversation) else { return }
@@ -133,15 +167,25 @@ final class CallAudio: CallMediaHandler {
             return log.error("\(conversation): the call agreed on DTLS-SRTP, which this node cannot carry: no audio")
         }
         parameters.encryption = encryption
+        parameters.ice = iceBinding(for: audio, of: conversation)
+        if let call = iceCalls[conversation] {
+            call.pendingAudio = nil
+            if case .dtls = encryption, sessions[conversation] == nil, parameters.ice != nil, !call.hasPaths {
+                call.pendingAudio = audio
+                return
+            }
+        }
         if let session = sessions[conversation] {
             session.update(parameters)
-        } else if let reservation = reservations[audio.localPort] {
+        } else if let reservation = reservations[iceCalls[conversation]?.reservationPort ?? audio.localPort] {
             let session = MediaSession(
                 reservation: reservation, parameters: parameters, source: configuration.source,
                 sink: configuration.sink, recordingName: conversation.uuidString,
                 report: { [log] failure in log.error("\(conversation): \(failure)") },
                 tonesReceived: { [onTonesReceived] digit in onTonesReceived?(conversation, digit) },
-                statisticsReported: { [onStatistics] figures in onStatistics?(conversation, Self.quality(figures)) },
+                statisticsReported: { [onStatistics, agent = iceCalls[conversation]?.agent] figures in
+                    onStatistics?(conversation, Self.quality(figures, through: agent))
+                },
                 securityReported: { [log, onSecurityFailure] outcome in
                     switch outcome {
                     case .secured: log.info("\(conversation): \(outcome)")
@@ -216,21 +260,26 @@ final class CallAudio: CallMediaHandler {
     }
 
     func statistics(for conversation: UUID) -> CallQuality? {
-        sessions[conversation]?.latestStatistics.map(Self.quality)
+        sessions[conversation]?.latestStatistics.map { Self.quality($0, through: iceCalls[conversation]?.agent) }
     }
 
     func packetsArrived(for conversation: UUID) -> Int? {
         sessions[conversation]?.packetsArrived
     }
 
-    /// A session's RTP figures as the engine and the history keep them.
-    static func quality(_ figures: RTPStatistics) -> CallQuality {
-        CallQuality(
+    /// A session's RTP figures as the engine and the history keep them, with the kinds of the candidates its RTP goes
+    /// between when it goes through an ICE agent (any thread: the agent's report is read under its lock).
+    static func quality(_ figures: RTPStatistics, through agent: ICEAgent? = nil) -> CallQuality {
+        var quality = CallQuality(
             codec: figures.codec.rawValue, packetsSent: figures.packetsSent, packetsReceived: figures.packetsReceived,
             packetsLost: figures.packetsLost, packetsExpected: figures.packetsExpected,
             jitterMs: figures.jitterMilliseconds,
             peerPacketsLost: figures.peerReport?.packetsLost, peerJitterMs: figures.peerReport?.jitterMilliseconds,
             roundTripMs: figures.peerReport?.roundTripMilliseconds, packetsDropped: figures.packetsDropped)
+        if let pair = agent?.report.pairs.first ?? nil {
+            (quality.iceLocalType, quality.iceRemoteType) = (pair.localType.rawValue, pair.remoteType.rawValue)
+        }
+        return quality
     }
 
     func sendTones(_ digits: String, for conversation: UUID) {

@@ -128,7 +128,7 @@ public final class ParleyNode: Sendable {
             } else if let media = configuration.media {
                 audio = try CallAudio(
                     media, host: engineConfiguration.listenAddresses[0].host, certificate: try Self.dtlsCertificate(configuration, log: log),
-                    log: log)
+                    loop: loop, log: log)
                 handler = audio
                 // What a call offers when no RTP port is free: the discard port, outside any range of the pool.
                 engineConfiguration.mediaPort = 9
@@ -149,6 +149,14 @@ public final class ParleyNode: Sendable {
                 engine?.receivedStatistics(quality, for: conversation)
             }
             audio?.onSecurityFailure = { [weak engine] conversation, why in engine?.mediaSecurityFailed(why, for: conversation) }
+            audio?.onICEFailure = { [weak engine] conversation, why in engine?.iceFailed(why, for: conversation) }
+            audio?.onICEPair = { [weak engine] conversation, pair, state in
+                engine?.icePathChanged(
+                    ICEPath(
+                        state: state.rawValue, localType: pair?.localType.rawValue, local: pair?.local,
+                        remoteType: pair?.remoteType.rawValue, remote: pair?.remote),
+                    for: conversation)
+            }
             loop.execute {
                 transport.onSendFailure = { destination, error in
                     engineBox.engine?.transportFailed(towards: destination, reason: "\(error)")

@@ -71,6 +71,11 @@ struct DaemonOptions {
                                   dtls-certificate.pem). Encrypted offers are always answered in kind (docs/media.md)
           --require-media-encryption  refuse plain media (488): a call never carries unencrypted audio; our offers
                                   are then DTLS-SRTP unless --media-encryption says otherwise
+          --ice on|off            ICE (RFC 8445) for our calls' media: candidates in our SDP, checks, the pair that
+                                  works (default on when a STUN or TURN server is named; on alone: host candidates)
+          --stun-server HOST[:PORT]  a STUN server for server-reflexive candidates (the NAT's mapping; port 3478)
+          --turn-server turn:HOST[:PORT][?transport=udp|tcp]  a TURN server relaying for us (symmetric NATs), with
+                                  --turn-user NAME and --turn-password-file F (mode 0600); docs/nat.md
           --contacts FILE         name callers from a contacts file (JSON or vCard)
           --user NAME             our SIP user name (default parley)
           --display-name NAME     the name callers see (default: the user name, or "Parley" for the default user)
@@ -299,6 +304,8 @@ struct DaemonOptions {
         }
         options.node.media = try Self.media(&arguments, external: &options.node.externalMedia)
         options.node.mediaEncryption = try Self.mediaEncryption(&arguments, media: options.node.media)
+        let ice = try Self.ice(&arguments, media: options.node.media)
+        options.node.media?.ice = ice
         options.node.phoneDomain = try arguments.option("--phone-domain")
         if let address = try arguments.option("--public-address") {
             guard IPAddress(address) != nil, !RouteProbe.isWildcard(address) else {

@@ -1,0 +1,201 @@
+import Foundation
+import ICE
+import Media
+import ParleyEngine
+import ParleyIO
+import SIPMessages
+
+/// One call's ICE agent as the node drives it: the port pair it was reserved with (admission counts it), who waits
+/// for its candidates, the peer's candidates it was given, and what it said last.
+///
+/// ```
+///   reserved ──gather──► gathering ──(done, or the gathering timeout)──► gathered: waiting offers/answers go out
+///   gathered ──the peer's candidates (after its ACK, for an answer)──► checking ──pair selected──► connected
+///            ──the peer has no ICE──► sending to its c= address (no checks)
+///   checking ──every check failed, none in the checks timeout, or consent lost──► failed: the call ends iceFailed
+/// ```
+final class ICECall {
+    /// The agent.
+    let agent: ICEAgent
+    /// The port pair reserved for the call (the agent binds its own ports).
+    let reservationPort: Int
+    /// Whether its candidates are complete, or the wait for them is over.
+    var gathered = false
+    /// Who waits for the candidates (an offer or an answer to send).
+    var waiting: [(MediaEndpoint?) -> Void] = []
+    /// The peer's ICE, as last given to the agent.
+    var remote: SDPICE?
+    /// Whether the peer has no ICE and the agent sends to its c= address.
+    var withoutChecks = false
+    /// The last report read, and whether its failure was told.
+    var lastVersion: UInt32 = 0
+    var pairs: [ICESelectedPair?] = []
+    var failureTold = false
+    /// The gathering and checks timeouts.
+    var timers: [LoopTimer] = []
+    /// A DTLS-SRTP call's audio waiting for its selected pairs: its pipeline starts once every component has one, so
+    /// the handshake's first flight is not lost before there is a path (and retried only a second later).
+    var pendingAudio: NegotiatedAudio?
+
+    /// Whether every component has a path: a selected pair, or the peer's c= address (a peer without ICE).
+    var hasPaths: Bool { withoutChecks || (pairs.count == agent.components && pairs.allSatisfy { $0 != nil }) }
+
+    init(agent: ICEAgent, reservationPort: Int) {
+        self.agent = agent
+        self.reservationPort = reservationPort
+    }
+}
+
+extension CallAudio {
+    /// Whether our offers carry candidates (`--ice`, or a STUN or TURN server).
+    var offersICE: Bool { configuration.ice != nil }
+
+    /// A port pair for the call, and, in `ice`'s role with ICE on, an agent gathering candidates; a call that has an
+    /// agent already gets its endpoint again (the candidates gathered since).
+    func reserveEndpoint(for conversation: UUID, ice role: ICERole?) -> MediaEndpoint? {
+        if let call = iceCalls[conversation] { return endpoint(of: call) }
+        guard let plain = reserveEndpoint(for: conversation) else { return nil }
+        guard let role, let settings = configuration.ice else { return plain }
+        do {
+            let wildcard = host == "0.0.0.0" || host == "::"
+            let agent = try ICEAgent(
+                controlling: role == .controlling, localAddresses: wildcard ? [] : [host], ports: configuration.ports,
+                servers: settings.servers)
+            try agent.gather()
+            let call = ICECall(agent: agent, reservationPort: plain.port)
+            iceCalls[conversation] = call
+            watchICE()
+            call.timers.append(loop.schedule(after: settings.gatheringTimeout) { [weak self] in
+                self?.gatheringEnded(conversation, timedOut: true)
+            })
+            return endpoint(of: call)
+        } catch {
+            log.error("\(conversation): no ICE for this call (\(error)): it offers its RTP port alone")
+            return plain
+        }
+    }
+
+    /// Runs `ready` with the call's endpoint once its candidates are gathered (at once when they are, or the call
+    /// has no agent).
+    func whenEndpointReady(for conversation: UUID, _ ready: @escaping (MediaEndpoint?) -> Void) {
+        guard let call = iceCalls[conversation], !call.gathered else {
+            return ready(iceCalls[conversation].flatMap(endpoint(of:)))
+        }
+        call.waiting.append(ready)
+    }
+
+    /// The endpoint an agent's candidates describe: its default candidates in c=/m= and `a=rtcp`.
+    func endpoint(of call: ICECall) -> MediaEndpoint? {
+        let agent = call.agent
+        guard let credentials = agent.localCredentials, let rtp = agent.defaultCandidate(component: 1) else { return nil }
+        let candidates = agent.localCandidates.compactMap(SDPCandidate.init(attributeValue:))
+        let ice = SDPICE(ufrag: credentials.ufrag, pwd: credentials.password, candidates: candidates)
+        return MediaEndpoint(
+            address: rtp.host, port: rtp.port, rtcpPort: agent.components > 1 ? agent.defaultCandidate(component: 2)?.port : nil,
+            ice: ice)
+    }
+
+    /// The port pair a call reserved: an ICE call's, else the endpoint's own.
+    func reservedPort(of endpoint: MediaEndpoint, for conversation: UUID) -> Int {
+        iceCalls[conversation]?.reservationPort ?? endpoint.port
+    }
+
+    /// The call's agent as its media's transport, told the peer's candidates (once the peer confirmed it receives
+    /// our description: an INVITE's spoofed candidates draw no checks), or to send to its c= address when it has no
+    /// ICE; nil for a call without an agent.
+    func iceBinding(for audio: NegotiatedAudio, of conversation: UUID) -> ICEBinding? {
+        guard let call = iceCalls[conversation], audio.localICE != nil else { return nil }
+        guard audio.peerConfirmed else { return ICEBinding(call.agent) }
+        do {
+            if let remote = audio.remoteICE {
+                if remote != call.remote {
+                    let taken = try call.agent.setRemote(
+                        ufrag: remote.ufrag, password: remote.pwd, candidates: remote.candidates.map(\.attributeValue),
+                        peerIsLite: remote.isLite)
+                    let dropped = remote.droppedCandidates > 0 ? "; \(remote.droppedCandidates) of its lines left out" : ""
+                    log.info("\(conversation): ICE: checking \(taken) candidate(s) of the peer\(dropped)")
+                    if call.remote == nil, let timeout = configuration.ice?.checksTimeout {
+                        call.timers.append(loop.schedule(after: timeout) { [weak self] in self?.checksTimedOut(conversation, timeout) })
+                    }
+                    call.remote = remote
+                }
+            } else if !call.withoutChecks, MediaDestination.refusal(of: audio.remoteAddress, local: audio.localAddress) == nil,
+                !MediaDestination.isUnspecified(audio.remoteAddress)
+            {
+                try call.agent.sendWithoutChecks(
+                    to: audio.remoteAddress, ports: [audio.remotePort, audio.remoteRTCPPort ?? audio.remotePort + 1])
+                call.withoutChecks = true
+                log.info("\(conversation): ICE: the peer has none; its audio goes to \(audio.remoteAddress):\(audio.remotePort)")
+            }
+        } catch {
+            log.error("\(conversation): ICE: \(error)")
+        }
+        return ICEBinding(call.agent)
+    }
+
+    /// The call's agent goes (its sockets close).
+    func forgetICE(_ conversation: UUID) {
+        guard let call = iceCalls.removeValue(forKey: conversation) else { return }
+        for timer in call.timers { loop.cancel(timer) }
+        for waiting in call.waiting { waiting(nil) }
+    }
+
+    /// Watches the agents' eventfd on the loop (once).
+    private func watchICE() {
+        guard iceWatch == nil else { return }
+        let context = ICEContext.shared
+        iceWatch = try? DescriptorWatch(
+            loop: loop, fd: context.notificationDescriptor, readable: true, writable: false,
+            onReady: { [weak self] _ in
+                context.drainNotifications()
+                self?.readICEReports()
+            }, onLoopShutdown: {})
+    }
+
+    /// Reads every agent's report that changed: gathering done, a pair selected, a failure.
+    private func readICEReports() {
+        for (conversation, call) in iceCalls {
+            let report = call.agent.report
+            guard report.version != call.lastVersion else { continue }
+            call.lastVersion = report.version
+            if report.gatheringDone { gatheringEnded(conversation, timedOut: false) }
+            if report.pairs != call.pairs {
+                let before = call.pairs
+                call.pairs = report.pairs
+                for (index, pair) in report.pairs.enumerated() where index >= before.count || before[index] != pair {
+                    guard let pair else { continue }
+                    log.info("\(conversation): ICE: \(index == 0 ? "RTP" : "RTCP") goes \(pair.localType) \(pair.local) ↔ "
+                        + "\(pair.remoteType) \(pair.remote)")
+                }
+                onICEPair?(conversation, report.pairs.first ?? nil, report.state)
+                if call.hasPaths, let pending = call.pendingAudio {
+                    call.pendingAudio = nil
+                    audioChanged(pending, for: conversation)
+                }
+            }
+            if report.state == .failed { iceFailed(conversation, call, why: "every connectivity check failed, or the peer stopped granting consent") }
+        }
+    }
+
+    /// The candidates are complete, or the wait for them is over: the offer or answer waiting goes out.
+    private func gatheringEnded(_ conversation: UUID, timedOut: Bool) {
+        guard let call = iceCalls[conversation], !call.gathered else { return }
+        call.gathered = true
+        if timedOut { log.info("\(conversation): ICE: the servers' candidates did not all come in time; going with those gathered") }
+        let endpoint = endpoint(of: call)
+        let waiting = call.waiting
+        call.waiting = []
+        for ready in waiting { ready(endpoint) }
+    }
+
+    private func checksTimedOut(_ conversation: UUID, _ timeout: Duration) {
+        guard let call = iceCalls[conversation], call.pairs.first ?? nil == nil else { return }
+        iceFailed(conversation, call, why: "no candidate pair worked within \(timeout.components.seconds) s")
+    }
+
+    private func iceFailed(_ conversation: UUID, _ call: ICECall, why: String) {
+        guard !call.failureTold, !call.withoutChecks else { return }
+        call.failureTold = true
+        onICEFailure?(conversation, why)
+    }
+}
