@@ -1,5 +1,6 @@
 import ConversationKit
 import Foundation
+import ParleyIO
 import SIPMessages
 
 /// What the driver last told the media handler about one leg.
@@ -64,6 +65,7 @@ extension SIPUserAgent {
         if endpoint == nil, described == nil, legMedia[key] == nil { return }
         var known = legMedia[key] ?? LegMedia()
         var audio = described
+        if let remote = audio?.remoteICE { audio?.remoteICE = withoutOurListeners(remote) }
         // The ICE path is the media layer's news, not the descriptions': it stays until the layer says otherwise.
         audio?.icePath = known.audio?.icePath
         if known.endpoint == nil, let endpoint, endpoint.port > 0, endpoint.port != configuration.mediaPort {
@@ -84,6 +86,19 @@ extension SIPUserAgent {
             }
             onMediaChanged?(uuid, audio)
         }
+    }
+
+    /// The peer's ICE without the candidates that name one of our SIP listeners (counted as dropped): our agent's
+    /// checks never go to our own signalling, whatever a peer (or a spoofed INVITE) writes.
+    func withoutOurListeners(_ ice: SDPICE) -> SDPICE {
+        var kept = ice
+        kept.candidates = ice.candidates.filter { candidate in
+            !configuration.listenAddresses.contains { listener in
+                Int(listener.port) == candidate.port && (listener.host == candidate.address || RouteProbe.isWildcard(listener.host))
+            }
+        }
+        kept.droppedCandidates += ice.candidates.count - kept.candidates.count
+        return kept
     }
 
     /// The media layer's ICE path changed (a pair selected, the state moved): a `mediaChanged` says so.

@@ -109,10 +109,14 @@ extension CallAudio {
         do {
             if let remote = audio.remoteICE {
                 if remote != call.remote {
+                    // Never our own candidates: checks from the agent to itself.
+                    let ours = Set(call.agent.localCandidates.compactMap(SDPCandidate.init(attributeValue:)).map { "\($0.address) \($0.port)" })
+                    let candidates = remote.candidates.filter { !ours.contains("\($0.address) \($0.port)") }
                     let taken = try call.agent.setRemote(
-                        ufrag: remote.ufrag, password: remote.pwd, candidates: remote.candidates.map(\.attributeValue),
+                        ufrag: remote.ufrag, password: remote.pwd, candidates: candidates.map(\.attributeValue),
                         peerIsLite: remote.isLite)
-                    let dropped = remote.droppedCandidates > 0 ? "; \(remote.droppedCandidates) of its lines left out" : ""
+                    let left = remote.droppedCandidates + remote.candidates.count - candidates.count
+                    let dropped = left > 0 ? "; \(left) of its lines left out" : ""
                     log.info("\(conversation): ICE: checking \(taken) candidate(s) of the peer\(dropped)")
                     if call.remote == nil, let timeout = configuration.ice?.checksTimeout {
                         call.timers.append(loop.schedule(after: timeout) { [weak self] in self?.checksTimedOut(conversation, timeout) })

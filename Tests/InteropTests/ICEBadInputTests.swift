@@ -1,0 +1,191 @@
+import Foundation
+import Glibc
+import ParleyTestSupport
+import Testing
+
+/// What a hostile or broken peer's ICE gets from parleyd (docs/robustness.md): an offer of a thousand candidates, of
+/// unusable and of our own addresses, credentials too short to use, and a STUN server that never answers.
+@Suite("Interop: bad ICE input", .serialized, .timeLimit(.minutes(3)))
+struct ICEBadInputTests {
+    /// A sipp UAC scenario that offers PCMU with `ice` (its lines) and then, after the 200 (whose body must contain
+    /// `a=ice-ufrag` when `answerHasICE`, else must not), either waits for parleyd's BYE (`byeFromParleyd`) or sends
+    /// its own a second later. Written to a temporary file.
+    static func scenario(ice: [String], answerHasICE: Bool, byeFromParleyd: Bool) throws -> URL {
+        let bye = byeFromParleyd
+            ? """
+              <recv request="BYE" timeout="40000"/>
+              <send>
+                <![CDATA[
+                  SIP/2.0 200 OK
+                  [last_Via:]
+                  [last_From:]
+                  [last_To:]
+                  [last_Call-ID:]
+                  [last_CSeq:]
+                  Content-Length: 0
+                ]]>
+              </send>
+            """
+            : """
+              <pause milliseconds="1000"/>
+              <send retrans="500">
+                <![CDATA[
+                  BYE [next_url] SIP/2.0
+                  Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+                  From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+                  To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+                  Call-ID: [call_id]
+                  CSeq: 2 BYE
+                  Max-Forwards: 70
+                  Content-Length: 0
+                ]]>
+              </send>
+              <recv response="200"/>
+            """
+        let text = """
+            <?xml version="1.0" encoding="ISO-8859-1" ?>
+            <!DOCTYPE scenario SYSTEM "sipp.dtd">
+            <scenario name="uac offering ICE">
+              <send retrans="500">
+                <![CDATA[
+                  INVITE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+                  Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+                  From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+                  To: <sip:[service]@[remote_ip]:[remote_port]>
+                  Call-ID: [call_id]
+                  CSeq: 1 INVITE
+                  Contact: <sip:sipp@[local_ip]:[local_port];transport=[transport]>
+                  Max-Forwards: 70
+                  Content-Type: application/sdp
+                  Content-Length: [len]
+
+                  v=0
+                  o=user1 53655765 1 IN IP4 [local_ip]
+                  s=-
+                  c=IN IP4 [media_ip]
+                  t=0 0
+                  m=audio [media_port] RTP/AVP 0
+                  a=rtpmap:0 PCMU/8000
+            \(ice.joined(separator: "\n"))
+                ]]>
+              </send>
+              <recv response="100" optional="true"/>
+              <recv response="180" optional="true"/>
+              <recv response="200" rrs="true">
+                <action>
+                  <ereg regexp="a=ice-ufrag:" search_in="body" check_it\(answerHasICE ? "" : "_inverse")="true" assign_to="ice"/>
+                </action>
+              </recv>
+              <send>
+                <![CDATA[
+                  ACK [next_url] SIP/2.0
+                  Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+                  From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+                  To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+                  Call-ID: [call_id]
+                  CSeq: 1 ACK
+                  Contact: <sip:sipp@[local_ip]:[local_port];transport=[transport]>
+                  Max-Forwards: 70
+                  Content-Length: 0
+                ]]>
+              </send>
+            \(bye)
+              <Reference variables="ice"/>
+            </scenario>
+            """
+        let file = FileManager.default.temporaryDirectory.appending(path: "parley-ice-\(UUID().uuidString).xml")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// Runs `scenario` against `parleyd` (one call). (sipp reads a scenario file of at most 64 KiB: the candidates'
+    /// lines are not indented.)
+    static func sipp(_ scenario: URL, _ parleyd: Parleyd) throws -> SippRun {
+        defer { try? FileManager.default.removeItem(at: scenario) }
+        return try SippRun.run([
+            "-sf", scenario.path, "127.0.0.1:\(parleyd.port)", "-i", "127.0.0.1", "-p", String(Interop.freePort()), "-t", "u1",
+            "-s", "parley", "-m", "1",
+        ])
+    }
+
+    static let credentials = ["a=ice-ufrag:sippUfrag", "a=ice-pwd:sippPasswordSippPassword22"]
+
+    @Test("an offer of 1,000 candidates, with unusable ones (0.0.0.0, multicast, link-local, port 0) and one naming parleyd's own SIP port: the answer carries ICE, at most 32 are checked, none on our listener; no check succeeds and the call ends as iceFailed with BYE, in bounded time")
+    func thousandCandidates() throws {
+        let parleyd = try Parleyd(["--auto-answer", "0", "--media", "gstreamer", "--audio-sink", "null", "--ice", "on"])
+        var lines = Self.credentials + [
+            "a=candidate:z1 1 UDP 2130706431 0.0.0.0 4000 typ host",
+            "a=candidate:z2 1 UDP 2130706431 224.0.0.1 4000 typ host",
+            "a=candidate:z3 1 UDP 2130706431 169.254.1.1 4000 typ host",
+            "a=candidate:z4 1 UDP 2130706431 fe80::1 4000 typ host",
+            "a=candidate:z5 1 UDP 2130706431 127.0.0.1 0 typ host",
+            "a=candidate:own 1 UDP 2130706432 127.0.0.1 \(parleyd.port) typ host",
+        ]
+        lines += (0..<1_000).map { "a=candidate:\($0) \(1 + $0 % 2) UDP \(2_130_706_431 - $0) 127.0.0.1 \(20_000 + $0) typ host" }
+        let started = ContinuousClock.now
+        let run = try Self.sipp(try Self.scenario(ice: lines, answerHasICE: true, byeFromParleyd: true), parleyd)
+        let took = ContinuousClock.now - started
+        #expect(run.status == 0, "\(run.output)")
+        try parleyd.waitForEnded(1)
+        #expect(parleyd.transitions == [["ringing", "joining", "joined", "left (iceFailed)"]])
+        let checking = try #require(parleyd.process.lines.first { $0.contains("ICE: checking") })
+        let count = checking.split(separator: " ").firstIndex(of: "checking").flatMap { index in
+            Int(checking.split(separator: " ")[checking.split(separator: " ").index(after: index)])
+        }
+        #expect((1...32).contains(count ?? 0), "at most 16 a component: \(checking)")
+        #expect(checking.contains("left out"), "\(checking)")
+        #expect(took < .seconds(35), "the checks failed in bounded time: \(took)")
+        print("1,000 candidates: \(checking.split(separator: ":").last ?? ""); the call ended iceFailed after \(took)")
+        let record = try MultiAccountTests.lastRecord(in: parleyd.dataDirectory)
+        #expect(record["endedReason"] as? String == "iceFailed" || "\(record)".contains("iceFailed"), "\(record)")
+    }
+
+    @Test("credentials too short to use (a 3-character ufrag, a 10-character pwd): the offer has no ICE, the answer none, and the call is plain RTP at the c= address", arguments: [
+        ["a=ice-ufrag:abc", "a=ice-pwd:sippPasswordSippPassword22"], ["a=ice-ufrag:sippUfrag", "a=ice-pwd:tooshort10"],
+        ["a=ice-ufrag:sippUfrag"],
+    ])
+    func unusableCredentials(lines: [String]) throws {
+        let parleyd = try Parleyd(["--auto-answer", "0", "--media", "gstreamer", "--audio-sink", "null", "--ice", "on"])
+        let run = try Self.sipp(
+            try Self.scenario(
+                ice: lines + ["a=candidate:1 1 UDP 2130706431 127.0.0.1 20000 typ host"], answerHasICE: false, byeFromParleyd: false),
+            parleyd)
+        #expect(run.status == 0, "\(run.output)")
+        try parleyd.waitForEnded(1)
+        #expect(parleyd.transitions == [["ringing", "joining", "joined", "left (remoteEnded)"]])
+        #expect(!parleyd.process.lines.contains { $0.contains("ICE:") }, "no agent: \(parleyd.process.lines.filter { $0.contains("ICE") })")
+    }
+
+    @Test("a STUN server that never answers: the offer goes after the gathering timeout (2 s) with the host candidates, parleyd says why, and the call has audio")
+    func silentSTUNServer() throws {
+        // A UDP socket on loopback that takes the Binding requests and never answers.
+        let silent = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(silent, $0, &length) }
+        }
+        let stunPort = Int(UInt16(bigEndian: address.sin_port))
+        let run = try ICEInteropTestsRun.call(callee: ["--ice", "on"], caller: ["--stun-server", "127.0.0.1:\(stunPort)"])
+        AudioInterop.ICEInteropTests.expectAudioBothWays(run)
+        let waited = run.caller.process.lines.contains { $0.contains("ICE: the servers' candidates did not all come in time") }
+        #expect(waited, "\(run.caller.process.lines.filter { $0.contains("ICE") })")
+        #expect(run.caller.process.lines.contains { $0.contains("ICE: RTP goes host") })
+    }
+}
+
+/// The loopback call of ``AudioInterop/ICEInteropTests``, reachable from other suites.
+enum ICEInteropTestsRun {
+    static func call(callee: [String], caller: [String], seconds: Int = 3) throws
+        -> (callee: Parleyd, caller: Parleyd, heardByCallee: Recording, heardByCaller: Recording)
+    {
+        try AudioInterop.ICEInteropTests.call(callee: callee, caller: caller, seconds: seconds)
+    }
+}
