@@ -188,7 +188,12 @@ public final class ICEAgent: @unchecked Sendable {
             parley_ice_free(handle)
             throw ICEError("not a local address for ICE: \(address)")
         }
-        if let stun = servers.stun { parley_ice_set_stun(handle, stun.host, UInt32(stun.port)) }
+        // A STUN server at the TURN server's address is left out: libnice takes whatever comes from that address (any
+        // port) as TURN, so its Binding answers would never be read and gathering would wait for them in vain; the
+        // TURN allocation's answer gives the server-reflexive candidate anyway.
+        if let stun = servers.stun, !(servers.turn.map { $0.host == stun.host } ?? false) {
+            parley_ice_set_stun(handle, stun.host, UInt32(stun.port))
+        }
         if let turn = servers.turn,
             parley_ice_set_turn(handle, turn.host, UInt32(turn.port), turn.user, turn.password, turn.overTCP ? 1 : 0) != 0
         {

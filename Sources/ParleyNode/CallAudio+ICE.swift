@@ -19,8 +19,9 @@ final class ICECall {
     let agent: ICEAgent
     /// The port pair reserved for the call (the agent binds its own ports).
     let reservationPort: Int
-    /// Whether its candidates are complete, or the wait for them is over.
+    /// Whether its candidates are complete, or the wait for them is over; when gathering started (the loop's clock).
     var gathered = false
+    let gatheringStarted = ContinuousClock.now
     /// Who waits for the candidates (an offer or an answer to send).
     var waiting: [(MediaEndpoint?) -> Void] = []
     /// The peer's ICE, as last given to the agent.
@@ -187,6 +188,14 @@ extension CallAudio {
         call.gathered = true
         if timedOut { log.info("\(conversation): ICE: the servers' candidates did not all come in time; going with those gathered") }
         let endpoint = endpoint(of: call)
+        let kinds = Dictionary(grouping: endpoint?.ice?.candidates ?? [], by: \.type).map { "\($0.value.count) \($0.key)" }.sorted()
+        let took = ContinuousClock.now - call.gatheringStarted
+        log.info("\(conversation): ICE: \(kinds.joined(separator: ", ")) candidate(s) gathered in "
+            + "\(took.components.seconds * 1_000 + took.components.attoseconds / 1_000_000_000_000_000) ms")
+        if let turn = configuration.ice?.servers.turn, endpoint?.ice?.candidates.contains(where: { $0.type == .relay }) == false {
+            log.warning("\(conversation): ICE: no relayed candidate from the TURN server \(turn) (it refused our credentials, "
+                + "or did not answer): the call goes on the other candidates")
+        }
         let waiting = call.waiting
         call.waiting = []
         for ready in waiting { ready(endpoint) }

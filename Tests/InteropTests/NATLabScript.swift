@@ -28,6 +28,8 @@ final class NATLabScript {
     static let registrar = "sip:203.0.113.1:5060"
     /// coturn, and its one long-term credential.
     static let turnServer = "203.0.113.1:3478", turnUser = "test", turnPassword = "secret"
+    /// A STUN-only server at another address (libnice hears no STUN answer from its TURN server's address: docs/nat.md).
+    static let stunServer = "203.0.113.2:3478"
 
     /// The script (its PID holds the lab's namespaces).
     let process: RunningProcess
