@@ -59,6 +59,30 @@ extension AudioInterop {
             }
         }
 
+        @Test("hold and resume over ICE: the re-INVITEs repeat the credentials and candidates (no restart), the agent keeps its pair, and the audio stops and comes back both ways")
+        func holdAndResume() throws {
+            let (callee, calleeFolder) = try Audio.parleyd(tone: 440, ["--auto-answer", "0", "--ice", "on", "--log-level", "debug"])
+            defer { try? FileManager.default.removeItem(at: calleeFolder) }
+            let (caller, callerFolder) = try Audio.parleyd(
+                tone: 1_000,
+                ["--call", "sip:parley@127.0.0.1:\(callee.port)", "--script", "wait 1500; hold; wait 2000; resume; wait 1500; end",
+                 "--ice", "on", "--log-level", "debug"])
+            defer { try? FileManager.default.removeItem(at: callerFolder) }
+            try caller.waitForEnded(1)
+            try callee.waitForEnded(1)
+            #expect(caller.transitions == [["idle", "ringing", "joined", "paused", "joined", "leaving", "left (localEnded)"]])
+            for daemon in [caller, callee] {
+                let checking = daemon.process.lines.filter { $0.contains("ICE: checking") }
+                #expect(checking.count == 1, "the peer's candidates were given once (the re-INVITEs repeat them): \(checking)")
+                #expect(!daemon.process.lines.contains { $0.contains("ICE failed") })
+            }
+            // 3 s of the call are not on hold; the 2 s on hold carry nothing either way.
+            for (heard, hertz) in [(try Audio.recording(in: calleeFolder, of: callee), 1_000.0), (try Audio.recording(in: callerFolder, of: caller), 440)] {
+                let seconds = heard.seconds(at: hertz)
+                #expect(seconds >= 0.8 * 3 && seconds <= 3.6, "\(hertz) Hz for \(seconds) s: \(heard.dominantFrequencies())")
+            }
+        }
+
         @Test("an ICE offer to a parleyd without ICE: the answer has none, and the caller's agent sends to the answer's c= address without checks; audio both ways")
         func offerToPeerWithoutICE() throws {
             let run = try Self.call(callee: [], caller: ["--ice", "on"])

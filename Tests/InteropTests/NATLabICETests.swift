@@ -35,7 +35,8 @@ struct NATLabICETests {
     /// alice (host1, 1,000 Hz) calls bob (host2, 440 Hz, answering) for `seconds`; `options` are each one's extra
     /// options, `ends` the number of conversations to wait for on each side.
     static func call(
-        _ lab: NATLabScript, options: [[String]], seconds: Int = 3, bobScript: String? = nil, bobSide: NATLabScript.Side = .host2
+        _ lab: NATLabScript, options: [[String]], seconds: Int = 3, bobScript: String? = nil, bobSide: NATLabScript.Side = .host2,
+        during: ((RunningProcess) throws -> Void)? = nil
     ) throws -> Call {
         let parleyd = try Interop.binary("parleyd")
         let users = ["alice", "bob"], tones = [1_000, 440]
@@ -62,6 +63,7 @@ struct NATLabICETests {
         }
         let call = try ControlCLITests.parley(["call", "sip:bob@\(NATLabScript.publicAddress):5060", "--data-dir", data[0].path])
         #expect(call.status == 0, "\(call.output)")
+        try during?(phones[0])
         for phone in phones { try NATTraversalTests.waitForEnded(phone, 1, timeout: .seconds(60)) }
         for (index, phone) in phones.enumerated() {
             try phone.waitForLine("\(users[index])'s recording") { $0.contains("recording complete:") }
@@ -123,6 +125,26 @@ struct NATLabICETests {
         #expect(call.conversations.contains { $0.last == "left (iceFailed)" }, "\(call.conversations)")
         #expect(call.seconds.allSatisfy { $0 == 0 }, "no audio: \(call.seconds)")
         #expect(took < .seconds(45), "\(took)")
+        try lab.stop()
+    }
+
+    @Test("the NAT forgets its mappings mid-call (a symmetric NAT's conntrack flushed: alice's packets leave from new ports the relay does not know): consent freshness (RFC 7675) notices within seconds and the call ends as iceFailed with BYE, not as a silent call (no ICE restart yet)")
+    func mappingLostMidCall() throws {
+        let lab = try NATLabScript(symmetric: "both")
+        defer { try? lab.stop() }
+        var flushed: ContinuousClock.Instant?
+        let call = try Self.call(lab, options: [Self.stun + (try Self.turn(lab)), Self.stun + (try Self.turn(lab))], seconds: 60) { alice in
+            try alice.waitForLine("alice's path") { $0.contains("ICE: RTP goes") }
+            Thread.sleep(forTimeInterval: 2)
+            let flush = try lab.run(on: .nat1, URL(fileURLWithPath: "/usr/sbin/conntrack"), ["-F"], timeout: .seconds(10))
+            #expect(flush.status == 0, "\(flush.output)")
+            flushed = .now
+        }
+        let took = try #require(flushed).duration(to: .now)
+        print("NAT lab, nat1's mappings flushed mid-call: \(call.conversations) \(took) later; \(call.ice[0].suffix(2))")
+        #expect(call.conversations[0].last == "left (iceFailed)", "\(call.conversations); \(call.ice)")
+        #expect(call.conversations[1].last == "left (remoteEnded)", "\(call.conversations)")
+        #expect(took < .seconds(40), "noticed in bounded time: \(took)")
         try lab.stop()
     }
 
