@@ -14,6 +14,9 @@ extension DaemonOptions {
         let user = try arguments.option("--turn-user")
         let passwordFile = try arguments.option("--turn-password-file")
         guard mode == nil || mode == "on" || mode == "off" else { throw UsageError("--ice expects on or off, got '\(mode!)'") }
+        guard turn != nil || (user == nil && passwordFile == nil) else {
+            throw UsageError("--turn-user and --turn-password-file go with --turn-server")
+        }
         let named = stun != nil || turn != nil
         guard mode == "on" || (mode == nil && named) else {
             if named { throw UsageError("--stun-server and --turn-server go with ICE: drop --ice off") }
@@ -33,8 +36,6 @@ extension DaemonOptions {
             servers.turn = TURNServer(
                 host: try Self.resolve(host, option: "--turn-server"), port: port, overTCP: tcp, user: user,
                 password: try Self.secret(passwordFile, option: "--turn-password-file"))
-        } else if user != nil || passwordFile != nil {
-            throw UsageError("--turn-user and --turn-password-file go with --turn-server")
         }
         return ICEConfiguration(servers: servers)
     }

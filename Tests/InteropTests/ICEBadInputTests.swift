@@ -189,3 +189,52 @@ enum ICEInteropTestsRun {
         try AudioInterop.ICEInteropTests.call(callee: callee, caller: caller, seconds: seconds)
     }
 }
+
+/// parleyd's ICE options: what it takes, and the usage errors (64) for what it does not, the TURN password only from
+/// a file its owner alone may read.
+@Suite("parleyd: ICE options", .serialized, .timeLimit(.minutes(2)))
+struct ICEOptionTests {
+    /// A TURN password file with `mode`.
+    static func passwordFile(mode: Int, text: String = "secret\n") throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appending(path: "parley-turn-\(UUID().uuidString)")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: file.path)
+        return file
+    }
+
+    @Test("refused with a usage error that says why", arguments: [
+        (["--ice", "maybe"], "--ice expects on or off"),
+        (["--ice", "off", "--stun-server", "127.0.0.1"], "drop --ice off"),
+        (["--stun-server", "127.0.0.1:0"], "a port of 1–65535"),
+        (["--stun-server", "stun.invalid"], "cannot resolve stun.invalid"),
+        (["--turn-server", "stun:127.0.0.1"], "expects turn:HOST[:PORT]"),
+        (["--turn-server", "turn:127.0.0.1?transport=sctp"], "expects turn:HOST[:PORT]"),
+        (["--turn-server", "turn:127.0.0.1"], "needs --turn-user and --turn-password-file"),
+        (["--turn-user", "alice"], "go with --turn-server"),
+        (["--media", "off", "--ice", "on"], "ICE needs parleyd's own media"),
+    ])
+    func refused(arguments: [String], says: String) throws {
+        let run = try RunningProcess(
+            try Interop.binary("parleyd"), arguments + ["--no-control", "--no-history"], name: "parleyd \(arguments)")
+        #expect(try run.waitForExit() == 64, "\(run.standardError)")
+        #expect(run.standardError.contains(says), "\(run.standardError)")
+    }
+
+    @Test("a TURN password file others may read is refused (64), and the password is never printed; one of mode 0600 is taken")
+    func passwordFileMode() throws {
+        let open = try Self.passwordFile(mode: 0o644, text: "hunter2-turn\n")
+        defer { try? FileManager.default.removeItem(at: open) }
+        let turn = ["--turn-server", "turn:127.0.0.1:3478?transport=udp", "--turn-user", "alice"]
+        let refused = try RunningProcess(
+            try Interop.binary("parleyd"), turn + ["--turn-password-file", open.path, "--no-control", "--no-history"],
+            name: "parleyd (0644)")
+        #expect(try refused.waitForExit() == 64)
+        #expect(refused.standardError.contains("chmod 600"), "\(refused.standardError)")
+        #expect(!refused.standardError.contains("hunter2"), "the password is never printed")
+        let closed = try Self.passwordFile(mode: 0o600, text: "hunter2-turn\n")
+        defer { try? FileManager.default.removeItem(at: closed) }
+        let parleyd = try Parleyd(["--media", "gstreamer", "--audio-sink", "null"] + turn + ["--turn-password-file", closed.path])
+        #expect(try parleyd.process.stop() == 0)
+        #expect(!parleyd.process.lines.contains { $0.contains("hunter2") }, "the password is never logged")
+    }
+}
