@@ -13,6 +13,10 @@ import Testing
 /// its TLS listener one above `sip_listen`). It prints every SIP message it sends or receives (`-s`), which the
 /// tests read to follow the call and quote when they fail. It quits by itself after a minute whatever happens, and
 /// `deinit` stops it and removes its directory.
+///
+/// With `lab`, it runs on a side of the NAT lab (``NATLabScript``) instead: listening for SIP on that host's address
+/// at 5060 and for `cons` on the host's loopback at 5555 (fixed ports: the host's namespace is the lab's own), its
+/// commands sent from inside the host, and ICE's host candidates from the host's interface.
 final class Baresip {
     let process: RunningProcess
     /// The UDP and TCP SIP port (`sip_listen`).
@@ -21,6 +25,8 @@ final class Baresip {
     let controlPort: UInt16
     /// The temporary configuration directory (`-f`).
     let directory: URL
+    /// The lab and the side it runs on, if it runs in the NAT lab.
+    let lab: (lab: NATLabScript, side: NATLabScript.Side)?
 
     /// The TLS SIP port (listening only when started with a certificate).
     var tlsPort: UInt16 { port + 1 }
@@ -41,27 +47,37 @@ final class Baresip {
     /// `contacts` are lines of its contacts file; the first is the current contact (`/message` goes to it).
     /// `account` replaces its accounts line (`<sip:USER@DOMAIN>;outbound="sip:PROXY";answermode=auto` registers at
     /// DOMAIN through PROXY); ``uri(_:)`` then no longer names it. `mediaEncryption` is its account's `mediaenc`
-    /// (`srtp-mand`, `srtp-mandf`, `dtls_srtp`), loading the module that does it.
+    /// (`srtp-mand`, `srtp-mandf`, `dtls_srtp`), loading the module that does it. `modules` are further modules to
+    /// load (`ice.so`…); `verbose` adds its debug lines (`-v`: ICE's checks, among others).
+    /// `lab` runs it on that side of the NAT lab (`.host1`, `.host2`), listening on `address` there.
     init(
         dial: String? = nil, certificate: SelfSignedCertificate? = nil, recordTo: URL? = nil, contacts: [String] = [],
-        account: String? = nil, mediaEncryption: String? = nil
+        account: String? = nil, mediaEncryption: String? = nil, modules: [String] = [], verbose: Bool = false,
+        lab: (lab: NATLabScript, side: NATLabScript.Side, address: String)? = nil
     ) throws {
-        port = Interop.freePorts(count: 2)
-        controlPort = Interop.freePort()
+        port = lab == nil ? Interop.freePorts(count: 2) : 5060
+        controlPort = lab == nil ? Interop.freePort() : 5555
+        self.lab = lab.map { ($0.lab, $0.side) }
         directory = FileManager.default.temporaryDirectory.appending(path: "baresip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         do {
             let module = mediaEncryption.map { $0.hasPrefix("dtls") ? "dtls_srtp.so" : "srtp.so" }
-            try Self.configuration(port: port, controlPort: controlPort, certificate: certificate, recordTo: recordTo, module: module)
-                .write(to: directory.appending(path: "config"), atomically: true, encoding: .utf8)
+            try Self.configuration(
+                address: lab?.address, port: port, controlPort: controlPort, certificate: certificate, recordTo: recordTo,
+                modules: (module.map { [$0] } ?? []) + modules
+            ).write(to: directory.appending(path: "config"), atomically: true, encoding: .utf8)
             let encryption = mediaEncryption.map { ";mediaenc=\($0)" } ?? ""
             try ((account ?? "<sip:alice@127.0.0.1:\(port)>;regint=0;answermode=auto\(encryption)") + "\n")
                 .write(to: directory.appending(path: "accounts"), atomically: true, encoding: .utf8)
             try contacts.map { $0 + "\n" }.joined()
                 .write(to: directory.appending(path: "contacts"), atomically: true, encoding: .utf8)
-            var arguments = ["-f", directory.path, "-s", "-t", "60"]
+            var arguments = ["-f", directory.path, "-s", "-t", "60"] + (verbose ? ["-v"] : [])
             if let dial { arguments += ["-e", "/dial \(dial)"] }
-            process = try RunningProcess(try Interop.tool("baresip"), arguments, name: "baresip")
+            if let lab {
+                process = try lab.lab.start(on: lab.side, try Interop.tool("baresip"), arguments, name: "baresip")
+            } else {
+                process = try RunningProcess(try Interop.tool("baresip"), arguments, name: "baresip")
+            }
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
@@ -70,14 +86,18 @@ final class Baresip {
     }
 
     /// The `config` file: loopback only (SIP, media and the control port), a sine wave as microphone and a null
-    /// player (no sound card), G.711 only, no `stdio` module (stdin is /dev/null).
+    /// player (no sound card), G.711 only, no `stdio` module (stdin is /dev/null). With `address` (in the lab), SIP
+    /// listens there and media goes from the host's interface.
     private static func configuration(
-        port: UInt16, controlPort: UInt16, certificate: SelfSignedCertificate?, recordTo: URL?, module: String?
+        address: String?, port: UInt16, controlPort: UInt16, certificate: SelfSignedCertificate?, recordTo: URL?,
+        modules: [String]
     ) -> String {
         var lines = [
             "poll_method epoll",
-            "sip_listen 127.0.0.1:\(port)",
-            "net_interface 127.0.0.1",
+            "sip_listen \(address ?? "127.0.0.1"):\(port)",
+        ]
+        if address == nil { lines.append("net_interface 127.0.0.1") }
+        lines += [
             "audio_player aubridge,nil",
             "audio_source ausine,440",
             "audio_alert aubridge,nil",
@@ -97,12 +117,19 @@ final class Baresip {
         // 1.1.0) accepts parleyd's self-signed certificate without any CA configuration.
         if let certificate { lines.append("sip_certificate \(certificate.combined.path)") }
         if let recordTo { lines += ["module sndfile.so", "snd_path \(recordTo.path)"] }
-        if let module { lines.append("module \(module)") }
+        lines += modules.map { "module \($0)" }
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Sends one command line to the `cons` module.
+    /// Sends one command line to the `cons` module (in the lab, from a shell on its host).
     func send(_ command: String) throws {
+        if let lab {
+            let sent = try lab.lab.run(
+                on: lab.side, URL(fileURLWithPath: "/bin/bash"),
+                ["-c", "printf '%s\\n' \"$1\" >/dev/udp/127.0.0.1/\(controlPort)", "send", command], timeout: .seconds(5))
+            guard sent.status == 0 else { throw InteropError("sending \(command) to baresip failed: \(sent.output)") }
+            return
+        }
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw InteropError("socket() failed: errno \(errno)") }
         defer { close(fd) }
@@ -201,7 +228,8 @@ final class Baresip {
     }
 
     deinit {
-        try? send("/quit")
+        // In the lab, SIGTERM alone (it quits on it): the lab may be gone already.
+        if lab == nil { try? send("/quit") }
         _ = try? process.stop(timeout: .seconds(3))
         try? FileManager.default.removeItem(at: directory)
     }
