@@ -104,6 +104,12 @@ static void parley_ice_drop(NiceAgent *agent, guint stream, guint component, gui
     g_mutex_unlock(&ice->lock);
 }
 
+/// Reads the components again with the dropping receiver: a pipeline's nicesrc, stopping, detached its own.
+static inline void parley_ice_reattach(ParleyICE *ice) {
+    for (guint component = 1; component <= ice->components; component++)
+        nice_agent_attach_recv(ice->agent, ice->stream, component, ice->context, parley_ice_drop, ice);
+}
+
 /// A full agent (RFC 5245/8445, consent freshness per RFC 7675; UDP only, no UPnP), controlling or not, with one
 /// stream of `components` (1 with rtcp-mux, else 2) whose host candidates bind in `port_min`–`port_max` (0: any);
 /// `notify_fd` (an eventfd) is written at every report. NULL when libnice refuses.
@@ -127,8 +133,8 @@ static inline ParleyICE *parley_ice_new(GMainContext *context, int notify_fd, in
     g_signal_connect(agent, "new-selected-pair-full", G_CALLBACK(parley_ice_on_pair), ice);
     for (guint component = 1; component <= components; component++) {
         if (port_min > 0) nice_agent_set_port_range(agent, stream, component, port_min, port_max);
-        nice_agent_attach_recv(agent, stream, component, context, parley_ice_drop, ice);
     }
+    parley_ice_reattach(ice);
     return ice;
 }
 
@@ -258,12 +264,6 @@ static inline unsigned parley_ice_read(ParleyICE *ice, int *gathering_done, Parl
 /// The agent as a GObject, for nicesrc's and nicesink's `agent` property (the elements take a reference).
 static inline gpointer parley_ice_object(ParleyICE *ice) { return ice->agent; }
 static inline unsigned parley_ice_stream(ParleyICE *ice) { return ice->stream; }
-
-/// Reads the components again with the dropping receiver: a pipeline's nicesrc, stopping, detached its own.
-static inline void parley_ice_reattach(ParleyICE *ice) {
-    for (guint component = 1; component <= ice->components; component++)
-        nice_agent_attach_recv(ice->agent, ice->stream, component, ice->context, parley_ice_drop, ice);
-}
 
 static gboolean parley_ice_release(gpointer data) {
     ParleyICE *ice = data;

@@ -27,9 +27,10 @@ public struct CallQuality: Sendable, Hashable, Codable {
     public var peerJitterMs: Double?
     /// The round trip from the peer's receiver report, in milliseconds.
     public var roundTripMs: Double?
-    /// With ICE, the kinds of the candidates the RTP went between (`host`, `srflx`, `prflx`, `relay`): ours and the
-    /// peer's; nil without ICE (and in records written before it was kept).
+    /// With ICE, the kind of our candidate the RTP went between (`host`, `srflx`, `prflx`, `relay`); nil without ICE
+    /// (and in records written before it was kept).
     public var iceLocalType: String?
+    /// With ICE, the kind of the peer's candidate.
     public var iceRemoteType: String?
 
     /// Figures.

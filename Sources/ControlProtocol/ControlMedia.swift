@@ -38,11 +38,14 @@ public struct MediaInfo: Codable, Sendable, Equatable {
     @Nullable public var peerFingerprint: String?
     /// With ICE, where its checks stand (`checking`, `connected`, `ready`, `failed`…), else null.
     @Nullable public var iceState: String?
-    /// With ICE, the kind (`host`, `srflx`, `prflx`, `relay`) and address of our candidate the RTP leaves from, and
-    /// of the peer's it goes to, once the checks selected them; else null.
+    /// With ICE, the kind (`host`, `srflx`, `prflx`, `relay`) of our candidate the RTP leaves from, once the checks
+    /// selected it; else null.
     @Nullable public var iceLocalType: String?
+    /// That candidate's address and port (`203.0.113.11:50000`).
     @Nullable public var iceLocal: String?
+    /// The kind of the peer's candidate the RTP goes to.
     @Nullable public var iceRemoteType: String?
+    /// That candidate's address and port.
     @Nullable public var iceRemote: String?
 
     /// A session.
@@ -122,8 +125,9 @@ public struct MediaStatsInfo: Codable, Sendable, Equatable {
     @Nullable public var peerJitterMs: Int?
     /// The round trip from the peer's receiver report, in whole milliseconds.
     @Nullable public var roundTripMs: Int?
-    /// With ICE, the kinds of the candidates the RTP goes between (ours, the peer's), else null.
+    /// With ICE, the kind of our candidate the RTP goes between, else null.
     @Nullable public var iceLocalType: String?
+    /// With ICE, the kind of the peer's candidate, else null.
     @Nullable public var iceRemoteType: String?
 
     /// Figures.

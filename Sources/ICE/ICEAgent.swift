@@ -182,24 +182,35 @@ public final class ICEAgent: @unchecked Sendable {
             context.context, context.notificationDescriptor, controlling ? 1 : 0, UInt32(components),
             UInt32(ports?.lowerBound ?? 0), UInt32(ports?.upperBound ?? 0))
         else { throw ICEError("libnice could not make an agent") }
+        // Everything that may fail happens before the stored properties are set: a throw after that would run deinit,
+        // freeing the agent a second time.
+        if let problem = Self.configure(made, localAddresses: localAddresses, servers: servers) {
+            parley_ice_free(made)
+            throw problem
+        }
         handle = made
         self.components = components
-        for address in localAddresses where parley_ice_add_local_address(handle, address) != 0 {
-            parley_ice_free(handle)
-            throw ICEError("not a local address for ICE: \(address)")
+    }
+
+    /// Gives a new agent its local addresses and servers; the problem, if one was refused.
+    private static func configure(
+        _ agent: UnsafeMutablePointer<ParleyICE>, localAddresses: [String], servers: ICEServers
+    ) -> ICEError? {
+        for address in localAddresses where parley_ice_add_local_address(agent, address) != 0 {
+            return ICEError("not a local address for ICE: \(address)")
         }
         // A STUN server at the TURN server's address is left out: libnice takes whatever comes from that address (any
         // port) as TURN, so its Binding answers would never be read and gathering would wait for them in vain; the
         // TURN allocation's answer gives the server-reflexive candidate anyway.
         if let stun = servers.stun, !(servers.turn.map { $0.host == stun.host } ?? false) {
-            parley_ice_set_stun(handle, stun.host, UInt32(stun.port))
+            parley_ice_set_stun(agent, stun.host, UInt32(stun.port))
         }
         if let turn = servers.turn,
-            parley_ice_set_turn(handle, turn.host, UInt32(turn.port), turn.user, turn.password, turn.overTCP ? 1 : 0) != 0
+            parley_ice_set_turn(agent, turn.host, UInt32(turn.port), turn.user, turn.password, turn.overTCP ? 1 : 0) != 0
         {
-            parley_ice_free(handle)
-            throw ICEError("libnice refused the TURN server \(turn)")
+            return ICEError("libnice refused the TURN server \(turn)")
         }
+        return nil
     }
 
     deinit { parley_ice_free(handle) }

@@ -139,8 +139,10 @@ public final class MediaSession: @unchecked Sendable {
             if new.codec == old.codec, new.payloadType == old.payloadType, new.receivedPayloadType == old.receivedPayloadType,
                 new.ptime == old.ptime, new.telephoneEvent == old.telephoneEvent,
                 new.receivedTelephoneEvent == old.receivedTelephoneEvent, new.encryption == old.encryption, new.ice == old.ice,
-                new.remoteHost == old.remoteHost,
-                new.remotePort == old.remotePort, new.remoteRTCPPort == old.remoteRTCPPort, self.pipeline != nil
+                // Over ICE the agent's pair is the path: a re-offer naming the selected pair in c=/m= (RFC 8839) moves
+                // nothing.
+                new.ice != nil || (new.remoteHost == old.remoteHost && new.remotePort == old.remotePort
+                    && new.remoteRTCPPort == old.remoteRTCPPort), self.pipeline != nil
             {
                 if old.awaitsPeer, !new.awaitsPeer {
                     // The ACK came: we may send, and the DTLS handshake may begin, its deadline from now.

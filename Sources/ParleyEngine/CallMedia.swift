@@ -142,11 +142,13 @@ extension NegotiatedAudio {
 public struct ICEPath: Sendable, Hashable {
     /// `gathering`, `checking`, `connected`, `ready` or `failed`.
     public var state: String
-    /// Our candidate's kind (`host`, `srflx`, `prflx`, `relay`) and address (`203.0.113.11:50000`), once selected.
+    /// Our candidate's kind (`host`, `srflx`, `prflx`, `relay`), once selected.
     public var localType: String?
+    /// Our candidate's address and port (`203.0.113.11:50000`).
     public var local: String?
-    /// The peer's candidate's kind and address, once selected.
+    /// The peer's candidate's kind, once selected.
     public var remoteType: String?
+    /// The peer's candidate's address and port.
     public var remote: String?
 
     /// A path.

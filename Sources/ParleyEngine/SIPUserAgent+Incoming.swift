@@ -95,11 +95,19 @@ extension SIPUserAgent {
             respond(to: request, key: key, status: 486, reason: "Busy Here (\(error))")
             return
         }
-        // An offer with ICE: our agent gathers while the call rings, so the answer can carry every candidate.
-        if let offer, offer.ice != nil, offer.audioPort > 0, let media, media.offersICE, legMedia[UUIDKey(uuid)] == nil {
+        // An offer with ICE: our agent gathers while the call rings, so the answer can carry every candidate (not for
+        // a call a delegate ended from inside the report: its leg is gone).
+        if let offer, offer.ice != nil, offer.audioPort > 0, let media, media.offersICE, legs[UUIDKey(uuid)] != nil,
+            legMedia[UUIDKey(uuid)] == nil
+        {
             let ours = mediaAddress(toward: offer.connectionAddress, signalling: destination.address.host)
             let endpoint = newAudioEndpoint(for: uuid, at: ours, ice: .controlled)
-            if endpoint.ice != nil { legMedia[UUIDKey(uuid)] = LegMedia(endpoint: endpoint) }
+            if endpoint.ice != nil {
+                legMedia[UUIDKey(uuid)] = LegMedia(endpoint: endpoint)
+            } else if endpoint.port != configuration.mediaPort {
+                // No agent after all: the pair goes back, and the answer reserves as for any call.
+                media.releaseEndpoint(endpoint, of: uuid)
+            }
         }
         // A delegate may have answered or ended it from inside the report: then it rings no more.
         drive(uuid) { leg, context in leg.ring(in: context) }

@@ -26,20 +26,24 @@ final class ICECall {
     var waiting: [(MediaEndpoint?) -> Void] = []
     /// The peer's ICE, as last given to the agent.
     var remote: SDPICE?
+    /// Where the agent sends without checks (a peer without ICE): its c= address and RTP and RTCP ports.
+    var sendsWithoutChecksTo: [String]?
     /// Whether the peer has no ICE and the agent sends to its c= address.
-    var withoutChecks = false
+    var withoutChecks: Bool { sendsWithoutChecksTo != nil }
     /// The last report read, and whether its failure was told.
     var lastVersion: UInt32 = 0
     var pairs: [ICESelectedPair?] = []
+    var state = ICEState.gathering
     var failureTold = false
     /// The gathering and checks timeouts.
     var timers: [LoopTimer] = []
-    /// A DTLS-SRTP call's audio waiting for its selected pairs: its pipeline starts once every component has one, so
-    /// the handshake's first flight is not lost before there is a path (and retried only a second later).
+    /// A DTLS-SRTP call's audio waiting for its RTP pair: its pipeline starts once RTP has a path, so the handshake's
+    /// first flight is not lost before there is one (and retried only a second later). RTCP's handshake may still
+    /// lose its first flight: its pair may come later, or never (a peer whose RTCP candidates were left out).
     var pendingAudio: NegotiatedAudio?
 
-    /// Whether every component has a path: a selected pair, or the peer's c= address (a peer without ICE).
-    var hasPaths: Bool { withoutChecks || (pairs.count == agent.components && pairs.allSatisfy { $0 != nil }) }
+    /// Whether RTP has a path: a selected pair, or the peer's c= address (a peer without ICE).
+    var hasPaths: Bool { withoutChecks || (pairs.first ?? nil) != nil }
 
     init(agent: ICEAgent, reservationPort: Int) {
         self.agent = agent
@@ -64,12 +68,16 @@ extension CallAudio {
                 servers: settings.servers)
             try agent.gather()
             let call = ICECall(agent: agent, reservationPort: plain.port)
+            guard let first = endpoint(of: call) else {
+                log.error("\(conversation): no ICE for this call (no host candidate of our address family on \(host)): it offers its RTP port alone")
+                return plain
+            }
             iceCalls[conversation] = call
             watchICE()
             call.timers.append(loop.schedule(after: settings.gatheringTimeout) { [weak self] in
                 self?.gatheringEnded(conversation, timedOut: true)
             })
-            return endpoint(of: call)
+            return first
         } catch {
             log.error("\(conversation): no ICE for this call (\(error)): it offers its RTP port alone")
             return plain
@@ -85,15 +93,24 @@ extension CallAudio {
         call.waiting.append(ready)
     }
 
-    /// The endpoint an agent's candidates describe: its default candidates in c=/m= and `a=rtcp`.
+    /// The endpoint an agent's candidates describe, nil when it has none of the node's address family yet: c=/m= and
+    /// `a=rtcp` name the default candidates — server-reflexive, else host, never relayed: a peer without ICE gets our
+    /// audio from the host candidate's socket (libnice sends from it without checks), which a server-reflexive
+    /// address maps, while a relay would drop what the peer sends (it has no permission for it).
     func endpoint(of call: ICECall) -> MediaEndpoint? {
         let agent = call.agent
-        guard let credentials = agent.localCredentials, let rtp = agent.defaultCandidate(component: 1) else { return nil }
+        guard let credentials = agent.localCredentials else { return nil }
         let candidates = agent.localCandidates.compactMap(SDPCandidate.init(attributeValue:))
-        let ice = SDPICE(ufrag: credentials.ufrag, pwd: credentials.password, candidates: candidates)
+        let family = { (address: String) in address.contains(":") }
+        let ours = host.contains(":") && !RouteProbe.isWildcard(host)
+        func preferred(_ component: Int) -> SDPCandidate? {
+            let usable = candidates.filter { $0.component == component && family($0.address) == ours }
+            return usable.first { $0.type == .srflx } ?? usable.first { $0.type == .host }
+        }
+        guard let rtp = preferred(1), let ice = SDPICE(ufrag: credentials.ufrag, pwd: credentials.password, candidates: candidates)
+        else { return nil }
         return MediaEndpoint(
-            address: rtp.host, port: rtp.port, rtcpPort: agent.components > 1 ? agent.defaultCandidate(component: 2)?.port : nil,
-            ice: ice)
+            address: rtp.address, port: rtp.port, rtcpPort: agent.components > 1 ? preferred(2)?.port : nil, ice: ice)
     }
 
     /// The port pair a call reserved: an ICE call's, else the endpoint's own.
@@ -124,13 +141,17 @@ extension CallAudio {
                     }
                     call.remote = remote
                 }
-            } else if !call.withoutChecks, MediaDestination.refusal(of: audio.remoteAddress, local: audio.localAddress) == nil,
+            } else if MediaDestination.refusal(of: audio.remoteAddress, local: audio.localAddress) == nil,
                 !MediaDestination.isUnspecified(audio.remoteAddress)
             {
-                try call.agent.sendWithoutChecks(
-                    to: audio.remoteAddress, ports: [audio.remotePort, audio.remoteRTCPPort ?? audio.remotePort + 1])
-                call.withoutChecks = true
-                log.info("\(conversation): ICE: the peer has none; its audio goes to \(audio.remoteAddress):\(audio.remotePort)")
+                // Again whenever the peer's description moves it (a 183's media server, then the 200's; a re-INVITE).
+                let rtcp = audio.remoteRTCPPort ?? audio.remotePort + 1
+                let target = [audio.remoteAddress, String(audio.remotePort), String(rtcp)]
+                if call.sendsWithoutChecksTo != target {
+                    try call.agent.sendWithoutChecks(to: audio.remoteAddress, ports: [audio.remotePort, rtcp])
+                    call.sendsWithoutChecksTo = target
+                    log.info("\(conversation): ICE: the peer has none; its audio goes to \(audio.remoteAddress):\(audio.remotePort)")
+                }
             }
         } catch {
             log.error("\(conversation): ICE: \(error)")
@@ -164,9 +185,10 @@ extension CallAudio {
             guard report.version != call.lastVersion else { continue }
             call.lastVersion = report.version
             if report.gatheringDone { gatheringEnded(conversation, timedOut: false) }
-            if report.pairs != call.pairs {
+            if report.pairs != call.pairs || report.state != call.state {
                 let before = call.pairs
                 call.pairs = report.pairs
+                call.state = report.state
                 for (index, pair) in report.pairs.enumerated() where index >= before.count || before[index] != pair {
                     guard let pair else { continue }
                     log.info("\(conversation): ICE: \(index == 0 ? "RTP" : "RTCP") goes \(pair.localType) \(pair.local) ↔ "
@@ -178,7 +200,11 @@ extension CallAudio {
                     audioChanged(pending, for: conversation)
                 }
             }
-            if report.state == .failed { iceFailed(conversation, call, why: "every connectivity check failed, or the peer stopped granting consent") }
+            // Any component: RTCP failing says the path went (a component the peer gave no candidates for never
+            // fails in libnice, so a peer without RTCP candidates does not end the call).
+            if report.state == .failed {
+                iceFailed(conversation, call, why: "every connectivity check failed, or the peer stopped granting consent")
+            }
         }
     }
 

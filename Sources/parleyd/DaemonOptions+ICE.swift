@@ -77,15 +77,24 @@ extension DaemonOptions {
         return (String(host), number)
     }
 
-    /// A numeric address for `host` (libnice takes no names): the first the system resolver gives.
+    /// A numeric address for `host` (libnice takes no names): the system resolver's first IPv4 one, else its first
+    /// (libnice asks a server of our candidates' family only, and most are IPv4).
     static func resolve(_ host: String, option: String) throws(UsageError) -> String {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
         var found: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, nil, &hints, &found) == 0, let first = found else {
+        guard getaddrinfo(host, nil, &hints, &found) == 0, var first = found else {
             throw UsageError("\(option): cannot resolve \(host)")
         }
         defer { freeaddrinfo(found) }
+        var next: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = next {
+            if entry.pointee.ai_family == AF_INET {
+                first = entry
+                break
+            }
+            next = entry.pointee.ai_next
+        }
         var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0
         else { throw UsageError("\(option): cannot resolve \(host)") }

@@ -180,7 +180,8 @@ struct NATLabBaresipTests {
         #expect(lines.contains { $0.hasPrefix("ice: relay gathered for comp 1") }, "baresip allocated at coturn: \(call.ice)")
         #expect(lines.contains { $0.contains("TURN Client error: 403 Forbidden IP") }, "\(call.ice)")
         #expect(lab.log("turnserver.log").contains("A peer IP \(NATLabScript.hostAddresses[0]) denied"), "coturn: \(lab.log("turnserver.log"))")
-        #expect(lines.contains { $0.hasPrefix("ice: connectivity check failed") }, "\(call.ice)")
+        // baresip's own verdict (`ice: connectivity check failed`) comes only when its slow checks run out, which
+        // parleyd's BYE may overtake: it is printed above, not required.
         #expect(call.conversation.last == "left (iceFailed)", "\(call.conversation)")
         #expect(call.seconds.parleyd == 0 && call.seconds.sent == 0, "no audio: \(call.seconds)")
         #expect(took < .seconds(35), "\(took)")

@@ -142,8 +142,9 @@ struct NATLabICETests {
         }
         let took = try #require(flushed).duration(to: .now)
         print("NAT lab, nat1's mappings flushed mid-call: \(call.conversations) \(took) later; \(call.ice[0].suffix(2))")
+        // alice's consent fails first (her mappings went); bob's may fail too before her BYE reaches him.
         #expect(call.conversations[0].last == "left (iceFailed)", "\(call.conversations); \(call.ice)")
-        #expect(call.conversations[1].last == "left (remoteEnded)", "\(call.conversations)")
+        #expect(["left (remoteEnded)", "left (iceFailed)"].contains(call.conversations[1].last), "\(call.conversations)")
         #expect(took < .seconds(40), "noticed in bounded time: \(took)")
         try lab.stop()
     }
