@@ -112,15 +112,18 @@ static inline void parley_ice_reattach(ParleyICE *ice) {
 
 /// A full agent (RFC 5245/8445, consent freshness per RFC 7675; UDP only, no UPnP), controlling or not, with one
 /// stream of `components` (1 with rtcp-mux, else 2) whose host candidates bind in `port_min`–`port_max` (0: any);
-/// `notify_fd` (an eventfd) is written at every report. NULL when libnice refuses.
+/// a duplicate of `notify_fd` (an eventfd) is written at every report. NULL when libnice refuses.
 static inline ParleyICE *parley_ice_new(GMainContext *context, int notify_fd, int controlling, unsigned components,
                                         unsigned port_min, unsigned port_max) {
     if (components < 1 || components > PARLEY_ICE_COMPONENTS) return NULL;
+    // The agent's own duplicate: released on the GLib thread after the reader may have closed its descriptor.
+    notify_fd = dup(notify_fd);
+    if (notify_fd < 0) return NULL;
     NiceAgent *agent = nice_agent_new_full(context, NICE_COMPATIBILITY_RFC5245, NICE_AGENT_OPTION_CONSENT_FRESHNESS);
-    if (!agent) return NULL;
+    if (!agent) { close(notify_fd); return NULL; }
     g_object_set(agent, "controlling-mode", controlling ? TRUE : FALSE, "upnp", FALSE, "ice-tcp", FALSE, "ice-udp", TRUE, NULL);
     guint stream = nice_agent_add_stream(agent, components);
-    if (stream == 0) { g_object_unref(agent); return NULL; }
+    if (stream == 0) { g_object_unref(agent); close(notify_fd); return NULL; }
     ParleyICE *ice = g_new0(ParleyICE, 1);
     ice->agent = agent;
     ice->context = g_main_context_ref(context);
@@ -273,6 +276,7 @@ static gboolean parley_ice_release(gpointer data) {
     nice_agent_remove_stream(ice->agent, ice->stream);
     g_object_unref(ice->agent);
     g_main_context_unref(ice->context);
+    close(ice->notify_fd);
     g_mutex_clear(&ice->lock);
     g_free(ice);
     return G_SOURCE_REMOVE;

@@ -126,27 +126,37 @@ public struct ICEReport: Sendable, Hashable {
     }
 }
 
-/// The process's agents' GLib context, iterated by one thread of its own (docs/media.md, "ICE"), and the eventfd
-/// their reports are announced on.
-public final class ICEContext: @unchecked Sendable {
-    // @unchecked Sendable: both pointers are set once; GLib's context is thread-safe.
+/// The process's agents' GLib context, iterated by one thread of its own (docs/media.md, "ICE").
+final class ICEContext: @unchecked Sendable {
+    // @unchecked Sendable: the pointer is set once; GLib's context is thread-safe.
     let context: OpaquePointer
-    /// Readable when an agent has reported something (read it with ``drainNotifications()``).
-    public let notificationDescriptor: Int32
 
     /// The process's one context (its thread starts with the first agent).
-    public static let shared = ICEContext()
+    static let shared = ICEContext()
 
-    private init() {
-        context = parley_ice_context_start()
-        notificationDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        precondition(notificationDescriptor >= 0, "no eventfd for ICE reports")
+    private init() { context = parley_ice_context_start() }
+}
+
+/// Where a reader learns that its agents reported something: an eventfd each of its agents writes (a duplicate of it
+/// per agent, closed when the agent is gone, so a report never writes to a descriptor that was closed or reused).
+/// One per reader: readers sharing one would drain each other's news.
+public final class ICENotifications: @unchecked Sendable {
+    // @unchecked Sendable: the descriptor is set once; reading an eventfd is thread-safe.
+    /// Readable when an agent has reported something (read it with ``drain()``, then read the agents' reports).
+    public let descriptor: Int32
+
+    /// A new eventfd.
+    public init() throws(ICEError) {
+        descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard descriptor >= 0 else { throw ICEError("no eventfd for ICE reports") }
     }
 
-    /// Empties the eventfd (call when it is readable, then read the agents' reports).
-    public func drainNotifications() {
+    deinit { close(descriptor) }
+
+    /// Empties the eventfd.
+    public func drain() {
         var count: UInt64 = 0
-        _ = read(notificationDescriptor, &count, MemoryLayout<UInt64>.size)
+        _ = read(descriptor, &count, MemoryLayout<UInt64>.size)
     }
 }
 
@@ -172,14 +182,14 @@ public final class ICEAgent: @unchecked Sendable {
     public let components: Int
 
     /// An agent controlling the checks (the offerer) or not, with host candidates on `localAddresses` only (all
-    /// interfaces when empty) bound in `ports`, and `servers` for the others. Gathering starts with ``gather()``.
+    /// interfaces when empty) bound in `ports`, and `servers` for the others, announcing its reports on
+    /// `notifications`. Gathering starts with ``gather()``.
     public init(
         controlling: Bool, components: Int = 2, localAddresses: [String] = [], ports: ClosedRange<Int>? = nil,
-        servers: ICEServers = ICEServers()
+        servers: ICEServers = ICEServers(), notifications: ICENotifications
     ) throws(ICEError) {
-        let context = ICEContext.shared
         guard let made = parley_ice_new(
-            context.context, context.notificationDescriptor, controlling ? 1 : 0, UInt32(components),
+            ICEContext.shared.context, notifications.descriptor, controlling ? 1 : 0, UInt32(components),
             UInt32(ports?.lowerBound ?? 0), UInt32(ports?.upperBound ?? 0))
         else { throw ICEError("libnice could not make an agent") }
         // Everything that may fail happens before the stored properties are set: a throw after that would run deinit,

@@ -65,7 +65,7 @@ extension CallAudio {
             let wildcard = host == "0.0.0.0" || host == "::"
             let agent = try ICEAgent(
                 controlling: role == .controlling, localAddresses: wildcard ? [] : [host], ports: configuration.ports,
-                servers: settings.servers)
+                servers: settings.servers, notifications: try watchICE())
             try agent.gather()
             let call = ICECall(agent: agent, reservationPort: plain.port)
             guard let first = endpoint(of: call) else {
@@ -73,7 +73,6 @@ extension CallAudio {
                 return plain
             }
             iceCalls[conversation] = call
-            watchICE()
             call.timers.append(loop.schedule(after: settings.gatheringTimeout) { [weak self] in
                 self?.gatheringEnded(conversation, timedOut: true)
             })
@@ -166,16 +165,22 @@ extension CallAudio {
         for waiting in call.waiting { waiting(nil) }
     }
 
-    /// Watches the agents' eventfd on the loop (once).
-    private func watchICE() {
-        guard iceWatch == nil else { return }
-        let context = ICEContext.shared
-        iceWatch = try? DescriptorWatch(
-            loop: loop, fd: context.notificationDescriptor, readable: true, writable: false,
-            onReady: { [weak self] _ in
-                context.drainNotifications()
-                self?.readICEReports()
-            }, onLoopShutdown: {})
+    /// The node's agents' eventfd, watched on the loop (made with the first agent).
+    private func watchICE() throws -> ICENotifications {
+        if let iceNotifications { return iceNotifications }
+        let notifications = try ICENotifications()
+        do {
+            iceWatch = try DescriptorWatch(
+                loop: loop, fd: notifications.descriptor, readable: true, writable: false,
+                onReady: { [weak self] _ in
+                    notifications.drain()
+                    self?.readICEReports()
+                }, onLoopShutdown: {})
+        } catch {
+            throw MediaError("cannot watch ICE reports: \(error)")
+        }
+        iceNotifications = notifications
+        return notifications
     }
 
     /// Reads every agent's report that changed: gathering done, a pair selected, a failure.

@@ -72,6 +72,7 @@ final class CallAudio: CallMediaHandler {
     /// Calls whose media goes through an ICE agent, and the watch on the agents' reports.
     var iceCalls: [UUID: ICECall] = [:]
     var iceWatch: DescriptorWatch?
+    var iceNotifications: ICENotifications?
     /// Told when a call's ICE found no path (the call should end as iceFailed), on the loop; set once.
     var onICEFailure: ((UUID, String) -> Void)?
     /// Told of a call's selected RTP pair and ICE state whenever the pair changes, on the loop; set once.

@@ -20,8 +20,9 @@ struct ICEMediaTests {
 
     /// An offerer (controlling) and an answerer, gathered on 127.0.0.1 and told each other's candidates.
     static func connectedPair(ports: ClosedRange<Int>? = nil) async throws -> (ICEAgent, ICEAgent) {
-        let offerer = try ICEAgent(controlling: true, localAddresses: ["127.0.0.1"], ports: ports)
-        let answerer = try ICEAgent(controlling: false, localAddresses: ["127.0.0.1"], ports: ports)
+        let notifications = try ICENotifications()
+        let offerer = try ICEAgent(controlling: true, localAddresses: ["127.0.0.1"], ports: ports, notifications: notifications)
+        let answerer = try ICEAgent(controlling: false, localAddresses: ["127.0.0.1"], ports: ports, notifications: notifications)
         try offerer.gather()
         try answerer.gather()
         #expect(try await eventually { offerer.report.gatheringDone && answerer.report.gatheringDone })
