@@ -111,10 +111,11 @@ static inline void parley_ice_reattach(ParleyICE *ice) {
 }
 
 /// A full agent (RFC 5245/8445, consent freshness per RFC 7675; UDP only, no UPnP), controlling or not, with one
-/// stream of `components` (1 with rtcp-mux, else 2) whose host candidates bind in `port_min`–`port_max` (0: any);
+/// stream of `components` (1 with rtcp-mux, else 2) whose host candidates bind component N's on `first_port + N - 1`
+/// exactly (0: any port);
 /// a duplicate of `notify_fd` (an eventfd) is written at every report. NULL when libnice refuses.
 static inline ParleyICE *parley_ice_new(GMainContext *context, int notify_fd, int controlling, unsigned components,
-                                        unsigned port_min, unsigned port_max) {
+                                        unsigned first_port) {
     if (components < 1 || components > PARLEY_ICE_COMPONENTS) return NULL;
     // The agent's own duplicate: released on the GLib thread after the reader may have closed its descriptor.
     notify_fd = dup(notify_fd);
@@ -135,7 +136,7 @@ static inline ParleyICE *parley_ice_new(GMainContext *context, int notify_fd, in
     g_signal_connect(agent, "component-state-changed", G_CALLBACK(parley_ice_on_state), ice);
     g_signal_connect(agent, "new-selected-pair-full", G_CALLBACK(parley_ice_on_pair), ice);
     for (guint component = 1; component <= components; component++) {
-        if (port_min > 0) nice_agent_set_port_range(agent, stream, component, port_min, port_max);
+        if (first_port > 0) nice_agent_set_port_range(agent, stream, component, first_port + component - 1, first_port + component - 1);
     }
     parley_ice_reattach(ice);
     return ice;
@@ -285,6 +286,37 @@ static gboolean parley_ice_release(gpointer data) {
 /// Ends the agent on its own thread (no report runs after it; a pipeline still holding the agent keeps it alive).
 static inline void parley_ice_free(ParleyICE *ice) {
     g_main_context_invoke(ice->context, parley_ice_release, ice);
+}
+
+typedef struct {
+    ParleyICE *ice;
+    GMutex lock;
+    GCond done;
+    int finished;
+} ParleyICEClosing;
+
+static gboolean parley_ice_release_and_tell(gpointer data) {
+    ParleyICEClosing *closing = data;
+    parley_ice_release(closing->ice);
+    g_mutex_lock(&closing->lock);
+    closing->finished = 1;
+    g_cond_signal(&closing->done);
+    g_mutex_unlock(&closing->lock);
+    return G_SOURCE_REMOVE;
+}
+
+/// Ends the agent on its own thread and waits until it is gone, its sockets closed (when nothing else holds it: no
+/// pipeline), so that its ports can be bound again at once.
+static inline void parley_ice_free_and_wait(ParleyICE *ice) {
+    ParleyICEClosing closing = { .ice = ice, .finished = 0 };
+    g_mutex_init(&closing.lock);
+    g_cond_init(&closing.done);
+    g_main_context_invoke(ice->context, parley_ice_release_and_tell, &closing);
+    g_mutex_lock(&closing.lock);
+    while (!closing.finished) g_cond_wait(&closing.done, &closing.lock);
+    g_mutex_unlock(&closing.lock);
+    g_cond_clear(&closing.done);
+    g_mutex_clear(&closing.lock);
 }
 
 static inline void parley_ice_free_text(char *text) { g_free(text); }

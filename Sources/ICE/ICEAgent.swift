@@ -182,15 +182,15 @@ public final class ICEAgent: @unchecked Sendable {
     public let components: Int
 
     /// An agent controlling the checks (the offerer) or not, with host candidates on `localAddresses` only (all
-    /// interfaces when empty) bound in `ports`, and `servers` for the others, announcing its reports on
-    /// `notifications`. Gathering starts with ``gather()``.
+    /// interfaces when empty), component N's bound on `firstPort + N - 1` (any port when nil), and `servers` for the
+    /// others, announcing its reports on `notifications`. Gathering starts with ``gather()``.
     public init(
-        controlling: Bool, components: Int = 2, localAddresses: [String] = [], ports: ClosedRange<Int>? = nil,
+        controlling: Bool, components: Int = 2, localAddresses: [String] = [], firstPort: Int? = nil,
         servers: ICEServers = ICEServers(), notifications: ICENotifications
     ) throws(ICEError) {
         guard let made = parley_ice_new(
             ICEContext.shared.context, notifications.descriptor, controlling ? 1 : 0, UInt32(components),
-            UInt32(ports?.lowerBound ?? 0), UInt32(ports?.upperBound ?? 0))
+            UInt32(firstPort ?? 0))
         else { throw ICEError("libnice could not make an agent") }
         // Everything that may fail happens before the stored properties are set: a throw after that would run deinit,
         // freeing the agent a second time.
@@ -223,7 +223,17 @@ public final class ICEAgent: @unchecked Sendable {
         return nil
     }
 
-    deinit { parley_ice_free(handle) }
+    /// Whether ``close()`` ended the agent already.
+    private let closed = Atomic<Bool>(false)
+
+    deinit { if !closed.load(ordering: .acquiring) { parley_ice_free(handle) } }
+
+    /// Ends the agent now and waits until its sockets are closed (nothing else may hold it: no pipeline), so that its
+    /// ports can be bound again at once; the agent must not be used after.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        parley_ice_free_and_wait(handle)
+    }
 
     /// Starts gathering: host candidates at once, the servers' as they answer.
     public func gather() throws(ICEError) {

@@ -355,7 +355,8 @@ public final class MediaSession: @unchecked Sendable {
             ptime: parameters.ptime, source: source, sink: sink,
             telephoneEvent: parameters.telephoneEvent, security: parameters.encryption,
             transport: parameters.ice.map { .ice(stream: $0.agent.stream) } ?? .udp)
-        guard let sockets else { throw MediaError("the call's sockets could not be duplicated") }
+        // Over ICE the agent holds the call's ports (the pool lent them: no sockets here).
+        guard sockets != nil || parameters.ice != nil else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
         // A new pipeline's figures start from zero, its loss too.
         loss = RTPLossCounter(counting: Self.bothSend(parameters))
@@ -377,7 +378,7 @@ public final class MediaSession: @unchecked Sendable {
                 try built.set(receiver, "agent", object: ice.agent.object)
                 try built.set(sender, "agent", object: ice.agent.object)
             }
-        } else {
+        } else if let sockets {
             for (component, receiver, sender) in MediaTransport.socketElements {
                 let socket = component == .rtp ? sockets.rtp : sockets.rtcp
                 try built.setSocket(receiver, fd: socket)

@@ -14,15 +14,21 @@ import ParleyIO
 ///        ├── quiet for `quarantine` (looked at when reserving) ──► both sockets closed, the pair free again
 ///        └── no free pair left, released at least `quarantine` ago ──► the oldest given out even if not quiet
 ///            (someone spraying the range must not starve new calls; the receive gate drops the stale stream)
+///   lend(port) ──► reserved, its sockets closed for someone else to bind the pair (a call's ICE agent)
+///        ├── reclaim(port) ──► reserved, bound again (the agent is gone: the call goes on as plain RTP)
+///        └── release(port) ──► quarantined, bound again when it can be (else it just waits out its quarantine)
 /// ```
 /// Not thread-safe: one engine loop owns it.
 public final class RTPPortPool {
-    /// One reserved pair: the RTP port and the bound sockets (handed to GStreamer as duplicates).
+    /// One reserved pair: the RTP port and the bound sockets (handed to GStreamer as duplicates; -1 while lent).
     public struct Reservation: Sendable, Hashable {
         /// The RTP port (even); RTCP is `port + 1`.
         public let port: Int
         let rtp: Int32
         let rtcp: Int32
+
+        /// Whether its sockets are closed for someone else to bind the pair (``RTPPortPool/lend(_:)``).
+        public var isLent: Bool { rtp < 0 }
     }
 
     /// The address the sockets bind to.
@@ -82,19 +88,12 @@ public final class RTPPortPool {
         endQuarantines()
         let first = range.lowerBound + range.lowerBound % 2
         let pairs = (range.upperBound - first + 1) / 2
-        guard let ip = IPAddress(host) else { return nil }
         // Random tries first; then every pair from a random start, so a nearly full range still finds its last pair.
         let start = Int.random(in: 0..<pairs, using: &random)
         let tries = (0..<min(pairs, 8)).map { _ in Int.random(in: 0..<pairs, using: &random) } + (0..<pairs).map { (start + $0) % pairs }
         for index in tries {
             let port = first + 2 * index
-            guard reserved[port] == nil, !quarantinedPorts.contains(port) else { continue }
-            guard let rtp = try? Socket.bound(ip.socketAddress(port: UInt16(port)), stream: false) else { continue }
-            guard let rtcp = try? Socket.bound(ip.socketAddress(port: UInt16(port + 1)), stream: false) else {
-                Glibc.close(rtp)
-                continue
-            }
-            let reservation = Reservation(port: port, rtp: rtp, rtcp: rtcp)
+            guard reserved[port] == nil, !quarantinedPorts.contains(port), let reservation = bind(port) else { continue }
             reserved[port] = reservation
             return reservation
         }
@@ -103,16 +102,54 @@ public final class RTPPortPool {
         guard let index = quarantined.indices.min(by: { quarantined[$0].released < quarantined[$1].released }),
             moment - quarantined[index].released >= quarantine
         else { return nil }
-        let reservation = quarantined.remove(at: index).reservation
+        var reservation = quarantined.remove(at: index).reservation
         quarantinedPorts.remove(reservation.port)
+        if reservation.isLent {
+            // Quarantined unbound (its borrower held it when released): bound now, or not given out.
+            guard let bound = bind(reservation.port) else { return nil }
+            reservation = bound
+        }
         Self.drain(reservation)
         reserved[reservation.port] = reservation
         return reservation
     }
 
-    /// Releases a pair into quarantine (its sockets stay bound; GStreamer's duplicates close with their pipeline).
+    /// Closes a reserved pair's sockets so that someone else in the process binds the same ports (a call's ICE agent,
+    /// whose host candidates are then the pair the call was admitted with); it stays reserved. The lent reservation,
+    /// nil for a pair not reserved.
+    public func lend(_ port: Int) -> Reservation? {
+        guard let reservation = reserved[port] else { return nil }
+        Self.close(reservation)
+        let lent = Reservation(port: port, rtp: -1, rtcp: -1)
+        reserved[port] = lent
+        return lent
+    }
+
+    /// Binds a lent pair again (its borrower is gone); the reservation, nil when the pair is not lent or another
+    /// socket still holds a port.
+    public func reclaim(_ port: Int) -> Reservation? {
+        guard let reservation = reserved[port], reservation.isLent, let bound = bind(port) else { return nil }
+        reserved[port] = bound
+        return bound
+    }
+
+    /// The pair at `port`, both sockets bound, or nil.
+    private func bind(_ port: Int) -> Reservation? {
+        guard let ip = IPAddress(host), let rtp = try? Socket.bound(ip.socketAddress(port: UInt16(port)), stream: false) else {
+            return nil
+        }
+        guard let rtcp = try? Socket.bound(ip.socketAddress(port: UInt16(port + 1)), stream: false) else {
+            Glibc.close(rtp)
+            return nil
+        }
+        return Reservation(port: port, rtp: rtp, rtcp: rtcp)
+    }
+
+    /// Releases a pair into quarantine (its sockets stay bound; GStreamer's duplicates close with their pipeline). A
+    /// lent pair is bound again when its borrower let go already; else it waits out its quarantine unbound.
     public func release(_ port: Int) {
-        guard let reservation = reserved.removeValue(forKey: port) else { return }
+        guard var reservation = reserved.removeValue(forKey: port) else { return }
+        if reservation.isLent, let bound = bind(port) { reservation = bound }
         Self.drain(reservation)
         let moment = now()
         quarantined.append(Quarantined(reservation: reservation, released: moment, quietSince: moment))
@@ -158,6 +195,7 @@ public final class RTPPortPool {
     }
 
     private static func close(_ reservation: Reservation) {
+        guard !reservation.isLent else { return }
         Glibc.close(reservation.rtp)
         Glibc.close(reservation.rtcp)
     }

@@ -15,10 +15,8 @@ import SIPMessages
 ///   checking ──every check failed, none in the checks timeout, or consent lost──► failed: the call ends iceFailed
 /// ```
 final class ICECall {
-    /// The agent.
+    /// The agent (its host candidates on the call's reserved pair, lent to it by the pool).
     let agent: ICEAgent
-    /// The port pair reserved for the call (the agent binds its own ports).
-    let reservationPort: Int
     /// Whether its candidates are complete, or the wait for them is over; when gathering started (the loop's clock).
     var gathered = false
     let gatheringStarted = ContinuousClock.now
@@ -45,10 +43,7 @@ final class ICECall {
     /// Whether RTP has a path: a selected pair, or the peer's c= address (a peer without ICE).
     var hasPaths: Bool { withoutChecks || (pairs.first ?? nil) != nil }
 
-    init(agent: ICEAgent, reservationPort: Int) {
-        self.agent = agent
-        self.reservationPort = reservationPort
-    }
+    init(agent: ICEAgent) { self.agent = agent }
 }
 
 extension CallAudio {
@@ -60,17 +55,22 @@ extension CallAudio {
     func reserveEndpoint(for conversation: UUID, ice role: ICERole?) -> MediaEndpoint? {
         if let call = iceCalls[conversation] { return endpoint(of: call) }
         guard let plain = reserveEndpoint(for: conversation) else { return nil }
-        guard let role, let settings = configuration.ice else { return plain }
+        guard let role, let settings = configuration.ice, let lent = pool.lend(plain.port) else { return plain }
+        // The agent's host candidates bind the very pair the call was admitted with.
+        reservations[plain.port] = lent
+        icePorts[conversation] = plain.port
+        var made: ICEAgent?
         do {
             let wildcard = host == "0.0.0.0" || host == "::"
             let agent = try ICEAgent(
-                controlling: role == .controlling, localAddresses: wildcard ? [] : [host], ports: configuration.ports,
+                controlling: role == .controlling, localAddresses: wildcard ? [] : [host], firstPort: plain.port,
                 servers: settings.servers, notifications: try watchICE())
+            made = agent
             try agent.gather()
-            let call = ICECall(agent: agent, reservationPort: plain.port)
+            let call = ICECall(agent: agent)
             guard let first = endpoint(of: call) else {
                 log.error("\(conversation): no ICE for this call (no host candidate of our address family on \(host)): it offers its RTP port alone")
-                return plain
+                return reclaimPlain(conversation, closing: agent) ? plain : nil
             }
             iceCalls[conversation] = call
             call.timers.append(loop.schedule(after: settings.gatheringTimeout) { [weak self] in
@@ -79,8 +79,22 @@ extension CallAudio {
             return first
         } catch {
             log.error("\(conversation): no ICE for this call (\(error)): it offers its RTP port alone")
-            return plain
+            return reclaimPlain(conversation, closing: made) ? plain : nil
         }
+    }
+
+    /// The call goes on as plain RTP at its reserved pair: its agent (if any) is closed, waiting until its sockets
+    /// are, and the pair bound again; false (logged) when it cannot be.
+    @discardableResult
+    func reclaimPlain(_ conversation: UUID, closing agent: ICEAgent?) -> Bool {
+        agent?.close()
+        guard let port = icePorts[conversation] else { return false }
+        guard let bound = pool.reclaim(port) else {
+            log.error("\(conversation): RTP ports \(port)–\(port + 1) could not be bound again after ICE: no audio")
+            return false
+        }
+        reservations[port] = bound
+        return true
     }
 
     /// Runs `ready` with the call's endpoint once its candidates are gathered (at once when they are, or the call
@@ -112,16 +126,26 @@ extension CallAudio {
             address: rtp.address, port: rtp.port, rtcpPort: agent.components > 1 ? preferred(2)?.port : nil, ice: ice)
     }
 
-    /// The port pair a call reserved: an ICE call's, else the endpoint's own.
+    /// The port pair a call reserved: an ICE call's (its c=/m= may name a server-reflexive port), else the
+    /// endpoint's own.
     func reservedPort(of endpoint: MediaEndpoint, for conversation: UUID) -> Int {
-        iceCalls[conversation]?.reservationPort ?? endpoint.port
+        icePorts[conversation] ?? endpoint.port
     }
 
     /// The call's agent as its media's transport, told the peer's candidates (once the peer confirmed it receives
-    /// our description: an INVITE's spoofed candidates draw no checks), or to send to its c= address when it has no
-    /// ICE; nil for a call without an agent.
+    /// our description: an INVITE's spoofed candidates draw no checks); nil for a call without an agent. A peer
+    /// without ICE answering our offer: the agent goes and the call is plain RTP at its reserved pair (which c=/m=
+    /// named, or its server-reflexive mapping), its receive gate and all; a peer that drops ICE mid-call (the call's
+    /// pipeline runs on the agent) is sent to at its c= address through the agent, without checks.
     func iceBinding(for audio: NegotiatedAudio, of conversation: UUID) -> ICEBinding? {
         guard let call = iceCalls[conversation], audio.localICE != nil else { return nil }
+        if audio.remoteICE == nil, sessions[conversation] == nil {
+            forgetICE(conversation)
+            if reclaimPlain(conversation, closing: call.agent) {
+                log.info("\(conversation): ICE: the peer has none: plain RTP at our reserved ports")
+            }
+            return nil
+        }
         guard audio.peerConfirmed else { return ICEBinding(call.agent) }
         do {
             if let remote = audio.remoteICE {

@@ -64,21 +64,23 @@ public struct ICEConfiguration: Sendable, Hashable {
 /// Runs on the node's SIP loop (the engine calls it there).
 final class CallAudio: CallMediaHandler {
     let configuration: MediaConfiguration
-    private let pool: RTPPortPool
+    let pool: RTPPortPool
     let log: EngineLog
     /// The SIP loop (ICE's timers and its reports' eventfd), and the node's media address.
     let loop: EventLoop
     let host: String
     /// Calls whose media goes through an ICE agent, and the watch on the agents' reports.
     var iceCalls: [UUID: ICECall] = [:]
+    /// The port pair each ICE call reserved (its c=/m= may name a server-reflexive port), as long as the call lasts.
+    var icePorts: [UUID: Int] = [:]
     var iceWatch: DescriptorWatch?
     var iceNotifications: ICENotifications?
     /// Told when a call's ICE found no path (the call should end as iceFailed), on the loop; set once.
     var onICEFailure: ((UUID, String) -> Void)?
     /// Told of a call's selected RTP pair and ICE state whenever the pair changes, on the loop; set once.
     var onICEPair: ((UUID, ICESelectedPair?, ICEState) -> Void)?
-    private var reservations: [Int: RTPPortPool.Reservation] = [:]
-    private var sessions: [UUID: MediaSession] = [:]
+    var reservations: [Int: RTPPortPool.Reservation] = [:]
+    var sessions: [UUID: MediaSession] = [:]
     private var muted: Set<UUID> = []
     /// Calls whose peer named a destination media must not go to (logged once per call).
     private var refused: Set<UUID> = []
@@ -133,6 +135,7 @@ final class CallAudio: CallMediaHandler {
     func releaseEndpoint(_ endpoint: MediaEndpoint, of conversation: UUID) {
         let port = reservedPort(of: endpoint, for: conversation)
         forgetICE(conversation)
+        icePorts[conversation] = nil
         reservations[port] = nil
         pool.release(port)
     }
@@ -178,7 +181,7 @@ final class CallAudio: CallMediaHandler {
         }
         if let session = sessions[conversation] {
             session.update(parameters)
-        } else if let reservation = reservations[iceCalls[conversation]?.reservationPort ?? audio.localPort] {
+        } else if let reservation = reservations[icePorts[conversation] ?? audio.localPort] {
             let session = MediaSession(
                 reservation: reservation, parameters: parameters, source: configuration.source,
                 sink: configuration.sink, recordingName: conversation.uuidString,

@@ -329,6 +329,45 @@ struct MediaPieceTests {
         #expect(throws: MediaError.self) { try RTPPortPool(host: "127.0.0.1", range: 80...81) }
     }
 
+    @Test("a lent pair's sockets close so another socket binds its ports (an ICE agent's), it stays reserved; reclaimed it is bound again; released while still held it waits out its quarantine unbound, then is free")
+    func lentPair() throws {
+        let base = 30_000 + Int.random(in: 0..<100) * 100
+        let clock = Mutex(ContinuousClock.now)
+        let pool = try RTPPortPool(host: "127.0.0.1", range: base...(base + 1), now: { clock.withLock { $0 } })
+        let pair = try #require(pool.reserve())
+        #expect(!pair.isLent)
+        func bindPort(_ port: Int) -> Int32 {
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound != 0 { close(fd); return -1 }
+            return fd
+        }
+        #expect(bindPort(pair.port) < 0, "reserved: the pool holds the port")
+        let lent = try #require(pool.lend(pair.port))
+        #expect(lent.isLent && pool.count == 1)
+        let borrower = bindPort(pair.port)
+        #expect(borrower >= 0, "lent: the borrower binds it")
+        #expect(pool.reclaim(pair.port) == nil, "not while the borrower holds it")
+        close(borrower)
+        let reclaimed = try #require(pool.reclaim(pair.port))
+        #expect(!reclaimed.isLent && bindPort(pair.port) < 0, "bound again")
+        // Lent again and released while the borrower still holds it: quarantined unbound, given out after it.
+        _ = pool.lend(pair.port)
+        let second = bindPort(pair.port)
+        pool.release(pair.port)
+        #expect(pool.quarantinedCount == 1 && pool.reserve() == nil)
+        close(second)
+        clock.withLock { $0 += .seconds(61) }
+        let again = try #require(pool.reserve())
+        #expect(again.port == pair.port && !again.isLent, "free again after its quarantine, bound")
+    }
+
     @Test("ports are taken at random from the range: the next call's port cannot be guessed from this one's")
     func randomPorts() throws {
         let base = 30_000 + Int.random(in: 0..<100) * 300
