@@ -269,17 +269,32 @@ static inline unsigned parley_ice_read(ParleyICE *ice, int *gathering_done, Parl
 static inline gpointer parley_ice_object(ParleyICE *ice) { return ice->agent; }
 static inline unsigned parley_ice_stream(ParleyICE *ice) { return ice->stream; }
 
-static gboolean parley_ice_release(gpointer data) {
-    ParleyICE *ice = data;
+/// Stops the agent's reports and its reading (its handlers and receivers go).
+static void parley_ice_detach(ParleyICE *ice) {
     g_signal_handlers_disconnect_by_data(ice->agent, ice);
     for (guint component = 1; component <= ice->components; component++)
         nice_agent_attach_recv(ice->agent, ice->stream, component, ice->context, NULL, NULL);
-    nice_agent_remove_stream(ice->agent, ice->stream);
+}
+
+/// Frees what the shim holds of an agent whose work is over (the agent itself goes when no pipeline holds it).
+static void parley_ice_dispose(ParleyICE *ice) {
     g_object_unref(ice->agent);
     g_main_context_unref(ice->context);
     close(ice->notify_fd);
     g_mutex_clear(&ice->lock);
     g_free(ice);
+}
+
+static void parley_ice_closed(GObject *source, GAsyncResult *result, gpointer data) {
+    parley_ice_dispose(data);
+}
+
+/// On the agent's thread: its TURN allocations are released (Refresh with lifetime 0, RFC 8656 §7) and its sources
+/// stopped before it goes, so a TURN server's quota is not held for the allocations' lifetime after every call.
+static gboolean parley_ice_release(gpointer data) {
+    ParleyICE *ice = data;
+    parley_ice_detach(ice);
+    nice_agent_close_async(ice->agent, parley_ice_closed, ice);
     return G_SOURCE_REMOVE;
 }
 
@@ -295,9 +310,13 @@ typedef struct {
     int finished;
 } ParleyICEClosing;
 
+/// On the agent's thread, at once: its stream and sockets go now (a TURN allocation is left to expire: waiting for
+/// its release could take seconds a caller cannot wait).
 static gboolean parley_ice_release_and_tell(gpointer data) {
     ParleyICEClosing *closing = data;
-    parley_ice_release(closing->ice);
+    parley_ice_detach(closing->ice);
+    nice_agent_remove_stream(closing->ice->agent, closing->ice->stream);
+    parley_ice_dispose(closing->ice);
     g_mutex_lock(&closing->lock);
     closing->finished = 1;
     g_cond_signal(&closing->done);
