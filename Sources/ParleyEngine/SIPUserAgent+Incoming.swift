@@ -95,13 +95,14 @@ extension SIPUserAgent {
             respond(to: request, key: key, status: 486, reason: "Busy Here (\(error))")
             return
         }
-        // An offer with ICE: our agent gathers while the call rings, so the answer can carry every candidate (not for
-        // a call a delegate ended from inside the report: its leg is gone).
-        if let offer, offer.ice != nil, offer.audioPort > 0, let media, media.offersICE, legs[UUIDKey(uuid)] != nil,
+        // An offer with ICE, or none (our offer goes in the 200): our agent gathers while the call rings, so the answer
+        // or the offer can carry every candidate (not for a call a delegate ended from inside the report: its leg is
+        // gone).
+        if offer.map({ $0.ice != nil && $0.audioPort > 0 }) ?? true, let media, media.offersICE, legs[UUIDKey(uuid)] != nil,
             legMedia[UUIDKey(uuid)] == nil
         {
-            let ours = mediaAddress(toward: offer.connectionAddress, signalling: destination.address.host)
-            let endpoint = newAudioEndpoint(for: uuid, at: ours, ice: .controlled)
+            let ours = mediaAddress(toward: offer?.connectionAddress, signalling: destination.address.host)
+            let endpoint = newAudioEndpoint(for: uuid, at: ours, ice: offer == nil ? .controlling : .controlled)
             if endpoint.ice != nil {
                 legMedia[UUIDKey(uuid)] = LegMedia(endpoint: endpoint)
             } else if endpoint.port != configuration.mediaPort {

@@ -181,6 +181,108 @@ struct ICEBadInputTests {
     }
 }
 
+/// An INVITE without SDP: parleyd's offer goes in its 200, and with ICE it waits for its candidates like any offer.
+@Suite("Interop: ICE in a late offer (an INVITE without SDP)", .serialized, .timeLimit(.minutes(2)))
+struct ICELateOfferTests {
+    /// sipp's INVITE without a body; the 200 must carry our offer with ICE; sipp's ACK answers without ICE (plain
+    /// RTP at its address), and sipp hangs up a second later.
+    static let scenario = """
+        <?xml version="1.0" encoding="ISO-8859-1" ?>
+        <!DOCTYPE scenario SYSTEM "sipp.dtd">
+        <scenario name="uac, late offer">
+          <send retrans="500">
+            <![CDATA[
+              INVITE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+              Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+              From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+              To: <sip:[service]@[remote_ip]:[remote_port]>
+              Call-ID: [call_id]
+              CSeq: 1 INVITE
+              Contact: <sip:sipp@[local_ip]:[local_port];transport=[transport]>
+              Max-Forwards: 70
+              Content-Length: 0
+            ]]>
+          </send>
+          <recv response="100" optional="true"/>
+          <recv response="180" optional="true"/>
+          <recv response="200" rrs="true">
+            <action>
+              <ereg regexp="a=ice-ufrag:" search_in="body" check_it="true" assign_to="ice"/>
+              <ereg regexp="a=candidate:" search_in="body" check_it="true" assign_to="candidate"/>
+            </action>
+          </recv>
+          <send>
+            <![CDATA[
+              ACK [next_url] SIP/2.0
+              Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+              From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+              To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+              Call-ID: [call_id]
+              CSeq: 1 ACK
+              Contact: <sip:sipp@[local_ip]:[local_port];transport=[transport]>
+              Max-Forwards: 70
+              Content-Type: application/sdp
+              Content-Length: [len]
+
+              v=0
+              o=user1 53655765 1 IN IP4 [local_ip]
+              s=-
+              c=IN IP4 [media_ip]
+              t=0 0
+              m=audio [media_port] RTP/AVP 0
+              a=rtpmap:0 PCMU/8000
+            ]]>
+          </send>
+          <pause milliseconds="1000"/>
+          <send retrans="500">
+            <![CDATA[
+              BYE [next_url] SIP/2.0
+              Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+              From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+              To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+              Call-ID: [call_id]
+              CSeq: 2 BYE
+              Max-Forwards: 70
+              Content-Length: 0
+            ]]>
+          </send>
+          <recv response="200"/>
+          <Reference variables="ice,candidate"/>
+        </scenario>
+        """
+
+    @Test("parleyd's offer in its 200 carries ICE and waits for its candidates (a STUN server that never answers: the gathering timeout), and an answer without ICE in the ACK makes the call plain RTP")
+    func lateOffer() throws {
+        let silent = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(silent) }
+        let stunPort = Int(Interop.freePort())
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(stunPort).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0)
+        let parleyd = try Parleyd([
+            "--auto-answer", "0", "--media", "gstreamer", "--audio-sink", "null", "--stun-server", "127.0.0.1:\(stunPort)",
+        ])
+        let file = FileManager.default.temporaryDirectory.appending(path: "parley-late-offer-\(UUID().uuidString).xml")
+        try Self.scenario.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = try SippRun.run([
+            "-sf", file.path, "127.0.0.1:\(parleyd.port)", "-i", "127.0.0.1", "-p", String(Interop.freePort()), "-t", "u1",
+            "-s", "parley", "-m", "1",
+        ])
+        #expect(run.status == 0, "\(run.output)")
+        try parleyd.waitForEnded(1)
+        let ice = parleyd.process.lines.filter { $0.contains("ICE") }
+        #expect(ice.contains { $0.contains("the servers' candidates did not all come in time") }, "the 200 waited: \(ice)")
+        #expect(ice.contains { $0.contains("ICE: the peer has none: plain RTP at our reserved ports") }, "\(ice)")
+        #expect(parleyd.transitions == [["ringing", "joining", "joined", "left (remoteEnded)"]])
+    }
+}
+
 /// The loopback call of ``AudioInterop/ICEInteropTests``, reachable from other suites.
 enum ICEInteropTestsRun {
     static func call(callee: [String], caller: [String], seconds: Int = 3) throws
