@@ -110,6 +110,24 @@ struct ICEBadInputTests {
 
     static let credentials = ["a=ice-ufrag:sippUfrag", "a=ice-pwd:sippPasswordSippPassword22"]
 
+    /// A UDP socket on 127.0.0.1 at a port the system picks, which takes what comes (a STUN server's Binding
+    /// requests) and never answers: the descriptor (closed by the caller) and the port.
+    static func silentServer() throws -> (Int32, Int) {
+        let silent = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) == 0 && getsockname(silent, $0, &length) == 0 }
+        }
+        guard bound else {
+            close(silent)
+            throw InteropError("no silent UDP socket on 127.0.0.1")
+        }
+        return (silent, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
     @Test("an offer of 1,000 candidates, with unusable ones (0.0.0.0, multicast, link-local, port 0) and one naming parleyd's own SIP port: the answer carries ICE, at most 32 are checked, none on our listener; no check succeeds and the call ends as iceFailed with BYE, in bounded time")
     func thousandCandidates() throws {
         let parleyd = try Parleyd(["--auto-answer", "0", "--media", "gstreamer", "--audio-sink", "null", "--ice", "on"])
@@ -158,21 +176,8 @@ struct ICEBadInputTests {
 
     @Test("a STUN server that never answers: the offer goes after the gathering timeout (2 s) with the host candidates, parleyd says why, and the call has audio")
     func silentSTUNServer() throws {
-        // A UDP socket on loopback that takes the Binding requests and never answers.
-        let silent = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let (silent, stunPort) = try Self.silentServer()
         defer { close(silent) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(bound == 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(silent, $0, &length) }
-        }
-        let stunPort = Int(UInt16(bigEndian: address.sin_port))
         let run = try ICEInteropTestsRun.call(callee: ["--ice", "on"], caller: ["--stun-server", "127.0.0.1:\(stunPort)"])
         AudioInterop.ICEInteropTests.expectAudioBothWays(run)
         let waited = run.caller.process.lines.contains { $0.contains("ICE: the servers' candidates did not all come in time") }
@@ -253,17 +258,8 @@ struct ICELateOfferTests {
 
     @Test("parleyd's offer in its 200 carries ICE and waits for its candidates (a STUN server that never answers: the gathering timeout), and an answer without ICE in the ACK makes the call plain RTP")
     func lateOffer() throws {
-        let silent = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let (silent, stunPort) = try ICEBadInputTests.silentServer()
         defer { close(silent) }
-        let stunPort = Int(Interop.freePort())
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(stunPort).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(bound == 0)
         let parleyd = try Parleyd([
             "--auto-answer", "0", "--media", "gstreamer", "--audio-sink", "null", "--stun-server", "127.0.0.1:\(stunPort)",
         ])
