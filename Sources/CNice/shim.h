@@ -31,6 +31,7 @@ enum { PARLEY_ICE_TEXT = 64, PARLEY_ICE_COMPONENTS = 2 };
 /// What one component of an agent reports: its state (NiceComponentState) and the pair its checks selected.
 typedef struct {
     int state;
+    int restarting;  // restarted, and no check has run since: a failure reported now is the old path's, not news
     int selected;
     int local_type, remote_type;  // NiceCandidateType
     char local_address[PARLEY_ICE_TEXT], remote_address[PARLEY_ICE_TEXT];
@@ -70,7 +71,15 @@ static void parley_ice_on_state(NiceAgent *agent, guint stream, guint component,
     ParleyICE *ice = data;
     if (component < 1 || component > ice->components) return;
     g_mutex_lock(&ice->lock);
-    ice->component[component - 1].state = (int)state;
+    ParleyICEComponent *c = &ice->component[component - 1];
+    if (state == NICE_COMPONENT_STATE_FAILED && c->restarting) {
+        // The old path's consent, expiring as the restart came: the restarted checks have not run yet.
+        g_mutex_unlock(&ice->lock);
+        return;
+    }
+    if (state == NICE_COMPONENT_STATE_CONNECTING || state == NICE_COMPONENT_STATE_CONNECTED || state == NICE_COMPONENT_STATE_READY)
+        c->restarting = 0;
+    c->state = (int)state;
     parley_ice_changed(ice);
     g_mutex_unlock(&ice->lock);
 }
@@ -237,6 +246,29 @@ static inline int parley_ice_set_remote(ParleyICE *ice, const char *ufrag, const
         g_slist_free_full(list, (GDestroyNotify)nice_candidate_free);
     }
     return taken;
+}
+
+/// An ICE restart (RFC 8445 §9): new local credentials, the peer's candidates and checks forgotten (libnice keeps
+/// the local candidates, and the pair in use until checks select a new one); each component reports no pair and
+/// checking until they do. 0 on success.
+static inline int parley_ice_restart(ParleyICE *ice) {
+    if (!nice_agent_restart_stream(ice->agent, ice->stream)) return -1;
+    g_mutex_lock(&ice->lock);
+    for (guint component = 0; component < ice->components; component++) {
+        ice->component[component].selected = 0;
+        ice->component[component].restarting = 1;
+        ice->component[component].state = NICE_COMPONENT_STATE_CONNECTING;
+    }
+    parley_ice_changed(ice);
+    g_mutex_unlock(&ice->lock);
+    return 0;
+}
+
+/// Whether the agent controls the checks now (its role after any conflict was resolved).
+static inline int parley_ice_controlling(ParleyICE *ice) {
+    gboolean controlling = FALSE;
+    g_object_get(ice->agent, "controlling-mode", &controlling, NULL);
+    return controlling ? 1 : 0;
 }
 
 /// A peer without ICE: `component` sends to `address`:`port` as if checks had selected it (libnice stops checking the

@@ -274,6 +274,17 @@ public final class ICEAgent: @unchecked Sendable {
         return Int(taken)
     }
 
+    /// An ICE restart (RFC 8445 §9): new local credentials; the peer's candidates are forgotten until
+    /// ``setRemote(ufrag:password:candidates:peerIsLite:)`` gives its new ones. The local candidates stay, and the
+    /// pair in use carries media until the checks select a new one; the report shows no pair until then.
+    public func restart() throws(ICEError) {
+        guard parley_ice_restart(handle) == 0 else { throw ICEError("libnice would not restart the stream") }
+    }
+
+    /// Whether the agent controls the checks now (the offerer, or an ICE-lite peer's answerer, after any role
+    /// conflict was resolved).
+    public var isControlling: Bool { parley_ice_controlling(handle) != 0 }
+
     /// A peer without ICE (its description had none): each component sends to the peer's c= address and its port
     /// (RTP's, then RTCP's) as if checks had selected it, and takes what arrives.
     public func sendWithoutChecks(to host: String, ports: [Int]) throws(ICEError) {

@@ -70,6 +70,7 @@ extension CallLeg {
         case .action(let action, _): .fail(action, reason: reason, status: status)
         case .video(let on): .videoSettled(on, failure: reason)
         case .refresh: .log(.info, "the session refresh failed: \(reason)")
+        case .iceRestart: .log(.info, "the ICE restart failed: \(reason) (the checks timeout ends the call if no path comes)")
         }
     }
 
@@ -84,7 +85,7 @@ extension CallLeg {
         switch request {
         case .action(_, let hold): shape.hold = hold
         case .video(let on): shape.video = on
-        case .refresh: break
+        case .refresh, .iceRestart: break
         }
         return shape
     }
@@ -105,7 +106,7 @@ extension CallLeg {
         let shape = shape(for: offerRequest, in: confirmed)
         // A refresh offers the same description with the same version (RFC 4028 §7.4, RFC 3264 §8).
         let offer = offerRequest == .refresh
-            ? confirmed.media.local : context.makeOffer(after: confirmed.media.local, hold: shape.hold, video: shape.video)
+            ? confirmed.media.local : context.makeOffer(after: confirmed.media.local, hold: shape.hold, video: shape.video, for: uuid)
         let target = context.destination(inDialog: confirmed.dialog, fallback: confirmed.destination)
         var headers = context.capabilityHeaders
         headers.append("User-Agent", context.configuration.product)
@@ -165,7 +166,7 @@ extension CallLeg {
             // Its tags were changed: the dialog cannot go on.
             return ([failed(request, reason: "the answer to our re-INVITE does not match the dialog")], response.statusCode)
         }
-        confirmed.dialog.receive(response: response)
+        confirmed.dialog.receive(response: response, timeoutEndsDialog: request != .iceRestart)
         if response.isSuccess {
             let wasVideo = confirmed.media.local.isVideo
             confirmed.media.local = offer
@@ -184,6 +185,7 @@ extension CallLeg {
             case .action(let action, _): effects.append(.fulfil(action))
             case .video(let on): effects.append(.videoSettled(on, failure: isVideo == on ? nil : "the other side did not take video"))
             case .refresh: effects.append(.log(.debug, "the session is refreshed"))
+            case .iceRestart: effects.append(.log(.info, "the peer took our ICE restart"))
             }
             return (effects + sessionAnswered(response, in: &confirmed, context: context), nil)
         }
@@ -194,6 +196,10 @@ extension CallLeg {
             return ([.log(.debug, "491 on our re-INVITE; retrying in \(delay)"), .startTimer(.glareRetry, after: delay)], nil)
         }
         let refusal = failed(request, reason: "\(response.statusCode) \(response.reasonPhrase)", status: SIPFinalStatus(response))
-        return ([refusal], response.statusCode == 481 || response.statusCode == 408 ? response.statusCode : nil)
+        // RFC 3261 §14.1: 481 or 408 ends the dialog. Not a proxy's 408 to an ICE restart: the peer's NAT mapping,
+        // which the restart is about, may have taken the SIP path to it along, and the peer's own restart may yet
+        // come; the media layer's checks timeout ends the call if none does.
+        let endsDialog = response.statusCode == 481 || (response.statusCode == 408 && request != .iceRestart)
+        return ([refusal], endsDialog ? response.statusCode : nil)
     }
 }

@@ -313,6 +313,15 @@ extension CallLeg {
         return effects
     }
 
+    /// The media layer restarted the call's ICE: a re-INVITE with our new credentials (connected calls only; false
+    /// when the call is not, and the restart cannot be offered).
+    mutating func requestICERestart(in context: some CallLegContext) -> [CallLegEffect]? {
+        guard case .confirmed(var confirmed) = state else { return nil }
+        let effects = requestOffer(.iceRestart, confirmed: &confirmed, in: context)
+        state = .confirmed(confirmed)
+        return effects
+    }
+
     /// Caller: nothing answered the INVITE at its target (timer B, an ICMP error): it goes to `next`, another target
     /// of the same host (RFC 3263 §4.3), as a new transaction; nil when it cannot (a response came, or we cancel).
     mutating func retarget(to next: SIPDestination, in context: some CallLegContext) -> [CallLegEffect]? {

@@ -34,9 +34,9 @@ protocol CallLegContext {
     func makeAnswer(
         to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID, toward peerHost: String?
     ) -> SDPSession
-    /// Our SDP offer for a re-INVITE: the next version after `previous`, sendonly when holding, with a video stream
-    /// when `video` (and this node takes video).
-    func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession
+    /// Our SDP offer for a re-INVITE in `conversation`: the next version after `previous`, sendonly when holding, with
+    /// a video stream when `video` (and this node takes video), the call's ICE as the media layer has it now.
+    func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool, for conversation: UUID) -> SDPSession
     /// The capabilities of a call of ours, with or without video (reported when an offer/answer turns video on or off).
     func capabilities(video: Bool) -> Conversation.Capabilities
     /// Whether a received offer is one we can answer (a common codec).

@@ -81,6 +81,9 @@ extension CallLeg {
         case video(Bool)
         /// Our RFC 4028 session refresh: the same description again, its version unchanged.
         case refresh
+        /// The media layer restarted the call's ICE (consent was lost): our description with its new credentials
+        /// (RFC 8839 §4.4.1.1.1).
+        case iceRestart
 
         /// `hold`, `resume`, `video on`, `video off`.
         var description: String {
@@ -88,6 +91,7 @@ extension CallLeg {
             case .action(_, let hold): hold ? "hold" : "resume"
             case .video(let on): on ? "video on" : "video off"
             case .refresh: "session refresh"
+            case .iceRestart: "ICE restart"
             }
         }
     }

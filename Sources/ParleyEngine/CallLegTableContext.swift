@@ -55,10 +55,10 @@ extension CallLegTable {
         func makeAnswer(
             to offer: SDPSession?, previous: SDPSession?, localHold: Bool, for conversation: UUID, toward peerHost: String?
         ) -> SDPSession {
-            makeOffer(after: previous, hold: localHold, video: false)
+            makeOffer(after: previous, hold: localHold, video: false, for: conversation)
         }
 
-        func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession {
+        func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool, for conversation: UUID) -> SDPSession {
             SDPSession(
                 origin: previous?.origin.nextVersion() ?? SDPOrigin(sessionID: 1, sessionVersion: 1, address: "192.0.2.1"),
                 connectionAddress: "192.0.2.1", audioPort: 40_000, direction: hold ? .sendonly : .sendrecv)

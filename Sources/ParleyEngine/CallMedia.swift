@@ -220,6 +220,11 @@ public protocol CallMediaHandler: AnyObject {
     /// Our DTLS certificate's fingerprints when it carries DTLS-SRTP (keyed on the media path, the peer's certificate
     /// checked against ``NegotiatedAudio/dtls``); empty when it cannot.
     var dtlsFingerprints: [SDPFingerprint] { get }
+    /// The peer restarted ICE (its offer has new credentials): the call's agent restarts too (new credentials, the
+    /// peer's candidates forgotten until the offer's are given); our new ICE, nil when the call has no agent.
+    func restartICE(for conversation: UUID) -> SDPICE?
+    /// The call's ICE as our next description gives it (new credentials after a restart); nil without an agent.
+    func currentICE(for conversation: UUID) -> SDPICE?
     /// The call's negotiated audio changed; nil stops it.
     func audioChanged(_ audio: NegotiatedAudio?, for conversation: UUID)
     /// The user muted or unmuted the call (silence is sent while muted).
@@ -240,6 +245,10 @@ extension CallMediaHandler {
     public var offersICE: Bool { false }
     /// Nothing is gathered: never called (no endpoint waits).
     public func whenEndpointReady(for conversation: UUID, _ ready: @escaping (MediaEndpoint?) -> Void) { ready(nil) }
+    /// No agent: nothing to restart.
+    public func restartICE(for conversation: UUID) -> SDPICE? { nil }
+    /// No agent.
+    public func currentICE(for conversation: UUID) -> SDPICE? { nil }
     /// No limit of its own: someone else carries the audio.
     public var mediaLoad: (calls: Int, capacity: Int?) { (0, nil) }
     /// Nothing measured.

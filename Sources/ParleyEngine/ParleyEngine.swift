@@ -291,10 +291,15 @@ public final class ParleyEngine: ConversationManagerDelegate {
         environment.execute { [agent] in agent.value.icePathChanged(conversationUUID, path) }
     }
 
-    /// ICE found no path for the call's media (every check failed, none succeeded in time, or consent was lost): the
-    /// call ends with BYE as `iceFailed`. Any thread.
+    /// ICE found no path for the call's media (its checks failed, or found none in time): BYE, `iceFailed`. Any thread.
     public func iceFailed(_ why: String, for conversationUUID: UUID) {
         environment.execute { [agent] in agent.value.mediaFailed(conversationUUID, reason: .iceFailed, why: why) }
+    }
+
+    /// The media layer restarted a call's ICE (its path lost consent): a re-INVITE offers the new credentials, or,
+    /// when the call cannot take one, it ends as `iceFailed`. From any thread.
+    public func iceRestarted(_ why: String, for conversationUUID: UUID) {
+        environment.execute { [agent] in agent.value.iceRestarted(conversationUUID, why: why) }
     }
 
     /// The SIP Call-ID of a conversation, when it has a SIP side.

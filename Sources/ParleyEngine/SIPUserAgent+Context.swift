@@ -24,7 +24,8 @@ extension SIPUserAgent: CallLegContext {
         // The call keeps its port; one whose audio was refused (port 0) takes one when a later offer brings it back:
         // the port it had before, if it had one (it is released only when the call ends).
         let reserved = legMedia[UUIDKey(conversation)]?.endpoint
-        let kept = previous.map(Self.endpoint(of:)).flatMap { $0.port == 0 && (offer?.audioPort ?? 0) > 0 ? reserved : $0 }
+        var kept = previous.map(Self.endpoint(of:)).flatMap { $0.port == 0 && (offer?.audioPort ?? 0) > 0 ? reserved : $0 }
+        if let ice = kept?.ice, let offered = offer?.ice { kept?.ice = answerICE(to: offered, for: conversation) ?? ice }
         let endpoint =
             kept ?? (offer?.audioPort == 0
                 ? MediaEndpoint(address: ours, port: 0) : newAudioEndpoint(
@@ -45,6 +46,18 @@ extension SIPUserAgent: CallLegContext {
         guard previous == nil else { return offer }
         if policy.offersDTLS, carriesDTLS { return offer.secured(ourDTLS(setup: .actpass)) }
         return carriesSRTP && (policy.required || policy.offer == .sdes) ? offer.secured(freshSDES()) : offer
+    }
+
+    /// Our ICE in the answer to a later offer of a call with ICE: when the offer's credentials differ from those the
+    /// peer gave before, it restarts ICE (RFC 8839 §4.4.1.1.1) and so do we; otherwise our credentials as they are now
+    /// (new ones when our own restart's offer has not reached the peer yet). Nil: the media layer has no agent.
+    func answerICE(to offered: SDPICE, for conversation: UUID) -> SDPICE? {
+        let known = legMedia[UUIDKey(conversation)]?.audio?.remoteICE
+        if let known, known.ufrag != offered.ufrag || known.pwd != offered.pwd {
+            log.info("\(conversation): the peer restarts ICE (new credentials in its offer)")
+            return media?.restartICE(for: conversation)
+        }
+        return media?.currentICE(for: conversation)
     }
 
     /// How we answer `offer`: SDES-keyed SRTP in kind (keeping the keys of our `previous` description, RFC 4568
@@ -93,9 +106,10 @@ extension SIPUserAgent: CallLegContext {
 
     /// Our re-INVITE's offer: sendonly to hold, sendrecv to resume; a video stream when asked and supported. A video
     /// line the session had stays, with port 0 when video is off (RFC 3264 §8: m-lines are never removed).
-    func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool) -> SDPSession {
+    func makeOffer(after previous: SDPSession?, hold: Bool, video: Bool, for conversation: UUID) -> SDPSession {
         let ours = previous?.connectionAddress ?? mediaAddress(toward: nil)
-        let endpoint = previous.map(Self.endpoint(of:)) ?? MediaEndpoint(address: ours, port: configuration.mediaPort)
+        var endpoint = previous.map(Self.endpoint(of:)) ?? MediaEndpoint(address: ours, port: configuration.mediaPort)
+        if endpoint.ice != nil, let current = media?.currentICE(for: conversation) { endpoint.ice = current }
         let offer = describe(after: previous, hold: hold, video: video, endpoint: endpoint, host: ours)
         // An encrypted call stays encrypted, with the same keys and profile; a DTLS one offers actpass again (RFC 5763
         // §5), and the answer keeps the association by keeping its role.

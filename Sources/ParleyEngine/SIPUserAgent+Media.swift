@@ -122,6 +122,20 @@ extension SIPUserAgent {
         endIfMediaFailed(uuid)
     }
 
+    /// The media layer restarted the call's ICE (consent was lost on its path): a re-INVITE offers our new
+    /// credentials; a call that is not connected cannot take one and ends as `iceFailed`.
+    func iceRestarted(_ uuid: UUID, why: String) {
+        guard legMedia[UUIDKey(uuid)] != nil else { return }
+        log.info("\(uuid): ICE restarts: \(why)")
+        var offered = false
+        drive(uuid) { leg, context in
+            guard let effects = leg.requestICERestart(in: context) else { return [] }
+            offered = true
+            return effects
+        }
+        if !offered { mediaFailed(uuid, reason: .iceFailed, why: "\(why); the call cannot offer an ICE restart yet") }
+    }
+
     /// Ends the call as its media failure says when its media failed and it is confirmed.
     func endIfMediaFailed(_ uuid: UUID) {
         let key = UUIDKey(uuid)

@@ -12,7 +12,11 @@ import SIPMessages
 ///   reserved ──gather──► gathering ──(done, or the gathering timeout)──► gathered: waiting offers/answers go out
 ///   gathered ──the peer's candidates (after its ACK, for an answer)──► checking ──pair selected──► connected
 ///            ──the peer has no ICE──► sending to its c= address (no checks)
-///   checking ──every check failed, none in the checks timeout, or consent lost──► failed: the call ends iceFailed
+///   checking ──every check failed, or none in the checks timeout──► failed: the call ends iceFailed
+///   connected ──consent lost (a NAT forgot its mapping)──► restarting: new credentials, a re-INVITE offers them
+///   connected ──the peer's offer has new credentials──► restarting: our answer has new ones too
+///   restarting ──the peer's new candidates──► checking (a restart without a path in the checks timeout fails;
+///                                               after `maxRestarts`, consent lost fails too)
 /// ```
 final class ICECall {
     /// The agent (its host candidates on the call's reserved pair, lent to it by the pool).
@@ -33,6 +37,8 @@ final class ICECall {
     var pairs: [ICESelectedPair?] = []
     var state = ICEState.gathering
     var failureTold = false
+    /// How many times its ICE restarted (either side's doing).
+    var restarts = 0
     /// The gathering and checks timeouts.
     var timers: [LoopTimer] = []
     /// A DTLS-SRTP call's audio waiting for its RTP pair: its pipeline starts once RTP has a path, so the handshake's
@@ -44,6 +50,11 @@ final class ICECall {
     var hasPaths: Bool { withoutChecks || (pairs.first ?? nil) != nil }
 
     init(agent: ICEAgent) { self.agent = agent }
+
+    /// The most restarts a call makes or takes: a path that keeps losing consent ends the call.
+    static let maxRestarts = 3
+    /// How long the controlled side waits for the controlling side's restart before offering its own.
+    static let restartGrace = Duration.seconds(4)
 }
 
 extension CallAudio {
@@ -182,6 +193,52 @@ extension CallAudio {
         return ICEBinding(call.agent)
     }
 
+    /// The peer restarted ICE: so does the call's agent (new credentials), unless our own restart's credentials have
+    /// not met the peer's candidates yet (both sides restarted at once: ours stand). Our ICE as the answer gives it.
+    func restartICE(for conversation: UUID) -> SDPICE? {
+        guard let call = iceCalls[conversation], !call.withoutChecks else { return nil }
+        if call.remote != nil, !restart(conversation, call, why: "the peer restarted ICE") { return nil }
+        return endpoint(of: call)?.ice
+    }
+
+    /// The call's ICE as it stands (a restart's new credentials), for our next description.
+    func currentICE(for conversation: UUID) -> SDPICE? {
+        guard let call = iceCalls[conversation], !call.withoutChecks else { return nil }
+        return endpoint(of: call)?.ice
+    }
+
+    /// Restarts the call's agent: new credentials, no pair until the peer's new candidates are checked; false (the
+    /// call ends iceFailed) after `maxRestarts`, or when libnice cannot.
+    @discardableResult
+    private func restart(_ conversation: UUID, _ call: ICECall, why: String) -> Bool {
+        guard call.restarts < ICECall.maxRestarts else {
+            iceFailed(conversation, call, why: "\(why), and its ICE restarted \(call.restarts) times already")
+            return false
+        }
+        do {
+            try call.agent.restart()
+        } catch {
+            iceFailed(conversation, call, why: "\(why), and the restart failed: \(error)")
+            return false
+        }
+        call.restarts += 1
+        let restarts = call.restarts
+        if let timeout = configuration.ice?.checksTimeout {
+            // No path again in time (the peer never took the restart, or its checks fail): the call ends.
+            call.timers.append(loop.schedule(after: timeout) { [weak self] in
+                guard let self, let call = self.iceCalls[conversation], call.restarts == restarts, (call.pairs.first ?? nil) == nil
+                else { return }
+                self.iceFailed(conversation, call, why: "no path within \(timeout.components.seconds) s of ICE restart \(restarts)")
+            })
+        }
+        call.remote = nil
+        call.pairs = call.pairs.map { _ in nil }
+        call.state = .checking
+        log.info("\(conversation): ICE restarts (\(why)): new credentials, restart \(call.restarts) of at most \(ICECall.maxRestarts)")
+        onICEPair?(conversation, nil, .checking)
+        return true
+    }
+
     /// The call's agent goes (its sockets close).
     func forgetICE(_ conversation: UUID) {
         guard let call = iceCalls.removeValue(forKey: conversation) else { return }
@@ -213,6 +270,7 @@ extension CallAudio {
             let report = call.agent.report
             guard report.version != call.lastVersion else { continue }
             call.lastVersion = report.version
+            let hadPath = (call.pairs.first ?? nil) != nil
             if report.gatheringDone { gatheringEnded(conversation, timedOut: false) }
             if report.pairs != call.pairs || report.state != call.state {
                 let before = call.pairs
@@ -230,10 +288,34 @@ extension CallAudio {
                 }
             }
             // Any component: RTCP failing says the path went (a component the peer gave no candidates for never
-            // fails in libnice, so a peer without RTCP candidates does not end the call).
-            if report.state == .failed {
-                iceFailed(conversation, call, why: "every connectivity check failed, or the peer stopped granting consent")
+            // fails in libnice, so a peer without RTCP candidates does not end the call). A restart waiting for the
+            // peer's new candidates has nothing to fail yet.
+            guard report.state == .failed, call.remote != nil else { continue }
+            if hadPath {
+                // Consent lost on a path that worked (RFC 7675): a NAT forgot or moved its mapping; a restart
+                // finds the path again (RFC 8445 §9). Both sides notice at about the same time: the controlling one
+                // offers the restart at once, the controlled one gives the peer's re-INVITE `restartGrace` to come
+                // first (two crossing re-INVITEs would both get 491).
+                let restarts = call.restarts
+                if call.agent.isControlling {
+                    restartAfterConsentLost(conversation, call)
+                } else {
+                    call.timers.append(loop.schedule(after: ICECall.restartGrace) { [weak self] in
+                        guard let self, let call = self.iceCalls[conversation], call.restarts == restarts, call.remote != nil
+                        else { return }
+                        self.restartAfterConsentLost(conversation, call)
+                    })
+                }
+            } else {
+                iceFailed(conversation, call, why: "every connectivity check failed")
             }
+        }
+    }
+
+    /// The path lost consent: the agent restarts, and a re-INVITE offers its new credentials.
+    private func restartAfterConsentLost(_ conversation: UUID, _ call: ICECall) {
+        if restart(conversation, call, why: "the path lost consent (the peer stopped answering its checks)") {
+            onICERestart?(conversation, "the path lost consent")
         }
     }
 

@@ -77,6 +77,9 @@ final class CallAudio: CallMediaHandler {
     var iceNotifications: ICENotifications?
     /// Told when a call's ICE found no path (the call should end as iceFailed), on the loop; set once.
     var onICEFailure: ((UUID, String) -> Void)?
+    /// Told when a call's agent restarted after its path lost consent (a re-INVITE should offer its new
+    /// credentials), on the loop; set once.
+    var onICERestart: ((UUID, String) -> Void)?
     /// Told of a call's selected RTP pair and ICE state whenever the pair changes, on the loop; set once.
     var onICEPair: ((UUID, ICESelectedPair?, ICEState) -> Void)?
     var reservations: [Int: RTPPortPool.Reservation] = [:]

@@ -150,6 +150,7 @@ public final class ParleyNode: Sendable {
             }
             audio?.onSecurityFailure = { [weak engine] conversation, why in engine?.mediaSecurityFailed(why, for: conversation) }
             audio?.onICEFailure = { [weak engine] conversation, why in engine?.iceFailed(why, for: conversation) }
+            audio?.onICERestart = { [weak engine] conversation, why in engine?.iceRestarted(why, for: conversation) }
             audio?.onICEPair = { [weak engine] conversation, pair, state in
                 engine?.icePathChanged(
                     ICEPath(

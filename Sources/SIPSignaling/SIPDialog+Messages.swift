@@ -66,7 +66,11 @@ extension SIPDialog {
     ///
     /// Only responses with this dialog's To tag belong here (a 100 without a tag does not). When the INVITE forked into
     /// several early dialogs, the final response of one branch ends the others too: call `terminate(reason:)` on them.
-    public mutating func receive(response: SIPResponse) {
+    ///
+    /// `timeoutEndsDialog` false keeps the dialog on a 408 (RFC 3261 §12.2.1.2 says SHOULD end it): for a request
+    /// whose 408 its sender knows says nothing about the dialog (a proxy could not reach the peer through a NAT
+    /// mapping the request itself is about to repair).
+    public mutating func receive(response: SIPResponse, timeoutEndsDialog: Bool = true) {
         precondition(DialogID(responseAsUAC: response) == id, "The response belongs to another dialog")
         guard let cseq = response.headers.cseq, !isTerminated else { return }
         let isFinal = !response.isProvisional
@@ -89,7 +93,7 @@ extension SIPDialog {
             terminate(reason: .localBye)
         } else if response.statusCode == 481 {
             terminate(reason: .error)
-        } else if response.statusCode == 408 {
+        } else if response.statusCode == 408, timeoutEndsDialog {
             terminate(reason: .timeout)
         }
     }
