@@ -12,6 +12,7 @@
 #include "recording_cap.h"
 #include "send_lag.h"
 #include "gate_bench.h"
+#include "bridge.h"
 
 /// Initialises GStreamer once; 0 on success, else -1 with `*error` a malloc'd message (free with parley_gst_free).
 static inline int parley_gst_init(char **error) {

@@ -41,6 +41,18 @@ final class Pipeline {
 
     deinit { finish(waitingMilliseconds: 0) }
 
+    /// The conference bridge's elements, attached to `tap` (each with a reference of its own).
+    func attachBridge(to tap: BridgeTap) throws(MediaError) {
+        guard let raw, let sink = parley_bridge_element(raw, PipelineDescription.bridgeOut) else {
+            throw MediaError("the pipeline has no \(PipelineDescription.bridgeOut)")
+        }
+        guard let source = parley_bridge_element(raw, PipelineDescription.bridgeIn) else {
+            parley_bridge_unref(sink)
+            throw MediaError("the pipeline has no \(PipelineDescription.bridgeIn)")
+        }
+        tap.attach(appsink: sink, appsrc: source)
+    }
+
     func setSocket(_ name: String, fd: Int32) throws(MediaError) {
         guard parley_gst_set_socket(raw, name, fd) == 0 else { throw MediaError("no socket for \(name)") }
     }

@@ -60,6 +60,10 @@ public final class MediaSession: @unchecked Sendable {
     private var recordingCapSaid = false
     private var rebuilds = 0
     private var stopped = false
+    /// Whether the conference bridge taps the call, and where it meets the current pipeline.
+    private var bridged = false
+    /// Where the conference bridge meets this call (attached while a bridged pipeline runs).
+    public let bridgeTap = BridgeTap()
     /// The session's own duplicates of the reserved sockets: the pool closes its descriptors when the call's port
     /// is released, which may be before queued work here has run; these close when the session is torn down.
     private var sockets: (rtp: Int32, rtcp: Int32)?
@@ -156,12 +160,28 @@ public final class MediaSession: @unchecked Sendable {
                 self.applyDirection()
                 return
             }
-            self.takeArrivals()
-            self.finishPipeline(waitingMilliseconds: 200)
-            // A new rtpbin counts from zero: the old one's figures are not this stream's.
-            self.latest.withLock { $0 = nil }
-            self.rebuilds += 1
-            self.start()
+            self.rebuild()
+        }
+    }
+
+    /// A new pipeline in place of the current one (what arrived before belongs to the old one's stretch).
+    private func rebuild() {
+        takeArrivals()
+        finishPipeline(waitingMilliseconds: 200)
+        // A new rtpbin counts from zero: the old one's figures are not this stream's.
+        latest.withLock { $0 = nil }
+        rebuilds += 1
+        start()
+    }
+
+    /// Taps the call for the conference bridge, or stops: a new pipeline (with or without the bridge's elements) at
+    /// once when it changes. A tapped call sends the local source mixed with what the bridge pushes.
+    public func setBridged(_ on: Bool) {
+        queue.async(group: Self.work) {
+            guard !self.stopped, self.bridged != on else { return }
+            self.bridged = on
+            guard self.pipeline != nil else { return }
+            self.rebuild()
         }
     }
 
@@ -252,6 +272,7 @@ public final class MediaSession: @unchecked Sendable {
         handshakePoller?.cancel()
         handshakePoller = nil
         handshake = nil
+        bridgeTap.detach()
         guard let pipeline else { return }
         if recordingPath != nil { pipeline.fillWithSilenceUntilNow(PipelineDescription.timeline) }
         pipeline.finish(waitingMilliseconds: recordingPath == nil ? 0 : waitingMilliseconds)
@@ -354,7 +375,7 @@ public final class MediaSession: @unchecked Sendable {
             codec: parameters.codec, payloadType: parameters.payloadType, receivedPayloadType: parameters.receivedPayloadType,
             ptime: parameters.ptime, source: source, sink: sink,
             telephoneEvent: parameters.telephoneEvent, security: parameters.encryption,
-            transport: parameters.ice.map { .ice(stream: $0.agent.stream) } ?? .udp)
+            transport: parameters.ice.map { .ice(stream: $0.agent.stream) } ?? .udp, bridged: bridged)
         // Over ICE the agent holds the call's ports (the pool lent them: no sockets here).
         guard sockets != nil || parameters.ice != nil else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
@@ -389,6 +410,7 @@ public final class MediaSession: @unchecked Sendable {
             built.set("rtcpsink", "host", parameters.remoteHost)
             built.set("rtcpsink", "port", parameters.remoteRTCPPort)
         }
+        if bridged { try built.attachBridge(to: bridgeTap) }
         if case .file(let path) = source { built.set("file", "location", path) }
         if var path = recordingPath {
             if rebuilds > 0 { path = String(path.dropLast(4)) + "-\(rebuilds + 1).wav" }

@@ -16,6 +16,10 @@ import Foundation
 ///  transport "rtcpsrc" ─► [security] ─► rtpbin.recv_rtcp
 ///
 ///  a recording's sink: audiorate "timeline" (silence in the gaps) ─ wavenc ─ filesink "recording"
+///
+///  bridged (a merged call, ConferenceBridge): the source and appsrc "bridgein" (the others' mix) meet in
+///  audiomixer "bridgemix" before the encoder (mute acts on the source alone); the decoded audio goes to a tee
+///  whose second branch is appsink "bridgeout" (16 kHz mono)
 /// ```
 struct PipelineDescription {
     let codec: AudioCodec
@@ -31,6 +35,12 @@ struct PipelineDescription {
     let security: MediaEncryption
     /// How packets reach the network.
     var transport = MediaTransport.udp
+    /// Whether the conference bridge taps the call (its decoded audio out, the others' mix in).
+    var bridged = false
+
+    /// The bridge's appsink and appsrc, and the format they carry.
+    static let bridgeOut = "bridgeout", bridgeIn = "bridgein"
+    static let bridgeCaps = "audio/x-raw,format=S16LE,rate=\(MixMinus.rate),channels=1,layout=interleaved"
 
     /// The rtpbin's name (RTP figures are read from it).
     static let rtpbin = "rtp"
@@ -79,8 +89,13 @@ struct PipelineDescription {
         }
         // The send valve stops the audio before it is numbered: while we do not send, the payloader (or the mux)
         // gives out no sequence numbers, so our stream has no gap for the peer to count as loss.
-        return "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1 ! volume name=mute"
-            + " ! valve name=send drop-mode=forward-sticky-events"
+        let local = bridged
+            ? "\(sourceText) ! audioconvert ! audioresample ! \(Self.bridgeCaps) ! volume name=mute ! bridgemix.sink_0"
+                + " appsrc name=\(Self.bridgeIn) is-live=true format=time do-timestamp=true min-latency=0 caps=\(Self.bridgeCaps)"
+                + " ! bridgemix.sink_1 audiomixer name=bridgemix latency=20000000 ignore-inactive-pads=true"
+                + " ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1"
+            : "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1 ! volume name=mute"
+        return local + " ! valve name=send drop-mode=forward-sticky-events"
             + " ! \(encoder) ! \(payloader) pt=\(payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
             + (telephoneEvent == nil ? "" : " ! mux.sink_0 rtpdtmfmux name=mux")
             + " ! \(Self.rtpbin).send_rtp_sink_0"
@@ -104,7 +119,11 @@ struct PipelineDescription {
         }
         // A closed valve turns what it drops into gap events (silence in a recording) and still lets the end of
         // stream through, so a call that ends on hold completes its recording.
-        return "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert"
+        let tap = bridged
+            ? " ! tee name=heard heard. ! queue leaky=downstream max-size-buffers=5 ! audioconvert ! audioresample ! \(Self.bridgeCaps)"
+                + " ! appsink name=\(Self.bridgeOut) max-buffers=5 drop=true sync=false async=false emit-signals=false heard. ! queue"
+            : ""
+        return "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert\(tap)"
             + " ! valve name=receive drop-mode=transform-to-gap ! \(sinkText)"
     }
 }

@@ -84,6 +84,8 @@ final class CallAudio: CallMediaHandler {
     var onICEPair: ((UUID, ICESelectedPair?, ICEState) -> Void)?
     var reservations: [Int: RTPPortPool.Reservation] = [:]
     var sessions: [UUID: MediaSession] = [:]
+    /// Merged calls and their conference bridges.
+    var conference = ConferenceMembership()
     private var muted: Set<UUID> = []
     /// Calls whose peer named a destination media must not go to (logged once per call).
     private var refused: Set<UUID> = []
@@ -149,6 +151,8 @@ final class CallAudio: CallMediaHandler {
             muted.remove(conversation)
             refused.remove(conversation)
             guard let session = sessions.removeValue(forKey: conversation) else { return }
+            conference.bothWays.remove(conversation)
+            remix()
             // The teardown runs on the session's queue; a recording is ready to read once this line is logged.
             let recording = session.recordingPath
             session.stop { [log] in if let recording { log.info("\(conversation): recording complete: \(recording)") } }
@@ -182,6 +186,7 @@ final class CallAudio: CallMediaHandler {
                 return
             }
         }
+        defer { noteDirection(audio, for: conversation) }
         if let session = sessions[conversation] {
             session.update(parameters)
         } else if let reservation = reservations[icePorts[conversation] ?? audio.localPort] {

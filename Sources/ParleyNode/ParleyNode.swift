@@ -151,6 +151,14 @@ public final class ParleyNode: Sendable {
             audio?.onSecurityFailure = { [weak engine] conversation, why in engine?.mediaSecurityFailed(why, for: conversation) }
             audio?.onICEFailure = { [weak engine] conversation, why in engine?.iceFailed(why, for: conversation) }
             audio?.onICERestart = { [weak engine] conversation, why in engine?.iceRestarted(why, for: conversation) }
+            if let audio {
+                // Merged calls' audio: the bridge follows each conversation's group and state.
+                let feed = AudioFeed(audio)
+                engine.observeEvents { [loop] event in
+                    guard case .conversationChanged(let transition) = event else { return }
+                    loop.execute { feed.audio?.conversationChanged(transition.conversation) }
+                }
+            }
             audio?.onICEPair = { [weak engine] conversation, pair, state in
                 engine?.icePathChanged(
                     ICEPath(
@@ -314,6 +322,13 @@ private final class SignalSources: @unchecked Sendable {
 /// The engine, set once after the transport (whose handlers need it) exists. Set and read on the loop thread only
 /// (the transport's handlers run there), so reading it for every inbound message takes no lock: a Mutex's cmpxchg
 /// was 0.7 % of the loop's samples, and an `AtomicLazyReference`'s unspecialised load looked up generic metadata.
+// @unchecked Sendable: `audio` is set once, before the engine can report a transition, and read only on the node's
+// loop (the transition observer hops there first), where CallAudio lives.
+private final class AudioFeed: @unchecked Sendable {
+    weak var audio: CallAudio?
+    init(_ audio: CallAudio) { self.audio = audio }
+}
+
 // @unchecked Sendable: `stored` is written by `set`, which hops onto the loop, and read through `engine`, which traps
 // off the loop thread.
 private final class EngineBox: @unchecked Sendable {

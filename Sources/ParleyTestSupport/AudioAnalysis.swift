@@ -75,6 +75,25 @@ public struct Recording: Sendable {
         }
     }
 
+    /// The level of the tone at `hertz` over the whole recording, in dB against a full-scale sine (0 dB; a sine of
+    /// amplitude 0.5 is −6 dB): a Hann-windowed Goertzel filter, so a loud tone elsewhere does not leak into it.
+    /// What a mix holds is read tone by tone this way (the dominant frequency names only the loudest).
+    public func level(at hertz: Double) -> Double {
+        let count = samples.count
+        guard count > 1 else { return -.infinity }
+        let coefficient = 2 * cos(2 * Double.pi * hertz / Double(sampleRate))
+        var (previous, beforePrevious) = (0.0, 0.0)
+        for (index, sample) in samples.enumerated() {
+            let window = 0.5 - 0.5 * cos(2 * Double.pi * Double(index) / Double(count - 1))
+            let current = sample * window + coefficient * previous - beforePrevious
+            (beforePrevious, previous) = (previous, current)
+        }
+        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        // The window's coherent gain is a half: a sine of amplitude A gives |X| = A·N/4.
+        let amplitude = 4 * power.squareRoot() / Double(count)
+        return 20 * log10(max(amplitude, 1e-12))
+    }
+
     /// Seconds of the recording whose dominant frequency is within `tolerance` (a fraction) of `hertz`.
     public func seconds(at hertz: Double, tolerance: Double = 0.02, windowSize: Int = 2_048) -> Double {
         let matching = dominantFrequencies(windowSize: windowSize).filter { found in

@@ -1,0 +1,39 @@
+// The conference bridge's taps on a call's pipeline (docs/media.md, "The conference bridge"): an appsink that gives
+// the call's decoded audio, an appsrc that takes what the bridge mixed for it. 16-bit mono samples either way.
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+
+/// A pipeline's element by name, with a reference the caller drops with parley_bridge_unref (NULL when absent).
+static inline GstElement *parley_bridge_element(GstElement *pipeline, const char *name) {
+    return gst_bin_get_by_name(GST_BIN(pipeline), name);
+}
+
+static inline void parley_bridge_unref(GstElement *element) { gst_object_unref(element); }
+
+/// Copies into `out` the samples the appsink holds now (never waiting), at most `capacity`; returns how many. What
+/// does not fit is dropped (the appsink keeps at most a few buffers anyway).
+static inline int parley_bridge_pull(GstElement *appsink, int16_t *out, int capacity) {
+    int total = 0;
+    GstSample *sample;
+    while ((sample = gst_app_sink_try_pull_sample(GST_APP_SINK(appsink), 0)) != NULL) {
+        GstBuffer *buffer = gst_sample_get_buffer(sample);
+        GstMapInfo map;
+        if (buffer && total < capacity && gst_buffer_map(buffer, &map, GST_MAP_READ)) {
+            int count = (int)(map.size / sizeof(int16_t));
+            if (count > capacity - total) count = capacity - total;
+            memcpy(out + total, map.data, (size_t)count * sizeof(int16_t));
+            total += count;
+            gst_buffer_unmap(buffer, &map);
+        }
+        gst_sample_unref(sample);
+    }
+    return total;
+}
+
+/// Pushes `count` samples into the appsrc (it timestamps them: do-timestamp); 0 on success.
+static inline int parley_bridge_push(GstElement *appsrc, const int16_t *samples, int count) {
+    GstBuffer *buffer = gst_buffer_new_allocate(NULL, (gsize)count * sizeof(int16_t), NULL);
+    if (!buffer) return -1;
+    gst_buffer_fill(buffer, 0, samples, (gsize)count * sizeof(int16_t));
+    return gst_app_src_push_buffer(GST_APP_SRC(appsrc), buffer) == GST_FLOW_OK ? 0 : -1;
+}

@@ -1,0 +1,54 @@
+import ControlProtocol
+import Foundation
+import ParleyTestSupport
+import Testing
+
+/// The conference bridge between real parleyd on loopback (docs/media.md, "The conference bridge"): alice (1,000 Hz)
+/// calls bob (440 Hz) and carol (2,500 Hz) and merges the calls; what bob and carol record is read tone by tone.
+extension AudioInterop {
+    @Suite("Interop: merged calls hear each other", .serialized, .timeLimit(.minutes(2)))
+    struct ConferenceInteropTests {
+        static let tones = (alice: 1_000.0, bob: 440.0, carol: 2_500.0)
+
+        /// The levels (dB) of the three tones in a stretch of a recording.
+        static func levels(_ recording: Recording) -> (alice: Double, bob: Double, carol: Double) {
+            (recording.level(at: tones.alice), recording.level(at: tones.bob), recording.level(at: tones.carol))
+        }
+
+        @Test("merged: bob hears alice and carol, carol hears alice and bob, neither itself (≥ 60 dB below); unmerged: each hears alice alone again")
+        func mergeAndUnmerge() throws {
+            let (alice, aliceFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.alice), ["--user", "alice"])
+            let (bob, bobFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.bob), ["--user", "bob", "--auto-answer", "0"])
+            let (carol, carolFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.carol), ["--user", "carol", "--auto-answer", "0"])
+            defer { for folder in [aliceFolder, bobFolder, carolFolder] { try? FileManager.default.removeItem(at: folder) } }
+            let focus = try GroupControl(alice)
+            let bobsCall = try focus.call("sip:bob@127.0.0.1:\(bob.port)")
+            let carolsCall = try focus.call("sip:carol@127.0.0.1:\(carol.port)")
+            try focus.waitForJoined([bobsCall, carolsCall])
+            Thread.sleep(forTimeInterval: 1)
+            _ = try focus.result(.merge(MergeParams(conversation: bobsCall, with: carolsCall)))
+            Thread.sleep(forTimeInterval: 4)
+            _ = try focus.result(.unmerge(ConversationParams(conversation: carolsCall)))
+            Thread.sleep(forTimeInterval: 3)
+            for call in [bobsCall, carolsCall] { _ = try focus.result(.end(ConversationParams(conversation: call))) }
+            try bob.waitForEnded(1)
+            try carol.waitForEnded(1)
+            let heard = (bob: try AudioInteropTests.recording(in: bobFolder, of: bob), carol: try AudioInteropTests.recording(in: carolFolder, of: carol))
+            #expect(alice.process.lines.filter { $0.contains("conference bridge") }.count == 2, "\(alice.process.lines.suffix(20))")
+            // Merged: the stretch 1.5–3.5 s before the unmerge (3 s before the end); unmerged: the last 2 s but 0.5.
+            let duration = (bob: heard.bob.duration, carol: heard.carol.duration)
+            let merged = (bob: Self.levels(heard.bob.part(from: duration.bob - 6.5, to: duration.bob - 4.5)),
+                          carol: Self.levels(heard.carol.part(from: duration.carol - 6.5, to: duration.carol - 4.5)))
+            let unmerged = (bob: Self.levels(heard.bob.part(from: duration.bob - 2.5, to: duration.bob - 0.5)),
+                            carol: Self.levels(heard.carol.part(from: duration.carol - 2.5, to: duration.carol - 0.5)))
+            print("conference: bob heard merged \(merged.bob), unmerged \(unmerged.bob); carol heard merged \(merged.carol), unmerged \(unmerged.carol)")
+            // Each tone is sent at −6 dB; G.711 and the mix keep it within a few dB.
+            #expect(merged.bob.alice > -15 && merged.bob.carol > -15, "bob hears alice and carol: \(merged.bob)")
+            #expect(merged.carol.alice > -15 && merged.carol.bob > -15, "carol hears alice and bob: \(merged.carol)")
+            #expect(merged.bob.carol - merged.bob.bob >= 60, "bob does not hear himself: \(merged.bob)")
+            #expect(merged.carol.bob - merged.carol.carol >= 60, "carol does not hear herself: \(merged.carol)")
+            #expect(unmerged.bob.alice > -15 && unmerged.bob.alice - unmerged.bob.carol >= 40, "bob hears alice alone: \(unmerged.bob)")
+            #expect(unmerged.carol.alice > -15 && unmerged.carol.alice - unmerged.carol.bob >= 40, "carol hears alice alone: \(unmerged.carol)")
+        }
+    }
+}

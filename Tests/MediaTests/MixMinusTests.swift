@@ -1,0 +1,57 @@
+import Media
+import Testing
+
+/// The conference bridge's arithmetic: N-1 mixing in 32 bits, saturated, and each member's queue with its drift rule.
+@Suite("Media: mix-minus and member queues")
+struct MixMinusTests {
+    @Test("each member gets the others' sum, never its own frame; a member alone gets silence")
+    func everyoneButItself() {
+        let mixed = MixMinus.mix([[100, -200, 3], [10, 20, 30], [1, 2, 3]])
+        #expect(mixed == [[11, 22, 33], [101, -198, 6], [110, -180, 33]])
+        #expect(MixMinus.mix([[5, 6]]) == [[0, 0]])
+        #expect(MixMinus.mix([]).isEmpty)
+    }
+
+    @Test("the sum is taken in 32 bits and saturated to 16: loud members clip, they do not wrap around")
+    func saturates() {
+        let loud: [Int16] = [30_000, -30_000]
+        let mixed = MixMinus.mix([loud, loud, loud, [0, 0]])
+        #expect(mixed[3] == [Int16.max, Int16.min], "three loud members for the quiet one: clipped")
+        #expect(mixed[0] == [Int16.max, Int16.min], "two loud others: 60,000 clipped")
+    }
+
+    @Test("a queue gives a tick's frame, padding with silence when too little came, and keeps at most five frames")
+    func framesAndPadding() {
+        var queue = MemberQueue()
+        queue.append([Int16](repeating: 7, count: MixMinus.frame / 2))
+        let frame = queue.take()
+        #expect(frame.count == MixMinus.frame)
+        #expect(frame.prefix(MixMinus.frame / 2).allSatisfy { $0 == 7 } && frame.suffix(MixMinus.frame / 2).allSatisfy { $0 == 0 })
+        queue.append([Int16](repeating: 1, count: MixMinus.frame * 7))
+        #expect(queue.samples.count == MemberQueue.capacity && queue.dropped == MixMinus.frame * 2)
+    }
+
+    @Test("drift: a queue that stays above two frames for 5 s of ticks is trimmed to one frame; one that dips below is not")
+    func driftRule() {
+        var fast = MemberQueue()
+        fast.append([Int16](repeating: 1, count: MixMinus.frame * 3))
+        for tick in 1...MemberQueue.patience {
+            // A sender whose clock runs fast: a frame per tick and then some.
+            fast.append([Int16](repeating: 1, count: MixMinus.frame))
+            _ = fast.take()
+            if tick < MemberQueue.patience { #expect(fast.samples.count == MixMinus.frame * 3) }
+        }
+        #expect(fast.samples.count == MixMinus.frame, "trimmed to one frame after \(MemberQueue.patience) ticks")
+        #expect(fast.dropped == MixMinus.frame * 2)
+
+        var steady = MemberQueue()
+        steady.append([Int16](repeating: 1, count: MixMinus.frame * 3))
+        for tick in 1...MemberQueue.patience * 2 {
+            // Every hundredth tick the sender is late: the queue dips to two frames, the count starts again.
+            if tick % 100 != 0 { steady.append([Int16](repeating: 1, count: MixMinus.frame)) }
+            _ = steady.take()
+            if tick % 100 == 0 { steady.append([Int16](repeating: 1, count: MixMinus.frame)) }
+        }
+        #expect(steady.dropped == 0, "a queue that does not stay above the mark keeps its samples")
+    }
+}
