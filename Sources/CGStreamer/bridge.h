@@ -30,8 +30,10 @@ static inline int parley_bridge_pull(GstElement *appsink, int16_t *out, int capa
     return total;
 }
 
-/// Pushes `count` samples into the appsrc (it timestamps them: do-timestamp); 0 on success.
+/// Pushes `count` samples into the appsrc (it timestamps them: do-timestamp); 0 on success, 1 when the pipeline is
+/// not playing yet (nothing pushed: a buffer timestamped before the clock runs would hold the mixer back for ever).
 static inline int parley_bridge_push(GstElement *appsrc, const int16_t *samples, int count) {
+    if (GST_STATE(appsrc) != GST_STATE_PLAYING) return 1;
     GstBuffer *buffer = gst_buffer_new_allocate(NULL, (gsize)count * sizeof(int16_t), NULL);
     if (!buffer) return -1;
     gst_buffer_fill(buffer, 0, samples, (gsize)count * sizeof(int16_t));

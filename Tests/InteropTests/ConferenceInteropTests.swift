@@ -25,9 +25,9 @@ extension AudioInterop {
             let bobsCall = try focus.call("sip:bob@127.0.0.1:\(bob.port)")
             let carolsCall = try focus.call("sip:carol@127.0.0.1:\(carol.port)")
             try focus.waitForJoined([bobsCall, carolsCall])
-            Thread.sleep(forTimeInterval: 1)
+            // Merged at once: the calls' first pipelines have barely started when the bridge's take their place.
             _ = try focus.result(.merge(MergeParams(conversation: bobsCall, with: carolsCall)))
-            Thread.sleep(forTimeInterval: 4)
+            Thread.sleep(forTimeInterval: 5)
             _ = try focus.result(.unmerge(ConversationParams(conversation: carolsCall)))
             Thread.sleep(forTimeInterval: 3)
             for call in [bobsCall, carolsCall] { _ = try focus.result(.end(ConversationParams(conversation: call))) }
@@ -49,6 +49,41 @@ extension AudioInterop {
             #expect(merged.carol.bob - merged.carol.carol >= 60, "carol does not hear herself: \(merged.carol)")
             #expect(unmerged.bob.alice > -15 && unmerged.bob.alice - unmerged.bob.carol >= 40, "bob hears alice alone: \(unmerged.bob)")
             #expect(unmerged.carol.alice > -15 && unmerged.carol.alice - unmerged.carol.bob >= 40, "carol hears alice alone: \(unmerged.carol)")
+        }
+
+        @Test("LiveCommunicationKit's membership: a member alice holds drops out of the mix and comes back on resume; alice's mute silences her toward everyone while the members go on hearing each other")
+        func holdAndMuteInTheMix() throws {
+            let (alice, aliceFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.alice), ["--user", "alice"])
+            let (bob, bobFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.bob), ["--user", "bob", "--auto-answer", "0"])
+            let (carol, carolFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.carol), ["--user", "carol", "--auto-answer", "0"])
+            defer { for folder in [aliceFolder, bobFolder, carolFolder] { try? FileManager.default.removeItem(at: folder) } }
+            let focus = try GroupControl(alice)
+            let bobsCall = try focus.call("sip:bob@127.0.0.1:\(bob.port)")
+            let carolsCall = try focus.call("sip:carol@127.0.0.1:\(carol.port)")
+            try focus.waitForJoined([bobsCall, carolsCall])
+            _ = try focus.result(.merge(MergeParams(conversation: bobsCall, with: carolsCall)))
+            // Four stretches of 2.5 s: merged, carol held, carol resumed, alice muted.
+            let steps: [ControlCommand] = [
+                .hold(ConversationParams(conversation: carolsCall)), .resume(ConversationParams(conversation: carolsCall)),
+                .mute(MuteParams(conversation: bobsCall, muted: true)),
+            ]
+            for step in steps {
+                Thread.sleep(forTimeInterval: 2.5)
+                _ = try focus.result(step)
+            }
+            Thread.sleep(forTimeInterval: 2.5)
+            for call in [bobsCall, carolsCall] { _ = try focus.result(.end(ConversationParams(conversation: call))) }
+            try bob.waitForEnded(1)
+            let heard = try AudioInteropTests.recording(in: bobFolder, of: bob)
+            // The middle 1.5 s of each stretch, counted back from the end.
+            let stretches = (0..<4).map { back in
+                Self.levels(heard.part(from: heard.duration - 2.5 * Double(back + 1) + 0.5, to: heard.duration - 2.5 * Double(back) - 0.5))
+            }.reversed().map { $0 }
+            print("conference: bob heard merged \(stretches[0]), carol held \(stretches[1]), resumed \(stretches[2]), alice muted \(stretches[3])")
+            #expect(stretches[0].alice > -15 && stretches[0].carol > -15, "merged: \(stretches[0])")
+            #expect(stretches[1].alice > -15 && stretches[1].alice - stretches[1].carol >= 40, "carol held: out of the mix: \(stretches[1])")
+            #expect(stretches[2].alice > -15 && stretches[2].carol > -15, "carol resumed: back in the mix: \(stretches[2])")
+            #expect(stretches[3].carol > -15 && stretches[3].carol - stretches[3].alice >= 40, "alice muted: carol alone: \(stretches[3])")
         }
     }
 }
