@@ -67,15 +67,25 @@ public struct JoinParams: ControlParams {
     public var conversation: String
     /// Where the frontend takes the call's RTP (`parleyd --media external` only).
     public var media: MediaEndpointParams?
+    /// True: the other calls that are up (joined or held) end first ("End & Answer"); otherwise they are held, as
+    /// `parleyd --on-new-call` says.
+    public var endOthers: Bool?
 
     /// Params.
-    public init(conversation: String, media: MediaEndpointParams? = nil) {
+    public init(conversation: String, media: MediaEndpointParams? = nil, endOthers: Bool? = nil) {
         self.conversation = conversation
         self.media = media
+        self.endOthers = endOthers
     }
 
     /// The members.
-    public static let fields = [ConversationParams.conversationField, MediaEndpointParams.field]
+    public static let fields = [
+        ConversationParams.conversationField, MediaEndpointParams.field,
+        ControlField(
+            "endOthers", "a boolean", optional: true,
+            "true: the other joined or held calls end before this one is answered (End & Answer); otherwise the joined ones "
+                + "are held first (`parleyd --on-new-call hold`, the default) or left as they are (`none`)"),
+    ]
     /// An example.
     public static let example = JoinParams(conversation: "1b4e28ba", media: MediaEndpointParams(address: "127.0.0.1", port: 50_000))
 

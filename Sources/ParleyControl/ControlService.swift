@@ -92,9 +92,11 @@ public final class ControlService: Sendable {
                 throw ControlError(.invalidParams, problem + ".", field: "encryption")
             }
             if let name = params.account { _ = engine.placeThrough(account: name, conversation: start.conversationUUID) }
+            makeRoom(for: start)
             try perform(start, id: id, media: params.media, reply: reply)
         case .join(let params):
             let join = ConversationAction.join(conversationUUID: try conversation(params.conversation))
+            makeRoom(for: join, endingOthers: params.endOthers ?? false)
             try perform(join, id: id, media: params.media, reply: reply)
         case .end(let params):
             try perform(.end(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
@@ -245,6 +247,14 @@ public final class ControlService: Sendable {
         action.whenSettled { state in
             if case .complete = state { return }
             external.forget(uuid)
+        }
+    }
+
+    /// Call waiting: the calls that are up are held (or ended) before the user's new call (``ParleyEngine/makingRoom(for:endingOthers:)``);
+    /// one that cannot be is left as it is.
+    private func makeRoom(for action: ConversationAction, endingOthers: Bool = false) {
+        for room in engine.makingRoom(for: action, endingOthers: endingOthers) {
+            try? engine.manager.perform([room])
         }
     }
 

@@ -81,6 +81,9 @@ public struct EngineConfiguration: Sendable {
     /// whose `execute` hands work to the engine's thread (the daemon's event loop; not a manual environment that runs
     /// it at once).
     public var parsesOnThread = false
+    /// What a call the user places or answers does to the calls that are up (call waiting): holds them (default), or
+    /// leaves them as they are.
+    public var onNewCall = NewCallPolicy.hold
     /// Who may ring us; others get 403 before the manager or the history sees the call.
     public var callers: CallerPolicy = .anyone
     /// Whether a call refused by `callers` leaves a `blocked` record in the history (read, not missed).

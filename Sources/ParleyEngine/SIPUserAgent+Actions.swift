@@ -37,8 +37,10 @@ extension SIPUserAgent {
             _ = action.fulfill(at: environment.now)
         case .merge, .unmerge:
             // Parley is the local focus of a merged group: each call keeps its own dialog, the manager keeps the
-            // membership, and the mixing of media (when Parley carries media) happens here. Nothing to signal.
+            // membership, and the mixing of media (when Parley carries media) happens here. Nothing to signal but
+            // the held members' resume.
             _ = action.fulfill(at: environment.now)
+            resumeMerged(action)
         }
     }
 

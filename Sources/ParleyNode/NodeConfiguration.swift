@@ -57,6 +57,8 @@ public struct NodeConfiguration: Sendable {
     public var displayName: String?
     /// How End refuses a ringing call: 486 or 603.
     public var declineStatus: Int
+    /// What a call the user places or answers does to the calls that are up (`--on-new-call`).
+    public var onNewCall = NewCallPolicy.hold
     /// How long a call may ring unanswered.
     public var ringTimeout: Duration
     /// How long a connected call may go without RTP or RTCP from a peer that should send before it ends with
@@ -208,6 +210,7 @@ public struct NodeConfiguration: Sendable {
         engine.mediaEncryption = mediaEncryption
         engine.outboundProxy = outboundProxy
         engine.sessionTimer = sessionTimer
+        engine.onNewCall = onNewCall
         return engine
     }
 }

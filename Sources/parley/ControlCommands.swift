@@ -14,6 +14,7 @@ enum ControlCommands {
         let json = arguments.flag("--json")
         let video = arguments.flag("--video")
         let open = arguments.flag("--open")
+        let endOthers = arguments.flag("--end-others")
         let account = try arguments.option("--account")
         let encryption = try arguments.option("--encryption")?.lowercased()
         let directory = try dataDirectory(&arguments)
@@ -25,6 +26,7 @@ enum ControlCommands {
         }
         if video && command != .call { throw UsageError("--video goes with parley call") }
         if open && command != .web { throw UsageError("--open goes with parley web") }
+        if endOthers && command != .answer { throw UsageError("--end-others goes with parley answer") }
         if account != nil && command != .call { throw UsageError("--account goes with parley call") }
         if let encryption {
             guard command == .call else { throw UsageError("--encryption goes with parley call") }
@@ -74,7 +76,8 @@ enum ControlCommands {
             return try show(session.request(.mute(MuteParams(conversation: conversation, muted: muted)), as: ActionResult.self), json: json, name) {
                 ($0.conversation.isMuted ? "muted    " : "unmuted  ") + ControlRendering.line($0.conversation)
             }
-        case .answer: return try act(.join(JoinParams(conversation: try session.conversation(positionals[0]))))
+        case .answer:
+            return try act(.join(JoinParams(conversation: try session.conversation(positionals[0]), endOthers: endOthers ? true : nil)))
         case .end: return try act(.end(ConversationParams(conversation: try session.conversation(positionals[0]))))
         case .hold: return try act(.hold(ConversationParams(conversation: try session.conversation(positionals[0]))))
         case .resume: return try act(.resume(ConversationParams(conversation: try session.conversation(positionals[0]))))

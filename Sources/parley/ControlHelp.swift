@@ -43,9 +43,7 @@ extension ControlCommands {
         var help: String {
             switch self {
             case .call: ControlHelp.call
-            case .answer: ControlHelp.conversationCommand(
-                "answer", "Answers a ringing conversation (the Join action): parleyd sends 200 OK with its SDP answer, and the\n"
-                    + "call is joined once the caller's ACK arrives.", example: "parley answer 1 --data-dir /tmp/parley-b")
+            case .answer: ControlHelp.answer
             case .end: ControlHelp.conversationCommand(
                 "end", "Ends a conversation: hangs up a connected call (BYE), cancels an outgoing call nobody answered yet\n"
                     + "(CANCEL), or refuses a ringing one (486 Busy Here; 603 Decline with parleyd --decline 603).",
@@ -111,6 +109,24 @@ enum ControlHelp {
         \(footer)
         """
     }
+
+    static let answer = """
+        usage: parley answer CONV [--end-others] [--data-dir DIR] [--json]
+
+        Answers a ringing conversation (the Join action): parleyd sends 200 OK with its SDP answer, and the
+        call is joined once the caller's ACK arrives. The calls that are up are held first (call waiting;
+        parleyd --on-new-call none leaves them as they are).
+
+        options:
+          --end-others     end the other connected or held calls first (End & Answer)
+        \(options)
+
+        example:
+          parley answer 1 --data-dir /tmp/parley-b
+          parley answer 2 --end-others
+
+        \(footer)
+        """
 
     static let call = """
         usage: parley call TARGET [--video] [--account NAME] [--encryption METHOD] [--data-dir DIR] [--json]

@@ -81,6 +81,8 @@ struct DaemonOptions {
           --display-name NAME     the name callers see (default: the user name, or "Parley" for the default user)
           --auto-answer MS        answer incoming calls after MS milliseconds (default: never)
           --decline 486|603       how End refuses a ringing call (default 486 Busy Here)
+          --on-new-call hold|none  what a call you place or answer does to the calls that are up: hold them
+                                  (default: call waiting) or leave them as they are
           --ring-timeout SECONDS  how long a call may ring unanswered (default 60)
           --media-timeout SECONDS|off  end a connected call whose peer sent no RTP or RTCP for this long,
                                   unless the call is held (default 30; reason mediaTimeout)
@@ -246,6 +248,9 @@ struct DaemonOptions {
         }
         if let decline = try arguments.option("--decline", as: "486 or 603", { Int($0).flatMap { [486, 603].contains($0) ? $0 : nil } }) {
             options.node.declineStatus = decline
+        }
+        if let policy = try arguments.option("--on-new-call", as: "hold or none", { NewCallPolicy(rawValue: $0) }) {
+            options.node.onNewCall = policy
         }
         if let ring = try arguments.option("--ring-timeout", as: "seconds (1–3600)", in: 1...3600) {
             options.node.ringTimeout = .seconds(ring)

@@ -548,7 +548,7 @@ def buttons_follow_the_lifecycle(s):
                 { uuid: 'a', state, direction, isMuted, isVideo: false, capabilities: all, group: 'g' }, [other]).map(a => a[0]);
         return result;
       })()""")
-    verbs = {"join": "join", "end": "end", "hold": "pause", "resume": "resume", "mute": "mute", "unmute": "mute",
+    verbs = {"join": "join", "joinEndingOthers": "join", "end": "end", "hold": "pause", "resume": "resume", "mute": "mute", "unmute": "mute",
              "keypad": "playTone", "merge": "merge", "unmerge": "unmerge"}
     for key, actions in offered.items():
         state, direction, _ = key.split()
@@ -562,7 +562,18 @@ def buttons_follow_the_lifecycle(s):
                        f"lifecycle.md says {accepted or 'refused'}")
     s.ck.equal("a joined call offers every action its capabilities allow", sorted(offered["joined outgoing false"]),
                sorted(["end", "hold", "mute", "keypad", "video", "merge", "unmerge"]))
-    s.ck.equal("a ringing incoming call offers Answer and Decline", offered["ringing incoming false"], ["join", "end"])
+    s.ck.equal("a ringing incoming call with another call up offers Hold & Answer, End & Answer and Decline",
+               offered["ringing incoming false"], ["join", "joinEndingOthers", "end"])
+    alone = s.value("""(async () => {
+        const { actionsFor } = await import('/calls.js');
+        const ringing = { uuid: 'a', state: 'ringing', direction: 'incoming', capabilities: [], group: null };
+        const held = { uuid: 'b', state: 'paused', capabilities: [], group: null };
+        const left = { uuid: 'c', state: 'left', capabilities: [], group: null };
+        return [actionsFor(ringing, [ringing]).map(a => a[1]), actionsFor(ringing, [ringing, left]).map(a => a[1]),
+                actionsFor(ringing, [ringing, held]).map(a => a[1])];
+      })()""")
+    s.ck.equal("alone it offers Answer and Decline; a held call up is call waiting too", alone,
+               [["Answer", "Decline"], ["Answer", "Decline"], ["Hold & Answer", "End & Answer", "Decline"]])
     s.ck.equal("a left call offers nothing", offered["left outgoing true"], [])
     targets = s.value("""(async () => {
         const { mergeTargets } = await import('/calls.js');

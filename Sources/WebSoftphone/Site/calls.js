@@ -14,7 +14,12 @@ export function actionsFor(conversation, others, limits = {}) {
   const { state, capabilities: can, direction, group, isMuted, isVideo } = conversation;
   const live = ["idle", "ringing", "joining", "joined", "paused"].includes(state);
   const actions = [];
-  if (state === "ringing" && direction === "incoming") actions.push(["join", "Answer"]);
+  if (state === "ringing" && direction === "incoming") {
+    // Call waiting: with a call up, answering holds it (parleyd's --on-new-call), or ends it first.
+    const up = others.some((c) => c.uuid !== conversation.uuid && ["joined", "paused"].includes(c.state));
+    if (up) actions.push(["join", "Hold & Answer"], ["joinEndingOthers", "End & Answer"]);
+    else actions.push(["join", "Answer"]);
+  }
   if (live) actions.push(["end", state === "ringing" && direction === "incoming" ? "Decline" : "End"]);
   if (state === "joined" && can.includes("pausing")) actions.push(["hold", "Hold"]);
   if (state === "paused") actions.push(["resume", "Resume"]);
@@ -142,7 +147,7 @@ export class CallsView {
         const panelToggle = method === "keypad" || method === "merge";
         const pressed = panelToggle ? String(Boolean(this.panels.get(conversation.uuid)?.[method])) : false;
         return el("button", {
-          type: "button", class: method === "end" ? "danger" : method === "join" ? "primary" : "",
+          type: "button", class: method === "end" || method === "joinEndingOthers" ? "danger" : method === "join" ? "primary" : "",
           "data-action": method, disabled: running, "aria-busy": running ? "true" : false, "aria-pressed": pressed,
           onclick: () => this.press(conversation, method),
         }, label);
@@ -171,8 +176,9 @@ export class CallsView {
   press(conversation, method) {
     if (method === "keypad" || method === "merge") return this.toggle(conversation.uuid, method);
     const params = method === "mute" ? { muted: true } : method === "unmute" ? { muted: false }
-      : method === "video" ? { enabled: !conversation.isVideo } : {};
-    this.run(conversation, method === "unmute" ? "mute" : method, params, method);
+      : method === "video" ? { enabled: !conversation.isVideo } : method === "joinEndingOthers" ? { endOthers: true } : {};
+    const request = method === "unmute" ? "mute" : method === "joinEndingOthers" ? "join" : method;
+    this.run(conversation, request, params, method);
   }
 
   toggle(uuid, panel) {

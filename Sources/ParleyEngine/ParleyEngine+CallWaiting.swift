@@ -1,0 +1,60 @@
+import ConversationKit
+import Foundation
+
+/// What a call the user places or answers does to the calls that are up (`parleyd --on-new-call`).
+public enum NewCallPolicy: String, Sendable, CaseIterable {
+    /// They are held first (LiveCommunicationKit's behaviour for a new call that is not merged in): the microphone
+    /// goes to the new call alone, and the user hears it alone.
+    case hold
+    /// They stay as they are (each call hears the microphone; the user hears them all).
+    case none
+}
+
+/// Call waiting (issue 44): the actions that make room for a new call, performed through the manager like any other,
+/// before the call's own Start or Join.
+///
+/// ```
+///   the user places or answers a call ──► every other joined call: pause (--on-new-call hold), or nothing (none)
+///   the user answers with endOthers ("End & Answer") ──► every other joined or held call: end
+///   the user merges calls ──► the members that were held resume (a merged group talks together)
+/// ```
+extension ParleyEngine {
+    /// The actions that make room for `action`, a Start or a Join the user asked for: the other calls that are up
+    /// held (or, `endingOthers`, the other joined or held calls ended). Empty for any other action, or when
+    /// nothing is up. Calls the new one is merged with are left alone; so are calls still ringing.
+    public func makingRoom(for action: ConversationAction, endingOthers: Bool = false) -> [ConversationAction] {
+        switch action.kind {
+        case .start, .join: break
+        default: return []
+        }
+        let others = manager.conversations.filter { $0.uuid != action.conversationUUID }
+        if endingOthers {
+            return others.filter { [.joined, .paused].contains($0.state) }.map { .end(conversationUUID: $0.uuid) }
+        }
+        guard configuration.onNewCall == .hold else { return [] }
+        let group = manager.conversation(action.conversationUUID)?.groupUUID
+        return others.filter { $0.state == .joined && (group == nil || $0.groupUUID != group) }
+            .map { .pause(conversationUUID: $0.uuid, isPaused: true) }
+    }
+}
+
+extension SIPUserAgent {
+    /// A merge went through: its members that were held resume (a merged group talks together, as CallKit's merge
+    /// does), through the manager after this turn.
+    func resumeMerged(_ action: ConversationAction) {
+        guard case .merge(let other) = action.kind else { return }
+        environment.atEndOfTurn { [weak self] in
+            guard let self else { return }
+            let members = [action.conversationUUID, other].compactMap(self.manager.conversation).flatMap { conversation in
+                conversation.groupUUID.map { group in self.manager.conversations.filter { $0.groupUUID == group } } ?? [conversation]
+            }
+            for uuid in Set(members.filter { $0.state == .paused }.map(\.uuid)) {
+                do {
+                    try self.manager.perform([.pause(conversationUUID: uuid, isPaused: false)])
+                } catch {
+                    self.log.info("\(uuid): not resumed for its merge: \(error)")
+                }
+            }
+        }
+    }
+}
