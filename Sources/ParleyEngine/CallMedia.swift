@@ -194,12 +194,20 @@ public struct MediaEndpoint: Sendable, Hashable {
 public protocol CallMediaHandler: AnyObject {
     /// Where a new call's RTP goes on our side (the RTCP port is the next), nil when there is nowhere (no free port).
     func reserveEndpoint(for conversation: UUID) -> MediaEndpoint?
-    /// The same, through an ICE agent in `ice`'s role (controlling for our offer, controlled for an answer to an offer
-    /// that has ICE): it starts gathering, and the endpoint holds the candidates gathered so far. A call that has one
-    /// already gets it again, with the candidates gathered since.
-    func reserveEndpoint(for conversation: UUID, ice: ICERole?) -> MediaEndpoint?
-    /// Whether calls' media may go through ICE (our offers carry candidates).
-    var offersICE: Bool { get }
+    /// The same for a call through `account`, through an ICE agent in `ice`'s role (controlling for our offer,
+    /// controlled for an answer to an offer that has ICE): it starts gathering with the servers the handler has for
+    /// that account, and the endpoint holds the candidates gathered so far. A call that has one already gets it
+    /// again, with the candidates gathered since.
+    ///
+    /// `account` is the address of record of the account the call goes through, as ``Conversation/account`` names
+    /// it (nil: a call through none). The engine says which account and nothing more: whether a call has ICE and
+    /// which STUN and TURN servers it asks are the media layer's settings (a node's per-account ICE), so the engine
+    /// keeps none of ICE's types, and ``Account`` carries no media value of its own (an address of record names one
+    /// account: the engine refuses two with the same).
+    func reserveEndpoint(for conversation: UUID, through account: String?, ice: ICERole?) -> MediaEndpoint?
+    /// Whether the media of calls through `account` (an address of record; nil: a call through none) may go through
+    /// ICE (our offers carry candidates).
+    func offersICE(through account: String?) -> Bool
     /// Runs `ready` on the loop with the call's endpoint once its candidates are gathered (at once when nothing is
     /// gathered; at most the gathering timeout later), nil when the call has none any more.
     func whenEndpointReady(for conversation: UUID, _ ready: @escaping (MediaEndpoint?) -> Void)
@@ -240,9 +248,11 @@ public protocol CallMediaHandler: AnyObject {
 
 extension CallMediaHandler {
     /// No ICE: the endpoint of ``reserveEndpoint(for:)``.
-    public func reserveEndpoint(for conversation: UUID, ice: ICERole?) -> MediaEndpoint? { reserveEndpoint(for: conversation) }
-    /// No ICE.
-    public var offersICE: Bool { false }
+    public func reserveEndpoint(for conversation: UUID, through account: String?, ice: ICERole?) -> MediaEndpoint? {
+        reserveEndpoint(for: conversation)
+    }
+    /// No ICE, whatever the account.
+    public func offersICE(through account: String?) -> Bool { false }
     /// Nothing is gathered: never called (no endpoint waits).
     public func whenEndpointReady(for conversation: UUID, _ ready: @escaping (MediaEndpoint?) -> Void) { ready(nil) }
     /// No agent: nothing to restart.

@@ -98,7 +98,8 @@ extension SIPUserAgent {
         // An offer with ICE, or none (our offer goes in the 200): our agent gathers while the call rings, so the answer
         // or the offer can carry every candidate (not for a call a delegate ended from inside the report: its leg is
         // gone).
-        if offer.map({ $0.ice != nil && $0.audioPort > 0 }) ?? true, let media, media.offersICE, legs[UUIDKey(uuid)] != nil,
+        if offer.map({ $0.ice != nil && $0.audioPort > 0 }) ?? true, let media,
+            media.offersICE(through: accountAddress(of: uuid)), legs[UUIDKey(uuid)] != nil,
             legMedia[UUIDKey(uuid)] == nil
         {
             let ours = mediaAddress(toward: offer?.connectionAddress, signalling: destination.address.host)

@@ -19,12 +19,15 @@ struct LegMedia {
 /// The legs' audio: ports for new descriptions, and the negotiated audio handed to the media handler whenever a
 /// transition changed it (the legs decide SDP; what it means for RTP is read from their state here).
 extension SIPUserAgent {
-    /// The RTP endpoint of a new call's first description: one the media handler reserved, else (no handler, or
-    /// nowhere to put the call's RTP) the configured port on the node's address.
+    /// The RTP endpoint of a new call's first description: one the media handler reserved (through an ICE agent in
+    /// `ice`'s role when the handler offers ICE for the call's account), else (no handler, or nowhere to put the
+    /// call's RTP) the configured port on the node's address.
     func newAudioEndpoint(for conversation: UUID, at address: String, ice: ICERole? = nil) -> MediaEndpoint {
         let fallback = MediaEndpoint(address: address, port: configuration.mediaPort)
         guard let media else { return fallback }
-        guard var endpoint = media.reserveEndpoint(for: conversation, ice: media.offersICE ? ice : nil) else {
+        let account = accountAddress(of: conversation)
+        let role = media.offersICE(through: account) ? ice : nil
+        guard var endpoint = media.reserveEndpoint(for: conversation, through: account, ice: role) else {
             if media.sendsTonesInStream {
                 log.error("\(conversation): no free RTP port: this call will have no audio")
             } else {
@@ -35,6 +38,10 @@ extension SIPUserAgent {
         endpoint.address = endpoint.address ?? address
         return endpoint
     }
+
+    /// The address of record of the account a call goes through, as its conversation names it (set before its first
+    /// description: when a Start is placed, or an incoming call is reported); nil: through none.
+    func accountAddress(of conversation: UUID) -> String? { manager.conversation(conversation)?.account }
 
     /// Hands the leg's audio to the media handler when it changed, and notes the port its descriptions use.
     func syncMedia(_ uuid: UUID) {

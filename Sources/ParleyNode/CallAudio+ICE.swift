@@ -21,6 +21,8 @@ import SIPMessages
 final class ICECall {
     /// The agent (its host candidates on the call's reserved pair, lent to it by the pool).
     let agent: ICEAgent
+    /// The call's ICE settings: its account's, else the node's (its servers, its timeouts).
+    let settings: ICEConfiguration
     /// Whether its candidates are complete, or the wait for them is over; when gathering started (the loop's clock).
     var gathered = false
     let gatheringStarted = ContinuousClock.now
@@ -49,7 +51,10 @@ final class ICECall {
     /// Whether RTP has a path: a selected pair, or the peer's c= address (a peer without ICE).
     var hasPaths: Bool { withoutChecks || (pairs.first ?? nil) != nil }
 
-    init(agent: ICEAgent) { self.agent = agent }
+    init(agent: ICEAgent, settings: ICEConfiguration) {
+        self.agent = agent
+        self.settings = settings
+    }
 
     /// The most restarts a call makes or takes: a path that keeps losing consent ends the call.
     static let maxRestarts = 3
@@ -58,15 +63,19 @@ final class ICECall {
 }
 
 extension CallAudio {
-    /// Whether our offers carry candidates (`--ice`, or a STUN or TURN server).
-    var offersICE: Bool { configuration.ice != nil }
+    /// Whether the offers of calls through `account` carry candidates (`--ice`, or a STUN or TURN server; the
+    /// account's own `ice`, `stun-server` or `turn-server` when its section has them).
+    func offersICE(through account: String?) -> Bool { configuration.ice(through: account) != nil }
 
-    /// A port pair for the call, and, in `ice`'s role with ICE on, an agent gathering candidates; a call that has an
-    /// agent already gets its endpoint again (the candidates gathered since).
-    func reserveEndpoint(for conversation: UUID, ice role: ICERole?) -> MediaEndpoint? {
+    /// A port pair for the call, and, in `ice`'s role with ICE on for `account`'s calls, an agent gathering
+    /// candidates from that account's servers (else the node's); a call that has an agent already gets its endpoint
+    /// again (the candidates gathered since).
+    func reserveEndpoint(for conversation: UUID, through account: String?, ice role: ICERole?) -> MediaEndpoint? {
         if let call = iceCalls[conversation] { return endpoint(of: call) }
         guard let plain = reserveEndpoint(for: conversation) else { return nil }
-        guard let role, let settings = configuration.ice, let lent = pool.lend(plain.port) else { return plain }
+        guard let role, let settings = configuration.ice(through: account), let lent = pool.lend(plain.port) else {
+            return plain
+        }
         // The agent's host candidates bind the very pair the call was admitted with.
         reservations[plain.port] = lent
         icePorts[conversation] = plain.port
@@ -78,7 +87,7 @@ extension CallAudio {
                 servers: settings.servers, notifications: try watchICE())
             made = agent
             try agent.gather()
-            let call = ICECall(agent: agent)
+            let call = ICECall(agent: agent, settings: settings)
             guard let first = endpoint(of: call) else {
                 log.error("\(conversation): no ICE for this call (no host candidate of our address family on \(host)): it offers its RTP port alone")
                 return reclaimPlain(conversation, closing: agent) ? plain : nil
@@ -170,7 +179,8 @@ extension CallAudio {
                     let left = remote.droppedCandidates + remote.candidates.count - candidates.count
                     let dropped = left > 0 ? "; \(left) of its lines left out" : ""
                     log.info("\(conversation): ICE: checking \(taken) candidate(s) of the peer\(dropped)")
-                    if call.remote == nil, let timeout = configuration.ice?.checksTimeout {
+                    if call.remote == nil {
+                        let timeout = call.settings.checksTimeout
                         call.timers.append(loop.schedule(after: timeout) { [weak self] in self?.checksTimedOut(conversation, timeout) })
                     }
                     call.remote = remote
@@ -223,14 +233,13 @@ extension CallAudio {
         }
         call.restarts += 1
         let restarts = call.restarts
-        if let timeout = configuration.ice?.checksTimeout {
-            // No path again in time (the peer never took the restart, or its checks fail): the call ends.
-            call.timers.append(loop.schedule(after: timeout) { [weak self] in
-                guard let self, let call = self.iceCalls[conversation], call.restarts == restarts, (call.pairs.first ?? nil) == nil
-                else { return }
-                self.iceFailed(conversation, call, why: "no path within \(timeout.components.seconds) s of ICE restart \(restarts)")
-            })
-        }
+        // No path again in time (the peer never took the restart, or its checks fail): the call ends.
+        let timeout = call.settings.checksTimeout
+        call.timers.append(loop.schedule(after: timeout) { [weak self] in
+            guard let self, let call = self.iceCalls[conversation], call.restarts == restarts, (call.pairs.first ?? nil) == nil
+            else { return }
+            self.iceFailed(conversation, call, why: "no path within \(timeout.components.seconds) s of ICE restart \(restarts)")
+        })
         call.remote = nil
         call.pairs = call.pairs.map { _ in nil }
         call.state = .checking
@@ -329,7 +338,7 @@ extension CallAudio {
         let took = ContinuousClock.now - call.gatheringStarted
         log.info("\(conversation): ICE: \(kinds.joined(separator: ", ")) candidate(s) gathered in "
             + "\(took.components.seconds * 1_000 + took.components.attoseconds / 1_000_000_000_000_000) ms")
-        if let turn = configuration.ice?.servers.turn, endpoint?.ice?.candidates.contains(where: { $0.type == .relay }) == false {
+        if let turn = call.settings.servers.turn, endpoint?.ice?.candidates.contains(where: { $0.type == .relay }) == false {
             log.warning("\(conversation): ICE: no relayed candidate from the TURN server \(turn) (it refused our credentials, "
                 + "or did not answer): the call goes on the other candidates")
         }

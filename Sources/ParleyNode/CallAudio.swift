@@ -23,8 +23,12 @@ public struct MediaConfiguration: Sendable, Hashable {
     public var maxRecording: Duration? = Self.defaultMaxRecording
     /// The default ``maxRecording``.
     public static let defaultMaxRecording = Duration.seconds(2 * 3_600)
-    /// ICE for calls' media (nil: plain RTP at the reserved port pair).
+    /// ICE for calls' media (nil: plain RTP at the reserved port pair): the node's, for calls through no account and
+    /// through accounts that say nothing of ICE.
     public var ice: ICEConfiguration?
+    /// ICE for the calls through accounts that have their own (a config file's `[account]` section with `ice`,
+    /// `stun-server`, `turn-server`…), by address of record.
+    public var accountICE: [String: AccountICE] = [:]
 
     /// Calls with audio per core by default: `Scripts/bench-media` has one parleyd pair on 2 cores clean up to 120
     /// concurrent G.711 calls (BENCHMARKS.md; issue 48's report saw saturation between 240 and 320); 50 a core
@@ -40,6 +44,28 @@ public struct MediaConfiguration: Sendable, Hashable {
         self.source = source ?? (device ? .device : .silence)
         self.sink = sink ?? (device ? .device : .null)
         self.ports = ports
+    }
+
+    /// The ICE of a call through `account` (an address of record, as a conversation names its account; nil: a call
+    /// through none): the account's own when it has any, else the node's ``ice``.
+    public func ice(through account: String?) -> ICEConfiguration? {
+        switch account.flatMap({ accountICE[$0] }) {
+        case .off?: nil
+        case .on(let own)?: own
+        case nil: ice
+        }
+    }
+
+    /// What the log says of calls' ICE at start: the node's, and each account's own (its servers; never a password).
+    public var iceSummary: [String] {
+        var lines = ice.map { ["ICE for calls: \($0)"] } ?? []
+        for (account, own) in accountICE.sorted(by: { $0.key < $1.key }) {
+            switch own {
+            case .off: lines.append("no ICE for calls through \(account) (its section says ice off)")
+            case .on(let settings): lines.append("ICE for calls through \(account): \(settings)")
+            }
+        }
+        return lines
     }
 
     /// Whether a desktop sound server is reachable (PulseAudio's socket, which PipeWire serves too).
@@ -58,6 +84,25 @@ public struct ICEConfiguration: Sendable, Hashable {
 
     /// A configuration; no servers gives host candidates only.
     public init(servers: ICEServers = ICEServers()) { self.servers = servers }
+}
+
+extension ICEConfiguration: CustomStringConvertible {
+    /// Where candidates come from, as an agent will ask (never the TURN password): `host candidates only`,
+    /// `STUN 192.0.2.1:3478`, `TURN turn:…?transport=udp as user alice` (a STUN server beside it is said to be left out).
+    public var description: String {
+        let stun = servers.stun.map { "STUN \($0.host):\($0.port)" }
+        guard let turn = servers.turn else { return stun ?? "host candidates only" }
+        return "TURN \(turn)" + (stun.map { " (\($0) left out beside TURN: the allocation gives the server-reflexive candidate)" } ?? "")
+    }
+}
+
+/// What an account's own settings say of ICE for its calls, where they say anything (else the node's apply).
+public enum AccountICE: Sendable, Hashable {
+    /// No ICE for its calls, even when the node has it (`ice off` in its section).
+    case off
+    /// ICE for its calls, even when the node has none, with these servers: the account's, and the node's for what it
+    /// does not name.
+    case on(ICEConfiguration)
 }
 
 /// Calls' audio for the engine: Media's GStreamer sessions, one per call, on RTP ports from the node's pool.

@@ -135,6 +135,7 @@ public final class ParleyNode: Sendable {
                 let headless = MediaConfiguration.hasSoundServer ? "" : " (no sound server here)"
                 log.info(
                     "audio: \(media.source) → \(media.sink)\(headless), RTP ports \(media.ports.lowerBound)–\(media.ports.upperBound)")
+                for line in media.iceSummary { log.info(line) }
             }
             let locator = DNSServerLocator(loop: loop, servers: configuration.dnsServers)
             let engine = ParleyEngine(

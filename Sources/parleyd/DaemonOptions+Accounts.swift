@@ -26,6 +26,7 @@ extension DaemonOptions {
     static let accountKeys: Set<String> = [
         "aor", "register", "transport", "auth-user", "auth-password-file", "auth-password-env", "auth-password", "register-expires",
         "keep-alive", "keep-alive-method", "outbound-proxy", "display-name", "phone-domain",
+        "ice", "stun-server", "turn-server", "turn-user", "turn-password-file",
     ]
 
     /// Reads the config file at `path`. A file that holds a password (`auth-password`) must be private (0600).
@@ -80,8 +81,11 @@ extension DaemonOptions {
         return AccountSection(name: name, path: path, line: line)
     }
 
-    /// The account a section describes; its mistakes name the section.
-    static func account(_ section: AccountSection, userName: String) throws(UsageError) -> Account {
+    /// The account a section describes, and its own ICE (nil: the node's, `nodeICE`, applies; see
+    /// ``accountICE(_:node:media:)``); its mistakes name the section.
+    static func account(
+        _ section: AccountSection, userName: String, nodeICE: ICEConfiguration?, media: MediaConfiguration?
+    ) throws(UsageError) -> (account: Account, ice: AccountICE?) {
         let place = "\(section.path):\(section.line) [account \(section.name)]"
         do throws(UsageError) {
             guard section.arguments.contains("--aor") else {
@@ -103,10 +107,12 @@ extension DaemonOptions {
                 throw UsageError("display-name must be 1–100 characters")
             }
             let phoneDomain = try arguments.option("--phone-domain")
+            let ice = try accountICE(&arguments, node: nodeICE, media: media)
             try arguments.finish()
-            return Account(
+            let account = Account(
                 name: section.name, registration: registration, outboundProxy: proxy, displayName: displayName,
                 phoneDomain: phoneDomain)
+            return (account, ice)
         } catch {
             throw UsageError("\(place): \(error.message.replacingOccurrences(of: "--", with: ""))")
         }

@@ -3,41 +3,109 @@ import Foundation
 import ICE
 import ParleyNode
 
+/// The ICE options as given, before they mean anything: the node's (`--ice`, `--stun-server`…) or one account's
+/// (`ice`, `stun-server`… in its config-file section). Errors name the options with `--`; a section's have it taken off.
+struct ICEOptions {
+    /// `on`, `off`, or nil: not said.
+    var mode: String?
+    /// The STUN server, `HOST[:PORT]`.
+    var stun: String?
+    /// The TURN server, `turn:HOST[:PORT][?transport=udp|tcp]`.
+    var turn: String?
+    /// The TURN user name.
+    var user: String?
+    /// The file the TURN password is read from (it must be 0600).
+    var passwordFile: String?
+
+    /// Takes the ICE options out of `arguments`.
+    init(_ arguments: inout Arguments) throws(UsageError) {
+        mode = try arguments.option("--ice")
+        stun = try arguments.option("--stun-server")
+        turn = try arguments.option("--turn-server")
+        user = try arguments.option("--turn-user")
+        passwordFile = try arguments.option("--turn-password-file")
+        guard mode == nil || mode == "on" || mode == "off" else { throw UsageError("--ice expects on or off, got '\(mode!)'") }
+    }
+
+    /// Whether a STUN or TURN server is named.
+    var namesServer: Bool { stun != nil || turn != nil }
+    /// Whether anything is said of ICE.
+    var isEmpty: Bool { mode == nil && !namesServer && user == nil && passwordFile == nil }
+}
+
 extension DaemonOptions {
     /// `--ice on|off`, `--stun-server HOST[:PORT]`, `--turn-server turn:HOST[:PORT][?transport=udp|tcp]`,
     /// `--turn-user NAME`, `--turn-password-file PATH` (0600): ICE for our calls' media (on by default when a STUN or
     /// TURN server is named; on alone, host candidates only). Server names are resolved once, here.
     static func ice(_ arguments: inout Arguments, media: MediaConfiguration?) throws(UsageError) -> ICEConfiguration? {
-        let mode = try arguments.option("--ice")
-        let stun = try arguments.option("--stun-server")
-        let turn = try arguments.option("--turn-server")
-        let user = try arguments.option("--turn-user")
-        let passwordFile = try arguments.option("--turn-password-file")
-        guard mode == nil || mode == "on" || mode == "off" else { throw UsageError("--ice expects on or off, got '\(mode!)'") }
-        guard turn != nil || (user == nil && passwordFile == nil) else {
+        let given = try ICEOptions(&arguments)
+        guard given.turn != nil || (given.user == nil && given.passwordFile == nil) else {
             throw UsageError("--turn-user and --turn-password-file go with --turn-server")
         }
-        let named = stun != nil || turn != nil
-        guard mode == "on" || (mode == nil && named) else {
-            if named { throw UsageError("--stun-server and --turn-server go with ICE: drop --ice off") }
+        guard given.mode == "on" || (given.mode == nil && given.namesServer) else {
+            if given.namesServer { throw UsageError("--stun-server and --turn-server go with ICE: drop --ice off") }
             return nil
         }
         guard media != nil else { throw UsageError("ICE needs parleyd's own media (--media gstreamer)") }
         var servers = ICEServers()
-        if let stun {
-            let (host, port) = try Self.hostAndPort(stun, option: "--stun-server", defaultPort: 3478)
-            servers.stun = (try Self.resolve(host, option: "--stun-server"), port)
-        }
-        if let turn {
-            let (host, port, tcp) = try Self.turnURI(turn)
-            guard let user, let passwordFile else {
-                throw UsageError("--turn-server needs --turn-user and --turn-password-file (a file only you may read: mode 0600)")
-            }
-            servers.turn = TURNServer(
-                host: try Self.resolve(host, option: "--turn-server"), port: port, overTCP: tcp, user: user,
-                password: try Self.secret(passwordFile, option: "--turn-password-file"))
-        }
+        if let stun = given.stun { servers.stun = try Self.stunServer(stun) }
+        if let turn = given.turn { servers.turn = try Self.turnServer(turn, user: given.user, passwordFile: given.passwordFile) }
         return ICEConfiguration(servers: servers)
+    }
+
+    /// One account's ICE (`ice`, `stun-server`, `turn-server`, `turn-user`, `turn-password-file` in its section), over
+    /// the node's `node` (nil: the node has none); nil when the section says nothing of ICE (the node's apply).
+    ///
+    /// `ice off` turns ICE off for the account's calls, even when the node has it (a server named beside it is a
+    /// mistake). Anything else turns it on, even when the node has none: `ice on` alone, or a server named (why name
+    /// one otherwise?). What the section does not name comes from the node: its STUN server, its TURN server. TURN
+    /// credentials go with a TURN server: a section's `turn-server` needs its own `turn-user` and `turn-password-file`;
+    /// a section giving only those uses them at the node's TURN server (one server, a user per account).
+    static func accountICE(_ arguments: inout Arguments, node: ICEConfiguration?, media: MediaConfiguration?)
+        throws(UsageError) -> AccountICE?
+    {
+        let given = try ICEOptions(&arguments)
+        if given.isEmpty { return nil }
+        if given.mode == "off" {
+            guard !given.namesServer, given.user == nil, given.passwordFile == nil else {
+                throw UsageError("--ice off takes no --stun-server, --turn-server or TURN credentials: drop --ice off, or them")
+            }
+            return .off
+        }
+        guard media != nil else { throw UsageError("ICE needs parleyd's own media (--media gstreamer)") }
+        guard (given.user == nil) == (given.passwordFile == nil) else {
+            throw UsageError("--turn-user and --turn-password-file go together (the account's TURN credentials)")
+        }
+        var settings = node ?? ICEConfiguration()
+        if let stun = given.stun { settings.servers.stun = try Self.stunServer(stun) }
+        if let turn = given.turn {
+            settings.servers.turn = try Self.turnServer(turn, user: given.user, passwordFile: given.passwordFile)
+        } else if let user = given.user, let passwordFile = given.passwordFile {
+            guard var turn = node?.servers.turn else {
+                throw UsageError("--turn-user and --turn-password-file go with a TURN server: the account's --turn-server, or the node's")
+            }
+            turn.user = user
+            turn.password = try Self.secret(passwordFile, option: "--turn-password-file")
+            settings.servers.turn = turn
+        }
+        return .on(settings)
+    }
+
+    /// `--stun-server HOST[:PORT]`, resolved.
+    static func stunServer(_ text: String) throws(UsageError) -> (host: String, port: Int) {
+        let (host, port) = try Self.hostAndPort(text, option: "--stun-server", defaultPort: 3478)
+        return (try Self.resolve(host, option: "--stun-server"), port)
+    }
+
+    /// `--turn-server turn:…` resolved, with its user and the password read from `passwordFile` (both required).
+    static func turnServer(_ text: String, user: String?, passwordFile: String?) throws(UsageError) -> TURNServer {
+        let (host, port, tcp) = try Self.turnURI(text)
+        guard let user, let passwordFile else {
+            throw UsageError("--turn-server needs --turn-user and --turn-password-file (a file only you may read: mode 0600)")
+        }
+        return TURNServer(
+            host: try Self.resolve(host, option: "--turn-server"), port: port, overTCP: tcp, user: user,
+            password: try Self.secret(passwordFile, option: "--turn-password-file"))
     }
 
     /// `turn:HOST[:PORT][?transport=udp|tcp]` (RFC 7065; `turns:` is not carried).

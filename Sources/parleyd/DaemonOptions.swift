@@ -145,7 +145,9 @@ struct DaemonOptions {
                                   (docs/accounts.md) with aor (required), register (default: the aor's
                                   domain), --transport udp|tcp|tls, auth-user, auth-password-file (or
                                   auth-password-env VAR), outbound-proxy, display-name, phone-domain,
-                                  register-expires, keep-alive and keep-alive-method; the first is the
+                                  register-expires, keep-alive and keep-alive-method, and ICE of its own
+                                  for its calls (ice on|off, stun-server, turn-server, turn-user,
+                                  turn-password-file; the node's for what it leaves out); the first is the
                                   default account. --register and its companions are the one-account
                                   short form
           --help, --version
@@ -167,9 +169,15 @@ struct DaemonOptions {
             if options.node.registration != nil {
                 throw UsageError("--register and the config file's [account] sections are one or the other: put that account in a section too")
             }
-            options.node.accounts = try file.accounts.map { section throws(UsageError) in
-                try Self.account(section, userName: options.node.userName)
+            var accounts: [Account] = []
+            for section in file.accounts {
+                let (account, ice) = try Self.account(
+                    section, userName: options.node.userName, nodeICE: options.node.media?.ice, media: options.node.media)
+                accounts.append(account)
+                // Keyed as conversations name their account (the engine refuses two accounts of one address of record).
+                if let ice { options.node.media?.accountICE[account.addressOfRecord.description] = ice }
             }
+            options.node.accounts = accounts
             options.node.accounts = Self.withPushContact(options.node.accounts, node: options.node)
         }
         return options

@@ -62,6 +62,9 @@ final class LoopbackCapture: @unchecked Sendable {
         return payloads.count
     }
 
+    /// The datagrams captured, in order (read once ``stop()`` returned).
+    var datagrams: [[UInt8]] { payloads }
+
     /// The captured datagrams as RTP: how many have an RTP version-2 header, and their payloads decoded as µ-law
     /// (what an eavesdropper hears).
     func heardAsPCMU() -> (rtpPackets: Int, audio: Recording) {

@@ -19,9 +19,9 @@ final class ICEMedia: CallMediaHandler {
             candidates: [SDPCandidate(attributeValue: "1 1 UDP 2130706431 127.0.0.1 50000 typ host")!])!
     }
 
-    var offersICE: Bool { true }
+    func offersICE(through account: String?) -> Bool { true }
     func reserveEndpoint(for conversation: UUID) -> MediaEndpoint? { recording.reserveEndpoint(for: conversation) }
-    func reserveEndpoint(for conversation: UUID, ice role: ICERole?) -> MediaEndpoint? {
+    func reserveEndpoint(for conversation: UUID, through account: String?, ice role: ICERole?) -> MediaEndpoint? {
         guard var endpoint = recording.reserveEndpoint(for: conversation) else { return nil }
         if role != nil { endpoint.ice = ice }
         return endpoint
