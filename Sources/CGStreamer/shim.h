@@ -98,6 +98,36 @@ static inline int parley_gst_set_int(GstElement *pipeline, const char *name, con
     return 0;
 }
 
+/// Sets a property of any type from its text (gst_util_set_object_arg: a guint SSRC, an enum's nick…). 0 on success.
+static inline int parley_gst_set_from_text(GstElement *pipeline, const char *name, const char *property, const char *text) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    int found = g_object_class_find_property(G_OBJECT_GET_CLASS(element), property) != NULL;
+    if (found) gst_util_set_object_arg(G_OBJECT(element), property, text);
+    gst_object_unref(element);
+    return found ? 0 : -1;
+}
+
+/// A numeric property of the element `name` (a payloader's last `seqnum`, its `timestamp`) as a 64-bit integer;
+/// -1 when the element or the property is missing, or it is not a number.
+static inline long long parley_gst_get_number(GstElement *pipeline, const char *name, const char *property) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!element) return -1;
+    long long out = -1;
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), property);
+    if (spec) {
+        GValue value = G_VALUE_INIT, number = G_VALUE_INIT;
+        g_value_init(&value, spec->value_type);
+        g_object_get_property(G_OBJECT(element), property, &value);
+        g_value_init(&number, G_TYPE_INT64);
+        if (g_value_transform(&value, &number)) out = g_value_get_int64(&number);
+        g_value_unset(&number);
+        g_value_unset(&value);
+    }
+    gst_object_unref(element);
+    return out;
+}
+
 static inline int parley_gst_set_bool(GstElement *pipeline, const char *name, const char *property, int value) {
     GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
     if (!element) return -1;

@@ -2,13 +2,14 @@ import CGStreamer
 import Foundation
 import Synchronization
 
-/// Where the conference bridge meets one call's pipeline: the appsink giving the call's decoded audio and the appsrc
-/// taking what the bridge mixed for it (16 kHz mono, ``MixMinus/rate``). The session attaches its current pipeline's
+/// Where the conference bridge meets one call's pipeline: an appsink giving the call's decoded audio, one giving the
+/// local source's (after mute), and the appsrc taking what the bridge mixed for it (16 kHz mono, ``MixMinus/rate``). The session attaches its current pipeline's
 /// elements and detaches them before the pipeline goes, so the bridge never touches a freed element.
 public final class BridgeTap: @unchecked Sendable {
     // @unchecked Sendable: the element pointers are read and changed only under `lock`.
     private let lock = NSLock()
     private var appsink: UnsafeMutablePointer<GstElement>?
+    private var local: UnsafeMutablePointer<GstElement>?
     private var appsrc: UnsafeMutablePointer<GstElement>?
 
     /// A tap with nothing attached (the call's pipeline has no bridge elements yet).
@@ -17,32 +18,37 @@ public final class BridgeTap: @unchecked Sendable {
     deinit { detach() }
 
     /// The pipeline's bridge elements (each holds a reference until ``detach()``).
-    func attach(appsink sink: UnsafeMutablePointer<GstElement>, appsrc source: UnsafeMutablePointer<GstElement>) {
+    func attach(
+        appsink sink: UnsafeMutablePointer<GstElement>, local localSink: UnsafeMutablePointer<GstElement>,
+        appsrc source: UnsafeMutablePointer<GstElement>
+    ) {
         detach()
-        lock.withLock { (appsink, appsrc) = (sink, source) }
+        lock.withLock { (appsink, local, appsrc) = (sink, localSink, source) }
     }
 
     /// Drops the elements (their pipeline is about to go).
     func detach() {
-        let (sink, source) = lock.withLock {
-            defer { (appsink, appsrc) = (nil, nil) }
-            return (appsink, appsrc)
+        let elements = lock.withLock {
+            defer { (appsink, local, appsrc) = (nil, nil, nil) }
+            return [appsink, local, appsrc]
         }
-        if let sink { parley_bridge_unref(sink) }
-        if let source { parley_bridge_unref(source) }
+        for element in elements.compactMap({ $0 }) { parley_bridge_unref(element) }
     }
 
     /// Whether a pipeline with bridge elements is attached.
     public var isAttached: Bool { lock.withLock { appsink != nil } }
 
-    /// The samples the call decoded since the last pull (empty when none, or nothing is attached).
-    func pull() -> [Int16] {
-        lock.withLock {
-            guard let appsink else { return [] }
-            var buffer = [Int16](repeating: 0, count: MemberQueue.capacity)
-            let count = buffer.withUnsafeMutableBufferPointer { parley_bridge_pull(appsink, $0.baseAddress, Int32($0.count)) }
-            return Array(buffer.prefix(Int(count)))
-        }
+    /// The samples the call decoded (`heard`), or the local source gave (`said`), since the last pull (empty when
+    /// none, or nothing is attached).
+    func pull() -> (heard: [Int16], said: [Int16]) {
+        lock.withLock { (Self.pull(appsink), Self.pull(local)) }
+    }
+
+    private static func pull(_ sink: UnsafeMutablePointer<GstElement>?) -> [Int16] {
+        guard let sink else { return [] }
+        var buffer = [Int16](repeating: 0, count: MemberQueue.capacity)
+        let count = buffer.withUnsafeMutableBufferPointer { parley_bridge_pull(sink, $0.baseAddress, Int32($0.count)) }
+        return Array(buffer.prefix(Int(count)))
     }
 
     /// Gives the call's sending side a frame mixed for it.
@@ -54,13 +60,14 @@ public final class BridgeTap: @unchecked Sendable {
     }
 }
 
-/// The local focus's conference bridge: every tick (20 ms) it takes one frame of each member's decoded audio and gives
-/// each member the mix of the others (``MixMinus``); the local user needs nothing from it (its source already goes to
-/// every member's encoder, and each member's audio to the local sink).
+/// The local focus's conference bridge: every tick (20 ms) it takes one frame of each member's decoded audio and of
+/// the local source in each member's pipeline, and gives each member the local source and the others
+/// (``MixMinus``); the local user hears each member as before (each call's audio still goes to the local sink).
 ///
 /// ```
-///   member call A: … decoder ─ tee ─ (sink)                      (source) ─ audiomixer ─ encoder …
-///                                 └─ appsink ─► [bridge tick: B + C for A] ─► appsrc ─┘
+///   member call A: … decoder ─ tee ─ (sink)          source ─ mute ─ appsink "bridgelocal" ─┐
+///                                 └─ appsink ─► [bridge tick: A's source + B + C] ◄─────────┘
+///                                                   └─► appsrc ─ encoder …
 ///   members ──set(members:)──► mixing them (a member out of the mix — held, holding us — is simply not given)
 ///   the last member gone ──► the tick stops
 /// ```
@@ -68,7 +75,7 @@ public final class ConferenceBridge: @unchecked Sendable {
     // @unchecked Sendable: `members` and `queues` are touched only on `queue`.
     private let queue = DispatchQueue(label: "parley-bridge", qos: .userInteractive)
     private var members: [UUID: BridgeTap] = [:]
-    private var queues: [UUID: MemberQueue] = [:]
+    private var queues: [UUID: (heard: MemberQueue, said: MemberQueue)] = [:]
     private var timer: DispatchSourceTimer?
     /// Ticks run, for the figures.
     private let ticks = Atomic<Int>(0)
@@ -78,12 +85,13 @@ public final class ConferenceBridge: @unchecked Sendable {
 
     deinit { timer?.cancel() }
 
-    /// The members whose audio is mixed now (each hears all the others); fewer than two stops the tick.
+    /// The members whose audio is mixed now (each hears the local source and all the others; one alone hears the
+    /// local source); none stops the tick.
     public func set(members new: [UUID: BridgeTap]) {
         queue.async {
             self.members = new
             self.queues = self.queues.filter { new[$0.key] != nil }
-            if new.count >= 2 { self.startTicking() } else { self.stopTicking() }
+            if new.isEmpty { self.stopTicking() } else { self.startTicking() }
         }
     }
 
@@ -105,14 +113,21 @@ public final class ConferenceBridge: @unchecked Sendable {
         queues = [:]
     }
 
-    /// One tick: each member's frame in, each member's mix out.
+    /// One tick: each member's frames in (what it sent us, what the local source gave its pipeline), each member's
+    /// mix out.
     private func tick() {
         ticks.add(1, ordering: .relaxed)
         let order = Array(members.keys)
-        let frames = order.map { member in
-            queues[member, default: MemberQueue()].append(members[member]!.pull())
-            return queues[member]!.take()
+        var heard: [[Int16]] = [], said: [[Int16]] = []
+        for member in order {
+            let pulled = members[member]!.pull()
+            var queued = queues[member] ?? (MemberQueue(), MemberQueue())
+            queued.heard.append(pulled.heard)
+            queued.said.append(pulled.said)
+            heard.append(queued.heard.take())
+            said.append(queued.said.take())
+            queues[member] = queued
         }
-        for (member, mixed) in zip(order, MixMinus.mix(frames)) { members[member]?.push(mixed) }
+        for (member, mixed) in zip(order, MixMinus.mix(heard, adding: said)) { members[member]?.push(mixed) }
     }
 }

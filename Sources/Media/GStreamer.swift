@@ -50,7 +50,12 @@ final class Pipeline {
             parley_bridge_unref(sink)
             throw MediaError("the pipeline has no \(PipelineDescription.bridgeIn)")
         }
-        tap.attach(appsink: sink, appsrc: source)
+        guard let local = parley_bridge_element(raw, PipelineDescription.bridgeLocal) else {
+            parley_bridge_unref(sink)
+            parley_bridge_unref(source)
+            throw MediaError("the pipeline has no \(PipelineDescription.bridgeLocal)")
+        }
+        tap.attach(appsink: sink, local: local, appsrc: source)
     }
 
     func setSocket(_ name: String, fd: Int32) throws(MediaError) {
@@ -89,6 +94,19 @@ final class Pipeline {
     /// Sets an object property (a GObject of another wrapper's, as a raw pointer), throwing when the element is missing.
     func set(_ name: String, _ property: String, object: UnsafeMutableRawPointer) throws(MediaError) {
         guard parley_gst_set_object(raw, name, property, object) == 0 else { throw MediaError("no \(name) to set up") }
+    }
+
+    /// Sets a property of any type from its text (a guint SSRC); false when the element or property is missing.
+    @discardableResult
+    func set(_ name: String, _ property: String, text: String) -> Bool {
+        parley_gst_set_from_text(raw, name, property, text) == 0
+    }
+
+    /// A numeric property of the element `name`, nil when it is missing.
+    func number(_ name: String, _ property: String) -> Int64? {
+        guard let raw else { return nil }
+        let value = parley_gst_get_number(raw, name, property)
+        return value < 0 ? nil : Int64(value)
     }
 
     func set(_ name: String, _ property: String, _ value: Int) {

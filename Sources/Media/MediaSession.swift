@@ -64,6 +64,10 @@ public final class MediaSession: @unchecked Sendable {
     private var bridged = false
     /// Where the conference bridge meets this call (attached while a bridged pipeline runs).
     public let bridgeTap = BridgeTap()
+    /// Our stream's SSRC, sequence numbers and timeline, kept across rebuilds.
+    private var stream = SendingStream()
+    /// The element of the current pipeline that stamps what we send.
+    private var stamper = "pay"
     /// The session's own duplicates of the reserved sockets: the pool closes its descriptors when the call's port
     /// is released, which may be before queued work here has run; these close when the session is torn down.
     private var sockets: (rtp: Int32, rtcp: Int32)?
@@ -166,6 +170,10 @@ public final class MediaSession: @unchecked Sendable {
 
     /// A new pipeline in place of the current one (what arrived before belongs to the old one's stretch).
     private func rebuild() {
+        stream.continueAfter(lastSequence: pipeline?.number(stamper, "seqnum"))
+        // The stream goes on in the next pipeline under the same SSRC: no RTCP BYE for it (a peer's rtpbin would
+        // drop what comes from an SSRC that said goodbye until the source times out, seconds later).
+        pipeline?.set("sendrtcp", "drop", true)
         takeArrivals()
         finishPipeline(waitingMilliseconds: 200)
         // A new rtpbin counts from zero: the old one's figures are not this stream's.
@@ -379,6 +387,14 @@ public final class MediaSession: @unchecked Sendable {
         // Over ICE the agent holds the call's ports (the pool lent them: no sockets here).
         guard sockets != nil || parameters.ice != nil else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
+        stamper = description.stamper
+        for (property, value) in [
+            ("ssrc", String(stream.ssrc)), ("seqnum-offset", String(stream.sequenceOffset)),
+            ("timestamp-offset", String(stream.timestampOffset)),
+        ] where !built.set(stamper, property, text: value) {
+            throw MediaError("the pipeline's \(stamper) has no \(property)")
+        }
+        stream.started(clockRate: parameters.codec.clockRate)
         // A new pipeline's figures start from zero, its loss too.
         loss = RTPLossCounter(counting: Self.bothSend(parameters))
         try built.watchArrivals(at: PipelineDescription.rtpbin, pad: RTPComponent.rtp.receivePad)

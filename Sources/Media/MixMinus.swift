@@ -8,16 +8,21 @@ public enum MixMinus {
     public static let frame = rate / 50
 
     /// What each member hears: `frames[i]` is member i's audio of this tick (all ``frame`` long), the result's i-th
-    /// the others' sum. A member alone hears silence.
-    public static func mix(_ frames: [[Int16]]) -> [[Int16]] {
+    /// the others' sum, plus `adding[i]` when given (the local source as member i's call has it). A member alone
+    /// hears silence, or what is added for it.
+    public static func mix(_ frames: [[Int16]], adding: [[Int16]]? = nil) -> [[Int16]] {
         guard let length = frames.first?.count else { return [] }
         precondition(frames.allSatisfy { $0.count == length }, "every member's frame has the tick's length")
+        precondition(adding.map { $0.count == frames.count && $0.allSatisfy { $0.count == length } } ?? true, "one added frame a member")
         var sum = [Int32](repeating: 0, count: length)
         for frame in frames {
             for index in 0..<length { sum[index] &+= Int32(frame[index]) }
         }
-        return frames.map { own in
-            (0..<length).map { index in Int16(clamping: sum[index] &- Int32(own[index])) }
+        return frames.enumerated().map { member, own in
+            let added = adding?[member]
+            return (0..<length).map { index in
+                Int16(clamping: sum[index] &- Int32(own[index]) &+ Int32(added?[index] ?? 0))
+            }
         }
     }
 }

@@ -17,8 +17,8 @@ import Foundation
 ///
 ///  a recording's sink: audiorate "timeline" (silence in the gaps) ─ wavenc ─ filesink "recording"
 ///
-///  bridged (a merged call, ConferenceBridge): the source and appsrc "bridgein" (the others' mix) meet in
-///  audiomixer "bridgemix" before the encoder (mute acts on the source alone); the decoded audio goes to a tee
+///  bridged (a merged call, ConferenceBridge): the source (after mute) goes to appsink "bridgelocal", and the
+///  encoder takes appsrc "bridgein" (the bridge's mix: the source and the others); the decoded audio goes to a tee
 ///  whose second branch is appsink "bridgeout" (16 kHz mono)
 /// ```
 struct PipelineDescription {
@@ -38,8 +38,12 @@ struct PipelineDescription {
     /// Whether the conference bridge taps the call (its decoded audio out, the others' mix in).
     var bridged = false
 
+    /// The element that stamps what we send (SSRC, sequence numbers, timestamps): the tones' mux when telephone-event
+    /// is in the stream, else the payloader.
+    var stamper: String { telephoneEvent == nil ? "pay" : "mux" }
+
     /// The bridge's appsink and appsrc, and the format they carry.
-    static let bridgeOut = "bridgeout", bridgeIn = "bridgein"
+    static let bridgeOut = "bridgeout", bridgeIn = "bridgein", bridgeLocal = "bridgelocal"
     static let bridgeCaps = "audio/x-raw,format=S16LE,rate=\(MixMinus.rate),channels=1,layout=interleaved"
 
     /// The rtpbin's name (RTP figures are read from it).
@@ -89,14 +93,15 @@ struct PipelineDescription {
         }
         // The send valve stops the audio before it is numbered: while we do not send, the payloader (or the mux)
         // gives out no sequence numbers, so our stream has no gap for the peer to count as loss.
+        // Bridged, the bridge's tick drives what goes out: the local source is one more input of its mix.
         let local = bridged
-            ? "\(sourceText) ! audioconvert ! audioresample ! \(Self.bridgeCaps) ! volume name=mute ! bridgemix.sink_0"
-                + " appsrc name=\(Self.bridgeIn) is-live=true format=time do-timestamp=true min-latency=0 caps=\(Self.bridgeCaps)"
-                + " ! bridgemix.sink_1 audiomixer name=bridgemix latency=20000000 ignore-inactive-pads=true"
+            ? "\(sourceText) ! audioconvert ! audioresample ! \(Self.bridgeCaps) ! volume name=mute"
+                + " ! appsink name=\(Self.bridgeLocal) max-buffers=5 drop=true sync=false async=false emit-signals=false"
+                + " appsrc name=\(Self.bridgeIn) is-live=true format=time do-timestamp=true caps=\(Self.bridgeCaps)"
                 + " ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1"
             : "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1 ! volume name=mute"
         return local + " ! valve name=send drop-mode=forward-sticky-events"
-            + " ! \(encoder) ! \(payloader) pt=\(payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
+            + " ! \(encoder) ! \(payloader) name=pay pt=\(payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
             + (telephoneEvent == nil ? "" : " ! mux.sink_0 rtpdtmfmux name=mux")
             + " ! \(Self.rtpbin).send_rtp_sink_0"
             + (telephoneEvent.map { " rtpdtmfsrc name=dtmf pt=\($0) ! mux.priority_sink_0" } ?? "")

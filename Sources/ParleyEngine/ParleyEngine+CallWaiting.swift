@@ -40,7 +40,8 @@ extension ParleyEngine {
 
 extension SIPUserAgent {
     /// A merge went through: its members that were held resume (a merged group talks together, as CallKit's merge
-    /// does), through the manager after this turn.
+    /// does), through the manager after this turn; a member whose hold is still on its way (call waiting held it
+    /// just before the merge) resumes once that hold is done.
     func resumeMerged(_ action: ConversationAction) {
         guard case .merge(let other) = action.kind else { return }
         environment.atEndOfTurn { [weak self] in
@@ -48,13 +49,32 @@ extension SIPUserAgent {
             let members = [action.conversationUUID, other].compactMap(self.manager.conversation).flatMap { conversation in
                 conversation.groupUUID.map { group in self.manager.conversations.filter { $0.groupUUID == group } } ?? [conversation]
             }
-            for uuid in Set(members.filter { $0.state == .paused }.map(\.uuid)) {
-                do {
-                    try self.manager.perform([.pause(conversationUUID: uuid, isPaused: false)])
-                } catch {
-                    self.log.info("\(uuid): not resumed for its merge: \(error)")
+            for member in Set(members.map(\.uuid)) {
+                let holding = self.manager.pendingActions(for: member).first {
+                    if case .pause(true) = $0.kind { return true } else { return false }
+                }
+                if holding != nil {
+                    self.resumeAfterHold.insert(UUIDKey(member))
+                } else if self.manager.conversation(member)?.state == .paused {
+                    self.resumeForMerge(member)
                 }
             }
+        }
+    }
+
+    /// A hold was done: a merge that went through while it was on its way resumes the call now (after this turn).
+    func holdSettled(_ action: ConversationAction) {
+        guard case .pause(true) = action.kind, resumeAfterHold.remove(UUIDKey(action.conversationUUID)) != nil else { return }
+        environment.atEndOfTurn { [weak self] in self?.resumeForMerge(action.conversationUUID) }
+    }
+
+    /// Resumes a held member of a merged group.
+    private func resumeForMerge(_ member: UUID) {
+        guard let conversation = manager.conversation(member), conversation.state == .paused, conversation.groupUUID != nil else { return }
+        do {
+            try manager.perform([.pause(conversationUUID: member, isPaused: false)])
+        } catch {
+            log.info("\(member): not resumed for its merge: \(error)")
         }
     }
 }

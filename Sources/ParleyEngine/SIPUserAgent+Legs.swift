@@ -169,7 +169,9 @@ extension SIPUserAgent {
                 }
             case .fulfil(let action):
                 _ = action.action.fulfill(at: environment.now)
+                holdSettled(action.action)
             case .fail(let action, let reason, let status):
+                if case .pause(true) = action.action.kind { resumeAfterHold.remove(UUIDKey(action.action.conversationUUID)) }
                 // The status is kept before the action settles: whoever reports the settlement reads it.
                 if let status { actionFailures?.keep(status, for: action.action.uuid) }
                 if !action.action.fail(reason: reason), status != nil { actionFailures?.forget(action.action.uuid) }
@@ -218,6 +220,7 @@ extension SIPUserAgent {
         let key = UUIDKey(uuid)
         guard let leg = legs.removeValue(forKey: key) else { return }
         forgetSource(of: key)
+        resumeAfterHold.remove(key)
         dialogBudgets[key] = nil
         unverifiedBudgets[key] = nil
         floodingDialogs.remove(key)

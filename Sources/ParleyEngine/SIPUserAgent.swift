@@ -94,6 +94,8 @@ final class SIPUserAgent {
     var onCallCreated: ((UUID, String) -> Void)?
     /// Frontends' requests to turn video on or off, waiting for their re-INVITE's answer, by leg.
     var videoRequests: [UUIDKey: (String?) -> Void] = [:]
+    /// Members of a merge whose hold was still on its way when it went through: they resume once it is done.
+    var resumeAfterHold: Set<UUIDKey> = []
     /// Told of keypad tones the peer sent in a call.
     var onTonesReceived: ((UUID, String) -> Void)?
     /// Told when a call's negotiated audio changes (nil: it has none now), with a media handler.

@@ -85,5 +85,41 @@ extension AudioInterop {
             #expect(stretches[2].alice > -15 && stretches[2].carol > -15, "carol resumed: back in the mix: \(stretches[2])")
             #expect(stretches[3].carol > -15 && stretches[3].carol - stretches[3].alice >= 40, "alice muted: carol alone: \(stretches[3])")
         }
+
+        @Test("a real peer in the group: alice (1,000 Hz) merges bob (parleyd, 2,500 Hz) and baresip (its ausine, 440 Hz): baresip's recording holds alice and bob and not itself, bob's holds alice and baresip and not himself")
+        func baresipMember() throws {
+            let (alice, aliceFolder) = try AudioInteropTests.parleyd(tone: 1_000, ["--user", "alice"])
+            let (bob, bobFolder) = try AudioInteropTests.parleyd(tone: 2_500, ["--user", "bob", "--auto-answer", "0"])
+            defer { for folder in [aliceFolder, bobFolder] { try? FileManager.default.removeItem(at: folder) } }
+            let baresipFolder = try BaresipAudioTests.folder()
+            defer { try? FileManager.default.removeItem(at: baresipFolder) }
+            let baresip = try Baresip(recordTo: baresipFolder)
+            try baresip.quotingTranscript {
+                let focus = try GroupControl(alice)
+                let bobsCall = try focus.call("sip:bob@127.0.0.1:\(bob.port)")
+                try focus.waitForJoined([bobsCall])
+                // baresip second: the call that goes on hold for it is bob's (baresip 1.0.0's recorder stops writing
+                // what it receives at a call's first re-INVITE), and the merge resumes bob.
+                let baresipsCall = try focus.call(baresip.uri(.udp))
+                try focus.waitForJoined([baresipsCall])
+                _ = try focus.result(.merge(MergeParams(conversation: bobsCall, with: baresipsCall)))
+                Thread.sleep(forTimeInterval: 4.5)
+                for call in [bobsCall, baresipsCall] { _ = try focus.result(.end(ConversationParams(conversation: call))) }
+                try bob.waitForEnded(1)
+                try baresip.waitFor("the end of its call") { $0.contains("terminated (duration") }
+                let heardByBob = try AudioInteropTests.recording(in: bobFolder, of: bob)
+                let heardByBaresip = try BaresipAudioTests.received(in: baresipFolder)
+                #expect(heardByBaresip.duration >= 3, "baresip recorded \(heardByBaresip.duration) s")
+                let merged = (bob: heardByBob.part(from: heardByBob.duration - 2.5, to: heardByBob.duration - 0.5),
+                              baresip: heardByBaresip.part(from: heardByBaresip.duration - 2.5, to: heardByBaresip.duration - 0.5))
+                let levels = (bob: Self.levels(merged.bob), baresip: Self.levels(merged.baresip))
+                print("conference with baresip: baresip recorded \(heardByBaresip.duration) s at \(heardByBaresip.sampleRate) Hz; bob heard \(levels.bob) (bob's own tone is the 'carol' one, 2,500 Hz), baresip heard \(levels.baresip)")
+                // Here `carol` is bob's tone (2,500 Hz) and `bob` baresip's (440 Hz).
+                #expect(levels.bob.alice > -15 && levels.bob.bob > -15, "bob hears alice and baresip: \(levels.bob)")
+                #expect(levels.bob.bob - levels.bob.carol >= 60, "bob does not hear himself: \(levels.bob)")
+                #expect(levels.baresip.alice > -15 && levels.baresip.carol > -15, "baresip hears alice and bob: \(levels.baresip)")
+                #expect(levels.baresip.carol - levels.baresip.bob >= 60, "baresip does not hear itself: \(levels.baresip)")
+            }
+        }
     }
 }

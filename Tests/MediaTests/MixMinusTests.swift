@@ -9,6 +9,9 @@ struct MixMinusTests {
         let mixed = MixMinus.mix([[100, -200, 3], [10, 20, 30], [1, 2, 3]])
         #expect(mixed == [[11, 22, 33], [101, -198, 6], [110, -180, 33]])
         #expect(MixMinus.mix([[5, 6]]) == [[0, 0]])
+        // The local source, as each member's call has it, is added to what that member hears.
+        #expect(MixMinus.mix([[100, -200, 3], [10, 20, 30]], adding: [[1, 1, 1], [7, 7, 7]]) == [[11, 21, 31], [107, -193, 10]])
+        #expect(MixMinus.mix([[5, 6]], adding: [[9, 9]]) == [[9, 9]], "alone: the local source only")
         #expect(MixMinus.mix([]).isEmpty)
     }
 
