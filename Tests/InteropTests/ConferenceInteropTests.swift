@@ -10,6 +10,31 @@ extension AudioInterop {
     struct ConferenceInteropTests {
         static let tones = (alice: 1_000.0, bob: 440.0, carol: 2_500.0)
 
+        /// alice (the focus, 1,000 Hz) with bob (440 Hz) and carol (2,500 Hz) answering, each recording what it hears
+        /// into its folder; alice's calls to both, joined.
+        struct ThreeParties {
+            let alice: Parleyd, bob: Parleyd, carol: Parleyd
+            let folders: [URL]
+            let focus: GroupControl
+            let bobsCall: String, carolsCall: String
+
+            init() throws {
+                var made: [(Parleyd, URL)] = []
+                for (user, tone) in [("alice", tones.alice), ("bob", tones.bob), ("carol", tones.carol)] {
+                    let answers = user == "alice" ? [] : ["--auto-answer", "0"]
+                    made.append(try AudioInteropTests.parleyd(tone: Int(tone), ["--user", user] + answers))
+                }
+                (alice, bob, carol) = (made[0].0, made[1].0, made[2].0)
+                folders = made.map(\.1)
+                focus = try GroupControl(alice)
+                bobsCall = try focus.call("sip:bob@127.0.0.1:\(bob.port)")
+                carolsCall = try focus.call("sip:carol@127.0.0.1:\(carol.port)")
+                try focus.waitForJoined([bobsCall, carolsCall])
+            }
+
+            func removeFolders() { for folder in folders { try? FileManager.default.removeItem(at: folder) } }
+        }
+
         /// The levels (dB) of the three tones in a stretch of a recording.
         static func levels(_ recording: Recording) -> (alice: Double, bob: Double, carol: Double) {
             (recording.level(at: tones.alice), recording.level(at: tones.bob), recording.level(at: tones.carol))
@@ -17,14 +42,10 @@ extension AudioInterop {
 
         @Test("merged: bob hears alice and carol, carol hears alice and bob, neither itself (≥ 60 dB below); unmerged: each hears alice alone again")
         func mergeAndUnmerge() throws {
-            let (alice, aliceFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.alice), ["--user", "alice"])
-            let (bob, bobFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.bob), ["--user", "bob", "--auto-answer", "0"])
-            let (carol, carolFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.carol), ["--user", "carol", "--auto-answer", "0"])
-            defer { for folder in [aliceFolder, bobFolder, carolFolder] { try? FileManager.default.removeItem(at: folder) } }
-            let focus = try GroupControl(alice)
-            let bobsCall = try focus.call("sip:bob@127.0.0.1:\(bob.port)")
-            let carolsCall = try focus.call("sip:carol@127.0.0.1:\(carol.port)")
-            try focus.waitForJoined([bobsCall, carolsCall])
+            let parties = try ThreeParties()
+            defer { parties.removeFolders() }
+            let (alice, bob, carol, focus) = (parties.alice, parties.bob, parties.carol, parties.focus)
+            let (bobsCall, carolsCall, bobFolder, carolFolder) = (parties.bobsCall, parties.carolsCall, parties.folders[1], parties.folders[2])
             // Merged at once: the calls' first pipelines have barely started when the bridge's take their place.
             _ = try focus.result(.merge(MergeParams(conversation: bobsCall, with: carolsCall)))
             Thread.sleep(forTimeInterval: 5)
@@ -53,14 +74,10 @@ extension AudioInterop {
 
         @Test("LiveCommunicationKit's membership: a member alice holds drops out of the mix and comes back on resume; alice's mute silences her toward everyone while the members go on hearing each other")
         func holdAndMuteInTheMix() throws {
-            let (alice, aliceFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.alice), ["--user", "alice"])
-            let (bob, bobFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.bob), ["--user", "bob", "--auto-answer", "0"])
-            let (carol, carolFolder) = try AudioInteropTests.parleyd(tone: Int(Self.tones.carol), ["--user", "carol", "--auto-answer", "0"])
-            defer { for folder in [aliceFolder, bobFolder, carolFolder] { try? FileManager.default.removeItem(at: folder) } }
-            let focus = try GroupControl(alice)
-            let bobsCall = try focus.call("sip:bob@127.0.0.1:\(bob.port)")
-            let carolsCall = try focus.call("sip:carol@127.0.0.1:\(carol.port)")
-            try focus.waitForJoined([bobsCall, carolsCall])
+            let parties = try ThreeParties()
+            defer { parties.removeFolders() }
+            let (bob, focus) = (parties.bob, parties.focus)
+            let (bobsCall, carolsCall, bobFolder) = (parties.bobsCall, parties.carolsCall, parties.folders[1])
             _ = try focus.result(.merge(MergeParams(conversation: bobsCall, with: carolsCall)))
             // Four stretches of 2.5 s: merged, carol held, carol resumed, alice muted.
             let steps: [ControlCommand] = [
