@@ -250,12 +250,9 @@ public final class ControlService: Sendable {
         }
     }
 
-    /// Call waiting: the calls that are up are held (or ended) before the user's new call (``ParleyEngine/makingRoom(for:endingOthers:)``);
-    /// one that cannot be is left as it is.
+    /// Call waiting: the calls that are up are held (or ended) before the user's new call (``ParleyEngine/makeRoom(for:endingOthers:)``).
     private func makeRoom(for action: ConversationAction, endingOthers: Bool = false) {
-        for room in engine.makingRoom(for: action, endingOthers: endingOthers) {
-            try? engine.manager.perform([room])
-        }
+        engine.makeRoom(for: action, endingOthers: endingOthers)
     }
 
     /// Performs `action` through the manager. A Start is answered at once (its conversation exists now, in `idle`);

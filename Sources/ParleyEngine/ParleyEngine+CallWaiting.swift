@@ -15,6 +15,7 @@ public enum NewCallPolicy: String, Sendable, CaseIterable {
 ///
 /// ```
 ///   the user places or answers a call ──► every other joined call: pause (--on-new-call hold), or nothing (none)
+///   that call ends without ever connecting ──► the calls held for it resume
 ///   the user answers with endOthers ("End & Answer") ──► every other joined or held call: end
 ///   the user merges calls ──► the members that were held resume (a merged group talks together)
 /// ```
@@ -38,7 +39,50 @@ extension ParleyEngine {
     }
 }
 
+extension ParleyEngine {
+    /// Performs ``makingRoom(for:endingOthers:)``'s actions through the manager before the user's `action` (one that
+    /// cannot be done is left as it is), and remembers the calls held for its conversation: if that call ends without
+    /// ever connecting (refused, unanswered, failed), they resume.
+    public func makeRoom(for action: ConversationAction, endingOthers: Bool = false) {
+        var held: [UUID] = []
+        for step in makingRoom(for: action, endingOthers: endingOthers) {
+            do {
+                try manager.perform([step])
+                if case .pause = step.kind { held.append(step.conversationUUID) }
+            } catch {
+                log.info("\(step.conversationUUID): left as it is for the new call: \(error)")
+            }
+        }
+        guard !held.isEmpty else { return }
+        let newCall = UUIDKey(action.conversationUUID)
+        withAgent { [held] in $0.heldForNewCall[newCall] = held }
+    }
+}
+
 extension SIPUserAgent {
+    /// A conversation changed: its group session follows it, and call waiting.
+    func follow(_ conversation: Conversation) {
+        groups.conversationChanged(conversation)
+        newCallChanged(conversation)
+    }
+
+    /// A conversation changed: a new call that connected keeps the calls held for it held; one that ended without
+    /// connecting resumes them (those still held).
+    func newCallChanged(_ conversation: Conversation) {
+        let key = UUIDKey(conversation.uuid)
+        guard let held = heldForNewCall[key] else { return }
+        if conversation.state == .joined { heldForNewCall[key] = nil }
+        guard conversation.state == .left else { return }
+        heldForNewCall[key] = nil
+        environment.atEndOfTurn { [weak self] in
+            guard let self else { return }
+            for uuid in held where self.manager.conversation(uuid)?.state == .paused {
+                self.log.info("\(uuid): resumed: the call it was held for (\(conversation.uuid)) never connected")
+                try? self.manager.perform([.pause(conversationUUID: uuid, isPaused: false)])
+            }
+        }
+    }
+
     /// A merge went through: its members that were held resume (a merged group talks together, as CallKit's merge
     /// does), through the manager after this turn; a member whose hold is still on its way (call waiting held it
     /// just before the merge) resumes once that hold is done.

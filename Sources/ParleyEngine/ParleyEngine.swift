@@ -18,8 +18,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     public let manager: ConversationManager
     /// The configuration it runs with.
     public let configuration: EngineConfiguration
-    private let environment: any SIPEnvironment
-    private let log: EngineLog
+    let environment: any SIPEnvironment
+    let log: EngineLog
     private let history: HistoryWriter?
     /// The journal of live calls, so that a crash leaves their records for the next start (with a history only).
     private let liveCalls: LiveCallWriter?
@@ -505,13 +505,16 @@ public final class ParleyEngine: ConversationManagerDelegate {
     }
 
     /// Every change goes to the event observers; state changes are also logged and go to transition observers.
-    /// The group messenger hears of it first (on the engine's thread): a session follows its conversations.
+    /// Runs `body` with the user agent on the engine's thread (extensions' way to it).
+    func withAgent(_ body: @escaping @Sendable (SIPUserAgent) -> Void) { environment.execute { [agent] in body(agent.value) } }
+
+    /// The user agent hears of it first (on the engine's thread): group sessions and call waiting follow it.
     private func announce(_ transition: ConversationTransition) {
         let conversation = transition.conversation
         if environment.isCurrent {
-            agent.value.groups.conversationChanged(conversation)
+            agent.value.follow(conversation)
         } else {
-            environment.execute { [agent] in agent.value.groups.conversationChanged(conversation) }
+            environment.execute { [agent] in agent.value.follow(conversation) }
         }
         if transition.changesState {
             log.info(transition.description)
@@ -519,21 +522,6 @@ public final class ParleyEngine: ConversationManagerDelegate {
         }
         emit(.conversationChanged(transition))
     }
-}
-
-/// A one-shot event a shutdown waits for: fired once (later calls do nothing), waited for once.
-final class ShutdownSignal: Sendable {
-    private let fired = Atomic<Bool>(false)
-    private let semaphore = DispatchSemaphore(value: 0)
-
-    /// Fires the event; the first call wakes the waiter.
-    func fire() {
-        guard !fired.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        semaphore.signal()
-    }
-
-    /// Waits until the event has fired.
-    func wait() { semaphore.wait() }
 }
 
 /// What the engine tells observers (a frontend's event stream).

@@ -96,6 +96,8 @@ final class SIPUserAgent {
     var videoRequests: [UUIDKey: (String?) -> Void] = [:]
     /// Members of a merge whose hold was still on its way when it went through: they resume once it is done.
     var resumeAfterHold: Set<UUIDKey> = []
+    /// The calls held for a new call (call waiting), by the new call: they resume if it never connects.
+    var heldForNewCall: [UUIDKey: [UUID]] = [:]
     /// Told of keypad tones the peer sent in a call.
     var onTonesReceived: ((UUID, String) -> Void)?
     /// Told when a call's negotiated audio changes (nil: it has none now), with a media handler.

@@ -73,5 +73,31 @@ extension AudioInterop {
                 try bob.waitForEnded(endOthers ? 2 : 1)
             }
         }
+
+        @Test("a new call that never connects gives the held call back: alice calls carol, who does not answer, and cancels; bob's call resumes and he hears alice again")
+        func unansweredNewCallResumes() throws {
+            let (alice, aliceFolder) = try AudioInteropTests.parleyd(tone: 1_000, ["--user", "alice"])
+            let (bob, bobFolder) = try AudioInteropTests.parleyd(tone: 440, ["--user", "bob", "--auto-answer", "0"])
+            let (carol, carolFolder) = try AudioInteropTests.parleyd(tone: 2_500, ["--user", "carol"])
+            defer { for folder in [aliceFolder, bobFolder, carolFolder] { try? FileManager.default.removeItem(at: folder) } }
+            let phone = try GroupControl(alice)
+            let bobsCall = try phone.call("sip:bob@127.0.0.1:\(bob.port)")
+            try phone.waitForJoined([bobsCall])
+            let carolsCall = try phone.call("sip:carol@127.0.0.1:\(carol.port)")
+            Thread.sleep(forTimeInterval: 1)
+            _ = try phone.result(.end(ConversationParams(conversation: carolsCall)))
+            _ = try phone.nextEvent("conversationChanged") { change in
+                let conversation = change["conversation"] as? [String: Any]
+                return (conversation?["uuid"] as? String)?.lowercased() == bobsCall.lowercased() && conversation?["state"] as? String == "joined"
+            }
+            Thread.sleep(forTimeInterval: 2)
+            _ = try phone.result(.end(ConversationParams(conversation: bobsCall)))
+            try bob.waitForEnded(1)
+            let heard = try AudioInteropTests.recording(in: bobFolder, of: bob)
+            let states = alice.transitions.first ?? []
+            #expect(states.starts(with: ["idle", "ringing", "joined", "paused", "joined"]), "\(states)")
+            let last = heard.part(from: heard.duration - 1.5, to: heard.duration - 0.3)
+            #expect(last.level(at: 1_000) > -15, "bob hears alice again: \(last.level(at: 1_000)) dB")
+        }
     }
 }
