@@ -103,6 +103,26 @@ extension AudioInterop {
             #expect(stretches[3].carol > -15 && stretches[3].carol - stretches[3].alice >= 40, "alice muted: carol alone: \(stretches[3])")
         }
 
+        @Test("a member whose audio stops (carol's parleyd frozen with SIGSTOP): the bridge fills her place with silence and bob goes on hearing alice, unharmed")
+        func memberStops() throws {
+            let parties = try ThreeParties()
+            defer { parties.removeFolders() }
+            let (bob, carol, focus) = (parties.bob, parties.carol, parties.focus)
+            _ = try focus.result(.merge(MergeParams(conversation: parties.bobsCall, with: parties.carolsCall)))
+            Thread.sleep(forTimeInterval: 1.5)
+            kill(carol.process.process.processIdentifier, SIGSTOP)
+            Thread.sleep(forTimeInterval: 3)
+            kill(carol.process.process.processIdentifier, SIGCONT)
+            _ = try focus.result(.end(ConversationParams(conversation: parties.bobsCall)))
+            try bob.waitForEnded(1)
+            let heard = try AudioInteropTests.recording(in: parties.folders[1], of: bob)
+            // The last 2.5 s before the end, carol frozen: alice still there, carol gone.
+            let frozen = Self.levels(heard.part(from: heard.duration - 2.5, to: heard.duration - 0.3))
+            print("conference, carol frozen: bob heard \(frozen)")
+            #expect(frozen.alice > -15, "bob still hears alice: \(frozen)")
+            #expect(frozen.alice - frozen.carol >= 40, "and no carol: \(frozen)")
+        }
+
         @Test("a real peer in the group: alice (1,000 Hz) merges bob (parleyd, 2,500 Hz) and baresip (its ausine, 440 Hz): baresip's recording holds alice and bob and not itself, bob's holds alice and baresip and not himself")
         func baresipMember() throws {
             let (alice, aliceFolder) = try AudioInteropTests.parleyd(tone: 1_000, ["--user", "alice"])
