@@ -300,11 +300,12 @@ extension CallAudio {
             // fails in libnice, so a peer without RTCP candidates does not end the call). A restart waiting for the
             // peer's new candidates has nothing to fail yet.
             guard report.state == .failed, call.remote != nil else { continue }
-            if hadPath {
+            if hadPath || call.restarts > 0 {
                 // Consent lost on a path that worked (RFC 7675): a NAT forgot or moved its mapping; a restart
-                // finds the path again (RFC 8445 §9). Both sides notice at about the same time: the controlling one
-                // offers the restart at once, the controlled one gives the peer's re-INVITE `restartGrace` to come
-                // first (two crossing re-INVITEs would both get 491).
+                // finds the path again (RFC 8445 §9) — and a restart whose checks all failed is tried again, up to
+                // `maxRestarts` (the moved mapping may not have settled yet). Both sides notice at about the same
+                // time: the controlling one offers the restart at once, the controlled one gives the peer's
+                // re-INVITE `restartGrace` to come first (two crossing re-INVITEs would both get 491).
                 let restarts = call.restarts
                 if call.agent.isControlling {
                     restartAfterConsentLost(conversation, call)
