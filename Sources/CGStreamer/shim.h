@@ -283,10 +283,34 @@ static inline int parley_gst_dtmf(GstElement *pipeline, const char *name, int nu
     return taken ? 0 : -1;
 }
 
+/// The loudest channel's RMS (dB below full scale, negative) of a `level` element's message, or 1 when it has none.
+static inline double parley_gst_level_rms(const GstStructure *structure) {
+    const GValue *rms = gst_structure_get_value(structure, "rms");
+    double loudest = 1;
+    if (rms && G_VALUE_HOLDS(rms, G_TYPE_VALUE_ARRAY)) {
+        G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+        GValueArray *channels = (GValueArray *)g_value_get_boxed(rms);
+        for (guint index = 0; channels && index < channels->n_values; index++) {
+            double value = g_value_get_double(g_value_array_get_nth(channels, index));
+            if (loudest > 0 || value > loudest) loudest = value;
+        }
+        G_GNUC_END_IGNORE_DEPRECATIONS
+    } else if (rms && GST_VALUE_HOLDS_ARRAY(rms)) {
+        for (guint index = 0; index < gst_value_array_get_size(rms); index++) {
+            double value = g_value_get_double(gst_value_array_get_value(rms, index));
+            if (loudest > 0 || value > loudest) loudest = value;
+        }
+    }
+    return loudest;
+}
+
 /// Empties the pipeline's bus (nothing else reads it, and a bus keeps every message until it is read): the
 /// telephone-event numbers received go into `numbers` (at most `capacity`; their count is returned), the first
-/// error into `*error` (malloc'd, or left NULL).
-static inline int parley_gst_poll(GstElement *pipeline, int *numbers, int capacity, char **error) {
+/// error into `*error` (malloc'd, or left NULL), and the last RMS each `level` element named in `level_names` (at most
+/// `level_count`) posted into `levels` (dB; untouched for an element that posted nothing).
+static inline int parley_gst_poll(
+    GstElement *pipeline, int *numbers, int capacity, char **error, const char *const *level_names, double *levels,
+    int level_count) {
     GstBus *bus = gst_element_get_bus(pipeline);
     int count = 0;
     GstMessage *message;
@@ -308,7 +332,13 @@ static inline int parley_gst_poll(GstElement *pipeline, int *numbers, int capaci
             const GstStructure *structure = gst_message_get_structure(message);
             int number = -1;
             gboolean start = TRUE;
-            if (structure && gst_structure_has_name(structure, "dtmf-event")
+            if (structure && gst_structure_has_name(structure, "level") && GST_MESSAGE_SRC(message)) {
+                const gchar *origin = GST_OBJECT_NAME(GST_MESSAGE_SRC(message));
+                double rms = parley_gst_level_rms(structure);
+                for (int index = 0; index < level_count; index++) {
+                    if (origin && rms <= 0 && strcmp(origin, level_names[index]) == 0) levels[index] = rms;
+                }
+            } else if (structure && gst_structure_has_name(structure, "dtmf-event")
                 && gst_structure_get_int(structure, "number", &number)) {
                 if (gst_structure_has_field(structure, "start")) gst_structure_get_boolean(structure, "start", &start);
                 if (start && number >= 0 && number <= 15 && count < capacity) numbers[count++] = number;

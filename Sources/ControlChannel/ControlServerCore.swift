@@ -21,6 +21,10 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
     private var subscribers: Set<StreamClientID> = [] {
         didSet { subscriberCount.set(subscribers.count) }
     }
+    /// Subscribers that also asked for audio levels.
+    private var levelSubscribers: Set<StreamClientID> = [] {
+        didSet { subscriberCount.setLevels(levelSubscribers.count) }
+    }
     private let subscriberCount: SubscriberCount
     /// When each authenticated client last sent a message (monotonic nanoseconds).
     private var lastHeard: [StreamClientID: UInt64] = [:]
@@ -69,6 +73,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
         server = nil
         self.sessions = [:]
         subscribers = []
+        levelSubscribers = []
         lastHeard = [:]
     }
 
@@ -85,15 +90,17 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
         for client in server.authenticatedClients { server.send(framed, to: client) }
     }
 
-    func subscribe(_ client: ControlClientID) {
+    func subscribe(_ client: ControlClientID, audioLevels: Bool) {
         guard server?.stage(of: client.rawValue) == .authenticated else { return }
         subscribers.insert(client.rawValue)
+        if audioLevels { levelSubscribers.insert(client.rawValue) } else { levelSubscribers.remove(client.rawValue) }
     }
 
-    func sendToSubscribers(_ message: Data) {
-        guard let server, !subscribers.isEmpty else { return }
+    func sendToSubscribers(_ message: Data, audioLevelsOnly: Bool) {
+        let receivers = audioLevelsOnly ? levelSubscribers : subscribers
+        guard let server, !receivers.isEmpty else { return }
         let framed = framing.encode(message)
-        for client in subscribers { server.send(framed, to: client) }
+        for client in receivers { server.send(framed, to: client) }
     }
 
     func close(_ client: ControlClientID) {
@@ -165,6 +172,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
     ) {
         sessions[client] = nil
         subscribers.remove(client)
+        levelSubscribers.remove(client)
         lastHeard[client] = nil
         switch stage {
         case .authenticated: onClose?(ControlClientID(client))

@@ -3,11 +3,15 @@ import Glibc
 import ParleyIO
 import Synchronization
 
-/// How many clients of a server subscribed, readable from any thread (the core, on its loop, keeps it).
+/// How many clients of a server subscribed, and how many of them asked for audio levels, readable from any thread
+/// (the core, on its loop, keeps them).
 final class SubscriberCount: Sendable {
     private let count = Atomic<Int>(0)
+    private let levelCount = Atomic<Int>(0)
     var value: Int { count.load(ordering: .relaxed) }
+    var levels: Int { levelCount.load(ordering: .relaxed) }
     func set(_ value: Int) { count.store(value, ordering: .relaxed) }
+    func setLevels(_ value: Int) { levelCount.store(value, ordering: .relaxed) }
 }
 
 /// A running control endpoint as the thread-safe public servers hold it: the loop it runs on (its own, or one it was
@@ -69,12 +73,12 @@ final class ControlServerHandle<Framing: ControlFraming>: Sendable {
         perform { $0.broadcast(message) }
     }
 
-    func subscribe(_ client: ControlClientID) {
-        perform { $0.subscribe(client) }
+    func subscribe(_ client: ControlClientID, audioLevels: Bool) {
+        perform { $0.subscribe(client, audioLevels: audioLevels) }
     }
 
-    func sendToSubscribers(_ message: Data) {
-        perform { $0.sendToSubscribers(message) }
+    func sendToSubscribers(_ message: Data, audioLevelsOnly: Bool) {
+        perform { $0.sendToSubscribers(message, audioLevelsOnly: audioLevelsOnly) }
     }
 
     func close(_ client: ControlClientID) {

@@ -95,14 +95,19 @@ public final class ControlWebSocketServer: Sendable {
     /// Whether any client subscribed now (read from any thread; a hint, as a client may subscribe right after).
     public var hasSubscribers: Bool { handle.subscribers.value > 0 }
 
-    /// Marks `client` subscribed: it gets ``sendToSubscribers(_:)`` and keeps its slot when the server is full.
-    public func subscribe(_ client: ControlClientID) {
-        handle.subscribe(client)
+    /// Whether any subscribed client asked for audio levels now (a hint, like ``hasSubscribers``).
+    public var hasLevelSubscribers: Bool { handle.subscribers.levels > 0 }
+
+    /// Marks `client` subscribed: it gets ``sendToSubscribers(_:audioLevelsOnly:)`` (with `audioLevels`, also what
+    /// goes to level subscribers only; subscribing again changes that) and keeps its slot when the server is full.
+    public func subscribe(_ client: ControlClientID, audioLevels: Bool = false) {
+        handle.subscribe(client, audioLevels: audioLevels)
     }
 
-    /// Queues `line` (as in ``send(_:to:)``) for every subscribed client.
-    public func sendToSubscribers(_ line: Data) {
-        handle.sendToSubscribers(line)
+    /// Queues `line` (as in ``send(_:to:)``) for every subscribed client, or only for those that asked for audio
+    /// levels.
+    public func sendToSubscribers(_ line: Data, audioLevelsOnly: Bool = false) {
+        handle.sendToSubscribers(line, audioLevelsOnly: audioLevelsOnly)
     }
 
     /// Queues `line` (as in ``send(_:to:)``) for every authenticated client.

@@ -138,6 +138,25 @@ public struct NoParams: ControlParams {
     public static let example = NoParams()
 }
 
+/// `{}`, or `{"audioLevels": true}` for the levels too.
+public struct SubscribeParams: ControlParams {
+    /// True: `audioLevels` events come too; false or absent: they do not (subscribing again changes it).
+    public var audioLevels: Bool?
+
+    /// Params.
+    public init(audioLevels: Bool? = nil) { self.audioLevels = audioLevels }
+
+    /// The members.
+    public static let fields = [
+        ControlField(
+            "audioLevels", "a boolean", optional: true,
+            "true: `audioLevels` events come too, a few a second for each call whose audio parleyd carries (a meter, who "
+                + "is speaking in a group); parleyd measures levels only while some subscriber asked for them"),
+    ]
+    /// An example.
+    public static let example = SubscribeParams(audioLevels: true)
+}
+
 /// A typed request: the method and its parameters, decoded and checked.
 public enum ControlCommand: Sendable, Equatable, Encodable {
     /// `status`.
@@ -145,7 +164,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// `list`.
     case list(ListParams)
     /// `subscribe`.
-    case subscribe
+    case subscribe(SubscribeParams)
     /// `start`.
     case start(StartParams)
     /// `join`.
@@ -276,7 +295,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// The params type of each method (for the reference).
     public static func paramsType(of method: ControlMethodName) -> any ControlParams.Type {
         switch method {
-        case .status, .subscribe, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations: NoParams.self
+        case .status, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations: NoParams.self
+        case .subscribe: SubscribeParams.self
         case .collaborationStart: CollaborationStartParams.self
         case .collaborationOpen, .collaborationChallenge, .collaborationEnd: CollaborationParams.self
         case .collaborationProve: CollaborationChallenge.self
@@ -311,7 +331,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         switch method {
         case .status: _ = try params(NoParams.self, data); return .status
         case .list: return .list(try params(ListParams.self, data))
-        case .subscribe: _ = try params(NoParams.self, data); return .subscribe
+        case .subscribe: return .subscribe(try params(SubscribeParams.self, data))
         case .clearHistory: _ = try params(NoParams.self, data); return .clearHistory
         case .reloadContacts: _ = try params(NoParams.self, data); return .reloadContacts
         case .groupSessions: _ = try params(NoParams.self, data); return .groupSessions
@@ -357,7 +377,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// Writes the params object.
     public func encode(to encoder: any Encoder) throws {
         switch self {
-        case .status, .subscribe, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations: try NoParams().encode(to: encoder)
+        case .status, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations: try NoParams().encode(to: encoder)
+        case .subscribe(let params): try params.encode(to: encoder)
         case .collaborationStart(let params): try params.encode(to: encoder)
         case .collaborationOpen(let params), .collaborationChallenge(let params), .collaborationEnd(let params): try params.encode(to: encoder)
         case .collaborationProve(let params): try params.encode(to: encoder)

@@ -10,6 +10,8 @@ public enum ControlEventMessage: Sendable, Equatable {
     case mediaChanged(MediaChanged)
     /// A call's audio figures.
     case mediaStats(MediaStats)
+    /// How loud a call's audio is (to subscribers that asked).
+    case audioLevels(AudioLevelsEvent)
     /// Records were added, marked read or deleted.
     case historyChanged(HistoryChanged)
     /// The registration changed.
@@ -51,6 +53,8 @@ public enum ControlEventMessage: Sendable, Equatable {
         case mediaChanged
         /// `mediaStats`.
         case mediaStats
+        /// `audioLevels` (only to subscribers that asked: ``SubscribeParams/audioLevels``).
+        case audioLevels
         /// `historyChanged`.
         case historyChanged
         /// `registrationChanged`.
@@ -90,6 +94,7 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .tonesReceived: .tonesReceived
         case .mediaChanged: .mediaChanged
         case .mediaStats: .mediaStats
+        case .audioLevels: .audioLevels
         case .historyChanged: .historyChanged
         case .registrationChanged: .registrationChanged
         case .pushReceived: .pushReceived
@@ -115,6 +120,7 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .tonesReceived(let data): Self.encode(name, data)
         case .mediaChanged(let data): Self.encode(name, data)
         case .mediaStats(let data): Self.encode(name, data)
+        case .audioLevels(let data): Self.encode(name, data)
         case .historyChanged(let data): Self.encode(name, data)
         case .registrationChanged(let data): Self.encode(name, data)
         case .pushReceived(let data): Self.encode(name, data)
@@ -146,6 +152,8 @@ public enum ControlEventMessage: Sendable, Equatable {
             return (try? decoder.decode(Envelope<MediaChanged>.self, from: line)).map { .mediaChanged($0.data) }
         case .mediaStats:
             return (try? decoder.decode(Envelope<MediaStats>.self, from: line)).map { .mediaStats($0.data) }
+        case .audioLevels:
+            return (try? decoder.decode(Envelope<AudioLevelsEvent>.self, from: line)).map { .audioLevels($0.data) }
         case .historyChanged:
             return (try? decoder.decode(Envelope<HistoryChanged>.self, from: line)).map { .historyChanged($0.data) }
         case .registrationChanged:

@@ -165,6 +165,23 @@ public struct MediaStats: Codable, Sendable, Equatable {
     }
 }
 
+/// `audioLevels`: how loud a call's audio is (RFC 6464's scale), a few times a second to the subscribers that asked.
+public struct AudioLevelsEvent: Codable, Sendable, Equatable {
+    /// The conversation's uuid.
+    public var conversation: String
+    /// What the peer sends us, in -dBov (0 loudest, 127 silence), or null when nothing arrived to measure.
+    @Nullable public var heard: Int?
+    /// What we send it (the local source after mute), in -dBov, or null.
+    @Nullable public var said: Int?
+
+    /// An event.
+    public init(conversation: String, heard: Int?, said: Int?) {
+        self.conversation = conversation
+        self.heard = heard
+        self.said = said
+    }
+}
+
 /// The `mediaStats` method's result: a live call's negotiated audio and its figures so far.
 public struct MediaStatsResult: Codable, Sendable, Equatable {
     /// The conversation's uuid.

@@ -8,7 +8,8 @@ extension ControlReference {
         switch method {
         case .status: "who this parleyd is: its version and addresses, its registration, what it counted and its limits"
         case .list: "one page of the live conversations, oldest first (follow `nextCursor` for the rest)"
-        case .subscribe: "from now on, every event comes on this connection (see Events); it is answered before the first event"
+        case .subscribe:
+            "from now on, every event comes on this connection (see Events) but `audioLevels`, which comes only with `\"audioLevels\": true`; it is answered before the first event"
         case .start:
             "call someone; answered as soon as the conversation exists (usually still `idle`: the call may already be ringing), then follow its events — `pendingActions` holds `start` until the call rings, connects or fails (`actionSettled`). A SIP URI's `;transport=` must be `udp`, `tcp` or `tls`"
         case .join: "answer a ringing incoming conversation (`refused` on a call this parleyd placed)"
@@ -101,6 +102,8 @@ extension ControlReference {
             "anything about a conversation changed (state, members, hold, mute, video, group, capabilities, pending actions…); `changes` names the members that did"
         case .tonesReceived: "the peer sent keypad tones (SIP INFO or RFC 4733)"
         case .mediaStats: "a call's audio figures, every two seconds while parleyd carries its audio (`--media gstreamer`)"
+        case .audioLevels:
+            "how loud a call's audio is, heard and said, four times a second while parleyd carries its audio, only to the subscribers that asked (`subscribe` with `\"audioLevels\": true`): a meter, or who is speaking in a merged group (each member's call has its own)"
         case .mediaChanged:
             "a call's negotiated audio changed (an answer, a re-INVITE, either side's hold, the end), when parleyd runs with `--media gstreamer` or `--media external`"
         case .historyChanged: "records were added, marked read or deleted"

@@ -71,6 +71,7 @@ public enum ControlReference {
         switch event {
         case .conversationChanged: ConversationChanged.self
         case .tonesReceived: TonesReceived.self
+        case .audioLevels: AudioLevelsEvent.self
         case .mediaChanged: MediaChanged.self
         case .mediaStats: MediaStats.self
         case .historyChanged: HistoryChanged.self

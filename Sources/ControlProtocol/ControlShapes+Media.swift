@@ -136,6 +136,27 @@ extension MediaStats: ControlShape {
     public static let examples = [MediaStats(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", stats: MediaStatsInfo.examples[0])]
 }
 
+extension AudioLevelsEvent: ControlShape {
+    /// The `audioLevels` event's data.
+    public static let noun = ControlNoun("an audio level reading", plural: "audio level readings")
+
+    /// The members.
+    public static let fields = [
+        ControlField("conversation", .string, "the conversation's uuid"),
+        ControlField(
+            "heard", .nullable(.integer),
+            "the level of what the peer sends us over the last quarter second, in -dBov (RFC 6464's scale: 0 is full "
+                + "scale, 127 silence; speech is usually 20–50); null when nothing arrived"),
+        ControlField("said", .nullable(.integer), "the level of what we send (the local source after mute), likewise"),
+    ]
+
+    /// A peer speaking while we are silent; a held call, nothing heard and nothing said.
+    public static let examples = [
+        AudioLevelsEvent(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", heard: 31, said: 127),
+        AudioLevelsEvent(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", heard: nil, said: nil),
+    ]
+}
+
 extension MediaStatsResult: ControlShape {
     /// The `mediaStats` method's result.
     public static let noun = ControlNoun("a media report", plural: "media reports")

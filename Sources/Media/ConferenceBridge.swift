@@ -70,6 +70,8 @@ public final class BridgeTap: @unchecked Sendable {
 ///                                                   └─► appsrc ─ encoder …
 ///   members ──set(members:)──► mixing them (a member out of the mix — held, holding us — is simply not given)
 ///   the last member gone ──► the tick stops
+///   recording (a file sink) ──► every tick, the members' sum (what the local user hears) to ConferenceRecording
+///   finish() ──► the tick stops, the recording is completed
 /// ```
 public final class ConferenceBridge: @unchecked Sendable {
     // @unchecked Sendable: `members` and `queues` are touched only on `queue`.
@@ -79,11 +81,37 @@ public final class ConferenceBridge: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     /// Ticks run, for the figures.
     private let ticks = Atomic<Int>(0)
+    /// The local user's recording of the group, when calls are recorded.
+    private var recording: ConferenceRecording?
 
-    /// A bridge mixing nobody yet.
-    public init() {}
+    /// A bridge mixing nobody yet; with `recordingPath`, what the local user hears of the group is recorded there, at
+    /// most `maxRecording` of it (`report` is told why, if it cannot be).
+    public init(
+        recordingPath: String? = nil, maxRecording: Duration? = nil, report: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        guard let recordingPath else { return }
+        queue.async(group: MediaSession.work) {
+            do {
+                self.recording = try ConferenceRecording(path: recordingPath, cap: maxRecording)
+            } catch {
+                report("the group's recording \(recordingPath) could not start: \(error)")
+            }
+        }
+    }
 
     deinit { timer?.cancel() }
+
+    /// Stops mixing and completes the recording; `done` is called (on the bridge's queue) once the file is complete.
+    public func finish(then done: (@Sendable (String?) -> Void)? = nil) {
+        queue.async(group: MediaSession.work) {
+            self.members = [:]
+            self.stopTicking()
+            let path = self.recording?.path
+            self.recording?.finish()
+            self.recording = nil
+            done?(path)
+        }
+    }
 
     /// The members whose audio is mixed now (each hears the local source and all the others; one alone hears the
     /// local source); none stops the tick.
@@ -129,5 +157,6 @@ public final class ConferenceBridge: @unchecked Sendable {
             queues[member] = queued
         }
         for (member, mixed) in zip(order, MixMinus.mix(heard, adding: said)) { members[member]?.push(mixed) }
+        recording?.push(MixMinus.sum(heard))
     }
 }

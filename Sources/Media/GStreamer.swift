@@ -41,6 +41,11 @@ final class Pipeline {
 
     deinit { finish(waitingMilliseconds: 0) }
 
+    /// The element `name` with a reference of its own (dropped with `parley_bridge_unref`), nil when absent.
+    func element(_ name: String) -> UnsafeMutablePointer<GstElement>? {
+        raw.flatMap { parley_bridge_element($0, name) }
+    }
+
     /// The conference bridge's elements, attached to `tap` (each with a reference of its own).
     func attachBridge(to tap: BridgeTap) throws(MediaError) {
         guard let raw, let sink = parley_bridge_element(raw, PipelineDescription.bridgeOut) else {
@@ -142,14 +147,29 @@ final class Pipeline {
         }
     }
 
-    /// Empties the bus: the telephone-event numbers received since the last look, and the first error, if any.
-    func poll() -> (events: [Int], error: String?) {
-        guard let raw else { return ([], nil) }
+    /// Empties the bus: the telephone-event numbers received since the last look, the first error, if any, and the
+    /// last RMS (dB) each of the `level` elements named `levels` posted (nil for one that posted nothing).
+    func poll(levels: [String] = []) -> (events: [Int], error: String?, levels: [Double?]) {
+        guard let raw else { return ([], nil, levels.map { _ in nil }) }
         var numbers = [Int32](repeating: 0, count: 32)
         var error: UnsafeMutablePointer<CChar>?
-        let count = Int(parley_gst_poll(raw, &numbers, Int32(numbers.count), &error))
+        var measured = [Double](repeating: 1, count: levels.count)
+        let names = levels.map { strdup($0) }
+        defer { names.forEach { free($0) } }
+        let count = names.map { UnsafePointer($0) }.withUnsafeBufferPointer { names in
+            Int(parley_gst_poll(raw, &numbers, Int32(numbers.count), &error, names.baseAddress, &measured, Int32(levels.count)))
+        }
         defer { parley_gst_free(error) }
-        return (numbers.prefix(count).map(Int.init), error.map { String(cString: $0) })
+        return (numbers.prefix(count).map(Int.init), error.map { String(cString: $0) }, measured.map { $0 <= 0 ? $0 : nil })
+    }
+
+    /// Whether the pipeline's `level` elements post their measurements now.
+    private(set) var levelsPosting = false
+
+    /// Starts or stops the `level` elements named `names` posting.
+    func postLevels(_ on: Bool, at names: [String]) {
+        for name in names { set(name, "post-messages", text: on ? "true" : "false") }
+        levelsPosting = on
     }
 
     /// The RTP figures of the rtpbin `name` so far with the loss `loss` counted, nil when it has none.

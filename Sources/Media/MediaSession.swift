@@ -28,12 +28,16 @@ public final class MediaSession: @unchecked Sendable {
     public let recordingPath: String?
     private let queue = DispatchQueue(label: "parley-media")
     /// Every session's queued work, so a process can wait for recordings to complete before it exits.
-    private static let work = DispatchGroup()
+    static let work = DispatchGroup()
     private let report: @Sendable (String) -> Void
     private let notice: @Sendable (String) -> Void
     private let tonesReceived: @Sendable (Character) -> Void
     private let statisticsReported: @Sendable (RTPStatistics) -> Void
     private let securityReported: @Sendable (MediaSecurityOutcome) -> Void
+    private let levels: AudioLevelReporting?
+    /// The last level each `level` element measured, and the poll it came in; the poll of the last report.
+    private var measuredLevels: [(value: Double, poll: Int)?] = [nil, nil]
+    private var levelsReportedAt = Int.min / 2
     /// The figures read last (every ``statisticsInterval`` polls), for readers on any thread.
     private let latest = Mutex<RTPStatistics?>(nil)
     private var polls = 0
@@ -59,6 +63,8 @@ public final class MediaSession: @unchecked Sendable {
     private let maxRecording: Duration?
     private var recordingCapSaid = false
     private var rebuilds = 0
+    /// The file the current pipeline records to (the first pipeline's is `recordingPath`; a rebuilt one's `-N`).
+    private var pipelineRecording: String?
     private var stopped = false
     /// Whether the conference bridge taps the call, and where it meets the current pipeline.
     private var bridged = false
@@ -89,8 +95,10 @@ public final class MediaSession: @unchecked Sendable {
         tonesReceived: @escaping @Sendable (Character) -> Void = { _ in },
         statisticsReported: @escaping @Sendable (RTPStatistics) -> Void = { _ in },
         securityReported: @escaping @Sendable (MediaSecurityOutcome) -> Void = { _ in },
-        notice: @escaping @Sendable (String) -> Void = { _ in }, maxRecording: Duration? = nil
+        notice: @escaping @Sendable (String) -> Void = { _ in }, maxRecording: Duration? = nil,
+        levels: AudioLevelReporting? = nil
     ) {
+        self.levels = levels
         self.notice = notice
         self.maxRecording = maxRecording
         self.tonesReceived = tonesReceived
@@ -285,6 +293,14 @@ public final class MediaSession: @unchecked Sendable {
         if recordingPath != nil { pipeline.fillWithSilenceUntilNow(PipelineDescription.timeline) }
         pipeline.finish(waitingMilliseconds: recordingPath == nil ? 0 : waitingMilliseconds)
         self.pipeline = nil
+        // A pipeline that ended before any audio reached its file (a rebuild just before the call ended) leaves
+        // no empty file behind.
+        if let file = pipelineRecording, rebuilds > 0,
+            (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) == 0
+        {
+            try? FileManager.default.removeItem(atPath: file)
+        }
+        pipelineRecording = nil
         // The pipeline's nicesrc took the agent's components away as it stopped: checks and consent are answered on.
         parameters.ice?.agent.reattach()
     }
@@ -313,9 +329,10 @@ public final class MediaSession: @unchecked Sendable {
 
     private func pollBus() {
         guard let pipeline else { return }
-        let (events, error) = pipeline.poll()
+        let (events, error, measured) = pipeline.poll(levels: Self.levelElements)
         if let error { report("media: \(error)") }
         for number in events { tonesReceived(Self.keypad[number]) }
+        reportLevels(measured, of: pipeline)
         takeArrivals()
         MediaLoad.note(pipeline.takeSendLag())
         if !recordingCapSaid, pipeline.recordingCapped == true, let maxRecording {
@@ -329,6 +346,24 @@ public final class MediaSession: @unchecked Sendable {
         figures.packetsDropped = packetsDropped
         latest.withLock { $0 = figures }
         statisticsReported(figures)
+    }
+
+    /// The `level` elements, in the order ``reportLevels(_:of:)`` reads them.
+    private static let levelElements = [PipelineDescription.heardLevel, PipelineDescription.saidLevel]
+
+    /// Reports what the `level` elements measured, and starts or stops them posting as listeners come and go. The
+    /// two elements post on their own phases, so a report (at most one every two polls, when something new came)
+    /// carries each one's latest measurement that is at most half a second old.
+    private func reportLevels(_ measured: [Double?], of pipeline: Pipeline) {
+        guard let levels else { return }
+        let wanted = levels.wanted()
+        if wanted != pipeline.levelsPosting { pipeline.postLevels(wanted, at: Self.levelElements) }
+        guard wanted else { return }
+        for (index, value) in measured.enumerated() { if let value { measuredLevels[index] = (value, polls) } }
+        guard measured.contains(where: { $0 != nil }), polls - levelsReportedAt >= 2 else { return }
+        levelsReportedAt = polls
+        let fresh = measuredLevels.map { $0.flatMap { polls - $0.poll <= 5 ? AudioLevels.dBov($0.value) : nil } }
+        levels.reported(AudioLevels(heard: fresh[0], said: fresh[1]))
     }
 
     /// RTP and RTCP packets that arrived from anyone in the session's life, at most a tenth of a second old: a count
@@ -433,7 +468,8 @@ public final class MediaSession: @unchecked Sendable {
             // The cap spans the call: a pipeline rebuilt mid-call (a new codec) records only what is left of it, and
             // nothing (no empty file) once it is spent.
             let left = maxRecording.map { $0 - elapsed }
-            built.set("recording", "location", (left.map { $0 > .zero } ?? true) ? path : "/dev/null")
+            pipelineRecording = (left.map { $0 > .zero } ?? true) ? path : nil
+            built.set("recording", "location", pipelineRecording ?? "/dev/null")
             if let left { try built.capRecording(after: PipelineDescription.timeline, at: max(.zero, left)) }
         }
         try parameters.encryption.key(built, connection: "parley-" + UUID().uuidString)

@@ -12,18 +12,28 @@ public enum MixMinus {
     /// hears silence, or what is added for it.
     public static func mix(_ frames: [[Int16]], adding: [[Int16]]? = nil) -> [[Int16]] {
         guard let length = frames.first?.count else { return [] }
-        precondition(frames.allSatisfy { $0.count == length }, "every member's frame has the tick's length")
         precondition(adding.map { $0.count == frames.count && $0.allSatisfy { $0.count == length } } ?? true, "one added frame a member")
-        var sum = [Int32](repeating: 0, count: length)
-        for frame in frames {
-            for index in 0..<length { sum[index] &+= Int32(frame[index]) }
-        }
+        let sum = total(frames, length: length)
         return frames.enumerated().map { member, own in
             let added = adding?[member]
             return (0..<length).map { index in
                 Int16(clamping: sum[index] &- Int32(own[index]) &+ Int32(added?[index] ?? 0))
             }
         }
+    }
+
+    /// Everyone's frames summed, saturated to 16 bits: what the local user hears of the group (its recording).
+    public static func sum(_ frames: [[Int16]], length: Int = frame) -> [Int16] {
+        total(frames, length: length).map { Int16(clamping: $0) }
+    }
+
+    private static func total(_ frames: [[Int16]], length: Int) -> [Int32] {
+        precondition(frames.allSatisfy { $0.count == length }, "every member's frame has the tick's length")
+        var sum = [Int32](repeating: 0, count: length)
+        for frame in frames {
+            for index in 0..<length { sum[index] &+= Int32(frame[index]) }
+        }
+        return sum
     }
 }
 

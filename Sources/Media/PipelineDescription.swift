@@ -6,12 +6,12 @@ import Foundation
 /// network goes into the text: addresses, ports, file names and keys are set as properties afterwards.
 ///
 /// ```
-///  source ─ audioconvert ─ audioresample ─ 8 kHz mono ─ volume(mute) ─ valve(send) ─ encoder ─ payloader ─┐
+///  source ─ audioconvert ─ audioresample ─ 8 kHz mono ─ volume(mute) ─ level ─ valve(send) ─ encoder ─ payloader ─┐
 ///                                 rtpdtmfsrc "dtmf" (telephone-event, when both list it) ─┴ rtpdtmfmux
 ///      ─► rtpbin.send_rtp ─► [security] ─► transport "rtpsink"
 ///         rtpbin.send_rtcp ─► valve(sendrtcp) ─► [security] ─► transport "rtcpsink"
 ///  transport "rtpsrc" ─► [security] ─► rtpbin.recv_rtp ─ (jitter buffer, per SSRC) ─► funnel ─ depayloader ─ decoder
-///     (probe: SSRC and sequence of each packet, for the loss)                            ─ valve(receive) ─ sink
+///     (probe: SSRC and sequence of each packet, for the loss)                    ─ level ─ valve(receive) ─ sink
 ///                     (telephone-event ─► rtpdtmfdepay: "dtmf-event" on the bus; any other type ─► fakesink)
 ///  transport "rtcpsrc" ─► [security] ─► rtpbin.recv_rtcp
 ///
@@ -45,6 +45,14 @@ struct PipelineDescription {
     /// The bridge's appsink and appsrc, and the format they carry.
     static let bridgeOut = "bridgeout", bridgeIn = "bridgein", bridgeLocal = "bridgelocal"
     static let bridgeCaps = "audio/x-raw,format=S16LE,rate=\(MixMinus.rate),channels=1,layout=interleaved"
+
+    /// The `level` elements measuring what we hear (after decoding) and what we say (after mute), and how often
+    /// they post while asked to (``AudioLevelReporting``).
+    static let heardLevel = "heardlevel", saidLevel = "saidlevel"
+    static let levelIntervalMilliseconds = 250
+    private static func level(_ name: String) -> String {
+        "level name=\(name) interval=\(levelIntervalMilliseconds * 1_000_000) post-messages=false"
+    }
 
     /// The rtpbin's name (RTP figures are read from it).
     static let rtpbin = "rtp"
@@ -95,11 +103,12 @@ struct PipelineDescription {
         // gives out no sequence numbers, so our stream has no gap for the peer to count as loss.
         // Bridged, the bridge's tick drives what goes out: the local source is one more input of its mix.
         let local = bridged
-            ? "\(sourceText) ! audioconvert ! audioresample ! \(Self.bridgeCaps) ! volume name=mute"
+            ? "\(sourceText) ! audioconvert ! audioresample ! \(Self.bridgeCaps) ! volume name=mute ! \(Self.level(Self.saidLevel))"
                 + " ! appsink name=\(Self.bridgeLocal) max-buffers=5 drop=true sync=false async=false emit-signals=false"
                 + " appsrc name=\(Self.bridgeIn) is-live=true format=time do-timestamp=true caps=\(Self.bridgeCaps)"
                 + " ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1"
             : "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1 ! volume name=mute"
+                + " ! \(Self.level(Self.saidLevel))"
         return local + " ! valve name=send drop-mode=forward-sticky-events"
             + " ! \(encoder) ! \(payloader) name=pay pt=\(payloadType) min-ptime=\(ptimeNanoseconds) max-ptime=\(ptimeNanoseconds)"
             + (telephoneEvent == nil ? "" : " ! mux.sink_0 rtpdtmfmux name=mux")
@@ -128,7 +137,7 @@ struct PipelineDescription {
             ? " ! tee name=heard heard. ! queue leaky=downstream max-size-buffers=5 ! audioconvert ! audioresample ! \(Self.bridgeCaps)"
                 + " ! appsink name=\(Self.bridgeOut) max-buffers=5 drop=true sync=false async=false emit-signals=false heard. ! queue"
             : ""
-        return "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert\(tap)"
+        return "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert ! \(Self.level(Self.heardLevel))\(tap)"
             + " ! valve name=receive drop-mode=transform-to-gap ! \(sinkText)"
     }
 }

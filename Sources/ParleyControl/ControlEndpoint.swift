@@ -35,9 +35,9 @@ public final class ControlEndpoint: Sendable {
 
     /// Marks subscribers on whichever server was created (set once, like ``Sender``).
     private final class Subscriber: Sendable {
-        private let subscribe = Mutex<(@Sendable (ControlClientID) -> Void)?>(nil)
-        func set(_ body: @escaping @Sendable (ControlClientID) -> Void) { subscribe.withLock { $0 = body } }
-        func callAsFunction(_ client: ControlClientID) { subscribe.withLock { $0 }?(client) }
+        private let subscribe = Mutex<(@Sendable (ControlClientID, Bool) -> Void)?>(nil)
+        func set(_ body: @escaping @Sendable (ControlClientID, Bool) -> Void) { subscribe.withLock { $0 = body } }
+        func callAsFunction(_ client: ControlClientID, audioLevels: Bool) { subscribe.withLock { $0 }?(client, audioLevels) }
     }
 
     /// The endpoints for `engine` in `directory`; `facts` are the daemon's own, for `status`.
@@ -61,7 +61,9 @@ public final class ControlEndpoint: Sendable {
         /// Each message goes to the service; a subscribe marks the client on its server.
         func handler(_ sender: Sender, subscribe: Subscriber) -> @Sendable (ControlClientID, Data) -> Void {
             { client, line in
-                if case .subscribe = service.handle(line, reply: { reply in sender(reply, client) }) { subscribe(client) }
+                if case .subscribe(let levels) = service.handle(line, reply: { reply in sender(reply, client) }) {
+                    subscribe(client, audioLevels: levels)
+                }
             }
         }
 
@@ -70,7 +72,7 @@ public final class ControlEndpoint: Sendable {
         unix = try ControlServer(
             socketPath: socketPath, token: token, limits: limits, loop: loop, onLine: handler(unixSender, subscribe: unixSubscriber))
         unixSender.set { [unix] line, client in unix.send(line, to: client) }
-        unixSubscriber.set { [unix] client in unix.subscribe(client) }
+        unixSubscriber.set { [unix] client, levels in unix.subscribe(client, audioLevels: levels) }
 
         if let webSocket {
             let webSender = Sender()
@@ -79,18 +81,21 @@ public final class ControlEndpoint: Sendable {
                 host: webSocket.host, port: webSocket.port, token: token, allowedOrigins: webSocket.allowedOrigins,
                 site: webSocket.site, limits: limits, loop: loop, onLine: handler(webSender, subscribe: webSubscriber))
             webSender.set { line, client in server.send(line, to: client) }
-            webSubscriber.set { client in server.subscribe(client) }
+            webSubscriber.set { client, levels in server.subscribe(client, audioLevels: levels) }
             if webSocket.site != nil { webPage.withLock { $0 = "http://\(Self.urlHost(webSocket.host)):\(server.port)/" } }
             self.webSocket = server
         } else {
             self.webSocket = nil
         }
         service.publishEvents(
-            to: { [unix, webSocket = self.webSocket] line in
-                unix.sendToSubscribers(line)
-                webSocket?.sendToSubscribers(line)
+            to: { [unix, webSocket = self.webSocket] line, levelsOnly in
+                unix.sendToSubscribers(line, audioLevelsOnly: levelsOnly)
+                webSocket?.sendToSubscribers(line, audioLevelsOnly: levelsOnly)
             },
             listening: { [unix, webSocket = self.webSocket] in unix.hasSubscribers || webSocket?.hasSubscribers == true })
+        engine.setAudioLevelDemand { [unix, webSocket = self.webSocket] in
+            unix.hasLevelSubscribers || webSocket?.hasLevelSubscribers == true
+        }
         let socketURL = webSocket.flatMap { endpoint in
             self.webSocket.map { "ws://\(Self.urlHost(endpoint.host)):\($0.port)\(endpoint.site?.socketPath ?? "/")" }
         }

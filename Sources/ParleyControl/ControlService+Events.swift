@@ -17,7 +17,8 @@ struct EventState {
     }
 
     var live: [UUID: Known] = [:]
-    var sink: (@Sendable (Data) -> Void)?
+    /// Where each line goes, and whether it is for the subscribers that asked for audio levels only.
+    var sink: (@Sendable (Data, _ audioLevelsOnly: Bool) -> Void)?
     var listening: @Sendable () -> Bool = { false }
 }
 
@@ -25,7 +26,7 @@ extension ControlService {
     /// From now on every event goes to `sink` (one line each), in the order the changes happened, while `listening`
     /// says someone is there to hear it (events nobody would read are neither made nor encoded).
     public func publishEvents(
-        to sink: @escaping @Sendable (Data) -> Void, listening: @escaping @Sendable () -> Bool = { true }
+        to sink: @escaping @Sendable (Data, _ audioLevelsOnly: Bool) -> Void, listening: @escaping @Sendable () -> Bool = { true }
     ) {
         events.withLock {
             $0.sink = sink
@@ -69,7 +70,9 @@ extension ControlService {
     /// Turns an engine event into protocol events and sends them.
     func publish(_ event: EngineEvent) {
         events.withLock { state in
-            for message in messages(for: event, state: &state) { state.sink?(message.encoded()) }
+            for message in messages(for: event, state: &state) {
+                state.sink?(message.encoded(), message.name == .audioLevels)
+            }
         }
     }
 
@@ -78,7 +81,7 @@ extension ControlService {
     public func publish(_ change: HistoryChanged) {
         events.withLock { state in
             guard let sink = state.sink, state.listening() else { return }
-            sink(ControlEventMessage.historyChanged(change).encoded())
+            sink(ControlEventMessage.historyChanged(change).encoded(), false)
         }
     }
 
@@ -88,7 +91,7 @@ extension ControlService {
             guard state.sink != nil, state.listening() else { return }
             for uuid in state.live.keys.sorted(by: { $0.uuidString < $1.uuidString }) {
                 guard let message = rerender(uuid, state: &state) else { continue }
-                state.sink?(message.encoded())
+                state.sink?(message.encoded(), false)
             }
         }
     }
@@ -130,7 +133,7 @@ extension ControlService {
                 conversation: action.conversationUUID.uuidString, state: Self.name(of: settled),
                 error: error(settling: action, as: settled, state: state)))
             return [settledEvent] + (rerender(action.conversationUUID, state: &state).map { [$0] } ?? [])
-        case .tonesReceived, .mediaChanged, .mediaStats, .historyRecorded, .registrationChanged, .pushHandled:
+        case .tonesReceived, .mediaChanged, .mediaStats, .audioLevels, .historyRecorded, .registrationChanged, .pushHandled:
             guard listening else { return [] }
             return Self.message(for: event)
         case .group(let effect):
@@ -154,6 +157,8 @@ extension ControlService {
             return [.mediaChanged(MediaChanged(conversation: uuid.uuidString, media: audio.map(Self.media)))]
         case .mediaStats(let uuid, let quality):
             return [.mediaStats(MediaStats(conversation: uuid.uuidString, stats: Self.stats(quality)))]
+        case .audioLevels(let uuid, let heard, let said):
+            return [.audioLevels(AudioLevelsEvent(conversation: uuid.uuidString, heard: heard, said: said))]
         case .historyRecorded(let uuid, let recordID):
             return [.historyChanged(HistoryChanged(change: "inserted", records: [recordID], conversation: uuid.uuidString))]
         case .registrationChanged(let account, let registration):

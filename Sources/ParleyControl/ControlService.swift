@@ -44,8 +44,8 @@ public final class ControlService: Sendable {
     public enum Directive: Sendable {
         /// Nothing more.
         case none
-        /// Start sending events to this client.
-        case subscribe
+        /// Start sending events to this client (and audio levels, or no longer).
+        case subscribe(audioLevels: Bool)
     }
 
     /// Handles one request line; `reply` is called exactly once, now or when the action completes.
@@ -74,9 +74,11 @@ public final class ControlService: Sendable {
             reply(ControlMessage.result(status(), id: id))
         case .list(let params):
             reply(ControlMessage.result(try listPage(params), id: id))
-        case .subscribe:
-            reply(ControlMessage.result(SubscribeResult(events: ControlEventMessage.Name.allCases.map(\.rawValue)), id: id))
-            return .subscribe
+        case .subscribe(let params):
+            let levels = params.audioLevels ?? false
+            let events = ControlEventMessage.Name.allCases.filter { levels || $0 != .audioLevels }
+            reply(ControlMessage.result(SubscribeResult(events: events.map(\.rawValue)), id: id))
+            return .subscribe(audioLevels: levels)
         case .start(let params):
             let account = try account(named: params.account)
             let handle: Handle

@@ -26,7 +26,9 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let agent: AgentBox
     /// The parse thread, when SIP is parsed off the engine's thread (stopped by `shutdown` or when the engine goes).
     private let parseThread: ParseThread?
-    private let observed = ObservedConversations()
+    let observed = ObservedConversations()
+    /// Whether anyone wants audio levels now (``setAudioLevelDemand(_:)``).
+    let audioLevelDemand = Mutex<@Sendable () -> Bool>({ false })
     /// The peer's refusal behind each action failed for one (``failureStatus(ofAction:)``).
     let actionFailures = ActionFailureStatuses()
     /// What frontends chose for their Starts (account, encryption).
@@ -536,6 +538,9 @@ public enum EngineEvent: Sendable {
     case mediaChanged(UUID, NegotiatedAudio?)
     /// The conversation's audio figures, every two seconds while parleyd carries its audio.
     case mediaStats(UUID, CallQuality)
+    /// How loud the conversation's audio is (-dBov, 0–127: RFC 6464's scale; nil: not measured), a few times a
+    /// second while someone asked for levels (``ParleyEngine/setAudioLevelDemand(_:)``).
+    case audioLevels(UUID, heard: Int?, said: Int?)
     /// An action went to the engine (it is pending on its conversation until it settles).
     case actionPerformed(ConversationAction)
     /// An account's registration changed state.

@@ -71,15 +71,23 @@ extension CallAudio {
         conference.tapped = merged
         let mixes = conference.mixes(among: Set(sessions.keys))
         for (group, bridge) in conference.bridges where mixes[group] == nil {
-            bridge.set(members: [:])
+            bridge.finish { [log] path in if let path { log.info("group \(group): recording complete: \(path)") } }
             conference.bridges[group] = nil
         }
         for (group, members) in mixes {
-            let bridge = conference.bridges[group] ?? ConferenceBridge()
+            let bridge = conference.bridges[group] ?? makeBridge(for: group)
             conference.bridges[group] = bridge
             var taps: [UUID: BridgeTap] = [:]
             for member in members { taps[member] = sessions[member]?.bridgeTap }
             bridge.set(members: taps)
         }
+    }
+
+    /// A group's bridge; with a file sink, recording what the local user hears of the group (`group-UUID.wav`).
+    private func makeBridge(for group: UUID) -> ConferenceBridge {
+        guard case .files(let directory) = configuration.sink else { return ConferenceBridge() }
+        let path = URL(fileURLWithPath: directory).appendingPathComponent("group-\(group.uuidString).wav").path
+        log.info("group \(group): recording what you hear of it to \(path)")
+        return ConferenceBridge(recordingPath: path, maxRecording: configuration.maxRecording) { [log] failure in log.error("group \(group): \(failure)") }
     }
 }

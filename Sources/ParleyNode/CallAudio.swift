@@ -140,6 +140,9 @@ final class CallAudio: CallMediaHandler {
     /// Told of each call's audio figures every two seconds (from the call's media queue); set once, before the first
     /// call.
     var onStatistics: (@Sendable (UUID, CallQuality) -> Void)?
+    /// Asked ten times a second whether anyone wants audio levels, and told of each call's levels (-dBov heard,
+    /// said) a few times a second while they do (from the call's media queue); set once, before the first call.
+    var levels: (wanted: @Sendable () -> Bool, reported: @Sendable (UUID, Int?, Int?) -> Void)?
     /// Told when a call's media could not be secured (DTLS-SRTP: the peer's certificate did not match, or the
     /// handshake did not complete), from the call's media queue; set once, before the first call.
     var onSecurityFailure: (@Sendable (UUID, String) -> Void)?
@@ -249,7 +252,10 @@ final class CallAudio: CallMediaHandler {
                     case .failed(let why): onSecurityFailure?(conversation, why)
                     }
                 },
-                notice: { [log] text in log.info("\(conversation): \(text)") }, maxRecording: configuration.maxRecording)
+                notice: { [log] text in log.info("\(conversation): \(text)") }, maxRecording: configuration.maxRecording,
+                levels: levels.map { levels in
+                    AudioLevelReporting(wanted: levels.wanted) { levels.reported(conversation, $0.heard, $0.said) }
+                })
             if muted.contains(conversation) { session.setMuted(true) }
             sessions[conversation] = session
             log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort), \(Self.protection(audio))")

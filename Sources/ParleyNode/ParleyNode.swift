@@ -149,6 +149,11 @@ public final class ParleyNode: Sendable {
             audio?.onStatistics = { [weak engine] conversation, quality in
                 engine?.receivedStatistics(quality, for: conversation)
             }
+            audio?.levels = (
+                wanted: { [weak engine] in engine?.wantsAudioLevels ?? false },
+                reported: { [weak engine] conversation, heard, said in
+                    engine?.receivedAudioLevels(heard: heard, said: said, for: conversation)
+                })
             audio?.onSecurityFailure = { [weak engine] conversation, why in engine?.mediaSecurityFailed(why, for: conversation) }
             audio?.onICEFailure = { [weak engine] conversation, why in engine?.iceFailed(why, for: conversation) }
             audio?.onICERestart = { [weak engine] conversation, why in engine?.iceRestarted(why, for: conversation) }

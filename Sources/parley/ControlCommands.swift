@@ -15,6 +15,7 @@ enum ControlCommands {
         let video = arguments.flag("--video")
         let open = arguments.flag("--open")
         let endOthers = arguments.flag("--end-others")
+        let levels = arguments.flag("--levels")
         let account = try arguments.option("--account")
         let encryption = try arguments.option("--encryption")?.lowercased()
         let directory = try dataDirectory(&arguments)
@@ -27,6 +28,7 @@ enum ControlCommands {
         if video && command != .call { throw UsageError("--video goes with parley call") }
         if open && command != .web { throw UsageError("--open goes with parley web") }
         if endOthers && command != .answer { throw UsageError("--end-others goes with parley answer") }
+        if levels && command != .watch { throw UsageError("--levels goes with parley watch") }
         if account != nil && command != .call { throw UsageError("--account goes with parley call") }
         if let encryption {
             guard command == .call else { throw UsageError("--encryption goes with parley call") }
@@ -44,7 +46,7 @@ enum ControlCommands {
         defer { session.close() }
         let name = command.rawValue
         switch command {
-        case .watch: return try ControlRendering.watch(session, json: json)
+        case .watch: return try ControlRendering.watch(session, json: json, levels: levels)
         case .web: return try WebCommand.run(session, directory: directory, json: json, open: open)
         case .list: return try list(session, json: json)
         case .status:
@@ -249,7 +251,7 @@ final class ControlSession {
 
     /// Starts a call and follows its events until the Start settles: the answer, with the conversation as it is then.
     func startAndFollow(_ start: ControlCommand) throws -> (line: Data, response: ControlResponse<ActionResult>) {
-        _ = try request(.subscribe, as: SubscribeResult.self)
+        _ = try request(.subscribe(SubscribeParams()), as: SubscribeResult.self)
         let started = try request(start, as: ActionResult.self)
         guard case .result(var result) = started.response else { return started }
         while true {

@@ -252,11 +252,12 @@ enum ControlHelp {
         """
 
     static let watch = """
-        usage: parley watch [--data-dir DIR] [--json]
+        usage: parley watch [--data-dir DIR] [--json] [--levels]
 
         Prints every change as it happens, until Ctrl-C: state changes with →, other changes of a conversation
         with ~, tones received, audio and its figures, history changes, registration, pushes, failed actions, group
-        sessions and collaborations. --json prints the protocol's event lines as they come.
+        sessions and collaborations. --json prints the protocol's event lines as they come. --levels adds each
+        call's audio levels, heard and said, four times a second (a meter: who is speaking).
 
         options:
         \(options)

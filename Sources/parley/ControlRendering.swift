@@ -85,8 +85,8 @@ enum ControlRendering {
     }
 
     /// `parley watch`: every event, one line each (state changes with →, other changes with ~).
-    static func watch(_ session: ControlSession, json: Bool) throws -> ExitCode {
-        let subscribed = try session.request(.subscribe, as: SubscribeResult.self)
+    static func watch(_ session: ControlSession, json: Bool, levels: Bool = false) throws -> ExitCode {
+        let subscribed = try session.request(.subscribe(SubscribeParams(audioLevels: levels ? true : nil)), as: SubscribeResult.self)
         print(json ? String(decoding: subscribed.line, as: UTF8.self) : "watching parleyd (Ctrl-C to stop)")
         flushOutput()
         while true {
@@ -141,6 +141,13 @@ enum ControlRendering {
         return lines.joined(separator: "\n")
     }
 
+    /// A level (-dBov) as a bar of up to ten marks (one per 6 dB above -60 dBov) and its figure.
+    static func meter(_ level: Int?) -> String {
+        guard let level else { return "--------------- " }
+        let marks = max(0, min(10, (60 - level + 5) / 6))
+        return String(repeating: "#", count: marks) + String(repeating: ".", count: 10 - marks) + " -\(level) dBov".padding(toLength: 11, withPad: " ", startingAt: 0)
+    }
+
     /// One event in words (nil: nothing worth a line).
     static func describe(_ event: ControlEventMessage) -> String? {
         switch event {
@@ -156,6 +163,8 @@ enum ControlRendering {
             return "stats    \(figures.conversation.prefix(8).lowercased()) \(stats.codec) sent \(stats.packetsSent) "
                 + "received \(stats.packetsReceived) lost \(stats.packetsLost) (\(stats.lossPercent) %) jitter \(stats.jitterMs) ms"
                 + (stats.roundTripMs.map { " round trip \($0) ms" } ?? "")
+        case .audioLevels(let levels):
+            return "level    \(levels.conversation.prefix(8).lowercased()) heard \(meter(levels.heard)) said \(meter(levels.said))"
         case .mediaChanged(let change):
             let call = change.conversation.prefix(8).lowercased()
             guard let media = change.media else { return "media    \(call) none" }

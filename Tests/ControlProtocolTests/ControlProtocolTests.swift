@@ -12,7 +12,7 @@ struct ControlProtocolTests {
         switch method {
         case .status: .status
         case .list: .list(.example)
-        case .subscribe: .subscribe
+        case .subscribe: .subscribe(.example)
         case .clearHistory: .clearHistory
         case .reloadContacts: .reloadContacts
         case .start: .start(.example)
@@ -155,6 +155,7 @@ struct ControlProtocolTests {
                 codec: "PCMA", payloadType: 8, clockRate: 8000, sends: true, receives: false, ptime: nil,
                 telephoneEvent: 101, receivedTelephoneEvent: nil))),
             .historyChanged(HistoryChanged(change: "read", records: [1, 2])),
+            .audioLevels(AudioLevelsEvent(conversation: "U", heard: nil, said: 127)),
             .registrationChanged(RegistrationInfo(state: "failed", reason: "403 Forbidden")),
             .pushReceived(PushReceived(callID: "c@h", handling: "cancelled", conversation: nil, reason: nil)),
             .actionSettled(ActionSettled(action: "start", actionUUID: "A", conversation: "U", state: "failed", error: error)),

@@ -49,9 +49,10 @@ class Stories:
         self.a = Daemon(self.parleyd, "a", self.work, ["--listen", f"udp://127.0.0.1:{self.port_a}", "--user", "alice",
                                                        "--websocket", f"127.0.0.1:{self.ws_port}", "--contacts", contacts,
                                                        "--push-service", f"127.0.0.1:{self.push_port}",
-                                                       "--push-token", "web-device", "--push-invite-wait", "15"])
+                                                       "--push-token", "web-device", "--push-invite-wait", "15",
+                                                       "--audio-source", "tone:440", "--audio-sink", "null"])
         self.b = Daemon(self.parleyd, "b", self.work, ["--listen", f"udp://127.0.0.1:{self.port_b}", "--user", "bob",
-                                                       "--no-history"])
+                                                       "--no-history", "--audio-source", "tone:1000", "--audio-sink", "null"])
         for daemon in (self.a, self.b):
             daemon.wait_ready()
         self.peer = self.b.connect(self.ck, "B")
@@ -323,8 +324,14 @@ def tones_reach_the_peer(s, uuid, b_uuid):
 
 
 def mute_and_unmute(s, uuid):
+    meter = lambda which: f"document.querySelector({js(s.card(uuid) + f' [data-level={which}]')})?.value"
+    s.wait(f"{meter('heard')} > 40 && {meter('said')} > 40", "both meters to show the tones (-9 dBov: 51 of 60)")
+    s.ck.equal("the card says the peer is speaking",
+               s.value(f"document.querySelector({js(s.card(uuid) + ' [data-levels]')}).dataset.speaking"), "true")
     s.click(s.card(uuid) + ' [data-action="mute"]')
     s.wait(f"!!document.querySelector({js(s.card(uuid) + ' [data-badge=muted]')})", "the muted badge")
+    s.wait(f"{meter('said')} === 0", "our meter to fall to nothing while muted")
+    s.ck.check("their meter goes on while we are muted", s.value(meter("heard")) > 40, "> 40", s.value(meter("heard")))
     s.wait(f"!!document.querySelector({js(s.card(uuid) + ' [data-action=unmute]')})", "an Unmute button")
     s.shot("muted")
     s.click(s.card(uuid) + ' [data-action="unmute"]')

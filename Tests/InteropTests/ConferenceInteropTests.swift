@@ -35,6 +35,17 @@ extension AudioInterop {
             func removeFolders() { for folder in folders { try? FileManager.default.removeItem(at: folder) } }
         }
 
+        /// The focus's recording of its group (what the local user heard of it: `group-UUID.wav`), once complete.
+        static func groupRecording(in folder: URL, of daemon: Parleyd) throws -> Recording {
+            let said = try daemon.process.waitForLine("the group's recording complete") {
+                $0.contains("recording complete:") && $0.contains("group-")
+            }
+            guard let path = said.components(separatedBy: "recording complete: ").last, path.hasPrefix(folder.path) else {
+                throw InteropError("no group recording in \(folder.path): \(said)")
+            }
+            return try Recording(wavAt: path)
+        }
+
         /// The levels (dB) of the three tones in a stretch of a recording.
         static func levels(_ recording: Recording) -> (alice: Double, bob: Double, carol: Double) {
             (recording.level(at: tones.alice), recording.level(at: tones.bob), recording.level(at: tones.carol))
@@ -70,6 +81,15 @@ extension AudioInterop {
             #expect(merged.carol.bob - merged.carol.carol >= 60, "carol does not hear herself: \(merged.carol)")
             #expect(unmerged.bob.alice > -15 && unmerged.bob.alice - unmerged.bob.carol >= 40, "bob hears alice alone: \(unmerged.bob)")
             #expect(unmerged.carol.alice > -15 && unmerged.carol.alice - unmerged.carol.bob >= 40, "carol hears alice alone: \(unmerged.carol)")
+            // alice's own recording of the group is what she heard of it: bob and carol, not herself.
+            let group = try Self.groupRecording(in: parties.folders[0], of: alice)
+            let mix = Self.levels(group.part(from: 1.5, to: 4))
+            print("conference: alice's recording of the group (\(group.duration) s) holds \(mix)")
+            #expect(group.duration >= 4.5, "the group's recording lasts the merge: \(group.duration) s")
+            #expect(mix.bob > -15 && mix.carol > -15, "alice's recording of the group holds bob and carol: \(mix)")
+            // Nothing of alice is mixed in; the two tones' peaks (-6 dBFS each) sum to full scale, where the mix
+            // saturates, and those products leak about -65 dB into the 1,000 Hz bin.
+            #expect(min(mix.bob, mix.carol) - mix.alice >= 50, "and not alice's own voice: \(mix)")
         }
 
         @Test("LiveCommunicationKit's membership: a member alice holds drops out of the mix and comes back on resume; alice's mute silences her toward everyone while the members go on hearing each other")

@@ -24,7 +24,7 @@ extension AudioInterop {
             let (callee, calleeFolder) = try Audio.parleyd(tone: 440, ["--auto-answer", "0"])
             defer { try? FileManager.default.removeItem(at: calleeFolder) }
             let control = try ControlSession(callee)
-            _ = try control.request(.subscribe)
+            _ = try control.request(.subscribe(SubscribeParams()))
             let (caller, callerFolder) = try Audio.parleyd(
                 tone: 1_000,
                 ["--media-encryption", "dtls", "--call", "sip:parley@127.0.0.1:\(callee.port)",

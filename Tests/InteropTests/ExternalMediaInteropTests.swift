@@ -17,7 +17,7 @@ extension AudioInterop {
             try daemon.process.waitForLine("the external media line") { $0.contains("audio: carried by the frontend") }
             let frontend = try RTPFrontend()
             let control = try ControlSession(daemon)
-            _ = try control.request(.subscribe)
+            _ = try control.request(.subscribe(SubscribeParams()))
             let media = MediaEndpointParams(address: "127.0.0.1", port: frontend.port)
             let started = try control.request(.start(StartParams(to: "sip:parley@127.0.0.1:\(callee.port)", media: media)))
             let uuid = try #require((started["conversation"] as? [String: Any])?["uuid"] as? String)
@@ -86,7 +86,7 @@ extension AudioInterop {
             let (caller, callerFolder) = try AudioInteropTests.parleyd(tone: 1_000, [])
             defer { try? FileManager.default.removeItem(at: callerFolder) }
             let control = try ControlSession(caller)
-            _ = try control.request(.subscribe)
+            _ = try control.request(.subscribe(SubscribeParams()))
             let started = try control.request(.start(StartParams(to: "sip:parley@127.0.0.1:\(callee.port)")))
             let uuid = try #require((started["conversation"] as? [String: Any])?["uuid"] as? String)
             let session = try #require(try control.nextMedia(of: uuid))

@@ -191,12 +191,15 @@ final class GroupControl {
     /// The group messages whose data is not an integer (text, objects), whole.
     private var otherMessages: [[String: Any]] = []
 
-    convenience init(_ daemon: Parleyd) throws { try self.init(dataDirectory: daemon.dataDirectory) }
+    /// Subscribed to `daemon`'s events (with `audioLevels`, those too).
+    convenience init(_ daemon: Parleyd, audioLevels: Bool = false) throws {
+        try self.init(dataDirectory: daemon.dataDirectory, audioLevels: audioLevels)
+    }
 
-    init(dataDirectory: URL) throws {
+    init(dataDirectory: URL, audioLevels: Bool = false) throws {
         let directory = dataDirectory.path
         client = try ControlClient(socketPath: directory + "/control.sock", token: try ControlToken.read(from: directory), timeout: 10)
-        _ = try result(.subscribe)
+        _ = try result(.subscribe(SubscribeParams(audioLevels: audioLevels ? true : nil)))
     }
 
     deinit { client.close() }
@@ -263,6 +266,19 @@ final class GroupControl {
             guard Date() < deadline else { throw InteropError("no \(name) event in time; kept: \(events.map(\.name).suffix(10))") }
             try readOne(until: deadline)
         }
+    }
+
+    /// Every event `name` that comes within `duration` (and those kept already), taken.
+    func events(_ name: String, during duration: TimeInterval) throws -> [[String: Any]] {
+        let deadline = Date().addingTimeInterval(duration)
+        while Date() < deadline {
+            do { try readOne(until: deadline) } catch let error as ControlClientError {
+                guard case .timedOut = error else { throw error }
+            }
+        }
+        let taken = events.filter { $0.name == name }.map(\.data)
+        events.removeAll { $0.name == name }
+        return taken
     }
 
     /// The group messages delivered, once `count` have come.

@@ -18,7 +18,7 @@ extension AudioInterop {
             let (callee, calleeFolder) = try AudioInteropTests.parleyd(tone: 440, ["--auto-answer", "0"])
             defer { try? FileManager.default.removeItem(at: calleeFolder) }
             let control = try ControlSession(callee)
-            _ = try control.request(.subscribe)
+            _ = try control.request(.subscribe(SubscribeParams()))
             let (caller, callerFolder) = try AudioInteropTests.parleyd(
                 tone: 1_000, ["--call", "sip:parley@127.0.0.1:\(callee.port)", "--script", Self.script])
             defer { try? FileManager.default.removeItem(at: callerFolder) }

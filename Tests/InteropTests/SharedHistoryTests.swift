@@ -39,7 +39,7 @@ struct SharedHistoryTests {
         let phone = try Parleyd(shared)
         let laptop = try Parleyd(shared)
         let control = try ControlSession(watcher)
-        _ = try control.request(.subscribe)
+        _ = try control.request(.subscribe(SubscribeParams()))
         let perDevice = 25
         // The watcher takes one call itself: its own record is announced once (by its engine), not again by the
         // database.

@@ -1,4 +1,4 @@
-import Media
+@testable import Media
 import Testing
 
 /// The conference bridge's arithmetic: N-1 mixing in 32 bits, saturated, and each member's queue with its drift rule.
@@ -21,6 +21,23 @@ struct MixMinusTests {
         let mixed = MixMinus.mix([loud, loud, loud, [0, 0]])
         #expect(mixed[3] == [Int16.max, Int16.min], "three loud members for the quiet one: clipped")
         #expect(mixed[0] == [Int16.max, Int16.min], "two loud others: 60,000 clipped")
+    }
+
+    @Test("the group's recording is everyone's sum, saturated; nobody in the mix is silence")
+    func groupSum() {
+        #expect(MixMinus.sum([[100, -200, 3], [10, 20, 30], [1, 2, 3]], length: 3) == [111, -178, 36])
+        #expect(MixMinus.sum([[30_000, -30_000], [30_000, -30_000]], length: 2) == [Int16.max, Int16.min])
+        #expect(MixMinus.sum([], length: 2) == [0, 0])
+    }
+
+    @Test("levels in -dBov, RFC 6464's scale: the RMS's magnitude rounded, digital silence 127, full scale 0")
+    func levels() {
+        #expect(AudioLevels.dBov(-9.03) == 9)
+        #expect(AudioLevels.dBov(-0.2) == 0)
+        #expect(AudioLevels.dBov(-126.6) == 127)
+        #expect(AudioLevels.dBov(-300) == 127)
+        #expect(AudioLevels.dBov(-.infinity) == 127)
+        #expect(AudioLevels.dBov(.nan) == 127)
     }
 
     @Test("a queue gives a tick's frame, padding with silence when too little came, and keeps at most five frames")

@@ -20,7 +20,7 @@ final class ServiceProbe: Sendable {
         service = ControlService(engine: harness.engine, history: history, contacts: contacts) {
             DaemonFacts(version: "test", user: "parley", listening: ["udp://127.0.0.1:5070"], pushToken: nil)
         }
-        service.publishEvents { [events] line in
+        service.publishEvents { [events] line, _ in
             guard let event = ControlEventMessage.decode(line) else {
                 Issue.record("the service published a line that is not an event: \(String(decoding: line, as: UTF8.self))")
                 return

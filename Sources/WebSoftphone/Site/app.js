@@ -156,6 +156,9 @@ function onEvent(name, data) {
     case "pushReceived":
       if (data.handling === "notReported") toast(`A push could not be shown as a call: ${data.reason ?? "unknown"}`, "error");
       break;
+    case "audioLevels":
+      calls.showLevels(data);
+      break;
     case "tonesReceived":
       toast(`Tones from ${nameOf(conversations.get(data.conversation) ?? {})}: ${data.digits}`);
       break;

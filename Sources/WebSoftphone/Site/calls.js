@@ -8,6 +8,12 @@ const STATE_TEXT = {
   leaving: "ending…", left: "ended",
 };
 const TONES = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "*", "0", "#"];
+/** A level (-dBov, RFC 6464's scale) as a meter's value: 0 at -60 dBov and below, 60 at full scale; louder than
+ *  -45 dBov counts as speaking. */
+const METER_FLOOR = 60, SPEAKING = 45;
+export function meterValue(level) {
+  return level == null ? 0 : Math.max(0, METER_FLOOR - level);
+}
 
 /** The actions a conversation offers now: [method, label, params]. `others` are the other live conversations. */
 export function actionsFor(conversation, others, limits = {}) {
@@ -58,6 +64,8 @@ export class CallsView {
     this.sending = new Set(); // "uuid method" while the request is out
     this.tones = new Map(); // uuid → {waiting: digits not sent yet, sending: a playTone is out}
     this.conversations = [];
+    /** Each call's last audio levels ({heard, said}), drawn into its card's meters as they come. */
+    this.levels = new Map();
     setInterval(() => this.tick(), 1000);
   }
 
@@ -76,7 +84,7 @@ export class CallsView {
       again?.focus();
     }
     document.querySelector("[data-no-calls]").hidden = conversations.length > 0;
-    for (const map of [this.panels, this.tones]) {
+    for (const map of [this.panels, this.tones, this.levels]) {
       for (const uuid of map.keys()) if (!conversations.some((c) => c.uuid === uuid)) map.delete(uuid);
     }
     this.tick();
@@ -132,11 +140,35 @@ export class CallsView {
         el("span", { class: "timer", "data-timer": true, "data-since": timerStart, "data-connected": conversation.connectedAt ? "true" : "false" }, "0:00"),
         busy ? el("span", { class: "spinner", "data-spinner": true, role: "progressbar", "aria-label": `working: ${conversation.pendingActions.join(", ")}` }) : null,
         ...badges.map(([kind, text]) => el("span", { class: `badge ${kind}`, "data-badge": kind }, text))),
+      this.meters(conversation),
       this.buttons(conversation, all),
       panel.keypad ? this.keypad(conversation, panel) : null,
       panel.merge ? this.mergePicker(conversation, all) : null,
       // The group-messages panel and the collaboration banners.
       el("div", { class: "extras", "data-extras": true }, this.extras(conversation, all, this.stale)));
+  }
+
+  /** The call's two meters: what we hear from them (and whether they are speaking), what we say. */
+  meters(conversation) {
+    const levels = this.levels.get(conversation.uuid) ?? {};
+    const meter = (which, label) => el("label", { class: "level" }, label,
+      el("meter", { "data-level": which, min: 0, max: METER_FLOOR, low: METER_FLOOR - SPEAKING, value: meterValue(levels[which]) }));
+    return el("div", { class: "levels", "data-levels": true,
+        "data-speaking": String(levels.heard != null && levels.heard <= SPEAKING) },
+      meter("heard", "them"), meter("said", "you"));
+  }
+
+  /** An `audioLevels` event: the card's meters move in place (four times a second: no redrawing). */
+  showLevels({ conversation, heard, said }) {
+    this.levels.set(conversation, { heard, said });
+    const card = document.querySelector(`[data-call][data-uuid="${conversation}"]`);
+    if (!card) return;
+    for (const [which, level] of [["heard", heard], ["said", said]]) {
+      const node = card.querySelector(`[data-level="${which}"]`);
+      if (node) node.value = meterValue(level);
+    }
+    const box = card.querySelector("[data-levels]");
+    if (box) box.dataset.speaking = String(heard != null && heard <= SPEAKING);
   }
 
   buttons(conversation, all) {

@@ -91,7 +91,8 @@ export class Connection {
 
   async ready() {
     try {
-      await this.request("subscribe");
+      // With audio levels: each card's meters show who is speaking.
+      await this.request("subscribe", { audioLevels: true });
       this.onState({ state: "connected" });
       await this.onReady();
     } catch (error) {
