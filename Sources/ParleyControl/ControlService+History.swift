@@ -56,7 +56,7 @@ extension ControlService {
             let action = record.redialAction()
             // Through the account the call went through, when parleyd still has it (else the default one).
             if let account = record.account { _ = engine.placeThrough(account: account, conversation: action.conversationUUID) }
-            try perform(action, id: id, reply: reply)
+            try perform(action, id: id, makingRoom: false, reply: reply)
         default:
             preconditionFailure("serveHistory serves only the history methods")
         }

@@ -94,12 +94,10 @@ public final class ControlService: Sendable {
                 throw ControlError(.invalidParams, problem + ".", field: "encryption")
             }
             if let name = params.account { _ = engine.placeThrough(account: name, conversation: start.conversationUUID) }
-            makeRoom(for: start)
-            try perform(start, id: id, media: params.media, reply: reply)
+            try perform(start, id: id, media: params.media, makingRoom: false, reply: reply)
         case .join(let params):
             let join = ConversationAction.join(conversationUUID: try conversation(params.conversation))
-            makeRoom(for: join, endingOthers: params.endOthers ?? false)
-            try perform(join, id: id, media: params.media, reply: reply)
+            try perform(join, id: id, media: params.media, makingRoom: params.endOthers ?? false, reply: reply)
         case .end(let params):
             try perform(.end(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
         case .hold(let params):
@@ -228,11 +226,13 @@ public final class ControlService: Sendable {
 
     /// Performs a Start or Join whose call's RTP the frontend takes at `media` (with `--media external`; refused
     /// otherwise). The endpoint waits for the call's first description; one the action never gets to is dropped.
+    /// Call waiting makes room for it first (``ParleyEngine/perform(_:makingRoom:)``; `makingRoom` true: the others
+    /// end).
     private func perform(
-        _ action: ConversationAction, id: ControlRequestID, media: MediaEndpointParams?,
+        _ action: ConversationAction, id: ControlRequestID, media: MediaEndpointParams?, makingRoom endingOthers: Bool,
         reply: @escaping @Sendable (Data) -> Void
     ) throws(ControlError) {
-        guard let media else { return try perform(action, id: id, reply: reply) }
+        guard let media else { return try perform(action, id: id, makingRoom: endingOthers, reply: reply) }
         guard let external = engine.externalMedia else {
             throw ControlError(
                 .invalidParams, "`media` is taken only when parleyd runs with --media external (a frontend carries the audio).",
@@ -241,7 +241,7 @@ public final class ControlService: Sendable {
         let uuid = action.conversationUUID
         external.setEndpoint(MediaEndpoint(address: media.address, port: media.port), for: uuid)
         do {
-            try perform(action, id: id, reply: reply)
+            try perform(action, id: id, makingRoom: endingOthers, reply: reply)
         } catch {
             external.forget(uuid)
             throw error
@@ -252,18 +252,19 @@ public final class ControlService: Sendable {
         }
     }
 
-    /// Call waiting: the calls that are up are held (or ended) before the user's new call (``ParleyEngine/makeRoom(for:endingOthers:)``).
-    private func makeRoom(for action: ConversationAction, endingOthers: Bool = false) {
-        engine.makeRoom(for: action, endingOthers: endingOthers)
-    }
-
-    /// Performs `action` through the manager. A Start is answered at once (its conversation exists now, in `idle`);
-    /// any other action when it settles (the manager times it out if the engine never does).
+    /// Performs `action` through the manager (with `makingRoom`, call waiting's actions before it: true, the others
+    /// end). A Start is answered at once (its conversation exists now, in `idle`); any other action when it settles
+    /// (the manager times it out if the engine never does).
     func perform(
-        _ action: ConversationAction, id: ControlRequestID, reply: @escaping @Sendable (Data) -> Void
+        _ action: ConversationAction, id: ControlRequestID, makingRoom endingOthers: Bool? = nil,
+        reply: @escaping @Sendable (Data) -> Void
     ) throws(ControlError) {
         do {
-            try engine.manager.perform([action])
+            if let endingOthers {
+                try engine.perform(action, makingRoom: endingOthers)
+            } else {
+                try engine.manager.perform([action])
+            }
         } catch {
             throw ControlError.refused(
                 error, action: Self.name(of: action), direction: engine.manager.conversation(action.conversationUUID)?.direction)

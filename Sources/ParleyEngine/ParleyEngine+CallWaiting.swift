@@ -40,19 +40,30 @@ extension ParleyEngine {
 }
 
 extension ParleyEngine {
-    /// Performs ``makingRoom(for:endingOthers:)``'s actions through the manager before the user's `action` (one that
-    /// cannot be done is left as it is), and remembers the calls held for its conversation: if that call ends without
-    /// ever connecting (refused, unanswered, failed), they resume.
-    public func makeRoom(for action: ConversationAction, endingOthers: Bool = false) {
-        var held: [UUID] = []
-        for step in makingRoom(for: action, endingOthers: endingOthers) {
-            do {
-                try manager.perform([step])
-                if case .pause = step.kind { held.append(step.conversationUUID) }
-            } catch {
-                log.info("\(step.conversationUUID): left as it is for the new call: \(error)")
+    /// Performs the user's `action` (a Start or a Join) through the manager with ``makingRoom(for:endingOthers:)``'s
+    /// actions before it, in one transaction: when the manager refuses the new call, nothing is held or ended. A
+    /// step the manager refuses on its own (a hold already on its way) is left out; the rest are done. The calls
+    /// held for the new call are remembered: if it ends without ever connecting (refused, unanswered, failed), they
+    /// resume.
+    public func perform(_ action: ConversationAction, makingRoom endingOthers: Bool) throws(ConversationManagerError) {
+        let room = makingRoom(for: action, endingOthers: endingOthers)
+        var done = room
+        do {
+            try manager.perform(room + [action])
+        } catch {
+            guard !room.isEmpty else { throw error }
+            try manager.perform([action])
+            done = room.filter { step in
+                do {
+                    try manager.perform([step])
+                    return true
+                } catch {
+                    log.info("\(step.conversationUUID): left as it is for the new call: \(error)")
+                    return false
+                }
             }
         }
+        let held = done.filter { if case .pause = $0.kind { true } else { false } }.map(\.conversationUUID)
         guard !held.isEmpty else { return }
         let newCall = UUIDKey(action.conversationUUID)
         withAgent { [held] in $0.heldForNewCall[newCall] = held }

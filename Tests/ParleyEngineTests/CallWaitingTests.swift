@@ -33,6 +33,19 @@ struct CallWaitingTests {
         #expect(harness.engine.makingRoom(for: .end(conversationUUID: ringing)).isEmpty)
     }
 
+    @Test("a new call the manager refuses holds nothing (one transaction); a hold already on its way is left out, the answer goes on")
+    func refusedNewCall() throws {
+        let (harness, up, ringing) = try Self.twoCalls()
+        let video = ConversationAction.start(handles: [Handle(kind: .generic, value: "sip:carol@127.0.0.1")], isVideo: true)
+        #expect(throws: ConversationManagerError.videoNotSupported) { try harness.engine.perform(video, makingRoom: false) }
+        #expect(harness.manager.conversation(up)?.state == .joined && harness.manager.pendingActions(for: up).isEmpty,
+                "the call that is up was not held for a call that never existed")
+        try harness.manager.perform([.pause(conversationUUID: up, isPaused: true)])
+        try harness.engine.perform(.join(conversationUUID: ringing), makingRoom: false)
+        #expect(harness.manager.conversation(ringing)?.state == .joining, "answered although its hold step was refused")
+        #expect(harness.manager.pendingActions(for: up).count == 1, "the hold that was on its way, alone")
+    }
+
     @Test("--on-new-call none leaves the call that is up; a ringing call is never held")
     func noneAndRinging() throws {
         let (none, _, ringing) = try Self.twoCalls(.none)
