@@ -3,7 +3,8 @@ import Foundation
 import SIPMessages
 
 /// What a person typed into a dial field, checked before anything is started: a SIP URI (`sip:`, `sips:`, or
-/// `user@host`), a `tel:` URI or a phone number (digits with `+` and separators), dialled at the phone domain.
+/// `user@host`), a `tel:` URI or a phone number (digits with `+` and separators), dialled at the phone domain, or
+/// any of these behind `callto:` (the scheme desktops and web pages still hand to phone apps; ``unwrapped(_:)``).
 /// A target that cannot be called is refused here, so it never becomes a conversation or a history record.
 /// A SIP URI's `transport` parameter is honoured: `tcp` and `tls` stay in the handle (the call, its history record
 /// and a redial go over that transport), `udp` is the default, and any other (`sctp`, `ws`…) is refused, since
@@ -17,7 +18,7 @@ public enum DialTarget {
     public static func handle(
         for text: String, through account: Account? = nil, configuration: EngineConfiguration
     ) -> Result<Handle, DialTargetError> {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = unwrapped(text)
         guard !trimmed.isEmpty else { return .failure(DialTargetError("Say whom to call.")) }
         let account = account ?? configuration.accounts.first
         if let domain = account?.domain, let user = bareUser(trimmed) {
@@ -77,7 +78,7 @@ extension DialTarget {
     /// The handle `text` names — a `tel:` URI or a phone number, else a SIP URI (`sip:` may be left out) — whether
     /// or not it can be dialled from here; nil when it is neither. What `contact` lookups and history filters use.
     public static func parse(_ text: String) -> Handle? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = unwrapped(text)
         let lowered = trimmed.lowercased()
         if lowered.hasPrefix("tel:") {
             let number = String(trimmed.dropFirst(4).prefix { $0 != ";" })
@@ -88,6 +89,20 @@ extension DialTarget {
         }
         guard let uri = sipURI(trimmed) else { return nil }
         return HandleMapping.handle(for: SIPAddress(uri: uri))
+    }
+
+    /// `text` trimmed, what a `callto:` or `callto://` URI names (`callto:+14155550100`, `callto://bob@example.com`),
+    /// and a `tel:` or `callto:` value percent-decoded (`tel:%2B1…`, as some browsers hand it over). A SIP URI's own
+    /// escapes are left for its parser.
+    public static func unwrapped(_ text: String) -> String {
+        var trimmed = text.trimmingCharacters(in: .whitespaces)
+        let lowered = trimmed.lowercased()
+        guard lowered.hasPrefix("callto:") || lowered.hasPrefix("tel:") else { return trimmed }
+        if lowered.hasPrefix("callto:") {
+            trimmed = String(trimmed.dropFirst(lowered.hasPrefix("callto://") ? 9 : 7))
+            if trimmed.hasSuffix("/") { trimmed.removeLast() }
+        }
+        return (trimmed.removingPercentEncoding ?? trimmed).trimmingCharacters(in: .whitespaces)
     }
 
     /// `text` (trimmed) as a `sip:` or `sips:` URI with a host (`sip:` may be left out); nil for anything else,

@@ -85,6 +85,9 @@ enum CommandTable {
             subcommands: IdentityCommand.Action.allCases.map { CLISubcommand(name: $0.rawValue, help: $0.help) },
             run: IdentityCommand.run),
         CLICommand(
+            "install-desktop", "make sip:, sips:, tel: and callto: links open parley call (a desktop entry, default handler)",
+            help: DesktopCommand.help, run: DesktopCommand.run),
+        CLICommand(
             "reference", "print a generated reference document (control-api: docs/control-api.md)", help: ReferenceCommand.help,
             run: ReferenceCommand.run),
         CLICommand("help", "a command's help (parley help COMMAND [SUBCOMMAND]), or every command (--list)", help: HelpCommand.help,

@@ -10,6 +10,29 @@ import Testing
 struct DialTargetTests {
     static let udpOnly = EngineConfiguration(listenAddresses: [ListenAddress(kind: .udp, host: "127.0.0.1", port: 5070)])
 
+    @Test("the schemes a desktop hands over: callto: and callto:// name a number, an address or a name; tel: and callto: may come percent-encoded")
+    func desktopSchemes() throws {
+        let phones = EngineConfiguration(listenAddresses: Self.udpOnly.listenAddresses, phoneDomain: "example.com")
+        for (target, kind, value) in [
+            ("callto:+14155550100", Handle.Kind.phoneNumber, "+14155550100"),
+            ("CALLTO://+1 415 555 0100/", .phoneNumber, "+1 415 555 0100"),
+            ("tel:%2B14155550100", .phoneNumber, "+14155550100"),
+            ("callto:%2B14155550100", .phoneNumber, "+14155550100"),
+            ("callto://bob@127.0.0.1:5062", .generic, "sip:bob@127.0.0.1:5062"),
+            ("callto:sip:bob@127.0.0.1", .generic, "sip:bob@127.0.0.1"),
+        ] {
+            let handle = try DialTarget.handle(for: target, configuration: phones).get()
+            #expect(handle.kind == kind && handle.value == value, "\(target) → \(handle)")
+        }
+        for target in ["callto:", "callto://", "callto:%zz"] {
+            guard case .failure = DialTarget.handle(for: target, configuration: phones) else {
+                Issue.record("\(target) was accepted")
+                continue
+            }
+        }
+        #expect(DialTarget.unwrapped("sip:b%40b@example.com") == "sip:b%40b@example.com", "a SIP URI's escapes are its own")
+    }
+
     @Test("a transport parleyd does not run is refused with a sentence naming it")
     func unsupportedTransports() throws {
         for (target, shown) in [
