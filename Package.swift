@@ -73,6 +73,10 @@ let package = Package(
         .systemLibrary(
             name: "CGStreamer", pkgConfig: "gstreamer-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
+        // libsystemd from Debian (libsystemd-dev); imported only by SystemdSupport.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // The systemd service manager's protocol (sd_notify: readiness, watchdog, stopping).
+        .target(name: "SystemdSupport", dependencies: ["CSystemd"]),
         // libnice from Debian (libnice-dev); imported only by ICE.
         .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
         // ICE (RFC 8445) agents on libnice: one per call, their GLib context iterated by one thread of their own.
@@ -109,7 +113,7 @@ let package = Package(
             dependencies: [
                 "ParleyControl", "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush",
                 "ControlChannel", "ControlProtocol", "WebSoftphone", "Media", "SIPMessages", "Collaboration", "PostgresHistory",
-                "DNSResolver", "ICE",
+                "DNSResolver", "ICE", "SystemdSupport",
             ]
         ),
         // Hand-written argument parsing shared by the executables.

@@ -12,6 +12,7 @@ import ParleyIO
 import PostgresHistory
 import SIPTransport
 import Synchronization
+import SystemdSupport
 import VoIPPush
 
 /// Why a node could not start.
@@ -254,9 +255,10 @@ public final class ParleyNode: Sendable {
     public func start(stoppingOnSignals: Bool = false) {
         if stoppingOnSignals { installSignalHandlers() }
         engine.start()
+        let listening = "listening on " + listenAddresses.map(\.description).joined(separator: " ")
         configuration.log.info(
-            "parleyd \(configuration.version) listening on " + listenAddresses.map(\.description).joined(separator: " ")
-                + (history.map { " history \(Self.describe($0))" } ?? " (no history)"))
+            "parleyd \(configuration.version) \(listening)" + (history.map { " history \(Self.describe($0))" } ?? " (no history)"))
+        announceReadiness(listening)
         push?.start()
     }
 
@@ -266,6 +268,7 @@ public final class ParleyNode: Sendable {
     @discardableResult
     public func stop(grace: Duration = .seconds(2)) -> Bool {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        ServiceManager.stopping()
         push?.stop()
         historyListener?.stop()
         control?.stop()
