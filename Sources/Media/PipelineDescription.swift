@@ -97,14 +97,19 @@ struct PipelineDescription {
             sourceText = "audiotestsrc is-live=true wave=sine volume=0.5 freq=\(hertz) samplesperbuffer=\(samplesPerPacket)"
         case .silence: sourceText = "audiotestsrc is-live=true wave=silence samplesperbuffer=\(samplesPerPacket)"
         case .device: sourceText = "autoaudiosrc"
-        case .file: sourceText = "filesrc name=file ! wavparse"
+        // A file's audio in 20 ms buffers (wavparse gives far larger ones), so a bridged call's tick finds a frame a
+        // tick rather than bursts its queue cannot hold.
+        case .file: sourceText = bridged ? "filesrc name=file ! wavparse ! audiobuffersplit" : "filesrc name=file ! wavparse"
         }
         // The send valve stops the audio before it is numbered: while we do not send, the payloader (or the mux)
         // gives out no sequence numbers, so our stream has no gap for the peer to count as loss.
         // Bridged, the bridge's tick drives what goes out: the local source is one more input of its mix.
+        let isFile = if case .file = source { true } else { false }
         let local = bridged
             ? "\(sourceText) ! audioconvert ! audioresample ! \(Self.bridgeCaps) ! volume name=mute ! \(Self.level(Self.saidLevel))"
-                + " ! appsink name=\(Self.bridgeLocal) max-buffers=5 drop=true sync=false async=false emit-signals=false"
+                // A file source is read at the pace of the clock (the appsink waits for each buffer's time); a live
+                // one paces itself.
+                + " ! appsink name=\(Self.bridgeLocal) max-buffers=5 drop=true sync=\(isFile) async=false emit-signals=false"
                 + " appsrc name=\(Self.bridgeIn) is-live=true format=time do-timestamp=true caps=\(Self.bridgeCaps)"
                 + " ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1"
             : "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1 ! volume name=mute"
