@@ -30,12 +30,24 @@ static inline int parley_bridge_pull(GstElement *appsink, int16_t *out, int capa
     return total;
 }
 
-/// Pushes `count` samples into the appsrc (it timestamps them: do-timestamp); 0 on success, 1 when the pipeline is
-/// not playing yet (nothing pushed: a buffer timestamped before the clock runs would hold the mixer back for ever).
-static inline int parley_bridge_push(GstElement *appsrc, const int16_t *samples, int count) {
+/// The appsrc's pipeline running time now (ns), or -1 when it is not playing yet (its clock does not run).
+static inline int64_t parley_bridge_running_time(GstElement *appsrc) {
+    if (GST_STATE(appsrc) != GST_STATE_PLAYING) return -1;
+    GstClockTime now = gst_element_get_current_running_time(appsrc);
+    return GST_CLOCK_TIME_IS_VALID(now) ? (int64_t)now : -1;
+}
+
+/// Pushes `count` samples into the appsrc, stamped `pts` (running time, ns; -1: the appsrc stamps them as they come,
+/// do-timestamp) lasting `duration` ns; 0 on success, 1 when the pipeline is not playing yet (nothing pushed: a
+/// buffer timestamped before the clock runs would hold the mixer back for ever).
+static inline int parley_bridge_push(GstElement *appsrc, const int16_t *samples, int count, int64_t pts, int64_t duration) {
     if (GST_STATE(appsrc) != GST_STATE_PLAYING) return 1;
     GstBuffer *buffer = gst_buffer_new_allocate(NULL, (gsize)count * sizeof(int16_t), NULL);
     if (!buffer) return -1;
     gst_buffer_fill(buffer, 0, samples, (gsize)count * sizeof(int16_t));
+    if (pts >= 0) {
+        GST_BUFFER_PTS(buffer) = (GstClockTime)pts;
+        GST_BUFFER_DURATION(buffer) = (GstClockTime)duration;
+    }
     return gst_app_src_push_buffer(GST_APP_SRC(appsrc), buffer) == GST_FLOW_OK ? 0 : -1;
 }

@@ -11,6 +11,8 @@ public final class BridgeTap: @unchecked Sendable {
     private var appsink: UnsafeMutablePointer<GstElement>?
     private var local: UnsafeMutablePointer<GstElement>?
     private var appsrc: UnsafeMutablePointer<GstElement>?
+    /// Where the frames pushed into the current pipeline sit on its timeline.
+    private var timeline = BridgeTimeline()
 
     /// A tap with nothing attached (the call's pipeline has no bridge elements yet).
     public init() {}
@@ -23,7 +25,10 @@ public final class BridgeTap: @unchecked Sendable {
         appsrc source: UnsafeMutablePointer<GstElement>
     ) {
         detach()
-        lock.withLock { (appsink, local, appsrc) = (sink, localSink, source) }
+        lock.withLock {
+            (appsink, local, appsrc) = (sink, localSink, source)
+            timeline = BridgeTimeline()
+        }
     }
 
     /// Drops the elements (their pipeline is about to go).
@@ -46,16 +51,16 @@ public final class BridgeTap: @unchecked Sendable {
 
     private static func pull(_ sink: UnsafeMutablePointer<GstElement>?) -> [Int16] {
         guard let sink else { return [] }
-        var buffer = [Int16](repeating: 0, count: MemberQueue.capacity)
-        let count = buffer.withUnsafeMutableBufferPointer { parley_bridge_pull(sink, $0.baseAddress, Int32($0.count)) }
-        return Array(buffer.prefix(Int(count)))
+        return [Int16](unsafeUninitializedCapacity: MemberQueue.capacity) { buffer, count in
+            count = Int(parley_bridge_pull(sink, buffer.baseAddress, Int32(buffer.count)))
+        }
     }
 
-    /// Gives the call's sending side a frame mixed for it.
-    func push(_ samples: [Int16]) {
+    /// Gives the call's sending side the frame mixed for it at the bridge's tick number `tick`.
+    func push(_ samples: [Int16], tick: Int) {
         lock.withLock {
             guard let appsrc else { return }
-            _ = samples.withUnsafeBufferPointer { parley_bridge_push(appsrc, $0.baseAddress, Int32($0.count)) }
+            timeline.push(samples, tick: tick, into: appsrc)
         }
     }
 }
@@ -70,6 +75,8 @@ public final class BridgeTap: @unchecked Sendable {
 ///                                                   └─► appsrc ─ encoder …
 ///   members ──set(members:)──► mixing them (a member out of the mix — held, holding us — is simply not given)
 ///   the last member gone ──► the tick stops
+///   the timer fires ──► every tick due since the bridge began runs (a late fire is made up, up to 5 ticks; a longer
+///       stall skips the rest: a gap on the members' timelines, BridgeTimeline)
 ///   recording (a file sink) ──► every tick, the members' sum (what the local user hears) to ConferenceRecording
 ///   finish() ──► the tick stops, the recording is completed
 /// ```
@@ -81,6 +88,13 @@ public final class ConferenceBridge: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     /// Ticks run, for the figures.
     private let ticks = Atomic<Int>(0)
+    /// When the first tick was due, and the number of the next tick (ticks are 20 ms apart from the first,
+    /// whatever the timer does; a stretch without members counts as ticks skipped).
+    private var epoch: ContinuousClock.Instant?
+    private var nextTick = 0
+    private let clock = ContinuousClock()
+    /// The most ticks a late timer makes up at once (100 ms); beyond, the frames are skipped.
+    static let catchUpLimit = 5
     /// The local user's recording of the group, when calls are recorded.
     private var recording: ConferenceRecording?
 
@@ -128,9 +142,11 @@ public final class ConferenceBridge: @unchecked Sendable {
 
     private func startTicking() {
         guard timer == nil else { return }
+        // Ticking again after a stretch with nobody to mix: that stretch is skipped, not made up.
+        if let epoch { nextTick = Self.ticksDue(since: epoch, at: clock.now) }
         let made = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
         made.schedule(deadline: .now() + .milliseconds(20), repeating: .milliseconds(20), leeway: .milliseconds(1))
-        made.setEventHandler { [weak self] in self?.tick() }
+        made.setEventHandler { [weak self] in self?.runDueTicks() }
         made.resume()
         timer = made
     }
@@ -141,9 +157,28 @@ public final class ConferenceBridge: @unchecked Sendable {
         queues = [:]
     }
 
+    /// Runs every tick due by now: libdispatch runs a timer's handler once for fires it missed (a busy machine, a
+    /// stalled process), so the count comes from the clock, not from the fires.
+    private func runDueTicks() {
+        let now = clock.now
+        let epoch = self.epoch ?? now
+        self.epoch = epoch
+        let due = Self.ticksDue(since: epoch, at: now)
+        if due - nextTick > Self.catchUpLimit { nextTick = due - Self.catchUpLimit }
+        while nextTick < due {
+            tick(nextTick)
+            nextTick += 1
+        }
+    }
+
+    /// How many ticks are due at `now` when the first was due at `epoch` (it included).
+    private static func ticksDue(since epoch: ContinuousClock.Instant, at now: ContinuousClock.Instant) -> Int {
+        Int(((now - epoch) / .milliseconds(20)).rounded(.down)) + 1
+    }
+
     /// One tick: each member's frames in (what it sent us, what the local source gave its pipeline), each member's
     /// mix out.
-    private func tick() {
+    private func tick(_ number: Int) {
         ticks.add(1, ordering: .relaxed)
         let order = Array(members.keys)
         var heard: [[Int16]] = [], said: [[Int16]] = []
@@ -156,7 +191,7 @@ public final class ConferenceBridge: @unchecked Sendable {
             said.append(queued.said.take())
             queues[member] = queued
         }
-        for (member, mixed) in zip(order, MixMinus.mix(heard, adding: said)) { members[member]?.push(mixed) }
-        recording?.push(MixMinus.sum(heard))
+        for (member, mixed) in zip(order, MixMinus.mix(heard, adding: said)) { members[member]?.push(mixed, tick: number) }
+        recording?.push(MixMinus.sum(heard), tick: number)
     }
 }

@@ -15,6 +15,7 @@ final class ConferenceRecording {
     let path: String
     private var pipeline: Pipeline?
     private var appsrc: UnsafeMutablePointer<GstElement>?
+    private var timeline = BridgeTimeline()
     /// Samples it may still take (`--max-recording`, counted in audio pushed; nil: no cap).
     private var samplesLeft: Int?
 
@@ -23,7 +24,7 @@ final class ConferenceRecording {
         self.path = path
         samplesLeft = cap.map { Int($0.components.seconds) * MixMinus.rate }
         let built = try Pipeline(
-            "appsrc name=\(PipelineDescription.bridgeIn) is-live=true format=time do-timestamp=true caps=\(PipelineDescription.bridgeCaps)"
+            "appsrc name=\(PipelineDescription.bridgeIn) is-live=true format=time caps=\(PipelineDescription.bridgeCaps)"
                 + " ! audiorate name=\(PipelineDescription.timeline) ! wavenc ! filesink name=recording buffer-mode=full buffer-size=32768")
         built.set("recording", "location", path)
         try built.play()
@@ -33,11 +34,10 @@ final class ConferenceRecording {
 
     deinit { finish() }
 
-    /// Adds one tick of the mix (dropped until the pipeline plays, and once the cap is reached).
-    func push(_ samples: [Int16]) {
+    /// Adds the mix of tick `tick` (dropped until the pipeline plays, and once the cap is reached).
+    func push(_ samples: [Int16], tick: Int) {
         guard let appsrc, samplesLeft.map({ $0 >= samples.count }) ?? true else { return }
-        samplesLeft? -= samples.count
-        _ = samples.withUnsafeBufferPointer { parley_bridge_push(appsrc, $0.baseAddress, Int32($0.count)) }
+        if timeline.push(samples, tick: tick, into: appsrc) { samplesLeft? -= samples.count }
     }
 
     /// Ends the recording: the file is complete when this returns (it waits up to half a second for the end of

@@ -110,7 +110,7 @@ struct PipelineDescription {
                 // A file source is read at the pace of the clock (the appsink waits for each buffer's time); a live
                 // one paces itself.
                 + " ! appsink name=\(Self.bridgeLocal) max-buffers=5 drop=true sync=\(isFile) async=false emit-signals=false"
-                + " appsrc name=\(Self.bridgeIn) is-live=true format=time do-timestamp=true caps=\(Self.bridgeCaps)"
+                + " appsrc name=\(Self.bridgeIn) is-live=true format=time caps=\(Self.bridgeCaps)"
                 + " ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1"
             : "\(sourceText) ! audioconvert ! audioresample ! audio/x-raw,rate=\(codec.clockRate),channels=1 ! volume name=mute"
                 + " ! \(Self.level(Self.saidLevel))"
@@ -138,9 +138,11 @@ struct PipelineDescription {
         }
         // A closed valve turns what it drops into gap events (silence in a recording) and still lets the end of
         // stream through, so a call that ends on hold completes its recording.
+        // The tee's branches need no queue (a thread each): the appsink drops rather than blocks, and the live
+        // pipeline's sink does not wait to preroll.
         let tap = bridged
-            ? " ! tee name=heard heard. ! queue leaky=downstream max-size-buffers=5 ! audioconvert ! audioresample ! \(Self.bridgeCaps)"
-                + " ! appsink name=\(Self.bridgeOut) max-buffers=5 drop=true sync=false async=false emit-signals=false heard. ! queue"
+            ? " ! tee name=heard heard. ! audioconvert ! audioresample ! \(Self.bridgeCaps)"
+                + " ! appsink name=\(Self.bridgeOut) max-buffers=5 drop=true sync=false async=false emit-signals=false heard."
             : ""
         return "funnel name=incoming ! \(depayloader) ! \(decoder) ! audioconvert ! \(Self.level(Self.heardLevel))\(tap)"
             + " ! valve name=receive drop-mode=transform-to-gap ! \(sinkText)"

@@ -51,7 +51,7 @@ struct MixMinusTests {
         #expect(queue.samples.count == MemberQueue.capacity && queue.dropped == MixMinus.frame * 2)
     }
 
-    @Test("drift: a queue that stays above two frames for 5 s of ticks is trimmed to one frame; one that dips below is not")
+    @Test("drift: a queue left with two frames or more at every tick for 5 s is trimmed to one frame; one that dips below is not")
     func driftRule() {
         var fast = MemberQueue()
         fast.append([Int16](repeating: 1, count: MixMinus.frame * 3))
@@ -64,10 +64,19 @@ struct MixMinusTests {
         #expect(fast.samples.count == MixMinus.frame, "trimmed to one frame after \(MemberQueue.patience) ticks")
         #expect(fast.dropped == MixMinus.frame * 2)
 
+        var settled = MemberQueue()
+        settled.append([Int16](repeating: 1, count: MixMinus.frame * 2))
+        for _ in 1...MemberQueue.patience {
+            // A burst left two frames, and a frame a tick comes in and goes out: they would stay for ever.
+            settled.append([Int16](repeating: 1, count: MixMinus.frame))
+            _ = settled.take()
+        }
+        #expect(settled.samples.count == MixMinus.frame && settled.dropped == MixMinus.frame, "two frames kept 5 s: one goes")
+
         var steady = MemberQueue()
-        steady.append([Int16](repeating: 1, count: MixMinus.frame * 3))
+        steady.append([Int16](repeating: 1, count: MixMinus.frame * 2))
         for tick in 1...MemberQueue.patience * 2 {
-            // Every hundredth tick the sender is late: the queue dips to two frames, the count starts again.
+            // Every hundredth tick the sender is late: the queue dips to one frame, the count starts again.
             if tick % 100 != 0 { steady.append([Int16](repeating: 1, count: MixMinus.frame)) }
             _ = steady.take()
             if tick % 100 == 0 { steady.append([Int16](repeating: 1, count: MixMinus.frame)) }
