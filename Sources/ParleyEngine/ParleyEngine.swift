@@ -20,7 +20,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
     public let configuration: EngineConfiguration
     let environment: any SIPEnvironment
     let log: EngineLog
-    private let history: HistoryWriter?
+    let history: HistoryWriter?
     /// The journal of live calls, so that a crash leaves their records for the next start (with a history only).
     private let liveCalls: LiveCallWriter?
     private let agent: AgentBox
@@ -39,7 +39,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// Fired when the last live conversation leaves, while a shutdown waits for that.
     private let lastConversationLeft = Mutex<ShutdownSignal?>(nil)
     /// Our local member handle (a constant of the configuration).
-    private let localHandle: Handle
+    let localHandle: Handle
     /// The frontend's media endpoints, when a frontend carries calls' RTP (`--media external`).
     public let externalMedia: ExternalMedia?
     /// The encryption our offers can use: SDES-keyed SRTP, DTLS-SRTP (what the media layer has the elements for).
@@ -86,48 +86,15 @@ public final class ParleyEngine: ConversationManagerDelegate {
             } : nil
         agent.parseThread = parseThread
         self.localHandle = agent.localHandleSnapshot
-        agent.onCallCreated = { [observed] uuid, callID in
-            observed.state.withLock {
-                $0.callIDs[uuid] = callID
-                $0.uuids[callID] = uuid
-            }
-        }
-        agent.onRegistrationChanged = { [weak self] account, state in self?.emit(.registrationChanged(account, state)) }
+        agent.onEvent = { [weak self] event in self?.heard(event) }
+        agent.tellsBlockedCallers = configuration.recordsBlockedCalls && self.history != nil
         agent.startChoices = startChoices
-        agent.onTonesReceived = { [weak self] uuid, digits in self?.emit(.tonesReceived(uuid, digits: digits)) }
-        agent.onMediaChanged = { [weak self, observed] uuid, audio in
-            observed.state.withLock { $0.audio[uuid] = audio }
-            self?.emit(.mediaChanged(uuid, audio))
-        }
-        agent.onFinalStatistics = { [observed] uuid, quality in observed.keep(quality, for: uuid) }
         agent.actionFailures = actionFailures
         agent.groups.onEvent = { [weak self, unowned agent] effect in
             if agent.collaborations.observe(effect) { self?.emit(.group(effect)) }
             agent.collaborations.followUp(effect)
         }
         agent.collaborations.onEvent = { [weak self] effect in self?.emit(.collaboration(effect)) }
-        if configuration.recordsBlockedCalls, let history = self.history {
-            agent.onCallerBlocked = { [weak self, environment, localHandle] caller, callID, account in
-                guard let engine = self else { return }
-                history.recordBlocked(caller, to: localHandle, callID: callID, account: account, at: environment.now) {
-                    [weak engine] record in
-                    if let record { engine?.emit(.historyRecorded(record.uuid, recordID: record.id)) }
-                }
-            }
-        }
-        agent.onFinalStatus = { [observed] uuid, status in
-            // Only for a live conversation (a 487 to our CANCEL may come after it left): removed when it leaves.
-            observed.state.withLock { if $0.states[uuid] != nil { $0.finalStatuses[uuid] = status } }
-        }
-        agent.onFailure = { [observed] uuid, failure in
-            observed.state.withLock { if $0.states[uuid] != nil { $0.failures[uuid] = failure } }
-        }
-        agent.onCallRefused = { [observed] uuid, callID in
-            observed.state.withLock {
-                $0.callIDs[uuid] = nil
-                $0.uuids[callID] = nil
-            }
-        }
         manager.delegate = self
     }
 

@@ -120,12 +120,12 @@ extension SIPUserAgent {
     /// Tells whoever records blocked calls, at most `blockedRecordsPerMinute` a minute: a caller's From is whatever
     /// the caller writes, and spoofed sources are many, so the history must not fill with them.
     private func blocked(_ caller: Handle, callID: String, account: Int?) {
-        guard let onCallerBlocked else { return }
+        guard tellsBlockedCallers else { return }
         let now = environment.uptime
         if now - blockedWindow.start >= .seconds(60) { blockedWindow = (now, 0) }
         guard blockedWindow.count < EngineConfiguration.blockedRecordsPerMinute else { return }
         blockedWindow.count += 1
-        onCallerBlocked(caller, callID, account.map { accounts[$0].account.addressOfRecord.description })
+        onEvent?(.callerBlocked(caller, callID: callID, account: account.map { accounts[$0].account.addressOfRecord.description }))
     }
 
     private static func seconds(_ duration: Duration) -> Int { Int(duration.components.seconds) }

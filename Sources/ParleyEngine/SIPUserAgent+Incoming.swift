@@ -90,7 +90,7 @@ extension SIPUserAgent {
             legMedia[UUIDKey(uuid)] = nil
             legIDs[callID] = nil
             forgetSource(of: UUIDKey(uuid))
-            onCallRefused?(uuid, callID)
+            onEvent?(.callRefused(uuid, callID: callID))
             log.info("refused an incoming call \(callID) from \(handle.value): \(error)")
             respond(to: request, key: key, status: 486, reason: "Busy Here (\(error))")
             return

@@ -115,7 +115,7 @@ extension SIPUserAgent {
         legs[UUIDKey(uuid)] = consume leg
         legIDs[callID] = uuid
         if media != nil { syncMedia(uuid) }
-        onCallCreated?(uuid, callID)
+        onEvent?(.callCreated(uuid, callID: callID))
     }
 
     /// The conversation reached `left` by the manager's doing: whatever is still open in SIP is closed.
@@ -185,7 +185,7 @@ extension SIPUserAgent {
                 media?.sendTones(digits, for: uuid)
             case .tonesReceived(let digits):
                 log.info("\(uuid) \(callID(of: uuid)): the remote side sent tone \(digits)")
-                onTonesReceived?(uuid, digits)
+                onEvent?(.tonesReceived(uuid, digits: digits))
             case .messageReceived(let request, let key):
                 groups.received(request, key: key, on: uuid, toTag: peek(uuid) { $0.localTag })
             case .messageFailed(let token):
@@ -231,9 +231,9 @@ extension SIPUserAgent {
         if let reinvite = lastReinvites.removeValue(forKey: key) ?? nil { transactions.abandonIfProceeding(reinvite) }
         if let ended = legMedia.removeValue(forKey: key) {
             if ended.audio != nil {
-                if let final = media?.statistics(for: uuid) { onFinalStatistics?(uuid, final) }
+                if let final = media?.statistics(for: uuid) { onEvent?(.finalStatistics(uuid, final)) }
                 media?.audioChanged(nil, for: uuid)
-                onMediaChanged?(uuid, nil)
+                onEvent?(.mediaChanged(uuid, nil))
             }
             if let endpoint = ended.endpoint { media?.releaseEndpoint(endpoint, of: uuid) }
         }
@@ -282,14 +282,14 @@ extension SIPUserAgent: TransactionUser {
         case .response(let response):
             // A 422 the leg answers by asking again (RFC 4028) is not the call's failure.
             if response.statusCode >= 300, peek(uuid, { $0.asksAgain(after: response) }) != true {
-                onFinalStatus?(uuid, SIPFinalStatus(response))
+                onEvent?(.finalStatus(uuid, SIPFinalStatus(response)))
             }
         case .timeout:
             let target = peek(uuid) { $0.invite.uri.description } ?? "the callee"
             let seconds = (configuration.timers.t1 * 64).components.seconds
-            onFailure?(uuid, "no answer from \(target) within \(seconds) s (SIP timer B)")
+            onEvent?(.failure(uuid, "no answer from \(target) within \(seconds) s (SIP timer B)"))
         case .transportError:
-            onFailure?(uuid, transportFailure ?? "the transport could not send the INVITE")
+            onEvent?(.failure(uuid, transportFailure ?? "the transport could not send the INVITE"))
         }
     }
 

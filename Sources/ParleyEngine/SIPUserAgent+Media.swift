@@ -91,7 +91,7 @@ extension SIPUserAgent {
                 legMedia[key]?.inactivity.audioChanged(audio, arrived: media?.packetsArrived(for: uuid), now: environment.uptime)
                 if legMedia[key]?.inactivity.isWatching == true { scheduleMediaCheck() }
             }
-            onMediaChanged?(uuid, audio)
+            onEvent?(.mediaChanged(uuid, audio))
         }
     }
 
@@ -114,7 +114,7 @@ extension SIPUserAgent {
         guard var audio = legMedia[key]?.audio, audio.icePath != path else { return }
         audio.icePath = path
         legMedia[key]?.audio = audio
-        onMediaChanged?(uuid, audio)
+        onEvent?(.mediaChanged(uuid, audio))
     }
 
     /// The call's media failed: `mediaSecurityFailed` (DTLS-SRTP: the peer presented another certificate than its

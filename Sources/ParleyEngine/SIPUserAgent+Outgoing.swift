@@ -45,7 +45,7 @@ extension SIPUserAgent {
     /// The Start cannot be placed: why, in the log, the conversation's failure and the action's.
     private func cannotCall(_ handle: Handle, _ action: ConversationAction, _ problem: HandleDialError) {
         log.info("\(action.conversationUUID): cannot call \(handle.value): \(problem)")
-        onFailure?(action.conversationUUID, problem.description)
+        onEvent?(.failure(action.conversationUUID, problem.description))
         _ = action.fail(reason: problem.description)
     }
 

@@ -66,7 +66,7 @@ extension SIPUserAgent {
         }
         if machine.state != before {
             registrationMovedKeepAlive(index, to: machine.state, registrar: machine.registrarDestination)
-            onRegistrationChanged?(accounts[index].account, machine.state)
+            onEvent?(.registrationChanged(accounts[index].account, machine.state))
         }
         for effect in effects {
             switch effect {

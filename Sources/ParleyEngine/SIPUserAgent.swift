@@ -86,39 +86,24 @@ final class SIPUserAgent {
     var hostsThroughRegistrar: [String: Int] = [:]
     /// The keep-alives toward registrars, one per flow.
     var keepAlives: [FlowKey: FlowKeepAlive] = [:]
-    /// Told when an account's registration changes state.
-    var onRegistrationChanged: ((Account, RegistrationState) -> Void)?
+    /// Told of every fact its engine hears of (``AgentEvent``), on the environment's thread.
+    var onEvent: ((AgentEvent) -> Void)?
+    /// Whether calls refused by the caller policy are told (`callerBlocked`: they are recorded).
+    var tellsBlockedCallers = false
     /// What frontends chose for their Starts (the engine's; nil in tests that drive the agent alone).
     var startChoices: StartChoices?
-    /// Told of each new call's conversation and Call-ID before the conversation is reported.
-    var onCallCreated: ((UUID, String) -> Void)?
     /// Frontends' requests to turn video on or off, waiting for their re-INVITE's answer, by leg.
     var videoRequests: [UUIDKey: (String?) -> Void] = [:]
     /// Members of a merge whose hold was still on its way when it went through: they resume once it is done.
     var resumeAfterHold: Set<UUIDKey> = []
     /// The calls held for a new call (call waiting), by the new call: they resume if it never connects.
     var heldForNewCall: [UUIDKey: [UUID]] = [:]
-    /// Told of keypad tones the peer sent in a call.
-    var onTonesReceived: ((UUID, String) -> Void)?
-    /// Told when a call's negotiated audio changes (nil: it has none now), with a media handler.
-    var onMediaChanged: ((UUID, NegotiatedAudio?) -> Void)?
-    /// Told of a call's audio figures just before its audio stops (the leg is forgotten).
-    var onFinalStatistics: ((UUID, CallQuality) -> Void)?
-    /// Told of the final response that refused a call's INVITE, before the leg hears it.
-    var onFinalStatus: ((UUID, SIPFinalStatus) -> Void)?
-    /// Told why a conversation failed, in words (the host not found, nobody listening, no answer within timer B).
-    var onFailure: ((UUID, String) -> Void)?
     /// The transport failure being reported to the transactions, while it is (their failures carry it).
     var transportFailure: String?
     /// Where the peer's refusal behind a failed action is kept (the engine's; nil in tests that drive the agent alone).
     var actionFailures: ActionFailureStatuses?
-    /// Told of a call refused because the caller policy does not accept its caller (with its Call-ID and the account
-    /// it was made to), at most
-    /// `EngineConfiguration.blockedRecordsPerMinute` a minute (counted in `blockedWindow`).
-    var onCallerBlocked: ((Handle, String, String?) -> Void)?
+    /// Blocked callers told this minute (`EngineConfiguration.blockedRecordsPerMinute` at most).
     var blockedWindow: (start: Duration, count: Int) = (.zero, 0)
-    /// Told when a call's conversation was never reported (the manager refused it), so nothing waits for its end.
-    var onCallRefused: ((UUID, String) -> Void)?
     /// What carries calls' audio, when anything does; each leg's reserved RTP port and the audio last handed to it.
     var media: CallMediaHandler?
     var legMedia: [UUIDKey: LegMedia] = [:]
