@@ -27,7 +27,8 @@ extension AudioInterop {
             let peers = try LinphoneAndParleyd(sipOptions: Self.dtls) { _ in ["--auto-answer", "0"] }
             peers.send("call sip:parley@127.0.0.1:\(peers.parleydPort)")
             try peers.process.waitForLine("the call joined") { $0.contains("joining → joined") }
-            Thread.sleep(forTimeInterval: 3)
+            // 4 s for 3 s of audio: the DTLS handshake comes first, and on a loaded machine (a CI run) it took 1 s.
+            Thread.sleep(forTimeInterval: 4)
             peers.send("terminate")
             try peers.process.waitForLine("the call's end") { $0.contains("left (remoteEnded)") }
             try Self.check(peers, seconds: 3)
@@ -36,7 +37,7 @@ extension AudioInterop {
         @Test("parleyd (--media-encryption dtls) calls linphonec (dtls, mandatory): audio both ways")
         func parleydCalls() throws {
             let peers = try LinphoneAndParleyd(sipOptions: Self.dtls) { port in
-                ["--media-encryption", "dtls", "--call", "sip:bob@127.0.0.1:\(port)", "--script", "wait 3000; end"]
+                ["--media-encryption", "dtls", "--call", "sip:bob@127.0.0.1:\(port)", "--script", "wait 4000; end"]
             }
             try peers.process.waitForLine(timeout: .seconds(20), "the call's end") { $0.contains("left (localEnded)") }
             try Self.check(peers, seconds: 3)
