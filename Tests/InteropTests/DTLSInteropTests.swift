@@ -70,7 +70,9 @@ extension AudioInterop {
             defer { try? FileManager.default.removeItem(at: calleeFolder) }
             let (caller, callerFolder) = try Audio.parleyd(
                 tone: 1_000,
-                ["--media-encryption", "dtls", "--call", "sip:parley@127.0.0.1:\(callee.port)", "--script", "wait 3000; end"])
+                // 4 s for the 2 s of audio checked below: the handshake comes first, and in a loaded CI run (many suites at
+                // once) it took over a second of a 3 s call.
+                ["--media-encryption", "dtls", "--call", "sip:parley@127.0.0.1:\(callee.port)", "--script", "wait 4000; end"])
             defer { try? FileManager.default.removeItem(at: callerFolder) }
             let capture = try LoopbackCapture(
                 port: try SRTPInteropTests.localPort(of: callee), from: try SRTPInteropTests.localPort(of: caller))
