@@ -38,7 +38,7 @@ struct DBusServiceTests {
         let bob = try Parleyd(["--user", "bob", "--media", "off", "--auto-answer", "0", "--dbus", "off"])
         let alice = try Self.serving(["--user", "alice"], on: bus)
         let monitor = try bus.monitor()
-        defer { _ = try? monitor.stop() }
+        defer { DBusSession.stop(monitor) }
         try monitor.waitForLine("the monitor following parleyd") { $0.contains("is owned by") }
 
         for bad in ["'this is not an address'", "''", "'sip:bob@127.0.0.1;transport=carrier-pigeon'"] {

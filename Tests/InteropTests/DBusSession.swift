@@ -40,6 +40,13 @@ final class DBusSession {
             name: "gdbus monitor")
     }
 
+    /// Stops a `gdbus monitor` by its PID. SIGKILL: it inherits the test's threads' signal mask, in which SIGTERM is
+    /// blocked (see `RunningProcess.shielded`), and has no handler of its own to unblock it.
+    static func stop(_ monitor: RunningProcess) {
+        if monitor.process.isRunning { kill(monitor.process.processIdentifier, SIGKILL) }
+        _ = try? monitor.waitForExit(timeout: .seconds(5))
+    }
+
     private var stopped = false
 
     /// Stops the bus (SIGTERM to the daemon by its PID; its shielding parent then exits).
