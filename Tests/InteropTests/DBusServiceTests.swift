@@ -32,7 +32,7 @@ struct DBusServiceTests {
         throw InteropError("GetManagedObjects never showed \(description): \(last)")
     }
 
-    @Test("Dial places a call bob answers; its object appears with PropertiesChanged on each state change; introspection matches the XML; Hangup ends it; then UnknownObject; malformed URIs place nothing")
+    @Test("Dial places a call bob answers; its object appears with PropertiesChanged on each state change; introspection matches the XML; Hangup ends it; then UnknownObject; malformed URIs place nothing; Recents lists it")
     func dialAndHangUp() throws {
         let bus = try DBusSession()
         let bob = try Parleyd(["--user", "bob", "--media", "off", "--auto-answer", "0", "--dbus", "off"])
@@ -73,11 +73,20 @@ struct DBusServiceTests {
         }
         try Self.managedObjects(on: bus, "no call") { !$0.contains("/Call/") }
         #expect(alice.transitions.count == 1, "only the good Dial placed a call: \(alice.transitions)")
+        // The ended call is in the recents (the history writes it in a moment).
+        let deadline = ContinuousClock.now + .seconds(5)
+        var recents = ""
+        while ContinuousClock.now < deadline {
+            recents = try bus.call(Self.root, "\(Self.calls).Recents", ["5"]).output
+            if recents.contains("'outgoing', 'connected'") { break }
+            usleep(50_000)
+        }
+        #expect(recents.contains("'sip:bob@127.0.0.1:\(bob.port)'") && recents.contains("'outgoing', 'connected'"), "\(recents)")
         let states = monitor.lines.filter { $0.hasPrefix(path) && $0.contains("PropertiesChanged") }
         #expect(states.contains { $0.contains("'State': <uint32 7>") }, "disconnected announced: \(states)")
     }
 
-    @Test("an incoming call is an object in state 5; Accept answers it (the caller joins); Hangup ends it; SendDtmf on it after: UnknownObject")
+    @Test("an incoming call is an object in state 5; Accept answers it (the caller joins); Mute, Hold, Resume, SendDtmf act on it; Hangup ends it; SendDtmf after: UnknownObject")
     func acceptIncoming() throws {
         let bus = try DBusSession()
         let alice = try Self.serving(["--user", "alice"], on: bus)
@@ -94,12 +103,47 @@ struct DBusServiceTests {
         let muted = try bus.call(path, "\(Self.call).Mute", ["true"])
         #expect(muted.status == 0, "\(muted.output)")
         try Self.managedObjects(on: bus, "the call muted") { $0.contains("'Muted': <true>") }
+        let held = try bus.call(path, "\(Self.call).Hold")
+        #expect(held.status == 0, "\(held.output)")
+        try Self.managedObjects(on: bus, "the call held") { $0.contains("'State': <uint32 2>") && $0.contains("'Lifecycle': <'paused'>") }
+        let resumed = try bus.call(path, "\(Self.call).Resume")
+        #expect(resumed.status == 0, "\(resumed.output)")
+        try Self.managedObjects(on: bus, "the call active again") { $0.contains("'State': <uint32 1>") }
+        let tones = try bus.call(path, "\(Self.call).SendDtmf", ["'12#'"])
+        #expect(tones.status == 0, "\(tones.output)")
+        let badTones = try bus.call(path, "\(Self.call).SendDtmf", ["'x'"])
+        #expect(badTones.status != 0 && badTones.output.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(badTones.output)")
 
         let hungUp = try bus.call(path, "\(Self.call).Hangup")
         #expect(hungUp.status == 0, "\(hungUp.output)")
         try bob.waitForEnded(1)
         let gone = try bus.call(path, "\(Self.call).SendDtmf", ["'1'"])
         #expect(gone.status != 0 && gone.output.contains("org.freedesktop.DBus.Error.UnknownObject"), "\(gone.output)")
+    }
+
+    @Test("two Dials: the first call is held for the second (call waiting); Merge joins them into one group, shown in Group on both")
+    func mergeTwoCalls() throws {
+        let bus = try DBusSession()
+        let bob = try Parleyd(["--user", "bob", "--media", "off", "--auto-answer", "0", "--dbus", "off"])
+        let carol = try Parleyd(["--user", "carol", "--media", "off", "--auto-answer", "0", "--dbus", "off"])
+        let alice = try Self.serving(["--user", "alice"], on: bus)
+        let first = "/org/parley/Parley/Call/1", second = "/org/parley/Parley/Call/2"
+        #expect(try bus.call(Self.root, "\(Self.calls).Dial", ["'sip:bob@127.0.0.1:\(bob.port)'"]).status == 0)
+        try bob.process.waitForLine("bob answering") { _ in bob.transitions.first?.last == "joined" }
+        #expect(try bus.call(Self.root, "\(Self.calls).Dial", ["'sip:carol@127.0.0.1:\(carol.port)'"]).status == 0)
+        try carol.process.waitForLine("carol answering") { _ in carol.transitions.first?.last == "joined" }
+        try Self.managedObjects(on: bus, "the first call held, the second active") {
+            $0.contains("'State': <uint32 2>") && $0.contains("'State': <uint32 1>")
+        }
+        let merged = try bus.call(second, "\(Self.call).Merge", ["'\(first)'"])
+        #expect(merged.status == 0, "\(merged.output)")
+        let objects = try Self.managedObjects(on: bus, "both calls in a group") {
+            $0.components(separatedBy: "'Group': <''>").count == 1 && $0.components(separatedBy: "'Group': <'").count == 3
+        }
+        #expect(!objects.contains("'State': <uint32 2>"), "merged calls are active: \(objects)")
+        let itself = try bus.call(first, "\(Self.call).Merge", ["'\(first)'"])
+        #expect(itself.status != 0 && itself.output.contains("InvalidArgs"), "\(itself.output)")
+        #expect(alice.transitions.count == 2)
     }
 
     @Test("a flood of Dial calls from one client is cut off with TooManyRequests; another client is still served; nothing is placed")
