@@ -75,8 +75,8 @@ let package = Package(
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
         // libsystemd from Debian (libsystemd-dev); imported only by SystemdSupport.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        // The systemd service manager's protocol (sd_notify: readiness, watchdog, stopping).
-        .target(name: "SystemdSupport", dependencies: ["CSystemd"]),
+        // The systemd service manager's protocol (sd_notify: readiness, watchdog, stopping), and sd-bus on a loop.
+        .target(name: "SystemdSupport", dependencies: ["CSystemd", "ParleyIO"]),
         // libnice from Debian (libnice-dev); imported only by ICE.
         .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
         // ICE (RFC 8445) agents on libnice: one per call, their GLib context iterated by one thread of their own.
@@ -113,9 +113,12 @@ let package = Package(
             dependencies: [
                 "ParleyControl", "ParleyEngine", "ParleyIO", "SIPTransport", "ConversationKit", "CallHistory", "VoIPPush",
                 "ControlChannel", "ControlProtocol", "WebSoftphone", "Media", "SIPMessages", "Collaboration", "PostgresHistory",
-                "DNSResolver", "ICE", "SystemdSupport",
+                "DNSResolver", "ICE", "SystemdSupport", "ParleyDBus",
             ]
         ),
+        // parleyd on the session D-Bus: org.parley.Parley, Dial and Recents, one object per live call.
+        .target(
+            name: "ParleyDBus", dependencies: ["SystemdSupport", "ParleyEngine", "ConversationKit", "CallHistory", "ParleyIO"]),
         // Hand-written argument parsing shared by the executables.
         .target(name: "CommandLineSupport"),
         .executableTarget(
@@ -190,6 +193,7 @@ let package = Package(
                 "parleyd", "parley", "ControlChannel", "ControlProtocol", "ParleyTestSupport", "GroupActivities", "Collaboration",
                 "ParleyEngine", "ParleyIO", "ParleyNode",
             ]),
+        .testTarget(name: "ParleyDBusTests", dependencies: ["ParleyDBus", "SystemdSupport"]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "PostgresHistory", "ConversationKit"]),

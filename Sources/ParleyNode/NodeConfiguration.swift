@@ -140,6 +140,9 @@ public struct NodeConfiguration: Sendable {
     public var controlIsOptional = false
     /// The control endpoints' limits (client slots, hello deadline, message and queue sizes), each endpoint's own.
     public var controlLimits = ControlLimits()
+    /// Whether the node serves `org.parley.Parley` on the session D-Bus when one is reachable (docs/desktop.md;
+    /// parleyd turns it on unless `--dbus off`).
+    public var dbus = false
     /// The version the node reports in `status`.
     public var version: String
     /// The User-Agent and Server header value: "Parley", without the version unless configured (a version tells an

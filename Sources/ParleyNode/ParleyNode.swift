@@ -6,6 +6,7 @@ import Dispatch
 import Foundation
 import Media
 import ParleyControl
+import ParleyDBus
 import DNSResolver
 import ParleyEngine
 import ParleyIO
@@ -55,6 +56,8 @@ public final class ParleyNode: Sendable {
     private let transport: SIPTransport
     private let control: ControlEndpoint?
     private let push: PushWakeUp?
+    /// The session D-Bus service (nil: off, or no session bus).
+    private let dbus: ParleyDBusService?
     private let stopping = Atomic<Bool>(false)
     /// The signal sources, kept alive while the node serves.
     private let signalSources = SignalSources()
@@ -198,6 +201,7 @@ public final class ParleyNode: Sendable {
                 PushWakeUp(endpoint: endpoint, token: configuration.effectivePushToken, engine: engine, loop: loop, log: log)
             }
             historyListener = try Self.listenForOtherInstances(history, control?.service, log: log)
+            dbus = Self.dbusService(configuration, engine, history, on: controlLoop ?? loop)
         } catch {
             loop.shutdown()
             throw error
@@ -271,6 +275,7 @@ public final class ParleyNode: Sendable {
         ServiceManager.stopping()
         push?.stop()
         historyListener?.stop()
+        dbus?.stop()
         control?.stop()
         controlLoop?.shutdown()
         engine.shutdown(grace: grace)

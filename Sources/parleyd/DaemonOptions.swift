@@ -50,6 +50,8 @@ struct DaemonOptions {
                                   that never subscribed makes room; connections still saying hello hold none)
           --no-control            no control socket (by default frontends connect to DATA_DIR/control.sock with
                                   the token in DATA_DIR/control.token; see docs/control-api.md)
+          --dbus on|off           serve org.parley.Parley on the session D-Bus (default on when a session bus
+                                  is reachable: DBUS_SESSION_BUS_ADDRESS; docs/desktop.md)
           --video                 take video calls: offer and answer an m=video stream (VP8, H.264) and report
                                   isVideo (signalling only: no video is carried yet)
           --media MODE            gstreamer: carry calls' audio as RTP on GStreamer (default); external: a
@@ -228,6 +230,7 @@ struct DaemonOptions {
             options.node.historyAccount = account
         }
         options.node.control = !arguments.flag("--no-control")
+        options.node.dbus = try arguments.option("--dbus", as: "on or off", { ["on": true, "off": false][$0] }) ?? true
         if let text = try arguments.option("--websocket") {
             guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
                 throw UsageError("--websocket expects HOST:PORT on loopback, e.g. 127.0.0.1:5080, got '\(text)'")

@@ -12,7 +12,11 @@ final class Parleyd {
     /// `arguments`; returns once it says it is listening. The TLS peers it calls are verified (parleyd's default)
     /// against `tls.cert` as the CA — the tests' peers use the same self-signed certificate — unless `arguments`
     /// say otherwise (`--tls-ca`, `--tls-insecure`) or `trustingOwnCertificate` is false (the system's CAs only).
-    init(_ arguments: [String] = [], tls: (cert: String, key: String)? = nil, trustingOwnCertificate: Bool = true) throws {
+    /// `environment` (`NAME=value`, or `-u NAME` pairs as env(1) takes them) is set for it on top of the test's.
+    init(
+        _ arguments: [String] = [], tls: (cert: String, key: String)? = nil, trustingOwnCertificate: Bool = true,
+        environment: [String] = []
+    ) throws {
         port = Interop.freePort()
         dataDirectory = FileManager.default.temporaryDirectory.appending(path: "parleyd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
@@ -28,7 +32,13 @@ final class Parleyd {
         } else {
             tlsPort = nil
         }
-        process = try RunningProcess(try Interop.binary("parleyd"), all + arguments, name: "parleyd")
+        if environment.isEmpty {
+            process = try RunningProcess(try Interop.binary("parleyd"), all + arguments, name: "parleyd")
+        } else {
+            process = try RunningProcess(
+                URL(fileURLWithPath: "/usr/bin/env"), environment + [try Interop.binary("parleyd").path] + all + arguments,
+                name: "parleyd")
+        }
         try process.waitForLine("its listening line") { $0.contains("listening on") }
     }
 
