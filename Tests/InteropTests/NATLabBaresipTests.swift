@@ -165,7 +165,7 @@ struct NATLabBaresipTests {
         try lab.stop()
     }
 
-    @Test("baresip 1.0 with TURN (both NATs symmetric) fails, and parleyd ends the call: coturn refuses baresip's permission for parleyd's LAN candidate (403 Forbidden IP), libre then drops baresip's whole TURN client, its checks fail, it never sends audio, and parleyd ends the call as iceFailed in bounded time")
+    @Test("baresip 1.0 with TURN (both NATs symmetric): coturn refuses baresip's permission for parleyd's LAN candidate (403 Forbidden IP); when libre then drops baresip's whole TURN client its checks fail, it never sends audio, and parleyd ends the call as iceFailed in bounded time; when its relay pair completed first (one CI run in several), the audio goes both ways")
     func relayFailsInBaresip() throws {
         let lab = try NATLabScript(symmetric: "both")
         defer { try? lab.stop() }
@@ -182,9 +182,16 @@ struct NATLabBaresipTests {
         #expect(lab.log("turnserver.log").contains("A peer IP \(NATLabScript.hostAddresses[0]) denied"), "coturn: \(lab.log("turnserver.log"))")
         // baresip's own verdict (`ice: connectivity check failed`) comes only when its slow checks run out, which
         // parleyd's BYE may overtake: it is printed above, not required.
-        #expect(call.conversation.last == "left (iceFailed)", "\(call.conversation)")
-        #expect(call.seconds.parleyd == 0 && call.seconds.sent == 0, "no audio: \(call.seconds)")
-        #expect(took < .seconds(35), "\(took)")
+        // libre drops its TURN client after the 403, unless its relay pair's check completed first: a race in the
+        // peer, seen both ways. parleyd does the right thing in each.
+        if lines.contains(where: { $0.contains("connectivity check is complete") }) {
+            Self.expectAudioBothWays(call, floor: 4)
+            #expect(call.conversation.last == "left (localEnded)", "baresip's checks completed: the call runs its course: \(call.conversation)")
+        } else {
+            #expect(call.conversation.last == "left (iceFailed)", "\(call.conversation)")
+            #expect(call.seconds.parleyd == 0 && call.seconds.sent == 0, "no audio: \(call.seconds)")
+            #expect(took < .seconds(35), "\(took)")
+        }
         try lab.stop()
     }
 }
