@@ -193,7 +193,7 @@ let package = Package(
                 "parleyd", "parley", "ControlChannel", "ControlProtocol", "ParleyTestSupport", "GroupActivities", "Collaboration",
                 "ParleyEngine", "ParleyIO", "ParleyNode",
             ]),
-        .testTarget(name: "ParleyDBusTests", dependencies: ["ParleyDBus", "SystemdSupport"]),
+        .testTarget(name: "ParleyDBusTests", dependencies: ["ParleyDBus", "SystemdSupport", "ConversationKit"]),
         .testTarget(name: "VoIPPushTests", dependencies: ["VoIPPush", "ConversationKit", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "ParleyIO", "ParleyTestSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "PostgresHistory", "ConversationKit"]),

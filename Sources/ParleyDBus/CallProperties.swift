@@ -28,14 +28,15 @@ enum CallProperties {
         conversation.members.filter { $0 != conversation.localMember }.sorted { $0.value < $1.value }.first
     }
 
-    /// Every property of the Call interface for `conversation`.
-    static func of(_ conversation: Conversation) -> [String: BusValue] {
+    /// Every property of the Call interface for `conversation`; `name` is the remote party's contact name, if any
+    /// (else DisplayName is the name the peer sent).
+    static func of(_ conversation: Conversation, name: String? = nil) -> [String: BusValue] {
         let remote = remote(of: conversation)
         return [
             "State": .uint32(gnomeState(of: conversation).rawValue),
             "Inbound": .bool(conversation.direction == .incoming),
             "Id": .string(remote?.value ?? ""),
-            "DisplayName": .string(remote?.displayName ?? ""),
+            "DisplayName": .string(name ?? remote?.displayName ?? ""),
             "Encrypted": .bool(conversation.encryption != nil),
             "CanDtmf": .bool(conversation.capabilities.contains(.playingTones)),
             "Lifecycle": .string(conversation.state.rawValue),

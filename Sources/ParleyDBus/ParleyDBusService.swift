@@ -19,6 +19,8 @@ import SystemdSupport
 public final class ParleyDBusService: @unchecked Sendable {
     let engine: ParleyEngine
     let history: (any CallHistoryStore)?
+    /// The contacts that name callers (DisplayName, notifications).
+    let contacts: ContactBook
     let loop: EventLoop
     let log: EngineLog
     var bus: SessionBus?
@@ -29,12 +31,18 @@ public final class ParleyDBusService: @unchecked Sendable {
     var ended: [UUID] = []
     var nextNumber = 1
     var limits = ClientRateLimit()
+    /// The desktop's notifications about calls.
+    private(set) lazy var notifications = CallNotifications(service: self)
     private let started = ContinuousClock.now
 
     /// Starts the service on `loop`: connects to the session bus there and asks for ``ParleyBus/name``.
-    public init(engine: ParleyEngine, history: (any CallHistoryStore)?, loop: EventLoop, log: EngineLog) {
+    public init(
+        engine: ParleyEngine, history: (any CallHistoryStore)?, contacts: ContactBook = ContactBook(nil), loop: EventLoop,
+        log: EngineLog
+    ) {
         self.engine = engine
         self.history = history
+        self.contacts = contacts
         self.loop = loop
         self.log = log
         engine.observeEvents { [weak self] event in
@@ -69,6 +77,7 @@ public final class ParleyDBusService: @unchecked Sendable {
                 return
             }
             self.bus = bus
+            notifications.attach(bus)
             for object in calls.values { export(object) }
             bus.requestName(ParleyBus.name) { [log] problem in
                 if let problem {
@@ -83,6 +92,7 @@ public final class ParleyDBusService: @unchecked Sendable {
     // MARK: the engine's events
 
     func conversationChanged(_ conversation: Conversation) {
+        notifications.changed(conversation)
         if let object = calls[conversation.uuid] {
             update(object, to: conversation)
             if conversation.state == .left { remove(object) }
@@ -97,7 +107,7 @@ public final class ParleyDBusService: @unchecked Sendable {
         if let object = calls[conversation.uuid] { return object }
         let object = CallObject(
             service: self, uuid: conversation.uuid, path: ParleyBus.callPathPrefix + String(nextNumber),
-            properties: CallProperties.of(conversation))
+            properties: CallProperties.of(conversation, name: contactName(of: conversation)))
         nextNumber += 1
         calls[conversation.uuid] = object
         paths[object.path] = conversation.uuid
@@ -116,7 +126,7 @@ public final class ParleyDBusService: @unchecked Sendable {
     }
 
     private func update(_ object: CallObject, to conversation: Conversation) {
-        let properties = CallProperties.of(conversation)
+        let properties = CallProperties.of(conversation, name: contactName(of: conversation))
         let changed = CallProperties.changed(from: object.properties, to: properties)
         object.properties = properties
         bus?.emitPropertiesChanged(object.path, interface: ParleyBus.call.name, names: changed)
@@ -129,6 +139,20 @@ public final class ParleyDBusService: @unchecked Sendable {
         if ended.count > 1_024 { ended.removeFirst(ended.count - 1_024) }
         bus?.emitObjectRemoved(object.path)
         bus?.unexport(object.path, interface: ParleyBus.call.name)
+    }
+
+    /// The remote party's name in the contacts, if it is there.
+    func contactName(of conversation: Conversation) -> String? {
+        CallProperties.remote(of: conversation).flatMap(contacts.contactName(for:))
+    }
+
+    /// Who the call is with, as a notification says it: the name (the contacts', else the one the peer sent) and
+    /// the address on the next line, or the address alone.
+    func callerText(of conversation: Conversation) -> String {
+        guard let remote = CallProperties.remote(of: conversation) else { return "Unknown caller" }
+        let name = contactName(of: conversation) ?? remote.displayName
+        guard !name.isEmpty, name != remote.value else { return remote.value }
+        return name + "\n" + remote.value
     }
 
     /// Whether `call`'s sender is within its rate; refuses the call when not.

@@ -201,7 +201,7 @@ public final class ParleyNode: Sendable {
                 PushWakeUp(endpoint: endpoint, token: configuration.effectivePushToken, engine: engine, loop: loop, log: log)
             }
             historyListener = try Self.listenForOtherInstances(history, control?.service, log: log)
-            dbus = Self.dbusService(configuration, engine, history, on: controlLoop ?? loop)
+            dbus = Self.dbusService(configuration, engine, history, contacts, on: controlLoop ?? loop)
         } catch {
             loop.shutdown()
             throw error

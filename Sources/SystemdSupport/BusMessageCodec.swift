@@ -14,6 +14,35 @@ enum BusMessageCodec {
         return values
     }
 
+    /// Every value left in `message` (a reply's or a signal's body, whatever its signature: basic values, arrays,
+    /// structures, dictionaries, variants), or nil when it cannot be read.
+    static func readAll(_ message: OpaquePointer) -> [BusValue]? {
+        var values: [BusValue] = []
+        while true {
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>?
+            let peeked = sd_bus_message_peek_type(message, &type, &contents)
+            if peeked == 0 { return values }
+            guard peeked > 0, let value = readOne(message, type: UInt8(bitPattern: type), contents: contents) else { return nil }
+            values.append(value)
+        }
+    }
+
+    /// The next value, of `type` (a container's `contents` signature given), or nil.
+    private static func readOne(_ message: OpaquePointer, type: UInt8, contents: UnsafePointer<CChar>?) -> BusValue? {
+        let containers: [UInt8] = Array("arve".utf8)
+        guard containers.contains(type) else { return readBasic(message, type: type) }
+        guard let contents, sd_bus_message_enter_container(message, CChar(bitPattern: type), contents) > 0,
+            let inner = readAll(message), sd_bus_message_exit_container(message) >= 0
+        else { return nil }
+        switch type {
+        case UInt8(ascii: "a"): return .array(elementSignature: String(cString: contents), inner)
+        case UInt8(ascii: "r"): return .structure(inner)
+        case UInt8(ascii: "v"): return inner.count == 1 ? .variant(inner[0]) : nil
+        default: return inner.count == 2 ? .dictEntry(inner[0], inner[1]) : nil
+        }
+    }
+
     private static func readBasic(_ message: OpaquePointer, type: UInt8) -> BusValue? {
         let code = CChar(bitPattern: type)
         switch type {
@@ -22,6 +51,7 @@ enum BusMessageCodec {
             guard sd_bus_message_read_basic(message, code, &pointer) > 0, let pointer else { return nil }
             let text = String(cString: pointer)
             return type == UInt8(ascii: "s") ? .string(text) : .objectPath(text)
+        case UInt8(ascii: "y"): return basic(message, code, UInt8(0), BusValue.byte)
         case UInt8(ascii: "b"): return basic(message, code, Int32(0)) { .bool($0 != 0) }
         case UInt8(ascii: "u"): return basic(message, code, UInt32(0), BusValue.uint32)
         case UInt8(ascii: "i"): return basic(message, code, Int32(0), BusValue.int32)
@@ -49,6 +79,7 @@ enum BusMessageCodec {
         }
         switch value {
         case .string(let text): return text.withCString { basic("s", $0) }
+        case .byte(var number): return basic("y", &number)
         case .objectPath(let path): return path.withCString { basic("o", $0) }
         case .bool(let flag):
             var number: Int32 = flag ? 1 : 0
@@ -62,6 +93,10 @@ enum BusMessageCodec {
             return container("a", element, values, message)
         case .structure(let fields):
             return container("r", fields.map(\.signature).joined(), fields, message)
+        case .variant(let inner):
+            return container("v", inner.signature, [inner], message)
+        case .dictEntry(let key, let inner):
+            return container("e", key.signature + inner.signature, [key, inner], message)
         }
     }
 

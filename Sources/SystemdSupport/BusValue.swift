@@ -4,6 +4,8 @@
 public enum BusValue: Sendable, Hashable, CustomStringConvertible {
     /// `s`
     case string(String)
+    /// `y`
+    case byte(UInt8)
     /// `o`: an object path such as `/org/parley/Parley/Call/1`.
     case objectPath(String)
     /// `b`
@@ -22,11 +24,16 @@ public enum BusValue: Sendable, Hashable, CustomStringConvertible {
     indirect case array(elementSignature: String, [BusValue])
     /// `(…)`: the fields in order.
     indirect case structure([BusValue])
+    /// `v`: a value that carries its own signature (the values of an `a{sv}` dictionary).
+    indirect case variant(BusValue)
+    /// `{…}`: one entry of a dictionary (an array of them): a basic key and its value.
+    indirect case dictEntry(BusValue, BusValue)
 
     /// The value's D-Bus signature.
     public var signature: String {
         switch self {
         case .string: "s"
+        case .byte: "y"
         case .objectPath: "o"
         case .bool: "b"
         case .uint32: "u"
@@ -36,7 +43,14 @@ public enum BusValue: Sendable, Hashable, CustomStringConvertible {
         case .double: "d"
         case .array(let element, _): "a" + element
         case .structure(let fields): "(" + fields.map(\.signature).joined() + ")"
+        case .variant: "v"
+        case .dictEntry(let key, let value): "{" + key.signature + value.signature + "}"
         }
+    }
+
+    /// A string-keyed dictionary of variants (`a{sv}`), its entries sorted by key: what hints and options are.
+    public static func variants(_ entries: [String: BusValue]) -> BusValue {
+        .array(elementSignature: "{sv}", entries.sorted { $0.key < $1.key }.map { .dictEntry(.string($0.key), .variant($0.value)) })
     }
 
     /// An array of strings (`as`).
@@ -53,6 +67,7 @@ public enum BusValue: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .string(let value): value.debugDescription
+        case .byte(let value): "\(value)"
         case .objectPath(let value): value
         case .bool(let value): "\(value)"
         case .uint32(let value): "\(value)"
@@ -62,6 +77,8 @@ public enum BusValue: Sendable, Hashable, CustomStringConvertible {
         case .double(let value): "\(value)"
         case .array(_, let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
         case .structure(let fields): "(" + fields.map(\.description).joined(separator: ", ") + ")"
+        case .variant(let value): "<" + value.description + ">"
+        case .dictEntry(let key, let value): key.description + ": " + value.description
         }
     }
 }

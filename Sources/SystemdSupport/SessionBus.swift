@@ -23,12 +23,12 @@ public protocol BusObject: AnyObject {
 public final class SessionBus: @unchecked Sendable {
     /// The loop the connection runs on.
     public let loop: EventLoop
-    private var bus: OpaquePointer?
+    private(set) var bus: OpaquePointer?
     private var watch: DescriptorWatch?
     private var timer: LoopTimer?
     private var timerDeadline: UInt64 = .max
     private var exports: [String: BusExport] = [:]
-    private var slots: [OpaquePointer] = []
+    var slots: [OpaquePointer] = []
     private var vtables: [BusInterface: BusVTable] = [:]
     private var nameRequests: [NameRequest] = []
     private let log: @Sendable (String) -> Void
@@ -241,7 +241,7 @@ public final class SessionBus: @unchecked Sendable {
         rearm()
     }
 
-    private func confined() {
+    func confined() {
         precondition(loop.inEventLoop, "a session bus is used on its loop")
     }
 
