@@ -1,7 +1,10 @@
 #ifndef PARLEY_CLINUX_SHIM_H
 #define PARLEY_CLINUX_SHIM_H
-// Linux-only glibc headers that Swift's Glibc module leaves out: epoll, eventfd, prctl, sendmmsg and recvmmsg
+// Linux-only glibc headers that Swift's Glibc module leaves out: epoll, eventfd, prctl, sendmmsg and recvmmsg,
+// and rtnetlink (the route monitor's socket)
 // (nothing to link). Only ParleyIO imports this module: its event loop is the one place Parley waits on descriptors.
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>

@@ -107,6 +107,17 @@ public final class ParleyEngine: ConversationManagerDelegate {
         }
     }
 
+    /// The network changed under parleyd (the default route moved, or the machine woke from sleep): every account
+    /// registers again now, spaced as at start, which also renews the NAT bindings its keep-alives hold. From any
+    /// thread; `why` goes to the log.
+    public func networkChanged(_ why: String) {
+        environment.execute { [agent, log] in
+            guard !agent.value.accounts.isEmpty else { return }
+            log.info("network: \(why): registering again")
+            agent.value.registerAll()
+        }
+    }
+
     /// Where the default account's registration stands (unregistered without accounts).
     public var registrationState: RegistrationState { registrations.first?.state ?? .unregistered }
 

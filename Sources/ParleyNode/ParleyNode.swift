@@ -58,6 +58,8 @@ public final class ParleyNode: Sendable {
     private let push: PushWakeUp?
     /// The session D-Bus service (nil: off, or no session bus).
     private let dbus: ParleyDBusService?
+    /// logind and the kernel's routes, watched for the calls and registrations.
+    private let machine: MachineWatch
     private let stopping = Atomic<Bool>(false)
     /// The signal sources, kept alive while the node serves.
     private let signalSources = SignalSources()
@@ -202,6 +204,7 @@ public final class ParleyNode: Sendable {
             }
             historyListener = try Self.listenForOtherInstances(history, control?.service, log: log)
             dbus = Self.dbusService(configuration, engine, history, contacts, on: controlLoop ?? loop)
+            machine = MachineWatch(configuration, engine: engine, loop: loop, busLoop: controlLoop ?? loop)
         } catch {
             loop.shutdown()
             throw error
@@ -264,6 +267,7 @@ public final class ParleyNode: Sendable {
             "parleyd \(configuration.version) \(listening)" + (history.map { " history \(Self.describe($0))" } ?? " (no history)"))
         announceReadiness(listening)
         push?.start()
+        machine.start()
     }
 
     /// Stops the node: the push client and the control endpoints close, every call ends (BYE, CANCEL or a
@@ -276,6 +280,7 @@ public final class ParleyNode: Sendable {
         push?.stop()
         historyListener?.stop()
         dbus?.stop()
+        machine.stop()
         control?.stop()
         controlLoop?.shutdown()
         engine.shutdown(grace: grace)

@@ -1,4 +1,5 @@
 import CSystemd
+import Glibc
 
 /// Reads a method call's arguments and writes values into a reply, through sd-bus's non-variadic calls
 /// (`sd_bus_message_read_basic`, `append_basic`, `open_container`/`close_container`).
@@ -58,6 +59,12 @@ enum BusMessageCodec {
         case UInt8(ascii: "x"): return basic(message, code, Int64(0), BusValue.int64)
         case UInt8(ascii: "t"): return basic(message, code, UInt64(0), BusValue.uint64)
         case UInt8(ascii: "d"): return basic(message, code, 0.0, BusValue.double)
+        case UInt8(ascii: "h"):
+            // The message owns its descriptor: the value is a duplicate of one's own.
+            return basic(message, code, Int32(-1)) { fd in
+                let own = fcntl(fd, F_DUPFD_CLOEXEC, 3)
+                return own >= 0 ? .unixFD(own) : nil
+            }
         default:
             return nil
         }
@@ -65,7 +72,7 @@ enum BusMessageCodec {
 
     /// Reads one fixed-size basic value of type `code` into a `Value` and makes it a ``BusValue``.
     private static func basic<Value: BitwiseCopyable>(
-        _ message: OpaquePointer, _ code: CChar, _ initial: Value, _ make: (Value) -> BusValue
+        _ message: OpaquePointer, _ code: CChar, _ initial: Value, _ make: (Value) -> BusValue?
     ) -> BusValue? {
         var value = initial
         return sd_bus_message_read_basic(message, code, &value) > 0 ? make(value) : nil
@@ -89,6 +96,7 @@ enum BusMessageCodec {
         case .int64(var number): return basic("x", &number)
         case .uint64(var number): return basic("t", &number)
         case .double(var number): return basic("d", &number)
+        case .unixFD(var fd): return basic("h", &fd)
         case .array(let element, let values):
             return container("a", element, values, message)
         case .structure(let fields):

@@ -20,6 +20,9 @@ public enum BusValue: Sendable, Hashable, CustomStringConvertible {
     case uint64(UInt64)
     /// `d`
     case double(Double)
+    /// `h`: a file descriptor passed over the bus. One read from a message is a duplicate its reader owns (and
+    /// closes); one appended is duplicated by sd-bus and stays the caller's.
+    case unixFD(Int32)
     /// `a…`: the elements' signature (so an empty array still has a type), then the elements.
     indirect case array(elementSignature: String, [BusValue])
     /// `(…)`: the fields in order.
@@ -41,6 +44,7 @@ public enum BusValue: Sendable, Hashable, CustomStringConvertible {
         case .int64: "x"
         case .uint64: "t"
         case .double: "d"
+        case .unixFD: "h"
         case .array(let element, _): "a" + element
         case .structure(let fields): "(" + fields.map(\.signature).joined() + ")"
         case .variant: "v"
@@ -75,6 +79,7 @@ public enum BusValue: Sendable, Hashable, CustomStringConvertible {
         case .int64(let value): "\(value)"
         case .uint64(let value): "\(value)"
         case .double(let value): "\(value)"
+        case .unixFD(let value): "fd \(value)"
         case .array(_, let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
         case .structure(let fields): "(" + fields.map(\.description).joined(separator: ", ") + ")"
         case .variant(let value): "<" + value.description + ">"

@@ -23,7 +23,7 @@ extension SessionBus {
         timeout: Duration = .seconds(5), done: @escaping (Result<[BusValue], BusError>) -> Void
     ) {
         confined()
-        guard let bus else { return done(.failure(.failed("the session bus is gone"))) }
+        guard let bus else { return done(.failure(.failed("the \(kind) bus is gone"))) }
         var message: OpaquePointer?
         guard sd_bus_message_new_method_call(bus, &message, destination, path, interface, member) >= 0, let message else {
             return done(.failure(.failed("\(interface).\(member) could not be made")))
@@ -59,7 +59,7 @@ extension SessionBus {
         interface: String, member: String, path: String? = nil, handler: @escaping (BusSignal) -> Void
     ) throws(BusError) {
         confined()
-        guard let bus else { throw .failed("the session bus is gone") }
+        guard let bus else { throw .failed("the \(kind) bus is gone") }
         let subscription = SignalSubscription(handler)
         var slot: OpaquePointer?
         let userdata = Unmanaged.passRetained(subscription).toOpaque()

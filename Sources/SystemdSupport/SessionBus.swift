@@ -11,7 +11,7 @@ public protocol BusObject: AnyObject {
     func property(_ name: String, of interface: String) -> Result<BusValue, BusError>
 }
 
-/// A connection to the user's session D-Bus through sd-bus, driven by a ParleyIO loop: its descriptor is a
+/// A connection to the user's session D-Bus (or the system bus) through sd-bus, driven by a ParleyIO loop: its descriptor is a
 /// `DescriptorWatch` and its next deadline one loop timer, re-armed after every call into sd-bus (no thread of its
 /// own). It requests a name, exports objects through vtables whose methods and getters come back into Swift, keeps
 /// an ObjectManager and announces objects and property changes.
@@ -23,6 +23,8 @@ public protocol BusObject: AnyObject {
 public final class SessionBus: @unchecked Sendable {
     /// The loop the connection runs on.
     public let loop: EventLoop
+    /// "session" or "system", for what it says.
+    public let kind: String
     private(set) var bus: OpaquePointer?
     private var watch: DescriptorWatch?
     private var timer: LoopTimer?
@@ -36,8 +38,9 @@ public final class SessionBus: @unchecked Sendable {
     /// Whether the connection is up (false once the bus went away or ``close()`` was called).
     public var isConnected: Bool { bus != nil }
 
-    private init(loop: EventLoop, bus: OpaquePointer, log: @escaping @Sendable (String) -> Void) {
+    private init(loop: EventLoop, bus: OpaquePointer, kind: String, log: @escaping @Sendable (String) -> Void) {
         self.loop = loop
+        self.kind = kind
         self.bus = bus
         self.log = log
     }
@@ -50,13 +53,22 @@ public final class SessionBus: @unchecked Sendable {
         return access(String(cString: runtime) + "/bus", F_OK) == 0
     }
 
-    /// Connects to the session bus on `loop` (call on its thread); an error saying why not.
-    public static func connect(on loop: EventLoop, log: @escaping @Sendable (String) -> Void) -> Result<SessionBus, BusError> {
-        precondition(loop.inEventLoop, "a session bus is connected on its loop")
+    /// Whether a system bus can be looked for: `DBUS_SYSTEM_BUS_ADDRESS` is set, or its usual socket exists.
+    public static var isSystemBusReachable: Bool {
+        if let address = getenv("DBUS_SYSTEM_BUS_ADDRESS"), address.pointee != 0 { return true }
+        return access("/run/dbus/system_bus_socket", F_OK) == 0
+    }
+
+    /// Connects to the session bus (or, with `system`, the system bus: logind's) on `loop` (call on its thread); an
+    /// error saying why not.
+    public static func connect(
+        on loop: EventLoop, system: Bool = false, log: @escaping @Sendable (String) -> Void
+    ) -> Result<SessionBus, BusError> {
+        precondition(loop.inEventLoop, "a bus is connected on its loop")
         var bus: OpaquePointer?
-        let result = sd_bus_open_user(&bus)
-        guard result >= 0, let bus else { return .failure(.failed("no session bus: \(errorText(result))")) }
-        let connection = SessionBus(loop: loop, bus: bus, log: log)
+        let result = system ? sd_bus_open_system(&bus) : sd_bus_open_user(&bus)
+        guard result >= 0, let bus else { return .failure(.failed("no \(system ? "system" : "session") bus: \(errorText(result))")) }
+        let connection = SessionBus(loop: loop, bus: bus, kind: system ? "system" : "session", log: log)
         let fd = sd_bus_get_fd(bus)
         do {
             connection.watch = try DescriptorWatch(
@@ -75,7 +87,7 @@ public final class SessionBus: @unchecked Sendable {
     /// Asks for `name` (without queueing behind another owner); `done` hears nil once it is ours, else why not.
     public func requestName(_ name: String, done: @escaping (BusError?) -> Void) {
         confined()
-        guard let bus else { return done(.failed("the session bus is gone")) }
+        guard let bus else { return done(.failed("the \(kind) bus is gone")) }
         let request = NameRequest(name: name, done: done)
         var slot: OpaquePointer?
         let result = sd_bus_request_name_async(bus, &slot, name, 0, { message, userdata, _ in
@@ -93,7 +105,7 @@ public final class SessionBus: @unchecked Sendable {
     /// removed there are announced with ``emitObjectAdded(_:)`` and ``emitObjectRemoved(_:)``.
     public func addObjectManager(at path: String) throws(BusError) {
         confined()
-        guard let bus else { throw .failed("the session bus is gone") }
+        guard let bus else { throw .failed("the \(kind) bus is gone") }
         var slot: OpaquePointer?
         let result = sd_bus_add_object_manager(bus, &slot, path)
         guard result >= 0, let slot else { throw .failed("no object manager at \(path): \(Self.errorText(result))") }
@@ -103,7 +115,7 @@ public final class SessionBus: @unchecked Sendable {
     /// Exports `object` at `path` with `interface` (the bus keeps it until ``unexport(_:interface:)``).
     public func export(_ object: any BusObject, interface: BusInterface, at path: String) throws(BusError) {
         confined()
-        guard let bus else { throw .failed("the session bus is gone") }
+        guard let bus else { throw .failed("the \(kind) bus is gone") }
         let vtable = vtables[interface] ?? BusVTable(
             interface,
             method: { message, userdata, error in SessionBus.dispatch(message, userdata, error) },
@@ -204,7 +216,7 @@ public final class SessionBus: @unchecked Sendable {
     }
 
     private func vanished(_ result: Int32) {
-        log("D-Bus: the session bus went away (\(Self.errorText(result))); parleyd goes on without it")
+        log("D-Bus: the \(kind) bus went away (\(Self.errorText(result))); parleyd goes on without it")
         close()
     }
 

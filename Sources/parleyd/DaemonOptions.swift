@@ -50,8 +50,9 @@ struct DaemonOptions {
                                   that never subscribed makes room; connections still saying hello hold none)
           --no-control            no control socket (by default frontends connect to DATA_DIR/control.sock with
                                   the token in DATA_DIR/control.token; see docs/control-api.md)
-          --dbus on|off           serve org.parley.Parley on the session D-Bus (default on when a session bus
-                                  is reachable: DBUS_SESSION_BUS_ADDRESS; docs/desktop.md)
+          --dbus on|off           serve org.parley.Parley on the session D-Bus, post call notifications there
+                                  and hold logind's sleep inhibitor during calls (default on when a bus is
+                                  reachable: DBUS_SESSION_BUS_ADDRESS, the system bus; docs/desktop.md)
           --video                 take video calls: offer and answer an m=video stream (VP8, H.264) and report
                                   isVideo (signalling only: no video is carried yet)
           --media MODE            gstreamer: carry calls' audio as RTP on GStreamer (default); external: a
