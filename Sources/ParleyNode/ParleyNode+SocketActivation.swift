@@ -4,7 +4,7 @@ import SystemdSupport
 
 extension ParleyNode {
     /// The control socket a service manager passed (socket activation, docs/desktop.md): the listening Unix socket
-    /// named `control` (a `.socket` unit's `FileDescriptorName=control`, `systemd-socket-activate --fdname=control`),
+    /// named `control` (a `.socket` unit's `FileDescriptorName=control`, or the name systemd-socket-activate gives it),
     /// when the configuration takes one; nil when none was passed. Every other passed socket is closed, with a log
     /// line. A `control` socket that is not a listening Unix stream socket with a path is an error.
     static func passedControlSocket(_ configuration: NodeConfiguration) throws -> (descriptor: Int32, path: String)? {
