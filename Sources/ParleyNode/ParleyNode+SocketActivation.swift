@@ -26,4 +26,14 @@ extension ParleyNode {
         }
         return control
     }
+
+    /// Without a control API (`--no-control`), the sockets a service manager passed are closed, with a log line.
+    static func closePassedSockets(_ configuration: NodeConfiguration) {
+        guard configuration.takesPassedControlSocket else { return }
+        for socket in PassedSockets.take() {
+            configuration.log.warning(
+                "the service manager passed a socket named \"\(socket.name)\", but this parleyd has no control API (--no-control): closed")
+            close(socket.descriptor)
+        }
+    }
 }

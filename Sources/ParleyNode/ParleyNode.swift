@@ -194,6 +194,7 @@ public final class ParleyNode: Sendable {
                     throw error
                 }
             } else {
+                Self.closePassedSockets(configuration)
                 controlLoop = nil
                 control = nil
             }

@@ -95,6 +95,23 @@ struct UserServiceTests {
                 "\(none.output)")
     }
 
+    @Test("with a data directory too deep for a Unix socket's path, parleyd serves its control socket in the runtime directory")
+    func deepDataDirectory() throws {
+        let home = try Home()
+        defer { home.remove() }
+        let deep = home.root.appending(path: String(repeating: "d", count: 60)).appending(path: String(repeating: "e", count: 60))
+        let process = try RunningProcess(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["-i"] + home.environment().map { $0.hasPrefix("XDG_DATA_HOME=") ? "XDG_DATA_HOME=\(deep.path)" : $0 }
+                + [try Interop.binary("parleyd").path],
+            name: "parleyd")
+        try process.waitForLine("its listening line") { $0.contains("listening on") }
+        #expect(FileManager.default.fileExists(atPath: deep.appending(path: "parley/identity").path))
+        let status = try home.parley(["status"])
+        #expect(status.status == 0, "\(status.output)")
+        #expect(try process.stop() == 0)
+    }
+
     @Test("a parleyd started without a runtime directory (its socket in the data directory) is still found by parley in a session that has one")
     func migration() throws {
         let home = try Home()
