@@ -17,9 +17,9 @@ public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String {
         switch self {
         case .pathTooLong(let path, let maxBytes):
-            "control socket path \(path) is \(path.utf8.count) bytes; a Unix socket path holds 1 to \(maxBytes) (choose a shorter data directory)"
+            "control socket path \(path) is \(path.utf8.count) bytes; a Unix socket path holds 1 to \(maxBytes) (choose a shorter data directory, or leave the socket to the runtime directory)"
         case .alreadyInUse(let path):
-            "control socket \(path) is already in use: another parleyd is running with this data directory"
+            "control socket \(path) is already in use: another parleyd is running with this data directory (or, in the runtime directory, for this user)"
         case .notASocket(let path):
             "\(path) exists and is not a socket; refusing to replace it with the control socket"
         case .system(let operation, let path, let code):
