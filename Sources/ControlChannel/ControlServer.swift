@@ -17,9 +17,9 @@ public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String {
         switch self {
         case .pathTooLong(let path, let maxBytes):
-            "control socket path \(path) is \(path.utf8.count) bytes; a Unix socket path holds 1 to \(maxBytes) (choose a shorter data directory)"
+            "control socket path \(path) is \(path.utf8.count) bytes; a Unix socket path holds 1 to \(maxBytes) (choose a shorter data directory, or leave the socket to the runtime directory)"
         case .alreadyInUse(let path):
-            "control socket \(path) is already in use: another parleyd is running with this data directory"
+            "control socket \(path) is already in use: another parleyd is running with this data directory (or, in the runtime directory, for this user)"
         case .notASocket(let path):
             "\(path) exists and is not a socket; refusing to replace it with the control socket"
         case .system(let operation, let path, let code):
@@ -44,8 +44,9 @@ public final class ControlServer: Sendable {
     /// Where the server listens.
     public let socketPath: String
     private let handle: ControlServerHandle<LineFraming>
-    /// The socket file this server created: only that file is removed on stop.
-    private let identity: FileIdentity
+    /// The socket file this server created: only that file is removed on stop (nil: a socket it was handed, whose
+    /// file belongs to whoever made it).
+    private let identity: FileIdentity?
 
     /// Binds a Unix stream socket at `socketPath` (mode 0600) and starts serving at once, on `loop` (a loop of its
     /// own when nil).
@@ -68,6 +69,27 @@ public final class ControlServer: Sendable {
                 loop: loop, onLine: onLine, onClose: onClose)
         } catch {
             unlink(socketPath)
+            throw .system(operation: error.operation, path: socketPath, code: error.code)
+        }
+    }
+
+    /// Serves `fd`, a listening Unix stream socket at `socketPath` that a service manager made and passed on (socket
+    /// activation): nothing is bound, and its file is left in place on stop, for the manager's next start. The
+    /// descriptor is the server's from now on (made non-blocking; closed on stop, or here when serving fails).
+    public init(
+        inheriting fd: Int32, socketPath: String, token: String, limits: ControlLimits = .init(), loop: EventLoop? = nil,
+        onLine: @escaping @Sendable (ControlClientID, Data) -> Void,
+        onClose: (@Sendable (ControlClientID) -> Void)? = nil
+    ) throws(ControlServerError) {
+        self.socketPath = socketPath
+        identity = nil
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        do {
+            handle = try ControlServerHandle(
+                listening: fd, framing: LineFraming(maxLineBytes: limits.maxLineBytes), token: token, limits: limits,
+                loop: loop, onLine: onLine, onClose: onClose)
+        } catch {
             throw .system(operation: error.operation, path: socketPath, code: error.code)
         }
     }
@@ -133,6 +155,7 @@ public final class ControlServer: Sendable {
 
     /// Removes the socket file only if it is still the one we bound (not one a later server made).
     private func removeSocketFile() {
+        guard let identity else { return }
         if case .success(let current) = UnixSocket.identity(of: socketPath), current == identity {
             unlink(socketPath)
         }

@@ -215,8 +215,9 @@ extension ControlReference {
 
         <!-- Generated from the ControlProtocol module by `parley reference control-api`; a test fails when it drifts. -->
 
-        Frontends drive a running parleyd and watch it over a Unix domain socket at `DATA_DIR/control.sock` (mode
-        0600), one JSON object per line (UTF-8, LF-terminated), or — started with `--websocket 127.0.0.1:PORT` — over
+        Frontends drive a running parleyd and watch it over a Unix domain socket, `control.sock` (mode 0600) in
+        `$XDG_RUNTIME_DIR/parley` (or in `DATA_DIR` when parleyd was given `--data-dir DIR`, or the session has no
+        runtime directory: docs/desktop.md), one JSON object per line (UTF-8, LF-terminated), or — started with `--websocket 127.0.0.1:PORT` — over
         an RFC 6455 WebSocket at `ws://127.0.0.1:PORT/ws`, one JSON message per text frame. Browsers send an
         `Origin`: it must be the web softphone's own (`http://127.0.0.1:PORT`, the page parleyd serves at `/` on that
         port, under any name of a loopback listener: `http://localhost:PORT` too; `parley web` prints its address with
@@ -226,8 +227,8 @@ extension ControlReference {
 
         ## Connecting
 
-        Only who can read parleyd's token may connect: parleyd writes 64 hex characters to `DATA_DIR/control.token`
-        (mode 0600) when it starts. The first message a client sends is
+        Only who can read parleyd's token may connect: parleyd writes 64 hex characters to `control.token` (mode
+        0600) beside the socket when it starts. The first message a client sends is
 
         ```json
         {"v": 1, "type": "hello", "token": "<the token>"}

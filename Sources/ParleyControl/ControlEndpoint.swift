@@ -40,9 +40,12 @@ public final class ControlEndpoint: Sendable {
         func callAsFunction(_ client: ControlClientID, audioLevels: Bool) { subscribe.withLock { $0 }?(client, audioLevels) }
     }
 
-    /// The endpoints for `engine` in `directory`; `facts` are the daemon's own, for `status`.
+    /// The endpoints for `engine`, with the token in `directory` and the Unix socket `directory/control.sock`, or
+    /// `passedSocket` (a listening socket a service manager made, and its path) instead of binding one; `facts` are
+    /// the daemon's own, for `status`.
     public init(
-        directory: String, engine: ParleyEngine, history: (any CallHistoryStore)?, contacts: ContactBook,
+        directory: String, passedSocket: (descriptor: Int32, path: String)? = nil, engine: ParleyEngine,
+        history: (any CallHistoryStore)?, contacts: ContactBook,
         webSocket: (host: String, port: UInt16, allowedOrigins: Set<String>, site: WebSite?)?, limits: ControlLimits,
         loop: EventLoop, log: EngineLog, facts: @escaping @Sendable () -> DaemonFacts
     ) throws {
@@ -56,7 +59,7 @@ public final class ControlEndpoint: Sendable {
                 return known
             })
         self.service = service
-        let socketPath = (directory as NSString).appendingPathComponent("control.sock")
+        let socketPath = passedSocket?.path ?? (directory as NSString).appendingPathComponent("control.sock")
 
         /// Each message goes to the service; a subscribe marks the client on its server.
         func handler(_ sender: Sender, subscribe: Subscriber) -> @Sendable (ControlClientID, Data) -> Void {
@@ -69,8 +72,14 @@ public final class ControlEndpoint: Sendable {
 
         let unixSender = Sender()
         let unixSubscriber = Subscriber()
-        unix = try ControlServer(
-            socketPath: socketPath, token: token, limits: limits, loop: loop, onLine: handler(unixSender, subscribe: unixSubscriber))
+        if let passedSocket {
+            unix = try ControlServer(
+                inheriting: passedSocket.descriptor, socketPath: socketPath, token: token, limits: limits, loop: loop,
+                onLine: handler(unixSender, subscribe: unixSubscriber))
+        } else {
+            unix = try ControlServer(
+                socketPath: socketPath, token: token, limits: limits, loop: loop, onLine: handler(unixSender, subscribe: unixSubscriber))
+        }
         unixSender.set { [unix] line, client in unix.send(line, to: client) }
         unixSubscriber.set { [unix] client, levels in unix.subscribe(client, audioLevels: levels) }
 
@@ -99,7 +108,8 @@ public final class ControlEndpoint: Sendable {
         let socketURL = webSocket.flatMap { endpoint in
             self.webSocket.map { "ws://\(Self.urlHost(endpoint.host)):\($0.port)\(endpoint.site?.socketPath ?? "/")" }
         }
-        log.info("control socket \(socketPath) (token in \(ControlToken.path(in: directory)))"
+        let passed = passedSocket == nil ? "" : ", passed by the service manager"
+        log.info("control socket \(socketPath)\(passed) (token in \(ControlToken.path(in: directory)))"
             + (socketURL.map { " and \($0)" } ?? "") + (webPage.withLock { $0 }.map { "; web softphone at \($0) (parley web)" } ?? ""))
     }
 

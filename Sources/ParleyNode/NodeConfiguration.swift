@@ -131,8 +131,12 @@ public struct NodeConfiguration: Sendable {
     public var pushToken: String?
     /// How long a pushed call waits for its INVITE.
     public var pushInviteWait: Duration
-    /// Whether the control API is served on `dataDirectory/control.sock`.
+    /// Whether the control API is served on `control.sock` in the data directory's control directory
+    /// (``DataDirectory/control``).
     public var control: Bool
+    /// Whether the control API takes the listening socket named `control` a service manager passed (socket
+    /// activation: `$LISTEN_FDS`, `$LISTEN_FDNAMES`) instead of binding its own, when there is one (parleyd: yes).
+    public var takesPassedControlSocket = false
     /// The control API over WebSocket too (nil: not).
     public var webSocket: WebSocketEndpoint?
     /// Whether the node runs without its control API when another parleyd already serves this data directory's

@@ -196,6 +196,7 @@ public final class ParleyNode: Sendable {
                     throw error
                 }
             } else {
+                Self.closePassedSockets(configuration)
                 controlLoop = nil
                 control = nil
             }
@@ -235,8 +236,14 @@ public final class ParleyNode: Sendable {
         let facts = DaemonFacts(
             version: configuration.version, user: user, listening: bound.map(\.description), pushToken: pushToken)
         if let tightened = try configuration.dataDirectory.create() { configuration.log.info(tightened) }
+        let passed = try Self.passedControlSocket(configuration)
+        let directory = passed.map { ControlDirectory(path: ($0.path as NSString).deletingLastPathComponent, source: "the passed socket") }
+            ?? configuration.dataDirectory.control
+        if directory.path != configuration.dataDirectory.path, let tightened = try directory.create() {
+            configuration.log.info(tightened)
+        }
         return try ControlEndpoint(
-            directory: configuration.dataDirectory.path, engine: engine, history: history, contacts: contacts,
+            directory: directory.path, passedSocket: passed, engine: engine, history: history, contacts: contacts,
             webSocket: configuration.webSocket.map { ($0.host, $0.port, $0.allowedOrigins, $0.site) },
             limits: configuration.controlLimits, loop: loop, log: configuration.log, facts: { facts })
     }

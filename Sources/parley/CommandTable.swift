@@ -88,6 +88,9 @@ enum CommandTable {
             "install-desktop", "make sip:, sips:, tel: and callto: links open parley call (a desktop entry, default handler)",
             help: DesktopCommand.help, run: DesktopCommand.run),
         CLICommand(
+            "install-service", "make parleyd a systemd user service started with your session (--socket, --dbus: activation)",
+            help: ServiceCommand.help, run: ServiceCommand.run),
+        CLICommand(
             "reference", "print a generated reference document (control-api: docs/control-api.md)", help: ReferenceCommand.help,
             run: ReferenceCommand.run),
         CLICommand("help", "a command's help (parley help COMMAND [SUBCOMMAND]), or every command (--list)", help: HelpCommand.help,

@@ -2,6 +2,7 @@ import CommandLineSupport
 import ControlChannel
 import ControlProtocol
 import Foundation
+import ParleyNode
 
 /// `parley call|answer|end|hold|resume|mute|unmute|dtmf|video|audio|merge|unmerge|list|status|watch|reload-contacts|web`
 /// and `parley redial` with a parleyd running: a terminal softphone that drives a running parleyd through its control
@@ -47,7 +48,7 @@ enum ControlCommands {
         let name = command.rawValue
         switch command {
         case .watch: return try ControlRendering.watch(session, json: json, levels: levels)
-        case .web: return try WebCommand.run(session, directory: directory, json: json, open: open)
+        case .web: return try WebCommand.run(session, directory: directory.path, json: json, open: open)
         case .list: return try list(session, json: json)
         case .status:
             return try show(session.request(.status, as: StatusResult.self), json: json, name) { ControlRendering.status($0) }
@@ -100,9 +101,9 @@ enum ControlCommands {
         }
     }
 
-    /// `parley redial ID` with a parleyd running on `directory`: it calls the record's parties (its control API's
-    /// `redial`), and the answer comes once the call rings, connects or fails.
-    static func redial(_ id: Int64, directory: String, json: Bool) throws -> ExitCode {
+    /// `parley redial ID` with a parleyd whose control socket is in `directory`: it calls the record's parties (its
+    /// control API's `redial`), and the answer comes once the call rings, connects or fails.
+    static func redial(_ id: Int64, directory: ControlDirectory, json: Bool) throws -> ExitCode {
         let session = try ControlSession(
             directory: directory,
             notRunning: .notRunning(on: directory, ", so nothing was dialled", otherwise: "add --dry-run to only show the call"))
@@ -110,11 +111,12 @@ enum ControlCommands {
         return started(try session.startAndFollow(.redial(RecordParams(id: id))), json: json, "redial")
     }
 
-    /// `--data-dir DIR`, else the default data directory.
-    static func dataDirectory(_ arguments: inout Arguments) throws(UsageError) -> String {
-        guard let directory = try arguments.option("--data-dir") else { return HistoryLocation.defaultDataDirectory().path }
+    /// Where the parleyd to drive has its control socket and token: `--data-dir DIR`, else as the default data
+    /// directory says (``DataDirectory/controlForClients``: `$XDG_RUNTIME_DIR/parley`, or the data directory).
+    static func dataDirectory(_ arguments: inout Arguments) throws(UsageError) -> ControlDirectory {
+        guard let directory = try arguments.option("--data-dir") else { return DataDirectory.resolve().controlForClients }
         guard !directory.isEmpty else { throw UsageError("--data-dir needs a directory") }
-        return directory
+        return DataDirectory.resolve(directory).control
     }
 
     /// A settled Start (call or redial): the conversation as it is then, or why it failed.
@@ -168,15 +170,15 @@ final class ControlSession {
 
     /// Connects to the parleyd running on `directory` and says hello with its token. Throws `notRunning` (by
     /// default one sentence naming the directory) when no parleyd runs there.
-    init(directory: String, notRunning: ControlCommandError? = nil) throws {
-        let socket = (directory as NSString).appendingPathComponent("control.sock")
+    init(directory: ControlDirectory, notRunning: ControlCommandError? = nil) throws {
+        let socket = directory.socketPath
         let absent = notRunning ?? .notRunning(on: directory)
         let token: String
         do {
-            token = try ControlToken.read(from: directory)
+            token = try Self.token(in: directory)
         } catch {
             if case .missing = error { throw absent }
-            throw ControlCommandError("cannot read parleyd's control token in \(directory): \(error)")
+            throw ControlCommandError("cannot read parleyd's control token in \(directory.path): \(error)")
         }
         do {
             client = try ControlClient(socketPath: socket, token: token)
@@ -188,6 +190,23 @@ final class ControlSession {
     }
 
     func close() { client.close() }
+
+    /// The token in `directory`; when there is none yet but the socket takes connections (a service manager holds it
+    /// for a parleyd it starts on the first one: socket activation), the token parleyd writes as it starts, waited for
+    /// up to 10 s after that first connection.
+    private static func token(in directory: ControlDirectory) throws(ControlTokenError) -> String {
+        do {
+            return try ControlToken.read(from: directory.path)
+        } catch {
+            guard case .missing = error, directory.isLive else { throw error }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline {
+                usleep(50_000)
+                if let token = try? ControlToken.read(from: directory.path) { return token }
+            }
+            throw error
+        }
+    }
 
     /// Sends `command` and waits (up to 40 s) for its answer; events that arrive meanwhile are kept.
     func request<Result: Codable & Sendable>(
@@ -284,10 +303,15 @@ struct ControlCommandError: Error, CustomStringConvertible {
     /// No parleyd runs on `directory` (no control token, or nothing listens on its control socket): one sentence,
     /// with what did not happen (", so nothing was dialled") and the other way out.
     static func notRunning(
-        on directory: String, _ consequence: String = "", otherwise: String = "name another with --data-dir DIR"
+        on directory: ControlDirectory, _ consequence: String = "", otherwise: String = "name another with --data-dir DIR"
     ) -> ControlCommandError {
-        ControlCommandError(
-            "no parleyd is running on the data directory \(directory)\(consequence): start one with "
-                + "'parleyd --data-dir \(directory)', or \(otherwise).")
+        guard directory.isRuntime else {
+            return ControlCommandError(
+                "no parleyd is running on the data directory \(directory.path)\(consequence): start one with "
+                    + "'parleyd --data-dir \(directory.path)', or \(otherwise).")
+        }
+        return ControlCommandError(
+            "no parleyd is running for you (no control socket in \(directory.path), from \(directory.source))\(consequence): "
+                + "start one with 'parleyd' or 'systemctl --user start parleyd', or \(otherwise).")
     }
 }

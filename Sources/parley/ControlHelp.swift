@@ -83,7 +83,8 @@ enum ControlHelp {
     /// The options every softphone command takes.
     static let options = """
           --data-dir DIR   the data directory of the parleyd to drive (its control.sock and control.token); default
-                           $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley
+                           $PARLEY_DATA_DIR, else the user's parleyd: its socket in $XDG_RUNTIME_DIR/parley, else
+                           in $XDG_DATA_HOME/parley (~/.local/share/parley)
           --json           print the control protocol's own answer (one JSON line) instead of text
         """
 

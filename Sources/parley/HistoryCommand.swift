@@ -2,6 +2,7 @@ import CallHistory
 import CommandLineSupport
 import ConversationKit
 import Foundation
+import ParleyNode
 
 /// `parley history [ACTION]`: lists, counts, shows, marks and deletes recorded conversations; `parley redial ID`.
 /// Every action opens an existing database and never creates one.
@@ -191,7 +192,10 @@ enum HistoryCommand {
                         + "a parleyd that uses it ('parley redial \(id) --data-dir DIR'), or add --dry-run to only show the call.")
             }
             // The parleyd running on this data directory dials, through its control API (it reads the record).
-            return try ControlCommands.redial(id, directory: (location.path as NSString).deletingLastPathComponent, json: json)
+            let dataDirectory = (location.path as NSString).deletingLastPathComponent
+            let directory = ["--db", "--data-dir"].contains(location.source)
+                ? DataDirectory.resolve(dataDirectory).control : DataDirectory.resolve().controlForClients
+            return try ControlCommands.redial(id, directory: directory, json: json)
         }
         let record = try location.open().record(id: id)
         guard !record.remoteHandles.isEmpty else {

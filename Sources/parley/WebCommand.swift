@@ -6,7 +6,8 @@ import Foundation
 /// token in the URL fragment (`http://127.0.0.1:PORT/#token=…`) — a fragment is never sent to a server, so the
 /// token stays out of request lines and logs; the page moves it into the tab's session storage and drops it from
 /// the address bar. `--open` hands the address to the desktop's browser (xdg-open) through a redirecting file in the
-/// data directory, mode 0600: a URL on a command line would show the token to every local user in `ps`.
+/// control directory (beside the token), mode 0600: a URL on a command line would show the token to every local user in
+/// `ps`.
 enum WebCommand {
     /// What `--json` prints.
     struct Output: Codable {
@@ -40,7 +41,7 @@ enum WebCommand {
         return open && !opened ? .failure : .ok
     }
 
-    /// Writes DATA_DIR/web-open.html (0600: only its user can read the token in it), a page that goes on to `url`,
+    /// Writes web-open.html beside the token (0600: only its user can read the token in it), a page that goes on to `url`,
     /// and runs `xdg-open` on that file; false when there is no xdg-open or it failed.
     private static func openInBrowser(_ url: String, directory: String) throws -> Bool {
         let file = URL(fileURLWithPath: directory).appending(path: "web-open.html")

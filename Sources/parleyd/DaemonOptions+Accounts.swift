@@ -30,12 +30,12 @@ extension DaemonOptions {
     ]
 
     /// Reads the config file at `path`. A file that holds a password (`auth-password`) must be private (0600).
-    static func configFile(_ path: String) throws(UsageError) -> ConfigFile {
+    static func configFile(_ path: String, label: String = "--config") throws(UsageError) -> ConfigFile {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw UsageError("--config \(path): cannot read the file")
+            throw UsageError("\(label) \(path): cannot read the file")
         }
         if text.range(of: #"(?m)^\s*(--)?auth-password\s"#, options: .regularExpression) != nil {
-            try requirePrivate(path, what: "--config (it holds auth-password)")
+            try requirePrivate(path, what: "\(label) (it holds auth-password)")
         }
         var file = ConfigFile()
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {

@@ -21,6 +21,8 @@ struct DaemonOptions {
     var callID: String?
     var script: CallScript?
     var exitAfter: Int?
+    /// The config file read (the default one, or `--config`'s), for the log.
+    var configPath: String?
 
     static let help = """
         usage: parleyd [options]
@@ -36,8 +38,10 @@ struct DaemonOptions {
                                   system's); the certificate must also name the host or address called
           --tls-insecure          do not verify the TLS peers we call (by default they are verified)
           --user-agent TEXT       our User-Agent and Server header (default "Parley", without a version)
-          --data-dir DIR          data directory; the call history is DIR/history.sqlite
-                                  (default $PARLEY_DATA_DIR, else $XDG_DATA_HOME/parley, else ~/.local/share/parley)
+          --data-dir DIR          data directory: the call history (DIR/history.sqlite), and the control socket
+                                  and token too (default $PARLEY_DATA_DIR, likewise, else $XDG_DATA_HOME/parley,
+                                  else ~/.local/share/parley, with the control socket and token in
+                                  $XDG_RUNTIME_DIR/parley when the session has a runtime directory)
           --no-history            record nothing
           --history CONNINFO      keep the history in PostgreSQL instead: a postgresql:// URI or libpq
                                   key=value pairs (e.g. "host=/run/postgresql dbname=parley"); several parleyd
@@ -48,8 +52,10 @@ struct DaemonOptions {
           --allow-origin ORIGIN   a browser Origin allowed on the WebSocket (repeatable; none by default)
           --control-clients N     client slots on each control endpoint (default 64; when full, an idle client
                                   that never subscribed makes room; connections still saying hello hold none)
-          --no-control            no control socket (by default frontends connect to DATA_DIR/control.sock with
-                                  the token in DATA_DIR/control.token; see docs/control-api.md)
+          --no-control            no control socket (by default frontends connect to control.sock, with the
+                                  token in control.token, both in $XDG_RUNTIME_DIR/parley or DATA_DIR as
+                                  --data-dir says; see docs/control-api.md). Started by systemd's parleyd.socket
+                                  (socket activation: a listening socket named "control"), parleyd serves that one
           --dbus on|off           serve org.parley.Parley on the session D-Bus, post call notifications there
                                   and hold logind's sleep inhibitor during calls (default on when a bus is
                                   reachable: DBUS_SESSION_BUS_ADDRESS, the system bus; docs/desktop.md)
@@ -143,7 +149,9 @@ struct DaemonOptions {
                                   dtmf 12#; mute; unmute; end"
           --exit-after N          exit once N conversations have ended
           --log-level LEVEL       error, warning, info (default) or debug
-          --config FILE           read options from FILE, one "option value" per line (# comments); after
+          --config FILE           read options from FILE instead of $XDG_CONFIG_HOME/parley/parleyd.conf
+                                  (~/.config/parley/parleyd.conf, read when it exists; --no-config: none). A
+                                  file holding auth-password must be 0600. One "option value" per line (# comments); after
                                   them, several accounts, each in an [account NAME] section of its own
                                   (docs/accounts.md) with aor (required), register (default: the aor's
                                   domain), --transport udp|tcp|tls, auth-user, auth-password-file (or
@@ -161,13 +169,11 @@ struct DaemonOptions {
     /// Parses the command line (and the config file it names).
     static func parse(_ commandLine: [String]) throws(UsageError) -> DaemonOptions {
         var arguments = Arguments(commandLine)
-        var file = ConfigFile()
-        if let config = try arguments.option("--config") {
-            file = try Self.configFile(config)
-        }
+        let (file, configPath) = try Self.readConfig(&arguments)
         // The file's options come first, so the command line's single values win (last occurrence wins).
         var combined = Arguments(file.arguments + commandLine.filter { _ in true }.dropConfig())
         var options = try parse(&combined)
+        options.configPath = configPath
         if !file.accounts.isEmpty {
             if options.node.registration != nil {
                 throw UsageError("--register and the config file's [account] sections are one or the other: put that account in a section too")
@@ -215,6 +221,7 @@ struct DaemonOptions {
         }
         options.node.dataDirectory = DataDirectory.resolve(try arguments.option("--data-dir"))
         options.node.keepsIdentity = true
+        options.node.takesPassedControlSocket = true
         options.node.recordsHistory = !arguments.flag("--no-history")
         if let database = try arguments.option("--history") {
             guard database.hasPrefix("postgresql://") || database.hasPrefix("postgres://") || database.contains("=") else {
@@ -460,13 +467,14 @@ struct DaemonOptions {
 }
 
 extension Array where Element == String {
-    /// The arguments without `--config FILE` / `--config=FILE`.
+    /// The arguments without `--config FILE` / `--config=FILE` and `--no-config`.
     fileprivate func dropConfig() -> [String] {
         var result: [String] = []
         var skip = false
         for argument in self {
             if skip { skip = false; continue }
             if argument == "--config" { skip = true; continue }
+            if argument == "--no-config" { continue }
             if argument.hasPrefix("--config=") { continue }
             result.append(argument)
         }

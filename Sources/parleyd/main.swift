@@ -23,6 +23,7 @@ do {
     DaemonOutput.error("parleyd: \(error)\nRun 'parleyd --help' for usage.")
     exit(ExitCode.usage.rawValue)
 }
+if let path = options.configPath { options.node.log.info("options from \(path)") }
 let node: ParleyNode
 do {
     node = try ParleyNode(configuration: options.node)

@@ -22,7 +22,7 @@ struct NoDaemonTests {
     static let offlineCommands: Set<String> = [
         "demo", "conformance", "contacts", "history", "history list", "history count", "history recents", "history show",
         "history mark-read", "history delete", "history clear", "history check", "push-sim", "push", "push send",
-        "push status", "push-gateway", "identity", "identity show", "identity verify", "reference", "help", "install-desktop",
+        "push status", "push-gateway", "identity", "identity show", "identity verify", "reference", "help", "install-desktop", "install-service",
         // The commands with subcommands only: each subcommand is tried.
         "group", "collab",
     ]
