@@ -72,7 +72,7 @@ let package = Package(
         // GStreamer from Debian (libgstreamer1.0-dev, with GIO for sockets); imported only by Media.
         .systemLibrary(
             name: "CGStreamer", pkgConfig: "gstreamer-1.0",
-            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev"])]),
         // libsystemd from Debian (libsystemd-dev); imported only by SystemdSupport.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // The systemd service manager's protocol (sd_notify: readiness, watchdog, stopping), and sd-bus on a loop.

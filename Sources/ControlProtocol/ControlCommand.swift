@@ -30,6 +30,10 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case video
     /// A call's negotiated audio and its figures (RTCP).
     case mediaStats
+    /// A page's WebRTC offer for a call's audio, answered.
+    case browserAudio
+    /// The page no longer carries a call's audio.
+    case browserAudioEnd
     /// Merge two calls.
     case merge
     /// Split a call from its group.
@@ -185,6 +189,10 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case video(VideoParams)
     /// `mediaStats`.
     case mediaStats(ConversationParams)
+    /// `browserAudio`.
+    case browserAudio(BrowserAudioParams)
+    /// `browserAudioEnd`.
+    case browserAudioEnd(ConversationParams)
     /// `merge`.
     case merge(MergeParams)
     /// `unmerge`.
@@ -260,6 +268,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .playTone: .playTone
         case .video: .video
         case .mediaStats: .mediaStats
+        case .browserAudio: .browserAudio
+        case .browserAudioEnd: .browserAudioEnd
         case .merge: .merge
         case .unmerge: .unmerge
         case .history: .history
@@ -311,7 +321,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .list: ListParams.self
         case .start: StartParams.self
         case .join: JoinParams.self
-        case .end, .hold, .resume, .unmerge, .mediaStats: ConversationParams.self
+        case .end, .hold, .resume, .unmerge, .mediaStats, .browserAudioEnd: ConversationParams.self
+        case .browserAudio: BrowserAudioParams.self
         case .mute: MuteParams.self
         case .unmute: ConversationParams.self
         case .playTone: ToneParams.self
@@ -363,6 +374,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .playTone: return .playTone(try params(ToneParams.self, data))
         case .video: return .video(try params(VideoParams.self, data))
         case .mediaStats: return .mediaStats(try params(ConversationParams.self, data))
+        case .browserAudio: return .browserAudio(try params(BrowserAudioParams.self, data))
+        case .browserAudioEnd: return .browserAudioEnd(try params(ConversationParams.self, data))
         case .merge: return .merge(try params(MergeParams.self, data))
         case .history: return .history(try params(HistoryParams.self, data))
         case .historyCount: return .historyCount(try params(HistoryFilter.self, data))
@@ -393,12 +406,14 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .list(let params): try params.encode(to: encoder)
         case .start(let params): try params.encode(to: encoder)
         case .join(let params): try params.encode(to: encoder)
-        case .end(let params), .hold(let params), .resume(let params), .unmerge(let params), .mediaStats(let params):
+        case .end(let params), .hold(let params), .resume(let params), .unmerge(let params), .mediaStats(let params),
+            .browserAudioEnd(let params):
             try params.encode(to: encoder)
         case .mute(let params): try params.encode(to: encoder)
         case .unmute(let params): try params.encode(to: encoder)
         case .playTone(let params): try params.encode(to: encoder)
         case .video(let params): try params.encode(to: encoder)
+        case .browserAudio(let params): try params.encode(to: encoder)
         case .merge(let params): try params.encode(to: encoder)
         case .history(let params): try params.encode(to: encoder)
         case .historyCount(let params): try params.encode(to: encoder)

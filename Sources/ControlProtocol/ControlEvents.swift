@@ -10,6 +10,8 @@ public enum ControlEventMessage: Sendable, Equatable {
     case mediaChanged(MediaChanged)
     /// A call's audio figures.
     case mediaStats(MediaStats)
+    /// A page's part in a call's audio connected or ended.
+    case browserAudioChanged(BrowserAudioChanged)
     /// How loud a call's audio is (to subscribers that asked).
     case audioLevels(AudioLevelsEvent)
     /// Records were added, marked read or deleted.
@@ -53,6 +55,8 @@ public enum ControlEventMessage: Sendable, Equatable {
         case mediaChanged
         /// `mediaStats`.
         case mediaStats
+        /// `browserAudioChanged`.
+        case browserAudioChanged
         /// `audioLevels` (only to subscribers that asked: ``SubscribeParams/audioLevels``).
         case audioLevels
         /// `historyChanged`.
@@ -94,6 +98,7 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .tonesReceived: .tonesReceived
         case .mediaChanged: .mediaChanged
         case .mediaStats: .mediaStats
+        case .browserAudioChanged: .browserAudioChanged
         case .audioLevels: .audioLevels
         case .historyChanged: .historyChanged
         case .registrationChanged: .registrationChanged
@@ -120,6 +125,7 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .tonesReceived(let data): Self.encode(name, data)
         case .mediaChanged(let data): Self.encode(name, data)
         case .mediaStats(let data): Self.encode(name, data)
+        case .browserAudioChanged(let data): Self.encode(name, data)
         case .audioLevels(let data): Self.encode(name, data)
         case .historyChanged(let data): Self.encode(name, data)
         case .registrationChanged(let data): Self.encode(name, data)
@@ -152,6 +158,8 @@ public enum ControlEventMessage: Sendable, Equatable {
             return (try? decoder.decode(Envelope<MediaChanged>.self, from: line)).map { .mediaChanged($0.data) }
         case .mediaStats:
             return (try? decoder.decode(Envelope<MediaStats>.self, from: line)).map { .mediaStats($0.data) }
+        case .browserAudioChanged:
+            return (try? decoder.decode(Envelope<BrowserAudioChanged>.self, from: line)).map { .browserAudioChanged($0.data) }
         case .audioLevels:
             return (try? decoder.decode(Envelope<AudioLevelsEvent>.self, from: line)).map { .audioLevels($0.data) }
         case .historyChanged:

@@ -44,6 +44,8 @@ public enum ControlReference {
         case .start, .join, .end, .hold, .resume, .mute, .unmute, .playTone, .video, .merge, .unmerge, .redial:
             ActionResult.self
         case .mediaStats: MediaStatsResult.self
+        case .browserAudio: BrowserAudioResult.self
+        case .browserAudioEnd: BrowserAudioEnded.self
         case .history: HistoryResult.self
         case .historyCount, .markRead, .deleteRecord, .clearHistory: HistoryCountResult.self
         case .contact: ContactResult.self
@@ -74,6 +76,7 @@ public enum ControlReference {
         case .audioLevels: AudioLevelsEvent.self
         case .mediaChanged: MediaChanged.self
         case .mediaStats: MediaStats.self
+        case .browserAudioChanged: BrowserAudioChanged.self
         case .historyChanged: HistoryChanged.self
         case .registrationChanged: RegistrationInfo.self
         case .pushReceived: PushReceived.self

@@ -41,9 +41,19 @@ final class Pipeline {
 
     deinit { finish(waitingMilliseconds: 0) }
 
+    /// The pipeline itself, for the C helpers that take it (nil once finished).
+    var rawElement: UnsafeMutablePointer<GstElement>? { raw }
+
     /// The element `name` with a reference of its own (dropped with `parley_bridge_unref`), nil when absent.
     func element(_ name: String) -> UnsafeMutablePointer<GstElement>? {
         raw.flatMap { parley_bridge_element($0, name) }
+    }
+
+    /// Whether the pipeline has an element named `name`.
+    func has(_ name: String) -> Bool {
+        guard let found = element(name) else { return false }
+        parley_bridge_unref(found)
+        return true
     }
 
     /// The conference bridge's elements, attached to `tap` (each with a reference of its own).

@@ -26,7 +26,7 @@ public final class MediaSession: @unchecked Sendable {
     public let sink: AudioSink
     /// The file it records to (`sink` is `files`), named by the caller.
     public let recordingPath: String?
-    private let queue = DispatchQueue(label: "parley-media")
+    let queue = DispatchQueue(label: "parley-media")
     /// Every session's queued work, so a process can wait for recordings to complete before it exits.
     static let work = DispatchGroup()
     private let report: @Sendable (String) -> Void
@@ -58,16 +58,18 @@ public final class MediaSession: @unchecked Sendable {
     private var droppedNow = 0
 
     private var isMuted = false
-    private var pipeline: Pipeline?
+    var pipeline: Pipeline?
     /// The longest a recording runs, over the call's timeline (nil: no cap), and whether it was said to be reached.
     private let maxRecording: Duration?
     private var recordingCapSaid = false
     private var rebuilds = 0
     /// The file the current pipeline records to (the first pipeline's is `recordingPath`; a rebuilt one's `-N`).
     private var pipelineRecording: String?
-    private var stopped = false
+    var stopped = false
     /// Whether the conference bridge taps the call, and where it meets the current pipeline.
     private var bridged = false
+    /// The browser carrying the local audio, when one was handed the call (``handOver(to:)``).
+    var browser: BrowserAudio?
     /// Where the conference bridge meets this call (attached while a bridged pipeline runs).
     public let bridgeTap = BridgeTap()
     /// Our stream's SSRC, sequence numbers and timeline, kept across rebuilds.
@@ -177,7 +179,7 @@ public final class MediaSession: @unchecked Sendable {
     }
 
     /// A new pipeline in place of the current one (what arrived before belongs to the old one's stretch).
-    private func rebuild() {
+    func rebuild() {
         stream.continueAfter(lastSequence: pipeline?.number(stamper, "seqnum"))
         // The stream goes on in the next pipeline under the same SSRC: no RTCP BYE for it (a peer's rtpbin would
         // drop what comes from an SSRC that said goodbye until the source times out, seconds later).
@@ -418,7 +420,8 @@ public final class MediaSession: @unchecked Sendable {
             codec: parameters.codec, payloadType: parameters.payloadType, receivedPayloadType: parameters.receivedPayloadType,
             ptime: parameters.ptime, source: source, sink: sink,
             telephoneEvent: parameters.telephoneEvent, security: parameters.encryption,
-            transport: parameters.ice.map { .ice(stream: $0.agent.stream) } ?? .udp, bridged: bridged)
+            transport: parameters.ice.map { .ice(stream: $0.agent.stream) } ?? .udp, bridged: bridged,
+            handedOver: browser != nil)
         // Over ICE the agent holds the call's ports (the pool lent them: no sockets here).
         guard sockets != nil || parameters.ice != nil else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
@@ -462,7 +465,7 @@ public final class MediaSession: @unchecked Sendable {
             built.set("rtcpsink", "port", parameters.remoteRTCPPort)
         }
         if bridged { try built.attachBridge(to: bridgeTap) }
-        if case .file(let path) = source { built.set("file", "location", path) }
+        if let browser { try browser.link(built) } else if case .file(let path) = source { built.set("file", "location", path) }
         if var path = recordingPath {
             if rebuilds > 0 { path = String(path.dropLast(4)) + "-\(rebuilds + 1).wav" }
             // The cap spans the call: a pipeline rebuilt mid-call (a new codec) records only what is left of it, and

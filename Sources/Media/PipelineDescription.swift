@@ -17,6 +17,9 @@ import Foundation
 ///
 ///  a recording's sink: audiorate "timeline" (silence in the gaps) ─ wavenc ─ filesink "recording"
 ///
+///  handed over (a browser carries the local audio, BrowserAudio): appsrc "localin" is the source, appsink
+///  "localout" the sink
+///
 ///  bridged (a merged call, ConferenceBridge): the source (after mute) goes to appsink "bridgelocal", and the
 ///  encoder takes appsrc "bridgein" (the bridge's mix: the source and the others); the decoded audio goes to a tee
 ///  whose second branch is appsink "bridgeout" (16 kHz mono)
@@ -37,10 +40,16 @@ struct PipelineDescription {
     var transport = MediaTransport.udp
     /// Whether the conference bridge taps the call (its decoded audio out, the others' mix in).
     var bridged = false
+    /// Whether a browser carries the local audio (``BrowserAudio``): appsrc "localin" is the source and appsink
+    /// "localout" the sink, in place of the configured ones.
+    var handedOver = false
 
     /// The element that stamps what we send (SSRC, sequence numbers, timestamps): the tones' mux when telephone-event
     /// is in the stream, else the payloader.
     var stamper: String { telephoneEvent == nil ? "pay" : "mux" }
+
+    /// The browser's appsrc and appsink in a handed-over call.
+    static let localIn = "localin", localOut = "localout"
 
     /// The bridge's appsink and appsrc, and the format they carry.
     static let bridgeOut = "bridgeout", bridgeIn = "bridgein", bridgeLocal = "bridgelocal"
@@ -89,7 +98,7 @@ struct PipelineDescription {
     private var sendChain: String {
         let (encoder, payloader, _, _) = codec.elements
         let ptimeNanoseconds = ptime * 1_000_000
-        let sourceText: String
+        var sourceText: String
         switch source {
         // A live test source makes one buffer per packet: 1,024 samples a buffer (its default) would go out as
         // bursts of six packets every 128 ms, which the peer measures as 30 ms of jitter.
@@ -101,10 +110,13 @@ struct PipelineDescription {
         // tick rather than bursts its queue cannot hold.
         case .file: sourceText = bridged ? "filesrc name=file ! wavparse ! audiobuffersplit" : "filesrc name=file ! wavparse"
         }
+        if handedOver {
+            sourceText = "appsrc name=\(Self.localIn) is-live=true format=time do-timestamp=true caps=\(BrowserAudio.localCaps)"
+        }
         // The send valve stops the audio before it is numbered: while we do not send, the payloader (or the mux)
         // gives out no sequence numbers, so our stream has no gap for the peer to count as loss.
         // Bridged, the bridge's tick drives what goes out: the local source is one more input of its mix.
-        let isFile = if case .file = source { true } else { false }
+        let isFile = if case .file = source, !handedOver { true } else { false }
         let local = bridged
             ? "\(sourceText) ! audioconvert ! audioresample ! \(Self.bridgeCaps) ! volume name=mute ! \(Self.level(Self.saidLevel))"
                 // A file source is read at the pace of the clock (the appsink waits for each buffer's time); a live
@@ -125,7 +137,7 @@ struct PipelineDescription {
     /// depayloaded and decoded, to the sink.
     private var receiveChain: String {
         let (_, _, depayloader, decoder) = codec.elements
-        let sinkText: String
+        var sinkText: String
         switch sink {
         // A recording follows the call's timeline, not just the packets: audiorate fills each gap in the received
         // audio's timestamps (either side's hold, a peer that stops sending) with silence of its length, and a gap
@@ -135,6 +147,10 @@ struct PipelineDescription {
         case .files: sinkText = "audiorate name=\(Self.timeline) ! wavenc ! filesink name=recording buffer-mode=full buffer-size=16384"
         case .device: sinkText = "autoaudiosink sync=false"
         case .null: sinkText = "fakesink sync=false async=false"
+        }
+        if handedOver {
+            sinkText = "audioconvert ! audioresample ! \(BrowserAudio.localCaps) ! appsink name=\(Self.localOut) sync=false async=false"
+                + " max-buffers=10 drop=true emit-signals=false"
         }
         // A closed valve turns what it drops into gap events (silence in a recording) and still lets the end of
         // stream through, so a call that ends on hold completes its recording.

@@ -133,7 +133,8 @@ extension ControlService {
                 conversation: action.conversationUUID.uuidString, state: Self.name(of: settled),
                 error: error(settling: action, as: settled, state: state)))
             return [settledEvent] + (rerender(action.conversationUUID, state: &state).map { [$0] } ?? [])
-        case .tonesReceived, .mediaChanged, .mediaStats, .audioLevels, .historyRecorded, .registrationChanged, .pushHandled:
+        case .tonesReceived, .mediaChanged, .mediaStats, .audioLevels, .historyRecorded, .registrationChanged, .pushHandled,
+            .browserAudioChanged:
             guard listening else { return [] }
             return Self.message(for: event)
         case .group(let effect):
@@ -165,6 +166,8 @@ extension ControlService {
             return [.registrationChanged(Self.registration(registration, of: account))]
         case .pushHandled(let callID, let handling):
             return [.pushReceived(Self.push(callID: callID, handling))]
+        case .browserAudioChanged(let uuid, let session, let state, let reason):
+            return [.browserAudioChanged(BrowserAudioChanged(conversation: uuid.uuidString, session: session, state: state, reason: reason))]
         }
     }
 

@@ -24,6 +24,8 @@ public final class ControlService: Sendable {
     let events = Mutex(EventState())
     /// `groupSend` requests waiting for their message's report, and reports that came first.
     let groupReplies = Mutex(GroupReplyTable())
+    /// What carries calls' audio to a page (nil: browser audio is `unavailable`).
+    let browserAudio = Mutex<(any BrowserAudioCarrier)?>(nil)
     /// This run's mark on `list` cursors (positions start again with the next run).
     let listEpoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
 
@@ -126,6 +128,10 @@ public final class ControlService: Sendable {
             reply(ControlMessage.result(result, id: id))
         case .video(let params):
             try setVideo(params.enabled, on: try conversation(params.conversation), id: id, reply: reply)
+        case .browserAudio(let params):
+            try openBrowserAudio(params, on: try conversation(params.conversation), id: id, reply: reply)
+        case .browserAudioEnd(let params):
+            try endBrowserAudio(on: try conversation(params.conversation), id: id, reply: reply)
         case .contact(let params):
             guard contacts.current != nil else {
                 throw ControlError(.unavailable, "This parleyd has no contacts (start it with --contacts FILE).")

@@ -253,6 +253,12 @@ public final class ParleyEngine: ConversationManagerDelegate {
         for observer in eventObservers.withLock({ $0 }) { observer(event) }
     }
 
+    /// A page's part in a call's audio changed (the media layer's browser audio), from any thread: the
+    /// `browserAudioChanged` event.
+    public func browserAudioChanged(session: String, state: String, reason: String?, for conversationUUID: UUID) {
+        emit(.browserAudioChanged(conversationUUID, session: session, state: state, reason: reason))
+    }
+
     /// Keypad tones a call's peer sent in its media stream (RFC 4733), from the media layer (any thread): the same
     /// `tonesReceived` event as tones sent by SIP INFO.
     public func receivedTonesInStream(_ digits: String, for conversationUUID: UUID) {
@@ -523,6 +529,9 @@ public enum EngineEvent: Sendable {
     case actionPerformed(ConversationAction)
     /// An account's registration changed state.
     case registrationChanged(Account, RegistrationState)
+    /// A page's part in the conversation's audio (browser audio, named by its session) is `connecting`,
+    /// `connected` or `ended` (why).
+    case browserAudioChanged(UUID, session: String, state: String, reason: String?)
     /// A VoIP push was handled.
     case pushHandled(callID: String, handling: PushHandling)
     /// An action (from a frontend or the network) completed, failed or timed out.

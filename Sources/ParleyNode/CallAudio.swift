@@ -131,6 +131,11 @@ final class CallAudio: CallMediaHandler {
     var sessions: [UUID: MediaSession] = [:]
     /// Merged calls and their conference bridges.
     var conference = ConferenceMembership()
+    /// Calls whose local audio a browser carries (issue 45), and the timer that watches their connections.
+    var browsers: [UUID: BrowserLink] = [:]
+    var browserWatch: LoopTimer?
+    /// Told when a call's browser audio connects or ends (its session, state, why), on the loop; set once.
+    var onBrowserAudio: ((UUID, String, String, String?) -> Void)?
     private var muted: Set<UUID> = []
     /// Calls whose peer named a destination media must not go to (logged once per call).
     private var refused: Set<UUID> = []
@@ -199,6 +204,7 @@ final class CallAudio: CallMediaHandler {
             muted.remove(conversation)
             refused.remove(conversation)
             guard let session = sessions.removeValue(forKey: conversation) else { return }
+            endBrowserAudio(conversation, reason: "the call's audio ended")
             conference.bothWays.remove(conversation)
             remix()
             // The teardown runs on the session's queue; a recording is ready to read once this line is logged.
@@ -257,6 +263,7 @@ final class CallAudio: CallMediaHandler {
                     AudioLevelReporting(wanted: levels.wanted) { levels.reported(conversation, $0.heard, $0.said) }
                 })
             if muted.contains(conversation) { session.setMuted(true) }
+            if let browser = browsers[conversation]?.audio { session.handOver(to: browser) }
             sessions[conversation] = session
             log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort), \(Self.protection(audio))")
         }

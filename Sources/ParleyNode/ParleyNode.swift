@@ -204,6 +204,7 @@ public final class ParleyNode: Sendable {
                 PushWakeUp(endpoint: endpoint, token: configuration.effectivePushToken, engine: engine, loop: loop, log: log)
             }
             historyListener = try Self.listenForOtherInstances(history, control?.service, log: log)
+            if let audio { Self.carryBrowserAudio(audio, for: control?.service, engine: engine, loop: loop) }
             dbus = Self.dbusService(configuration, engine, history, contacts, on: controlLoop ?? loop)
             machine = MachineWatch(configuration, engine: engine, loop: loop, busLoop: controlLoop ?? loop)
         } catch {

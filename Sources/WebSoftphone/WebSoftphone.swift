@@ -17,6 +17,7 @@ public enum WebSoftphone {
         "/alerts.js": page("alerts.js", PackageResources.alerts_js),
         "/dom.js": page("dom.js", PackageResources.dom_js),
         "/groups.js": page("groups.js", PackageResources.groups_js),
+        "/audio.js": page("audio.js", PackageResources.audio_js),
         "/icon.svg": page("icon.svg", PackageResources.icon_svg),
     ])
 

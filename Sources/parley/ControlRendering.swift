@@ -158,6 +158,8 @@ enum ControlRendering {
             return "         ~ \(change.conversation.uuid.prefix(8).lowercased()) \(change.changes.joined(separator: ", ")): "
                 + line(change.conversation)
         case .tonesReceived(let tones): return "tones    ← \(tones.conversation.prefix(8).lowercased()) \(tones.digits)"
+        case .browserAudioChanged(let change):
+            return "browser  \(change.conversation.prefix(8).lowercased()) audio \(change.state)" + (change.reason.map { ": \($0)" } ?? "")
         case .mediaStats(let figures):
             let stats = figures.stats
             return "stats    \(figures.conversation.prefix(8).lowercased()) \(stats.codec) sent \(stats.packetsSent) "

@@ -26,6 +26,8 @@ struct ControlProtocolTests {
         case .playTone: .playTone(.example)
         case .video: .video(.example)
         case .mediaStats: .mediaStats(.example)
+        case .browserAudio: .browserAudio(.example)
+        case .browserAudioEnd: .browserAudioEnd(.example)
         case .merge: .merge(.example)
         case .history: .history(.example)
         case .historyCount: .historyCount(.example)
@@ -159,6 +161,7 @@ struct ControlProtocolTests {
             .registrationChanged(RegistrationInfo(state: "failed", reason: "403 Forbidden")),
             .pushReceived(PushReceived(callID: "c@h", handling: "cancelled", conversation: nil, reason: nil)),
             .actionSettled(ActionSettled(action: "start", actionUUID: "A", conversation: "U", state: "failed", error: error)),
+            .browserAudioChanged(BrowserAudioChanged(conversation: "U", session: "s1", state: "ended", reason: nil)),
         ] + Self.groupEvents + Self.collaborationEvents
         for event in events { #expect(ControlEventMessage.decode(event.encoded()) == event, "\(event)") }
         let media = String(decoding: events[3].encoded(), as: UTF8.self)

@@ -98,12 +98,13 @@ class Connection:
 class Browser:
     """Headless Chromium in its own process group with a throw-away profile; a context manager.
 
-    Browser(workdir, size=(1280, 800), screenshot_dir=None, log_name="chromium.log"): Chromium's output goes to
-    workdir/log_name, timeout screenshots to screenshot_dir (default workdir).
+    Browser(workdir, size=(1280, 800), screenshot_dir=None, log_name="chromium.log", extra_flags=()): Chromium's
+    output goes to workdir/log_name, timeout screenshots to screenshot_dir (default workdir); extra_flags are added
+    to its command line (a fake microphone).
     """
 
     def __init__(self, workdir, size=(1280, 800), screenshot_dir=None, log_name="chromium.log",
-                 binary=CHROMIUM, startup_timeout=15.0):
+                 binary=CHROMIUM, startup_timeout=15.0, extra_flags=()):
         os.makedirs(workdir, exist_ok=True)
         self.screenshot_dir = screenshot_dir or workdir
         self.log_path, self.timeouts, self.tabs, self.conn = os.path.join(workdir, log_name), 0, [], None
@@ -111,7 +112,7 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix="chromium-profile-")
         try:
             with open(self.log_path, "wb") as log:
-                self.proc = subprocess.Popen([binary, *FLAGS, f"--window-size={size[0]},{size[1]}",
+                self.proc = subprocess.Popen([binary, *FLAGS, *extra_flags, f"--window-size={size[0]},{size[1]}",
                                               "--remote-debugging-port=0", f"--user-data-dir={self.profile}",
                                               "about:blank"], stdin=subprocess.DEVNULL, stdout=log,
                                              stderr=subprocess.STDOUT, start_new_session=True)

@@ -191,7 +191,7 @@ def bad_entrances(s):
     site = os.path.join(s.work, "elsewhere")
     os.makedirs(site, exist_ok=True)
     for name in ("index.html", "app.css", "app.js", "connection.js", "calls.js", "dial.js", "recents.js", "alerts.js",
-                 "dom.js", "groups.js", "icon.svg"):
+                 "dom.js", "groups.js", "audio.js", "icon.svg"):
         with urllib.request.urlopen(s.page + ("" if name == "index.html" else name)) as response, \
                 open(os.path.join(site, name), "wb") as f:
             f.write(response.read())

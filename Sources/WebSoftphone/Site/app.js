@@ -8,6 +8,7 @@ import { RecentsView } from "./recents.js";
 import { Alerts } from "./alerts.js";
 import { GroupsView, CollaborationsView } from "./groups.js";
 import { toast, nameOf } from "./dom.js";
+import { BrowserAudio } from "./audio.js";
 
 const conversations = new Map(); // uuid → conversation, as parleyd last said
 let connected = false;
@@ -85,6 +86,7 @@ async function act(method, params = {}) {
 }
 
 function render() {
+  if (connected) browserAudio.sync(conversations);
   const live = [...conversations.values()].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   calls.render(live, { stale: !connected });
   alerts.setRinging(!connected ? [] : live.filter((c) => c.state === "ringing" && c.direction === "incoming")
@@ -125,6 +127,7 @@ const ENDED_TEXT = {
 
 function onEvent(name, data) {
   if (groups.onEvent(name, data) || collaborations.onEvent(name, data)) return;
+  if (browserAudio.onEvent(name, data)) return render();
   switch (name) {
     case "conversationChanged": {
       const conversation = data.conversation;
@@ -198,8 +201,13 @@ async function catchUp() {
 const groups = new GroupsView({ request: (m, p) => connection.request(m, p), rerender: () => render(), toast });
 const collaborations = new CollaborationsView({
   request: (m, p) => connection.request(m, p), rerender: () => render(), toast, groups, storage: window.sessionStorage });
+const browserAudio = new BrowserAudio({ request: (m, p) => connection.request(m, p), toast });
 const calls = new CallsView({ act, extras: (conversation, all, stale) => [
-  groups.panel(conversation, all, stale), collaborations.panel(conversation, all, stale)] });
+  browserAudio.panel(conversation), groups.panel(conversation, all, stale), collaborations.panel(conversation, all, stale)] });
+document.querySelector("[data-browser-audio-toggle]").addEventListener("change", (event) => {
+  browserAudio.setEnabled(event.target.checked, conversations);
+  render();
+});
 const alerts = new Alerts();
 let contactsAvailable = true;
 const dial = new DialView({
