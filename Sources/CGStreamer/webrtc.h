@@ -107,11 +107,23 @@ static inline int parley_webrtc_connection_state(GstElement *pipeline, const cha
     return (int)state;
 }
 
-static GstFlowReturn parley_forward_sample(GstAppSink *sink, gpointer into) {
+/// One forwarding: the appsrc it pushes into (a reference).
+typedef struct {
+    GstElement *into;
+} ParleyForward;
+
+static void parley_forward_free(gpointer data) {
+    ParleyForward *forward = data;
+    gst_object_unref(forward->into);
+    g_free(forward);
+}
+
+static GstFlowReturn parley_forward_sample(GstAppSink *sink, gpointer data) {
+    ParleyForward *forward = data;
     GstSample *sample = gst_app_sink_pull_sample(sink);
     if (!sample) return GST_FLOW_OK;
     GstBuffer *buffer = gst_sample_get_buffer(sample);
-    GstAppSrc *source = GST_APP_SRC(into);
+    GstAppSrc *source = GST_APP_SRC(forward->into);
     if (buffer && GST_STATE(GST_ELEMENT(source)) == GST_STATE_PLAYING) {
         // Restamped by the appsrc (do-timestamp) on its own pipeline's clock.
         GstBuffer *copy = gst_buffer_copy(buffer);
@@ -124,7 +136,8 @@ static GstFlowReturn parley_forward_sample(GstAppSink *sink, gpointer into) {
 }
 
 /// From now on, each sample the appsink `from` of pipeline `source` takes is pushed into the appsrc `into` of
-/// pipeline `destination` (which keeps a reference to it until the appsink goes); 0 on success.
+/// pipeline `destination` (which keeps a reference to it until the appsink goes, or forwards elsewhere); 0 on
+/// success.
 static inline int parley_forward_samples(GstElement *source, const char *from, GstElement *destination, const char *into) {
     GstElement *sink = gst_bin_get_by_name(GST_BIN(source), from);
     GstElement *appsrc = gst_bin_get_by_name(GST_BIN(destination), into);
@@ -133,11 +146,35 @@ static inline int parley_forward_samples(GstElement *source, const char *from, G
         if (appsrc) gst_object_unref(appsrc);
         return -1;
     }
+    ParleyForward *forward = g_new0(ParleyForward, 1);
+    forward->into = appsrc;
     GstAppSinkCallbacks callbacks = { 0 };
     callbacks.new_sample = parley_forward_sample;
-    gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, appsrc, (GDestroyNotify)gst_object_unref);
+    gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, forward, parley_forward_free);
     gst_object_unref(sink);
     return 0;
+}
+
+/// A count of the buffers reaching an element (read from any thread), kept on its pipeline.
+typedef struct {
+    gint buffers;
+} ParleyBufferCount;
+
+static GstPadProbeReturn parley_count_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    g_atomic_int_inc(&((ParleyBufferCount *)data)->buffers);
+    return GST_PAD_PROBE_OK;
+}
+
+/// Counts the buffers reaching the element `name`'s sink pad, kept on the pipeline under `key`; 0 on success.
+static inline int parley_gst_count_buffers(GstElement *pipeline, const char *name, const char *key) {
+    return parley_gst_add_probe(pipeline, name, "sink", GST_PAD_PROBE_TYPE_BUFFER, parley_count_probe,
+        g_atomic_rc_box_new0(ParleyBufferCount), (GDestroyNotify)g_atomic_rc_box_release, key);
+}
+
+/// The buffers counted under `key` so far (-1: nothing counted there).
+static inline int parley_gst_buffers_counted(GstElement *pipeline, const char *key) {
+    ParleyBufferCount *count = g_object_get_data(G_OBJECT(pipeline), key);
+    return count ? g_atomic_int_get(&count->buffers) : -1;
 }
 
 /// Stops forwarding from the appsink `from` of `source` (its callbacks, and the reference to the appsrc, go).

@@ -21,11 +21,22 @@ public final class BrowserAudio: @unchecked Sendable {
     public enum ConnectionState: Int, Sendable, Hashable, CustomStringConvertible {
         case new = 0, connecting, connected, disconnected, failed, closed
 
-        public var description: String { String(describing: self) }
+        public var description: String {
+            switch self {
+            case .new: "new"
+            case .connecting: "connecting"
+            case .connected: "connected"
+            case .disconnected: "disconnected"
+            case .failed: "failed"
+            case .closed: "closed"
+            }
+        }
     }
 
     /// The format the two pipelines hand each other: 48 kHz mono 16-bit samples.
     static let localCaps = "audio/x-raw,format=S16LE,rate=48000,channels=1,layout=interleaved"
+    /// The most candidates an offer may list.
+    static let maxCandidates = 64
     static let web = "web", toBrowser = "tobrowser", fromBrowser = "frombrowser", depayloader = "webdepay"
 
     private let lock = NSLock()
@@ -39,13 +50,20 @@ public final class BrowserAudio: @unchecked Sendable {
     /// away; nil for a page on this machine or LAN.
     public init(offer: String, stunServer: String? = nil, turnServer: String? = nil, timeout: Duration = .seconds(5)) throws(MediaError) {
         guard offer.utf8.count <= 64 * 1_024 else { throw MediaError("the offer is too long (at most 64 KiB)") }
+        // Each candidate is a path webrtcbin checks (a packet every few milliseconds): a page lists a handful.
+        let candidates = offer.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("a=candidate:") }.count
+        guard candidates <= Self.maxCandidates else {
+            throw MediaError("the offer lists \(candidates) candidates (at most \(Self.maxCandidates))")
+        }
         guard offer.hasPrefix("v=0"), offer.split(whereSeparator: \.isNewline).contains(where: { $0.hasPrefix("m=audio ") }),
             let payloadType = Self.opusPayloadType(in: offer)
         else { throw MediaError("the offer carries no opus audio") }
         let pipeline = try Pipeline(Self.description(payloadType: payloadType))
         if let stunServer { _ = pipeline.set(Self.web, "stun-server", text: stunServer) }
         if let turnServer { _ = pipeline.set(Self.web, "turn-server", text: turnServer) }
-        guard pipeline.linkWebRTCIncoming(from: Self.web, into: Self.depayloader) else { throw MediaError("the browser's pipeline has no webrtcbin") }
+        guard pipeline.linkWebRTCIncoming(from: Self.web, into: Self.depayloader),
+            let raw = pipeline.rawElement, parley_gst_count_buffers(raw, Self.fromBrowser, Self.receivedKey) == 0
+        else { throw MediaError("the browser's pipeline has no webrtcbin") }
         try pipeline.play()
         let milliseconds = Int32(clamping: timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         switch pipeline.answerWebRTC(at: Self.web, offer: offer, timeoutMilliseconds: milliseconds) {
@@ -86,6 +104,15 @@ public final class BrowserAudio: @unchecked Sendable {
             if fields[1].lowercased().hasPrefix("opus/48000") { return number }
         }
         return nil
+    }
+
+    /// The key of the count of the page's audio buffers.
+    static let receivedKey = "parley-browser-received"
+
+    /// How many buffers of the page's audio arrived so far (a page that vanished sends none: libnice's connection
+    /// state may stay `connected` without consent checks).
+    public var buffersReceived: Int {
+        lock.withLock { pipeline?.rawElement.map { Int(parley_gst_buffers_counted($0, Self.receivedKey)) } ?? -1 }
     }
 
     /// Where the connection with the page stands now.

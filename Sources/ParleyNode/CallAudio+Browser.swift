@@ -12,11 +12,15 @@ final class BrowserLink {
     let since: ContinuousClock.Instant
     var downSince: ContinuousClock.Instant?
     var connected = false
+    /// The page's audio buffers counted at the last look, and when that count last grew.
+    var received = -1
+    var receivedAt: ContinuousClock.Instant
 
     init(_ audio: BrowserAudio, at now: ContinuousClock.Instant) {
         self.audio = audio
         since = now
         downSince = now
+        receivedAt = now
     }
 }
 
@@ -110,7 +114,16 @@ extension CallAudio {
                 link.downSince = nil
                 if !link.connected {
                     link.connected = true
+                    link.receivedAt = now
                     onBrowserAudio?(conversation, link.session, "connected", nil)
+                }
+                let received = link.audio.buffersReceived
+                if received != link.received {
+                    link.received = received
+                    link.receivedAt = now
+                } else if now - link.receivedAt >= Self.browserDownLimit {
+                    // A page that vanished (a closed tab, a lost network) sends nothing more, and nothing may say so.
+                    endBrowserAudio(conversation, reason: "the page sent no audio for 5 s")
                 }
             case .failed, .closed:
                 endBrowserAudio(conversation, reason: "the page's connection \(link.audio.connectionState)")

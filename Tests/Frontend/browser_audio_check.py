@@ -94,16 +94,23 @@ class Stories:
             daemon.wait_ready()
         self.peer = self.b.connect(ck, "B")
         self.peer.result("subscribe")
+        self.control = self.a.connect(ck, "A")
+        self.control.result("subscribe")
         self.page = f"http://127.0.0.1:{self.ws_port}/#token={self.a.token()}"
         self.browser = Browser(os.path.join(self.work, "chromium"), extra_flags=(
             "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
             f"--use-file-for-fake-audio-capture={self.tone}", "--autoplay-policy=no-user-gesture-required"))
-        self.tab = self.browser.new_tab()
-        self.tab.send("Page.addScriptToEvaluateOnNewDocument", {"source": TAP})
-        self.tab.navigate(self.page)
-        self.tab.wait_for("document.querySelector('[data-connection]').dataset.state === 'connected'", what="the page to connect")
+        self.tab = self.open_tab()
         self.tab.click("[data-browser-audio-toggle]")
         self.tab.wait_for("document.body.dataset.browserAudio === 'on'", what="browser audio on")
+
+    def open_tab(self):
+        """A tab on the page, its remote audio tapped, connected (the toggle is remembered by the profile)."""
+        tab = self.browser.new_tab()
+        tab.send("Page.addScriptToEvaluateOnNewDocument", {"source": TAP})
+        tab.navigate(self.page)
+        tab.wait_for("document.querySelector('[data-connection]').dataset.state === 'connected'", what="the page to connect")
+        return tab
 
     def heard(self):
         return self.tab.evaluate("window.__heard")
@@ -179,6 +186,81 @@ def outgoing_placed(s):
     return call
 
 
+def fresh_mark(client):
+    """The client's event count once everything sent before now was read (a request's answer comes after them)."""
+    client.result("status")
+    return client.mark()
+
+
+def page_disappears(s):
+    """B calls A, the page answers and carries the audio; the tab closes: within 5–7 s parleyd says the page's audio
+    ended, the SIP call goes on, and B hears A's own 300 Hz again."""
+    mark = fresh_mark(s.control)
+    call = s.peer.result("start", {"to": s.alice_uri})["conversation"]["uuid"]
+    s.tab.wait_for("document.querySelector('[data-incoming] button') !== null", what="the ringing banner")
+    s.tab.evaluate("[...document.querySelectorAll('button')].find(b => b.textContent.trim() === 'Answer').click()")
+    s.wait_hearing(1000, "before the tab closes")
+    connected = s.control.wait_event("the page's audio connected", lambda e: e["event"] == "browserAudioChanged"
+                                     and e["data"]["state"] == "connected", since=mark)
+    time.sleep(1)
+    closed_at = time.monotonic()
+    s.tab.close()
+    ended = s.control.wait_event("the page's audio ended", lambda e: e["event"] == "browserAudioChanged"
+                                 and e["data"]["state"] == "ended" and e["data"]["session"] == connected["data"]["session"],
+                                 since=mark, timeout=12)
+    took = time.monotonic() - closed_at
+    print(f"tab closed: parleyd took the call's audio back after {took:.1f} s ({ended['data']['reason']})")
+    s.ck.check("a page that disappears hands the audio back within 8 s", took <= 8, "≤ 8 s", f"{took:.1f} s")
+    time.sleep(3)
+    live = [c for c in s.peer.result("list")["conversations"] if c["uuid"] == call]
+    s.ck.check("the SIP call goes on after the page went", bool(live) and live[0]["state"] == "joined", "joined", live)
+    s.peer.result("end", {"conversation": call})
+    s.tab = s.open_tab()
+    return call
+
+
+def bad_offers(s):
+    """Offers that are not SDP, carry no audio or list too many candidates are refused (invalidParams); an offer the
+    page never follows up (no answer applied: DTLS never completes) ends after 10 s; the call keeps its own audio."""
+    s.tab.click("[data-browser-audio-toggle]")
+    s.tab.wait_for("document.body.dataset.browserAudio === 'off'", what="browser audio off (this story offers by hand)")
+    mark = fresh_mark(s.control)
+    call = s.peer.result("start", {"to": s.alice_uri})["conversation"]["uuid"]
+    ringing = s.control.wait_event("A's incoming call", lambda e: e["event"] == "conversationChanged"
+                                   and e["data"]["conversation"]["state"] == "ringing", since=mark)
+    mine = ringing["data"]["conversation"]["uuid"]
+    s.control.result("join", {"conversation": mine})
+    offer = s.tab.evaluate("""(async () => {
+        const pc = new RTCPeerConnection();
+        const stream = await navigator.mediaDevices.getUserMedia({audio: true});
+        stream.getTracks().forEach((t) => pc.addTrack(t, stream));
+        await pc.setLocalDescription(await pc.createOffer());
+        await new Promise((r) => { const t = setTimeout(r, 3000);
+          pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && (clearTimeout(t), r()); });
+        window.__abandoned = pc;
+        return pc.localDescription.sdp; })()""")
+    no_audio = "\r\n".join(l for l in offer.split("\r\n") if not l.startswith("a=rtpmap:111")) 
+    crowded = offer + "".join(f"a=candidate:{i} 1 udp 1 127.0.0.1 {20000 + i} typ host\r\n" for i in range(1000))
+    for sdp, what in (("v=0\r\nthis is not SDP", "not SDP"), (no_audio, "no opus audio"), (crowded, "1,000 candidates")):
+        reply = s.control.request("browserAudio", {"conversation": mine, "sdp": sdp})
+        s.ck.check(f"an offer with {what} is refused as invalidParams",
+                   reply.get("error", {}).get("code") == "invalidParams", "invalidParams", reply)
+    mark = fresh_mark(s.control)
+    began = time.monotonic()
+    answered = s.control.result("browserAudio", {"conversation": mine, "sdp": offer})
+    ended = s.control.wait_event("the abandoned offer's end", lambda e: e["event"] == "browserAudioChanged"
+                                 and e["data"]["state"] == "ended" and e["data"]["session"] == answered["session"],
+                                 since=mark, timeout=16)
+    took = time.monotonic() - began
+    print(f"an answer never applied: parleyd gave up after {took:.1f} s ({ended['data']['reason']})")
+    s.ck.check("an offer whose page never connects is given up within 12 s", took <= 12, "≤ 12 s", f"{took:.1f} s")
+    live = [c for c in s.peer.result("list")["conversations"] if c["uuid"] == call]
+    s.ck.check("the SIP call goes on after an abandoned offer", bool(live) and live[0]["state"] == "joined", "joined", live)
+    time.sleep(2.5)
+    s.peer.result("end", {"conversation": call})
+    return call
+
+
 def bob_heard_the_page(s, calls):
     """Each of B's recordings holds the page's 440 Hz, not alice's own 300 Hz; the first call's has the hold's
     silence (a second or more)."""
@@ -210,6 +292,24 @@ def bob_heard_the_page(s, calls):
             s.ck.check("on hold bob hears nothing of the page", quiet >= 2, "a second or more of silence", f"{quiet / 2} s")
 
 
+def bob_heard_alice_again(s, call):
+    """After the page went, B hears A's own source (300 Hz) for the rest of the call."""
+    deadline = time.monotonic() + 10
+    path = None
+    while time.monotonic() < deadline and not path:
+        found = sorted(f for f in os.listdir(s.recordings) if f.startswith(call))
+        path = os.path.join(s.recordings, found[-1]) if found else None
+        time.sleep(0.2)
+    time.sleep(1.5)
+    if not path:
+        return s.ck.check("bob recorded the call whose page went", False, "a recording", os.listdir(s.recordings))
+    rate, samples = read_wav(path)
+    tail = samples[max(0, len(samples) - rate * 2): max(0, len(samples) - rate // 2)]
+    own = goertzel_db(tail, rate, 300)
+    print(f"after the page went bob hears alice's own 300 Hz at {own:.1f} dB")
+    s.ck.check("after the page went the call's own source is heard again", own > -40, "300 Hz", f"{own:.1f} dB")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parleyd", required=True)
@@ -223,6 +323,9 @@ def main():
         calls = [incoming_answered(s)]
         calls.append(outgoing_placed(s))
         bob_heard_the_page(s, calls)
+        gone = page_disappears(s)
+        bob_heard_alice_again(s, gone)
+        bad_offers(s)
     except Failed as failure:
         ck.check("every story ran to its end", False, "no failure", str(failure))
         if s:

@@ -156,8 +156,8 @@ class Client:
                     return self.replies.pop(i)
             self.read_one(deadline, what)
 
-    def wait_event(self, what, pred, since=0):
-        deadline = time.monotonic() + WAIT
+    def wait_event(self, what, pred, since=0, timeout=WAIT):
+        deadline = time.monotonic() + timeout
         while True:
             for ev in self.events[since:]:
                 if pred(ev):

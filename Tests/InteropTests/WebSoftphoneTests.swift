@@ -33,7 +33,7 @@ struct WebSoftphoneTests {
 extension AudioInterop {
     @Suite("Web softphone: the call's audio in the browser", .serialized)
     struct BrowserAudioTests {
-        @Test("answered from the page: 1,000 Hz to the page, the page's 440 Hz to the peer; hold silences both ways; a reload brings the audio back within 2 s; a call placed from the page carries audio both ways")
+        @Test("answered from the page: 1,000 Hz to the page, the page's 440 Hz to the peer; hold silences both ways; a reload brings the audio back within 2 s; a call placed from the page carries audio both ways; a closed tab, bad offers and an answer never applied leave the SIP call going on its own audio")
         func audioInTheBrowser() throws {
             #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "Debian's chromium is missing: run Scripts/bootstrap")
             let (status, output) = try Interop.frontendScript(
