@@ -144,6 +144,11 @@ def incoming_answered(s):
                       and e["data"]["conversation"]["uuid"] == call and e["data"]["conversation"]["state"] == "joined")
     took = s.wait_hearing(1000, "after Answer")
     print(f"incoming: the page heard bob's 1000 Hz {took:.2f} s after the call joined")
+    level = s.tab.wait_for("Number(document.querySelector('[data-mic-level]').value) > 20 && document.querySelector('[data-mic-level]').value",
+                           what="the microphone meter to move")
+    inputs = s.tab.evaluate("[...document.querySelectorAll('[data-audio-input] option')].map(o => o.textContent)")
+    print(f"the page's microphone meter reads {level:.0f} of 60; inputs offered: {inputs}")
+    s.ck.check("the page offers the browser's microphones", len(inputs) >= 1, "one or more", inputs)
     s.ck.check("the page's call shows its audio in this browser", "connected" in s.tab.evaluate("document.body.dataset.browserAudioCalls"),
                "connected", s.tab.evaluate("document.body.dataset.browserAudioCalls"))
     time.sleep(3)
@@ -183,6 +188,8 @@ def outgoing_placed(s):
     print(f"outgoing: the page heard bob's 1000 Hz {took:.2f} s after bob answered")
     time.sleep(4)
     s.peer.result("end", {"conversation": call})
+    s.tab.wait_for("Number(document.querySelector('[data-mic-level]').value) === 0 && !document.querySelector('audio[data-browser-audio-for]')",
+                   what="the microphone released once no call needs it")
     return call
 
 

@@ -69,7 +69,11 @@ export class BrowserAudio {
     this.links.set(uuid, link);
     this.publish();
     try {
-      this.microphone ??= await navigator.mediaDevices.getUserMedia({ audio: this.constraints() });
+      if (!this.microphone) {
+        this.microphone = await navigator.mediaDevices.getUserMedia({ audio: this.constraints() });
+        this.meter(this.microphone);
+        this.listDevices();
+      }
       if (this.links.get(uuid) !== link) return;
       const pc = new RTCPeerConnection();
       link.pc = pc;
@@ -121,6 +125,7 @@ export class BrowserAudio {
     if (this.links.size === 0 && this.microphone) {
       for (const track of this.microphone.getTracks()) track.stop();
       this.microphone = null;
+      this.meter(null);
     }
     this.remember();
     this.publish();
@@ -159,11 +164,53 @@ export class BrowserAudio {
     }
     for (const old of this.microphone.getTracks()) old.stop();
     this.microphone = fresh;
+    this.meter(fresh);
+  }
+
+  /** Shows the microphone's level (0–60 above -60 dBFS) five times a second while it is open. */
+  meter(stream) {
+    clearInterval(this.meterTimer);
+    this.meterContext?.close();
+    this.meterContext = null;
+    const meter = document.querySelector("[data-mic-level]");
+    if (meter) meter.value = 0;
+    if (!stream || !meter) return;
+    const context = new AudioContext();
+    const analyser = context.createAnalyser();
+    analyser.fftSize = 1024;
+    context.createMediaStreamSource(stream).connect(analyser);
+    const samples = new Float32Array(analyser.fftSize);
+    this.meterContext = context;
+    this.meterTimer = setInterval(() => {
+      analyser.getFloatTimeDomainData(samples);
+      const rms = Math.sqrt(samples.reduce((sum, x) => sum + x * x, 0) / samples.length);
+      meter.value = Math.max(0, 60 + 20 * Math.log10(rms || 1e-6));
+    }, 200);
+  }
+
+  /** Fills the microphone and speaker pickers (labels come once the microphone was allowed). */
+  async listDevices() {
+    const devices = await navigator.mediaDevices.enumerateDevices().catch(() => []);
+    for (const [kind, selector] of [["audioinput", "[data-audio-input]"], ["audiooutput", "[data-audio-output]"]]) {
+      const select = document.querySelector(selector);
+      if (!select) continue;
+      const wanted = kind === "audioinput" ? this.devices.input : this.devices.output;
+      select.replaceChildren(...devices.filter((d) => d.kind === kind).map((d, index) => {
+        const option = document.createElement("option");
+        option.value = d.deviceId;
+        option.textContent = d.label || `${kind === "audioinput" ? "Microphone" : "Speaker"} ${index + 1}`;
+        option.selected = d.deviceId === wanted;
+        return option;
+      }));
+      select.onchange = () => this.pick(kind === "audioinput" ? "input" : "output", select.value);
+    }
   }
 
   /** What the page shows: the toggle, and each call's state (data attributes, for people and tests alike). */
   publish() {
     document.body.dataset.browserAudio = this.enabled ? "on" : "off";
+    const devices = document.querySelector("[data-browser-devices]");
+    if (devices) devices.hidden = !this.enabled;
     const toggle = document.querySelector("[data-browser-audio-toggle]");
     if (toggle) toggle.checked = this.enabled;
     const states = {};
