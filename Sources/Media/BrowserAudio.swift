@@ -84,12 +84,13 @@ public final class BrowserAudio: @unchecked Sendable {
     /// The gst-launch text: the sending chain into webrtcbin (its caps name the page's opus payload type, so the
     /// answer keeps it) and the receiving chain webrtcbin's pad is linked to once the page's audio arrives.
     static func description(payloadType: Int) -> String {
-        "webrtcbin name=\(web) bundle-policy=max-bundle"
+        // The page's audio waits 60 ms in the jitter buffer (webrtcbin's default is 200), as a call's does (rtpbin).
+        "webrtcbin name=\(web) bundle-policy=max-bundle latency=60"
             // Silence under the call's audio: the page hears a steady stream (silence on hold, or while the peer sends
             // nothing), not its own concealment of packets that stopped.
             + " audiotestsrc is-live=true wave=silence samplesperbuffer=960 ! \(localCaps) ! mix."
             + " appsrc name=\(toBrowser) is-live=true format=time do-timestamp=true caps=\(localCaps) ! mix."
-            + " audiomixer name=mix latency=40000000"
+            + " audiomixer name=mix latency=20000000"
             + " ! audioconvert ! audioresample ! audio/x-raw,rate=48000,channels=1 ! opusenc ! rtpopuspay pt=\(payloadType)"
             + " ! application/x-rtp,media=audio,encoding-name=OPUS,payload=\(payloadType),clock-rate=48000 ! \(web)."
             + " rtpopusdepay name=\(depayloader) ! opusdec ! audioconvert ! audioresample ! \(localCaps)"
