@@ -1,10 +1,9 @@
 #ifndef PARLEY_CLINUX_SHIM_H
 #define PARLEY_CLINUX_SHIM_H
 // Linux-only glibc headers that Swift's Glibc module leaves out: epoll, eventfd, prctl, sendmmsg and recvmmsg,
-// and rtnetlink (the route monitor's socket)
+// and rtnetlink's address (the route monitor's socket; linux/netlink.h itself clashes with Glibc's socket types)
 // (nothing to link). Only ParleyIO imports this module: its event loop is the one place Parley waits on descriptors.
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
+#include <errno.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -17,6 +16,29 @@ static inline unsigned int clinux_epoll_in(void) { return EPOLLIN; }
 static inline unsigned int clinux_epoll_out(void) { return EPOLLOUT; }
 static inline unsigned int clinux_epoll_err(void) { return EPOLLERR; }
 static inline unsigned int clinux_epoll_hup(void) { return EPOLLHUP; }
+
+// An rtnetlink socket (non-blocking, close-on-exec) that hears the IPv4 and IPv6 route groups (RTMGRP_IPV4_ROUTE,
+// RTMGRP_IPV6_ROUTE): its descriptor, or -errno. Made here with struct sockaddr_nl's layout and the kernel's numbers
+// (AF_NETLINK 16, NETLINK_ROUTE 0): linux/netlink.h clashes with Glibc's socket types.
+struct clinux_sockaddr_nl {
+    unsigned short nl_family;
+    unsigned short nl_pad;
+    unsigned int nl_pid;
+    unsigned int nl_groups;
+};
+static inline int clinux_open_route_socket(void) {
+    // SOCK_RAW (3) | SOCK_CLOEXEC (02000000) | SOCK_NONBLOCK (04000), as numbers: naming glibc's __socket_type
+    // enumerators in this module's header moves them out of Glibc's sight in Swift.
+    int fd = socket(16, 3 | 02000000 | 04000, 0);
+    if (fd < 0) return -errno;
+    struct clinux_sockaddr_nl address = { 16, 0, 0, 0x40 | 0x400 };
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    return fd;
+}
 
 // Names the calling thread (at most 15 bytes show; longer names are cut by the kernel). prctl is variadic.
 static inline int clinux_name_thread(const char *name) {

@@ -12,6 +12,8 @@ public enum CallStatus: String, Sendable, Hashable, Codable, CaseIterable, Custo
     /// Incoming from a caller the policy does not accept (`--accept-from`), refused before it rang; recorded only
     /// when asked (`--record-blocked`), never unread and never a missed call.
     case blocked
+    /// Incoming while do-not-disturb was on: refused (486) before it rang; unread, so the user sees who called.
+    case doNotDisturb
     /// Outgoing, the remote side was busy.
     case busy
     /// Outgoing, ended before anyone answered (by the local user or a ring timeout).

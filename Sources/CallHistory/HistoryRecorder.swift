@@ -37,14 +37,15 @@ public struct HistoryRecorder: Sendable {
     /// conversations): read, not missed, with the caller as the SIP request named them, and the `account` (address of
     /// record) it came in on, if any.
     public func blockedRecord(
-        from caller: Handle, to local: Handle?, callID: String?, at date: Date, account: String? = nil
+        from caller: Handle, to local: Handle?, callID: String?, at date: Date, account: String? = nil,
+        status: CallStatus = .blocked
     ) -> CallRecord? {
         guard includesConversationsInRecents else { return nil }
         return CallRecord(
             uuid: UUID(), direction: .incoming, remoteHandles: [RecordedHandle(caller, normalizer: normalizer)],
             localHandle: local,
-            status: .blocked, endedReason: .localEnded, startedAt: date, endedAt: date, callID: callID, isRead: true,
-            account: account)
+            status: status, endedReason: .localEnded, startedAt: date, endedAt: date, callID: callID,
+            isRead: status != .doNotDisturb, account: account)
     }
 
     /// The record `conversation` would be stored as (nil until it has ended, or when Recents excludes it), for a

@@ -34,6 +34,8 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case browserAudio
     /// The page no longer carries a call's audio.
     case browserAudioEnd
+    /// Do-not-disturb on, off, or read.
+    case doNotDisturb
     /// Merge two calls.
     case merge
     /// Split a call from its group.
@@ -193,6 +195,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case browserAudio(BrowserAudioParams)
     /// `browserAudioEnd`.
     case browserAudioEnd(ConversationParams)
+    /// `doNotDisturb`.
+    case doNotDisturb(DoNotDisturbParams)
     /// `merge`.
     case merge(MergeParams)
     /// `unmerge`.
@@ -270,6 +274,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .mediaStats: .mediaStats
         case .browserAudio: .browserAudio
         case .browserAudioEnd: .browserAudioEnd
+        case .doNotDisturb: .doNotDisturb
         case .merge: .merge
         case .unmerge: .unmerge
         case .history: .history
@@ -323,6 +328,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .join: JoinParams.self
         case .end, .hold, .resume, .unmerge, .mediaStats, .browserAudioEnd: ConversationParams.self
         case .browserAudio: BrowserAudioParams.self
+        case .doNotDisturb: DoNotDisturbParams.self
         case .mute: MuteParams.self
         case .unmute: ConversationParams.self
         case .playTone: ToneParams.self
@@ -376,6 +382,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .mediaStats: return .mediaStats(try params(ConversationParams.self, data))
         case .browserAudio: return .browserAudio(try params(BrowserAudioParams.self, data))
         case .browserAudioEnd: return .browserAudioEnd(try params(ConversationParams.self, data))
+        case .doNotDisturb: return .doNotDisturb(try params(DoNotDisturbParams.self, data))
         case .merge: return .merge(try params(MergeParams.self, data))
         case .history: return .history(try params(HistoryParams.self, data))
         case .historyCount: return .historyCount(try params(HistoryFilter.self, data))
@@ -414,6 +421,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .playTone(let params): try params.encode(to: encoder)
         case .video(let params): try params.encode(to: encoder)
         case .browserAudio(let params): try params.encode(to: encoder)
+        case .doNotDisturb(let params): try params.encode(to: encoder)
         case .merge(let params): try params.encode(to: encoder)
         case .history(let params): try params.encode(to: encoder)
         case .historyCount(let params): try params.encode(to: encoder)

@@ -12,6 +12,8 @@ public enum ControlEventMessage: Sendable, Equatable {
     case mediaStats(MediaStats)
     /// A page's part in a call's audio connected or ended.
     case browserAudioChanged(BrowserAudioChanged)
+    /// Do-not-disturb was turned on or off.
+    case doNotDisturbChanged(DoNotDisturbState)
     /// How loud a call's audio is (to subscribers that asked).
     case audioLevels(AudioLevelsEvent)
     /// Records were added, marked read or deleted.
@@ -57,6 +59,8 @@ public enum ControlEventMessage: Sendable, Equatable {
         case mediaStats
         /// `browserAudioChanged`.
         case browserAudioChanged
+        /// `doNotDisturbChanged`.
+        case doNotDisturbChanged
         /// `audioLevels` (only to subscribers that asked: ``SubscribeParams/audioLevels``).
         case audioLevels
         /// `historyChanged`.
@@ -99,6 +103,7 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .mediaChanged: .mediaChanged
         case .mediaStats: .mediaStats
         case .browserAudioChanged: .browserAudioChanged
+        case .doNotDisturbChanged: .doNotDisturbChanged
         case .audioLevels: .audioLevels
         case .historyChanged: .historyChanged
         case .registrationChanged: .registrationChanged
@@ -126,6 +131,7 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .mediaChanged(let data): Self.encode(name, data)
         case .mediaStats(let data): Self.encode(name, data)
         case .browserAudioChanged(let data): Self.encode(name, data)
+        case .doNotDisturbChanged(let data): Self.encode(name, data)
         case .audioLevels(let data): Self.encode(name, data)
         case .historyChanged(let data): Self.encode(name, data)
         case .registrationChanged(let data): Self.encode(name, data)
@@ -160,6 +166,8 @@ public enum ControlEventMessage: Sendable, Equatable {
             return (try? decoder.decode(Envelope<MediaStats>.self, from: line)).map { .mediaStats($0.data) }
         case .browserAudioChanged:
             return (try? decoder.decode(Envelope<BrowserAudioChanged>.self, from: line)).map { .browserAudioChanged($0.data) }
+        case .doNotDisturbChanged:
+            return (try? decoder.decode(Envelope<DoNotDisturbState>.self, from: line)).map { .doNotDisturbChanged($0.data) }
         case .audioLevels:
             return (try? decoder.decode(Envelope<AudioLevelsEvent>.self, from: line)).map { .audioLevels($0.data) }
         case .historyChanged:

@@ -26,6 +26,8 @@ extension ControlReference {
         case .browserAudio:
             "make this page the call's microphone and speaker: parleyd answers the page's WebRTC offer (opus, DTLS-SRTP over ICE) and hands the call's audio to it in place of its configured source and sink, transcoding to the call's codec; the call must have audio (answered, or up). Another page's audio is `refused` unless `takeOver`. `browserAudioChanged` follows: `connected`, and `ended` when the page closes or loses its connection (5 s), never connects (10 s) or the call ends; the call then takes its configured source and sink back (docs/web-softphone.md)"
         case .browserAudioEnd: "give the call's audio back to its configured source and sink (a page that no longer wants it)"
+        case .doNotDisturb:
+            "turn do-not-disturb on or off, or read it (`{}`): while on, every new incoming call is refused with 486 Busy Here before it rings and recorded in the history as `doNotDisturb` (unread); calls already up are not touched. A change is a `doNotDisturbChanged` event (parleyd starts with it off, or on with `--dnd`)"
         case .video:
             "turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video` (else `refused`); the video itself is not carried yet. Like a hold, it waits while the peer's re-INVITE or ours is open; a video change and a hold or resume waiting at once do not combine: the newer replaces the older, which fails (\"superseded\")"
         case .merge: "merge two joined conversations into a group (parleyd is the local focus)"
@@ -90,7 +92,7 @@ extension ControlReference {
         case .markRead: "`count`: the records changed."
         case .deleteRecord: "`count`: 1."
         case .clearHistory: "`count`: the records deleted."
-        case .status, .list, .subscribe, .mediaStats, .browserAudio, .browserAudioEnd, .history, .contact, .contacts, .reloadContacts, .groupSessions,
+        case .status, .list, .subscribe, .mediaStats, .browserAudio, .browserAudioEnd, .doNotDisturb, .history, .contact, .contacts, .reloadContacts, .groupSessions,
             .groupLeave, .groupEnd, .identity, .collaborations, .collaborationStart, .collaborationChallenge,
             .collaborationProve, .collaborationVerify, .collaborationConfirm, .collaborationNotice, .collaborationEnd,
             .identityUpdateProve:
@@ -105,6 +107,7 @@ extension ControlReference {
             "anything about a conversation changed (state, members, hold, mute, video, group, capabilities, pending actions…); `changes` names the members that did"
         case .tonesReceived: "the peer sent keypad tones (SIP INFO or RFC 4733)"
         case .mediaStats: "a call's audio figures, every two seconds while parleyd carries its audio (`--media gstreamer`)"
+        case .doNotDisturbChanged: "do-not-disturb was turned on or off (by any client, the D-Bus service or the CLI)"
         case .browserAudioChanged:
             "a page's part in a call's audio (`browserAudio`): its connection came up, or it ended and the call took its configured source and sink back (`reason` says why)"
         case .audioLevels:

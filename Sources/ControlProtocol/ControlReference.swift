@@ -46,6 +46,7 @@ public enum ControlReference {
         case .mediaStats: MediaStatsResult.self
         case .browserAudio: BrowserAudioResult.self
         case .browserAudioEnd: BrowserAudioEnded.self
+        case .doNotDisturb: DoNotDisturbState.self
         case .history: HistoryResult.self
         case .historyCount, .markRead, .deleteRecord, .clearHistory: HistoryCountResult.self
         case .contact: ContactResult.self
@@ -77,6 +78,7 @@ public enum ControlReference {
         case .mediaChanged: MediaChanged.self
         case .mediaStats: MediaStats.self
         case .browserAudioChanged: BrowserAudioChanged.self
+        case .doNotDisturbChanged: DoNotDisturbState.self
         case .historyChanged: HistoryChanged.self
         case .registrationChanged: RegistrationInfo.self
         case .pushReceived: PushReceived.self

@@ -19,7 +19,7 @@ enum ControlWords {
     static let actions = pendingActions + ["video"]
     /// What a history record's status may be.
     static let historyStatuses = [
-        "connected", "missed", "declined", "blocked", "busy", "cancelled", "failed", "answeredElsewhere", "declinedElsewhere",
+        "connected", "missed", "declined", "blocked", "doNotDisturb", "busy", "cancelled", "failed", "answeredElsewhere", "declinedElsewhere",
     ]
 }
 

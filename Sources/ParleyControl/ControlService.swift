@@ -132,6 +132,9 @@ public final class ControlService: Sendable {
             try openBrowserAudio(params, on: try conversation(params.conversation), id: id, reply: reply)
         case .browserAudioEnd(let params):
             try endBrowserAudio(on: try conversation(params.conversation), id: id, reply: reply)
+        case .doNotDisturb(let params):
+            if let enabled = params.enabled { engine.setDoNotDisturb(enabled) }
+            reply(ControlMessage.result(DoNotDisturbState(enabled: engine.doNotDisturb), id: id))
         case .contact(let params):
             guard contacts.current != nil else {
                 throw ControlError(.unavailable, "This parleyd has no contacts (start it with --contacts FILE).")

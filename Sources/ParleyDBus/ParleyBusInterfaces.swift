@@ -24,13 +24,15 @@ public enum ParleyBus {
         public static let noHistory = "org.parley.Parley.Error.NoHistory"
     }
 
-    /// `org.parley.Parley.Calls` on the root object: placing calls and reading the recents.
+    /// `org.parley.Parley.Calls` on the root object: placing calls, reading the recents, do-not-disturb.
     public static let calls = BusInterface(
         "org.parley.Parley.Calls",
         methods: [
             .init("Dial", inputs: [.init("uri", "s")], outputs: [.init("call", "o")]),
             .init("Recents", inputs: [.init("limit", "u")], outputs: [.init("recents", recentsSignature)]),
-        ])
+            .init("SetDoNotDisturb", inputs: [.init("enabled", "b")]),
+        ],
+        properties: [.init("DoNotDisturb", "b")])
 
     /// One Recents line: uuid, remote handle, name, direction, status, start (Unix seconds), how many calls the
     /// line stands for, whether any is unread.

@@ -46,8 +46,13 @@ public final class ParleyDBusService: @unchecked Sendable {
         self.loop = loop
         self.log = log
         engine.observeEvents { [weak self] event in
-            guard case .conversationChanged(let transition) = event, let self else { return }
-            loop.execute { self.conversationChanged(transition.conversation) }
+            guard let self else { return }
+            switch event {
+            case .conversationChanged(let transition): loop.execute { self.conversationChanged(transition.conversation) }
+            case .doNotDisturbChanged:
+                loop.execute { self.bus?.emitPropertiesChanged(ParleyBus.rootPath, interface: ParleyBus.calls.name, names: ["DoNotDisturb"]) }
+            default: break
+            }
         }
         loop.execute { self.connect() }
     }
@@ -178,12 +183,16 @@ final class RootObject: BusObject {
         switch call.member {
         case "Dial": service.dial(call)
         case "Recents": service.recents(call)
+        case "SetDoNotDisturb":
+            guard case .bool(let on) = call.arguments.first else { return call.fail(.invalidArguments("SetDoNotDisturb takes a boolean.")) }
+            service.engine.setDoNotDisturb(on)
+            call.reply()
         default: call.fail(.failed("No method \(call.member)."))
         }
     }
 
     func property(_ name: String, of interface: String) -> Result<BusValue, BusError> {
-        .failure(.invalidArguments("No property \(name)."))
+        name == "DoNotDisturb" ? .success(.bool(service.engine.doNotDisturb)) : .failure(.invalidArguments("No property \(name)."))
     }
 }
 

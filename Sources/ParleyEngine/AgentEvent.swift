@@ -32,4 +32,6 @@ enum AgentEvent {
     /// A call refused because the caller policy does not accept its caller, with its Call-ID and the account it was
     /// made to (at most `EngineConfiguration.blockedRecordsPerMinute` a minute).
     case callerBlocked(Handle, callID: String, account: String?)
+    /// A call refused because do-not-disturb is on (486), with its Call-ID and account (as limited as blocked ones).
+    case refusedByDoNotDisturb(Handle, callID: String, account: String?)
 }

@@ -69,10 +69,10 @@ final class HistoryWriter: Sendable {
 
     /// Queues a record made elsewhere (a blocked caller's); `done` as for a conversation.
     func recordBlocked(
-        _ caller: Handle, to local: Handle, callID: String, account: String?, at date: Date,
+        _ caller: Handle, to local: Handle, callID: String, account: String?, at date: Date, status: CallStatus = .blocked,
         done: @escaping @Sendable (CallRecord?) -> Void
     ) {
-        guard let record = recorder.blockedRecord(from: caller, to: local, callID: callID, at: date, account: account) else {
+        guard let record = recorder.blockedRecord(from: caller, to: local, callID: callID, at: date, account: account, status: status) else {
             done(nil)
             return
         }

@@ -1,3 +1,4 @@
+import CallHistory
 import Foundation
 
 extension ParleyEngine {
@@ -29,8 +30,9 @@ extension ParleyEngine {
             observed.state.withLock { if $0.states[uuid] != nil { $0.finalStatuses[uuid] = status } }
         case .failure(let uuid, let failure):
             observed.state.withLock { if $0.states[uuid] != nil { $0.failures[uuid] = failure } }
-        case .callerBlocked(let caller, let callID, let account):
-            history?.recordBlocked(caller, to: localHandle, callID: callID, account: account, at: environment.now) {
+        case .callerBlocked(let caller, let callID, let account), .refusedByDoNotDisturb(let caller, let callID, let account):
+            let status: CallStatus = if case .refusedByDoNotDisturb = event { .doNotDisturb } else { .blocked }
+            history?.recordBlocked(caller, to: localHandle, callID: callID, account: account, at: environment.now, status: status) {
                 [weak self] record in
                 if let record { self?.emit(.historyRecorded(record.uuid, recordID: record.id)) }
             }

@@ -34,6 +34,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// What frontends chose for their Starts (account, encryption).
     let startChoices = StartChoices()
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
+    /// Whether do-not-disturb is on, for readers on any thread (the agent keeps its own copy on the loop).
+    let doNotDisturbNow = Atomic<Bool>(false)
     private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
     private let pushedCalls: PushedCallRegistry
     /// Fired when the last live conversation leaves, while a shutdown waits for that.
@@ -88,6 +90,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         self.localHandle = agent.localHandleSnapshot
         agent.onEvent = { [weak self] event in self?.heard(event) }
         agent.tellsBlockedCallers = configuration.recordsBlockedCalls && self.history != nil
+        agent.tellsRefusedByDoNotDisturb = self.history != nil
         agent.startChoices = startChoices
         agent.actionFailures = actionFailures
         agent.groups.onEvent = { [weak self, unowned agent] effect in
@@ -529,6 +532,8 @@ public enum EngineEvent: Sendable {
     case actionPerformed(ConversationAction)
     /// An account's registration changed state.
     case registrationChanged(Account, RegistrationState)
+    /// Do-not-disturb was turned on or off.
+    case doNotDisturbChanged(Bool)
     /// A page's part in the conversation's audio (browser audio, named by its session) is `connecting`,
     /// `connected` or `ended` (why).
     case browserAudioChanged(UUID, session: String, state: String, reason: String?)

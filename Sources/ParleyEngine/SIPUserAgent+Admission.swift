@@ -22,6 +22,8 @@ import SIPTransport
 ///                        ▼
 ///                   caller accepted (--accept-from) ──no──► 403 (and a blocked record, when asked)
 ///                        ▼
+///                   do-not-disturb off ──no──► 486 Busy Here (and a doNotDisturb record)
+///                        ▼
 ///                   live calls < maxCalls ──no──► 503 Retry-After: 5
 ///                        ▼
 ///                   the media threads keep up, calls with audio < the media layer's capacity ──no──► 503 Retry-After: 5
@@ -67,6 +69,15 @@ extension SIPUserAgent {
                 blocked(caller, callID: callID, account: account(called: request, from: source))
                 return false
             }
+        }
+        if doNotDisturb {
+            counters.refusedByDoNotDisturb += 1
+            refuseStatelessly(request, from: source, status: 486, reason: "Busy Here", retryAfter: nil)
+            if tellsRefusedByDoNotDisturb, let from = request.headers.from {
+                let caller = HandleMapping.caller(from: from, contact: request.headers.contacts.first)
+                blocked(caller, callID: callID, account: account(called: request, from: source), byDoNotDisturb: true)
+            }
+            return false
         }
         guard admitsNewCall(callID) else {
             refuseStatelessly(request, from: source, reason: "Too Many Calls")
@@ -119,13 +130,15 @@ extension SIPUserAgent {
 
     /// Tells whoever records blocked calls, at most `blockedRecordsPerMinute` a minute: a caller's From is whatever
     /// the caller writes, and spoofed sources are many, so the history must not fill with them.
-    private func blocked(_ caller: Handle, callID: String, account: Int?) {
-        guard tellsBlockedCallers else { return }
+    private func blocked(_ caller: Handle, callID: String, account: Int?, byDoNotDisturb: Bool = false) {
+        guard tellsBlockedCallers || byDoNotDisturb else { return }
         let now = environment.uptime
         if now - blockedWindow.start >= .seconds(60) { blockedWindow = (now, 0) }
         guard blockedWindow.count < EngineConfiguration.blockedRecordsPerMinute else { return }
         blockedWindow.count += 1
-        onEvent?(.callerBlocked(caller, callID: callID, account: account.map { accounts[$0].account.addressOfRecord.description }))
+        let address = account.map { accounts[$0].account.addressOfRecord.description }
+        onEvent?(byDoNotDisturb
+            ? .refusedByDoNotDisturb(caller, callID: callID, account: address) : .callerBlocked(caller, callID: callID, account: address))
     }
 
     private static func seconds(_ duration: Duration) -> Int { Int(duration.components.seconds) }

@@ -90,6 +90,10 @@ final class SIPUserAgent {
     var onEvent: ((AgentEvent) -> Void)?
     /// Whether calls refused by the caller policy are told (`callerBlocked`: they are recorded).
     var tellsBlockedCallers = false
+    /// Whether do-not-disturb is on: new calls are refused with 486 before they ring (``ParleyEngine/setDoNotDisturb(_:)``).
+    var doNotDisturb = false
+    /// Whether the calls refused by do-not-disturb are told (recorded): with a history.
+    var tellsRefusedByDoNotDisturb = false
     /// What frontends chose for their Starts (the engine's; nil in tests that drive the agent alone).
     var startChoices: StartChoices?
     /// Frontends' requests to turn video on or off, waiting for their re-INVITE's answer, by leg.
@@ -400,6 +404,8 @@ final class SIPUserAgent {
 /// What the engine counts, for `parley status` and the logs.
 struct EngineCounters: Sendable {
     var messagesReceived = 0
+    /// New INVITEs refused with 486 because do-not-disturb was on.
+    var refusedByDoNotDisturb = 0
     var malformed = 0
     var retransmissionsAbsorbed = 0
     var strayResponses = 0

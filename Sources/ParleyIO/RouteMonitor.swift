@@ -24,19 +24,8 @@ package final class RouteMonitor {
         self.loop = loop
         self.settle = settle
         self.onChange = onChange
-        let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), NETLINK_ROUTE)
-        guard fd >= 0 else { throw IOError("socket(AF_NETLINK)", code: errno) }
-        var address = sockaddr_nl()
-        address.nl_family = sa_family_t(AF_NETLINK)
-        address.nl_groups = UInt32(RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_nl>.size)) }
-        }
-        guard bound == 0 else {
-            let error = errno
-            close(fd)
-            throw IOError("bind(rtnetlink)", code: error)
-        }
+        let fd = clinux_open_route_socket()
+        guard fd >= 0 else { throw IOError("an rtnetlink socket", code: -fd) }
         self.fd = fd
         do {
             watch = try DescriptorWatch(

@@ -96,6 +96,8 @@ public struct NodeConfiguration: Sendable {
     public var sendsOnThread = true
     /// Who may ring us (`--accept-from`).
     public var acceptFrom = AcceptFrom.anyone
+    /// Whether the node starts with do-not-disturb on (`--dnd`).
+    public var doNotDisturb = false
     /// Whether a refused caller leaves a `blocked` record (`--record-blocked`).
     public var recordsBlockedCalls = false
 

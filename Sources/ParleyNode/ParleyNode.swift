@@ -269,6 +269,7 @@ public final class ParleyNode: Sendable {
     /// that whoever waits for that line may signal at once.
     public func start(stoppingOnSignals: Bool = false) {
         if stoppingOnSignals { installSignalHandlers() }
+        if configuration.doNotDisturb { engine.setDoNotDisturb(true) }
         engine.start()
         let listening = "listening on " + listenAddresses.map(\.description).joined(separator: " ")
         configuration.log.info(

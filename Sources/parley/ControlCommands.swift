@@ -50,6 +50,14 @@ enum ControlCommands {
         case .watch: return try ControlRendering.watch(session, json: json, levels: levels)
         case .web: return try WebCommand.run(session, directory: directory.path, json: json, open: open)
         case .list: return try list(session, json: json)
+        case .dnd:
+            guard positionals.isEmpty || ["on", "off"].contains(positionals[0]) else {
+                throw UsageError("parley dnd takes on or off (or nothing, to say how it is), got '\(positionals[0])'")
+            }
+            let params = DoNotDisturbParams(enabled: positionals.first.map { $0 == "on" })
+            return try show(session.request(.doNotDisturb(params), as: DoNotDisturbState.self), json: json, name) {
+                $0.enabled ? "do-not-disturb on: calls are refused without ringing" : "do-not-disturb off"
+            }
         case .status:
             return try show(session.request(.status, as: StatusResult.self), json: json, name) { ControlRendering.status($0) }
         case .reloadContacts:

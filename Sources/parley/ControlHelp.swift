@@ -2,7 +2,7 @@
 extension ControlCommands {
     /// The softphone commands, by the word typed after `parley`. (`parley redial` is history's: HistoryHelp.redial.)
     enum Command: String, CaseIterable, Sendable {
-        case call, answer, end, hold, resume, mute, unmute, dtmf, video, audio, merge, unmerge, list, status, watch
+        case call, answer, end, hold, resume, mute, unmute, dtmf, video, audio, merge, unmerge, list, status, watch, dnd
         case reloadContacts = "reload-contacts"
         case web
 
@@ -10,6 +10,7 @@ extension ControlCommands {
         var arguments: ClosedRange<Int> {
             switch self {
             case .list, .status, .watch, .reloadContacts, .web: 0...0
+            case .dnd: 0...1
             case .call, .answer, .end, .hold, .resume, .unmute, .unmerge, .audio: 1...1
             case .mute: 1...2
             case .dtmf, .video, .merge: 2...2
@@ -36,6 +37,7 @@ extension ControlCommands {
             case .watch: "print a running parleyd's changes as they happen"
             case .reloadContacts: "make a running parleyd read its contacts file again"
             case .web: "the web softphone's address with the token (--open opens it in a browser)"
+            case .dnd: "do-not-disturb: on (calls are refused without ringing), off, or how it is"
             }
         }
 
@@ -73,6 +75,7 @@ extension ControlCommands {
             case .watch: ControlHelp.watch
             case .reloadContacts: ControlHelp.reloadContacts
             case .web: ControlHelp.web
+            case .dnd: ControlHelp.dnd
             }
         }
     }
@@ -110,6 +113,23 @@ enum ControlHelp {
         \(footer)
         """
     }
+
+    static let dnd = """
+        usage: parley dnd [on|off] [--data-dir DIR] [--json]
+
+        Turns do-not-disturb on or off, or says how it is. While it is on, parleyd refuses every new incoming call
+        with 486 Busy Here before it rings, and the history records it as doNotDisturb (unread, so you see who
+        called); calls already up go on. The web page, the D-Bus service and 'parley watch' show the change.
+
+        options:
+        \(options)
+
+        example:
+          parley dnd on
+          parley dnd
+
+        \(footer)
+        """
 
     static let answer = """
         usage: parley answer CONV [--end-others] [--data-dir DIR] [--json]

@@ -158,6 +158,8 @@ enum ControlRendering {
             return "         ~ \(change.conversation.uuid.prefix(8).lowercased()) \(change.changes.joined(separator: ", ")): "
                 + line(change.conversation)
         case .tonesReceived(let tones): return "tones    ← \(tones.conversation.prefix(8).lowercased()) \(tones.digits)"
+        case .doNotDisturbChanged(let state):
+            return "dnd      " + (state.enabled ? "on: calls are refused without ringing" : "off")
         case .browserAudioChanged(let change):
             return "browser  \(change.conversation.prefix(8).lowercased()) audio \(change.state)" + (change.reason.map { ": \($0)" } ?? "")
         case .mediaStats(let figures):

@@ -119,6 +119,8 @@ struct DaemonOptions {
           --accept-from WHO       who may ring: any (default), contacts (callers --contacts names), or a
                                   comma-separated list of SIP URIs and numbers; others get 403 and no record
           --record-blocked        a caller --accept-from refuses leaves a "blocked" record (read, not missed)
+          --dnd                   start with do-not-disturb on: calls are refused with 486 and never ring
+                                  (parley dnd on|off, the web page or D-Bus change it while running)
           --phone-domain HOST     the domain phone numbers are called at
           --public-address IP     the address peers are given in Via, Contact and SDP (a host behind a static
                                   NAT); by default the listener's, or with --listen on 0.0.0.0 or [::] the
@@ -323,6 +325,7 @@ struct DaemonOptions {
             options.node.acceptFrom = try Self.acceptFrom(who, hasContacts: options.node.contactsFile != nil)
         }
         options.node.recordsBlockedCalls = arguments.flag("--record-blocked")
+        options.node.doNotDisturb = arguments.flag("--dnd")
         if options.node.recordsBlockedCalls && options.node.acceptFrom == .anyone {
             throw UsageError("--record-blocked goes with --accept-from contacts or a list (anyone may ring otherwise)")
         }

@@ -35,7 +35,7 @@ func makeRecord(
         case .connected: .remoteEnded
         case .missed: .unanswered
         case .declined: direction == .incoming ? .localEnded : .declined
-        case .blocked: .localEnded
+        case .blocked, .doNotDisturb: .localEnded
         case .busy: .busy
         case .cancelled: .localEnded
         case .failed: .failed

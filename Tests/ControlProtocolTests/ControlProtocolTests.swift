@@ -28,6 +28,7 @@ struct ControlProtocolTests {
         case .mediaStats: .mediaStats(.example)
         case .browserAudio: .browserAudio(.example)
         case .browserAudioEnd: .browserAudioEnd(.example)
+        case .doNotDisturb: .doNotDisturb(.example)
         case .merge: .merge(.example)
         case .history: .history(.example)
         case .historyCount: .historyCount(.example)
@@ -162,6 +163,7 @@ struct ControlProtocolTests {
             .pushReceived(PushReceived(callID: "c@h", handling: "cancelled", conversation: nil, reason: nil)),
             .actionSettled(ActionSettled(action: "start", actionUUID: "A", conversation: "U", state: "failed", error: error)),
             .browserAudioChanged(BrowserAudioChanged(conversation: "U", session: "s1", state: "ended", reason: nil)),
+            .doNotDisturbChanged(DoNotDisturbState(enabled: true)),
         ] + Self.groupEvents + Self.collaborationEvents
         for event in events { #expect(ControlEventMessage.decode(event.encoded()) == event, "\(event)") }
         let media = String(decoding: events[3].encoded(), as: UTF8.self)

@@ -156,6 +156,9 @@ function onEvent(name, data) {
     case "registrationChanged":
       showRegistration(data);
       break;
+    case "doNotDisturbChanged":
+      showDoNotDisturb(data.enabled);
+      break;
     case "pushReceived":
       if (data.handling === "notReported") toast(`A push could not be shown as a call: ${data.reason ?? "unknown"}`, "error");
       break;
@@ -185,8 +188,20 @@ async function listConversations() {
   return found;
 }
 
+// Do-not-disturb: the header's toggle says parleyd's state and changes it.
+function showDoNotDisturb(enabled) {
+  document.querySelector("[data-dnd-toggle]").checked = enabled;
+  document.body.dataset.doNotDisturb = enabled ? "on" : "off";
+}
+document.querySelector("[data-dnd-toggle]").addEventListener("change", async (event) => {
+  const state = await act("doNotDisturb", { enabled: event.target.checked });
+  if (state) showDoNotDisturb(state.enabled);
+});
+
 async function catchUp() {
-  const [status, live] = await Promise.all([connection.request("status"), listConversations()]);
+  const [status, live, dnd] = await Promise.all([
+    connection.request("status"), listConversations(), connection.request("doNotDisturb", {})]);
+  showDoNotDisturb(dnd.enabled);
   document.querySelector("[data-user]").textContent = status.daemon.user ?? "no account";
   registrations.clear();
   for (const registration of status.accounts?.length ? status.accounts : [status.registration]) showRegistration(registration);
