@@ -13,6 +13,7 @@
 #include "send_lag.h"
 #include "gate_bench.h"
 #include "bridge.h"
+#include "loop.h"
 
 /// Initialises GStreamer once; 0 on success, else -1 with `*error` a malloc'd message (free with parley_gst_free).
 static inline int parley_gst_init(char **error) {

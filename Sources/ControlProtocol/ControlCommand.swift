@@ -30,6 +30,8 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case video
     /// A call's negotiated audio and its figures (RTCP).
     case mediaStats
+    /// Stop a ringing call's ringtone (it goes on ringing).
+    case silence
     /// Merge two calls.
     case merge
     /// Split a call from its group.
@@ -185,6 +187,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case video(VideoParams)
     /// `mediaStats`.
     case mediaStats(ConversationParams)
+    /// `silence`.
+    case silence(ConversationParams)
     /// `merge`.
     case merge(MergeParams)
     /// `unmerge`.
@@ -260,6 +264,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .playTone: .playTone
         case .video: .video
         case .mediaStats: .mediaStats
+        case .silence: .silence
         case .merge: .merge
         case .unmerge: .unmerge
         case .history: .history
@@ -311,7 +316,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .list: ListParams.self
         case .start: StartParams.self
         case .join: JoinParams.self
-        case .end, .hold, .resume, .unmerge, .mediaStats: ConversationParams.self
+        case .end, .hold, .resume, .unmerge, .mediaStats, .silence: ConversationParams.self
         case .mute: MuteParams.self
         case .unmute: ConversationParams.self
         case .playTone: ToneParams.self
@@ -363,6 +368,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .playTone: return .playTone(try params(ToneParams.self, data))
         case .video: return .video(try params(VideoParams.self, data))
         case .mediaStats: return .mediaStats(try params(ConversationParams.self, data))
+        case .silence: return .silence(try params(ConversationParams.self, data))
         case .merge: return .merge(try params(MergeParams.self, data))
         case .history: return .history(try params(HistoryParams.self, data))
         case .historyCount: return .historyCount(try params(HistoryFilter.self, data))
@@ -393,7 +399,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .list(let params): try params.encode(to: encoder)
         case .start(let params): try params.encode(to: encoder)
         case .join(let params): try params.encode(to: encoder)
-        case .end(let params), .hold(let params), .resume(let params), .unmerge(let params), .mediaStats(let params):
+        case .end(let params), .hold(let params), .resume(let params), .unmerge(let params), .mediaStats(let params),
+            .silence(let params):
             try params.encode(to: encoder)
         case .mute(let params): try params.encode(to: encoder)
         case .unmute(let params): try params.encode(to: encoder)

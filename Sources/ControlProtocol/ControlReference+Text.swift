@@ -23,6 +23,8 @@ extension ControlReference {
             "send keypad tones: RFC 4733 events in the call's audio when both sides list telephone-event, else one SIP INFO application/dtmf-relay per digit; a peer's refusal fails it with its status in `details.sipStatus`"
         case .mediaStats:
             "a live call's negotiated audio and its figures so far (RTP counts and RTCP receiver reports, read every two seconds while parleyd carries the audio)"
+        case .silence:
+            "stop the ringtone of a ringing incoming conversation (or the ringback of an outgoing one): it goes on ringing, without sound (D-Bus: `Silence`). parleyd rings only when calls' audio sink is the device (docs/desktop.md)"
         case .video:
             "turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video` (else `refused`); the video itself is not carried yet. Like a hold, it waits while the peer's re-INVITE or ours is open; a video change and a hold or resume waiting at once do not combine: the newer replaces the older, which fails (\"superseded\")"
         case .merge: "merge two joined conversations into a group (parleyd is the local focus)"
@@ -87,7 +89,7 @@ extension ControlReference {
         case .markRead: "`count`: the records changed."
         case .deleteRecord: "`count`: 1."
         case .clearHistory: "`count`: the records deleted."
-        case .status, .list, .subscribe, .mediaStats, .history, .contact, .contacts, .reloadContacts, .groupSessions,
+        case .status, .list, .subscribe, .mediaStats, .silence, .history, .contact, .contacts, .reloadContacts, .groupSessions,
             .groupLeave, .groupEnd, .identity, .collaborations, .collaborationStart, .collaborationChallenge,
             .collaborationProve, .collaborationVerify, .collaborationConfirm, .collaborationNotice, .collaborationEnd,
             .identityUpdateProve:

@@ -44,6 +44,7 @@ public enum ControlReference {
         case .start, .join, .end, .hold, .resume, .mute, .unmute, .playTone, .video, .merge, .unmerge, .redial:
             ActionResult.self
         case .mediaStats: MediaStatsResult.self
+        case .silence: SilenceResult.self
         case .history: HistoryResult.self
         case .historyCount, .markRead, .deleteRecord, .clearHistory: HistoryCountResult.self
         case .contact: ContactResult.self

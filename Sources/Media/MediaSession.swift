@@ -24,6 +24,8 @@ public final class MediaSession: @unchecked Sendable {
     public let source: AudioSource
     /// Where what arrives goes.
     public let sink: AudioSink
+    /// How its device source and sink meet the desktop.
+    public let device: DeviceAudio
     /// The file it records to (`sink` is `files`), named by the caller.
     public let recordingPath: String?
     private let queue = DispatchQueue(label: "parley-media")
@@ -96,8 +98,9 @@ public final class MediaSession: @unchecked Sendable {
         statisticsReported: @escaping @Sendable (RTPStatistics) -> Void = { _ in },
         securityReported: @escaping @Sendable (MediaSecurityOutcome) -> Void = { _ in },
         notice: @escaping @Sendable (String) -> Void = { _ in }, maxRecording: Duration? = nil,
-        levels: AudioLevelReporting? = nil
+        levels: AudioLevelReporting? = nil, device: DeviceAudio = DeviceAudio(pulse: false, echoCancellation: .off)
     ) {
+        self.device = device
         self.levels = levels
         self.notice = notice
         self.maxRecording = maxRecording
@@ -418,7 +421,7 @@ public final class MediaSession: @unchecked Sendable {
             codec: parameters.codec, payloadType: parameters.payloadType, receivedPayloadType: parameters.receivedPayloadType,
             ptime: parameters.ptime, source: source, sink: sink,
             telephoneEvent: parameters.telephoneEvent, security: parameters.encryption,
-            transport: parameters.ice.map { .ice(stream: $0.agent.stream) } ?? .udp, bridged: bridged)
+            transport: parameters.ice.map { .ice(stream: $0.agent.stream) } ?? .udp, bridged: bridged, device: device)
         // Over ICE the agent holds the call's ports (the pool lent them: no sockets here).
         guard sockets != nil || parameters.ice != nil else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)

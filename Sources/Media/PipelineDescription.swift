@@ -37,6 +37,11 @@ struct PipelineDescription {
     var transport = MediaTransport.udp
     /// Whether the conference bridge taps the call (its decoded audio out, the others' mix in).
     var bridged = false
+    /// How the device source and sink meet the desktop (PulseAudio's phone role, echo cancellation).
+    var device = DeviceAudio(pulse: false, echoCancellation: .off)
+
+    /// Whether the call runs the echo canceller (webrtcdsp on the capture, its probe before the playback).
+    private var cancelsEcho: Bool { device.cancelsEcho(source: source, sink: sink) }
 
     /// The element that stamps what we send (SSRC, sequence numbers, timestamps): the tones' mux when telephone-event
     /// is in the stream, else the payloader.
@@ -96,7 +101,7 @@ struct PipelineDescription {
         case .tone(let hertz):
             sourceText = "audiotestsrc is-live=true wave=sine volume=0.5 freq=\(hertz) samplesperbuffer=\(samplesPerPacket)"
         case .silence: sourceText = "audiotestsrc is-live=true wave=silence samplesperbuffer=\(samplesPerPacket)"
-        case .device: sourceText = "autoaudiosrc"
+        case .device: sourceText = device.capture(cancelling: cancelsEcho)
         // A file's audio in 20 ms buffers (wavparse gives far larger ones), so a bridged call's tick finds a frame a
         // tick rather than bursts its queue cannot hold.
         case .file: sourceText = bridged ? "filesrc name=file ! wavparse ! audiobuffersplit" : "filesrc name=file ! wavparse"
@@ -133,7 +138,7 @@ struct PipelineDescription {
         // every 16 KiB (a second of G.711's 16-bit samples), not filesink's 64 KiB: a crash loses at most that, and
         // the header's sizes are completed at the next start (WAVRepair).
         case .files: sinkText = "audiorate name=\(Self.timeline) ! wavenc ! filesink name=recording buffer-mode=full buffer-size=16384"
-        case .device: sinkText = "autoaudiosink sync=false"
+        case .device: sinkText = device.playback(cancelling: cancelsEcho)
         case .null: sinkText = "fakesink sync=false async=false"
         }
         // A closed valve turns what it drops into gap events (silence in a recording) and still lets the end of

@@ -35,6 +35,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     let startChoices = StartChoices()
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
     private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
+    /// The ringer's state and what plays its sounds (nil: nothing rings).
+    let ringing = Mutex<(ringer: Ringer, player: (any CallRinging)?)>((Ringer(), nil))
     private let pushedCalls: PushedCallRegistry
     /// Fired when the last live conversation leaves, while a shutdown waits for that.
     private let lastConversationLeft = Mutex<ShutdownSignal?>(nil)
@@ -239,6 +241,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
     }
 
     func emit(_ event: EngineEvent) {
+        followRinging(event)
         for observer in eventObservers.withLock({ $0 }) { observer(event) }
     }
 

@@ -26,6 +26,7 @@ struct ControlProtocolTests {
         case .playTone: .playTone(.example)
         case .video: .video(.example)
         case .mediaStats: .mediaStats(.example)
+        case .silence: .silence(.example)
         case .merge: .merge(.example)
         case .history: .history(.example)
         case .historyCount: .historyCount(.example)
