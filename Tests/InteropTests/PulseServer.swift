@@ -47,16 +47,19 @@ final class PulseServer {
         return (status, (run.lines + [run.standardError]).joined(separator: "\n"))
     }
 
-    /// Records `seconds` of what the null sink plays (its monitor) with parec: 8 kHz mono.
+    /// Records `seconds` of what the null sink plays (its monitor), 8 kHz mono, with GStreamer's pulsesrc (it stops by
+    /// itself after that many 10 ms buffers and completes the WAV file).
     func recordSink(seconds: Int) throws -> Recording {
-        let file = directory.appending(path: "monitor-\(UUID().uuidString.prefix(8)).raw")
-        let command = "exec timeout -s KILL \(seconds) \(try Interop.tool("parec").path) --server=\(server) -d \(Self.sink).monitor"
-            + " --raw --format=s16le --rate=8000 --channels=1 --latency-msec=20 > \(file.path)"
-        let run = try RunningProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", command], name: "parec")
-        _ = try run.waitForExit(timeout: .seconds(Int64(seconds) + 10))
-        let bytes = [UInt8](try Data(contentsOf: file))
-        let samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Double(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) / 32_768 }
-        return Recording(sampleRate: 8_000, samples: samples)
+        let file = directory.appending(path: "monitor-\(UUID().uuidString.prefix(8)).wav")
+        let run = try RunningProcess(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            environment + [try Interop.tool("gst-launch-1.0").path, "-q", "pulsesrc", "device=\(Self.sink).monitor",
+                           "buffer-time=40000", "latency-time=10000", "num-buffers=\(seconds * 100)", "!",
+                           "audio/x-raw,format=S16LE,rate=8000,channels=1", "!", "wavenc", "!", "filesink", "location=\(file.path)"],
+            name: "gst-launch pulsesrc")
+        let status = try run.waitForExit(timeout: .seconds(Int64(seconds) + 10))
+        guard status == 0 else { throw InteropError("recording the sink's monitor failed (\(status)): \(run.standardError)") }
+        return try Recording(wavAt: file.path)
     }
 
     private var stopped = false
