@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 import ParleyTestSupport
 import Testing
@@ -56,6 +57,68 @@ extension AudioInterop {
             #expect(answered.seconds(at: 440) >= 1.5, "the caller's tone after the answer: \(answered.dominantFrequencies())")
             #expect(sinkInputs == ["media.role = \"phone\""], "the call's playback")
             #expect(sourceOutputs == ["media.role = \"phone\""], "the call's capture")
+        }
+
+        /// The overall level of a recording in dB against full scale (a sine of amplitude 1 is −3 dB).
+        static func rms(_ recording: Recording) -> Double {
+            let power = recording.samples.reduce(0) { $0 + $1 * $1 } / Double(max(1, recording.samples.count))
+            return 10 * log10(max(power, 1e-24))
+        }
+
+        @Test("silence (control API) stops a ringing call's ringtone and the call goes on ringing")
+        func silence() throws {
+            let pulse = try PulseServer()
+            defer { pulse.stop() }
+            let folder = FileManager.default.temporaryDirectory.appending(path: "parley-silence-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let ringtone = folder.appending(path: "ring.wav")
+            try LinphoneAndParleyd.writeTone(700, seconds: 1, to: ringtone)
+            let callee = try Self.deviceParleyd(pulse, ["--ringtone", ringtone.path])
+            let control = try ControlSession(callee)
+            let (caller, callerFolder) = try AudioInteropTests.parleyd(
+                tone: 440, ["--call", "sip:parley@127.0.0.1:\(callee.port)"])
+            defer { try? FileManager.default.removeItem(at: callerFolder) }
+            let line = try callee.process.waitForLine("the call ringing") { $0.contains("→ ringing") }
+            let uuid = try #require(line.split(separator: " ").first { UUID(uuidString: String($0)) != nil }.map(String.init), "\(line)")
+            let ringing = try pulse.recordSink(seconds: 1)
+            let result = try control.request(.silence(ConversationParams(conversation: uuid)))
+            Thread.sleep(forTimeInterval: 0.3)
+            let silenced = try pulse.recordSink(seconds: 2)
+            let stillRinging = !callee.process.lines.contains { $0.contains("→ joining") || $0.contains("→ left") }
+            let unknown = try control.error(.silence(ConversationParams(conversation: UUID().uuidString)))
+            _ = try control.request(.end(ConversationParams(conversation: uuid)))
+            try caller.waitForEnded(1)
+            try callee.waitForEnded(1)
+            print("before silence: 700 Hz at \(ringing.level(at: 700)) dB; after: \(silenced.level(at: 700)) dB, overall \(Self.rms(silenced)) dB")
+            #expect(ringing.seconds(at: 700) >= 0.5, "the ringtone before: \(ringing.dominantFrequencies())")
+            #expect(result["silenced"] as? Bool == true, "\(result)")
+            #expect(silenced.level(at: 700) < -50 && Self.rms(silenced) < -50, "no sound after silence: \(silenced.dominantFrequencies())")
+            #expect(stillRinging, "the call still rings after silence")
+            #expect(unknown.code == "notFound", "\(unknown)")
+            #expect(callee.transitions.first?.contains("joined") == false, "declined, never answered: \(callee.transitions)")
+        }
+
+        @Test("an outgoing call ringing at the far end plays the theme's ringback on a phone-role stream until it ends")
+        func ringback() throws {
+            let pulse = try PulseServer()
+            defer { pulse.stop() }
+            let (callee, calleeFolder) = try AudioInteropTests.parleyd(tone: 440, [])
+            defer { try? FileManager.default.removeItem(at: calleeFolder) }
+            let caller = try Self.deviceParleyd(pulse, ["--call", "sip:parley@127.0.0.1:\(callee.port)"])
+            let line = try caller.process.waitForLine("the far end ringing") { $0.contains("→ ringing") }
+            let uuid = try #require(line.split(separator: " ").first { UUID(uuidString: String($0)) != nil }.map(String.init), "\(line)")
+            let ringback = try pulse.recordSink(seconds: 2)
+            let roles = try Self.roles(pulse, "sink-inputs")
+            _ = try ControlSession(caller).request(.end(ConversationParams(conversation: uuid)))
+            try caller.waitForEnded(1)
+            try callee.waitForEnded(1)
+            Thread.sleep(forTimeInterval: 0.5)
+            let after = try pulse.recordSink(seconds: 1)
+            print("ringback: \(Self.rms(ringback)) dB; after the end: \(Self.rms(after)) dB; sink inputs \(roles)")
+            #expect(Self.rms(ringback) > -40, "the ringback plays: \(ringback.dominantFrequencies())")
+            #expect(roles == ["media.role = \"phone\""])
+            #expect(Self.rms(after) < -60, "nothing after the end")
         }
 
         /// The level of the echo (the far end's own 700 Hz tone, played on the device and captured back) in what the
