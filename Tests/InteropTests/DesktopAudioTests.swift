@@ -152,6 +152,10 @@ extension AudioInterop {
             let on = try Self.echo("on")
             print("echo of the far end's 700 Hz tone in what it received, last 3 s: --echo-cancel off \(off.level) dB, on \(on.level) dB, "
                 + "reduction \(off.level - on.level) dB")
+            for (mode, run) in [("off", off), ("on", on)] {
+                let seconds = (0..<Int(run.heard.duration)).map { Int(run.heard.part(from: Double($0), to: Double($0 + 1)).level(at: 700)) }
+                print("--echo-cancel \(mode), the echo second by second (dB): \(seconds)")
+            }
             #expect(off.level > -30, "without cancellation the echo comes back: \(off.heard.dominantFrequencies())")
             #expect(off.level - on.level >= 20, "off \(off.level) dB, on \(on.level) dB: \(on.heard.dominantFrequencies())")
         }
