@@ -56,9 +56,10 @@ public struct DeviceAudio: Sendable, Hashable {
     /// The playback elements of a call (from the decoded audio on).
     /// With the canceller the sink plays on the clock (sync=true): the probe takes each buffer's timestamp as the moment
     /// it is heard, and measured on a loopback (docs/desktop.md) the echo came back 50 to 80 dB weaker that way, 30 to 40
-    /// dB weaker with sync=false and webrtcdsp's delay-agnostic mode, and not weaker at all with sync=false alone.
+    /// dB weaker with sync=false and webrtcdsp's delay-agnostic mode, and not weaker at all with sync=false alone. Its
+    /// sink provides no clock (the capture's is the pipeline's): with it providing one, two runs in six never cancelled.
     func playback(cancelling: Bool) -> String {
-        let sync = cancelling ? "sync=true" : "sync=false"
+        let sync = cancelling ? "sync=true provide-clock=false" : "sync=false"
         let sink = pulse ? "pulsesink \(sync) \(Self.buffering) \(Self.properties(serverCancels: !cancelling))" : "autoaudiosink \(sync)"
         guard cancelling else { return sink }
         return "audioconvert ! audioresample ! \(Self.echoCaps) ! webrtcechoprobe name=\(Self.echoProbe) ! audioconvert ! \(sink)"
