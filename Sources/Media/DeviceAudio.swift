@@ -30,6 +30,8 @@ public struct DeviceAudio: Sendable, Hashable {
         }
     }
 
+    /// The name of the device capture (pulsesrc), guarded against early RECONFIGURE events.
+    static let capture = "capture"
     /// The name of the echo canceller's probe on the playback branch.
     static let echoProbe = "echoprobe"
     /// The format the canceller and its probe work in (webrtcdsp takes S16LE or F32LE at 8, 16, 32 or 48 kHz).
@@ -45,7 +47,7 @@ public struct DeviceAudio: Sendable, Hashable {
 
     /// The capture elements of a call (up to the raw audio the send chain converts).
     func capture(cancelling: Bool) -> String {
-        let source = pulse ? "pulsesrc \(Self.buffering) \(Self.properties(serverCancels: !cancelling))" : "autoaudiosrc"
+        let source = pulse ? "pulsesrc name=\(Self.capture) \(Self.buffering) \(Self.properties(serverCancels: !cancelling))" : "autoaudiosrc"
         guard cancelling else { return source }
         // Only the echo: noise suppression and gain control would change the voice's level (and hide a tone).
         return "\(source) ! audioconvert ! audioresample ! \(Self.echoCaps)"

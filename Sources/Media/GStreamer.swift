@@ -308,6 +308,14 @@ final class Pipeline {
 }
 
 extension Pipeline {
+    /// Keeps RECONFIGURE events from reaching the element `name` (the device capture, CGStreamer's capture.h says why);
+    /// false without such an element.
+    @discardableResult
+    func dropReconfigure(at name: String) -> Bool {
+        guard let raw else { return false }
+        return parley_gst_drop_reconfigure(raw, name) == 0
+    }
+
     /// Empties the bus of a looped sound's pipeline, starting it again at its end; throws its first error.
     @discardableResult
     func loopAtEnd() throws(MediaError) -> Bool {

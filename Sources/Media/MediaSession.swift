@@ -487,6 +487,8 @@ public final class MediaSession: @unchecked Sendable {
         if parameters.awaitsPeer { try built.stopSending(at: MediaTransport.socketElements.map(\.sender)) }
         Self.applyDirection(parameters, to: built, secured: isSecured)
         built.set("mute", "mute", isMuted)
+        // A valve opening before pulsesrc first negotiated would leave the call's capture stopped (capture.h).
+        built.dropReconfigure(at: DeviceAudio.capture)
         try built.play()
         if handshake != nil { pollHandshakes() }
         return built
