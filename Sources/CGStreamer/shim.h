@@ -14,6 +14,8 @@
 #include "gate_bench.h"
 #include "bridge.h"
 #include "webrtc.h"
+#include "loop.h"
+#include "capture.h"
 
 /// Initialises GStreamer once; 0 on success, else -1 with `*error` a malloc'd message (free with parley_gst_free).
 static inline int parley_gst_init(char **error) {

@@ -36,6 +36,8 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case browserAudioEnd
     /// Do-not-disturb on, off, or read.
     case doNotDisturb
+    /// Stop a ringing call's ringtone (it goes on ringing).
+    case silence
     /// Merge two calls.
     case merge
     /// Split a call from its group.
@@ -197,6 +199,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case browserAudioEnd(ConversationParams)
     /// `doNotDisturb`.
     case doNotDisturb(DoNotDisturbParams)
+    /// `silence`.
+    case silence(ConversationParams)
     /// `merge`.
     case merge(MergeParams)
     /// `unmerge`.
@@ -275,6 +279,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .browserAudio: .browserAudio
         case .browserAudioEnd: .browserAudioEnd
         case .doNotDisturb: .doNotDisturb
+        case .silence: .silence
         case .merge: .merge
         case .unmerge: .unmerge
         case .history: .history
@@ -326,7 +331,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .list: ListParams.self
         case .start: StartParams.self
         case .join: JoinParams.self
-        case .end, .hold, .resume, .unmerge, .mediaStats, .browserAudioEnd: ConversationParams.self
+        case .end, .hold, .resume, .unmerge, .mediaStats, .browserAudioEnd, .silence: ConversationParams.self
         case .browserAudio: BrowserAudioParams.self
         case .doNotDisturb: DoNotDisturbParams.self
         case .mute: MuteParams.self
@@ -382,6 +387,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .mediaStats: return .mediaStats(try params(ConversationParams.self, data))
         case .browserAudio: return .browserAudio(try params(BrowserAudioParams.self, data))
         case .browserAudioEnd: return .browserAudioEnd(try params(ConversationParams.self, data))
+        case .silence: return .silence(try params(ConversationParams.self, data))
         case .doNotDisturb: return .doNotDisturb(try params(DoNotDisturbParams.self, data))
         case .merge: return .merge(try params(MergeParams.self, data))
         case .history: return .history(try params(HistoryParams.self, data))
@@ -414,7 +420,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .start(let params): try params.encode(to: encoder)
         case .join(let params): try params.encode(to: encoder)
         case .end(let params), .hold(let params), .resume(let params), .unmerge(let params), .mediaStats(let params),
-            .browserAudioEnd(let params):
+            .browserAudioEnd(let params), .silence(let params):
             try params.encode(to: encoder)
         case .mute(let params): try params.encode(to: encoder)
         case .unmute(let params): try params.encode(to: encoder)

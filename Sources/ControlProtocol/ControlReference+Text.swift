@@ -28,6 +28,8 @@ extension ControlReference {
         case .browserAudioEnd: "give the call's audio back to its configured source and sink (a page that no longer wants it)"
         case .doNotDisturb:
             "turn do-not-disturb on or off, or read it (`{}`): while on, every new incoming call is refused with 486 Busy Here before it rings and recorded in the history as `doNotDisturb` (unread); calls already up are not touched. A change is a `doNotDisturbChanged` event (parleyd starts with it off, or on with `--dnd`)"
+        case .silence:
+            "stop the ringtone of a ringing incoming conversation (or the ringback of an outgoing one): it goes on ringing, without sound (D-Bus: `Silence`). parleyd rings only when calls' audio sink is the device (docs/desktop.md)"
         case .video:
             "turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video` (else `refused`); the video itself is not carried yet. Like a hold, it waits while the peer's re-INVITE or ours is open; a video change and a hold or resume waiting at once do not combine: the newer replaces the older, which fails (\"superseded\")"
         case .merge: "merge two joined conversations into a group (parleyd is the local focus)"
@@ -92,7 +94,7 @@ extension ControlReference {
         case .markRead: "`count`: the records changed."
         case .deleteRecord: "`count`: 1."
         case .clearHistory: "`count`: the records deleted."
-        case .status, .list, .subscribe, .mediaStats, .browserAudio, .browserAudioEnd, .doNotDisturb, .history, .contact, .contacts, .reloadContacts, .groupSessions,
+        case .status, .list, .subscribe, .mediaStats, .browserAudio, .browserAudioEnd, .doNotDisturb, .silence, .history, .contact, .contacts, .reloadContacts, .groupSessions,
             .groupLeave, .groupEnd, .identity, .collaborations, .collaborationStart, .collaborationChallenge,
             .collaborationProve, .collaborationVerify, .collaborationConfirm, .collaborationNotice, .collaborationEnd,
             .identityUpdateProve:

@@ -47,6 +47,7 @@ public enum ControlReference {
         case .browserAudio: BrowserAudioResult.self
         case .browserAudioEnd: BrowserAudioEnded.self
         case .doNotDisturb: DoNotDisturbState.self
+        case .silence: SilenceResult.self
         case .history: HistoryResult.self
         case .historyCount, .markRead, .deleteRecord, .clearHistory: HistoryCountResult.self
         case .contact: ContactResult.self

@@ -190,6 +190,19 @@ public struct ReloadContactsResult: Codable, Sendable, Equatable {
     }
 }
 
+/// The result of `silence`.
+public struct SilenceResult: Codable, Sendable, Equatable {
+    /// The conversation.
+    public var conversation: String
+    /// Whether it was ringing (its sound is silenced now); false for a conversation that does not ring.
+    public var silenced: Bool
+    /// A result.
+    public init(conversation: String, silenced: Bool) {
+        self.conversation = conversation
+        self.silenced = silenced
+    }
+}
+
 /// One contact in the result of `contacts`.
 public struct ContactInfo: Codable, Sendable, Equatable {
     /// The contact's name.

@@ -152,6 +152,20 @@ extension ReloadContactsResult: ControlShape {
     public static let examples = [ReloadContactsResult(contacts: 3, conflicts: 0)]
 }
 
+extension SilenceResult: ControlShape {
+    /// `silence`'s result.
+    public static let noun = ControlNoun("a silenced ringtone", plural: "silenced ringtones")
+
+    /// The members.
+    public static let fields = [
+        ControlField("conversation", .string, "the conversation's uuid"),
+        ControlField("silenced", .boolean, "whether it was ringing (it rings on without sound); false when it does not ring"),
+    ]
+
+    /// A ringing call silenced.
+    public static let examples = [SilenceResult(conversation: "1F2E3D4C-5B6A-4789-8796-A5B4C3D2E1F0", silenced: true)]
+}
+
 extension ConversationChanged: ControlShape {
     /// The `conversationChanged` event's data.
     public static let noun = ControlNoun("a conversation change", plural: "conversation changes")

@@ -316,3 +316,24 @@ final class Pipeline {
         parley_gst_finish(pipeline, Int32(waitingMilliseconds))
     }
 }
+
+extension Pipeline {
+    /// Keeps RECONFIGURE events from reaching the element `name` (the device capture, CGStreamer's capture.h says why);
+    /// false without such an element.
+    @discardableResult
+    func dropReconfigure(at name: String) -> Bool {
+        guard let raw else { return false }
+        return parley_gst_drop_reconfigure(raw, name) == 0
+    }
+
+    /// Empties the bus of a looped sound's pipeline, starting it again at its end; throws its first error.
+    @discardableResult
+    func loopAtEnd() throws(MediaError) -> Bool {
+        guard let raw else { return false }
+        var error: UnsafeMutablePointer<CChar>?
+        let outcome = parley_gst_loop_at_end(raw, &error)
+        defer { parley_gst_free(error) }
+        guard outcome >= 0 else { throw MediaError(error.map { String(cString: $0) } ?? "the sound stopped") }
+        return outcome == 1
+    }
+}

@@ -24,6 +24,8 @@ public final class MediaSession: @unchecked Sendable {
     public let source: AudioSource
     /// Where what arrives goes.
     public let sink: AudioSink
+    /// How its device source and sink meet the desktop.
+    public let device: DeviceAudio
     /// The file it records to (`sink` is `files`), named by the caller.
     public let recordingPath: String?
     let queue = DispatchQueue(label: "parley-media")
@@ -98,8 +100,9 @@ public final class MediaSession: @unchecked Sendable {
         statisticsReported: @escaping @Sendable (RTPStatistics) -> Void = { _ in },
         securityReported: @escaping @Sendable (MediaSecurityOutcome) -> Void = { _ in },
         notice: @escaping @Sendable (String) -> Void = { _ in }, maxRecording: Duration? = nil,
-        levels: AudioLevelReporting? = nil
+        levels: AudioLevelReporting? = nil, device: DeviceAudio = DeviceAudio(pulse: false, echoCancellation: .off)
     ) {
+        self.device = device
         self.levels = levels
         self.notice = notice
         self.maxRecording = maxRecording
@@ -421,7 +424,7 @@ public final class MediaSession: @unchecked Sendable {
             ptime: parameters.ptime, source: source, sink: sink,
             telephoneEvent: parameters.telephoneEvent, security: parameters.encryption,
             transport: parameters.ice.map { .ice(stream: $0.agent.stream) } ?? .udp, bridged: bridged,
-            handedOver: browser != nil)
+            handedOver: browser != nil, device: device)
         // Over ICE the agent holds the call's ports (the pool lent them: no sockets here).
         guard sockets != nil || parameters.ice != nil else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)
@@ -487,6 +490,8 @@ public final class MediaSession: @unchecked Sendable {
         if parameters.awaitsPeer { try built.stopSending(at: MediaTransport.socketElements.map(\.sender)) }
         Self.applyDirection(parameters, to: built, secured: isSecured)
         built.set("mute", "mute", isMuted)
+        // A valve opening before pulsesrc first negotiated would leave the call's capture stopped (capture.h).
+        built.dropReconfigure(at: DeviceAudio.capture)
         try built.play()
         if handshake != nil { pollHandshakes() }
         return built

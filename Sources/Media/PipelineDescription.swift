@@ -43,6 +43,11 @@ struct PipelineDescription {
     /// Whether a browser carries the local audio (``BrowserAudio``): appsrc "localin" is the source and appsink
     /// "localout" the sink, in place of the configured ones.
     var handedOver = false
+    /// How the device source and sink meet the desktop (PulseAudio's phone role, echo cancellation).
+    var device = DeviceAudio(pulse: false, echoCancellation: .off)
+
+    /// Whether the call runs the echo canceller (webrtcdsp on the capture, its probe before the playback).
+    private var cancelsEcho: Bool { !handedOver && device.cancelsEcho(source: source, sink: sink) }
 
     /// The element that stamps what we send (SSRC, sequence numbers, timestamps): the tones' mux when telephone-event
     /// is in the stream, else the payloader.
@@ -105,7 +110,7 @@ struct PipelineDescription {
         case .tone(let hertz):
             sourceText = "audiotestsrc is-live=true wave=sine volume=0.5 freq=\(hertz) samplesperbuffer=\(samplesPerPacket)"
         case .silence: sourceText = "audiotestsrc is-live=true wave=silence samplesperbuffer=\(samplesPerPacket)"
-        case .device: sourceText = "autoaudiosrc"
+        case .device: sourceText = device.capture(cancelling: cancelsEcho)
         // A file's audio in 20 ms buffers (wavparse gives far larger ones), so a bridged call's tick finds a frame a
         // tick rather than bursts its queue cannot hold.
         case .file: sourceText = bridged ? "filesrc name=file ! wavparse ! audiobuffersplit" : "filesrc name=file ! wavparse"
@@ -145,7 +150,7 @@ struct PipelineDescription {
         // every 16 KiB (a second of G.711's 16-bit samples), not filesink's 64 KiB: a crash loses at most that, and
         // the header's sizes are completed at the next start (WAVRepair).
         case .files: sinkText = "audiorate name=\(Self.timeline) ! wavenc ! filesink name=recording buffer-mode=full buffer-size=16384"
-        case .device: sinkText = "autoaudiosink sync=false"
+        case .device: sinkText = device.playback(cancelling: cancelsEcho)
         case .null: sinkText = "fakesink sync=false async=false"
         }
         if handedOver {

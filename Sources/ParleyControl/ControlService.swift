@@ -126,6 +126,9 @@ public final class ControlService: Sendable {
                 conversation: uuid.uuidString, media: engine.audio(of: uuid).map(Self.media),
                 stats: engine.quality(of: uuid).map(Self.stats))
             reply(ControlMessage.result(result, id: id))
+        case .silence(let params):
+            let uuid = try conversation(params.conversation)
+            reply(ControlMessage.result(SilenceResult(conversation: uuid.uuidString, silenced: engine.silenceRinging(uuid)), id: id))
         case .video(let params):
             try setVideo(params.enabled, on: try conversation(params.conversation), id: id, reply: reply)
         case .browserAudio(let params):

@@ -90,7 +90,8 @@ extension ParleyDBusService {
             }
             action = .merge(conversationUUID: uuid, with: other)
         case "Silence":
-            // Parley plays no ringtone of its own yet: there is nothing to silence, and the call keeps ringing.
+            // The call's ringtone (or ringback) stops; the call keeps ringing. A call that does not ring has none.
+            engine.silenceRinging(uuid)
             return call.reply()
         default:
             return call.fail(.failed("No method \(call.member)."))

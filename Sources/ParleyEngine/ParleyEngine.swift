@@ -37,6 +37,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     /// Whether do-not-disturb is on, for readers on any thread (the agent keeps its own copy on the loop).
     let doNotDisturbNow = Atomic<Bool>(false)
     private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
+    /// The ringer's state and what plays its sounds (nil: nothing rings).
+    let ringing = Mutex<(ringer: Ringer, player: (any CallRinging)?)>((Ringer(), nil))
     private let pushedCalls: PushedCallRegistry
     /// Fired when the last live conversation leaves, while a shutdown waits for that.
     private let lastConversationLeft = Mutex<ShutdownSignal?>(nil)
@@ -253,6 +255,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
     }
 
     func emit(_ event: EngineEvent) {
+        followRinging(event)
         for observer in eventObservers.withLock({ $0 }) { observer(event) }
     }
 

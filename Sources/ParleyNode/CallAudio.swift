@@ -29,6 +29,17 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// ICE for the calls through accounts that have their own (a config file's `[account]` section with `ice`,
     /// `stun-server`, `turn-server`…), by address of record.
     public var accountICE: [String: AccountICE] = [:]
+    /// How device audio meets the desktop: PulseAudio's phone role, `--echo-cancel`.
+    public var device = DeviceAudio()
+    /// `--ringtone`: what an incoming call rings with (and whether the far end's ringing is heard). Only calls whose
+    /// sink is the device ring: a headless parleyd (the null sink, files, `--media external` or off) never does.
+    public var ringtone = RingtoneChoice.theme
+
+    /// Whether calls ring on the desktop (a ringtone, a ringback).
+    public var rings: Bool {
+        guard case .device = sink else { return false }
+        return ringtone != .off
+    }
 
     /// Calls with audio per core by default: `Scripts/bench-media` has one parleyd pair on 2 cores clean up to 120
     /// concurrent G.711 calls (BENCHMARKS.md; issue 48's report saw saturation between 240 and 320); 50 a core
@@ -261,7 +272,7 @@ final class CallAudio: CallMediaHandler {
                 notice: { [log] text in log.info("\(conversation): \(text)") }, maxRecording: configuration.maxRecording,
                 levels: levels.map { levels in
                     AudioLevelReporting(wanted: levels.wanted) { levels.reported(conversation, $0.heard, $0.said) }
-                })
+                }, device: configuration.device)
             if muted.contains(conversation) { session.setMuted(true) }
             if let browser = browsers[conversation]?.audio { session.handOver(to: browser) }
             sessions[conversation] = session

@@ -140,7 +140,7 @@ public final class ParleyNode: Sendable {
                 engineConfiguration.mediaPort = 9
                 let headless = MediaConfiguration.hasSoundServer ? "" : " (no sound server here)"
                 log.info(
-                    "audio: \(media.source) → \(media.sink)\(headless), RTP ports \(media.ports.lowerBound)–\(media.ports.upperBound)")
+                    "audio: \(media.source) → \(media.sink)\(headless)\(Self.deviceSummary(media)), RTP ports \(media.ports.lowerBound)–\(media.ports.upperBound)")
                 for line in media.iceSummary { log.info(line) }
             }
             let locator = DNSServerLocator(loop: loop, servers: configuration.dnsServers)
@@ -149,6 +149,9 @@ public final class ParleyNode: Sendable {
                 journal: journal, media: handler, locator: locator, log: log)
             self.engine = engine
             engineBox.set(engine, on: loop)
+            if let media = configuration.media, media.rings, let ringer = DesktopRinger(media.ringtone, device: media.device, log: log) {
+                engine.setRinger(ringer)
+            }
             audio?.onTonesReceived = { [weak engine] conversation, digit in
                 engine?.receivedTonesInStream(String(digit), for: conversation)
             }
@@ -211,6 +214,16 @@ public final class ParleyNode: Sendable {
             loop.shutdown()
             throw error
         }
+    }
+
+    /// What the log says of device audio: PulseAudio's phone role or GStreamer's automatic choice, and echo
+    /// cancellation.
+    private static func deviceSummary(_ media: MediaConfiguration) -> String {
+        let usesDevice = if case .device = media.source { true } else if case .device = media.sink { true } else { false }
+        guard usesDevice else { return "" }
+        return media.device.pulse
+            ? " (PulseAudio streams with the phone role, echo cancellation \(media.device.echoCancellation))"
+            : " (autoaudio: no PulseAudio server here, echo cancellation \(media.device.echoCancellation))"
     }
 
     /// The node's DTLS-SRTP certificate: kept in the data directory when the node keeps its identity (parleyd),

@@ -1,4 +1,5 @@
 import CommandLineSupport
+import Foundation
 import Media
 import ParleyEngine
 import ParleyNode
@@ -15,11 +16,13 @@ extension DaemonOptions {
         let ports = try arguments.option("--rtp-ports")
         let capacity = try arguments.option("--max-media-calls", as: "a number of calls (1–100000)", in: 1...100_000)
         let maxRecording = try arguments.option("--max-recording").map(Self.recordingCap)
+        let ringtone = try arguments.option("--ringtone").map(RingtoneChoice.init(parsing:))
+        let echo = try arguments.option("--echo-cancel", as: "auto, on or off", EchoCancellation.init(rawValue:))
         switch mode {
         case "off", "external":
-            guard source == nil, sink == nil, ports == nil, capacity == nil, maxRecording == nil else {
+            guard source == nil, sink == nil, ports == nil, capacity == nil, maxRecording == nil, ringtone == nil, echo == nil else {
                 throw UsageError(
-                    "--audio-source, --audio-sink, --rtp-ports, --max-media-calls and --max-recording go with --media gstreamer")
+                    "--audio-source, --audio-sink, --rtp-ports, --max-media-calls, --max-recording, --ringtone and --echo-cancel go with --media gstreamer")
             }
             external = mode == "external"
             return nil
@@ -35,6 +38,11 @@ extension DaemonOptions {
                 if let ports { configuration.ports = try portRange(ports) }
                 if let capacity { configuration.maxCalls = capacity }
                 if let maxRecording { configuration.maxRecording = maxRecording }
+                if let echo { configuration.device.echoCancellation = echo }
+                if case .file(let path)? = ringtone, !FileManager.default.isReadableFile(atPath: path) {
+                    throw UsageError("--ringtone expects off, theme or a sound file, and \(path) cannot be read")
+                }
+                if let ringtone { configuration.ringtone = ringtone }
                 return configuration
             } catch let error as MediaError {
                 throw UsageError(error.message)

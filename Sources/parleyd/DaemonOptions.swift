@@ -68,6 +68,12 @@ struct DaemonOptions {
                                   when a sound server runs, else silence)
           --audio-sink WHERE      where received audio goes: file:DIR (one WAV per call), device or null
                                   (default: device when a sound server runs, else null)
+          --ringtone off|theme|FILE  what an incoming call rings with while it rings, on a phone-role stream: the
+                                  sound theme's phone-incoming-call (theme, the default; the far end's ringing is
+                                  phone-outgoing-calling), a sound file, or off (no ringback either). Only calls
+                                  whose audio sink is the device ring (docs/desktop.md)
+          --echo-cancel auto|on|off  WebRTC echo cancellation of calls that capture and play on the device
+                                  (default auto: on; off asks the sound server's own canceller instead)
           --rtp-ports LOW-HIGH    local RTP/RTCP ports, a pair per call (default 40000-40999)
           --max-media-calls N     calls with audio at once; a new call beyond gets 503 (default 50 per core, at most the --rtp-ports pairs)
           --max-recording LENGTH  one call's recording (--audio-sink file:DIR) stops after this much of the call, as 3600, 90m or 2h,

@@ -29,6 +29,7 @@ struct ControlProtocolTests {
         case .browserAudio: .browserAudio(.example)
         case .browserAudioEnd: .browserAudioEnd(.example)
         case .doNotDisturb: .doNotDisturb(.example)
+        case .silence: .silence(.example)
         case .merge: .merge(.example)
         case .history: .history(.example)
         case .historyCount: .historyCount(.example)

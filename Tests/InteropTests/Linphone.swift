@@ -159,7 +159,7 @@ final class LinphoneAndParleyd {
     }
 
     /// A 16-bit mono 8 kHz WAV file of a sine.
-    private static func writeTone(_ hertz: Double, seconds: Int, to url: URL) throws {
+    static func writeTone(_ hertz: Double, seconds: Int, to url: URL) throws {
         let samples = (0..<(8_000 * seconds)).map { Int16(8_000 * sin(2 * .pi * hertz * Double($0) / 8_000)) }
         var data = Data()
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
