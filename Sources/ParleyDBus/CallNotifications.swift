@@ -96,13 +96,8 @@ final class CallNotifications {
     /// Does what a notification's button asks, through the pipeline (a Start or a Join makes room as call waiting
     /// does); a refusal or failure is logged — there is no one to answer.
     private func perform(_ action: ConversationAction, _ button: String, callWaiting: Bool) {
-        let engine = service.engine
         do {
-            if callWaiting {
-                try engine.perform(action, makingRoom: false)
-            } else {
-                try engine.manager.perform([action])
-            }
+            try service.perform(action, callWaiting: callWaiting)
         } catch {
             return service.log.info("notifications: \(button) refused: \(error)")
         }

@@ -60,6 +60,16 @@ extension ParleyDBusService {
         ])
     }
 
+    /// Performs a desktop user's `action` through the manager's pipeline: a Start or a Join (`callWaiting`) making
+    /// room as call waiting does (the calls that are up are held), anything else as it is.
+    func perform(_ action: ConversationAction, callWaiting: Bool) throws(ConversationManagerError) {
+        if callWaiting {
+            try engine.perform(action, makingRoom: false)
+        } else {
+            try engine.manager.perform([action])
+        }
+    }
+
     /// A method of a call object, through the manager's pipeline; answered when the action settles.
     func act(_ call: BusMethodCall, on object: CallObject) {
         let uuid = object.uuid
@@ -97,11 +107,7 @@ extension ParleyDBusService {
             return call.fail(.failed("No method \(call.member)."))
         }
         do {
-            if callWaiting {
-                try engine.perform(action, makingRoom: false)
-            } else {
-                try engine.manager.perform([action])
-            }
+            try perform(action, callWaiting: callWaiting)
         } catch {
             return call.fail(BusError(ParleyBus.Error.refused, "Can't \(call.member.lowercased()) \(object.path): \(error)."))
         }
