@@ -14,6 +14,7 @@
 #include "gate_bench.h"
 #include "bridge.h"
 #include "webrtc.h"
+#include "devices.h"
 #include "loop.h"
 #include "capture.h"
 

@@ -36,6 +36,10 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case browserAudioEnd
     /// Do-not-disturb on, off, or read.
     case doNotDisturb
+    /// The desktop's audio devices.
+    case audioDevices
+    /// The devices one call plays on.
+    case setAudioDevice
     /// Stop a ringing call's ringtone (it goes on ringing).
     case silence
     /// Merge two calls.
@@ -199,6 +203,10 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case browserAudioEnd(ConversationParams)
     /// `doNotDisturb`.
     case doNotDisturb(DoNotDisturbParams)
+    /// `audioDevices`.
+    case audioDevices
+    /// `setAudioDevice`.
+    case setAudioDevice(SetAudioDeviceParams)
     /// `silence`.
     case silence(ConversationParams)
     /// `merge`.
@@ -279,6 +287,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .browserAudio: .browserAudio
         case .browserAudioEnd: .browserAudioEnd
         case .doNotDisturb: .doNotDisturb
+        case .audioDevices: .audioDevices
+        case .setAudioDevice: .setAudioDevice
         case .silence: .silence
         case .merge: .merge
         case .unmerge: .unmerge
@@ -315,7 +325,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// The params type of each method (for the reference).
     public static func paramsType(of method: ControlMethodName) -> any ControlParams.Type {
         switch method {
-        case .status, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations: NoParams.self
+        case .status, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations, .audioDevices: NoParams.self
+        case .setAudioDevice: SetAudioDeviceParams.self
         case .subscribe: SubscribeParams.self
         case .collaborationStart: CollaborationStartParams.self
         case .collaborationOpen, .collaborationChallenge, .collaborationEnd: CollaborationParams.self
@@ -389,6 +400,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .browserAudioEnd: return .browserAudioEnd(try params(ConversationParams.self, data))
         case .silence: return .silence(try params(ConversationParams.self, data))
         case .doNotDisturb: return .doNotDisturb(try params(DoNotDisturbParams.self, data))
+        case .audioDevices: _ = try params(NoParams.self, data); return .audioDevices
+        case .setAudioDevice: return .setAudioDevice(try params(SetAudioDeviceParams.self, data))
         case .merge: return .merge(try params(MergeParams.self, data))
         case .history: return .history(try params(HistoryParams.self, data))
         case .historyCount: return .historyCount(try params(HistoryFilter.self, data))
@@ -403,7 +416,9 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// Writes the params object.
     public func encode(to encoder: any Encoder) throws {
         switch self {
-        case .status, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations: try NoParams().encode(to: encoder)
+        case .status, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations, .audioDevices:
+            try NoParams().encode(to: encoder)
+        case .setAudioDevice(let params): try params.encode(to: encoder)
         case .subscribe(let params): try params.encode(to: encoder)
         case .collaborationStart(let params): try params.encode(to: encoder)
         case .collaborationOpen(let params), .collaborationChallenge(let params), .collaborationEnd(let params): try params.encode(to: encoder)

@@ -14,6 +14,8 @@ public enum ControlEventMessage: Sendable, Equatable {
     case browserAudioChanged(BrowserAudioChanged)
     /// Do-not-disturb was turned on or off.
     case doNotDisturbChanged(DoNotDisturbState)
+    /// The devices calls play on changed.
+    case audioRouteChanged(AudioRouteChanged)
     /// How loud a call's audio is (to subscribers that asked).
     case audioLevels(AudioLevelsEvent)
     /// Records were added, marked read or deleted.
@@ -61,6 +63,8 @@ public enum ControlEventMessage: Sendable, Equatable {
         case browserAudioChanged
         /// `doNotDisturbChanged`.
         case doNotDisturbChanged
+        /// `audioRouteChanged`.
+        case audioRouteChanged
         /// `audioLevels` (only to subscribers that asked: ``SubscribeParams/audioLevels``).
         case audioLevels
         /// `historyChanged`.
@@ -104,6 +108,7 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .mediaStats: .mediaStats
         case .browserAudioChanged: .browserAudioChanged
         case .doNotDisturbChanged: .doNotDisturbChanged
+        case .audioRouteChanged: .audioRouteChanged
         case .audioLevels: .audioLevels
         case .historyChanged: .historyChanged
         case .registrationChanged: .registrationChanged
@@ -132,6 +137,7 @@ public enum ControlEventMessage: Sendable, Equatable {
         case .mediaStats(let data): Self.encode(name, data)
         case .browserAudioChanged(let data): Self.encode(name, data)
         case .doNotDisturbChanged(let data): Self.encode(name, data)
+        case .audioRouteChanged(let data): Self.encode(name, data)
         case .audioLevels(let data): Self.encode(name, data)
         case .historyChanged(let data): Self.encode(name, data)
         case .registrationChanged(let data): Self.encode(name, data)
@@ -168,6 +174,8 @@ public enum ControlEventMessage: Sendable, Equatable {
             return (try? decoder.decode(Envelope<BrowserAudioChanged>.self, from: line)).map { .browserAudioChanged($0.data) }
         case .doNotDisturbChanged:
             return (try? decoder.decode(Envelope<DoNotDisturbState>.self, from: line)).map { .doNotDisturbChanged($0.data) }
+        case .audioRouteChanged:
+            return (try? decoder.decode(Envelope<AudioRouteChanged>.self, from: line)).map { .audioRouteChanged($0.data) }
         case .audioLevels:
             return (try? decoder.decode(Envelope<AudioLevelsEvent>.self, from: line)).map { .audioLevels($0.data) }
         case .historyChanged:

@@ -26,6 +26,10 @@ extension ControlReference {
         case .browserAudio:
             "make this page the call's microphone and speaker: parleyd answers the page's WebRTC offer (opus, DTLS-SRTP over ICE) and hands the call's audio to it in place of its configured source and sink, transcoding to the call's codec; the call must have audio (answered, or up). Another page's audio is `refused` unless `takeOver`. `browserAudioChanged` follows: `connected`, and `ended` when the page closes or loses its connection (5 s), never connects (10 s) or the call ends; the call then takes its configured source and sink back (docs/web-softphone.md)"
         case .browserAudioEnd: "give the call's audio back to its configured source and sink (a page that no longer wants it)"
+        case .audioDevices:
+            "the desktop's microphones (`source`) and speakers (`sink`) as the sound server has them now (GStreamer's device monitor; empty without a sound server), the defaults marked"
+        case .setAudioDevice:
+            "play one call on these devices (ids from `audioDevices`; null: the default, followed as it moves): its pipeline is rebuilt at once; `refused` for a call that does not play on the desktop's devices (a file, a tone, a browser, no PulseAudio). A chosen device that goes away sends the call back to the default, with an `audioRouteChanged` event"
         case .doNotDisturb:
             "turn do-not-disturb on or off, or read it (`{}`): while on, every new incoming call is refused with 486 Busy Here before it rings and recorded in the history as `doNotDisturb` (unread); calls already up are not touched. A change is a `doNotDisturbChanged` event (parleyd starts with it off, or on with `--dnd`)"
         case .silence:
@@ -94,7 +98,7 @@ extension ControlReference {
         case .markRead: "`count`: the records changed."
         case .deleteRecord: "`count`: 1."
         case .clearHistory: "`count`: the records deleted."
-        case .status, .list, .subscribe, .mediaStats, .browserAudio, .browserAudioEnd, .doNotDisturb, .silence, .history, .contact, .contacts, .reloadContacts, .groupSessions,
+        case .status, .list, .subscribe, .mediaStats, .browserAudio, .browserAudioEnd, .doNotDisturb, .silence, .audioDevices, .setAudioDevice, .history, .contact, .contacts, .reloadContacts, .groupSessions,
             .groupLeave, .groupEnd, .identity, .collaborations, .collaborationStart, .collaborationChallenge,
             .collaborationProve, .collaborationVerify, .collaborationConfirm, .collaborationNotice, .collaborationEnd,
             .identityUpdateProve:
@@ -109,6 +113,8 @@ extension ControlReference {
             "anything about a conversation changed (state, members, hold, mute, video, group, capabilities, pending actions…); `changes` names the members that did"
         case .tonesReceived: "the peer sent keypad tones (SIP INFO or RFC 4733)"
         case .mediaStats: "a call's audio figures, every two seconds while parleyd carries its audio (`--media gstreamer`)"
+        case .audioRouteChanged:
+            "the devices calls play on changed, looked at every 2 s while a call plays on them: a new default (calls that follow the default move with it), or a call's chosen microphone or speaker went away (it plays on the default now)"
         case .doNotDisturbChanged: "do-not-disturb was turned on or off (by any client, the D-Bus service or the CLI)"
         case .browserAudioChanged:
             "a page's part in a call's audio (`browserAudio`): its connection came up, or it ended and the call took its configured source and sink back (`reason` says why)"

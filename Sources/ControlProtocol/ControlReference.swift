@@ -32,7 +32,7 @@ public enum ControlReference {
         StatusCounters.self, StatusLimits.self, ContactInfo.self, GroupSessionData.self, GroupActivity.self,
         GroupParticipantInfo.self, GroupSendResult.self, CollaborationData.self, CollaborationParticipantData.self,
         CollaborationMetadataInfo.self, NameComponentsInfo.self, ShareOptionsInfo.self, OptionsGroupInfo.self,
-        OptionInfo.self, CollaborationChallenge.self, SignedProofJSON.self,
+        OptionInfo.self, CollaborationChallenge.self, SignedProofJSON.self, AudioDeviceInfo.self,
     ]
 
     /// What each method answers with.
@@ -47,6 +47,8 @@ public enum ControlReference {
         case .browserAudio: BrowserAudioResult.self
         case .browserAudioEnd: BrowserAudioEnded.self
         case .doNotDisturb: DoNotDisturbState.self
+        case .audioDevices: AudioDevicesResult.self
+        case .setAudioDevice: AudioDeviceChoice.self
         case .silence: SilenceResult.self
         case .history: HistoryResult.self
         case .historyCount, .markRead, .deleteRecord, .clearHistory: HistoryCountResult.self
@@ -80,6 +82,7 @@ public enum ControlReference {
         case .mediaStats: MediaStats.self
         case .browserAudioChanged: BrowserAudioChanged.self
         case .doNotDisturbChanged: DoNotDisturbState.self
+        case .audioRouteChanged: AudioRouteChanged.self
         case .historyChanged: HistoryChanged.self
         case .registrationChanged: RegistrationInfo.self
         case .pushReceived: PushReceived.self

@@ -32,6 +32,8 @@ public struct DeviceAudio: Sendable, Hashable {
 
     /// The name of the device capture (pulsesrc), guarded against early RECONFIGURE events.
     static let capture = "capture"
+    /// The name of the device playback (pulsesink): a call's chosen speaker is set on it.
+    static let playback = "playback"
     /// The name of the echo canceller's probe on the playback branch.
     static let echoProbe = "echoprobe"
     /// The format the canceller and its probe work in (webrtcdsp takes S16LE or F32LE at 8, 16, 32 or 48 kHz).
@@ -62,7 +64,7 @@ public struct DeviceAudio: Sendable, Hashable {
     /// sink provides no clock (the capture's is the pipeline's): with it providing one, two runs in six never cancelled.
     func playback(cancelling: Bool) -> String {
         let sync = cancelling ? "sync=true provide-clock=false" : "sync=false"
-        let sink = pulse ? "pulsesink \(sync) \(Self.buffering) \(Self.properties(serverCancels: !cancelling))" : "autoaudiosink \(sync)"
+        let sink = pulse ? "pulsesink name=\(Self.playback) \(sync) \(Self.buffering) \(Self.properties(serverCancels: !cancelling))" : "autoaudiosink \(sync)"
         guard cancelling else { return sink }
         return "audioconvert ! audioresample ! \(Self.echoCaps) ! webrtcechoprobe name=\(Self.echoProbe) ! audioconvert ! \(sink)"
     }

@@ -15,3 +15,17 @@ extension MediaSession {
         }
     }
 }
+
+extension MediaSession {
+    /// Plays the call on these devices (sound-server names from ``AudioDevice/list()``; nil: the default, followed as
+    /// it moves): a new pipeline at once when it changes, as a handover does. Only a call whose source or sink is the
+    /// device, on PulseAudio streams, has devices to choose.
+    public func choose(source: String?, sink: String?) {
+        queue.async(group: Self.work) {
+            guard !self.stopped, self.chosenDevices != (source, sink) else { return }
+            self.chosenDevices = (source, sink)
+            guard self.pipeline != nil else { return }
+            self.rebuild()
+        }
+    }
+}

@@ -72,6 +72,8 @@ public final class MediaSession: @unchecked Sendable {
     private var bridged = false
     /// The browser carrying the local audio, when one was handed the call (``handOver(to:)``).
     var browser: BrowserAudio?
+    /// The microphone and speaker chosen for this call (sound-server names; nil: the default, followed as it moves).
+    var chosenDevices: (source: String?, sink: String?) = (nil, nil)
     /// Where the conference bridge meets this call (attached while a bridged pipeline runs).
     public let bridgeTap = BridgeTap()
     /// Our stream's SSRC, sequence numbers and timeline, kept across rebuilds.
@@ -469,6 +471,10 @@ public final class MediaSession: @unchecked Sendable {
         }
         if bridged { try built.attachBridge(to: bridgeTap) }
         if let browser { try browser.link(built) } else if case .file(let path) = source { built.set("file", "location", path) }
+        if browser == nil, device.pulse {
+            if case .device = source, let chosen = chosenDevices.source { built.set(DeviceAudio.capture, "device", chosen) }
+            if case .device = sink, let chosen = chosenDevices.sink { built.set(DeviceAudio.playback, "device", chosen) }
+        }
         if var path = recordingPath {
             if rebuilds > 0 { path = String(path.dropLast(4)) + "-\(rebuilds + 1).wav" }
             // The cap spans the call: a pipeline rebuilt mid-call (a new codec) records only what is left of it, and

@@ -134,7 +134,7 @@ extension ControlService {
                 error: error(settling: action, as: settled, state: state)))
             return [settledEvent] + (rerender(action.conversationUUID, state: &state).map { [$0] } ?? [])
         case .tonesReceived, .mediaChanged, .mediaStats, .audioLevels, .historyRecorded, .registrationChanged, .pushHandled,
-            .browserAudioChanged, .doNotDisturbChanged:
+            .browserAudioChanged, .doNotDisturbChanged, .audioRouteChanged:
             guard listening else { return [] }
             return Self.message(for: event)
         case .group(let effect):
@@ -166,6 +166,8 @@ extension ControlService {
             return [.registrationChanged(Self.registration(registration, of: account))]
         case .pushHandled(let callID, let handling):
             return [.pushReceived(Self.push(callID: callID, handling))]
+        case .audioRouteChanged(let uuid, let source, let sink, let reason):
+            return [.audioRouteChanged(AudioRouteChanged(conversation: uuid?.uuidString, source: source, sink: sink, reason: reason))]
         case .doNotDisturbChanged(let on):
             return [.doNotDisturbChanged(DoNotDisturbState(enabled: on))]
         case .browserAudioChanged(let uuid, let session, let state, let reason):

@@ -26,6 +26,8 @@ public final class ControlService: Sendable {
     let groupReplies = Mutex(GroupReplyTable())
     /// What carries calls' audio to a page (nil: browser audio is `unavailable`).
     let browserAudio = Mutex<(any BrowserAudioCarrier)?>(nil)
+    /// What chooses calls' devices (nil: `audioDevices` is empty, `setAudioDevice` `unavailable`).
+    let deviceChooser = Mutex<(any AudioDeviceChooser)?>(nil)
     /// This run's mark on `list` cursors (positions start again with the next run).
     let listEpoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
 
@@ -135,6 +137,10 @@ public final class ControlService: Sendable {
             try openBrowserAudio(params, on: try conversation(params.conversation), id: id, reply: reply)
         case .browserAudioEnd(let params):
             try endBrowserAudio(on: try conversation(params.conversation), id: id, reply: reply)
+        case .audioDevices:
+            serveAudioDevices(id: id, reply: reply)
+        case .setAudioDevice(let params):
+            try setAudioDevice(params, on: try conversation(params.conversation), id: id, reply: reply)
         case .doNotDisturb(let params):
             if let enabled = params.enabled { engine.setDoNotDisturb(enabled) }
             reply(ControlMessage.result(DoNotDisturbState(enabled: engine.doNotDisturb), id: id))

@@ -27,7 +27,7 @@ extension ParleyEngine {
             effects = { $0.conversationChanged(conversation.uuid, direction: conversation.direction, state: conversation.state) }
         case .mediaChanged(let uuid, let audio): effects = { $0.mediaChanged(uuid, hasAudio: audio != nil) }
         case .historyRecorded, .tonesReceived, .mediaStats, .audioLevels, .actionPerformed, .registrationChanged, .pushHandled,
-            .actionSettled, .group, .collaboration, .doNotDisturbChanged, .browserAudioChanged:
+            .actionSettled, .group, .collaboration, .doNotDisturbChanged, .browserAudioChanged, .audioRouteChanged:
             return
         }
         ringing.withLock { state in

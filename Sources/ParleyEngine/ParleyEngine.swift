@@ -265,6 +265,11 @@ public final class ParleyEngine: ConversationManagerDelegate {
         emit(.browserAudioChanged(conversationUUID, session: session, state: state, reason: reason))
     }
 
+    /// The devices calls play on changed (the media layer's device watch), from any thread: `audioRouteChanged`.
+    public func audioRouteChanged(_ conversationUUID: UUID?, source: String?, sink: String?, reason: String) {
+        emit(.audioRouteChanged(conversationUUID, source: source, sink: sink, reason: reason))
+    }
+
     /// Keypad tones a call's peer sent in its media stream (RFC 4733), from the media layer (any thread): the same
     /// `tonesReceived` event as tones sent by SIP INFO.
     public func receivedTonesInStream(_ digits: String, for conversationUUID: UUID) {
@@ -537,6 +542,9 @@ public enum EngineEvent: Sendable {
     case registrationChanged(Account, RegistrationState)
     /// Do-not-disturb was turned on or off.
     case doNotDisturbChanged(Bool)
+    /// The devices calls play on changed: a call's chosen device went (the call, nil for a new default), the source
+    /// and sink in use now, why.
+    case audioRouteChanged(UUID?, source: String?, sink: String?, reason: String)
     /// A page's part in the conversation's audio (browser audio, named by its session) is `connecting`,
     /// `connected` or `ended` (why).
     case browserAudioChanged(UUID, session: String, state: String, reason: String?)

@@ -145,6 +145,13 @@ final class CallAudio: CallMediaHandler {
     /// Calls whose local audio a browser carries (issue 45), and the timer that watches their connections.
     var browsers: [UUID: BrowserLink] = [:]
     var browserWatch: LoopTimer?
+    /// The devices each call was given (`setAudioDevice`), the defaults seen last, and the watch on both.
+    var chosenDevices: [UUID: (source: String?, sink: String?)] = [:]
+    var defaultDevices: (source: String?, sink: String?)?
+    var deviceWatch: LoopTimer?
+    /// Told when the devices calls play on change (the call whose chosen device went, or nil for a new default; the
+    /// default source and sink; why), on the loop; set once.
+    var onAudioRoute: ((UUID?, String?, String?, String) -> Void)?
     /// Told when a call's browser audio connects or ends (its session, state, why), on the loop; set once.
     var onBrowserAudio: ((UUID, String, String, String?) -> Void)?
     private var muted: Set<UUID> = []
@@ -216,6 +223,7 @@ final class CallAudio: CallMediaHandler {
             refused.remove(conversation)
             guard let session = sessions.removeValue(forKey: conversation) else { return }
             endBrowserAudio(conversation, reason: "the call's audio ended")
+            chosenDevices[conversation] = nil
             conference.bothWays.remove(conversation)
             remix()
             // The teardown runs on the session's queue; a recording is ready to read once this line is logged.
@@ -276,6 +284,7 @@ final class CallAudio: CallMediaHandler {
             if muted.contains(conversation) { session.setMuted(true) }
             if let browser = browsers[conversation]?.audio { session.handOver(to: browser) }
             sessions[conversation] = session
+            watchDevices()
             log.info("\(conversation): audio \(parameters.codec.rawValue) to \(audio.remoteAddress):\(audio.remotePort) from port \(audio.localPort), \(Self.protection(audio))")
         }
     }

@@ -29,6 +29,8 @@ struct ControlProtocolTests {
         case .browserAudio: .browserAudio(.example)
         case .browserAudioEnd: .browserAudioEnd(.example)
         case .doNotDisturb: .doNotDisturb(.example)
+        case .audioDevices: .audioDevices
+        case .setAudioDevice: .setAudioDevice(.example)
         case .silence: .silence(.example)
         case .merge: .merge(.example)
         case .history: .history(.example)
@@ -165,6 +167,7 @@ struct ControlProtocolTests {
             .actionSettled(ActionSettled(action: "start", actionUUID: "A", conversation: "U", state: "failed", error: error)),
             .browserAudioChanged(BrowserAudioChanged(conversation: "U", session: "s1", state: "ended", reason: nil)),
             .doNotDisturbChanged(DoNotDisturbState(enabled: true)),
+            .audioRouteChanged(AudioRouteChanged(conversation: nil, source: nil, sink: "s", reason: "r")),
         ] + Self.groupEvents + Self.collaborationEvents
         for event in events { #expect(ControlEventMessage.decode(event.encoded()) == event, "\(event)") }
         let media = String(decoding: events[3].encoded(), as: UTF8.self)

@@ -49,11 +49,11 @@ final class PulseServer {
 
     /// Records `seconds` of what the null sink plays (its monitor), 8 kHz mono, with GStreamer's pulsesrc (it stops by
     /// itself after that many 10 ms buffers and completes the WAV file).
-    func recordSink(seconds: Int) throws -> Recording {
+    func recordSink(seconds: Int, sink: String = PulseServer.sink) throws -> Recording {
         let file = directory.appending(path: "monitor-\(UUID().uuidString.prefix(8)).wav")
         let run = try RunningProcess(
             URL(fileURLWithPath: "/usr/bin/env"),
-            environment + [try Interop.tool("gst-launch-1.0").path, "-q", "pulsesrc", "device=\(Self.sink).monitor",
+            environment + [try Interop.tool("gst-launch-1.0").path, "-q", "pulsesrc", "device=\(sink).monitor",
                            "buffer-time=40000", "latency-time=10000", "num-buffers=\(seconds * 100)", "!",
                            "audio/x-raw,format=S16LE,rate=8000,channels=1", "!", "wavenc", "!", "filesink", "location=\(file.path)"],
             name: "gst-launch pulsesrc")
