@@ -92,6 +92,10 @@ public final class BrowserAudio: @unchecked Sendable {
             + " appsrc name=\(toBrowser) is-live=true format=time do-timestamp=true caps=\(localCaps) ! mix."
             + " audiomixer name=mix latency=20000000"
             + " ! audioconvert ! audioresample ! audio/x-raw,rate=48000,channels=1 ! opusenc ! rtpopuspay pt=\(payloadType)"
+            // webrtcbin holds what we send until DTLS is up (half a second after the answer): without this queue the
+            // page got that half second in one burst and its jitter buffer took some 10 s to drain it. The queue
+            // keeps the newest 40 ms and drops the rest while webrtcbin holds.
+            + " ! queue leaky=downstream max-size-buffers=0 max-size-bytes=0 max-size-time=40000000"
             + " ! application/x-rtp,media=audio,encoding-name=OPUS,payload=\(payloadType),clock-rate=48000 ! \(web)."
             + " rtpopusdepay name=\(depayloader) ! opusdec ! audioconvert ! audioresample ! \(localCaps)"
             + " ! appsink name=\(fromBrowser) sync=false async=false max-buffers=10 drop=true emit-signals=false"

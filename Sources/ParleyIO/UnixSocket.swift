@@ -1,4 +1,5 @@
 import Glibc
+internal import CLinux
 
 /// Unix-domain stream socket plumbing (the control API's transport): addresses, bind, connect, file identity.
 package enum UnixSocket {
