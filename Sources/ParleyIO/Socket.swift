@@ -1,5 +1,4 @@
 import Glibc
-internal import CLinux
 
 /// Thin wrappers over the socket calls Parley makes: every descriptor non-blocking and close-on-exec, errno turned
 /// into ``IOError``. IP and Unix-domain stream sockets, UDP sockets; nothing here waits.

@@ -1,5 +1,4 @@
 import Glibc
-internal import CLinux
 
 /// Unix-domain stream socket plumbing (the control API's transport): addresses, bind, connect, file identity.
 package enum UnixSocket {
