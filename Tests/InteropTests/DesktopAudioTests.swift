@@ -148,18 +148,24 @@ extension AudioInterop {
 
         @Test("echo cancellation: the far end's own tone, played and captured back, comes back at least 20 dB weaker with --echo-cancel on")
         func echoCancellation() throws {
-            let off = try Self.echo("off")
-            let on = try Self.echo("on")
-            print("echo of the far end's 700 Hz tone in what it received, last 3 s: --echo-cancel off \(off.level) dB, on \(on.level) dB, "
-                + "reduction \(off.level - on.level) dB")
-            for (mode, run) in [("off", off), ("on", on)] {
-                let seconds = (0..<Int(run.heard.duration)).map { Int(run.heard.part(from: Double($0), to: Double($0 + 1)).level(at: 700)) }
-                print("--echo-cancel \(mode), the echo second by second (dB): \(seconds)")
+            // A measurement counts when the loop carried the echo without cancellation (its last 3 s above -30 dB). On a
+            // fresh PulseAudio the device call's capture sometimes stops after a second or two (a race not fixed yet,
+            // docs/desktop.md): then the pair is measured again, at most three times, each attempt printed.
+            for attempt in 1...3 {
+                let off = try Self.echo("off")
+                let on = try Self.echo("on")
+                print("echo, attempt \(attempt): the far end's 700 Hz tone in what it received, last 3 s: --echo-cancel off "
+                    + "\(off.level) dB, on \(on.level) dB, reduction \(off.level - on.level) dB")
+                for (mode, run) in [("off", off), ("on", on)] {
+                    let seconds = (0..<Int(run.heard.duration)).map { Int(run.heard.part(from: Double($0), to: Double($0 + 1)).level(at: 700)) }
+                    print("--echo-cancel \(mode), the echo second by second (dB): \(seconds)")
+                }
+                #expect(on.heard.duration >= 6 && off.heard.duration >= 6, "the far end received \(off.heard.duration) s and \(on.heard.duration) s")
+                guard off.level > -30 else { continue }
+                #expect(off.level - on.level >= 20, "off \(off.level) dB, on \(on.level) dB: \(on.heard.dominantFrequencies())")
+                return
             }
-            // The device side sent all along (the canceller may send digital silence: the echo and nothing else).
-            #expect(on.heard.duration >= 6 && off.heard.duration >= 6, "the far end received \(off.heard.duration) s and \(on.heard.duration) s")
-            #expect(off.level > -30, "without cancellation the echo comes back: \(off.heard.dominantFrequencies())")
-            #expect(off.level - on.level >= 20, "off \(off.level) dB, on \(on.level) dB: \(on.heard.dominantFrequencies())")
+            Issue.record("in three attempts the loop never carried the echo without cancellation (the device call's capture stopped)")
         }
 
         @Test("--echo-cancel and --ringtone take only their values; both go with parleyd's own media")
