@@ -1,6 +1,6 @@
 // The desktop's audio devices (issue 49, docs/desktop.md "Devices"): what GstDeviceMonitor sees of Audio/Source
 // and Audio/Sink now, each with the name its element's `device` property takes (pulsesrc/pulsesink), its display
-// name and whether it is the default. Swift cannot walk a GList of GObjects comfortably: the list comes back as text.
+// name, its class (PulseAudio's device.class: "sound", "monitor", "filter"…) and whether it is the default. Swift cannot walk a GList of GObjects comfortably: the list comes back as text.
 
 /// A device monitor of audio sources and sinks, started (a started one follows the server: its devices say which is
 /// the default; one that only probes says none is); NULL when it cannot start. Kept for the process's life.
@@ -15,8 +15,8 @@ static inline GstDeviceMonitor *parley_audio_device_monitor(void) {
     return monitor;
 }
 
-/// One line per device `monitor` knows now, "source|sink TAB default(0|1) TAB id TAB display name", tabs and
-/// newlines in names turned into spaces; a malloc'd string (free with parley_gst_free), empty when there are none.
+/// One line per device `monitor` knows now, "source|sink TAB default(0|1) TAB id TAB class TAB display name" (class
+/// empty when the server says none), tabs and newlines in names turned into spaces; a malloc'd string (free with parley_gst_free), empty when there are none.
 static inline char *parley_audio_devices(GstDeviceMonitor *monitor) {
     GList *devices = gst_device_monitor_get_devices(monitor);
     GString *out = g_string_new(NULL);
@@ -30,11 +30,15 @@ static inline char *parley_audio_devices(GstDeviceMonitor *monitor) {
         gchar *id = NULL;
         if (element && g_object_class_find_property(G_OBJECT_GET_CLASS(element), "device")) g_object_get(element, "device", &id, NULL);
         gchar *name = gst_device_get_display_name(device);
+        const gchar *class = properties ? gst_structure_get_string(properties, "device.class") : NULL;
+        gchar *kind = g_strdup(class ? class : "");
         if (id && name) {
             g_strdelimit(id, "\t\n\r", ' ');
             g_strdelimit(name, "\t\n\r", ' ');
-            g_string_append_printf(out, "%s\t%d\t%s\t%s\n", source ? "source" : "sink", is_default ? 1 : 0, id, name);
+            g_strdelimit(kind, "\t\n\r", ' ');
+            g_string_append_printf(out, "%s\t%d\t%s\t%s\t%s\n", source ? "source" : "sink", is_default ? 1 : 0, id, kind, name);
         }
+        g_free(kind);
         g_free(id);
         g_free(name);
         if (element) gst_object_unref(element);

@@ -14,13 +14,18 @@ public struct AudioDevice: Sendable, Hashable {
     public let name: String
     /// Whether it is the server's default of its kind.
     public let isDefault: Bool
+    /// Whether it is the sound server's echo canceller (a source whose capture is already cleaned of what is played):
+    /// PulseAudio's module-echo-cancel (a `filter` device named `….echo-cancel` or described "echo cancelled with …")
+    /// or PipeWire's `echo-cancel-source`. Jami's test is the module's driver, which GStreamer does not hand on.
+    public let isEchoCanceller: Bool
 
     /// A device.
-    public init(kind: Kind, id: String, name: String, isDefault: Bool) {
+    public init(kind: Kind, id: String, name: String, isDefault: Bool, isEchoCanceller: Bool = false) {
         self.kind = kind
         self.id = id
         self.name = name
         self.isDefault = isDefault
+        self.isEchoCanceller = isEchoCanceller
     }
 
     /// The devices GStreamer's device monitor sees now (empty without GStreamer or a sound server). The monitor is
@@ -35,10 +40,29 @@ public struct AudioDevice: Sendable, Hashable {
     /// The devices of `parley_audio_devices`' lines (pure).
     static func parse(_ text: String) -> [AudioDevice] {
         text.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 4, let kind = Kind(rawValue: fields[0]), !fields[2].isEmpty else { return nil }
-            return AudioDevice(kind: kind, id: fields[2], name: fields[3], isDefault: fields[1] == "1")
+            let fields = line.split(separator: "\t", maxSplits: 4, omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 5, let kind = Kind(rawValue: fields[0]), !fields[2].isEmpty else { return nil }
+            let (id, deviceClass, name) = (fields[2], fields[3], fields[4])
+            return AudioDevice(
+                kind: kind, id: id, name: name, isDefault: fields[1] == "1",
+                isEchoCanceller: kind == .source && isEchoCanceller(id: id, deviceClass: deviceClass, name: name))
         }
+    }
+
+    /// Whether a source of this name, class and description is the server's echo canceller (pure). A monitor is not,
+    /// whatever its name (module-echo-cancel's sink has one, `….echo-cancel.monitor`).
+    static func isEchoCanceller(id: String, deviceClass: String, name: String) -> Bool {
+        guard deviceClass != "monitor" else { return false }
+        let id = id.lowercased(), name = name.lowercased()
+        let named = id.hasSuffix(".echo-cancel") || id.hasPrefix("echo-cancel") || id.contains("echo_cancel")
+        return named || (deviceClass == "filter" && (name.contains("echo cancelled") || name.contains("echo-cancel")))
+    }
+
+    /// Whether a call capturing from `chosen` (nil: the default source) lands on the server's echo canceller.
+    public static func capturesFromEchoCanceller(chosen: String?, in devices: [AudioDevice] = list()) -> Bool {
+        let sources = devices.filter { $0.kind == .source }
+        let capture = chosen.flatMap { id in sources.first { $0.id == id } } ?? (chosen == nil ? sources.first { $0.isDefault } : nil)
+        return capture?.isEchoCanceller ?? false
     }
 }
 

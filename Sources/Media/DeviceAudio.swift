@@ -6,7 +6,8 @@ import Foundation
 ///
 /// ```
 ///  pulsesrc (media.role=phone, 40 ms) ─ [16 kHz mono S16LE ─ webrtcdsp probe=echoprobe] ─ … the send chain
-///  … the receive chain ─ [16 kHz mono S16LE ─ webrtcechoprobe name=echoprobe] ─ pulsesink (media.role=phone, 40 ms)
+///  … the receive chain ─ [16 kHz mono S16LE ─ webrtcechoprobe name=echoprobe] ─ pulsesink (media.role=phone, 40 ms,
+///                                                     [on the pipeline's clock, unslaved])
 /// ```
 public struct DeviceAudio: Sendable, Hashable {
     /// Whether device audio goes through PulseAudio streams (`pulsesrc`/`pulsesink`) with the phone role.
@@ -21,13 +22,22 @@ public struct DeviceAudio: Sendable, Hashable {
     }
 
     /// Whether a call whose source and sink are these runs our echo canceller: only when both are the device (the
-    /// canceller needs what is played as its reference), `--echo-cancel` is not `off` and webrtcdsp is installed.
-    func cancelsEcho(source: AudioSource, sink: AudioSink) -> Bool {
+    /// canceller needs what is played as its reference), `--echo-cancel` is `on`, or `auto` with a capture that does
+    /// not land on the sound server's own canceller (`serverCancels`), and webrtcdsp is installed.
+    func cancelsEcho(source: AudioSource, sink: AudioSink, serverCancels: Bool = false) -> Bool {
         guard case .device = source, case .device = sink else { return false }
         switch echoCancellation {
         case .off: return false
+        case .auto where serverCancels: return false
         case .on, .auto: return GStreamer.has("webrtcdsp") && GStreamer.has("webrtcechoprobe")
         }
+    }
+
+    /// Whether `auto` should leave a call's echo to the sound server: its capture (`chosen`, or the default source)
+    /// is the server's echo canceller. Asks the device monitor only when the answer matters.
+    func leavesEchoToServer(source: AudioSource, sink: AudioSink, chosen: String?) -> Bool {
+        guard pulse, echoCancellation == .auto, case .device = source, case .device = sink else { return false }
+        return AudioDevice.capturesFromEchoCanceller(chosen: chosen)
     }
 
     /// The name of the device capture (pulsesrc), guarded against early RECONFIGURE events.
@@ -62,8 +72,10 @@ public struct DeviceAudio: Sendable, Hashable {
     /// it is heard, and measured on a loopback (docs/desktop.md) the echo came back 50 to 80 dB weaker that way, 30 to 40
     /// dB weaker with sync=false and webrtcdsp's delay-agnostic mode, and not weaker at all with sync=false alone. Its
     /// sink provides no clock (the capture's is the pipeline's): with it providing one, two runs in six never cancelled.
+    /// Nor does it slave its clock to the pipeline's (slave-method=none): the skew correction moves what plays by 20 ms
+    /// steps after the first underruns, each step an echo path the canceller has to learn again (4 runs in 16 lost it).
     func playback(cancelling: Bool) -> String {
-        let sync = cancelling ? "sync=true provide-clock=false" : "sync=false"
+        let sync = cancelling ? "sync=true provide-clock=false slave-method=none" : "sync=false"
         let sink = pulse ? "pulsesink name=\(Self.playback) \(sync) \(Self.buffering) \(Self.properties(serverCancels: !cancelling))" : "autoaudiosink \(sync)"
         guard cancelling else { return sink }
         return "audioconvert ! audioresample ! \(Self.echoCaps) ! webrtcechoprobe name=\(Self.echoProbe) ! audioconvert ! \(sink)"
@@ -77,10 +89,10 @@ public struct DeviceAudio: Sendable, Hashable {
 
 /// `--echo-cancel`: whether calls on device audio run GStreamer's WebRTC echo canceller.
 public enum EchoCancellation: String, Sendable, Hashable, CaseIterable {
-    /// On whenever a call both captures and plays on the device (parleyd does not yet check whether the sound server
-    /// already cancels echo on its capture stream: see docs/desktop.md).
+    /// On whenever a call both captures and plays on the device, unless its capture is the sound server's own echo
+    /// canceller (PulseAudio's module-echo-cancel, PipeWire's echo-cancel source): then the server's does it.
     case auto
-    /// On (the same as auto today).
+    /// On for every call that captures and plays on the device, whatever the source.
     case on
     /// Off: our streams ask the server for its own echo canceller instead (`filter.want=echo-cancel`).
     case off

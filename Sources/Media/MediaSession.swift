@@ -65,6 +65,8 @@ public final class MediaSession: @unchecked Sendable {
     private let maxRecording: Duration?
     private var recordingCapSaid = false
     private var rebuilds = 0
+    /// Whether the last pipeline left the echo to the sound server's canceller (said when it changes).
+    private var echoLeftToServer = false
     /// The file the current pipeline records to (the first pipeline's is `recordingPath`; a rebuilt one's `-N`).
     private var pipelineRecording: String?
     var stopped = false
@@ -426,7 +428,14 @@ public final class MediaSession: @unchecked Sendable {
             ptime: parameters.ptime, source: source, sink: sink,
             telephoneEvent: parameters.telephoneEvent, security: parameters.encryption,
             transport: parameters.ice.map { .ice(stream: $0.agent.stream) } ?? .udp, bridged: bridged,
-            handedOver: browser != nil, device: device)
+            handedOver: browser != nil, device: device,
+            serverCancelsEcho: browser == nil && device.leavesEchoToServer(source: source, sink: sink, chosen: chosenDevices.source))
+        if description.serverCancelsEcho != echoLeftToServer {
+            echoLeftToServer = description.serverCancelsEcho
+            notice(echoLeftToServer
+                ? "echo cancellation: the capture is the sound server's echo canceller; parleyd runs none (--echo-cancel auto)"
+                : "echo cancellation: parleyd's own again (the capture is no longer the sound server's canceller)")
+        }
         // Over ICE the agent holds the call's ports (the pool lent them: no sockets here).
         guard sockets != nil || parameters.ice != nil else { throw MediaError("the call's sockets could not be duplicated") }
         let built = try Pipeline(description.text)

@@ -46,8 +46,11 @@ struct PipelineDescription {
     /// How the device source and sink meet the desktop (PulseAudio's phone role, echo cancellation).
     var device = DeviceAudio(pulse: false, echoCancellation: .off)
 
+    /// Whether the call's capture is the sound server's echo canceller (``DeviceAudio/leavesEchoToServer``).
+    var serverCancelsEcho = false
+
     /// Whether the call runs the echo canceller (webrtcdsp on the capture, its probe before the playback).
-    private var cancelsEcho: Bool { !handedOver && device.cancelsEcho(source: source, sink: sink) }
+    private var cancelsEcho: Bool { !handedOver && device.cancelsEcho(source: source, sink: sink, serverCancels: serverCancelsEcho) }
 
     /// The element that stamps what we send (SSRC, sequence numbers, timestamps): the tones' mux when telephone-event
     /// is in the stream, else the payloader.

@@ -73,7 +73,8 @@ struct DaemonOptions {
                                   phone-outgoing-calling), a sound file, or off (no ringback either). Only calls
                                   whose audio sink is the device ring (docs/desktop.md)
           --echo-cancel auto|on|off  WebRTC echo cancellation of calls that capture and play on the device
-                                  (default auto: on; off asks the sound server's own canceller instead)
+                                  (default auto: on unless the capture is the sound server's own canceller;
+                                  off asks the server's canceller instead)
           --rtp-ports LOW-HIGH    local RTP/RTCP ports, a pair per call (default 40000-40999)
           --max-media-calls N     calls with audio at once; a new call beyond gets 503 (default 50 per core, at most the --rtp-ports pairs)
           --max-recording LENGTH  one call's recording (--audio-sink file:DIR) stops after this much of the call, as 3600, 90m or 2h,

@@ -146,26 +146,51 @@ extension AudioInterop {
             return (tail.level(at: 700), heard)
         }
 
-        @Test("echo cancellation: the far end's own tone, played and captured back, comes back at least 20 dB weaker with --echo-cancel on")
+        @Test("echo cancellation: the far end's own tone, played and captured back, comes back at least 20 dB weaker with --echo-cancel auto (a capture that is no canceller: ours runs)")
         func echoCancellation() throws {
-            // A measurement counts when the loop carried the echo without cancellation (its last 3 s above -30 dB). On a
-            // fresh PulseAudio the device call's capture sometimes stops after a second or two (a race not fixed yet,
-            // docs/desktop.md): then the pair is measured again, at most three times, each attempt printed.
-            for attempt in 1...3 {
-                let off = try Self.echo("off")
-                let on = try Self.echo("on")
-                print("echo, attempt \(attempt): the far end's 700 Hz tone in what it received, last 3 s: --echo-cancel off "
-                    + "\(off.level) dB, on \(on.level) dB, reduction \(off.level - on.level) dB")
-                for (mode, run) in [("off", off), ("on", on)] {
-                    let seconds = (0..<Int(run.heard.duration)).map { Int(run.heard.part(from: Double($0), to: Double($0 + 1)).level(at: 700)) }
-                    print("--echo-cancel \(mode), the echo second by second (dB): \(seconds)")
-                }
-                #expect(on.heard.duration >= 6 && off.heard.duration >= 6, "the far end received \(off.heard.duration) s and \(on.heard.duration) s")
-                guard off.level > -30 else { continue }
-                #expect(off.level - on.level >= 20, "off \(off.level) dB, on \(on.level) dB: \(on.heard.dominantFrequencies())")
-                return
+            let off = try Self.echo("off")
+            let on = try Self.echo("auto")
+            print("echo: the far end's 700 Hz tone in what it received, last 3 s: --echo-cancel off \(off.level) dB, auto \(on.level) dB, "
+                + "reduction \(off.level - on.level) dB")
+            for (mode, run) in [("off", off), ("auto", on)] {
+                let seconds = (0..<Int(run.heard.duration)).map { Int(run.heard.part(from: Double($0), to: Double($0 + 1)).level(at: 700)) }
+                print("--echo-cancel \(mode), the echo second by second (dB): \(seconds)")
             }
-            Issue.record("in three attempts the loop never carried the echo without cancellation (the device call's capture stopped)")
+            #expect(on.heard.duration >= 6 && off.heard.duration >= 6, "the far end received \(off.heard.duration) s and \(on.heard.duration) s")
+            // Without cancellation the loop gives the tone back whole (-6 dB): a capture that renegotiated mid-call (the
+            // busy loop CGStreamer's capture.h prevents) gave scraps at -20 to -50 dB, or silence.
+            #expect(off.level > -10, "the echo without cancellation, last 3 s: \(off.level) dB: \(off.heard.dominantFrequencies())")
+            #expect(off.level - on.level >= 20, "off \(off.level) dB, on \(on.level) dB: \(on.heard.dominantFrequencies())")
+        }
+
+        /// The tab-separated fields of each line of a `pactl list short` answer.
+        static func rows(_ listed: String) -> [[String]] {
+            listed.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        }
+
+        @Test("--echo-cancel auto leaves a call whose capture is the sound server's canceller (module-echo-cancel's source, the default) to it; on runs its own anyway")
+        func serverCanceller() throws {
+            for mode in ["auto", "on"] {
+                let pulse = try PulseServer(echoCanceller: true)
+                defer { pulse.stop() }
+                let device = try Self.deviceParleyd(pulse, ["--echo-cancel", mode, "--auto-answer", "0", "--ringtone", "off"])
+                let (far, folder) = try AudioInteropTests.parleyd(
+                    tone: 700, ["--call", "sip:parley@127.0.0.1:\(device.port)", "--script", "wait 3000; end"])
+                defer { try? FileManager.default.removeItem(at: folder) }
+                try device.process.waitForLine("the answer") { $0.contains("→ joined") }
+                Thread.sleep(forTimeInterval: 1)
+                // Short lists: "index TAB source index TAB client TAB driver …" and "index TAB name TAB driver …".
+                let outputs = try pulse.pactl(["list", "short", "source-outputs"]).output, sources = try pulse.pactl(["list", "short", "sources"]).output
+                try far.waitForEnded(1, timeout: .seconds(30))
+                try device.waitForEnded(1)
+                let sourceRows: [[String]] = Self.rows(sources), outputRows: [[String]] = Self.rows(outputs)
+                let canceller: String? = sourceRows.first { $0.count > 1 && $0[1] == PulseServer.echoCancellerSource }?.first
+                let ours: [String] = outputRows.filter { $0.count > 3 && $0[3] == "protocol-native.c" }.map { $0[1] }
+                let left = device.process.lines.filter { $0.contains("the capture is the sound server's echo canceller") }
+                print("--echo-cancel \(mode): the call captured from source \(ours) (the canceller is \(canceller ?? "?")); said \(left)")
+                #expect(canceller != nil && ours == [canceller], "\(mode): the call's capture is on the default, the canceller: \(outputs) \(sources)")
+                #expect(left.count == (mode == "auto" ? 1 : 0), "\(mode): \(device.process.lines.suffix(12))")
+            }
         }
 
         @Test("--echo-cancel and --ringtone take only their values; both go with parleyd's own media")

@@ -12,7 +12,12 @@ final class PulseServer {
     /// The null sink's name; its monitor (`parleytest.monitor`) carries what it plays.
     static let sink = "parleytest"
 
-    init() throws {
+    /// The echo canceller's source, made the default by `init(echoCanceller: true)`.
+    static let echoCancellerSource = "parleymic.monitor.echo-cancel"
+
+    /// A server; with `echoCanceller` also a second null sink (`parleymic`, the "microphone": module-echo-cancel takes
+    /// no sink's own monitor) and module-echo-cancel on it and `parleytest`, its source the default.
+    init(echoCanceller: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "parley-pulse-\(UUID().uuidString.prefix(8))")
         let runtime = directory.appending(path: "runtime"), home = directory.appending(path: "home")
         for folder in [runtime, home] {
@@ -32,6 +37,18 @@ final class PulseServer {
                 throw InteropError("pulseaudio did not answer pactl info within 10 s: \(process.standardError)")
             }
             usleep(50_000)
+        }
+        guard echoCanceller else { return }
+        for arguments in [
+            ["load-module", "module-null-sink", "sink_name=parleymic", "rate=48000", "channels=1"],
+            ["load-module", "module-echo-cancel", "source_master=parleymic.monitor", "sink_master=\(Self.sink)", "aec_method=webrtc"],
+            ["set-default-source", Self.echoCancellerSource],
+        ] {
+            let run = try pactl(arguments)
+            guard run.status == 0 else {
+                stop()
+                throw InteropError("pactl \(arguments) failed (\(run.status)): \(run.output)")
+            }
         }
     }
 
