@@ -42,6 +42,8 @@ public final class MediaSession: @unchecked Sendable {
     private var levelsReportedAt = Int.min / 2
     /// The figures read last (every ``statisticsInterval`` polls), for readers on any thread.
     private let latest = Mutex<RTPStatistics?>(nil)
+    /// The conference bridge state asked last (``setBridged(_:)``).
+    private let bridgeRequest = Mutex(false)
     private var polls = 0
     private var poller: DispatchSourceTimer?
     /// Keypad tones waiting to be sent in the stream, and whether one is being sent.
@@ -200,11 +202,16 @@ public final class MediaSession: @unchecked Sendable {
     }
 
     /// Taps the call for the conference bridge, or stops: a new pipeline (with or without the bridge's elements) at
-    /// once when it changes. A tapped call sends the local source mixed with what the bridge pushes.
+    /// once when it changes. A tapped call sends the local source mixed with what the bridge pushes. Requests that
+    /// come faster than pipelines are rebuilt fold into the latest: each queued turn builds for the state asked last,
+    /// so merges and unmerges in a burst cost one rebuild, not one each (a churn of 80 on one call had queued 16 s
+    /// of rebuilds, and its end waited behind them).
     public func setBridged(_ on: Bool) {
+        bridgeRequest.withLock { $0 = on }
         queue.async(group: Self.work) {
-            guard !self.stopped, self.bridged != on else { return }
-            self.bridged = on
+            let wanted = self.bridgeRequest.withLock { $0 }
+            guard !self.stopped, self.bridged != wanted else { return }
+            self.bridged = wanted
             guard self.pipeline != nil else { return }
             self.rebuild()
         }
