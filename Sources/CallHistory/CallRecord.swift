@@ -39,14 +39,15 @@ public enum CallStatus: String, Sendable, Hashable, Codable, CaseIterable, Custo
         case (_, .joinedElsewhere): self = .answeredElsewhere
         case (_, .declinedElsewhere): self = .declinedElsewhere
         case (.incoming, .localEnded): self = .declined
-        case (.incoming, .unanswered), (.incoming, .cancelled), (.incoming, .remoteEnded),
+        // (Only a connected call is transferred: a Transfer needs joined or paused. Unconnected, it reads as a hang-up.)
+        case (.incoming, .unanswered), (.incoming, .cancelled), (.incoming, .remoteEnded), (.incoming, .transferred),
             (.incoming, .busy), (.incoming, .declined), (.incoming, .crashed):
             self = .missed
         case (.outgoing, .crashed): self = .failed
         case (.outgoing, .busy): self = .busy
         case (.outgoing, .declined): self = .declined
         case (.outgoing, .localEnded), (.outgoing, .unanswered), (.outgoing, .cancelled),
-            (.outgoing, .remoteEnded):
+            (.outgoing, .remoteEnded), (.outgoing, .transferred):
             self = .cancelled
         }
     }

@@ -46,6 +46,8 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case merge
     /// Split a call from its group.
     case unmerge
+    /// Hand a call's remote party over to someone else (blind transfer).
+    case transfer
     /// A page of call history.
     case history
     /// How many records match (badges).
@@ -213,6 +215,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case merge(MergeParams)
     /// `unmerge`.
     case unmerge(ConversationParams)
+    /// `transfer`.
+    case transfer(TransferParams)
     /// `history`.
     case history(HistoryParams)
     /// `historyCount`.
@@ -292,6 +296,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .silence: .silence
         case .merge: .merge
         case .unmerge: .unmerge
+        case .transfer: .transfer
         case .history: .history
         case .historyCount: .historyCount
         case .markRead: .markRead
@@ -350,6 +355,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .playTone: ToneParams.self
         case .video: VideoParams.self
         case .merge: MergeParams.self
+        case .transfer: TransferParams.self
         case .history: HistoryParams.self
         case .historyCount: HistoryFilter.self
         case .markRead: MarkReadParams.self
@@ -403,6 +409,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .audioDevices: _ = try params(NoParams.self, data); return .audioDevices
         case .setAudioDevice: return .setAudioDevice(try params(SetAudioDeviceParams.self, data))
         case .merge: return .merge(try params(MergeParams.self, data))
+        case .transfer: return .transfer(try params(TransferParams.self, data))
         case .history: return .history(try params(HistoryParams.self, data))
         case .historyCount: return .historyCount(try params(HistoryFilter.self, data))
         case .markRead: return .markRead(try params(MarkReadParams.self, data))
@@ -444,6 +451,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .browserAudio(let params): try params.encode(to: encoder)
         case .doNotDisturb(let params): try params.encode(to: encoder)
         case .merge(let params): try params.encode(to: encoder)
+        case .transfer(let params): try params.encode(to: encoder)
         case .history(let params): try params.encode(to: encoder)
         case .historyCount(let params): try params.encode(to: encoder)
         case .markRead(let params): try params.encode(to: encoder)

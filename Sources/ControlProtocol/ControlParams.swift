@@ -251,6 +251,36 @@ public struct VideoParams: ControlParams {
 }
 
 /// `{"conversation": "1b4e28ba", "with": "9f0c"}`.
+/// `transfer`: hand a joined (or held) call's remote party over to someone else (a blind transfer, SIP REFER).
+public struct TransferParams: ControlParams {
+    /// The conversation.
+    public var conversation: String
+    /// Whom the remote party is handed to.
+    public var to: String
+
+    /// Params.
+    public init(conversation: String, to: String) {
+        self.conversation = conversation
+        self.to = to
+    }
+
+    /// The members.
+    public static let fields = [
+        ConversationParams.conversationField,
+        ControlField(
+            "to", "a string",
+            "whom the remote party should call instead: a SIP URI or a phone number, read as `start` reads its `to`"),
+    ]
+    /// An example.
+    public static let example = TransferParams(conversation: "1b4e28ba", to: "sip:carol@example.com")
+
+    /// Neither blank.
+    public func validate() throws(ControlError) {
+        try ConversationParams.check(conversation, "conversation")
+        try ConversationParams.check(to, "to")
+    }
+}
+
 public struct MergeParams: ControlParams {
     /// The conversation.
     public var conversation: String

@@ -38,6 +38,8 @@ extension ControlReference {
             "turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video` (else `refused`); the video itself is not carried yet. Like a hold, it waits while the peer's re-INVITE or ours is open; a video change and a hold or resume waiting at once do not combine: the newer replaces the older, which fails (\"superseded\")"
         case .merge: "merge two joined conversations into a group (parleyd is the local focus)"
         case .unmerge: "take a conversation out of its group"
+        case .transfer:
+            "hand a joined or held conversation's remote party over to `to` (a blind transfer: SIP REFER, RFC 3515): answered when the remote party reports that `to` answered it (the final NOTIFY, not the REFER's 202), after which this conversation ends (`left` with reason `transferred`); an error when the remote party refuses or `to` does not answer, and the call goes on as it was"
         case .history: "recorded conversations, newest first, a page at a time"
         case .historyCount: "how many records match the filters — a missed-calls badge is `{\"missed\": true, \"unread\": true}`"
         case .markRead: "mark one record, or all, as read (a `historyChanged` event follows when a record changed)"
@@ -85,7 +87,7 @@ extension ControlReference {
     static func resultNote(of method: ControlMethodName) -> String? {
         switch method {
         case .start, .redial: "Its `state` is `pending`."
-        case .join, .hold, .resume, .mute, .unmute, .playTone, .merge, .unmerge:
+        case .join, .hold, .resume, .mute, .unmute, .playTone, .merge, .unmerge, .transfer:
             "Answered when the engine completed the action; a failure is an error (see `actionSettled`)."
         case .end: "Its conversation is `leaving` or `left` (the `left` event follows)."
         case .video: "Its `action` is `video`."
@@ -156,6 +158,7 @@ extension ControlReference {
         case .busy: "the callee was busy (486, 600)"
         case .cancelled: "the caller gave up before it was answered (CANCEL)"
         case .localEnded: "we ended it with `end`: hung up, cancelled our own call, or refused a ringing one"
+        case .transferred: "we handed the peer over to someone else (`transfer`) and that party answered it: we sent BYE"
         case .mediaTimeout: "the peer's audio stopped (no RTP or RTCP for `--media-timeout`, the call not held): we sent BYE"
         case .sessionExpired: "the RFC 4028 session timer ran out (`--session-timer`): no session refresh came in time; we sent BYE"
         case .mediaSecurityFailed: "the audio could not be secured: the peer's DTLS certificate did not match its SDP fingerprint, or the DTLS handshake did not complete within 10 s; no audio flowed, we sent BYE"
@@ -173,7 +176,7 @@ extension ControlReference {
         case .localEnded: ("declined", "cancelled")
         case .busy: ("missed", "busy")
         case .declined: ("missed", "declined")
-        case .unanswered, .cancelled, .remoteEnded: ("missed", "cancelled")
+        case .unanswered, .cancelled, .remoteEnded, .transferred: ("missed", "cancelled")
         case .crashed: ("missed", "failed")
         }
     }

@@ -41,7 +41,7 @@ public enum ControlReference {
         case .status: StatusResult.self
         case .list: ListResult.self
         case .subscribe: SubscribeResult.self
-        case .start, .join, .end, .hold, .resume, .mute, .unmute, .playTone, .video, .merge, .unmerge, .redial:
+        case .start, .join, .end, .hold, .resume, .mute, .unmute, .playTone, .video, .merge, .unmerge, .transfer, .redial:
             ActionResult.self
         case .mediaStats: MediaStatsResult.self
         case .browserAudio: BrowserAudioResult.self

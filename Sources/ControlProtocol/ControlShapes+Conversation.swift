@@ -14,7 +14,7 @@ enum ControlWords {
     /// Handle kinds.
     static let handleKinds = Handle.Kind.allCases.map(\.description)
     /// The actions a conversation may have running, by the method that asks for each.
-    static let pendingActions = ["start", "join", "end", "hold", "resume", "mute", "unmute", "playTone", "merge", "unmerge"]
+    static let pendingActions = ["start", "join", "end", "hold", "resume", "mute", "unmute", "playTone", "merge", "unmerge", "transfer"]
     /// The actions a result or a settlement may name: the pending ones, and `video`.
     static let actions = pendingActions + ["video"]
     /// What a history record's status may be.

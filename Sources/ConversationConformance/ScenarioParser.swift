@@ -161,6 +161,7 @@ struct ScenarioParser {
             case "mute": ["isMuted"]
             case "playTone": ["digits", "tone"]
             case "merge": ["with"]
+            case "transfer": ["to"]
             default: []
             }
         _ = try node.object("a \(name) action", allowed: Self.commonActionKeys + specific)
@@ -181,6 +182,7 @@ struct ScenarioParser {
             let digits = try object.required("digits").string()
             kind = .playTone(digits: digits, tone: try object.optional("tone").map(Self.tone) ?? .single)
         case "merge": kind = .merge(with: try object.required("with").name("a conversation name"))
+        case "transfer": kind = .transfer(to: try Self.handle(try object.required("to")))
         default: kind = .unmerge
         }
         let timeout = try object.optional("timeout")?.number()

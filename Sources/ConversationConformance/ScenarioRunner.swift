@@ -131,6 +131,7 @@ struct ScenarioSession {
             case .playTone(let digits, let tone): .playTone(digits: digits, tone: tone)
             case .merge(let other): .merge(with: names.conversation(other))
             case .unmerge: .unmerge
+            case .transfer(let target): .transfer(to: target)
             }
         let timeoutDate = spec.timeout.map { clock.now().addingTimeInterval($0) }
         let action = ConversationAction(uuid: uuid, conversationUUID: conversation, kind: kind, timeoutDate: timeoutDate)

@@ -158,9 +158,13 @@ public struct ScenarioAction: Sendable {
         case merge(with: String)
         /// Take the conversation out of its group.
         case unmerge
+        /// Hand the remote party over to this handle (a blind transfer).
+        case transfer(to: Handle)
 
         /// The action names a file may use (`resume` and `unmute` are shorthands for pause/mute with false).
-        public static let names = ["start", "join", "end", "pause", "resume", "mute", "unmute", "playTone", "merge", "unmerge"]
+        public static let names = [
+            "start", "join", "end", "pause", "resume", "mute", "unmute", "playTone", "merge", "unmerge", "transfer",
+        ]
 
         /// The name used in ids, summaries and callbacks: `pause`/`resume`, `mute`/`unmute`, `join`…
         public var name: String {
@@ -173,6 +177,7 @@ public struct ScenarioAction: Sendable {
             case .playTone: "playTone"
             case .merge: "merge"
             case .unmerge: "unmerge"
+            case .transfer: "transfer"
             }
         }
     }
@@ -204,6 +209,7 @@ public struct ScenarioAction: Sendable {
             case .start(_, let isVideo): isVideo ? "\(conversation), video" : conversation
             case .playTone(let digits, _): "\(conversation), \"\(digits)\""
             case .merge(let other): "\(conversation), \(other)"
+            case .transfer(let target): "\(conversation), \(target.value)"
             case .join, .end, .pause, .mute, .unmerge: conversation
             }
         var text = "\(kind.name)(\(arguments)) as \(id)"

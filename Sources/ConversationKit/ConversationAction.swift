@@ -29,6 +29,10 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
         case merge(with: UUID)
         /// Take the conversation out of its group.
         case unmerge
+        /// Hand the remote party over to another handle (a blind transfer: SIP REFER, RFC 3515). Fulfilled when the
+        /// transfer target answered the remote party (the final NOTIFY), after which the conversation ends
+        /// (`transferred`); failed, the conversation going on, when the remote party refused or the target did not answer.
+        case transfer(to: Handle)
 
         /// The kind's name without its payload, telling resume from pause and unmute from mute: `join`,
         /// `resume`, `unmute`, `playTone`…
@@ -42,6 +46,7 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
             case .playTone: "playTone"
             case .merge: "merge"
             case .unmerge: "unmerge"
+            case .transfer: "transfer"
             }
         }
 
@@ -56,6 +61,7 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
             case .playTone: .playTone
             case .merge: .merge
             case .unmerge: .unmerge
+            case .transfer: .transfer
             }
         }
     }
@@ -246,6 +252,7 @@ public final class ConversationAction: Sendable, Identifiable, CustomStringConve
         case .playTone(let digits, let tone): "playTone(\(digits), \(tone))"
         case .merge(let other): "merge(with: \(other.uuidString.prefix(8)))"
         case .unmerge: "unmerge"
+        case .transfer(let target): "transfer(to: \(target.description))"
         }
     }
 }
@@ -298,6 +305,11 @@ extension ConversationAction {
     /// Take a conversation out of its group (`UnmergeConversationAction`).
     public static func unmerge(conversationUUID: UUID, timeoutDate: Date? = nil) -> ConversationAction {
         ConversationAction(conversationUUID: conversationUUID, kind: .unmerge, timeoutDate: timeoutDate)
+    }
+
+    /// Hand the remote party over to `target` (a blind transfer; Android Telecom's `Call.transfer`).
+    public static func transfer(conversationUUID: UUID, to target: Handle, timeoutDate: Date? = nil) -> ConversationAction {
+        ConversationAction(conversationUUID: conversationUUID, kind: .transfer(to: target), timeoutDate: timeoutDate)
     }
 
     /// The characters a tone string may hold: keypad digits, `*`, `#`, A–D, and `,`/`;` pauses of a dial string.

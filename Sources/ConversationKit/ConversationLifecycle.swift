@@ -68,6 +68,8 @@ public enum ActionVerb: String, Sendable, Hashable, CaseIterable, CustomStringCo
     case merge
     /// Take out of a group.
     case unmerge
+    /// Hand the remote party over to another handle.
+    case transfer
 
     /// The verb's name.
     public var description: String { rawValue }
@@ -299,6 +301,12 @@ extension ConversationLifecycle {
             case .idle, .ringing, .joining, .leaving, .left:
                 return .reject("only joined or paused conversations can be merged or unmerged")
             }
+        case .transfer:
+            switch state {
+            case .joined, .paused: return .stay(state, .deliverAction)
+            case .idle, .ringing, .joining, .leaving, .left:
+                return .reject("only joined or paused conversations can be transferred")
+            }
         }
     }
 
@@ -319,7 +327,7 @@ extension ConversationLifecycle {
             return state == .joined ? .stay(.paused) : .stay(state)
         case .resume:
             return state == .paused ? .stay(.joined) : .stay(state)
-        case .mute, .playTone, .merge, .unmerge:
+        case .mute, .playTone, .merge, .unmerge, .transfer:
             return .stay(state)
         }
     }
@@ -334,7 +342,7 @@ extension ConversationLifecycle {
         case .end:
             guard state == .leaving else { return .reject("no End is in progress") }
             return .end(.failed)
-        case .pause, .resume, .mute, .playTone, .merge, .unmerge:
+        case .pause, .resume, .mute, .playTone, .merge, .unmerge, .transfer:
             return .stay(state)
         }
     }

@@ -87,6 +87,9 @@ extension Conversation {
         case busy
         /// The caller withdrew the conversation before it was answered (SIP CANCEL).
         case cancelled
+        /// The local member handed the remote party over to someone else (a transfer the target answered): the
+        /// call is over for us.
+        case transferred
         /// The local member ended it through an End action. Only the manager sets this.
         case localEnded
         /// The peer's media stopped arriving for the media timeout while it should have been sending (a peer that

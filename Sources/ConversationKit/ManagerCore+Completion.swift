@@ -48,7 +48,7 @@ extension ManagerCore {
         case .unmerge:
             // Out of its group already (its partner ended and the group dissolved): the goal is reached.
             regrouped = groups.groupOf[uuid] == nil ? [] : groups.remove(uuid)
-        case .start, .join, .end, .pause, .mute, .playTone:
+        case .start, .join, .end, .pause, .mute, .playTone, .transfer:
             break
         }
         settle(action, as: .complete)

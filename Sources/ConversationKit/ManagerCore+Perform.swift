@@ -62,6 +62,7 @@ extension ActionVerb {
         case .playTone: 1 << 6
         case .merge: 1 << 7
         case .unmerge: 1 << 8
+        case .transfer: 1 << 9
         }
     }
 
@@ -71,7 +72,7 @@ extension ActionVerb {
         switch self {
         case .pause, .resume: ActionVerb.pause.bit | ActionVerb.resume.bit
         case .playTone: 0
-        case .start, .join, .end, .mute, .merge, .unmerge: bit
+        case .start, .join, .end, .mute, .merge, .unmerge, .transfer: bit
         }
     }
 }
@@ -127,7 +128,7 @@ extension ManagerCore {
             case .merge(let other):
                 _ = try? projection.merge(
                     waiting.action.conversationUUID, with: other, limits: groupLimits, newGroupUUID: RandomUUID.make)
-            case .unmerge, .start, .join, .end, .pause, .mute, .playTone:
+            case .unmerge, .start, .join, .end, .pause, .mute, .playTone, .transfer:
                 // Pending unmerges may still fail, so the limits do not count on them.
                 break
             }
@@ -189,7 +190,7 @@ extension ManagerCore {
         switch action.kind {
         case .start:
             preconditionFailure("Start is validated above")
-        case .join, .end, .mute:
+        case .join, .end, .mute, .transfer:
             break
         case .pause(let isPaused):
             // Resuming is always allowed: a conversation whose pausing capability went away while it was

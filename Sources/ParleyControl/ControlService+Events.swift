@@ -215,6 +215,12 @@ extension ControlService {
             let status = refusal ?? state.live[uuid]?.finalStatus ?? engine.finalStatus(of: uuid)
                 ?? engine.endedTransition(of: uuid)?.finalStatus
             let failure = engine.failure(of: uuid) ?? engine.endedTransition(of: uuid)?.failure
+            // A transfer's reason says who refused what (the remote party the REFER, or the target the new call).
+            if case .transfer = action.kind {
+                return ControlError(
+                    .failed, "Couldn't transfer the call: \(reason).",
+                    details: .init(sipStatus: refusal?.code, sipReason: refusal?.reason, action: name, technical: reason))
+            }
             let sentence = refusal.map {
                 "Couldn't \(ControlError.verb(forAction: name)) the call: the other side refused (SIP \($0.code) \($0.reason))."
             } ?? failure.map { "Couldn't \(ControlError.verb(forAction: name)) the call: \($0)." }

@@ -29,6 +29,8 @@ public final class ControlService: Sendable {
     /// What chooses calls' devices (nil: `audioDevices` is empty, `setAudioDevice` `unavailable`).
     let deviceChooser = Mutex<(any AudioDeviceChooser)?>(nil)
     /// This run's mark on `list` cursors (positions start again with the next run).
+    /// How long a `transfer` may take: the leg's wait for the outcome (90 s after the REFER is accepted) and a little.
+    static let transferTimeout: TimeInterval = 100
     let listEpoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
 
     /// A service for `engine`; `facts` tells `status` the daemon's own facts, `connection` its connection limits.
@@ -122,6 +124,17 @@ public final class ControlService: Sendable {
             try perform(.merge(conversationUUID: uuid, with: other), id: id, reply: reply)
         case .unmerge(let params):
             try perform(.unmerge(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
+        case .transfer(let params):
+            let uuid = try conversation(params.conversation)
+            let handle: Handle
+            switch DialTarget.handle(for: params.to, configuration: engine.configuration) {
+            case .success(let found): handle = found
+            case .failure(let problem):
+                throw ControlError(.invalidParams, problem.message, details: .init(field: "to", technical: problem.technical))
+            }
+            // The action waits for the outcome, which may take the target's ringing: the leg's own bound, and a little.
+            let deadline = engine.manager.clock.now().addingTimeInterval(Self.transferTimeout)
+            try perform(.transfer(conversationUUID: uuid, to: handle, timeoutDate: deadline), id: id, reply: reply)
         case .mediaStats(let params):
             let uuid = try conversation(params.conversation)
             let result = MediaStatsResult(

@@ -45,7 +45,7 @@ public enum ParleyBus {
         methods: [
             .init("Accept"), .init("Hangup"), .init("SendDtmf", inputs: [.init("digits", "s")]), .init("Silence"),
             .init("Hold"), .init("Resume"), .init("Mute", inputs: [.init("muted", "b")]),
-            .init("Merge", inputs: [.init("other", "o")]),
+            .init("Merge", inputs: [.init("other", "o")]), .init("Transfer", inputs: [.init("target", "s")]),
         ],
         properties: [
             .init("State", "u"), .init("Inbound", "b"), .init("Id", "s"), .init("DisplayName", "s"),

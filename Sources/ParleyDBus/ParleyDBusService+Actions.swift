@@ -99,6 +99,12 @@ extension ParleyDBusService {
                 return call.fail(.invalidArguments("Merge takes another live call's object path."))
             }
             action = .merge(conversationUUID: uuid, with: other)
+        case "Transfer":
+            // The outcome may take the target's ringing: the leg waits 90 s after the REFER is accepted.
+            guard let text = call.arguments.first?.text, case .success(let target) = DialTarget.handle(for: text, configuration: engine.configuration) else {
+                return call.fail(.invalidArguments("Transfer takes a SIP URI or a phone number."))
+            }
+            action = .transfer(conversationUUID: uuid, to: target, timeoutDate: engine.manager.clock.now().addingTimeInterval(100))
         case "Silence":
             // The call's ringtone (or ringback) stops; the call keeps ringing. A call that does not ring has none.
             engine.silenceRinging(uuid)

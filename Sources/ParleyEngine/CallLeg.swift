@@ -228,11 +228,13 @@ extension CallLeg {
             case .cancel:
                 let outcome = outgoing.receiveCancelResponse(response)
                 return settle(outgoing, outcome, in: context)
-            case .bye, .reinvite, .info, .message:
+            case .bye, .reinvite, .info, .message, .refer:
                 return []
             }
         case .confirmed(var confirmed):
             switch request {
+            case .refer:
+                return referAnswered(response, in: context)
             case .reinvite(let cseq):
                 let (effects, failedStatus) = reinviteResponse(response, cseq: cseq, in: &confirmed, context: context)
                 state = .confirmed(confirmed)
@@ -268,6 +270,8 @@ extension CallLeg {
                 let failures = dropOwnOffers(&confirmed, reason: reason)
                 state = .confirmed(confirmed)
                 return failures + dialogFailed(status: 408, confirmed: confirmed, in: context)
+            case .refer:
+                return referFailed(failure)
             case .invite, .cancel, .bye, .info, .message:
                 return []
             }
@@ -300,7 +304,7 @@ extension CallLeg {
                     digits, action: ref, tones: &call.tones, dialog: &call.dialog, destination: call.destination,
                     media: call.media, in: context)
             } ?? [.fail(ref, reason: "the call is not connected")]
-        case .start, .mute, .merge, .unmerge:
+        case .start, .mute, .merge, .unmerge, .transfer:
             preconditionFailure("the user agent performs \(action.kind.name) itself")
         }
     }
@@ -348,7 +352,7 @@ extension CallLeg {
             case .autoAnswer:
                 return [.performJoin]
             case .retransmitSuccess, .ackTimeout, .glareRetry, .cancelGuard, .reinviteGuard, .tonesInStream,
-                .sessionRefresh, .sessionExpiry:
+                .sessionRefresh, .sessionExpiry, .transferNotify:
                 return []
             }
         case .outgoing(var outgoing):
@@ -359,7 +363,7 @@ extension CallLeg {
             case .cancelGuard:
                 return settle(outgoing, outgoing.cancelGuardFired(), in: context)
             case .autoAnswer, .retransmitSuccess, .ackTimeout, .glareRetry, .reinviteGuard, .tonesInStream,
-                .sessionRefresh, .sessionExpiry:
+                .sessionRefresh, .sessionExpiry, .transferNotify:
                 return []
             }
         case .answering(var answering):
@@ -371,7 +375,7 @@ extension CallLeg {
             case .ackTimeout:
                 return ackNeverCame(answering.dialog, destination: answering.destination, in: context)
             case .ring, .autoAnswer, .glareRetry, .cancelGuard, .reinviteGuard, .tonesInStream, .sessionRefresh,
-                .sessionExpiry:
+                .sessionExpiry, .transferNotify:
                 return []
             }
         case .confirmed(var confirmed):
@@ -400,6 +404,8 @@ extension CallLeg {
             case .sessionExpiry:
                 guard let timer = confirmed.sessionTimer else { return [] }
                 return hangUp(.sessionExpired, why: "the session expired: no refresh within \(timer.expiresAfter) (RFC 4028)", in: context)
+            case .transferNotify:
+                return transferTimedOut()
             case .ring, .autoAnswer, .cancelGuard, .tonesInStream:
                 return []
             }
@@ -560,6 +566,14 @@ extension CallLeg {
         case .ringing, .outgoing, .ended:
             return nil
         }
+    }
+
+    /// Changes a confirmed leg's dialog and transfer (``CallLeg+Transfer``); nothing in the other states.
+    mutating func updateConfirmed(dialog: SIPDialog? = nil, transfer: OutgoingTransfer?) {
+        guard case .confirmed(var confirmed) = state else { return }
+        if let dialog { confirmed.dialog = dialog }
+        confirmed.transfer = transfer
+        state = .confirmed(confirmed)
     }
 
     /// Stores the dialog after a request it took (its remote sequence moved on).

@@ -29,6 +29,8 @@ enum CallLegRequest: Hashable, Sendable {
     case info(Character)
     /// One group message (SIP MESSAGE), by the messenger's token.
     case message(token: UInt64)
+    /// Our REFER asking the peer to call someone else (a blind transfer, RFC 3515).
+    case refer
 }
 
 /// The timers of one call leg; the driver keeps at most one of each running.
@@ -54,6 +56,8 @@ enum CallLegTimer: Hashable, Sendable, CaseIterable {
     case sessionRefresh
     /// RFC 4028: the session interval (less a third or 32 s) passed without a refresh: BYE, the session expired.
     case sessionExpiry
+    /// The peer accepted our REFER and has not said how the transfer ended (``OutgoingTransfer/finalWait``).
+    case transferNotify
 }
 
 /// How a client transaction of the leg ended without a final response.

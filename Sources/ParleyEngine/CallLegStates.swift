@@ -165,5 +165,7 @@ extension CallLeg {
         var peerAccept: String?
         /// The RFC 4028 session timer running (nil: none).
         var sessionTimer: SessionTimer?
+        /// The blind transfer of the peer we asked for, until its outcome (nil: none).
+        var transfer: OutgoingTransfer?
     }
 }

@@ -53,6 +53,14 @@ public enum CallLegTable {
         case tonesInStreamTimer = "timer: tonesInStream"
         case sessionRefreshTimer = "timer: sessionRefresh"
         case sessionExpiryTimer = "timer: sessionExpiry"
+        case transfer = "Transfer (blind: REFER)"
+        case referAccepted = "Transfer, then 202 to its REFER"
+        case referRefused = "Transfer, then 603 to its REFER"
+        case notifyTrying = "Transfer accepted, then NOTIFY (refer) sipfrag 100"
+        case notifySuccess = "Transfer accepted, then NOTIFY (refer) sipfrag 200"
+        case notifyFailure = "Transfer accepted, then NOTIFY (refer) sipfrag 486"
+        case notifyStray = "NOTIFY (refer) with no transfer of ours"
+        case transferTimer = "Transfer accepted, then timer: transferNotify"
         case mediaTimeout = "the peer's media stopped (media timeout)"
         case left = "the conversation ended"
         case shutdown = "shutdown"
@@ -267,11 +275,40 @@ public enum CallLegTable {
         case .tonesInStreamTimer: return leg.timerFired(.tonesInStream, in: context)
         case .sessionRefreshTimer: return leg.timerFired(.sessionRefresh, in: context)
         case .sessionExpiryTimer: return leg.timerFired(.sessionExpiry, in: context)
+        case .transfer, .referAccepted, .referRefused, .notifyTrying, .notifySuccess, .notifyFailure, .notifyStray, .transferTimer:
+            return applyTransfer(input, to: &leg, in: context)
         case .mediaTimeout: return leg.hangUp(.mediaTimeout, why: "no RTP or RTCP", in: context)
         case .left: return leg.conversationLeft(in: context)
         case .shutdown: return leg.shutDown(in: context)
         }
     }
+
+    /// The transfer inputs: each starts a transfer (but the stray NOTIFY), takes it as far as its name says, and
+    /// returns the effects of its last step.
+    private static func applyTransfer(_ input: Input, to leg: inout CallLeg, in context: TableContext) -> [CallLegEffect] {
+        let key = TableContext.requestKey
+        func notify(_ status: String) -> SIPRequest {
+            var request = peerRequest(
+                .notify, to: leg, cseq: 9, contentType: SIPContentType(type: "message", subtype: "sipfrag"), body: Data("SIP/2.0 \(status)\r\n".utf8))
+            request.headers.append("Event", "refer")
+            return request
+        }
+        if input == .notifyStray { return leg.receiveNotify(notify("200 OK"), key: key, in: context) }
+        let started = leg.transfer(.transfer(conversationUUID: leg.uuid, to: transferTarget), to: SIPURI(transferTarget.value)!, in: context)
+        if input == .transfer { return started }
+        let refer = ourRequest(.refer, of: leg, cseq: leg.dialog?.localSequence ?? 1)
+        let answered = leg.receive(response(input == .referRefused ? 603 : 202, to: refer), to: .refer, in: context)
+        switch input {
+        case .referAccepted, .referRefused: return answered
+        case .notifyTrying: return leg.receiveNotify(notify("100 Trying"), key: key, in: context)
+        case .notifySuccess: return leg.receiveNotify(notify("200 OK"), key: key, in: context)
+        case .notifyFailure: return leg.receiveNotify(notify("486 Busy Here"), key: key, in: context)
+        default: return leg.timerFired(.transferNotify, in: context)
+        }
+    }
+
+    /// Whom the table's transfers hand the peer to.
+    static let transferTarget = Handle(kind: .generic, value: "sip:carol@192.0.2.3")
 
     /// A request of the peer's in the leg's dialog (its tag in From, ours in To).
     static func peerRequest(
@@ -287,10 +324,13 @@ public enum CallLegTable {
     }
 
     /// Our re-INVITE in the leg's dialog with CSeq `cseq` (our tag in From), as the peer answers it.
-    static func ourReinvite(of leg: CallLeg, cseq: UInt32) -> SIPRequest {
+    static func ourReinvite(of leg: CallLeg, cseq: UInt32) -> SIPRequest { ourRequest(.invite, of: leg, cseq: cseq) }
+
+    /// Our request `method` in the leg's dialog with CSeq `cseq` (our tag in From), as the peer answers it.
+    static func ourRequest(_ method: SIPMethod, of leg: CallLeg, cseq: UInt32) -> SIPRequest {
         SIPRequest(
-            method: .invite, uri: SIPURI("sip:alice@192.0.2.2:5062")!,
-            via: SIPVia(transport: "UDP", host: "192.0.2.1", port: 5070, branch: "z9hG4bK-table-reinvite-\(cseq)"),
+            method: method, uri: SIPURI("sip:alice@192.0.2.2:5062")!,
+            via: SIPVia(transport: "UDP", host: "192.0.2.1", port: 5070, branch: "z9hG4bK-table-\(method)-\(cseq)"),
             from: address("sip:parley@192.0.2.1:5070", tag: leg.localTag), to: address("sip:alice@192.0.2.2:5062", tag: nil),
             callID: leg.callID, cseq: cseq)
     }

@@ -35,12 +35,25 @@ extension SIPUserAgent {
             // Media is local: muting changes what we send, not the signalling.
             media?.muteChanged(isMuted, for: action.conversationUUID)
             _ = action.fulfill(at: environment.now)
+        case .transfer(let handle):
+            transfer(action, to: handle)
         case .merge, .unmerge:
             // Parley is the local focus of a merged group: each call keeps its own dialog, the manager keeps the
             // membership, and the mixing of media (when Parley carries media) happens here. Nothing to signal but
             // the held members' resume.
             _ = action.fulfill(at: environment.now)
             resumeMerged(action)
+        }
+    }
+
+    /// A blind transfer: the target handle as a SIP URI (as a Start would call it; a phone number through
+    /// `--phone-domain`), then the leg's REFER.
+    private func transfer(_ action: ConversationAction, to handle: Handle) {
+        switch HandleMapping.uri(for: handle, phoneDomain: configuration.phoneDomain(through: nil)) {
+        case .success(let uri):
+            drive(action.conversationUUID) { leg, context in leg.transfer(action, to: uri, in: context) }
+        case .failure(let problem):
+            _ = action.fail(reason: "\(handle.value) cannot be a transfer target: \(problem)")
         }
     }
 
@@ -58,7 +71,7 @@ extension SIPUserAgent {
             guard pushedCalls.contains(uuid: action.conversationUUID) else { return false }
             _ = action.fulfill(at: environment.now)
             return true
-        case .start, .pause, .playTone, .merge, .unmerge:
+        case .start, .pause, .playTone, .merge, .unmerge, .transfer:
             return false
         }
     }

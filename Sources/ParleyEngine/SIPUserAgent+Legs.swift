@@ -8,7 +8,7 @@ import SIPTransport
 /// The running timers of one call leg, at most one of each kind (inline: no allocation per leg).
 struct LegTimers {
     private var ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard, tonesInStream: EngineTimer?
-    private var sessionRefresh, sessionExpiry: EngineTimer?
+    private var sessionRefresh, sessionExpiry, transferNotify: EngineTimer?
 
     subscript(timer: CallLegTimer) -> EngineTimer? {
         get {
@@ -23,6 +23,7 @@ struct LegTimers {
             case .tonesInStream: tonesInStream
             case .sessionRefresh: sessionRefresh
             case .sessionExpiry: sessionExpiry
+            case .transferNotify: transferNotify
             }
         }
         set {
@@ -37,6 +38,7 @@ struct LegTimers {
             case .tonesInStream: tonesInStream = newValue
             case .sessionRefresh: sessionRefresh = newValue
             case .sessionExpiry: sessionExpiry = newValue
+            case .transferNotify: transferNotify = newValue
             }
         }
     }
@@ -55,8 +57,8 @@ struct LegTimers {
 
     /// Every running timer.
     var all: [EngineTimer] {
-        [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard, tonesInStream, sessionRefresh, sessionExpiry]
-            .compactMap { $0 }
+        [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard, tonesInStream, sessionRefresh, sessionExpiry,
+         transferNotify].compactMap { $0 }
     }
 }
 

@@ -292,6 +292,8 @@ final class SIPUserAgent {
             respond(to: request, key: key, status: 200, extra: capabilityHeaders)
         case .message:
             receiveMessage(request, key: key)
+        case .notify where request.headers.toTag != nil:
+            inDialog(request, key: key) { leg, context in leg.receiveNotify(request, key: key, in: context) }
         case .register, .publish, .subscribe, .refer, .update, .prack, .notify:
             respond(to: request, key: key, status: 405, extra: capabilityHeaders)
         case .extension:
@@ -343,7 +345,7 @@ final class SIPUserAgent {
     /// The headers that say what we support (OPTIONS, 405, 501, and our INVITEs and 2xx).
     var capabilityHeaders: SIPHeaders {
         [
-            "Allow": "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, MESSAGE",
+            "Allow": "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, MESSAGE, NOTIFY",
             "Accept": "application/sdp, application/dtmf-relay, \(GroupMessenger.acceptedTypes)",
         ]
     }

@@ -99,6 +99,8 @@ enum ControlCommands {
         case .merge:
             let conversation = try session.conversation(positionals[0])
             return try act(.merge(MergeParams(conversation: conversation, with: try session.conversation(positionals[1]))))
+        case .transfer:
+            return try act(.transfer(TransferParams(conversation: try session.conversation(positionals[0]), to: positionals[1])))
         }
 
         /// Performs an action on a conversation: "COMMAND: done" and the conversation, or why it failed.

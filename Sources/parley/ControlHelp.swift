@@ -2,7 +2,7 @@
 extension ControlCommands {
     /// The softphone commands, by the word typed after `parley`. (`parley redial` is history's: HistoryHelp.redial.)
     enum Command: String, CaseIterable, Sendable {
-        case call, answer, end, hold, resume, mute, unmute, dtmf, video, audio, merge, unmerge, list, status, watch, dnd
+        case call, answer, end, hold, resume, mute, unmute, dtmf, video, audio, merge, unmerge, transfer, list, status, watch, dnd
         case reloadContacts = "reload-contacts"
         case web
 
@@ -13,7 +13,7 @@ extension ControlCommands {
             case .dnd: 0...1
             case .call, .answer, .end, .hold, .resume, .unmute, .unmerge, .audio: 1...1
             case .mute: 1...2
-            case .dtmf, .video, .merge: 2...2
+            case .dtmf, .video, .merge, .transfer: 2...2
             }
         }
 
@@ -32,6 +32,7 @@ extension ControlCommands {
             case .audio: "a call's negotiated audio and its RTCP figures"
             case .merge: "merge two joined conversations"
             case .unmerge: "take a conversation out of its group"
+            case .transfer: "hand a call's remote party over to someone else (blind transfer); returns once it answered"
             case .list: "the live conversations of a running parleyd"
             case .status: "a running parleyd's version, addresses, registration, counters and limits"
             case .watch: "print a running parleyd's changes as they happen"
@@ -70,6 +71,7 @@ extension ControlCommands {
             case .unmerge: ControlHelp.conversationCommand(
                 "unmerge", "Takes a conversation out of its group; the other calls of the group stay merged.",
                 example: "parley unmerge 2 --data-dir /tmp/parley-a")
+            case .transfer: ControlHelp.transfer
             case .list: ControlHelp.list
             case .status: ControlHelp.status
             case .watch: ControlHelp.watch
@@ -236,6 +238,23 @@ enum ControlHelp {
 
         example:
           parley merge 1 2 --data-dir /tmp/parley-a
+
+        \(footer)
+        """
+
+    static let transfer = """
+        usage: parley transfer CONV TARGET [--data-dir DIR] [--json]
+
+        Hands a joined or held call's remote party over to TARGET (a SIP URI or a phone number, as 'parley call'
+        takes it): a blind transfer, SIP REFER. It returns when the remote party reports that TARGET answered,
+        and the call then ends ("transferred"); if the remote party refuses, or TARGET is busy or does not answer,
+        it says why and the call goes on as it was.
+
+        options:
+        \(options)
+
+        example:
+          parley transfer 1 sip:carol@192.0.2.7 --data-dir /tmp/parley-a
 
         \(footer)
         """

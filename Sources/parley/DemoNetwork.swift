@@ -123,6 +123,12 @@ final class DemoNetwork: ConversationManagerDelegate {
                 printer.line(uuid, "network: INFO dtmf-relay \(digits) → 200 OK")
                 complete(action, fulfilled: true)
             }
+        case .transfer(let target):
+            after(0.2) { [self] manager in
+                printer.line(uuid, "network: REFER → 202, NOTIFY 100 Trying, NOTIFY 200 OK (\(target.value) answered) → BYE")
+                complete(action, fulfilled: true)
+                report(.ended(clock.now(), .transferred), for: uuid, manager)
+            }
         case .mute, .merge, .unmerge:
             complete(action, fulfilled: true)
         }

@@ -33,6 +33,7 @@ struct ControlProtocolTests {
         case .setAudioDevice: .setAudioDevice(.example)
         case .silence: .silence(.example)
         case .merge: .merge(.example)
+        case .transfer: .transfer(.example)
         case .history: .history(.example)
         case .historyCount: .historyCount(.example)
         case .markRead: .markRead(.example)

@@ -25,7 +25,7 @@ struct ExampleScenarioTests {
         let required = [
             "incoming-answered", "incoming-declined", "incoming-missed", "outgoing-answered", "outgoing-unanswered",
             "outgoing-failed", "start-timeout", "hold-resume", "remote-end", "local-end", "merge-of-three", "unmerge",
-            "invalidate", "illegal-transitions", "fulfill-once",
+            "transfer", "invalidate", "illegal-transitions", "fulfill-once",
         ]
         let present = Set(ExampleFiles.names.map { String($0.dropLast(".json".count)) })
         for name in required {

@@ -16,8 +16,10 @@ struct CallLegTableTests {
         switch input {
         case .ring, .reinvite, .info, .inviteAgain, .successAgain, .trying, .cancelAnswered, .hold, .tones, .videoOn,
             .autoAnswerTimer, .retransmitTimer, .glareTimer, .reinviteGuardTimer, .tonesInStreamTimer, .message,
-            .sendMessage, .reinviteAnswered, .reinviteRefused, .sessionRefreshTimer:
+            .sendMessage, .reinviteAnswered, .reinviteRefused, .sessionRefreshTimer, .transfer, .referAccepted, .referRefused,
+            .notifyTrying, .notifyFailure, .notifyStray, .transferTimer:
             unchanged
+        case .notifySuccess: "r a c e k x x"
         case .bye: "x x c x x x x"
         case .cancel: "x a c e k f x"
         case .ack: "r f c e k f x"
@@ -80,7 +82,7 @@ struct CallLegTableTests {
 
     @Test("every action is fulfilled or failed exactly once, or kept by the state it leads to")
     func actionsSettleOnce() {
-        let actions: [CallLegTable.Input] = [.join, .end, .hold, .tones]
+        let actions: [CallLegTable.Input] = [.join, .end, .hold, .tones, .transfer]
         for state in CallLeg.StateName.allCases {
             for cell in CallLegTable.cells(of: state) where actions.contains(cell.input) {
                 let settled = cell.effects.filter {
@@ -89,10 +91,11 @@ struct CallLegTableTests {
                     default: false
                     }
                 }.count
-                // Kept: Join answers (done by the ACK); a re-INVITE or an INFO goes out (done by its answer).
+                // Kept: Join answers (done by the ACK); a re-INVITE, an INFO or a REFER goes out (done by its answer, or
+                // for a transfer by the final NOTIFY).
                 let sends = cell.effects.contains { if case .send = $0 { true } else { false } }
                 let kept = (cell.input == .join && cell.state == .ringing && cell.next == .answering)
-                    || ((cell.input == .hold || cell.input == .tones) && sends)
+                    || ([.hold, .tones, .transfer].contains(cell.input) && sends)
                 #expect(settled == (kept ? 0 : 1), "\(state) × \(cell.input.rawValue)")
             }
         }
@@ -158,6 +161,7 @@ struct CallLegTableTests {
         case .end: "end"
         case .hold: "pause"
         case .tones: "playTone"
+        case .transfer: "transfer"
         default: ""
         }
     }

@@ -1,0 +1,67 @@
+import ControlProtocol
+import Foundation
+import ParleyTestSupport
+import Testing
+
+/// Blind transfer (issue 46) with baresip 1.0.0 as the party handed over: parleyd A calls baresip, then `transfer`s
+/// it to parleyd C. baresip takes the REFER (202), calls C, and reports the new call's progress in NOTIFYs; A's
+/// action is settled by the final one (not by the 202) and A's call then ends `transferred`. C hears baresip's 440 Hz.
+extension AudioInterop {
+    @Suite("Interop: blind transfer with baresip", .serialized)
+    struct TransferInteropTests {
+        /// The uuid in a parleyd log line about a conversation.
+        static func conversation(in line: String) throws -> String {
+            try #require(line.split(separator: " ").first { UUID(uuidString: String($0)) != nil }.map(String.init), "\(line)")
+        }
+
+        /// The three parties: the target parleyd (recording, with `targetArguments`), baresip, and the transferor
+        /// parleyd, whose call to baresip is up; `body` gets them, the call's uuid and a control session.
+        static func withCall(
+            target targetArguments: [String],
+            _ body: (_ target: Parleyd, _ targetFolder: URL, _ baresip: Baresip, _ transferor: Parleyd, _ uuid: String, _ control: ControlSession) throws -> Void
+        ) throws {
+            let (target, targetFolder) = try AudioInteropTests.parleyd(tone: 1_000, targetArguments)
+            defer { try? FileManager.default.removeItem(at: targetFolder) }
+            let baresip = try Baresip()
+            let (transferor, transferorFolder) = try AudioInteropTests.parleyd(tone: 700, ["--call", baresip.uri(.udp)])
+            defer { try? FileManager.default.removeItem(at: transferorFolder) }
+            try baresip.quotingTranscript {
+                let line = try transferor.process.waitForLine("the call to baresip") { $0.contains("→ joined") }
+                try body(target, targetFolder, baresip, transferor, try Self.conversation(in: line), try ControlSession(transferor))
+            }
+        }
+
+        @Test("parleyd transfers baresip to another parleyd: the 202, NOTIFYs to 200, A ends transferred, C hears baresip's 440 Hz")
+        func blindTransfer() throws {
+            try Self.withCall(target: ["--auto-answer", "0"]) { target, targetFolder, baresip, transferor, uuid, control in
+                let result = try control.request(.transfer(TransferParams(conversation: uuid, to: target.uri(.udp))))
+                #expect(result["state"] as? String == "complete", "\(result)")
+                try transferor.waitForEnded(1, timeout: .seconds(10))
+                #expect(transferor.transitions.first?.last == "left (transferred)", "\(transferor.transitions)")
+                try target.waitForTransition(to: "joined")
+                Thread.sleep(forTimeInterval: 2)
+                try baresip.send("/hangup")
+                try target.waitForEnded(1, timeout: .seconds(10))
+                let heard = try AudioInteropTests.recording(in: targetFolder, of: target)
+                #expect(heard.seconds(at: 440) >= 1.5, "C heard \(heard.dominantFrequencies())")
+                let starts = baresip.messages.map(\.startLine)
+                #expect(starts.contains { $0.hasPrefix("SIP/2.0 202") }, "baresip accepted the REFER with 202: \(starts)")
+                #expect(starts.filter { $0.hasPrefix("NOTIFY ") }.count >= 1, "baresip's NOTIFYs: \(starts)")
+            }
+        }
+
+        @Test("a target that refuses (486, do-not-disturb): the transfer fails naming it, and the call goes on")
+        func refusedTarget() throws {
+            try Self.withCall(target: ["--dnd"]) { target, _, _, transferor, uuid, control in
+                let refused = try control.error(.transfer(TransferParams(conversation: uuid, to: target.uri(.udp))))
+                #expect(refused.message.contains("486"), "\(refused)")
+                #expect(transferor.transitions.first?.last == "joined", "the call goes on: \(transferor.transitions)")
+                let unknown = try control.error(.transfer(TransferParams(conversation: uuid, to: "not a target")))
+                #expect(unknown.code == "invalidParams" && unknown.field == "to", "\(unknown)")
+                _ = try control.request(.end(ConversationParams(conversation: uuid)))
+                try transferor.waitForEnded(1, timeout: .seconds(10))
+                #expect(transferor.transitions.first?.last == "left (localEnded)", "\(transferor.transitions)")
+            }
+        }
+    }
+}
