@@ -20,7 +20,7 @@ extension CallLeg {
         let request = confirmed.dialog.makeRequest(
             .refer, via: context.newVia(for: destination), contact: context.contactAddress(for: destination, secure: isSecure),
             headers: headers)
-        updateConfirmed(dialog: confirmed.dialog, transfer: OutgoingTransfer(action: ref, target: target))
+        updateConfirmed { $0.dialog = confirmed.dialog; $0.transfer = OutgoingTransfer(action: ref, target: target) }
         return [.send(request, .refer, to: destination), .log(.info, "transfer to \(target): REFER sent")]
     }
 
@@ -31,12 +31,12 @@ extension CallLeg {
             transfer.stage == .referring
         else { return [] }
         guard response.isSuccess else {
-            updateConfirmed(transfer: nil)
+            updateConfirmed { $0.transfer = nil }
             let said = "\(response.statusCode) \(response.reasonPhrase)"
             return [.fail(transfer.action, reason: "the remote party refused the transfer (\(said))", status: SIPFinalStatus(response))]
         }
         transfer.stage = .accepted
-        updateConfirmed(transfer: transfer)
+        updateConfirmed { $0.transfer = transfer }
         return [.startTimer(.transferNotify, after: OutgoingTransfer.finalWait),
                 .log(.info, "transfer to \(transfer.target): accepted (\(response.statusCode)), waiting for the outcome")]
     }
@@ -59,10 +59,7 @@ extension CallLeg {
     /// A NOTIFY in the leg's dialog: the progress of the transfer we asked for. Anything but `Event: refer` is 489;
     /// with no transfer of ours under way, 481 (no such subscription); a body that is no sipfrag status line, 400.
     mutating func receiveNotify(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect] {
-        guard var dialog else { return [.respond(context.response(to: request, key: key, status: 481), transaction: key)] }
-        let verdict = dialog.receive(request: request)
-        guard verdict == .accept else { return refusal(verdict, of: request, key: key, in: context) }
-        setDialog(dialog)
+        if let refused = takeIntoDialog(request, key: key, in: context) { return refused }
         func answer(_ status: Int, _ reason: String? = nil) -> CallLegEffect {
             .respond(context.response(to: request, key: key, status: status, toTag: localTag, reason: reason), transaction: key)
         }
@@ -84,10 +81,20 @@ extension CallLeg {
         }
     }
 
+    /// Takes a request of the peer's into the leg's dialog (RFC 3261 §12.2.2's CSeq check); the refusal's effects when it
+    /// does not pass (481 without a dialog), nil when it does.
+    mutating func takeIntoDialog(_ request: SIPRequest, key: TransactionKey, in context: some CallLegContext) -> [CallLegEffect]? {
+        guard var dialog else { return [.respond(context.response(to: request, key: key, status: 481), transaction: key)] }
+        let verdict = dialog.receive(request: request)
+        guard verdict == .accept else { return refusal(verdict, of: request, key: key, in: context) }
+        setDialog(dialog)
+        return nil
+    }
+
     /// Ends the transfer under way (if any) with `effects` for it, and stops its timer.
     private mutating func settleTransfer(_ effects: (OutgoingTransfer) -> [CallLegEffect]) -> [CallLegEffect] {
         guard case .confirmed(let confirmed) = state, let transfer = confirmed.transfer else { return [] }
-        updateConfirmed(transfer: nil)
+        updateConfirmed { $0.transfer = nil }
         return [.cancelTimer(.transferNotify)] + effects(transfer)
     }
 }

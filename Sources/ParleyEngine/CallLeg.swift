@@ -228,7 +228,7 @@ extension CallLeg {
             case .cancel:
                 let outcome = outgoing.receiveCancelResponse(response)
                 return settle(outgoing, outcome, in: context)
-            case .bye, .reinvite, .info, .message, .refer:
+            case .bye, .reinvite, .info, .message, .refer, .notify:
                 return []
             }
         case .confirmed(var confirmed):
@@ -240,8 +240,8 @@ extension CallLeg {
                 state = .confirmed(confirmed)
                 guard let failedStatus else { return effects }
                 return effects + dialogFailed(status: failedStatus, confirmed: confirmed, in: context)
-            case .invite, .cancel, .bye, .info, .message:
-                return []  // late answers: the leg has moved on (our BYE's answer needs nothing)
+            case .invite, .cancel, .bye, .info, .message, .notify:
+                return []  // late answers: the leg has moved on (our BYE's answer needs nothing; our NOTIFY's neither)
             }
         case .answering, .ringing, .ended: return []
         }
@@ -272,7 +272,7 @@ extension CallLeg {
                 return failures + dialogFailed(status: 408, confirmed: confirmed, in: context)
             case .refer:
                 return referFailed(failure)
-            case .invite, .cancel, .bye, .info, .message:
+            case .invite, .cancel, .bye, .info, .message, .notify:
                 return []
             }
         case .answering, .ringing, .ended: return []
@@ -568,11 +568,10 @@ extension CallLeg {
         }
     }
 
-    /// Changes a confirmed leg's dialog and transfer (``CallLeg+Transfer``); nothing in the other states.
-    mutating func updateConfirmed(dialog: SIPDialog? = nil, transfer: OutgoingTransfer?) {
+    /// Changes a confirmed leg (its dialog, its transfers: ``CallLeg+Transfer``); nothing in the other states.
+    mutating func updateConfirmed(_ change: (inout Confirmed) -> Void) {
         guard case .confirmed(var confirmed) = state else { return }
-        if let dialog { confirmed.dialog = dialog }
-        confirmed.transfer = transfer
+        change(&confirmed)
         state = .confirmed(confirmed)
     }
 

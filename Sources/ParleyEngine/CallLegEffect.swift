@@ -31,6 +31,8 @@ enum CallLegRequest: Hashable, Sendable {
     case message(token: UInt64)
     /// Our REFER asking the peer to call someone else (a blind transfer, RFC 3515).
     case refer
+    /// Our NOTIFY telling the peer how the call it asked us to place goes (RFC 3515 §2.4.4).
+    case notify
 }
 
 /// The timers of one call leg; the driver keeps at most one of each running.
@@ -106,6 +108,9 @@ enum CallLegEffect: Equatable {
     indirect case messageReceived(SIPRequest, transaction: TransactionKey)
     /// The call could not carry our MESSAGE (it is not answered).
     case messageFailed(token: UInt64)
+    /// The peer transferred us: the driver places a call to this target (a new conversation) and reports its outcome
+    /// back (``CallLeg/referredCallProgress(_:_:in:)``).
+    case transferAsked(SIPURI)
     /// The leg is over: forget it, stop its timers. Its transactions finish on their own.
     case forget
 }

@@ -167,5 +167,7 @@ extension CallLeg {
         var sessionTimer: SessionTimer?
         /// The blind transfer of the peer we asked for, until its outcome (nil: none).
         var transfer: OutgoingTransfer?
+        /// Whom the peer asked us to call instead (its REFER), until that call's outcome (nil: none).
+        var referredTo: SIPURI?
     }
 }

@@ -61,6 +61,9 @@ public enum CallLegTable {
         case notifyFailure = "Transfer accepted, then NOTIFY (refer) sipfrag 486"
         case notifyStray = "NOTIFY (refer) with no transfer of ours"
         case transferTimer = "Transfer accepted, then timer: transferNotify"
+        case referReceived = "REFER (the peer transfers us)"
+        case referredAnswered = "REFER taken, then the new call answered"
+        case referredRefused = "REFER taken, then the new call refused (486)"
         case mediaTimeout = "the peer's media stopped (media timeout)"
         case left = "the conversation ended"
         case shutdown = "shutdown"
@@ -277,6 +280,13 @@ public enum CallLegTable {
         case .sessionExpiryTimer: return leg.timerFired(.sessionExpiry, in: context)
         case .transfer, .referAccepted, .referRefused, .notifyTrying, .notifySuccess, .notifyFailure, .notifyStray, .transferTimer:
             return applyTransfer(input, to: &leg, in: context)
+        case .referReceived, .referredAnswered, .referredRefused:
+            var refer = peerRequest(.refer, to: leg, cseq: 10)
+            refer.headers.append("Refer-To", "<\(transferTarget.value)>")
+            let taken = leg.receiveRefer(refer, key: key, accepting: true, in: context)
+            if input == .referReceived { return taken }
+            return input == .referredAnswered
+                ? leg.referredCallProgress(200, "OK", in: context) : leg.referredCallProgress(486, "Busy Here", in: context)
         case .mediaTimeout: return leg.hangUp(.mediaTimeout, why: "no RTP or RTCP", in: context)
         case .left: return leg.conversationLeft(in: context)
         case .shutdown: return leg.shutDown(in: context)
@@ -366,6 +376,7 @@ public enum CallLegTable {
         case .videoSettled(let on, let failure): "video \(on ? "on" : "off") \(failure == nil ? "done" : "refused")"
         case .messageReceived: "message to the group messenger"
         case .messageFailed: "messenger hears it failed"
+        case .transferAsked: "call the transfer target"
         case .log, .forget: nil
         }
     }

@@ -11,7 +11,7 @@ extension CallLegTable {
         let configuration = EngineConfiguration(
             listenAddresses: [ListenAddress(kind: .udp, host: "192.0.2.1", port: 5070)], autoAnswerDelay: .seconds(1))
         let now = Date(timeIntervalSince1970: 1_767_225_600)
-        var capabilityHeaders: SIPHeaders { ["Allow": "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, MESSAGE, NOTIFY"] }
+        var capabilityHeaders: SIPHeaders { ["Allow": "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, MESSAGE, NOTIFY, REFER"] }
         private var branches = 0
 
         /// The server transaction of the representative INVITE.

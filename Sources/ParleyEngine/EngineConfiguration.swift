@@ -88,6 +88,8 @@ public struct EngineConfiguration: Sendable {
     public var callers: CallerPolicy = .anyone
     /// Whether a call refused by `callers` leaves a `blocked` record in the history (read, not missed).
     public var recordsBlockedCalls = false
+    /// Whether the peer of a call may transfer us (its REFER: we call whom it names), `--accept-refer`.
+    public var acceptsTransfers = true
     /// Blocked records written a minute at most (`recordsBlockedCalls`); refusals beyond are not recorded.
     public static let blockedRecordsPerMinute = 30
     /// The Retry-After of that 503, in seconds.

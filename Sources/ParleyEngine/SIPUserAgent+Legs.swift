@@ -163,6 +163,9 @@ extension SIPUserAgent {
                 } catch {
                     log.debug("\(uuid) \(callID(of: uuid)): \(event) not applied: \(error)")
                 }
+                referredCallReported(event, uuid: uuid)
+            case .transferAsked(let target):
+                placeReferredCall(to: target, for: uuid)
             case .performJoin:
                 do {
                     try manager.perform([.join(conversationUUID: uuid)])
@@ -285,6 +288,7 @@ extension SIPUserAgent: TransactionUser {
             // A 422 the leg answers by asking again (RFC 4028) is not the call's failure.
             if response.statusCode >= 300, peek(uuid, { $0.asksAgain(after: response) }) != true {
                 onEvent?(.finalStatus(uuid, SIPFinalStatus(response)))
+                if referredCalls[UUIDKey(uuid)] != nil { referredStatus[UUIDKey(uuid)] = SIPFinalStatus(response) }
             }
         case .timeout:
             let target = peek(uuid) { $0.invite.uri.description } ?? "the callee"

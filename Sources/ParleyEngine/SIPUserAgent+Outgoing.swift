@@ -47,6 +47,7 @@ extension SIPUserAgent {
         log.info("\(action.conversationUUID): cannot call \(handle.value): \(problem)")
         onEvent?(.failure(action.conversationUUID, problem.description))
         _ = action.fail(reason: problem.description)
+        referredCallFailed(action.conversationUUID, SIPFinalStatus(code: 404, reason: "Not Found"))
     }
 
     /// Sends the INVITE of a Start through `account` to `destination` (the next hop's first target; `alternatives`

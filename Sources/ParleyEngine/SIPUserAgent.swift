@@ -25,6 +25,10 @@ final class SIPUserAgent {
     var legIDs: [String: UUID] = [:]
     /// The running timers of each leg.
     var legTimers: [UUIDKey: LegTimers] = [:]
+    /// The calls we placed because a peer transferred us (its REFER), each with the call whose peer asked, and the
+    /// final status of each one's INVITE (what the NOTIFY reports).
+    var referredCalls: [UUIDKey: UUID] = [:]
+    var referredStatus: [UUIDKey: SIPFinalStatus] = [:]
     /// The client transaction of each leg's latest re-INVITE, dropped with the leg if still in Proceeding.
     var lastReinvites: [UUIDKey: TransactionKey?] = [:]
     /// Incoming legs by the source address their INVITE came from, while they may still ring (pruned when asked;
@@ -294,6 +298,9 @@ final class SIPUserAgent {
             receiveMessage(request, key: key)
         case .notify where request.headers.toTag != nil:
             inDialog(request, key: key) { leg, context in leg.receiveNotify(request, key: key, in: context) }
+        case .refer where request.headers.toTag != nil:
+            let accepting = configuration.acceptsTransfers
+            inDialog(request, key: key) { leg, context in leg.receiveRefer(request, key: key, accepting: accepting, in: context) }
         case .register, .publish, .subscribe, .refer, .update, .prack, .notify:
             respond(to: request, key: key, status: 405, extra: capabilityHeaders)
         case .extension:
@@ -345,7 +352,7 @@ final class SIPUserAgent {
     /// The headers that say what we support (OPTIONS, 405, 501, and our INVITEs and 2xx).
     var capabilityHeaders: SIPHeaders {
         [
-            "Allow": "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, MESSAGE, NOTIFY",
+            "Allow": "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, MESSAGE, NOTIFY, REFER",
             "Accept": "application/sdp, application/dtmf-relay, \(GroupMessenger.acceptedTypes)",
         ]
     }

@@ -100,6 +100,8 @@ public struct NodeConfiguration: Sendable {
     public var doNotDisturb = false
     /// Whether a refused caller leaves a `blocked` record (`--record-blocked`).
     public var recordsBlockedCalls = false
+    /// Whether a call's peer may transfer us (`--accept-refer always|never`).
+    public var acceptsTransfers = true
 
     /// Who may ring a node: anyone, the callers its contacts name, or a list of handles.
     public enum AcceptFrom: Sendable, Hashable {

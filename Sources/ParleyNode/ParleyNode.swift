@@ -106,6 +106,7 @@ public final class ParleyNode: Sendable {
             if !configuration.overloadControl { engineConfiguration.overload = nil }
             engineConfiguration.parsesOnThread = configuration.parsesOnThread
             engineConfiguration.recordsBlockedCalls = configuration.recordsBlockedCalls
+            engineConfiguration.acceptsTransfers = configuration.acceptsTransfers
             if configuration.keepsIdentity {
                 if let tightened = try configuration.dataDirectory.create() { log.info(tightened) }
                 let store = IdentityStore(dataDirectory: configuration.dataDirectory)

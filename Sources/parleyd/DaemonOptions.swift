@@ -126,6 +126,8 @@ struct DaemonOptions {
           --accept-from WHO       who may ring: any (default), contacts (callers --contacts names), or a
                                   comma-separated list of SIP URIs and numbers; others get 403 and no record
           --record-blocked        a caller --accept-from refuses leaves a "blocked" record (read, not missed)
+          --accept-refer WHEN     always (default): a call's peer may transfer us (its REFER: we call whom it
+                                  names, and our call with it ends once that one answers); never: 603
           --dnd                   start with do-not-disturb on: calls are refused with 486 and never ring
                                   (parley dnd on|off, the web page or D-Bus change it while running)
           --phone-domain HOST     the domain phone numbers are called at
@@ -332,6 +334,9 @@ struct DaemonOptions {
             options.node.acceptFrom = try Self.acceptFrom(who, hasContacts: options.node.contactsFile != nil)
         }
         options.node.recordsBlockedCalls = arguments.flag("--record-blocked")
+        if let when = try arguments.option("--accept-refer", as: "always or never", { ["always": true, "never": false][$0] }) {
+            options.node.acceptsTransfers = when
+        }
         options.node.doNotDisturb = arguments.flag("--dnd")
         if options.node.recordsBlockedCalls && options.node.acceptFrom == .anyone {
             throw UsageError("--record-blocked goes with --accept-from contacts or a list (anyone may ring otherwise)")

@@ -63,5 +63,46 @@ extension AudioInterop {
                 #expect(transferor.transitions.first?.last == "left (localEnded)", "\(transferor.transitions)")
             }
         }
+
+        @Test("parleyd transfers parleyd: B takes the REFER (202), calls C and tells A 100 then 200; both calls with A end transferred; C hears B's 440 Hz; --accept-refer never answers 603")
+        func parleydTransferred() throws {
+            let (target, targetFolder) = try AudioInteropTests.parleyd(tone: 1_000, ["--auto-answer", "0"])
+            defer { try? FileManager.default.removeItem(at: targetFolder) }
+            let (transferee, transfereeFolder) = try AudioInteropTests.parleyd(tone: 440, ["--auto-answer", "0"])
+            defer { try? FileManager.default.removeItem(at: transfereeFolder) }
+            let (transferor, transferorFolder) = try AudioInteropTests.parleyd(
+                tone: 700, ["--call", "sip:parley@127.0.0.1:\(transferee.port)"])
+            defer { try? FileManager.default.removeItem(at: transferorFolder) }
+            let uuid = try Self.conversation(in: try transferor.process.waitForLine("the call to B") { $0.contains("→ joined") })
+            let result = try ControlSession(transferor).request(.transfer(TransferParams(conversation: uuid, to: target.uri(.udp))))
+            #expect(result["state"] as? String == "complete", "\(result)")
+            try transferor.waitForEnded(1, timeout: .seconds(10))
+            #expect(transferor.transitions.first?.last == "left (transferred)", "A: \(transferor.transitions)")
+            let answered = try target.process.waitForLine("C answering B") { $0.contains("→ joined") }
+            #expect(transferee.process.lines.contains { $0.contains("transferred by the peer: calling") }, "\(transferee.process.lines.suffix(10))")
+            Thread.sleep(forTimeInterval: 2)
+            _ = try ControlSession(target).request(.end(ConversationParams(conversation: try Self.conversation(in: answered))))
+            try target.waitForEnded(1, timeout: .seconds(10))
+            try transferee.waitForEnded(2, timeout: .seconds(10))
+            #expect(transferee.transitions.first?.last == "left (transferred)", "B's call with A: \(transferee.transitions)")
+            let heard = try AudioInteropTests.recording(in: targetFolder, of: target)
+            #expect(heard.seconds(at: 440) >= 1.5, "C heard \(heard.dominantFrequencies())")
+        }
+
+        @Test("a parleyd with --accept-refer never answers the REFER 603: the transfer fails naming it and the call goes on")
+        func refuses() throws {
+            let (transferee, transfereeFolder) = try AudioInteropTests.parleyd(tone: 440, ["--auto-answer", "0", "--accept-refer", "never"])
+            defer { try? FileManager.default.removeItem(at: transfereeFolder) }
+            let (transferor, transferorFolder) = try AudioInteropTests.parleyd(
+                tone: 700, ["--call", "sip:parley@127.0.0.1:\(transferee.port)"])
+            defer { try? FileManager.default.removeItem(at: transferorFolder) }
+            let uuid = try Self.conversation(in: try transferor.process.waitForLine("the call to B") { $0.contains("→ joined") })
+            let control = try ControlSession(transferor)
+            let refused = try control.error(.transfer(TransferParams(conversation: uuid, to: "sip:carol@127.0.0.1:9")))
+            #expect(refused.message.contains("603"), "\(refused)")
+            #expect(transferor.transitions.first?.last == "joined" && transferee.transitions.first?.last == "joined")
+            _ = try control.request(.end(ConversationParams(conversation: uuid)))
+            try transferee.waitForEnded(1, timeout: .seconds(10))
+        }
     }
 }

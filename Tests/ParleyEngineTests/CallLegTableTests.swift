@@ -17,9 +17,9 @@ struct CallLegTableTests {
         case .ring, .reinvite, .info, .inviteAgain, .successAgain, .trying, .cancelAnswered, .hold, .tones, .videoOn,
             .autoAnswerTimer, .retransmitTimer, .glareTimer, .reinviteGuardTimer, .tonesInStreamTimer, .message,
             .sendMessage, .reinviteAnswered, .reinviteRefused, .sessionRefreshTimer, .transfer, .referAccepted, .referRefused,
-            .notifyTrying, .notifyFailure, .notifyStray, .transferTimer:
+            .notifyTrying, .notifyFailure, .notifyStray, .transferTimer, .referReceived, .referredRefused:
             unchanged
-        case .notifySuccess: "r a c e k x x"
+        case .notifySuccess, .referredAnswered: "r a c e k x x"
         case .bye: "x x c x x x x"
         case .cancel: "x a c e k f x"
         case .ack: "r f c e k f x"
@@ -73,7 +73,7 @@ struct CallLegTableTests {
                 case .fulfil(let action): #expect(action.action.kind.name == "end")
                 case .fail, .videoSettled, .messageFailed: break
                 case .send, .sendStateless, .abandon, .startTimer, .cancelTimer, .report, .performJoin, .log, .forget,
-                    .tonesReceived, .sendTonesInStream, .messageReceived:
+                    .tonesReceived, .sendTonesInStream, .messageReceived, .transferAsked:
                     Issue.record("ended × \(cell.input.rawValue) did \(effect)")
                 }
             }

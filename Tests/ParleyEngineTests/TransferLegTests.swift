@@ -101,6 +101,55 @@ struct TransferLegTests {
         #expect(effects.contains { if case .fail(_, let reason, let status) = $0 { reason.contains("603") && status?.code == 603 } else { false } })
     }
 
+    /// The peer's REFER to our confirmed leg with these Refer-To values.
+    static func refer(_ targets: [String], to leg: CallLeg, cseq: UInt32 = 50) -> SIPRequest {
+        var request = CallLegTable.peerRequest(.refer, to: leg, cseq: cseq)
+        for target in targets { request.headers.append("Refer-To", target) }
+        return request
+    }
+
+    @Test("being transferred: 202, NOTIFY 100 (active) and the call to place; its answer: NOTIFY 200 (terminated), BYE, transferred")
+    func referred() throws {
+        let context = CallLegTable.TableContext()
+        var leg = CallLegTable.representative(.confirmed, in: context)
+        let key = CallLegTable.TableContext.requestKey
+        let taken = leg.receiveRefer(Self.refer(["<sip:carol@192.0.2.3;transport=udp>"], to: leg), key: key, accepting: true, in: context)
+        #expect(Self.statuses(taken) == [202])
+        let notify = try #require(taken.compactMap { if case .send(let request, .notify, _) = $0 { request } else { nil } }.first)
+        #expect(String(decoding: notify.body, as: UTF8.self) == "SIP/2.0 100 Trying\r\n" && notify.headers["Event"] == "refer")
+        #expect(notify.headers["Subscription-State"]?.hasPrefix("active") == true)
+        #expect(taken.contains { if case .transferAsked(let uri) = $0 { uri.description == "sip:carol@192.0.2.3;transport=udp" } else { false } })
+        #expect(Self.statuses(leg.receiveRefer(Self.refer(["<sip:dave@192.0.2.4>"], to: leg, cseq: 51), key: key, accepting: true, in: context)) == [491])
+        let done = leg.referredCallProgress(200, "OK", in: context)
+        let final = try #require(done.compactMap { if case .send(let request, .notify, _) = $0 { request } else { nil } }.first)
+        #expect(String(decoding: final.body, as: UTF8.self) == "SIP/2.0 200 OK\r\n" && final.headers["Subscription-State"]?.hasPrefix("terminated") == true)
+        #expect(done.contains { if case .report(.ended(_, .transferred)) = $0 { true } else { false } } && leg.stateName == .ended)
+    }
+
+    @Test("a refused new call is told in the final NOTIFY and our call goes on; refused REFERs name why")
+    func referRefusals() {
+        let context = CallLegTable.TableContext()
+        var leg = CallLegTable.representative(.confirmed, in: context)
+        let key = CallLegTable.TableContext.requestKey
+        _ = leg.receiveRefer(Self.refer(["<sip:carol@192.0.2.3>"], to: leg), key: key, accepting: true, in: context)
+        let busy = leg.referredCallProgress(486, "Busy Here", in: context)
+        #expect(busy.contains { if case .send(let request, .notify, _) = $0 { String(decoding: request.body, as: UTF8.self).hasPrefix("SIP/2.0 486") } else { false } })
+        #expect(leg.stateName == .confirmed && leg.referredCallProgress(200, "OK", in: context).isEmpty, "the transfer is over")
+        let cases: [([String], Bool, Int)] = [
+            ([], true, 400), (["<sip:a@192.0.2.3>", "<sip:b@192.0.2.3>"], true, 400), (["<tel:+14155550100>"], true, 416),
+            (["<sip:carol@192.0.2.3?Replaces=abc%3Bto-tag%3D1%3Bfrom-tag%3D2>"], true, 501), (["<sip:parley@192.0.2.1:5070>"], true, 403),
+            (["<sip:carol@192.0.2.3>"], false, 603),
+        ]
+        for (index, (targets, accepting, status)) in cases.enumerated() {
+            let effects = leg.receiveRefer(Self.refer(targets, to: leg, cseq: 60 + UInt32(index)), key: key, accepting: accepting, in: context)
+            #expect(Self.statuses(effects) == [status], "\(targets) accepting \(accepting): \(effects)")
+            #expect(!effects.contains { if case .transferAsked = $0 { true } else { false } })
+        }
+        let ringing = CallLegTable.representative(.ringing, in: context)
+        var early = ringing
+        #expect(Self.statuses(early.receiveRefer(Self.refer(["<sip:carol@192.0.2.3>"], to: early), key: key, accepting: true, in: context)) == [403])
+    }
+
     @Test("sipfrag status lines: SIP/2.0, three digits from 100 to 699, a reason (maybe empty); anything else is none")
     func statusLines() {
         #expect(SIPFragmentStatus(body: Data("SIP/2.0 180 Ringing\r\n".utf8)) == SIPFragmentStatus(code: 180, reason: "Ringing"))
