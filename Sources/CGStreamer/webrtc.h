@@ -39,11 +39,27 @@ static const GstStructure *parley_webrtc_wait(GstPromise *promise, int timeout_m
     return gst_promise_get_reply(promise);
 }
 
+/// Whether the local description of `webrtc` holds a candidate, and one of each kind asked for (`want_srflx`: a
+/// STUN server's, `want_relay`: a TURN server's).
+static int parley_webrtc_has_candidates(GstElement *webrtc, int want_srflx, int want_relay) {
+    GstWebRTCSessionDescription *described = NULL;
+    g_object_get(webrtc, "local-description", &described, NULL);
+    if (!described) return 0;
+    gchar *text = gst_sdp_message_as_text(described->sdp);
+    int enough = text && strstr(text, "a=candidate:") && (!want_srflx || strstr(text, " typ srflx"))
+        && (!want_relay || strstr(text, " typ relay"));
+    g_free(text);
+    gst_webrtc_session_description_free(described);
+    return enough;
+}
+
 /// Answers the page's `offer` (SDP text) on webrtcbin `web` of `pipeline`: the remote description, an answer, the
-/// local description, then ICE gathering waited for (at most `timeout_ms` in all), so the answer carries every
-/// candidate. Blocks (call off the loop). 0 with `*answer` a malloc'd SDP (free with parley_gst_free), else -1 with
-/// `*error` one.
-static inline int parley_webrtc_answer(GstElement *pipeline, const char *web, const char *offer, int timeout_ms, char **answer, char **error) {
+/// local description, then ICE gathering waited for (at most `timeout_ms` in all) until it completes or the local
+/// description holds a candidate of each kind the servers give (`want_srflx`, `want_relay`): a TURN server's other
+/// allocations, or a host address that cannot reach it, would otherwise hold the answer for seconds. The answer
+/// carries the candidates gathered by then. Blocks (call off the loop). 0 with `*answer` a malloc'd SDP (free with
+/// parley_gst_free), else -1 with `*error` one.
+static inline int parley_webrtc_answer(GstElement *pipeline, const char *web, const char *offer, int timeout_ms, int want_srflx, int want_relay, char **answer, char **error) {
     GstElement *webrtc = gst_bin_get_by_name(GST_BIN(pipeline), web);
     if (!webrtc) { *error = g_strdup("no webrtcbin"); return -1; }
     int result = -1;
@@ -82,6 +98,8 @@ static inline int parley_webrtc_answer(GstElement *pipeline, const char *web, co
     while (g_get_monotonic_time() < deadline) {
         g_object_get(webrtc, "ice-gathering-state", &gathering, NULL);
         if (gathering == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE) break;
+        // Host candidates alone: gathering completes at once (every address is known).
+        if ((want_srflx || want_relay) && parley_webrtc_has_candidates(webrtc, want_srflx, want_relay)) break;
         g_usleep(10000);
     }
     GstWebRTCSessionDescription *described = NULL;

@@ -5,6 +5,7 @@
 // Many OpenSSL settings are function-like macros over SSL_CTX_ctrl/BIO_ctrl, or constants built from macros
 // (SSL_OP_BIT), which Swift cannot import: each one Parley uses is a `static inline` function here.
 #include <string.h>
+#include <arpa/inet.h>
 #include <openssl/bio.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -167,6 +168,36 @@ static inline int copenssl_certificate_fits(X509 *x509, EVP_PKEY *key, long seco
     if (X509_check_private_key(x509, key) != 1) { ERR_clear_error(); return 0; }
     time_t ahead = time(NULL) + seconds_ahead;
     return X509_cmp_time(X509_get0_notAfter(x509), &ahead) > 0;
+}
+
+// The `index`th DNS name or IP address among the subjectAltNames of the certificate `ctx` presents, as text into
+// `out` (NUL-terminated): its length; 0 for an entry of another kind (or too long, or not text); -1 past the last.
+static inline int copenssl_certificate_name(SSL_CTX *ctx, int index, char *out, size_t size) {
+    X509 *x509 = SSL_CTX_get0_certificate(ctx);
+    if (x509 == NULL || size < 46) { return -1; }
+    GENERAL_NAMES *names = X509_get_ext_d2i(x509, NID_subject_alt_name, NULL, NULL);
+    if (names == NULL) { return -1; }
+    int result = -1;
+    if (index < sk_GENERAL_NAME_num(names)) {
+        const GENERAL_NAME *name = sk_GENERAL_NAME_value(names, index);
+        result = 0;
+        if (name->type == GEN_DNS) {
+            const unsigned char *text = ASN1_STRING_get0_data(name->d.dNSName);
+            int length = ASN1_STRING_length(name->d.dNSName);
+            if (length > 0 && (size_t)length < size && memchr(text, 0, (size_t)length) == NULL) {
+                memcpy(out, text, (size_t)length);
+                out[length] = 0;
+                result = length;
+            }
+        } else if (name->type == GEN_IPADD) {
+            int length = ASN1_STRING_length(name->d.iPAddress);
+            const unsigned char *bytes = ASN1_STRING_get0_data(name->d.iPAddress);
+            int family = length == 4 ? AF_INET : (length == 16 ? AF_INET6 : 0);
+            if (family != 0 && inet_ntop(family, bytes, out, (socklen_t)size) != NULL) { result = (int)strlen(out); }
+        }
+    }
+    GENERAL_NAMES_free(names);
+    return result;
 }
 
 #endif

@@ -46,6 +46,24 @@ public struct Arguments: Sendable {
         return value
     }
 
+    /// The two values of `--name FIRST SECOND` (as `--websocket-tls CERT KEY`); removes them. The last occurrence wins.
+    public mutating func optionPair(_ name: String) throws(UsageError) -> (String, String)? {
+        var value: (String, String)?
+        var index = 0
+        while index < remaining.count {
+            guard remaining[index] == name else {
+                index += 1
+                continue
+            }
+            guard index + 2 < remaining.count, !remaining[index + 1].hasPrefix("--"), !remaining[index + 2].hasPrefix("--") else {
+                throw UsageError("\(name) needs two values")
+            }
+            value = (remaining[index + 1], remaining[index + 2])
+            remaining.removeSubrange(index...(index + 2))
+        }
+        return value
+    }
+
     /// Every value of a repeatable option (`--listen A --listen B`), in order; removes them.
     public mutating func options(_ name: String) throws(UsageError) -> [String] {
         var values: [String] = []

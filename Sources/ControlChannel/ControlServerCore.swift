@@ -45,8 +45,8 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
         self.onClose = onClose
     }
 
-    /// Starts serving the listening socket `fd`. On the loop thread.
-    func start(listening fd: Int32) throws(IOError) {
+    /// Starts serving the listening socket `fd` (over TLS with `tls`). On the loop thread.
+    func start(listening fd: Int32, tls: TLSContext? = nil) throws(IOError) {
         let channel = StreamChannelOptions(
             maxQueuedBytes: limits.maxQueuedBytes, lingerTime: .seconds(atLeastAMillisecond: limits.lingerTime))
         let serverLimits = StreamServer<ControlServerCore>.Limits(
@@ -54,7 +54,7 @@ final class ControlServerCore<Framing: ControlFraming>: StreamServerDelegate {
             channel: channel, socketSendBufferSize: limits.socketSendBufferSize, maxPending: limits.maxPendingConnections,
             maxPendingPerSource: limits.maxPendingPerSource)
         server = try StreamServer(
-            loop: loop, listening: fd, limits: serverLimits, makeCodec: { [framing] in framing.makeCodec() },
+            loop: loop, listening: fd, limits: serverLimits, tls: tls, makeCodec: { [framing] in framing.makeCodec() },
             delegate: self)
     }
 

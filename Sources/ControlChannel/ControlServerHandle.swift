@@ -24,9 +24,10 @@ final class ControlServerHandle<Framing: ControlFraming>: Sendable {
     /// The subscribed clients, for whoever decides whether an event is worth making.
     let subscribers = SubscriberCount()
 
-    /// Serves the listening socket `fd` with `framing`; on `loop`, or on a loop of its own when nil.
+    /// Serves the listening socket `fd` with `framing` (over TLS with `tls`); on `loop`, or on a loop of its own when
+    /// nil.
     init(
-        listening fd: Int32, framing: Framing, token: String, limits: ControlLimits, loop: EventLoop?,
+        listening fd: Int32, framing: Framing, tls: TLSContext? = nil, token: String, limits: ControlLimits, loop: EventLoop?,
         onLine: @escaping @Sendable (ControlClientID, Data) -> Void, onClose: (@Sendable (ControlClientID) -> Void)?
     ) throws(IOError) {
         ownsLoop = loop == nil
@@ -42,7 +43,7 @@ final class ControlServerHandle<Framing: ControlFraming>: Sendable {
         core = bound
         let started = loop.executeAndWait { () -> IOError? in
             do throws(IOError) {
-                try bound.value.start(listening: fd)
+                try bound.value.start(listening: fd, tls: tls)
                 return nil
             } catch {
                 return error

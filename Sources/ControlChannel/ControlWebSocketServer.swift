@@ -4,8 +4,13 @@ import ParleyIO
 
 /// Why a ``ControlWebSocketServer`` could not start.
 public enum ControlWebSocketServerError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The host is not a loopback address (127.0.0.0/8, ::1 or `localhost`): the control API is local only.
+    /// The host is not a loopback address (127.0.0.0/8, ::1 or `localhost`) and the listener has no TLS: without it
+    /// the control API is local only.
     case notLoopback(host: String)
+    /// The host is neither an IP address nor `localhost`.
+    case notAnAddress(host: String)
+    /// The TLS certificate or key cannot be used: which file and why.
+    case tls(String)
     /// Another socket is bound to the address.
     case addressInUse(host: String, port: UInt16)
     /// A system call failed.
@@ -15,7 +20,11 @@ public enum ControlWebSocketServerError: Error, Sendable, Hashable, CustomString
     public var description: String {
         switch self {
         case .notLoopback(let host):
-            "\(host) is not a loopback address; the control API listens on 127.0.0.1, ::1 or localhost only"
+            "\(host) is not a loopback address; without TLS the control API listens on 127.0.0.1, ::1 or localhost only"
+        case .notAnAddress(let host):
+            "\(host) is not an IP address; the control API listens on an address of this machine (or localhost)"
+        case .tls(let reason):
+            "the WebSocket listener's TLS: \(reason)"
         case .addressInUse(let host, let port):
             "\(host) port \(port) is already in use"
         case .system(let operation, let code):
@@ -40,6 +49,11 @@ public enum ControlWebSocketServerError: Error, Sendable, Hashable, CustomString
 /// ``WebSite/socketPath`` upgrades; the pages' own origin (`http://127.0.0.1:PORT` and the other names of the
 /// listener) may then use the socket without being in `allowedOrigins`.
 ///
+/// With TLS (a certificate and its key), every connection is HTTPS/WSS: the pages' origins are `https://`, they are
+/// also served under each name and address the certificate is for (its subjectAltNames, with the port), and the
+/// listener may bind any address of the machine, since browsers give a page off localhost its microphone only in a
+/// secure context. The token rules are the same.
+///
 /// All work happens on one ParleyIO event loop (the one given, or the server's own); `onLine` and `onClose` run on
 /// it, in order, and may call every method here except ``stop()`` (which waits for the loop).
 public final class ControlWebSocketServer: Sendable {
@@ -47,6 +61,13 @@ public final class ControlWebSocketServer: Sendable {
     public let host: String
     /// The port the server listens on (the one the system picked when asked for 0).
     public let port: UInt16
+    /// Whether connections are TLS (HTTPS pages, WSS sockets).
+    public let isSecure: Bool
+    /// Where the site's first page is (`http://127.0.0.1:PORT/`, or with TLS `https://` and, for a wildcard listener,
+    /// the certificate's first name); nil without a site.
+    public let pageURL: String?
+    /// The socket's URL (`ws://…/ws`, or `wss://` with TLS), under the same name as ``pageURL``.
+    public let socketURL: String
     private let handle: ControlServerHandle<WebSocketFraming>
 
     /// Binds `host` (a loopback address) at `port` (0: any free port, see ``port``) and starts serving at once, on
@@ -56,13 +77,21 @@ public final class ControlWebSocketServer: Sendable {
     /// is gone (not after ``stop()``).
     public init(
         host: String = "127.0.0.1", port: UInt16, token: String, allowedOrigins: Set<String> = [], site: WebSite? = nil,
-        limits: ControlLimits = .init(), loop: EventLoop? = nil, onLine: @escaping @Sendable (ControlClientID, Data) -> Void,
-        onClose: (@Sendable (ControlClientID) -> Void)? = nil
+        tls: TLSConfiguration? = nil, limits: ControlLimits = .init(), loop: EventLoop? = nil,
+        onLine: @escaping @Sendable (ControlClientID, Data) -> Void, onClose: (@Sendable (ControlClientID) -> Void)? = nil
     ) throws(ControlWebSocketServerError) {
         self.host = host
-        guard let ip = IPAddress(host == "localhost" ? "127.0.0.1" : Self.unbracketed(host)), Self.isLoopback(ip) else {
-            throw .notLoopback(host: host)
+        guard let ip = IPAddress(host == "localhost" ? "127.0.0.1" : Self.unbracketed(host)) else {
+            throw .notAnAddress(host: host)
         }
+        guard tls != nil || Self.isLoopback(ip) else { throw .notLoopback(host: host) }
+        let context: TLSContext?
+        do throws(TLSError) {
+            context = try tls.map { configuration throws(TLSError) in try TLSContext.server(configuration) }
+        } catch {
+            throw .tls(Self.describe(error))
+        }
+        isSecure = context != nil
         let listening: (fd: Int32, bound: SocketAddress)
         do {
             listening = try Socket.listening(on: ip.socketAddress(port: port), backlog: 64)
@@ -72,14 +101,20 @@ public final class ControlWebSocketServer: Sendable {
         }
         self.port = listening.bound.port
         var framing = WebSocketFraming(maxMessageBytes: limits.maxLineBytes, allowedOrigins: allowedOrigins)
+        let named = Self.urlHost(host) + ":\(listening.bound.port)"
+        let hosts = WebSite.hosts(listening: host, port: listening.bound.port, certificateNames: context?.certificateNames ?? [])
+        let shown = hosts.contains(named) || hosts.isEmpty ? named : hosts.sorted()[0]
+        pageURL = site.map { _ in "\(context == nil ? "http" : "https")://\(shown)/" }
+        socketURL = "\(context == nil ? "ws" : "wss")://\(shown)\(site?.socketPath ?? "/")"
         if let site {
             framing.site = site
-            framing.pageHosts = WebSite.hosts(listening: host, port: listening.bound.port)
-            framing.allowedOrigins.formUnion(framing.pageHosts.map { "http://\($0)" })
+            framing.pageHosts = hosts
+            framing.secure = context != nil
+            framing.allowedOrigins.formUnion(framing.pageHosts.map { "\(context == nil ? "http" : "https")://\($0)" })
         }
         do {
             handle = try ControlServerHandle(
-                listening: listening.fd, framing: framing,
+                listening: listening.fd, framing: framing, tls: context,
                 token: token, limits: limits, loop: loop, onLine: onLine, onClose: onClose)
         } catch {
             throw .system(operation: error.operation, code: error.code)
@@ -130,6 +165,20 @@ public final class ControlWebSocketServer: Sendable {
     /// closed. Idempotent. Must not be called from `onLine` or `onClose`.
     public func stop() {
         handle.stop()
+    }
+
+    private static func describe(_ error: TLSError) -> String {
+        switch error {
+        case .certificateMissing: "it needs both a certificate and its private key"
+        case .file(let path, let reason): "\(path): \(reason)"
+        case .keyMismatch(let certificate, let key): "the key \(key) does not belong to the certificate \(certificate)"
+        case .uncheckableName(let name): "the name \(name) cannot be checked"
+        case .system(let error): "\(error)"
+        }
+    }
+
+    private static func urlHost(_ host: String) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 
     private static func unbracketed(_ host: String) -> String {

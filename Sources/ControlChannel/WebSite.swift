@@ -46,11 +46,14 @@ public struct WebSite: Sendable, Hashable {
         self.socketPath = socketPath
     }
 
-    /// The `Host` values (and so the origins, with `http://`) under which a listener on `host`:`port` serves pages:
-    /// the address it is bound to and, for 127.0.0.1 and ::1, `localhost`.
-    static func hosts(listening host: String, port: UInt16) -> Set<String> {
+    /// The `Host` values (and so the origins, with `http://` or `https://`) under which a listener on `host`:`port`
+    /// serves pages: the address it is bound to (unless a wildcard) and, for 127.0.0.1 and ::1, `localhost`; with TLS,
+    /// also each of `certificateNames` but wildcards (a browser checks the certificate, so a rebound name fails there).
+    static func hosts(listening host: String, port: UInt16, certificateNames: [String] = []) -> Set<String> {
+        func withPort(_ name: String) -> String { name.contains(":") ? "[\(name)]:\(port)" : "\(name):\(port)" }
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        var names: Set<String> = [bare.contains(":") ? "[\(bare)]:\(port)" : "\(bare):\(port)"]
+        var names: Set<String> = bare == "0.0.0.0" || bare == "::" ? [] : [withPort(bare)]
+        names.formUnion(certificateNames.filter { !$0.contains("*") }.map { withPort($0.lowercased()) })
         if bare == "127.0.0.1" || bare == "::1" || bare == "localhost" {
             names.formUnion(["127.0.0.1:\(port)", "localhost:\(port)"])
         }
@@ -58,16 +61,19 @@ public struct WebSite: Sendable, Hashable {
         return names
     }
 
-    /// Answers a GET for a page: 200 with the page, 404, or 421 for a `Host` that is not one of `hosts`.
-    func answer(_ request: HTTPRequestHead, hosts: Set<String>) -> (status: Int, response: Data) {
-        guard let values = request.headers["host"], values.count == 1, let host = values.first, hosts.contains(host) else {
-            let served = hosts.sorted().map { "http://\($0)/" }.joined(separator: " or ")
+    /// Answers a GET for a page: 200 with the page, 404, or 421 for a `Host` that is not one of `hosts`. `secure`: the
+    /// connection is TLS, and the page's socket is `wss://`.
+    func answer(_ request: HTTPRequestHead, hosts: Set<String>, secure: Bool = false) -> (status: Int, response: Data) {
+        guard let values = request.headers["host"], values.count == 1, let host = values.first?.lowercased(),
+            hosts.contains(host)
+        else {
+            let served = hosts.sorted().map { "\(secure ? "https" : "http")://\($0)/" }.joined(separator: " or ")
             return Self.respond(421, "this page is served as \(served)", connect: nil)
         }
         guard let page = pages[String(request.path)] else {
             return Self.respond(404, "no such page: parleyd serves / and its files, and the control API on \(socketPath)", connect: nil)
         }
-        return Self.respond(200, page, connect: "ws://\(host)\(socketPath)")
+        return Self.respond(200, page, connect: "\(secure ? "wss" : "ws")://\(host)\(socketPath)")
     }
 
     private static func respond(_ status: Int, _ text: String, connect: String?) -> (status: Int, response: Data) {

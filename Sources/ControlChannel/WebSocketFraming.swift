@@ -77,6 +77,8 @@ struct WebSocketFraming: ControlFraming {
     /// The pages served beside the socket, if any, and the `Host` values they are served under.
     var site: WebSite? = nil
     var pageHosts: Set<String> = []
+    /// Whether the connections are TLS: pages name `https://` and `wss://`.
+    var secure = false
 
     func makeCodec() -> WebSocketServerCodec { WebSocketServerCodec(maxMessageBytes: maxMessageBytes) }
     func makeSession() -> Session { Session() }
@@ -85,7 +87,8 @@ struct WebSocketFraming: ControlFraming {
     func interpret(_ frame: WebSocketInbound, session: inout Session) -> ControlInbound {
         switch frame {
         case .requestHead(let head):
-            switch WebSocketHandshake.answer(head, allowedOrigins: allowedOrigins, site: site, pageHosts: pageHosts) {
+            switch WebSocketHandshake.answer(
+                head, allowedOrigins: allowedOrigins, site: site, pageHosts: pageHosts, secure: secure) {
             case .refuse(let status, let reason, let response):
                 return .close(lastWords: response, reason: "handshake refused with \(status): \(reason)")
             case .serve(let status, let response):

@@ -38,9 +38,9 @@ public enum WebSocketHandshake {
     /// Answers the request head `head` (without its blank line or with it). Only GET is answered. With a `site`, its
     /// ``WebSite/socketPath`` upgrades and every other path is a page (or 404) for a `Host` in `pageHosts`; without
     /// one, every path upgrades. An `Origin` that is present must be in `allowedOrigins`; a request without one (not
-    /// from a browser) is allowed.
+    /// from a browser) is allowed. `secure`: the connection is TLS (pages name `https://` and `wss://`).
     public static func answer(
-        _ head: [UInt8], allowedOrigins: Set<String>, site: WebSite? = nil, pageHosts: Set<String> = []
+        _ head: [UInt8], allowedOrigins: Set<String>, site: WebSite? = nil, pageHosts: Set<String> = [], secure: Bool = false
     ) -> Answer {
         let request: HTTPRequestHead
         switch HTTPRequestHead.parse(head) {
@@ -49,7 +49,7 @@ public enum WebSocketHandshake {
         }
         guard request.method == "GET" else { return refuse(405, "only GET is answered here", extra: ["Allow: GET"]) }
         if let site, request.path != site.socketPath {
-            let (status, response) = site.answer(request, hosts: pageHosts)
+            let (status, response) = site.answer(request, hosts: pageHosts, secure: secure)
             return .serve(status: status, response: response)
         }
         return upgrade(request, allowedOrigins: allowedOrigins)

@@ -45,7 +45,8 @@ public final class BrowserAudio: @unchecked Sendable {
     public let answer: String
 
     /// Answers the page's `offer` (SDP with an opus audio stream): builds the pipeline, plays it, negotiates (blocking
-    /// for at most `timeout`: call off any loop) and waits for ICE gathering, so the answer carries every candidate.
+    /// for at most `timeout`: call off any loop) and waits for ICE gathering to complete, or to give a candidate of
+    /// each kind the servers bring (server-reflexive, relayed), so the answer carries the candidates that matter.
     /// `stunServer` (`stun://host:port`) and `turnServer` (`turn://user:password@host:port`) reach a page farther
     /// away; nil for a page on this machine or LAN.
     public init(offer: String, stunServer: String? = nil, turnServer: String? = nil, timeout: Duration = .seconds(5)) throws(MediaError) {
@@ -66,7 +67,10 @@ public final class BrowserAudio: @unchecked Sendable {
         else { throw MediaError("the browser's pipeline has no webrtcbin") }
         try pipeline.play()
         let milliseconds = Int32(clamping: timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        switch pipeline.answerWebRTC(at: Self.web, offer: offer, timeoutMilliseconds: milliseconds) {
+        switch pipeline.answerWebRTC(
+            at: Self.web, offer: offer, timeoutMilliseconds: milliseconds, wantsServerReflexive: stunServer != nil,
+            wantsRelay: turnServer != nil)
+        {
         case .success(let answer) where answer.split(whereSeparator: \.isNewline).contains(where: { $0.hasPrefix("m=audio ") && !$0.hasPrefix("m=audio 0 ") }):
             self.answer = answer
         case .success:
@@ -157,8 +161,11 @@ extension Pipeline {
         return parley_webrtc_link_incoming(raw, web, into) == 0
     }
 
-    /// Answers `offer` on webrtcbin `web` (blocking).
-    func answerWebRTC(at web: String, offer: String, timeoutMilliseconds: Int32) -> Result<String, MediaError> {
+    /// Answers `offer` on webrtcbin `web` (blocking) once gathering completes or the answer holds a candidate of each
+    /// kind asked for.
+    func answerWebRTC(
+        at web: String, offer: String, timeoutMilliseconds: Int32, wantsServerReflexive: Bool, wantsRelay: Bool
+    ) -> Result<String, MediaError> {
         guard let raw = rawElement else { return .failure(MediaError("the pipeline is gone")) }
         var answer: UnsafeMutablePointer<CChar>?
         var error: UnsafeMutablePointer<CChar>?
@@ -166,7 +173,8 @@ extension Pipeline {
             parley_gst_free(answer)
             parley_gst_free(error)
         }
-        guard parley_webrtc_answer(raw, web, offer, timeoutMilliseconds, &answer, &error) == 0, let answer else {
+        guard parley_webrtc_answer(
+            raw, web, offer, timeoutMilliseconds, wantsServerReflexive ? 1 : 0, wantsRelay ? 1 : 0, &answer, &error) == 0, let answer else {
             return .failure(MediaError(error.map { String(cString: $0) } ?? "no answer"))
         }
         return .success(String(cString: answer))

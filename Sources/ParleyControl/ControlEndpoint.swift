@@ -46,7 +46,8 @@ public final class ControlEndpoint: Sendable {
     public init(
         directory: String, passedSocket: (descriptor: Int32, path: String)? = nil, engine: ParleyEngine,
         history: (any CallHistoryStore)?, contacts: ContactBook,
-        webSocket: (host: String, port: UInt16, allowedOrigins: Set<String>, site: WebSite?)?, limits: ControlLimits,
+        webSocket: (host: String, port: UInt16, allowedOrigins: Set<String>, site: WebSite?, tls: TLSConfiguration?)?,
+        limits: ControlLimits,
         loop: EventLoop, log: EngineLog, facts: @escaping @Sendable () -> DaemonFacts
     ) throws {
         let token = try ControlToken.loadOrCreate(in: directory)
@@ -88,10 +89,11 @@ public final class ControlEndpoint: Sendable {
             let webSubscriber = Subscriber()
             let server = try ControlWebSocketServer(
                 host: webSocket.host, port: webSocket.port, token: token, allowedOrigins: webSocket.allowedOrigins,
-                site: webSocket.site, limits: limits, loop: loop, onLine: handler(webSender, subscribe: webSubscriber))
+                site: webSocket.site, tls: webSocket.tls, limits: limits, loop: loop,
+                onLine: handler(webSender, subscribe: webSubscriber))
             webSender.set { line, client in server.send(line, to: client) }
             webSubscriber.set { client, levels in server.subscribe(client, audioLevels: levels) }
-            if webSocket.site != nil { webPage.withLock { $0 = "http://\(Self.urlHost(webSocket.host)):\(server.port)/" } }
+            if let url = server.pageURL { webPage.withLock { $0 = url } }
             self.webSocket = server
         } else {
             self.webSocket = nil
@@ -105,17 +107,10 @@ public final class ControlEndpoint: Sendable {
         engine.setAudioLevelDemand { [unix, webSocket = self.webSocket] in
             unix.hasLevelSubscribers || webSocket?.hasLevelSubscribers == true
         }
-        let socketURL = webSocket.flatMap { endpoint in
-            self.webSocket.map { "ws://\(Self.urlHost(endpoint.host)):\($0.port)\(endpoint.site?.socketPath ?? "/")" }
-        }
+        let socketURL = self.webSocket?.socketURL
         let passed = passedSocket == nil ? "" : ", passed by the service manager"
         log.info("control socket \(socketPath)\(passed) (token in \(ControlToken.path(in: directory)))"
             + (socketURL.map { " and \($0)" } ?? "") + (webPage.withLock { $0 }.map { "; web softphone at \($0) (parley web)" } ?? ""))
-    }
-
-    /// A host as a URL writes it: an IPv6 address in brackets.
-    private static func urlHost(_ host: String) -> String {
-        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 
     /// The limits as the reference documents them.

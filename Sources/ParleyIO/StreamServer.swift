@@ -93,6 +93,8 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
     package let loop: EventLoop
     private let limits: Limits
     private let makeCodec: () -> Codec
+    /// With it, every accepted connection handshakes TLS (as the server) before its frames flow.
+    private let tls: TLSContext?
     private weak var delegate: Delegate?
     private var listener: StreamListener?
     private var clients: [StreamClientID: Client] = [:]
@@ -115,12 +117,14 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
     private var nextID: StreamClientID = 1
     private var stopped = false
 
-    /// Serves the listening socket `fd` on `loop` (on its thread).
+    /// Serves the listening socket `fd` on `loop` (on its thread); over TLS with `tls` (a server context).
     package init(
-        loop: EventLoop, listening fd: Int32, limits: Limits, makeCodec: @escaping () -> Codec, delegate: Delegate
+        loop: EventLoop, listening fd: Int32, limits: Limits, tls: TLSContext? = nil, makeCodec: @escaping () -> Codec,
+        delegate: Delegate
     ) throws(IOError) {
         self.loop = loop
         self.limits = limits
+        self.tls = tls
         self.makeCodec = makeCodec
         self.delegate = delegate
         pending = PendingConnections(maxTotal: limits.maxPending, maxPerSource: limits.maxPendingPerSource)
@@ -217,8 +221,16 @@ package final class StreamServer<Delegate: StreamServerDelegate>: StreamListener
         if peer != nil { Socket.setNoDelay(fd) }
         let channel: Channel
         do {
+            let session = try tls.map { context throws(IOError) in
+                do throws(TLSError) {
+                    return try TLSSession(context: context, isServer: true, expectedName: nil, sniName: nil)
+                } catch {
+                    throw IOError("a TLS session for an accepted connection", code: ENOMEM)
+                }
+            }
             channel = try Channel(
-                loop: loop, fd: fd, connecting: false, codec: makeCodec(), options: limits.channel, delegate: self)
+                loop: loop, fd: fd, connecting: false, codec: makeCodec(), tls: session, options: limits.channel,
+                delegate: self)
         } catch {
             Glibc.close(fd)
             return

@@ -21,8 +21,9 @@ package enum OpenSSLErrors {
 
 /// An SSL_CTX: one for the server side of a transport (its certificate and key), one for the client side (how peers
 /// are verified). Freed when the last session made from it is gone (sessions hold their own reference inside
-/// OpenSSL; this object holds one more).
-package final class TLSContext {
+/// OpenSSL; this object holds one more). Sendable: once made it is only read, and OpenSSL makes sessions from one
+/// context on any thread.
+package final class TLSContext: @unchecked Sendable {
     let pointer: OpaquePointer
     /// Whether sessions made from this context verify their peer (client side with `verifyPeer`).
     package let verifiesPeer: Bool
@@ -78,6 +79,19 @@ package final class TLSContext {
             try context.useIdentity(certificatePath: certificatePath, keyPath: keyPath)
         }
         return context
+    }
+
+    /// The DNS names and IP addresses the certificate a server context presents is for (its subjectAltNames), in
+    /// order; wildcard names as written.
+    package var certificateNames: [String] {
+        var names: [String] = []
+        var buffer = [CChar](repeating: 0, count: 256)
+        for index in 0..<64 {
+            let length = copenssl_certificate_name(pointer, Int32(index), &buffer, buffer.count)
+            if length < 0 { break }
+            if length > 0 { names.append(buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }) }
+        }
+        return names
     }
 
     private func useIdentity(certificatePath: String, keyPath: String) throws(TLSError) {

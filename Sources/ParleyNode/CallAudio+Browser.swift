@@ -1,4 +1,5 @@
 import Foundation
+import ICE
 import Media
 import ParleyIO
 
@@ -49,9 +50,10 @@ extension CallAudio {
         guard browsers[conversation] == nil || takeOver else { return done(.failure(.taken)) }
         let servers = configuration.ice(through: nil)?.servers
         let stun = servers?.stun.map { "stun://\($0.host):\($0.port)" }
+        let turn = servers?.turn.map(Self.webRTCURI)
         let me = LoopWeak(self, identity: loop.identity)
         DispatchQueue.global().async { [loop] in
-            let made = Result { () throws(MediaError) in try BrowserAudio(offer: offer, stunServer: stun) }
+            let made = Result { () throws(MediaError) in try BrowserAudio(offer: offer, stunServer: stun, turnServer: turn) }
             loop.execute {
                 guard let self = me.value else {
                     if case .success(let browser) = made { browser.stop() }
@@ -63,6 +65,16 @@ extension CallAudio {
                 }
             }
         }
+    }
+
+    /// The TURN server as webrtcbin takes it: `turn://USER:PASSWORD@HOST:PORT` (both percent-encoded), with
+    /// `?transport=tcp` for a TCP allocation. It holds the password: it goes to webrtcbin's property, never to a log.
+    static func webRTCURI(_ server: TURNServer) -> String {
+        let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        func escaped(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "" }
+        let host = server.host.contains(":") ? "[\(server.host)]" : server.host
+        return "turn://\(escaped(server.user)):\(escaped(server.password))@\(host):\(server.port)"
+            + (server.overTCP ? "?transport=tcp" : "")
     }
 
     /// Hands `conversation`'s audio to `browser` (another page's goes), if the call still has audio.

@@ -14,7 +14,7 @@ import WebSoftphone
 public struct NodeConfiguration: Sendable {
     /// A WebSocket endpoint of the control API (loopback only).
     public struct WebSocketEndpoint: Sendable, Hashable {
-        /// A loopback address.
+        /// A loopback address, or with ``tls`` any address of the machine.
         public var host: String
         /// The port (0: any free port).
         public var port: UInt16
@@ -22,6 +22,8 @@ public struct NodeConfiguration: Sendable {
         public var allowedOrigins: Set<String>
         /// The pages served on the port beside the socket (the web softphone), or nil: every path upgrades.
         public var site: WebSite?
+        /// HTTPS and WSS with this certificate and key (`--websocket-tls`); the host may then be any of the machine's.
+        public var tls: TLSConfiguration?
 
         /// An endpoint from its parts, serving the web softphone unless `site` says otherwise.
         public init(host: String, port: UInt16, allowedOrigins: Set<String> = [], site: WebSite? = WebSoftphone.site) {

@@ -259,7 +259,7 @@ public final class ParleyNode: Sendable {
         }
         return try ControlEndpoint(
             directory: directory.path, passedSocket: passed, engine: engine, history: history, contacts: contacts,
-            webSocket: configuration.webSocket.map { ($0.host, $0.port, $0.allowedOrigins, $0.site) },
+            webSocket: configuration.webSocket.map { ($0.host, $0.port, $0.allowedOrigins, $0.site, $0.tls) },
             limits: configuration.controlLimits, loop: loop, log: configuration.log, facts: { facts })
     }
 

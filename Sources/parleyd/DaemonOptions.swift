@@ -48,7 +48,10 @@ struct DaemonOptions {
                                   may share one database, each seeing its account's lines (docs/scale-out.md)
           --history-account AOR   the account this parleyd's lines are filed under (default: the --register
                                   address of record, else sip:USER@HOST of the first listener)
-          --websocket HOST:PORT   also serve the control API over WebSocket on this loopback address
+          --websocket HOST:PORT   also serve the control API over WebSocket (and the web softphone) on this
+                                  loopback address; with --websocket-tls, any address of this machine
+          --websocket-tls CERT KEY  serve them over HTTPS and WSS with this PEM certificate and key (a page
+                                  off localhost needs a secure context for the microphone; docs/web-softphone.md)
           --allow-origin ORIGIN   a browser Origin allowed on the WebSocket (repeatable; none by default)
           --control-clients N     client slots on each control endpoint (default 64; when full, an idle client
                                   that never subscribed makes room; connections still saying hello hold none)
@@ -252,11 +255,15 @@ struct DaemonOptions {
         options.node.dbus = try arguments.option("--dbus", as: "on or off", { ["on": true, "off": false][$0] }) ?? true
         if let text = try arguments.option("--websocket") {
             guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-                throw UsageError("--websocket expects HOST:PORT on loopback, e.g. 127.0.0.1:5080, got '\(text)'")
+                throw UsageError("--websocket expects HOST:PORT, e.g. 127.0.0.1:5080, got '\(text)'")
             }
             var host = String(text[..<colon])
             if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             options.node.webSocket = NodeConfiguration.WebSocketEndpoint(host: host, port: port)
+        }
+        if let (certificate, key) = try arguments.optionPair("--websocket-tls") {
+            guard options.node.webSocket != nil else { throw UsageError("--websocket-tls goes with --websocket HOST:PORT") }
+            options.node.webSocket?.tls = TLSConfiguration(certificatePath: certificate, privateKeyPath: key)
         }
         let origins = Set(try arguments.options("--allow-origin"))
         if !origins.isEmpty && options.node.webSocket == nil {

@@ -1,5 +1,6 @@
 import ControlChannel
 import Foundation
+import ParleyIO
 import ParleyTestSupport
 import Glibc
 import Testing
@@ -155,12 +156,32 @@ enum BadRequest: String, CaseIterable {
         #expect(raw.readText() == #"{"v":1,"type":"welcome"}"#)
     }
 
-    @Test func aNonLoopbackHostIsRefused() {
+    @Test func aNonLoopbackHostIsRefusedWithoutTLS() {
         #expect(throws: ControlWebSocketServerError.notLoopback(host: "0.0.0.0")) {
             try ControlWebSocketServer(host: "0.0.0.0", port: 0, token: "t", onLine: { _, _ in })
         }
-        #expect(throws: ControlWebSocketServerError.notLoopback(host: "example.com")) {
+        #expect(throws: ControlWebSocketServerError.notAnAddress(host: "example.com")) {
             try ControlWebSocketServer(host: "example.com", port: 0, token: "t", onLine: { _, _ in })
+        }
+    }
+
+    @Test("with TLS: the page's and socket's URLs are https:// and wss://; a missing key or certificate is said before binding")
+    func overTLS() throws {
+        let files = try TLSCertificateFiles.make()
+        let server = try ControlWebSocketServer(
+            port: 0, token: "t", site: WebSite(pages: ["/": WebPage(contentType: "text/plain", body: Data("hi".utf8))]),
+            tls: TLSConfiguration(certificatePath: files.certificate, privateKeyPath: files.key), onLine: { _, _ in })
+        defer { server.stop() }
+        #expect(server.isSecure)
+        #expect(server.pageURL == "https://127.0.0.1:\(server.port)/")
+        #expect(server.socketURL == "wss://127.0.0.1:\(server.port)/ws")
+        do {
+            _ = try ControlWebSocketServer(
+                port: 0, token: "t", tls: TLSConfiguration(certificatePath: files.certificate, privateKeyPath: files.certificate + ".none"),
+                onLine: { _, _ in })
+            Issue.record("a missing key was taken")
+        } catch {
+            #expect("\(error)".contains(".none"), "\(error)")
         }
     }
 

@@ -1,6 +1,7 @@
-import ControlChannel
 import Foundation
 import Testing
+
+@testable import ControlChannel
 
 /// The pages a WebSocket listener serves beside its socket (pure: the handshake's answers).
 @Suite struct WebSiteTests {
@@ -56,6 +57,36 @@ import Testing
         #expect(answered.status == 404)
         #expect(header("Content-Type", in: answered.text) == "text/plain; charset=utf-8")
         #expect(header("X-Frame-Options", in: answered.text) == "DENY")
+    }
+
+    @Test("over TLS the page's socket is wss:// and the 421 names https:// pages")
+    func secure() {
+        let head = "GET / HTTP/1.1\r\nHost: phone.test:8443\r\n\r\n"
+        guard case .serve(200, let page) = WebSocketHandshake.answer(
+            Array(head.utf8), allowedOrigins: [], site: site, pageHosts: ["phone.test:8443"], secure: true)
+        else {
+            Issue.record("the page was not served")
+            return
+        }
+        #expect(header("Content-Security-Policy", in: String(decoding: page, as: UTF8.self))?.contains("connect-src 'self' wss://phone.test:8443/ws") == true)
+        let other = "GET / HTTP/1.1\r\nHost: other.test:8443\r\n\r\n"
+        guard case .serve(421, let refusal) = WebSocketHandshake.answer(
+            Array(other.utf8), allowedOrigins: [], site: site, pageHosts: ["phone.test:8443"], secure: true)
+        else {
+            Issue.record("another name was served")
+            return
+        }
+        #expect(String(decoding: refusal, as: UTF8.self).contains("https://phone.test:8443/"))
+    }
+
+    @Test("the names pages are served under: the listener's address, localhost for loopback, a certificate's names but wildcards; none for a wildcard address")
+    func hostNames() {
+        #expect(WebSite.hosts(listening: "127.0.0.1", port: 80) == ["127.0.0.1:80", "localhost:80"])
+        #expect(WebSite.hosts(listening: "::1", port: 80) == ["[::1]:80", "127.0.0.1:80", "localhost:80"])
+        #expect(WebSite.hosts(listening: "192.0.2.7", port: 8443, certificateNames: ["Phone.Test", "*.test", "2001:db8::1"])
+            == ["192.0.2.7:8443", "phone.test:8443", "[2001:db8::1]:8443"])
+        #expect(WebSite.hosts(listening: "0.0.0.0", port: 8443, certificateNames: ["phone.test"]) == ["phone.test:8443"])
+        #expect(WebSite.hosts(listening: "::", port: 8443).isEmpty)
     }
 
     @Test func aHostThatIsNotTheListenerGets421() {

@@ -74,7 +74,11 @@ def read_wav(path):
 
 
 class Stories:
-    def __init__(self, args, ck):
+    """The two parleyd, the browser and a tab on A's page with browser audio on. `a_options` go to A (after the
+    defaults), `page` builds the page's URL from the WebSocket port and A's token (default http://127.0.0.1:PORT),
+    `browser_flags` go to Chromium and `script` runs in every page before its own (after the tap)."""
+
+    def __init__(self, args, ck, a_options=(), page=None, browser_flags=(), script=""):
         self.ck, self.work = ck, os.path.abspath(args.workdir)
         self.port_a, self.port_b = free_port(socket.SOCK_DGRAM), free_port(socket.SOCK_DGRAM)
         self.ws_port = free_port(socket.SOCK_STREAM)
@@ -86,7 +90,8 @@ class Stories:
         base = 20000 + (os.getpid() % 300) * 100
         self.a = Daemon(args.parleyd, "a", self.work, [
             "--listen", f"udp://127.0.0.1:{self.port_a}", "--user", "alice", "--websocket", f"127.0.0.1:{self.ws_port}",
-            "--audio-source", "tone:300", "--audio-sink", "null", "--rtp-ports", f"{base}-{base + 49}", "--dbus", "off"])
+            "--audio-source", "tone:300", "--audio-sink", "null", "--rtp-ports", f"{base}-{base + 49}", "--dbus", "off",
+            *a_options])
         self.b = Daemon(args.parleyd, "b", self.work, [
             "--listen", f"udp://127.0.0.1:{self.port_b}", "--user", "bob", "--no-history", "--audio-source", "tone:1000",
             "--audio-sink", f"file:{self.recordings}", "--rtp-ports", f"{base + 50}-{base + 99}", "--dbus", "off"])
@@ -96,10 +101,11 @@ class Stories:
         self.peer.result("subscribe")
         self.control = self.a.connect(ck, "A")
         self.control.result("subscribe")
-        self.page = f"http://127.0.0.1:{self.ws_port}/#token={self.a.token()}"
+        self.page = (page or (lambda port, token: f"http://127.0.0.1:{port}/#token={token}"))(self.ws_port, self.a.token())
+        self.script = TAP + script
         self.browser = Browser(os.path.join(self.work, "chromium"), extra_flags=(
             "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-            f"--use-file-for-fake-audio-capture={self.tone}", "--autoplay-policy=no-user-gesture-required"))
+            f"--use-file-for-fake-audio-capture={self.tone}", "--autoplay-policy=no-user-gesture-required", *browser_flags))
         self.tab = self.open_tab()
         self.tab.click("[data-browser-audio-toggle]")
         self.tab.wait_for("document.body.dataset.browserAudio === 'on'", what="browser audio on")
@@ -107,7 +113,7 @@ class Stories:
     def open_tab(self):
         """A tab on the page, its remote audio tapped, connected (the toggle is remembered by the profile)."""
         tab = self.browser.new_tab()
-        tab.send("Page.addScriptToEvaluateOnNewDocument", {"source": TAP})
+        tab.send("Page.addScriptToEvaluateOnNewDocument", {"source": self.script})
         tab.navigate(self.page)
         tab.wait_for("document.querySelector('[data-connection]').dataset.state === 'connected'", what="the page to connect")
         return tab

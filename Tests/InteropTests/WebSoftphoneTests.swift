@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTestSupport
 import Testing
 
 /// The web softphone parleyd serves, used in a real headless Chromium (Tests/Frontend/softphone_check.py, over the
@@ -40,6 +41,38 @@ extension AudioInterop {
                 "browser_audio_check.py", ["--parleyd", try Interop.binary("parleyd").path], timeout: .seconds(150))
             #expect(status == 0, "\(output)")
             #expect(output.contains(" checks, 0 failed"), "\(output)")
+        }
+
+        @Test("a page off localhost: over HTTPS and WSS (--websocket-tls) at https://phone.test it is a secure context and carries the call's audio both ways, hold and reload included, with a relay candidate from parleyd's TURN server; plain HTTP there has no microphone; the listener serves only the certificate's names")
+        func audioOverTLS() throws {
+            #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "Debian's chromium is missing: run Scripts/bootstrap")
+            let (status, output) = try Interop.frontendScript(
+                "browser_audio_tls_check.py", ["--parleyd", try Interop.binary("parleyd").path], timeout: .seconds(180))
+            #expect(status == 0, "\(output)")
+            #expect(output.contains(" checks, 0 failed"), "\(output)")
+        }
+    }
+}
+
+/// `--websocket-tls CERT KEY`: what parleyd says of a listener it cannot serve.
+@Suite("parleyd: the WebSocket listener's options")
+struct WebSocketOptionTests {
+    @Test("TLS without --websocket, one value, a non-loopback address without TLS, a missing key: each said, nothing served")
+    func refusals() throws {
+        let files = try TLSCertificateFiles.make(subjectAltName: "DNS:phone.test")
+        let cases: [([String], Int32, String)] = [
+            (["--websocket-tls", files.certificate, files.key], 64, "--websocket-tls goes with --websocket HOST:PORT"),
+            (["--websocket", "127.0.0.1:0", "--websocket-tls", files.certificate], 64, "--websocket-tls needs two values"),
+            (["--websocket", "192.0.2.1:0"], 1, "without TLS the control API listens on 127.0.0.1, ::1 or localhost only"),
+            (["--websocket", "127.0.0.1:0", "--websocket-tls", files.certificate, files.key + ".gone"], 1, files.key + ".gone"),
+        ]
+        for (arguments, code, message) in cases {
+            let data = FileManager.default.temporaryDirectory.appending(path: "parley-ws-\(UUID().uuidString)").path
+            let refused = try RunningProcess(
+                try Interop.binary("parleyd"), ["--no-history", "--dbus", "off", "--data-dir", data, "--listen", "udp://127.0.0.1:0"] + arguments,
+                name: "parleyd websocket options")
+            #expect(try refused.waitForExit() == code, "\(arguments): \(refused.standardError)")
+            #expect(refused.standardError.contains(message), "\(arguments): \(refused.standardError)")
         }
     }
 }
