@@ -70,10 +70,10 @@ extension CallLeg {
             + requestOffer(.refresh, confirmed: &confirmed, in: context)
     }
 
-    /// Whether a final response to our INVITE makes the leg ask again (a 422 it has not retried yet) instead of
-    /// ending: the driver does not take its status as the call's failure.
+    /// Whether a final response to our INVITE makes the leg ask again (a 422 it has not retried yet, a 3xx it follows)
+    /// instead of ending: the driver does not take its status as the call's failure.
     func asksAgain(after response: SIPResponse) -> Bool {
         guard case .outgoing(let outgoing) = state else { return false }
-        return outgoing.retryInterval(after: response) != nil
+        return outgoing.retryInterval(after: response) != nil || outgoing.redirectTarget(in: response) != nil
     }
 }

@@ -111,6 +111,9 @@ enum CallLegEffect: Equatable {
     /// The peer transferred us: the driver places a call to this target (a new conversation) and reports its outcome
     /// back (``CallLeg/referredCallProgress(_:_:in:)``).
     case transferAsked(SIPURI)
+    /// Caller: a 3xx names this target: locate it and give the leg ``CallLeg/redirected(to:at:in:)`` (or
+    /// ``CallLeg/redirectFailed(_:in:)``).
+    case followRedirect(SIPURI)
     /// The leg is over: forget it, stop its timers. Its transactions finish on their own.
     case forget
 }

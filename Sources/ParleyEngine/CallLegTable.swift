@@ -34,6 +34,8 @@ public enum CallLegTable {
         case ringing = "180 to the INVITE"
         case success = "200 to the INVITE"
         case busy = "486 to the INVITE"
+        case redirect = "302 to the INVITE (a Contact not tried yet)"
+        case redirectLocated = "302 followed, then its target located"
         case cancelAnswered = "200 to our CANCEL"
         case inviteTimeout = "timer B of the INVITE"
         case reinviteAnswered = "200 to our re-INVITE"
@@ -258,6 +260,10 @@ public enum CallLegTable {
         case .ringing: return leg.receive(response(180, to: leg.invite), to: .invite, in: context)
         case .success: return leg.receive(response(200, to: leg.invite), to: .invite, in: context)
         case .busy: return leg.receive(response(486, to: leg.invite), to: .invite, in: context)
+        case .redirect: return leg.receive(redirect(to: leg.invite), to: .invite, in: context)
+        case .redirectLocated:
+            let followed = leg.receive(redirect(to: leg.invite), to: .invite, in: context)
+            return followed + leg.redirected(to: SIPURI(transferTarget.value)!, at: peer, in: context)
         case .cancelAnswered: return leg.receive(response(200, to: leg.invite.makeCancel()), to: .cancel, in: context)
         case .inviteTimeout: return leg.requestFailed(.invite, .timeout, in: context)
         case .reinviteAnswered, .reinviteRefused:
@@ -350,6 +356,13 @@ public enum CallLegTable {
         request.makeResponse(statusCode: status, toTag: tag ?? "")
     }
 
+    /// A 302 to `request` naming the table's transfer target as its Contact.
+    static func redirect(to request: SIPRequest) -> SIPResponse {
+        var moved = response(302, to: request)
+        moved.headers.append("Contact", "<\(transferTarget.value)>")
+        return moved
+    }
+
     private static func address(_ uri: String, tag: String?) -> SIPAddress {
         var address = SIPAddress(uri: SIPURI(uri)!)
         if let tag { address.parameters.set("tag", tag) }
@@ -377,6 +390,7 @@ public enum CallLegTable {
         case .messageReceived: "message to the group messenger"
         case .messageFailed: "messenger hears it failed"
         case .transferAsked: "call the transfer target"
+        case .followRedirect: "locate the redirection's target"
         case .log, .forget: nil
         }
     }

@@ -18,6 +18,8 @@ import SIPTransport
 ///  calling, early, cancelling ──300–699, timer B, transport error, 64·T1 after our CANCEL──▶ over
 ///  calling, early ──the first 422 with a larger Min-SE (RFC 4028 §7.3)──▶ calling (the INVITE again, CSeq + 1,
 ///                   asking for that interval)
+///  calling, early ──3xx naming a SIP Contact not tried yet (at most 5 times)──▶ calling, nothing out: the driver
+///                   locates it ──located──▶ calling (the INVITE to it, CSeq + 1) / ──not──▶ over (failed)
 /// ```
 struct OutgoingInvite {
     /// What a transition leads to.
@@ -62,6 +64,12 @@ struct OutgoingInvite {
     private(set) var sessionInterval: Int?
     /// A 422 made us ask again already (we do once).
     private var askedAgain = false
+    /// The redirections (3xx, RFC 3261 §8.1.3.4) followed so far.
+    private(set) var redirections = 0
+    /// Every target the INVITE was sent to (as ``targetKey(_:)``): a redirection never goes back to one (no loops).
+    private var tried: Set<String>
+    /// The most redirections a call follows.
+    static let maxRedirections = 5
     private var state: State
 
     /// A new call: the INVITE is out, for the Start `start`, asking for `sessionInterval` (nil: no session timer).
@@ -70,7 +78,13 @@ struct OutgoingInvite {
         self.destination = destination
         self.offer = offer
         self.sessionInterval = sessionInterval
+        tried = [Self.targetKey(invite.uri)]
         state = .calling(start: start, sawTrying: false)
+    }
+
+    /// A target as redirections compare them: scheme, user and host (in lower case) and port; parameters apart.
+    static func targetKey(_ uri: SIPURI) -> String {
+        "\(uri.scheme.lowercased()):\(uri.user ?? "")@\(uri.host.lowercased()):\(uri.port.map(String.init) ?? "")"
     }
 
     /// The state's name.
@@ -114,6 +128,7 @@ struct OutgoingInvite {
     mutating func receiveInviteResponse(_ response: SIPResponse, leg: CallLeg, in context: some CallLegContext) -> Outcome {
         if response.isSuccess { return answered(response, leg: leg, in: context) }
         if let interval = retryInterval(after: response) { return askAgain(for: interval, after: response, in: context) }
+        if let target = redirectTarget(in: response) { return follow(response, to: target) }
         guard response.isProvisional else {
             let reason = CallLeg.endedReason(forFinal: response.statusCode)
             return over([.log(.info, "\(response.statusCode) \(response.reasonPhrase) → \(reason)")], reason)
@@ -213,7 +228,62 @@ struct OutgoingInvite {
         }
     }
 
+    /// Where a redirection sends the call: the first `sip:`/`sips:` Contact of a 3xx (highest `q` first) not tried
+    /// yet, while calling or early and under ``maxRedirections``; nil otherwise (305 and 380 are not followed: a
+    /// proxy to use, an alternative service), and the 3xx then ends the call as any refusal.
+    func redirectTarget(in response: SIPResponse) -> SIPURI? {
+        guard (300...399).contains(response.statusCode), response.statusCode != 305, response.statusCode != 380,
+            redirections < Self.maxRedirections
+        else { return nil }
+        if case .cancelling = state { return nil }
+        func q(_ contact: SIPAddress) -> Double { contact.parameters["q"].flatMap(Double.init) ?? 1 }
+        let contacts = response.headers.contacts.enumerated().sorted { (q($0.element), -$0.offset) > (q($1.element), -$1.offset) }
+        return contacts.map(\.element.uri).first { uri in
+            uri.isSIP && ["sip", "sips"].contains(uri.scheme.lowercased()) && !tried.contains(Self.targetKey(uri))
+        }
+    }
+
+    /// The target of a redirection was located: the INVITE again, to it (its Request-URI the target, CSeq + 1, a new
+    /// branch; the same Call-ID, tags and offer). Over when the call was ended or given up meanwhile (an End, the
+    /// ring timeout, the conversation's end, shutdown: each started cancelling with nothing out).
+    mutating func redirected(to target: SIPURI, at next: SIPDestination, in context: some CallLegContext) -> Outcome {
+        guard case .calling = state else { return over([], nil) }
+        var headers = invite.headers
+        headers.set("Via", context.newVia(for: next).headerValue)
+        headers.set("CSeq", SIPCSeq(number: (headers.cseq?.number ?? 1) + 1, method: .invite).headerValue)
+        invite.headers = headers
+        invite.uri = target
+        destination = next
+        return .unanswered([.send(invite, .invite, to: next)])
+    }
+
+    /// Whether a redirection's target is being located (nothing is out) and the call still waits for it.
+    var isLocatingRedirect: Bool {
+        guard redirections > 0, case .calling(_, sawTrying: false) = state else { return false }
+        return true
+    }
+
+    /// The target of a redirection could not be located: the call fails (unless it was ended meanwhile).
+    func redirectFailed(_ problem: String) -> Outcome {
+        guard case .calling = state else { return over([], nil) }
+        return over([.log(.info, "the redirection cannot be followed: \(problem)")], .failed)
+    }
+
     // MARK: Steps
+
+    /// Follows a 3xx to `target`: nothing is out until the driver has located it (``redirected(to:at:in:)``); an End
+    /// or a timeout meanwhile starts cancelling, and the located target then ends the call instead.
+    private mutating func follow(_ response: SIPResponse, to target: SIPURI) -> Outcome {
+        redirections += 1
+        tried.insert(Self.targetKey(target))
+        let start: ActionRef? = if case .calling(let start, _) = state { start } else { nil }
+        state = .calling(start: start, sawTrying: false)
+        return .unanswered([
+            .log(.info, "\(response.statusCode) \(response.reasonPhrase): following it to \(target) "
+                + "(\(redirections) of at most \(Self.maxRedirections))"),
+            .followRedirect(target),
+        ])
+    }
 
     /// The INVITE again after a 422: a new transaction (CSeq + 1, a new branch) asking for `interval`, with the
     /// same Call-ID, tag and offer; the call is calling again (the Start, fulfilled or not, stays as it is).

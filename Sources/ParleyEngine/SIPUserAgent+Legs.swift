@@ -166,6 +166,8 @@ extension SIPUserAgent {
                 referredCallReported(event, uuid: uuid)
             case .transferAsked(let target):
                 placeReferredCall(to: target, for: uuid)
+            case .followRedirect(let target):
+                followRedirect(to: target, for: uuid)
             case .performJoin:
                 do {
                     try manager.perform([.join(conversationUUID: uuid)])

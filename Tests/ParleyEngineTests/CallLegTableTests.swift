@@ -26,6 +26,7 @@ struct CallLegTableTests {
         case .ringing: "r a e e k f x"
         case .success: "r a f f x f x"
         case .busy, .inviteTimeout: "r a x x x f x"
+        case .redirect, .redirectLocated: "r a c c x f x"
         case .join: "a a c e k f x"
         case .end: "x a k k k x x"
         case .ringTimer: "x a k k k f x"
@@ -73,7 +74,7 @@ struct CallLegTableTests {
                 case .fulfil(let action): #expect(action.action.kind.name == "end")
                 case .fail, .videoSettled, .messageFailed: break
                 case .send, .sendStateless, .abandon, .startTimer, .cancelTimer, .report, .performJoin, .log, .forget,
-                    .tonesReceived, .sendTonesInStream, .messageReceived, .transferAsked:
+                    .tonesReceived, .sendTonesInStream, .messageReceived, .transferAsked, .followRedirect:
                     Issue.record("ended × \(cell.input.rawValue) did \(effect)")
                 }
             }
