@@ -336,25 +336,6 @@ extension CallLeg {
         return [.log(.info, "no answer from the INVITE's target; trying \(address) (RFC 3263)"), .send(retried, .invite, to: next)]
     }
 
-    /// Caller: the target of a 3xx we follow was located at `next`: the INVITE goes there.
-    mutating func redirected(to target: SIPURI, at next: SIPDestination, in context: some CallLegContext) -> [CallLegEffect] {
-        guard case .outgoing(var outgoing) = state else { return [] }
-        let outcome = outgoing.redirected(to: target, at: next, in: context)
-        return settle(outgoing, outcome, in: context)
-    }
-
-    /// Caller: a 3xx is being followed (its target is located; nothing is out), and the call was not ended meanwhile.
-    var isFollowingRedirect: Bool {
-        guard case .outgoing(let outgoing) = state else { return false }
-        return outgoing.isLocatingRedirect
-    }
-
-    /// Caller: the target of a 3xx we follow could not be located.
-    mutating func redirectFailed(_ problem: String, in context: some CallLegContext) -> [CallLegEffect] {
-        guard case .outgoing(let outgoing) = state else { return [] }
-        return settle(outgoing, outgoing.redirectFailed(problem), in: context)
-    }
-
     /// A timer of the leg fired (a timer of a state the leg has left does nothing).
     mutating func timerFired(_ timer: CallLegTimer, in context: some CallLegContext) -> [CallLegEffect] {
         if timer == .tonesInStream { return inAnsweredCall { Self.streamTonesDone(&$0.tones) } ?? [] }
@@ -491,7 +472,7 @@ extension CallLeg {
     }
 
     /// Turns the outgoing INVITE's outcome into the leg's state.
-    private mutating func settle(
+    mutating func settle(
         _ outgoing: OutgoingInvite, _ outcome: OutgoingInvite.Outcome, in context: some CallLegContext
     ) -> [CallLegEffect] {
         switch outcome {
