@@ -14,6 +14,8 @@ public enum CallStatus: String, Sendable, Hashable, Codable, CaseIterable, Custo
     case blocked
     /// Incoming while do-not-disturb was on: refused (486) before it rang; unread, so the user sees who called.
     case doNotDisturb
+    /// Incoming, forwarded elsewhere (302): before it rang, or when nobody answered in time; unread.
+    case forwarded
     /// Outgoing, the remote side was busy.
     case busy
     /// Outgoing, ended before anyone answered (by the local user or a ring timeout).
@@ -38,6 +40,7 @@ public enum CallStatus: String, Sendable, Hashable, Codable, CaseIterable, Custo
         case (_, .failed), (_, .mediaTimeout), (_, .sessionExpired), (_, .mediaSecurityFailed), (_, .iceFailed): self = .failed
         case (_, .joinedElsewhere): self = .answeredElsewhere
         case (_, .declinedElsewhere): self = .declinedElsewhere
+        case (_, .forwarded): self = .forwarded
         case (.incoming, .localEnded): self = .declined
         // (Only a connected call is transferred: a Transfer needs joined or paused. Unconnected, it reads as a hang-up.)
         case (.incoming, .unanswered), (.incoming, .cancelled), (.incoming, .remoteEnded), (.incoming, .transferred),
@@ -145,7 +148,7 @@ public struct CallRecord: Sendable, Hashable, Identifiable, Codable {
         self.isVideo = isVideo
         self.groupUUID = groupUUID
         self.callID = callID
-        self.isRead = isRead ?? (status != .missed)
+        self.isRead = isRead ?? (status != .missed && status != .forwarded)
         self.quality = quality
         self.account = account
         self.encryption = encryption

@@ -44,8 +44,8 @@ public struct HistoryRecorder: Sendable {
         return CallRecord(
             uuid: UUID(), direction: .incoming, remoteHandles: [RecordedHandle(caller, normalizer: normalizer)],
             localHandle: local,
-            status: status, endedReason: .localEnded, startedAt: date, endedAt: date, callID: callID,
-            isRead: status != .doNotDisturb, account: account)
+            status: status, endedReason: status == .forwarded ? .forwarded : .localEnded, startedAt: date, endedAt: date,
+            callID: callID, isRead: status != .doNotDisturb && status != .forwarded, account: account)
     }
 
     /// The record `conversation` would be stored as (nil until it has ended, or when Recents excludes it), for a

@@ -36,6 +36,8 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case browserAudioEnd
     /// Do-not-disturb on, off, or read.
     case doNotDisturb
+    /// Call forwarding set, or read.
+    case forwarding
     /// The desktop's audio devices.
     case audioDevices
     /// The devices one call plays on.
@@ -205,6 +207,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case browserAudioEnd(ConversationParams)
     /// `doNotDisturb`.
     case doNotDisturb(DoNotDisturbParams)
+    /// `forwarding`.
+    case forwarding(ForwardingParams)
     /// `audioDevices`.
     case audioDevices
     /// `setAudioDevice`.
@@ -291,6 +295,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .browserAudio: .browserAudio
         case .browserAudioEnd: .browserAudioEnd
         case .doNotDisturb: .doNotDisturb
+        case .forwarding: .forwarding
         case .audioDevices: .audioDevices
         case .setAudioDevice: .setAudioDevice
         case .silence: .silence
@@ -350,6 +355,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .end, .hold, .resume, .unmerge, .mediaStats, .browserAudioEnd, .silence: ConversationParams.self
         case .browserAudio: BrowserAudioParams.self
         case .doNotDisturb: DoNotDisturbParams.self
+        case .forwarding: ForwardingParams.self
         case .mute: MuteParams.self
         case .unmute: ConversationParams.self
         case .playTone: ToneParams.self
@@ -406,6 +412,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .browserAudioEnd: return .browserAudioEnd(try params(ConversationParams.self, data))
         case .silence: return .silence(try params(ConversationParams.self, data))
         case .doNotDisturb: return .doNotDisturb(try params(DoNotDisturbParams.self, data))
+        case .forwarding: return .forwarding(try params(ForwardingParams.self, data))
         case .audioDevices: _ = try params(NoParams.self, data); return .audioDevices
         case .setAudioDevice: return .setAudioDevice(try params(SetAudioDeviceParams.self, data))
         case .merge: return .merge(try params(MergeParams.self, data))
@@ -450,6 +457,7 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .video(let params): try params.encode(to: encoder)
         case .browserAudio(let params): try params.encode(to: encoder)
         case .doNotDisturb(let params): try params.encode(to: encoder)
+        case .forwarding(let params): try params.encode(to: encoder)
         case .merge(let params): try params.encode(to: encoder)
         case .transfer(let params): try params.encode(to: encoder)
         case .history(let params): try params.encode(to: encoder)

@@ -30,6 +30,8 @@ extension ControlReference {
             "the desktop's microphones (`source`) and speakers (`sink`) as the sound server has them now (GStreamer's device monitor; empty without a sound server), the defaults marked"
         case .setAudioDevice:
             "play one call on these devices (ids from `audioDevices`; null: the default, followed as it moves): its pipeline is rebuilt at once; `refused` for a call that does not play on the desktop's devices (a file, a tone, a browser, no PulseAudio). A chosen device that goes away sends the call back to the default, with an `audioRouteChanged` event"
+        case .forwarding:
+            "set where incoming calls are forwarded, or read it (`{}`): `always` forwards every call before it rings, `busy` the calls refused as busy (do-not-disturb on, or every line taken), `noAnswer` those not answered within `noAnswerSeconds` (the conversation ends `forwarded`); each is answered 302 Moved Temporarily with the target as Contact, and recorded in the history as `forwarded` (unread). A member that is absent stays as it is, an empty string turns that rule off. parleyd starts with `--forward-always`, `--forward-busy`, `--forward-no-answer` and `--forward-after`"
         case .doNotDisturb:
             "turn do-not-disturb on or off, or read it (`{}`): while on, every new incoming call is refused with 486 Busy Here before it rings and recorded in the history as `doNotDisturb` (unread); calls already up are not touched. A change is a `doNotDisturbChanged` event (parleyd starts with it off, or on with `--dnd`)"
         case .silence:
@@ -100,7 +102,7 @@ extension ControlReference {
         case .markRead: "`count`: the records changed."
         case .deleteRecord: "`count`: 1."
         case .clearHistory: "`count`: the records deleted."
-        case .status, .list, .subscribe, .mediaStats, .browserAudio, .browserAudioEnd, .doNotDisturb, .silence, .audioDevices, .setAudioDevice, .history, .contact, .contacts, .reloadContacts, .groupSessions,
+        case .status, .list, .subscribe, .mediaStats, .browserAudio, .browserAudioEnd, .doNotDisturb, .forwarding, .silence, .audioDevices, .setAudioDevice, .history, .contact, .contacts, .reloadContacts, .groupSessions,
             .groupLeave, .groupEnd, .identity, .collaborations, .collaborationStart, .collaborationChallenge,
             .collaborationProve, .collaborationVerify, .collaborationConfirm, .collaborationNotice, .collaborationEnd,
             .identityUpdateProve:
@@ -159,6 +161,7 @@ extension ControlReference {
         case .cancelled: "the caller gave up before it was answered (CANCEL)"
         case .localEnded: "we ended it with `end`: hung up, cancelled our own call, or refused a ringing one"
         case .transferred: "we handed the peer over to someone else (`transfer`) and that party answered it: we sent BYE"
+        case .forwarded: "an incoming call nobody answered within the no-answer forwarding time: we forwarded it (302 with the target as Contact; `forwarding`)"
         case .mediaTimeout: "the peer's audio stopped (no RTP or RTCP for `--media-timeout`, the call not held): we sent BYE"
         case .sessionExpired: "the RFC 4028 session timer ran out (`--session-timer`): no session refresh came in time; we sent BYE"
         case .mediaSecurityFailed: "the audio could not be secured: the peer's DTLS certificate did not match its SDP fingerprint, or the DTLS handshake did not complete within 10 s; no audio flowed, we sent BYE"
@@ -178,6 +181,7 @@ extension ControlReference {
         case .declined: ("missed", "declined")
         case .unanswered, .cancelled, .remoteEnded, .transferred: ("missed", "cancelled")
         case .crashed: ("missed", "failed")
+        case .forwarded: ("forwarded", "forwarded")
         }
     }
 

@@ -47,6 +47,7 @@ public enum ControlReference {
         case .browserAudio: BrowserAudioResult.self
         case .browserAudioEnd: BrowserAudioEnded.self
         case .doNotDisturb: DoNotDisturbState.self
+        case .forwarding: ForwardingState.self
         case .audioDevices: AudioDevicesResult.self
         case .setAudioDevice: AudioDeviceChoice.self
         case .silence: SilenceResult.self

@@ -90,6 +90,8 @@ extension Conversation {
         /// The local member handed the remote party over to someone else (a transfer the target answered): the
         /// call is over for us.
         case transferred
+        /// Not answered here: forwarded elsewhere (SIP 302) when nobody answered in time.
+        case forwarded
         /// The local member ended it through an End action. Only the manager sets this.
         case localEnded
         /// The peer's media stopped arriving for the media timeout while it should have been sending (a peer that

@@ -157,6 +157,9 @@ public final class ControlService: Sendable {
         case .doNotDisturb(let params):
             if let enabled = params.enabled { engine.setDoNotDisturb(enabled) }
             reply(ControlMessage.result(DoNotDisturbState(enabled: engine.doNotDisturb), id: id))
+        case .forwarding(let params):
+            if !params.isReadOnly { engine.setForwarding(try params.applied(to: engine.forwarding)) }
+            reply(ControlMessage.result(ForwardingState(engine.forwarding), id: id))
         case .contact(let params):
             guard contacts.current != nil else {
                 throw ControlError(.unavailable, "This parleyd has no contacts (start it with --contacts FILE).")

@@ -34,4 +34,7 @@ enum AgentEvent {
     case callerBlocked(Handle, callID: String, account: String?)
     /// A call refused because do-not-disturb is on (486), with its Call-ID and account (as limited as blocked ones).
     case refusedByDoNotDisturb(Handle, callID: String, account: String?)
+    /// A call forwarded before it rang (302: always, or busy), with its Call-ID and account (as limited as blocked
+    /// ones).
+    case forwarded(Handle, callID: String, account: String?)
 }

@@ -351,6 +351,8 @@ extension CallLeg {
                 ] + end(.unanswered, in: context)
             case .autoAnswer:
                 return [.performJoin]
+            case .forwardNoAnswer:
+                return forwardUnanswered(in: context)
             case .retransmitSuccess, .ackTimeout, .glareRetry, .cancelGuard, .reinviteGuard, .tonesInStream,
                 .sessionRefresh, .sessionExpiry, .transferNotify:
                 return []
@@ -363,7 +365,7 @@ extension CallLeg {
             case .cancelGuard:
                 return settle(outgoing, outgoing.cancelGuardFired(), in: context)
             case .autoAnswer, .retransmitSuccess, .ackTimeout, .glareRetry, .reinviteGuard, .tonesInStream,
-                .sessionRefresh, .sessionExpiry, .transferNotify:
+                .sessionRefresh, .sessionExpiry, .transferNotify, .forwardNoAnswer:
                 return []
             }
         case .answering(var answering):
@@ -375,7 +377,7 @@ extension CallLeg {
             case .ackTimeout:
                 return ackNeverCame(answering.dialog, destination: answering.destination, in: context)
             case .ring, .autoAnswer, .glareRetry, .cancelGuard, .reinviteGuard, .tonesInStream, .sessionRefresh,
-                .sessionExpiry, .transferNotify:
+                .sessionExpiry, .transferNotify, .forwardNoAnswer:
                 return []
             }
         case .confirmed(var confirmed):
@@ -406,7 +408,7 @@ extension CallLeg {
                 return hangUp(.sessionExpired, why: "the session expired: no refresh within \(timer.expiresAfter) (RFC 4028)", in: context)
             case .transferNotify:
                 return transferTimedOut()
-            case .ring, .autoAnswer, .cancelGuard, .tonesInStream:
+            case .ring, .autoAnswer, .cancelGuard, .tonesInStream, .forwardNoAnswer:
                 return []
             }
         case .ended: return []
@@ -462,7 +464,7 @@ extension CallLeg {
 extension CallLeg {
     /// The leg is over: the driver forgets it; the pending End (if any) is done, else the conversation ends for
     /// `reason` (nil: the conversation has ended already, nothing to report). The one way a leg ends.
-    private mutating func end(
+    mutating func end(
         _ reason: Conversation.EndedReason?, pendingEnd: ActionRef? = nil, in context: some CallLegContext
     ) -> [CallLegEffect] {
         state = .ended

@@ -60,6 +60,8 @@ enum CallLegTimer: Hashable, Sendable, CaseIterable {
     case sessionExpiry
     /// The peer accepted our REFER and has not said how the transfer ended (``OutgoingTransfer/finalWait``).
     case transferNotify
+    /// Callee: the call rang for the no-answer forwarding time (``CallForwarding/noAnswerAfter``): 302 to its target.
+    case forwardNoAnswer
 }
 
 /// How a client transaction of the leg ended without a final response.

@@ -47,6 +47,7 @@ public enum CallLegTable {
         case videoOn = "video on (the frontend)"
         case ringTimer = "timer: ring"
         case autoAnswerTimer = "timer: autoAnswer"
+        case forwardNoAnswerTimer = "timer: forwardNoAnswer (forwarding on no answer set)"
         case retransmitTimer = "timer: retransmitSuccess"
         case ackTimer = "timer: ackTimeout"
         case glareTimer = "timer: glareRetry"
@@ -276,6 +277,7 @@ public enum CallLegTable {
         case .videoOn: return leg.requestVideo(true, in: context)
         case .ringTimer: return leg.timerFired(.ring, in: context)
         case .autoAnswerTimer: return leg.timerFired(.autoAnswer, in: context)
+        case .forwardNoAnswerTimer: return leg.timerFired(.forwardNoAnswer, in: context)
         case .retransmitTimer: return leg.timerFired(.retransmitSuccess, in: context)
         case .ackTimer: return leg.timerFired(.ackTimeout, in: context)
         case .glareTimer: return leg.timerFired(.glareRetry, in: context)

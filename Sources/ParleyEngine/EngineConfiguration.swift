@@ -90,6 +90,8 @@ public struct EngineConfiguration: Sendable {
     public var recordsBlockedCalls = false
     /// Whether the peer of a call may transfer us (its REFER: we call whom it names), `--accept-refer`.
     public var acceptsTransfers = true
+    /// Where incoming calls are forwarded at start (``ParleyEngine/setForwarding(_:)`` changes it).
+    public var forwarding = CallForwarding()
     /// Blocked records written a minute at most (`recordsBlockedCalls`); refusals beyond are not recorded.
     public static let blockedRecordsPerMinute = 30
     /// The Retry-After of that 503, in seconds.

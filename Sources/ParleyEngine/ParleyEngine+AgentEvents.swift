@@ -30,8 +30,13 @@ extension ParleyEngine {
             observed.state.withLock { if $0.states[uuid] != nil { $0.finalStatuses[uuid] = status } }
         case .failure(let uuid, let failure):
             observed.state.withLock { if $0.states[uuid] != nil { $0.failures[uuid] = failure } }
-        case .callerBlocked(let caller, let callID, let account), .refusedByDoNotDisturb(let caller, let callID, let account):
-            let status: CallStatus = if case .refusedByDoNotDisturb = event { .doNotDisturb } else { .blocked }
+        case .callerBlocked(let caller, let callID, let account), .refusedByDoNotDisturb(let caller, let callID, let account),
+            .forwarded(let caller, let callID, let account):
+            let status: CallStatus = switch event {
+            case .refusedByDoNotDisturb: .doNotDisturb
+            case .forwarded: .forwarded
+            default: .blocked
+            }
             history?.recordBlocked(caller, to: localHandle, callID: callID, account: account, at: environment.now, status: status) {
                 [weak self] record in
                 if let record { self?.emit(.historyRecorded(record.uuid, recordID: record.id)) }

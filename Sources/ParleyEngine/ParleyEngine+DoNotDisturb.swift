@@ -15,4 +15,16 @@ extension ParleyEngine {
 
     /// Whether do-not-disturb is on (any thread).
     public var doNotDisturb: Bool { doNotDisturbNow.load(ordering: .acquiring) }
+
+    /// Sets where incoming calls are forwarded (any thread): ``CallForwarding`` says when. Logged when it changes.
+    public func setForwarding(_ forwarding: CallForwarding) {
+        guard forwardingNow.withLock({ now in defer { now = forwarding }; return now != forwarding }) else { return }
+        withAgent { [log] agent in
+            agent.forwarding = forwarding
+            log.info(forwarding.description)
+        }
+    }
+
+    /// The forwarding in force (any thread).
+    public var forwarding: CallForwarding { forwardingNow.withLock { $0 } }
 }

@@ -36,6 +36,8 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
     /// Whether do-not-disturb is on, for readers on any thread (the agent keeps its own copy on the loop).
     let doNotDisturbNow = Atomic<Bool>(false)
+    /// The forwarding in force, for readers on any thread (the agent keeps its own copy on the loop).
+    let forwardingNow: Mutex<CallForwarding>
     private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
     /// The ringer's state and what plays its sounds (nil: nothing rings).
     let ringing = Mutex<(ringer: Ringer, player: (any CallRinging)?)>((Ringer(), nil))
@@ -65,6 +67,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         self.manager = manager
         self.environment = environment
         self.log = log
+        forwardingNow = Mutex(configuration.forwarding)
         self.history = history.map { HistoryWriter(recorder: $0, log: log) }
         liveCalls = history.flatMap { recorder in journal.map { LiveCallWriter(journal: $0, recorder: recorder, log: log) } }
         let pushedCalls = PushedCallRegistry()
@@ -93,6 +96,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         agent.onEvent = { [weak self] event in self?.heard(event) }
         agent.tellsBlockedCallers = configuration.recordsBlockedCalls && self.history != nil
         agent.tellsRefusedByDoNotDisturb = self.history != nil
+        agent.forwarding = configuration.forwarding
         agent.startChoices = startChoices
         agent.actionFailures = actionFailures
         agent.groups.onEvent = { [weak self, unowned agent] effect in

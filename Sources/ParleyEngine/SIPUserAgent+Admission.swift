@@ -22,9 +22,11 @@ import SIPTransport
 ///                        ▼
 ///                   caller accepted (--accept-from) ──no──► 403 (and a blocked record, when asked)
 ///                        ▼
-///                   do-not-disturb off ──no──► 486 Busy Here (and a doNotDisturb record)
+///                   forwarding every call ──yes──► 302 to its target (and a forwarded record)
 ///                        ▼
-///                   live calls < maxCalls ──no──► 503 Retry-After: 5
+///                   do-not-disturb off ──no──► 302 when forwarding on busy, else 486 Busy Here (and a record)
+///                        ▼
+///                   live calls < maxCalls ──no──► 302 when forwarding on busy, else 503 Retry-After: 5
 ///                        ▼
 ///                   the media threads keep up, calls with audio < the media layer's capacity ──no──► 503 Retry-After: 5
 ///                        ▼
@@ -70,6 +72,14 @@ extension SIPUserAgent {
                 return false
             }
         }
+        if let target = forwarding.always {
+            forward(request, from: source, to: target, because: "forwarding every call")
+            return false
+        }
+        if doNotDisturb, let target = forwarding.busy {
+            forward(request, from: source, to: target, because: "do-not-disturb, forwarding on busy")
+            return false
+        }
         if doNotDisturb {
             counters.refusedByDoNotDisturb += 1
             refuseStatelessly(request, from: source, status: 486, reason: "Busy Here", retryAfter: nil)
@@ -80,7 +90,11 @@ extension SIPUserAgent {
             return false
         }
         guard admitsNewCall(callID) else {
-            refuseStatelessly(request, from: source, reason: "Too Many Calls")
+            if let target = forwarding.busy {
+                forward(request, from: source, to: target, because: "every line busy, forwarding on busy")
+            } else {
+                refuseStatelessly(request, from: source, reason: "Too Many Calls")
+            }
             return false
         }
         guard admitsMediaCall(callID) else {
@@ -114,13 +128,30 @@ extension SIPUserAgent {
         return verdict
     }
 
+    /// Forwards a new call before it rings: 302 Moved Temporarily with `target` as Contact, outside any transaction
+    /// (as the refusals here), logged and recorded (`forwarded`, as limited as blocked records).
+    private func forward(_ request: SIPRequest, from source: SIPDestination, to target: SIPURI, because why: String) {
+        counters.forwardedCalls += 1
+        let contact = SIPAddress(uri: target)
+        refuseStatelessly(
+            request, from: source, status: 302, reason: "Moved Temporarily", retryAfter: nil,
+            extra: ["Contact": contact.headerValue])
+        guard let from = request.headers.from, let callID = request.headers.callID else { return }
+        let caller = HandleMapping.caller(from: from, contact: request.headers.contacts.first)
+        log.info("forwarded the call from \(caller.value) to \(target) (\(why))")
+        if tellsRefusedByDoNotDisturb {
+            recordRefusal(.forwarded(caller, callID: callID, account: addressOfRecord(account(called: request, from: source))))
+        }
+    }
+
     /// A refusal outside any transaction: by default 503 with Retry-After (a limit of ours, not the caller's fault;
     /// try later).
     private func refuseStatelessly(
         _ request: SIPRequest, from source: SIPDestination, status: Int = 503, reason: String,
-        retryAfter: Int? = EngineConfiguration.overLimitRetryAfter
+        retryAfter: Int? = EngineConfiguration.overLimitRetryAfter, extra: SIPHeaders = [:]
     ) {
         var headers: SIPHeaders = ["Server": configuration.product]
+        for field in extra { headers.append(field.name, field.value) }
         if let retryAfter { headers.append("Retry-After", String(max(1, retryAfter))) }
         let response = request.makeResponse(
             statusCode: status, reasonPhrase: reason, toTag: SecureRandom.token(10), copyingRecordRoute: false,
@@ -132,13 +163,22 @@ extension SIPUserAgent {
     /// the caller writes, and spoofed sources are many, so the history must not fill with them.
     private func blocked(_ caller: Handle, callID: String, account: Int?, byDoNotDisturb: Bool = false) {
         guard tellsBlockedCallers || byDoNotDisturb else { return }
+        let address = addressOfRecord(account)
+        recordRefusal(byDoNotDisturb
+            ? .refusedByDoNotDisturb(caller, callID: callID, account: address) : .callerBlocked(caller, callID: callID, account: address))
+    }
+
+    /// Hands on a refusal's record, at most `blockedRecordsPerMinute` a minute.
+    private func recordRefusal(_ event: AgentEvent) {
         let now = environment.uptime
         if now - blockedWindow.start >= .seconds(60) { blockedWindow = (now, 0) }
         guard blockedWindow.count < EngineConfiguration.blockedRecordsPerMinute else { return }
         blockedWindow.count += 1
-        let address = account.map { accounts[$0].account.addressOfRecord.description }
-        onEvent?(byDoNotDisturb
-            ? .refusedByDoNotDisturb(caller, callID: callID, account: address) : .callerBlocked(caller, callID: callID, account: address))
+        onEvent?(event)
+    }
+
+    private func addressOfRecord(_ account: Int?) -> String? {
+        account.map { accounts[$0].account.addressOfRecord.description }
     }
 
     private static func seconds(_ duration: Duration) -> Int { Int(duration.components.seconds) }

@@ -8,7 +8,7 @@ import SIPTransport
 /// The running timers of one call leg, at most one of each kind (inline: no allocation per leg).
 struct LegTimers {
     private var ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard, tonesInStream: EngineTimer?
-    private var sessionRefresh, sessionExpiry, transferNotify: EngineTimer?
+    private var sessionRefresh, sessionExpiry, transferNotify, forwardNoAnswer: EngineTimer?
 
     subscript(timer: CallLegTimer) -> EngineTimer? {
         get {
@@ -24,6 +24,7 @@ struct LegTimers {
             case .sessionRefresh: sessionRefresh
             case .sessionExpiry: sessionExpiry
             case .transferNotify: transferNotify
+            case .forwardNoAnswer: forwardNoAnswer
             }
         }
         set {
@@ -39,6 +40,7 @@ struct LegTimers {
             case .sessionRefresh: sessionRefresh = newValue
             case .sessionExpiry: sessionExpiry = newValue
             case .transferNotify: transferNotify = newValue
+            case .forwardNoAnswer: forwardNoAnswer = newValue
             }
         }
     }
@@ -58,7 +60,7 @@ struct LegTimers {
     /// Every running timer.
     var all: [EngineTimer] {
         [ring, autoAnswer, retransmitSuccess, ackTimeout, glareRetry, cancelGuard, reinviteGuard, tonesInStream, sessionRefresh, sessionExpiry,
-         transferNotify].compactMap { $0 }
+         transferNotify, forwardNoAnswer].compactMap { $0 }
     }
 }
 

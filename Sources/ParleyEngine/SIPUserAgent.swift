@@ -96,6 +96,8 @@ final class SIPUserAgent {
     var tellsBlockedCallers = false
     /// Whether do-not-disturb is on: new calls are refused with 486 before they ring (``ParleyEngine/setDoNotDisturb(_:)``).
     var doNotDisturb = false
+    /// Where incoming calls are forwarded (``ParleyEngine/setForwarding(_:)``).
+    var forwarding = CallForwarding()
     /// Whether the calls refused by do-not-disturb are told (recorded): with a history.
     var tellsRefusedByDoNotDisturb = false
     /// What frontends chose for their Starts (the engine's; nil in tests that drive the agent alone).
@@ -415,6 +417,8 @@ struct EngineCounters: Sendable {
     var messagesReceived = 0
     /// New INVITEs refused with 486 because do-not-disturb was on.
     var refusedByDoNotDisturb = 0
+    /// Incoming calls forwarded (302) before they rang.
+    var forwardedCalls = 0
     var malformed = 0
     var retransmissionsAbsorbed = 0
     var strayResponses = 0

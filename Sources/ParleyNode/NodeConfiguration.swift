@@ -104,6 +104,8 @@ public struct NodeConfiguration: Sendable {
     public var recordsBlockedCalls = false
     /// Whether a call's peer may transfer us (`--accept-refer always|never`).
     public var acceptsTransfers = true
+    /// Where incoming calls are forwarded at start (`--forward-always`, `--forward-busy`, `--forward-no-answer`).
+    public var forwarding = CallForwarding()
 
     /// Who may ring a node: anyone, the callers its contacts name, or a list of handles.
     public enum AcceptFrom: Sendable, Hashable {

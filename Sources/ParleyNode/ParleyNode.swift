@@ -107,6 +107,7 @@ public final class ParleyNode: Sendable {
             engineConfiguration.parsesOnThread = configuration.parsesOnThread
             engineConfiguration.recordsBlockedCalls = configuration.recordsBlockedCalls
             engineConfiguration.acceptsTransfers = configuration.acceptsTransfers
+            engineConfiguration.forwarding = configuration.forwarding
             if configuration.keepsIdentity {
                 if let tightened = try configuration.dataDirectory.create() { log.info(tightened) }
                 let store = IdentityStore(dataDirectory: configuration.dataDirectory)
@@ -284,6 +285,7 @@ public final class ParleyNode: Sendable {
     public func start(stoppingOnSignals: Bool = false) {
         if stoppingOnSignals { installSignalHandlers() }
         if configuration.doNotDisturb { engine.setDoNotDisturb(true) }
+        if !configuration.forwarding.isOff { configuration.log.info(configuration.forwarding.description) }
         engine.start()
         let listening = "listening on " + listenAddresses.map(\.description).joined(separator: " ")
         configuration.log.info(

@@ -58,6 +58,9 @@ enum ControlCommands {
             return try show(session.request(.doNotDisturb(params), as: DoNotDisturbState.self), json: json, name) {
                 $0.enabled ? "do-not-disturb on: calls are refused without ringing" : "do-not-disturb off"
             }
+        case .forward:
+            let state = try session.request(.forwarding(try Self.forwarding(positionals)), as: ForwardingState.self)
+            return try show(state, json: json, name) { ControlRendering.forwarding($0) }
         case .status:
             return try show(session.request(.status, as: StatusResult.self), json: json, name) { ControlRendering.status($0) }
         case .reloadContacts:

@@ -3,6 +3,7 @@ extension ControlCommands {
     /// The softphone commands, by the word typed after `parley`. (`parley redial` is history's: HistoryHelp.redial.)
     enum Command: String, CaseIterable, Sendable {
         case call, answer, end, hold, resume, mute, unmute, dtmf, video, audio, merge, unmerge, transfer, list, status, watch, dnd
+        case forward
         case reloadContacts = "reload-contacts"
         case web
 
@@ -11,6 +12,7 @@ extension ControlCommands {
             switch self {
             case .list, .status, .watch, .reloadContacts, .web: 0...0
             case .dnd: 0...1
+            case .forward: 0...3
             case .call, .answer, .end, .hold, .resume, .unmute, .unmerge, .audio: 1...1
             case .mute: 1...2
             case .dtmf, .video, .merge, .transfer: 2...2
@@ -39,6 +41,7 @@ extension ControlCommands {
             case .reloadContacts: "make a running parleyd read its contacts file again"
             case .web: "the web softphone's address with the token (--open opens it in a browser)"
             case .dnd: "do-not-disturb: on (calls are refused without ringing), off, or how it is"
+            case .forward: "call forwarding: always, busy or no-answer to a SIP URI, off, or how it is"
             }
         }
 
@@ -78,6 +81,7 @@ extension ControlCommands {
             case .reloadContacts: ControlHelp.reloadContacts
             case .web: ControlHelp.web
             case .dnd: ControlHelp.dnd
+            case .forward: ControlHelp.forward
             }
         }
     }
@@ -115,6 +119,29 @@ enum ControlHelp {
         \(footer)
         """
     }
+
+    static let forward = """
+        usage: parley forward [always|busy|no-answer TARGET|off [SECONDS]] [--data-dir DIR] [--json]
+
+        Sets where a running parleyd forwards incoming calls, or says how it is (no arguments). Each forwarded call is
+        answered 302 Moved Temporarily with TARGET as Contact, so the caller's phone calls TARGET itself, and the
+        history records it as forwarded (unread).
+          always TARGET          every call, before it rings
+          busy TARGET            calls refused as busy: do-not-disturb on, or every line taken
+          no-answer TARGET [S]   calls nobody answered within S seconds (default 20, or as set before)
+          always|busy|no-answer off   turns that rule off
+        TARGET is a SIP URI (sip:carol@example.com, or carol@example.com).
+
+        options:
+        \(options)
+
+        example:
+          parley forward no-answer sip:voicemail@example.com 15
+          parley forward busy off
+          parley forward
+
+        \(footer)
+        """
 
     static let dnd = """
         usage: parley dnd [on|off] [--data-dir DIR] [--json]

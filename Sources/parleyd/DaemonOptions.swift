@@ -133,6 +133,10 @@ struct DaemonOptions {
                                   names, and our call with it ends once that one answers); never: 603
           --dnd                   start with do-not-disturb on: calls are refused with 486 and never ring
                                   (parley dnd on|off, the web page or D-Bus change it while running)
+          --forward-always URI    forward every incoming call before it rings (302 with URI as Contact)
+          --forward-busy URI      forward calls refused as busy (do-not-disturb, every line taken)
+          --forward-no-answer URI forward calls not answered within --forward-after S seconds (default 20)
+                                  (URI: sip:user@host or user@host; parley forward changes them while running)
           --phone-domain HOST     the domain phone numbers are called at
           --public-address IP     the address peers are given in Via, Contact and SDP (a host behind a static
                                   NAT); by default the listener's, or with --listen on 0.0.0.0 or [::] the
@@ -345,6 +349,7 @@ struct DaemonOptions {
             options.node.acceptsTransfers = when
         }
         options.node.doNotDisturb = arguments.flag("--dnd")
+        options.node.forwarding = try Self.forwarding(&arguments)
         if options.node.recordsBlockedCalls && options.node.acceptFrom == .anyone {
             throw UsageError("--record-blocked goes with --accept-from contacts or a list (anyone may ring otherwise)")
         }

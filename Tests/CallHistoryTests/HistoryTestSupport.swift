@@ -41,6 +41,7 @@ func makeRecord(
         case .failed: .failed
         case .answeredElsewhere: .joinedElsewhere
         case .declinedElsewhere: .declinedElsewhere
+        case .forwarded: .forwarded
         }
     return CallRecord(
         uuid: UUID(), direction: direction,

@@ -29,6 +29,7 @@ struct ControlProtocolTests {
         case .browserAudio: .browserAudio(.example)
         case .browserAudioEnd: .browserAudioEnd(.example)
         case .doNotDisturb: .doNotDisturb(.example)
+        case .forwarding: .forwarding(.example)
         case .audioDevices: .audioDevices
         case .setAudioDevice: .setAudioDevice(.example)
         case .silence: .silence(.example)

@@ -30,6 +30,7 @@ struct CallLegTableTests {
         case .join: "a a c e k f x"
         case .end: "x a k k k x x"
         case .ringTimer: "x a k k k f x"
+        case .forwardNoAnswerTimer: "x a c e k f x"
         case .ackTimer: "r x c e k x x"
         case .mediaTimeout, .sessionExpiryTimer: "r a c e k x x"
         case .cancelGuardTimer: "r a c e x f x"

@@ -122,7 +122,8 @@ const ENDED_TEXT = {
   cancelled: "cancelled", localEnded: "ended", joinedElsewhere: "answered elsewhere", declinedElsewhere: "declined elsewhere",
   mediaTimeout: "ended: their audio stopped", sessionExpired: "ended: the session expired",
   mediaSecurityFailed: "ended: the audio could not be secured",
-  crashed: "ended: parleyd stopped during the call",
+  crashed: "ended: parleyd stopped during the call", transferred: "transferred", forwarded: "forwarded",
+  iceFailed: "ended: no path for the audio",
 };
 
 function onEvent(name, data) {

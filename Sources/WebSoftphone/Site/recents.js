@@ -4,7 +4,7 @@ import { el, when, clock, nameOf, handleOf } from "./dom.js";
 
 const STATUS_TEXT = {
   connected: "answered", missed: "missed", declined: "declined", blocked: "blocked", doNotDisturb: "do not disturb", busy: "busy", cancelled: "cancelled",
-  failed: "failed", answeredElsewhere: "answered elsewhere", declinedElsewhere: "declined elsewhere",
+  failed: "failed", answeredElsewhere: "answered elsewhere", declinedElsewhere: "declined elsewhere", forwarded: "forwarded",
 };
 const FILTERS = { all: {}, missed: { missed: true }, incoming: { direction: "incoming" }, outgoing: { direction: "outgoing" } };
 
