@@ -255,29 +255,39 @@ public struct VideoParams: ControlParams {
 public struct TransferParams: ControlParams {
     /// The conversation.
     public var conversation: String
-    /// Whom the remote party is handed to.
-    public var to: String
+    /// Whom the remote party is handed to (a blind transfer).
+    public var to: String?
+    /// The call whose peer the remote party replaces (an attended transfer).
+    public var toConversation: String?
 
-    /// Params.
-    public init(conversation: String, to: String) {
+    /// Params: a blind transfer to `to`, or an attended one to the call `toConversation`.
+    public init(conversation: String, to: String? = nil, toConversation: String? = nil) {
         self.conversation = conversation
         self.to = to
+        self.toConversation = toConversation
     }
 
     /// The members.
     public static let fields = [
         ConversationParams.conversationField,
         ControlField(
-            "to", "a string",
-            "whom the remote party should call instead: a SIP URI or a phone number, read as `start` reads its `to`"),
+            "to", "a string", optional: true,
+            "a blind transfer: whom the remote party should call instead, a SIP URI or a phone number, read as `start` reads its `to`"),
+        ControlField(
+            "toConversation", "a string", optional: true,
+            "an attended transfer: another answered call of ours (the consultation); the remote party calls its peer, replacing that call (RFC 3891 Replaces), and both our calls end. Exactly one of `to` and `toConversation`"),
     ]
     /// An example.
     public static let example = TransferParams(conversation: "1b4e28ba", to: "sip:carol@example.com")
 
-    /// Neither blank.
+    /// The conversation, and exactly one of the two targets, neither blank.
     public func validate() throws(ControlError) {
         try ConversationParams.check(conversation, "conversation")
-        try ConversationParams.check(to, "to")
+        switch (to, toConversation) {
+        case (let to?, nil): try ConversationParams.check(to, "to")
+        case (nil, let other?): try ConversationParams.check(other, "toConversation")
+        default: throw ControlError(.invalidParams, "Give exactly one of to (a blind transfer) and toConversation (an attended one).", field: "to")
+        }
     }
 }
 

@@ -126,12 +126,7 @@ public final class ControlService: Sendable {
             try perform(.unmerge(conversationUUID: try conversation(params.conversation)), id: id, reply: reply)
         case .transfer(let params):
             let uuid = try conversation(params.conversation)
-            let handle: Handle
-            switch DialTarget.handle(for: params.to, configuration: engine.configuration) {
-            case .success(let found): handle = found
-            case .failure(let problem):
-                throw ControlError(.invalidParams, problem.message, details: .init(field: "to", technical: problem.technical))
-            }
+            let handle = try transferTarget(params, from: uuid)
             // The action waits for the outcome, which may take the target's ringing: the leg's own bound, and a little.
             let deadline = engine.manager.clock.now().addingTimeInterval(Self.transferTimeout)
             try perform(.transfer(conversationUUID: uuid, to: handle, timeoutDate: deadline), id: id, reply: reply)

@@ -9,24 +9,29 @@ import SIPSignaling
 /// peer ends (`transferred`). A refused new call leaves ours as it was.
 ///
 /// ```
-///   REFER ─► one Refer-To, a sip:/sips: URI, not us, no Replaces, transfers accepted, none under way?
-///              ├─ no ──► 400 / 403 / 501 / 603 / 491 (the call goes on)
+///   REFER ─► one Refer-To, a sip:/sips: URI, not us, a well-formed Replaces if any, transfers accepted, none under way?
+///              ├─ no ──► 400 / 403 / 603 / 491 (the call goes on)
 ///              └─ yes ─► 202, NOTIFY "100 Trying" (active) ─► new call ─► connected ─► NOTIFY "200 OK" (terminated), BYE
 ///                                                                   └─► refused ──► NOTIFY "486 Busy Here" (terminated)
 /// ```
 extension CallLeg {
-    /// Whom a REFER asks us to call, or why we will not (a status and its reason).
+    /// Whom a REFER asks us to call (its URI headers dropped but `Replaces`: an attended transfer), or why we will not
+    /// (a status and its reason).
     static func referTarget(of request: SIPRequest, us: SIPURI) -> Result<SIPURI, ReferRefusal> {
         let targets = request.headers.addresses("Refer-To")
         guard targets.count == 1, let target = targets.first?.uri else { return .failure(ReferRefusal(400, "Exactly One Refer-To")) }
         guard target.scheme == "sip" || target.scheme == "sips" else { return .failure(ReferRefusal(416, "Unsupported URI Scheme")) }
-        guard !target.headers.contains("Replaces") else { return .failure(ReferRefusal(501, "Attended Transfer Not Supported")) }
         func port(_ uri: SIPURI) -> Int { uri.port ?? (uri.scheme == "sips" ? 5061 : 5060) }
         guard !(target.user == us.user && target.host.lowercased() == us.host.lowercased() && port(target) == port(us)) else {
             return .failure(ReferRefusal(403, "Refer-To Names Us"))
         }
         var bare = target
         bare.headers = SIPParameters()
+        // An attended transfer: the new call replaces the transferor's call with the target (RFC 3891).
+        if let replaces = target.headers["Replaces"] {
+            guard ReplacesHeader(replaces) != nil else { return .failure(ReferRefusal(400, "Malformed Replaces")) }
+            bare.headers.append(SIPParameter(name: "Replaces", value: replaces))
+        }
         return .success(bare)
     }
 

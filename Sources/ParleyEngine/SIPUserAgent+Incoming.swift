@@ -18,10 +18,10 @@ extension SIPUserAgent {
             respond(to: request, key: key, status: 482)
             return
         }
-        // RFC 4028's `timer` is the one extension we take, when session timers are on.
+        // RFC 4028's `timer` (when session timers are on) and RFC 3891's `replaces` are the extensions we take.
         let unsupported = request.headers.values("Require").flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty && !(configuration.sessionTimer != nil && $0.lowercased() == "timer") }
+            .filter { !$0.isEmpty && !(configuration.sessionTimer != nil && $0.lowercased() == "timer") && $0.lowercased() != "replaces" }
         if !unsupported.isEmpty {
             respond(to: request, key: key, status: 420, extra: ["Unsupported": unsupported.joined(separator: ", ")])
             return
@@ -47,7 +47,17 @@ extension SIPUserAgent {
                 return
             }
         }
-        let pushed = pushedCalls.claim(callID: callID)
+        var replaced: UUID?
+        if let replaces = request.headers["Replaces"] {
+            switch callReplaced(by: replaces) {
+            case .success(let uuid): replaced = uuid
+            case .failure(let refusal):
+                log.info("refused an INVITE with Replaces: \(refusal.status) \(refusal.reason)")
+                respond(to: request, key: key, status: refusal.status, reason: refusal.reason)
+                return
+            }
+        }
+        let pushed = replaced == nil ? pushedCalls.claim(callID: callID) : nil
         if let pushed, pushed.declined {
             log.info("\(pushed.call.uuid) \(callID): declined after its push; refusing the INVITE")
             respond(to: request, key: key, status: configuration.declineStatus)
@@ -113,6 +123,7 @@ extension SIPUserAgent {
         }
         // A delegate may have answered or ended it from inside the report: then it rings no more.
         drive(uuid) { leg, context in leg.ring(in: context) }
+        if let replaced { takeOver(replaced, with: uuid) }
     }
 
     /// Where requests inside an incoming call's dialog go: to the Contact when it names a numeric address on the

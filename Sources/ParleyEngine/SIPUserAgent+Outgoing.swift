@@ -105,6 +105,10 @@ extension SIPUserAgent {
         }
         var headers = capabilityHeaders
         if let route = preloadedRoute(through: account) { headers.append("Route", route) }
+        if let replaces = replacingCalls.removeValue(forKey: UUIDKey(action.conversationUUID)) {
+            headers.append("Replaces", replaces)
+            headers.append("Require", "replaces")
+        }
         headers.append("User-Agent", configuration.product)
         let to = SIPAddress(
             displayName: handle.displayName == handle.value ? nil : handle.displayName, uri: target)

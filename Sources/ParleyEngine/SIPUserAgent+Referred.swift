@@ -10,8 +10,12 @@ import SIPMessages
 extension SIPUserAgent {
     /// Places the call the peer of `referrer` asked for.
     func placeReferredCall(to target: SIPURI, for referrer: UUID) {
-        let start = ConversationAction.start(handles: [Handle(kind: .generic, value: target.description)])
+        var bare = target
+        bare.headers = SIPParameters()
+        let start = ConversationAction.start(handles: [Handle(kind: .generic, value: bare.description)])
         referredCalls[UUIDKey(start.conversationUUID)] = referrer
+        // Attended: the INVITE carries the Replaces the REFER named (``invite`` takes it).
+        if let replaces = target.headers["Replaces"] { replacingCalls[UUIDKey(start.conversationUUID)] = replaces }
         log.info("\(referrer): transferred by the peer: calling \(target) (conversation \(start.conversationUUID))")
         do {
             try manager.perform([start])
@@ -39,7 +43,37 @@ extension SIPUserAgent {
     func referredCallFailed(_ uuid: UUID, _ status: SIPFinalStatus) {
         guard let referrer = referredCalls.removeValue(forKey: UUIDKey(uuid)) else { return }
         referredStatus.removeValue(forKey: UUIDKey(uuid))
+        replacingCalls.removeValue(forKey: UUIDKey(uuid))
         guard legs[UUIDKey(referrer)] != nil else { return }
         drive(referrer) { leg, context in leg.referredCallProgress(status.code, status.reason, in: context) }
+    }
+}
+
+/// Being the target of an attended transfer: an INVITE whose `Replaces` names one of our answered calls takes it over
+/// (``CallLeg`` Replaces, RFC 3891 §3): answered at once, and the call it replaces is hung up.
+extension SIPUserAgent {
+    /// The call a `Replaces` header names, or why the INVITE is refused: 400 malformed, 481 no such dialog or an
+    /// early one (we replace answered calls only), 486 `early-only` for an answered one, 603 transfers refused.
+    func callReplaced(by value: String) -> Result<UUID, ReferRefusal> {
+        guard let replaces = ReplacesHeader(value) else { return .failure(ReferRefusal(400, "Malformed Replaces")) }
+        guard let uuid = legIDs[replaces.callID],
+            let match = peek(uuid, { $0.replacement(toTag: replaces.toTag, fromTag: replaces.fromTag) }), match != .none
+        else { return .failure(ReferRefusal(481, "Call/Transaction Does Not Exist")) }
+        guard match == .confirmed else { return .failure(ReferRefusal(481, "Replaces Names An Early Dialog")) }
+        guard !replaces.earlyOnly else { return .failure(ReferRefusal(486, "Busy Here")) }
+        guard configuration.acceptsTransfers else { return .failure(ReferRefusal(603, "Transfers Not Accepted")) }
+        return .success(uuid)
+    }
+
+    /// `newCall` replaces `old`: `old` ends with BYE first (so answering does not put it on hold as a waiting call
+    /// would), then `newCall` is answered (it rang only for the report).
+    func takeOver(_ old: UUID, with newCall: UUID) {
+        log.info("\(newCall): replaces \(old) (attended transfer): ending that one, answering this one")
+        drive(old) { leg, context in leg.replaced(in: context) }
+        do {
+            try manager.perform([.join(conversationUUID: newCall)])
+        } catch {
+            log.error("\(newCall): could not answer the call that replaces \(old): \(error)")
+        }
     }
 }

@@ -29,6 +29,8 @@ final class SIPUserAgent {
     /// final status of each one's INVITE (what the NOTIFY reports).
     var referredCalls: [UUIDKey: UUID] = [:]
     var referredStatus: [UUIDKey: SIPFinalStatus] = [:]
+    /// The `Replaces` header of referred calls not placed yet (an attended transfer), by their conversation.
+    var replacingCalls: [UUIDKey: String] = [:]
     /// The client transaction of each leg's latest re-INVITE, dropped with the leg if still in Proceeding.
     var lastReinvites: [UUIDKey: TransactionKey?] = [:]
     /// Incoming legs by the source address their INVITE came from, while they may still ring (pruned when asked;

@@ -19,6 +19,7 @@ enum ControlCommands {
         let levels = arguments.flag("--levels")
         let account = try arguments.option("--account")
         let encryption = try arguments.option("--encryption")?.lowercased()
+        let toCall = try arguments.option("--to-call")
         let directory = try dataDirectory(&arguments)
         let positionals = try arguments.positionals()
         let expected = command.arguments
@@ -31,6 +32,10 @@ enum ControlCommands {
         if endOthers && command != .answer { throw UsageError("--end-others goes with parley answer") }
         if levels && command != .watch { throw UsageError("--levels goes with parley watch") }
         if account != nil && command != .call { throw UsageError("--account goes with parley call") }
+        if command == .transfer, (toCall == nil) == (positionals.count == 1) {
+            throw UsageError("parley transfer takes CONV TARGET (blind) or CONV --to-call CONV2 (attended)")
+        }
+        if toCall != nil && command != .transfer { throw UsageError("--to-call goes with parley transfer") }
         if let encryption {
             guard command == .call else { throw UsageError("--encryption goes with parley call") }
             guard StartParams.encryptionMethods.contains(encryption) else {
@@ -103,7 +108,11 @@ enum ControlCommands {
             let conversation = try session.conversation(positionals[0])
             return try act(.merge(MergeParams(conversation: conversation, with: try session.conversation(positionals[1]))))
         case .transfer:
-            return try act(.transfer(TransferParams(conversation: try session.conversation(positionals[0]), to: positionals[1])))
+            let conversation = try session.conversation(positionals[0])
+            if let toCall {
+                return try act(.transfer(TransferParams(conversation: conversation, toConversation: try session.conversation(toCall))))
+            }
+            return try act(.transfer(TransferParams(conversation: conversation, to: positionals[1])))
         }
 
         /// Performs an action on a conversation: "COMMAND: done" and the conversation, or why it failed.

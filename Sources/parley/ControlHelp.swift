@@ -15,7 +15,8 @@ extension ControlCommands {
             case .forward: 0...3
             case .call, .answer, .end, .hold, .resume, .unmute, .unmerge, .audio: 1...1
             case .mute: 1...2
-            case .dtmf, .video, .merge, .transfer: 2...2
+            case .dtmf, .video, .merge: 2...2
+            case .transfer: 1...2
             }
         }
 
@@ -34,7 +35,7 @@ extension ControlCommands {
             case .audio: "a call's negotiated audio and its RTCP figures"
             case .merge: "merge two joined conversations"
             case .unmerge: "take a conversation out of its group"
-            case .transfer: "hand a call's remote party over to someone else (blind transfer); returns once it answered"
+            case .transfer: "hand a call's remote party over to someone else (blind, or attended with --to-call); returns once it answered"
             case .list: "the live conversations of a running parleyd"
             case .status: "a running parleyd's version, addresses, registration, counters and limits"
             case .watch: "print a running parleyd's changes as they happen"
@@ -271,17 +272,21 @@ enum ControlHelp {
 
     static let transfer = """
         usage: parley transfer CONV TARGET [--data-dir DIR] [--json]
+               parley transfer CONV --to-call CONV2 [--data-dir DIR] [--json]
 
         Hands a joined or held call's remote party over to TARGET (a SIP URI or a phone number, as 'parley call'
         takes it): a blind transfer, SIP REFER. It returns when the remote party reports that TARGET answered,
         and the call then ends ("transferred"); if the remote party refuses, or TARGET is busy or does not answer,
         it says why and the call goes on as it was.
+        With --to-call, an attended transfer: CONV2 is an answered call of yours (you asked its peer first); the
+        remote party of CONV calls CONV2's peer, replacing your call with it (SIP Replaces), and both your calls end.
 
         options:
         \(options)
 
         example:
           parley transfer 1 sip:carol@192.0.2.7 --data-dir /tmp/parley-a
+          parley transfer 1 --to-call 2 --data-dir /tmp/parley-a
 
         \(footer)
         """

@@ -106,3 +106,42 @@ extension AudioInterop {
         }
     }
 }
+
+/// Attended transfer (RFC 3891 Replaces) between three parleyd: A calls B, then C (B is held), and transfers B to C
+/// replacing its call with C.
+extension AudioInterop.TransferInteropTests {
+    @Test("attended: A's REFER names its call with C (Replaces); B calls C with Replaces, C takes it over at once and hangs up A; both of A's calls end; C hears B's 440 Hz")
+    func attended() throws {
+        let (c, cFolder) = try AudioInterop.AudioInteropTests.parleyd(tone: 1_000, ["--auto-answer", "0"])
+        defer { try? FileManager.default.removeItem(at: cFolder) }
+        let (b, bFolder) = try AudioInterop.AudioInteropTests.parleyd(tone: 440, ["--auto-answer", "0"])
+        defer { try? FileManager.default.removeItem(at: bFolder) }
+        let (a, aFolder) = try AudioInterop.AudioInteropTests.parleyd(tone: 700, ["--call", b.uri(.udp)])
+        defer { try? FileManager.default.removeItem(at: aFolder) }
+        let withB = try Self.conversation(in: try a.process.waitForLine("A's call to B") { $0.contains("→ joined") })
+        let control = try ControlSession(a)
+        _ = try control.request(.start(StartParams(to: c.uri(.udp))))
+        try c.waitForTransition(to: "joined")
+        try a.waitForTransition(to: "joined", count: 2)
+        let withC = try #require(a.process.lines.filter { $0.contains("→ joined") }.compactMap { try? Self.conversation(in: $0) }.first { $0 != withB })
+        Thread.sleep(forTimeInterval: 1)
+        let result = try control.request(.transfer(TransferParams(conversation: withB, toConversation: withC)))
+        #expect(result["state"] as? String == "complete", "\(result)")
+        try a.waitForEnded(2, timeout: .seconds(10))
+        #expect(a.transitions.first?.last == "left (transferred)", "A's call with B: \(a.transitions)")
+        try c.waitForTransition(to: "joined", count: 2)
+        #expect(c.transitions.first?.last == "left (transferred)", "C's call with A, replaced: \(c.transitions)")
+        #expect(c.transitions.last?.contains("ringing") == true, "the new call reported: \(c.transitions)")
+        #expect(c.process.lines.contains { $0.contains("replaces") && $0.contains("attended transfer") })
+        Thread.sleep(forTimeInterval: 2.5)
+        let replacing = try Self.conversation(in: try #require(c.process.lines.last { $0.contains("→ joined") }))
+        _ = try ControlSession(c).request(.end(ConversationParams(conversation: replacing)))
+        try c.waitForEnded(2, timeout: .seconds(10))
+        try b.waitForEnded(2, timeout: .seconds(10))
+        #expect(b.transitions.first?.last == "left (transferred)", "B's call with A: \(b.transitions)")
+        _ = try c.process.waitForLine("C's two recordings") { _ in c.process.lines.filter { $0.contains("recording complete:") }.count >= 2 }
+        let files = try FileManager.default.contentsOfDirectory(atPath: cFolder.path).filter { $0.hasSuffix(".wav") }
+        let heard = try files.map { try Recording(wavAt: cFolder.appending(path: $0).path) }
+        #expect(heard.contains { $0.seconds(at: 440) >= 1.5 }, "C heard \(heard.map { $0.dominantFrequencies() })")
+    }
+}

@@ -137,7 +137,7 @@ struct TransferLegTests {
         #expect(leg.stateName == .confirmed && leg.referredCallProgress(200, "OK", in: context).isEmpty, "the transfer is over")
         let cases: [([String], Bool, Int)] = [
             ([], true, 400), (["<sip:a@192.0.2.3>", "<sip:b@192.0.2.3>"], true, 400), (["<tel:+14155550100>"], true, 416),
-            (["<sip:carol@192.0.2.3?Replaces=abc%3Bto-tag%3D1%3Bfrom-tag%3D2>"], true, 501), (["<sip:parley@192.0.2.1:5070>"], true, 403),
+            (["<sip:carol@192.0.2.3?Replaces=abc%3Bto-tag%3D1>"], true, 400), (["<sip:parley@192.0.2.1:5070>"], true, 403),
             (["<sip:carol@192.0.2.3>"], false, 603),
         ]
         for (index, (targets, accepting, status)) in cases.enumerated() {
