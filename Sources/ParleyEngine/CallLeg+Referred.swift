@@ -10,11 +10,14 @@ import SIPSignaling
 ///
 /// ```
 ///   REFER ─► one Refer-To, a sip:/sips: URI, not us, a well-formed Replaces if any, transfers accepted, none under way?
-///              ├─ no ──► 400 / 403 / 603 / 491 (the call goes on)
+///              ├─ no ──► 400 / 403 / 603 / 491, 403 after 5 taken in the call (the call goes on)
 ///              └─ yes ─► 202, NOTIFY "100 Trying" (active) ─► new call ─► connected ─► NOTIFY "200 OK" (terminated), BYE
 ///                                                                   └─► refused ──► NOTIFY "486 Busy Here" (terminated)
 /// ```
 extension CallLeg {
+    /// The most REFERs of its peer a call takes (each places a call); beyond, 403.
+    static let maxRefersPerCall = 5
+
     /// Whom a REFER asks us to call (its URI headers dropped but `Replaces`: an attended transfer), or why we will not
     /// (a status and its reason).
     static func referTarget(of request: SIPRequest, us: SIPURI) -> Result<SIPURI, ReferRefusal> {
@@ -50,7 +53,15 @@ extension CallLeg {
         case .success(let target):
             guard accepting else { return [answer(603, "Transfers Not Accepted"), .log(.info, "the peer's REFER refused (--accept-refer never)")] }
             guard confirmed.referredTo == nil, confirmed.transfer == nil else { return [answer(491, "A Transfer Is Under Way")] }
-            updateConfirmed { $0.referredTo = target }
+            // Each REFER taken places a call: a peer that asks again and again (each target failing at once) would
+            // have us call whomever it names, as fast as the calls fail.
+            guard confirmed.refersTaken < Self.maxRefersPerCall else {
+                return [answer(403, "Too Many Transfers In This Call"), .log(.info, "the peer's REFER refused: \(Self.maxRefersPerCall) taken already")]
+            }
+            updateConfirmed {
+                $0.referredTo = target
+                $0.refersTaken += 1
+            }
             return [answer(202), .log(.info, "the peer transfers us to \(target)")]
                 + notifyReferrer("100 Trying", final: false, in: context) + [.transferAsked(target)]
         }

@@ -169,5 +169,7 @@ extension CallLeg {
         var transfer: OutgoingTransfer?
         /// Whom the peer asked us to call instead (its REFER), until that call's outcome (nil: none).
         var referredTo: SIPURI?
+        /// The peer's REFERs taken in this call so far (at most ``CallLeg/maxRefersPerCall``).
+        var refersTaken = 0
     }
 }

@@ -5,7 +5,7 @@ import SIPMessages
 import SIPSignaling
 import SIPTransport
 
-/// What one established call may send us in its dialog (issue 48): MESSAGE, INFO and OPTIONS requests and their bytes
+/// What one established call may send us in its dialog (issue 48): MESSAGE, INFO, OPTIONS, REFER and NOTIFY requests and their bytes
 /// in each second (group messages aside: the group messenger bounds those per sender). Text from outside the dialog
 /// claiming the call's peer has a budget of its own, so a stranger cannot spend the call's. A call's peer could otherwise flood
 /// the SIP thread and every frontend with events from inside its dialog.
@@ -60,7 +60,7 @@ extension SIPUserAgent {
     /// over ``DialogBudget/maxBodyBytes`` 413 (its bytes spent all the same); refusals counted, the log says so once
     /// per call. Group messages are the group messenger's to bound.
     func admitsInDialog(_ request: SIPRequest, key: TransactionKey) -> Bool {
-        guard [.message, .info, .options].contains(request.method), request.headers.toTag != nil else { return true }
+        guard [.message, .info, .options, .refer, .notify].contains(request.method), request.headers.toTag != nil else { return true }
         // Group messages are bounded by the group messenger's own size caps (up to 60 KiB over TCP), per-sender rate
         // and per-leg bytes, and a group's backlog drains faster than any fixed rate on a fast link.
         guard !Self.isGroupMessage(request) else { return true }

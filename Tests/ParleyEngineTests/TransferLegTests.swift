@@ -150,6 +150,24 @@ struct TransferLegTests {
         #expect(Self.statuses(early.receiveRefer(Self.refer(["<sip:carol@192.0.2.3>"], to: early), key: key, accepting: true, in: context)) == [403])
     }
 
+    @Test("a REFER storm: each REFER taken places a call; after 5 in one call (each new call failing at once) the next gets 403")
+    func referStorm() {
+        let context = CallLegTable.TableContext()
+        var leg = CallLegTable.representative(.confirmed, in: context)
+        let key = CallLegTable.TableContext.requestKey
+        var asked = 0
+        for index in 0..<8 {
+            let effects = leg.receiveRefer(Self.refer(["<sip:carol\(index)@192.0.2.3>"], to: leg, cseq: 80 + UInt32(index)), key: key, accepting: true, in: context)
+            if effects.contains(where: { if case .transferAsked = $0 { true } else { false } }) {
+                asked += 1
+                _ = leg.referredCallProgress(404, "Not Found", in: context)
+            } else {
+                #expect(Self.statuses(effects) == [403], "REFER \(index + 1): \(effects)")
+            }
+        }
+        #expect(asked == CallLeg.maxRefersPerCall && leg.stateName == .confirmed)
+    }
+
     @Test("sipfrag status lines: SIP/2.0, three digits from 100 to 699, a reason (maybe empty); anything else is none")
     func statusLines() {
         #expect(SIPFragmentStatus(body: Data("SIP/2.0 180 Ringing\r\n".utf8)) == SIPFragmentStatus(code: 180, reason: "Ringing"))
