@@ -133,8 +133,9 @@ final class NamespacedParleyd {
     let dataDirectory: URL
     let folder: URL
 
-    init(namespace: String, tone: Int, _ arguments: [String]) throws {
-        port = Interop.freePort()
+    /// `port` nil: a free one (5060 is free in a namespace of the test's own: linphonec drops the port of some URIs).
+    init(namespace: String, tone: Int, port: UInt16? = nil, _ arguments: [String]) throws {
+        self.port = port ?? Interop.freePort()
         dataDirectory = FileManager.default.temporaryDirectory.appending(path: "parleyd-\(UUID().uuidString)")
         folder = FileManager.default.temporaryDirectory.appending(path: "parley-audio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
@@ -142,7 +143,7 @@ final class NamespacedParleyd {
         // `ip netns exec` execs the command itself: the PID is parleyd's.
         process = try RunningProcess(
             URL(fileURLWithPath: "/usr/sbin/ip"),
-            ["netns", "exec", namespace, try Interop.binary("parleyd").path, "--listen", "udp://127.0.0.1:\(port)",
+            ["netns", "exec", namespace, try Interop.binary("parleyd").path, "--listen", "udp://127.0.0.1:\(self.port)",
              "--data-dir", dataDirectory.path, "--log-level", "debug", "--media", "gstreamer",
              "--audio-source", "tone:\(tone)", "--audio-sink", "file:\(folder.path)", "--rtp-ports", "\(base)-\(base + 99)"]
                 + arguments, name: "parleyd in \(namespace)")

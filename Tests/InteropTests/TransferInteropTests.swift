@@ -145,3 +145,33 @@ extension AudioInterop.TransferInteropTests {
         #expect(heard.contains { $0.seconds(at: 440) >= 1.5 }, "C heard \(heard.map { $0.dominantFrequencies() })")
     }
 }
+
+/// baresip 1.0.0 as the transferor: its `/transfer` REFERs the parleyd it called.
+extension AudioInterop.TransferInteropTests {
+    @Test("baresip transfers parleyd (/transfer): parleyd answers 202, calls the target, NOTIFYs 100 and 200; its call with baresip ends transferred")
+    func baresipTransfers() throws {
+        let (c, cFolder) = try AudioInterop.AudioInteropTests.parleyd(tone: 1_000, ["--auto-answer", "0"])
+        defer { try? FileManager.default.removeItem(at: cFolder) }
+        let (b, bFolder) = try AudioInterop.AudioInteropTests.parleyd(tone: 440, ["--auto-answer", "0"])
+        defer { try? FileManager.default.removeItem(at: bFolder) }
+        let baresip = try Baresip(dial: b.uri(.udp))
+        try baresip.quotingTranscript {
+            try b.waitForTransition(to: "joined", timeout: .seconds(10))
+            Thread.sleep(forTimeInterval: 1)
+            try baresip.send("/transfer \(c.uri(.udp))")
+            try c.waitForTransition(to: "joined", timeout: .seconds(10))
+            try b.waitForTransition(to: "joined", count: 2, timeout: .seconds(10))
+            try b.waitForEnded(1, timeout: .seconds(10))
+            #expect(b.transitions.first?.last == "left (transferred)", "B's call with baresip: \(b.transitions)")
+            let received = baresip.messages.map(\.startLine)
+            #expect(received.contains { $0.hasPrefix("SIP/2.0 202") }, "\(received)")
+            #expect(received.filter { $0.hasPrefix("NOTIFY ") }.count >= 2, "\(received)")
+            Thread.sleep(forTimeInterval: 2)
+            let call = try Self.conversation(in: try #require(c.process.lines.last { $0.contains("→ joined") }))
+            _ = try ControlSession(c).request(.end(ConversationParams(conversation: call)))
+            try c.waitForEnded(1, timeout: .seconds(10))
+            let heard = try AudioInterop.AudioInteropTests.recording(in: cFolder, of: c)
+            #expect(heard.seconds(at: 440) >= 1.5, "C heard \(heard.dominantFrequencies())")
+        }
+    }
+}
