@@ -44,6 +44,8 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
     @Nullable public var account: String?
     /// How its media is protected (`sdes`), or null while plain.
     @Nullable public var encryption: String?
+    /// The conversation whose peer transferred us into this one, or null.
+    @Nullable public var transferredFrom: String?
     /// The peer has put us on hold (joined or paused, members but none active).
     public var isRemotelyHeld: Bool
     /// We are muted.
@@ -95,6 +97,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         localMember = conversation.localMember.map { HandleInfo($0, contactName: nil) }
         account = conversation.account
         encryption = conversation.encryption
+        transferredFrom = conversation.transferredFrom?.uuidString
         isRemotelyHeld = (conversation.state == .joined || conversation.state == .paused)
             && !conversation.members.isEmpty && conversation.activeRemoteMembers.isEmpty
         isMuted = conversation.isMuted
@@ -136,6 +139,7 @@ public struct ConversationInfo: Codable, Sendable, Equatable {
         if localMember != previous.localMember { changed.append("localMember") }
         if account != previous.account { changed.append("account") }
         if encryption != previous.encryption { changed.append("encryption") }
+        if transferredFrom != previous.transferredFrom { changed.append("transferredFrom") }
         if isRemotelyHeld != previous.isRemotelyHeld { changed.append("isRemotelyHeld") }
         if isMuted != previous.isMuted { changed.append("isMuted") }
         if isVideo != previous.isVideo { changed.append("isVideo") }

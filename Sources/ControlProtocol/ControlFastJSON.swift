@@ -175,6 +175,7 @@ extension ConversationInfo: ControlFastJSON {
             out.member("sipReason", sipReason)
             out.member("sipStatus", sipStatus)
             out.member("state", state)
+            out.member("transferredFrom", transferredFrom)
             out.member("uuid", uuid)
             out.member("viaPush", viaPush)
         }

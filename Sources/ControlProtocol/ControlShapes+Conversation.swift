@@ -60,6 +60,7 @@ extension ConversationInfo: ControlShape {
             "the remote members taking part now: the caller while it rings, the peer once connected; empty while the peer holds us"),
         ControlField("localMember", .nullable(.object(HandleInfo.self)), "our own handle: on an incoming call the address called (its To); null on calls we place"),
         ControlField("encryption", .nullable(.oneOf(["sdes", "dtls"])), "how its media is protected once negotiated: `sdes` (SRTP keyed by SDES) or `dtls` (SRTP keyed by DTLS, the peer's certificate checked against its fingerprint; no audio flows until it is); null while plain (a UI shows a lock)"),
+        ControlField("transferredFrom", .nullable(.string), "the conversation whose peer transferred us into this one (its REFER asked for this call; `docs/transfer.md`), null otherwise"),
         ControlField("account", .nullable(.string), "the account it goes through, by address of record: the one a call we place went out through (`start`'s `account`, else the default), the one an incoming call was called at; null without accounts, or for a call straight from a peer that named none"),
         ControlField("isRemotelyHeld", .boolean, "the peer put us on hold (no remote member active while joined)"),
         ControlField("isMuted", .boolean, "we are muted"),
@@ -91,7 +92,7 @@ extension ConversationInfo: ControlShape {
                 + #""members": [{"kind": "generic", "value": "sip:bob@192.0.2.7:5062", "displayName": "Bob", "contactName": null}], "#
                 + #""activeRemoteMembers": [{"kind": "generic", "value": "sip:bob@192.0.2.7:5062", "displayName": "Bob", "contactName": null}], "#
                 + #""localMember": {"kind": "generic", "value": "sip:alice@example.com", "displayName": "sip:alice@example.com", "contactName": null}, "#
-                + #""account": "sip:alice@example.com", "encryption": "sdes", "#
+                + #""account": "sip:alice@example.com", "encryption": "sdes", "transferredFrom": null, "#
                 + #""isRemotelyHeld": false, "isMuted": true, "isVideo": false, "viaPush": false, "canShareActivity": true, "#
                 + #""capabilities": ["merging", "unmerging", "pausing", "playingTones"], "pendingActions": ["hold"], "#
                 + #""group": "0B6D2E7F-1C4A-4F3E-8B2D-5A9C7E1F3D40", "callID": "a84b4c76e66710@192.0.2.7", "#
@@ -100,7 +101,8 @@ extension ConversationInfo: ControlShape {
         ControlExample.decode(
             #"{"uuid": "3F2A9D10-7B6E-4E1C-A5D4-2C8B0F9E6A13", "state": "left", "direction": "outgoing", "displayName": "Carol", "#
                 + #""members": [{"kind": "phoneNumber", "value": "+1 650 555 0199", "displayName": "+1 650 555 0199", "contactName": "Carol"}], "#
-                + #""activeRemoteMembers": [], "localMember": null, "account": null, "encryption": null, "isRemotelyHeld": false, "isMuted": false, "isVideo": false, "#
+                + #""activeRemoteMembers": [], "localMember": null, "account": null, "encryption": null, "#
+                + #""transferredFrom": "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", "isRemotelyHeld": false, "isMuted": false, "isVideo": false, "#
                 + #""viaPush": false, "canShareActivity": false, "capabilities": [], "pendingActions": [], "group": null, "#
                 + #""callID": null, "createdAt": "2026-11-29T17:03:00.000Z", "connectedAt": null, "#
                 + #""endedAt": "2026-11-29T17:03:02.500Z", "endedReason": "busy", "sipStatus": 486, "sipReason": "Busy Here"}"#),

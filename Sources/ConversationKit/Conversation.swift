@@ -48,6 +48,8 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
     /// How its media is protected once it was negotiated: `sdes` (SRTP keyed by SDES) or `dtls` (DTLS-SRTP); nil
     /// while plain or not negotiated. Once encrypted, a conversation keeps saying so.
     public internal(set) var encryption: String?
+    /// The conversation whose peer transferred us into this one (its REFER asked for this call); nil otherwise.
+    public internal(set) var transferredFrom: UUID?
     /// Whether the local member is muted (fulfilled Mute actions).
     public internal(set) var isMuted: Bool
     /// The group this conversation is merged into now, if any.
@@ -98,6 +100,7 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
         if let capabilities = update.capabilities { self.capabilities = capabilities }
         if let account = update.account { self.account = account }
         if let encryption = update.encryption { self.encryption = encryption }
+        if let transferredFrom = update.transferredFrom { self.transferredFrom = transferredFrom }
     }
 
     /// Field-wise equality (membership by value).
@@ -105,6 +108,7 @@ public struct Conversation: Sendable, Hashable, Identifiable, CustomStringConver
         lhs.uuid == rhs.uuid && lhs.direction == rhs.direction && lhs.state == rhs.state
             && (lhs.membership === rhs.membership || lhs.membership == rhs.membership)
             && lhs.capabilities == rhs.capabilities && lhs.account == rhs.account && lhs.encryption == rhs.encryption
+            && lhs.transferredFrom == rhs.transferredFrom
             && lhs.isMuted == rhs.isMuted
             && lhs.groupUUID == rhs.groupUUID
             && lhs.lastGroupUUID == rhs.lastGroupUUID
@@ -210,14 +214,17 @@ extension Conversation {
         public var account: String?
         /// How its media is protected (`sdes`, `dtls`).
         public var encryption: String?
+        /// The conversation whose peer transferred us into this one.
+        public var transferredFrom: UUID?
 
         /// Creates an update; omitted fields stay unchanged.
         public init(
             localMember: Handle? = nil, members: Set<Handle>? = nil,
             activeRemoteMembers: Set<Handle>? = nil, capabilities: Capabilities? = nil, account: String? = nil,
-            encryption: String? = nil
+            encryption: String? = nil, transferredFrom: UUID? = nil
         ) {
             self.encryption = encryption
+            self.transferredFrom = transferredFrom
             self.localMember = localMember
             self.members = members
             self.activeRemoteMembers = activeRemoteMembers

@@ -88,8 +88,14 @@ public struct EngineConfiguration: Sendable {
     public var callers: CallerPolicy = .anyone
     /// Whether a call refused by `callers` leaves a `blocked` record in the history (read, not missed).
     public var recordsBlockedCalls = false
-    /// Whether the peer of a call may transfer us (its REFER: we call whom it names), `--accept-refer`.
-    public var acceptsTransfers = true
+    /// Whose calls may transfer us (the peer's REFER: we call whom it names; an INVITE's Replaces of a call with
+    /// it), `--accept-refer`: anyone (always), the contacts, or nil: nobody (never).
+    public var transferrers: CallerPolicy? = .anyone
+    /// Whether anyone may transfer us at all (``transferrers`` not nil; setting it true lets anyone).
+    public var acceptsTransfers: Bool {
+        get { transferrers != nil }
+        set { transferrers = newValue ? .anyone : nil }
+    }
     /// Where incoming calls are forwarded at start (``ParleyEngine/setForwarding(_:)`` changes it).
     public var forwarding = CallForwarding()
     /// Blocked records written a minute at most (`recordsBlockedCalls`); refusals beyond are not recorded.

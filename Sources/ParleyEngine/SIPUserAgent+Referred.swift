@@ -19,6 +19,7 @@ extension SIPUserAgent {
         log.info("\(referrer): transferred by the peer: calling \(target) (conversation \(start.conversationUUID))")
         do {
             try manager.perform([start])
+            try? manager.reportConversationEvent(.updated(Conversation.Update(transferredFrom: referrer)), for: start.conversationUUID)
         } catch {
             referredCallFailed(start.conversationUUID, SIPFinalStatus(code: 503, reason: "Service Unavailable"))
         }
@@ -61,8 +62,15 @@ extension SIPUserAgent {
         else { return .failure(ReferRefusal(481, "Call/Transaction Does Not Exist")) }
         guard match == .confirmed else { return .failure(ReferRefusal(481, "Replaces Names An Early Dialog")) }
         guard !replaces.earlyOnly else { return .failure(ReferRefusal(486, "Busy Here")) }
-        guard configuration.acceptsTransfers else { return .failure(ReferRefusal(603, "Transfers Not Accepted")) }
+        guard acceptsTransfer(from: uuid) else { return .failure(ReferRefusal(603, "Transfers Not Accepted")) }
         return .success(uuid)
+    }
+
+    /// Whether the peer of the call `uuid` may transfer us (`--accept-refer`): anyone, its contacts, or nobody.
+    func acceptsTransfer(from uuid: UUID) -> Bool {
+        guard let policy = configuration.transferrers else { return false }
+        if case .anyone = policy { return true }
+        return peek(uuid) { policy.admits($0.remoteHandle) } ?? false
     }
 
     /// `newCall` replaces `old`: `old` ends with BYE first (so answering does not put it on hold as a waiting call

@@ -303,7 +303,7 @@ final class SIPUserAgent {
         case .notify where request.headers.toTag != nil:
             inDialog(request, key: key) { leg, context in leg.receiveNotify(request, key: key, in: context) }
         case .refer where request.headers.toTag != nil:
-            let accepting = configuration.acceptsTransfers
+            let accepting = leg(forInDialog: request).map(acceptsTransfer(from:)) ?? false
             inDialog(request, key: key) { leg, context in leg.receiveRefer(request, key: key, accepting: accepting, in: context) }
         case .register, .publish, .subscribe, .refer, .update, .prack, .notify:
             respond(to: request, key: key, status: 405, extra: capabilityHeaders)

@@ -102,8 +102,18 @@ public struct NodeConfiguration: Sendable {
     public var doNotDisturb = false
     /// Whether a refused caller leaves a `blocked` record (`--record-blocked`).
     public var recordsBlockedCalls = false
-    /// Whether a call's peer may transfer us (`--accept-refer always|never`).
-    public var acceptsTransfers = true
+    /// Whose calls may transfer us (`--accept-refer always|contacts|never`).
+    public var acceptRefer = AcceptRefer.always
+
+    /// Whose calls may transfer a node.
+    public enum AcceptRefer: Sendable, Hashable {
+        /// Any call's peer.
+        case always
+        /// The peers its contacts name.
+        case contacts
+        /// Nobody: 603.
+        case never
+    }
     /// Where incoming calls are forwarded at start (`--forward-always`, `--forward-busy`, `--forward-no-answer`).
     public var forwarding = CallForwarding()
 

@@ -106,7 +106,11 @@ public final class ParleyNode: Sendable {
             if !configuration.overloadControl { engineConfiguration.overload = nil }
             engineConfiguration.parsesOnThread = configuration.parsesOnThread
             engineConfiguration.recordsBlockedCalls = configuration.recordsBlockedCalls
-            engineConfiguration.acceptsTransfers = configuration.acceptsTransfers
+            switch configuration.acceptRefer {
+            case .always: engineConfiguration.transferrers = .anyone
+            case .contacts: engineConfiguration.transferrers = .contacts(contacts)
+            case .never: engineConfiguration.transferrers = nil
+            }
             engineConfiguration.forwarding = configuration.forwarding
             if configuration.keepsIdentity {
                 if let tightened = try configuration.dataDirectory.create() { log.info(tightened) }

@@ -130,7 +130,8 @@ struct DaemonOptions {
                                   comma-separated list of SIP URIs and numbers; others get 403 and no record
           --record-blocked        a caller --accept-from refuses leaves a "blocked" record (read, not missed)
           --accept-refer WHEN     always (default): a call's peer may transfer us (its REFER: we call whom it
-                                  names, and our call with it ends once that one answers); never: 603
+                                  names, and our call with it ends once that one answers); contacts: only the
+                                  peers --contacts names; never: 603
           --dnd                   start with do-not-disturb on: calls are refused with 486 and never ring
                                   (parley dnd on|off, the web page or D-Bus change it while running)
           --forward-always URI    forward every incoming call before it rings (302 with URI as Contact)
@@ -345,8 +346,11 @@ struct DaemonOptions {
             options.node.acceptFrom = try Self.acceptFrom(who, hasContacts: options.node.contactsFile != nil)
         }
         options.node.recordsBlockedCalls = arguments.flag("--record-blocked")
-        if let when = try arguments.option("--accept-refer", as: "always or never", { ["always": true, "never": false][$0] }) {
-            options.node.acceptsTransfers = when
+        if let when = try arguments.option("--accept-refer", as: "always, contacts or never", {
+            ["always": NodeConfiguration.AcceptRefer.always, "contacts": .contacts, "never": .never][$0]
+        }) {
+            guard when != .contacts || options.node.contactsFile != nil else { throw UsageError("--accept-refer contacts needs --contacts FILE") }
+            options.node.acceptRefer = when
         }
         options.node.doNotDisturb = arguments.flag("--dnd")
         options.node.forwarding = try Self.forwarding(&arguments)

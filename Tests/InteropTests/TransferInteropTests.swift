@@ -80,6 +80,9 @@ extension AudioInterop {
             #expect(transferor.transitions.first?.last == "left (transferred)", "A: \(transferor.transitions)")
             let answered = try target.process.waitForLine("C answering B") { $0.contains("→ joined") }
             #expect(transferee.process.lines.contains { $0.contains("transferred by the peer: calling") }, "\(transferee.process.lines.suffix(10))")
+            let bsCalls = try ControlSession(transferee).request(.list(ListParams()))["conversations"] as? [[String: Any]] ?? []
+            let withA = try #require(transferee.process.lines.first { $0.contains("→ joined") }.map { try Self.conversation(in: $0) })
+            #expect(bsCalls.contains { ($0["transferredFrom"] as? String)?.lowercased() == withA.lowercased() }, "B's new call names the call it came from: \(bsCalls)")
             Thread.sleep(forTimeInterval: 2)
             _ = try ControlSession(target).request(.end(ConversationParams(conversation: try Self.conversation(in: answered))))
             try target.waitForEnded(1, timeout: .seconds(10))

@@ -53,4 +53,16 @@ struct ReplacesTests {
         #expect(refusing.sent().compactMap(\.statusCode) == [603])
         #expect(refusing.transitions.states.last == "joined", "the call goes on")
     }
+
+    @Test("--accept-refer contacts: a REFER is taken from a peer the policy admits, 603 from any other; never: 603")
+    func whoMayTransfer() throws {
+        let alice = Handle(kind: .generic, value: "sip:alice@127.0.0.1:5062")
+        let bob = Handle(kind: .generic, value: "sip:bob@127.0.0.1:5064")
+        for (policy, status) in [(CallerPolicy.only([alice], .northAmerica), 202), (.only([bob], .northAmerica), 603), (nil, 603)] {
+            let harness = try EngineHarness { $0.transferrers = policy }
+            let tag = try IncomingCallTests.answered(harness)
+            harness.deliver(PeerMessages.inDialog("REFER", localTag: tag, cseq: 2, branch: "z9hG4bK-refer-1") + "\nRefer-To: <sip:carol@127.0.0.1:5066>")
+            #expect(harness.sent().compactMap(\.statusCode).first == status, "\(String(describing: policy))")
+        }
+    }
 }
