@@ -434,6 +434,25 @@ def group_messages(s, uuid, b_uuid):
     s.wait(f"!!document.querySelector({js(s.card(uuid) + ' [data-group-start]')})", "the Share button back")
 
 
+def transfer_from_the_page(s, uuid, b_uuid):
+    """Transfer… opens a field; a target B cannot reach makes the transfer fail: a toast says why (B's NOTIFY), and the
+    call goes on."""
+    s.value("document.querySelectorAll('[data-toast]').forEach(t => t.remove())")
+    s.click(s.card(uuid) + ' [data-action="transfer"]')
+    s.wait(f"!!document.querySelector({js(s.card(uuid) + ' [data-transfer-panel]')})", "the transfer panel")
+    s.tab.fill(s.card(uuid) + " [data-transfer-target]", "sip:nobody@127.0.0.1:9")
+    s.shot("transfer-panel")
+    s.click(s.card(uuid) + " [data-transfer-go]")
+    s.wait("[...document.querySelectorAll('[data-toast=error]')].some(t => /Couldn't transfer the call/.test(t.textContent))",
+           "a toast saying the transfer failed", timeout=20)
+    toast = s.value("[...document.querySelectorAll('[data-toast=error]')].pop().textContent")
+    s.ck.check("the failed transfer says why, with the status", "503" in toast or "404" in toast or "408" in toast, "a SIP status", toast)
+    s.card_state(uuid, "joined", "the call to go on")
+    live = [c for c in s.peer.result("list")["conversations"] if c["uuid"] == b_uuid]
+    s.ck.check("B's call goes on after the failed transfer", bool(live) and live[0]["state"] == "joined", "joined", live)
+    s.shot("transfer-failed")
+
+
 def merge_and_unmerge(s, uuid, b_uuid):
     s.tab.press("Escape")  # not a user activation: the ringtone stays off
     s.ck.equal("Escape does not unlock the ringtone", s.value("document.querySelector('[data-enable-alerts]').dataset.ringtone"), "off")
@@ -556,7 +575,7 @@ def buttons_follow_the_lifecycle(s):
         return result;
       })()""")
     verbs = {"join": "join", "joinEndingOthers": "join", "end": "end", "hold": "pause", "resume": "resume", "mute": "mute", "unmute": "mute",
-             "keypad": "playTone", "merge": "merge", "unmerge": "unmerge"}
+             "keypad": "playTone", "merge": "merge", "unmerge": "unmerge", "transfer": "transfer"}
     for key, actions in offered.items():
         state, direction, _ = key.split()
         for action in actions:
@@ -569,6 +588,12 @@ def buttons_follow_the_lifecycle(s):
                        f"lifecycle.md says {accepted or 'refused'}")
     s.ck.equal("a joined call offers every action its capabilities allow", sorted(offered["joined outgoing false"]),
                sorted(["end", "hold", "mute", "keypad", "video", "merge", "unmerge"]))
+    alone_joined = s.value("""(async () => {
+        const { actionsFor } = await import('/calls.js');
+        const call = { uuid: 'a', state: 'joined', direction: 'outgoing', capabilities: ['pausing'], group: null };
+        return actionsFor(call, [call]).map(a => a[0]);
+      })()""")
+    s.ck.equal("a joined call in no group offers Transfer", alone_joined, ["end", "hold", "mute", "transfer"])
     s.ck.equal("a ringing incoming call with another call up offers Hold & Answer, End & Answer and Decline",
                offered["ringing incoming false"], ["join", "joinEndingOthers", "end"])
     alone = s.value("""(async () => {
@@ -727,6 +752,7 @@ def main():
             run_story(ck, "a reload keeps the call", lambda: reload_keeps_the_call(s, uuid))
             run_story(ck, "a second tab follows", lambda: second_tab_follows(s, uuid))
             run_story(ck, "group messages", lambda: group_messages(s, uuid, b_uuid))
+            run_story(ck, "transfer from the page", lambda: transfer_from_the_page(s, uuid, b_uuid))
             run_story(ck, "merge and unmerge", lambda: merge_and_unmerge(s, uuid, b_uuid))
         run_story(ck, "several accounts", lambda: several_accounts(s))
         run_story(ck, "decline and recents", lambda: decline_and_recents(s))

@@ -33,6 +33,7 @@ export function actionsFor(conversation, others, limits = {}) {
   if (["joining", "joined"].includes(state) && can.includes("playingTones")) actions.push(["keypad", "Keypad"]);
   if (state === "joined" && can.includes("video")) actions.push(["video", isVideo ? "Video off" : "Video on"]);
   if (mergeTargets(conversation, others, limits).length > 0) actions.push(["merge", "Merge…"]);
+  if (["joined", "paused"].includes(state) && !group) actions.push(["transfer", "Transfer…"]);
   if (group && ["joined", "paused"].includes(state) && can.includes("unmerging")) actions.push(["unmerge", "Unmerge"]);
   return actions;
 }
@@ -144,6 +145,7 @@ export class CallsView {
       this.buttons(conversation, all),
       panel.keypad ? this.keypad(conversation, panel) : null,
       panel.merge ? this.mergePicker(conversation, all) : null,
+      panel.transfer ? this.transferPanel(conversation, all) : null,
       // The group-messages panel and the collaboration banners.
       el("div", { class: "extras", "data-extras": true }, this.extras(conversation, all, this.stale)));
   }
@@ -176,7 +178,7 @@ export class CallsView {
     return el("div", { class: "actions", role: "toolbar", "aria-label": "Call actions" },
       actionsFor(conversation, all, this.limits).map(([method, label]) => {
         const running = this.stale || pending.has(method) || this.sending.has(`${conversation.uuid} ${method}`);
-        const panelToggle = method === "keypad" || method === "merge";
+        const panelToggle = method === "keypad" || method === "merge" || method === "transfer";
         const pressed = panelToggle ? String(Boolean(this.panels.get(conversation.uuid)?.[method])) : false;
         return el("button", {
           type: "button", class: method === "end" || method === "joinEndingOthers" ? "danger" : method === "join" ? "primary" : "",
@@ -205,8 +207,27 @@ export class CallsView {
       }, nameOf(other))));
   }
 
+  /** Transfer: a blind one to an address typed here, or an attended one to another answered call (its peer takes
+   *  this call's place: SIP Replaces). parleyd answers once the target answered; a failure is a toast. */
+  transferPanel(conversation, all) {
+    const others = all.filter((c) => c.uuid !== conversation.uuid && ["joined", "paused"].includes(c.state) && !c.group);
+    const field = el("input", { type: "text", name: "to", placeholder: "sip:carol@example.com or a number",
+      "data-transfer-target": true, "aria-label": "Transfer to", autocomplete: "off" });
+    const send = (params) => { this.toggle(conversation.uuid, "transfer"); this.run(conversation, "transfer", params); };
+    return el("div", { class: "transfer-panel", "data-transfer-panel": true, role: "group", "aria-label": "Transfer" },
+      el("form", { onsubmit: (event) => {
+          event.preventDefault();
+          const to = field.value.trim();
+          if (to) send({ to });
+        } },
+        field, el("button", { type: "submit", "data-transfer-go": true, disabled: this.stale }, "Transfer")),
+      others.length ? el("span", {}, "or hand over to:") : null,
+      others.map((other) => el("button", { type: "button", "data-transfer-to": other.uuid, disabled: this.stale,
+        onclick: () => send({ toConversation: other.uuid }) }, nameOf(other))));
+  }
+
   press(conversation, method) {
-    if (method === "keypad" || method === "merge") return this.toggle(conversation.uuid, method);
+    if (method === "keypad" || method === "merge" || method === "transfer") return this.toggle(conversation.uuid, method);
     const params = method === "mute" ? { muted: true } : method === "unmute" ? { muted: false }
       : method === "video" ? { enabled: !conversation.isVideo } : method === "joinEndingOthers" ? { endOthers: true } : {};
     const request = method === "unmute" ? "mute" : method === "joinEndingOthers" ? "join" : method;

@@ -1,11 +1,12 @@
 // Small DOM and formatting helpers shared by the page's modules.
 
-/** Makes an element: el("button", {type: "button", "data-action": "end"}, "End"). */
+/** Makes an element: el("button", {type: "button", "data-action": "end", onclick: f}, "End"); `onNAME` functions are
+ *  listeners (the page's CSP allows no inline handlers). */
 export function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === false || value === null || value === undefined) continue;
-    if (name === "onclick") node.addEventListener("click", value);
+    if (name.startsWith("on") && typeof value === "function") node.addEventListener(name.slice(2), value);
     else node.setAttribute(name, value === true ? "" : String(value));
   }
   for (const child of children.flat()) {
