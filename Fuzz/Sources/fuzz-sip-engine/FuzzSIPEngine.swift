@@ -144,7 +144,7 @@ final class EngineRun {
     /// One of the user's actions on one of the live conversations (or a new call).
     func perform(_ script: inout Script) {
         let live = manager.conversations
-        let kind = script.byte() % 9
+        let kind = script.byte() % 11
         guard kind != 0, !live.isEmpty else {
             let handle = Handle(kind: .generic, value: "sip:bob@127.0.0.1:5062")
             try? manager.perform([.start(handles: [handle], isVideo: script.byte() % 4 == 0)])
@@ -159,7 +159,14 @@ final class EngineRun {
         case 5: action = .mute(conversationUUID: uuid, isMuted: script.byte() % 2 == 0)
         case 6: action = .playTone(conversationUUID: uuid, digits: script.pick(["1", "#", "0*9"]))
         case 7: action = .merge(conversationUUID: uuid, with: live[Int(script.byte()) % live.count].uuid)
-        default: action = .unmerge(conversationUUID: uuid)
+        case 8: action = .unmerge(conversationUUID: uuid)
+        case 9:
+            let target = Handle(kind: .generic, value: script.pick(["sip:carol@127.0.0.1:5066", "sip:parley@127.0.0.1:5070"]))
+            action = .transfer(conversationUUID: uuid, to: target, timeoutDate: manager.clock.now().addingTimeInterval(100))
+        default:
+            let other = live[Int(script.byte()) % live.count].uuid
+            guard let target = engine.attendedTransferTarget(to: other) else { return }
+            action = .transfer(conversationUUID: uuid, to: target, timeoutDate: manager.clock.now().addingTimeInterval(100))
         }
         if Self.tracing { print("perform \(action)") }
         try? manager.perform([action])
@@ -172,7 +179,9 @@ enum PeerRequest {
         + "m=audio 6000 RTP/AVP 0 8 101\r\na=rtpmap:101 telephone-event/8000\r\n"
 
     static func make(_ script: inout Script, learnt: Learnt) -> Data {
-        let method = script.pick(["INVITE", "INVITE", "ACK", "BYE", "CANCEL", "INFO", "OPTIONS", "UPDATE", "PRACK", "INVITE"])
+        let method = script.pick([
+            "INVITE", "INVITE", "ACK", "BYE", "CANCEL", "INFO", "OPTIONS", "UPDATE", "PRACK", "INVITE", "REFER", "NOTIFY",
+        ])
         let call = script.byte() % 4
         // Call 3 is the last call the engine placed (its Call-ID and From tag learnt from its INVITE).
         let callID = call == 3 ? learnt.callID ?? "none@engine" : "fuzz-\(call)@peer"
@@ -188,6 +197,25 @@ enum PeerRequest {
         text += "Call-ID: \(callID)\r\n"
         text += "CSeq: \(cseq) \(method == "CANCEL" || method == "ACK" ? script.pick(["INVITE", method]) : method)\r\n"
         text += "Contact: <sip:alice@127.0.0.1:5062>\r\n"
+        // Transfer: the REFER's Refer-To (blind, attended with Replaces, odd), an INVITE's Replaces naming one of the
+        // calls (or not), a NOTIFY's event.
+        let tag = learnt.tag ?? "x"
+        let fuzzed = String(decoding: script.chunk(limit: 60), as: UTF8.self).replacingOccurrences(of: "\r\n", with: " ")
+        if method == "REFER" {
+            text += "Refer-To: " + script.pick([
+                "<sip:carol@127.0.0.1:5066>", "<sip:carol@127.0.0.1:5066?Replaces=fuzz-\(call)%40peer%3Bto-tag%3D\(tag)%3Bfrom-tag%3Da\(call)>",
+                "<sip:carol@127.0.0.1:5066?Replaces=\(fuzzed)>", "<tel:+14155550100>", "<sip:parley@127.0.0.1:5070>", fuzzed,
+                "<sip:a@127.0.0.1:5066>, <sip:b@127.0.0.1:5066>",
+            ]) + "\r\n"
+        } else if method == "INVITE", script.byte() % 3 == 0 {
+            text += "Replaces: " + script.pick([
+                "fuzz-\(script.byte() % 4)@peer;to-tag=\(tag);from-tag=a\(script.byte() % 4)",
+                "fuzz-0@peer;to-tag=\(tag);from-tag=a0;early-only", "\(learnt.callID ?? "x");to-tag=b0;from-tag=\(tag)", fuzzed,
+            ]) + "\r\n"
+        } else if method == "NOTIFY" {
+            text += "Event: " + script.pick(["refer", "refer;id=1", "presence", fuzzed]) + "\r\nSubscription-State: "
+                + script.pick(["active", "terminated;reason=noresource"]) + "\r\n"
+        }
         var body = ""
         switch script.byte() % 4 {
         case 0:
@@ -196,6 +224,9 @@ enum PeerRequest {
         case 1 where method == "INFO":
             body = "Signal=\(script.pick(["5", "#", "x"]))\r\nDuration=160\r\n"
             text += "Content-Type: application/dtmf-relay\r\n"
+        case 1 where method == "NOTIFY":
+            body = script.pick(["SIP/2.0 100 Trying\r\n", "SIP/2.0 200 OK", "SIP/2.0 486 Busy Here\r\n", "SIP/2.0 99 x", fuzzed])
+            text += "Content-Type: message/sipfrag;version=2.0\r\n"
         case 2:
             text += String(decoding: script.chunk(limit: 40), as: UTF8.self).replacingOccurrences(of: "\r\n\r\n", with: "") + "\r\n"
         default:
