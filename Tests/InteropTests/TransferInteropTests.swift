@@ -178,3 +178,17 @@ extension AudioInterop.TransferInteropTests {
         }
     }
 }
+
+/// Transfer's edge cases against a real peer: sipp (Tests/Interop/sipp/uac-refer-storm.xml).
+extension AudioInterop.TransferInteropTests {
+    @Test("sipp: a REFER outside a dialog 405, one naming parleyd 403, five REFERs in one call each taken (202, NOTIFY 100, NOTIFY failure) and the sixth refused 403; the call goes on until sipp hangs up")
+    func referStorm() throws {
+        let parleyd = try Parleyd(["--auto-answer", "0"])
+        let run = try SippInteropTests.sippCalls(parleyd, scenario: "uac-refer-storm.xml")
+        #expect(run.status == 0, "\(run.output)")
+        try parleyd.waitForEnded(6, timeout: .seconds(20))
+        #expect(parleyd.transitions.first == ["ringing", "joining", "joined", "left (remoteEnded)"], "\(parleyd.transitions)")
+        #expect(parleyd.process.lines.filter { $0.contains("transferred by the peer: calling") }.count == 5)
+        #expect(parleyd.process.lines.contains { $0.contains("the peer's REFER refused: 5 taken already") })
+    }
+}
