@@ -12,9 +12,12 @@ public struct ForwardingParams: ControlParams {
     public var noAnswer: String?
     /// How long a call rings before `noAnswer` takes it.
     public var noAnswerSeconds: Int?
+    /// The account whose calls these rules are for (by name); absent: every call without rules of its account.
+    public var account: String?
 
     /// Params.
-    public init(always: String? = nil, busy: String? = nil, noAnswer: String? = nil, noAnswerSeconds: Int? = nil) {
+    public init(always: String? = nil, busy: String? = nil, noAnswer: String? = nil, noAnswerSeconds: Int? = nil, account: String? = nil) {
+        self.account = account
         self.always = always
         self.busy = busy
         self.noAnswer = noAnswer
@@ -33,6 +36,7 @@ public struct ForwardingParams: ControlParams {
         ControlField("busy", "a string", optional: true, "forward calls refused as busy (do-not-disturb on, every line taken) to this SIP URI; `\"\"` turns it off"),
         ControlField("noAnswer", "a string", optional: true, "forward calls not answered within `noAnswerSeconds` to this SIP URI; `\"\"` turns it off"),
         ControlField("noAnswerSeconds", "an integer", optional: true, "how long a call rings before `noAnswer` takes it: 1 to 600 (parleyd's default 20)"),
+        ControlField("account", "a string", optional: true, "an account's name: the rules of calls made to that account (its own from then on; an account without rules of its own follows parleyd's); absent: parleyd's rules"),
     ]
     /// An example.
     public static let example = ForwardingParams(noAnswer: "sip:voicemail@example.com", noAnswerSeconds: 15)

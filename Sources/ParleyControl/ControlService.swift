@@ -153,8 +153,9 @@ public final class ControlService: Sendable {
             if let enabled = params.enabled { engine.setDoNotDisturb(enabled) }
             reply(ControlMessage.result(DoNotDisturbState(enabled: engine.doNotDisturb), id: id))
         case .forwarding(let params):
-            if !params.isReadOnly { engine.setForwarding(try params.applied(to: engine.forwarding)) }
-            reply(ControlMessage.result(ForwardingState(engine.forwarding), id: id))
+            let name = try account(named: params.account)?.name
+            if !params.isReadOnly { engine.setForwarding(try params.applied(to: engine.forwarding(account: name)), account: name) }
+            reply(ControlMessage.result(ForwardingState(engine.forwarding(account: name)), id: id))
         case .contact(let params):
             guard contacts.current != nil else {
                 throw ControlError(.unavailable, "This parleyd has no contacts (start it with --contacts FILE).")
@@ -364,7 +365,7 @@ public final class ControlService: Sendable {
 
     /// The protocol's view of a registration state.
     /// The account `name` names (nil: the default one), or an error naming the accounts there are.
-    private func account(named name: String?) throws(ControlError) -> Account? {
+    func account(named name: String?) throws(ControlError) -> Account? {
         guard let name else { return nil }
         if let account = engine.configuration.account(named: name) { return account }
         let names = engine.configuration.accounts.map(\.name)

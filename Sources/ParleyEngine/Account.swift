@@ -19,12 +19,15 @@ public struct Account: Sendable, Hashable {
     /// The domain phone numbers are dialled at through it; nil: the engine's ``EngineConfiguration/phoneDomain``,
     /// else the address of record's domain.
     public var phoneDomain: String?
+    /// Where calls made to this account are forwarded; nil: the engine's (``EngineConfiguration/forwarding``).
+    public var forwarding: CallForwarding?
 
     /// An account registering `registration`, named `name` (default: its address of record).
     public init(
         name: String? = nil, registration: RegistrationConfiguration, outboundProxy: SIPURI? = nil,
-        displayName: String? = nil, phoneDomain: String? = nil
+        displayName: String? = nil, phoneDomain: String? = nil, forwarding: CallForwarding? = nil
     ) {
+        self.forwarding = forwarding
         self.name = name ?? registration.addressOfRecord.description
         self.registration = registration
         self.outboundProxy = outboundProxy

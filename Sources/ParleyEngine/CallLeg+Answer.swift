@@ -23,7 +23,7 @@ extension CallLeg {
             .respond(response, transaction: inviteKey), .startTimer(.ring, after: context.configuration.ringTimeout),
         ]
         if let delay = context.configuration.autoAnswerDelay { effects.append(.startTimer(.autoAnswer, after: delay)) }
-        let forwarding = context.forwarding
+        let forwarding = context.forwarding(for: uuid)
         if forwarding.noAnswer != nil, forwarding.noAnswerAfter < context.configuration.ringTimeout {
             effects.append(.startTimer(.forwardNoAnswer, after: forwarding.noAnswerAfter))
         }

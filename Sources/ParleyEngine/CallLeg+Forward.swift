@@ -12,11 +12,12 @@ import SIPMessages
 extension CallLeg {
     /// The no-answer time is up: 302 to the forwarding target, if one is still set.
     mutating func forwardUnanswered(in context: some CallLegContext) -> [CallLegEffect] {
-        guard let inviteKey, let target = context.forwarding.noAnswer else { return [] }
+        let forwarding = context.forwarding(for: uuid)
+        guard let inviteKey, let target = forwarding.noAnswer else { return [] }
         let contact: SIPHeaders = ["Contact": SIPAddress(uri: target).headerValue]
         let moved = context.response(to: invite, key: inviteKey, status: 302, toTag: localTag, extra: contact, reason: "Moved Temporarily")
         return [
-            .log(.info, "nobody answered within \(context.forwarding.noAnswerAfter): forwarded to \(target)"),
+            .log(.info, "nobody answered within \(forwarding.noAnswerAfter): forwarded to \(target)"),
             .respond(moved, transaction: inviteKey), .cancelTimer(.ring),
         ] + end(.forwarded, in: context)
     }

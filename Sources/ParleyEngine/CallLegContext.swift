@@ -50,8 +50,8 @@ protocol CallLegContext {
     func responseDestination(_ key: TransactionKey) -> SIPDestination?
     /// Whether `action` is settled already (the manager fails an action whose deadline passed).
     func isSettled(_ action: ActionRef) -> Bool
-    /// Where incoming calls are forwarded now.
-    var forwarding: CallForwarding { get }
+    /// Where incoming calls to the account of `conversation` are forwarded now.
+    func forwarding(for conversation: UUID) -> CallForwarding
     /// The wait before retrying our re-INVITE after 491 (RFC 3261 §14.1).
     func glareRetryDelay(isCallIDOwner: Bool) -> Duration
     /// The dialog's refusal of a request it did not take (481, 491, 500 with Retry-After).

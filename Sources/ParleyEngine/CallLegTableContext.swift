@@ -72,7 +72,7 @@ extension CallLegTable {
         func isSettled(_ action: ActionRef) -> Bool { false }
         func glareRetryDelay(isCallIDOwner: Bool) -> Duration { .seconds(1) }
         /// The table's ringing calls are forwarded on no answer after 20 s (to the transfer target).
-        var forwarding: CallForwarding { CallForwarding(noAnswer: SIPURI(CallLegTable.transferTarget.value)) }
+        func forwarding(for conversation: UUID) -> CallForwarding { CallForwarding(noAnswer: SIPURI(CallLegTable.transferTarget.value)) }
 
         func rejection(_ verdict: DialogRequestVerdict, of request: SIPRequest) -> SIPResponse? {
             var generator = HighestDraw()

@@ -36,8 +36,9 @@ public final class ParleyEngine: ConversationManagerDelegate {
     private let observers = Mutex<[@Sendable (ConversationTransition) -> Void]>([])
     /// Whether do-not-disturb is on, for readers on any thread (the agent keeps its own copy on the loop).
     let doNotDisturbNow = Atomic<Bool>(false)
-    /// The forwarding in force, for readers on any thread (the agent keeps its own copy on the loop).
-    let forwardingNow: Mutex<CallForwarding>
+    /// The forwarding in force, for readers on any thread (the agent keeps its own copy on the loop): the engine's
+    /// under "", each account's own under its name.
+    let forwardingNow: Mutex<[String: CallForwarding]>
     private let eventObservers = Mutex<[@Sendable (EngineEvent) -> Void]>([])
     /// The ringer's state and what plays its sounds (nil: nothing rings).
     let ringing = Mutex<(ringer: Ringer, player: (any CallRinging)?)>((Ringer(), nil))
@@ -67,7 +68,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         self.manager = manager
         self.environment = environment
         self.log = log
-        forwardingNow = Mutex(configuration.forwarding)
+        forwardingNow = Mutex(Self.forwardingRules(configuration))
         self.history = history.map { HistoryWriter(recorder: $0, log: log) }
         liveCalls = history.flatMap { recorder in journal.map { LiveCallWriter(journal: $0, recorder: recorder, log: log) } }
         let pushedCalls = PushedCallRegistry()
@@ -96,7 +97,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
         agent.onEvent = { [weak self] event in self?.heard(event) }
         agent.tellsBlockedCallers = configuration.recordsBlockedCalls && self.history != nil
         agent.tellsRefusedByDoNotDisturb = self.history != nil
-        agent.forwarding = configuration.forwarding
+        agent.setForwarding(from: configuration)
         agent.startChoices = startChoices
         agent.actionFailures = actionFailures
         agent.groups.onEvent = { [weak self, unowned agent] effect in
@@ -525,44 +526,6 @@ public final class ParleyEngine: ConversationManagerDelegate {
     }
 }
 
-/// What the engine tells observers (a frontend's event stream).
-public enum EngineEvent: Sendable {
-    /// Anything about a conversation changed (its state, members, capabilities, mute, group…).
-    case conversationChanged(ConversationTransition)
-    /// An ended conversation is now stored in the call history, as this record.
-    case historyRecorded(UUID, recordID: Int64)
-    /// The peer sent keypad tones in this conversation.
-    case tonesReceived(UUID, digits: String)
-    /// The conversation's negotiated audio changed (nil: it has none now), when calls carry media.
-    case mediaChanged(UUID, NegotiatedAudio?)
-    /// The conversation's audio figures, every two seconds while parleyd carries its audio.
-    case mediaStats(UUID, CallQuality)
-    /// How loud the conversation's audio is (-dBov, 0–127: RFC 6464's scale; nil: not measured), a few times a
-    /// second while someone asked for levels (``ParleyEngine/setAudioLevelDemand(_:)``).
-    case audioLevels(UUID, heard: Int?, said: Int?)
-    /// An action went to the engine (it is pending on its conversation until it settles).
-    case actionPerformed(ConversationAction)
-    /// An account's registration changed state.
-    case registrationChanged(Account, RegistrationState)
-    /// Do-not-disturb was turned on or off.
-    case doNotDisturbChanged(Bool)
-    /// The devices calls play on changed: a call's chosen device went (the call, nil for a new default), the source
-    /// and sink in use now, why.
-    case audioRouteChanged(UUID?, source: String?, sink: String?, reason: String)
-    /// A page's part in the conversation's audio (browser audio, named by its session) is `connecting`,
-    /// `connected` or `ended` (why).
-    case browserAudioChanged(UUID, session: String, state: String, reason: String?)
-    /// A VoIP push was handled.
-    case pushHandled(callID: String, handling: PushHandling)
-    /// An action (from a frontend or the network) completed, failed or timed out.
-    case actionSettled(ConversationAction, ConversationAction.State)
-    /// A group session's news for the frontend: offered, joined or invalidated, participants, a message, how a
-    /// send went, text from a plain softphone outside any session.
-    case group(GroupEffect)
-    /// A collaboration's news: it started, was shared with us, changed or ended; an update waits for confirmation;
-    /// an action completed; a proof was checked; a notice came; a member announced their identity.
-    case collaboration(CollaborationEffect)
-}
 
 /// One change of a conversation, as the engine logs it (when its state changed) and announces it.
 public struct ConversationTransition: Sendable, CustomStringConvertible {

@@ -72,6 +72,7 @@ extension SIPUserAgent {
                 return false
             }
         }
+        let forwarding = forwarding(forAccount: account(called: request, from: source))
         if let target = forwarding.always {
             forward(request, from: source, to: target, because: "forwarding every call")
             return false
@@ -126,6 +127,17 @@ extension SIPUserAgent {
             counters.requestsDropped += 1
         }
         return verdict
+    }
+
+    /// Takes the configuration's forwarding rules: the engine's, and the accounts' own.
+    func setForwarding(from configuration: EngineConfiguration) {
+        forwarding = configuration.forwarding
+        for (index, account) in configuration.accounts.enumerated() { accountForwarding[index] = account.forwarding }
+    }
+
+    /// The forwarding rules of calls made to the account `index` (its own, else the engine's).
+    func forwarding(forAccount index: Int?) -> CallForwarding {
+        index.flatMap { accountForwarding[$0] } ?? forwarding
     }
 
     /// Forwards a new call before it rings: 302 Moved Temporarily with `target` as Contact, outside any transaction

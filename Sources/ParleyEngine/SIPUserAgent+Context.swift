@@ -192,6 +192,11 @@ extension SIPUserAgent: CallLegContext {
 
     func isSettled(_ action: ActionRef) -> Bool { action.action.isComplete }
 
+    func forwarding(for conversation: UUID) -> CallForwarding {
+        let address = accountAddress(of: conversation)
+        return forwarding(forAccount: address.flatMap { aor in accounts.firstIndex { $0.account.addressOfRecord.description == aor } })
+    }
+
     func glareRetryDelay(isCallIDOwner: Bool) -> Duration {
         var generator = SystemRandomNumberGenerator()
         return ReINVITEGlare.retryDelay(isCallIDOwner: isCallIDOwner, using: &generator)

@@ -98,8 +98,10 @@ final class SIPUserAgent {
     var tellsBlockedCallers = false
     /// Whether do-not-disturb is on: new calls are refused with 486 before they ring (``ParleyEngine/setDoNotDisturb(_:)``).
     var doNotDisturb = false
-    /// Where incoming calls are forwarded (``ParleyEngine/setForwarding(_:)``).
+    /// Where incoming calls are forwarded (``ParleyEngine/setForwarding(_:account:)``), and for the accounts with
+    /// rules of their own, theirs (by account index).
     var forwarding = CallForwarding()
+    var accountForwarding: [Int: CallForwarding] = [:]
     /// Whether the calls refused by do-not-disturb are told (recorded): with a history.
     var tellsRefusedByDoNotDisturb = false
     /// What frontends chose for their Starts (the engine's; nil in tests that drive the agent alone).

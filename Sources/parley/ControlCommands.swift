@@ -31,7 +31,7 @@ enum ControlCommands {
         if open && command != .web { throw UsageError("--open goes with parley web") }
         if endOthers && command != .answer { throw UsageError("--end-others goes with parley answer") }
         if levels && command != .watch { throw UsageError("--levels goes with parley watch") }
-        if account != nil && command != .call { throw UsageError("--account goes with parley call") }
+        if account != nil && command != .call && command != .forward { throw UsageError("--account goes with parley call or forward") }
         if command == .transfer, (toCall == nil) == (positionals.count == 1) {
             throw UsageError("parley transfer takes CONV TARGET (blind) or CONV --to-call CONV2 (attended)")
         }
@@ -64,7 +64,9 @@ enum ControlCommands {
                 $0.enabled ? "do-not-disturb on: calls are refused without ringing" : "do-not-disturb off"
             }
         case .forward:
-            let state = try session.request(.forwarding(try Self.forwarding(positionals)), as: ForwardingState.self)
+            var params = try Self.forwarding(positionals)
+            params.account = account
+            let state = try session.request(.forwarding(params), as: ForwardingState.self)
             return try show(state, json: json, name) { ControlRendering.forwarding($0) }
         case .status:
             return try show(session.request(.status, as: StatusResult.self), json: json, name) { ControlRendering.status($0) }

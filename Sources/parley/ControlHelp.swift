@@ -122,7 +122,7 @@ enum ControlHelp {
     }
 
     static let forward = """
-        usage: parley forward [always|busy|no-answer TARGET|off [SECONDS]] [--data-dir DIR] [--json]
+        usage: parley forward [always|busy|no-answer TARGET|off [SECONDS]] [--account NAME] [--data-dir DIR] [--json]
 
         Sets where a running parleyd forwards incoming calls, or says how it is (no arguments). Each forwarded call is
         answered 302 Moved Temporarily with TARGET as Contact, so the caller's phone calls TARGET itself, and the
@@ -132,6 +132,8 @@ enum ControlHelp {
           no-answer TARGET [S]   calls nobody answered within S seconds (default 20, or as set before)
           always|busy|no-answer off   turns that rule off
         TARGET is a SIP URI (sip:carol@example.com, or carol@example.com).
+          --account NAME         the rules of calls made to that account, not parleyd's (a config file's
+                                 [account NAME] may hold forward-always, forward-busy, forward-no-answer too)
 
         options:
         \(options)

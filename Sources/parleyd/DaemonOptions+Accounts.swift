@@ -27,6 +27,7 @@ extension DaemonOptions {
         "aor", "register", "transport", "auth-user", "auth-password-file", "auth-password-env", "auth-password", "register-expires",
         "keep-alive", "keep-alive-method", "outbound-proxy", "display-name", "phone-domain",
         "ice", "stun-server", "turn-server", "turn-user", "turn-password-file",
+        "forward-always", "forward-busy", "forward-no-answer", "forward-after",
     ]
 
     /// Reads the config file at `path`. A file that holds a password (`auth-password`) must be private (0600).
@@ -108,10 +109,12 @@ extension DaemonOptions {
             }
             let phoneDomain = try arguments.option("--phone-domain")
             let ice = try accountICE(&arguments, node: nodeICE, media: media)
+            // Forwarding of its own: the account's rules replace parleyd's for calls made to it.
+            let forwarding = try forwarding(&arguments)
             try arguments.finish()
             let account = Account(
                 name: section.name, registration: registration, outboundProxy: proxy, displayName: displayName,
-                phoneDomain: phoneDomain)
+                phoneDomain: phoneDomain, forwarding: forwarding.isOff ? nil : forwarding)
             return (account, ice)
         } catch {
             throw UsageError("\(place): \(error.message.replacingOccurrences(of: "--", with: ""))")

@@ -88,3 +88,31 @@ struct ForwardingTests {
         }
     }
 }
+
+/// Forwarding per account: an account's own rules for the calls made to it, the engine's for the others.
+extension ForwardingTests {
+    /// An INVITE to the address `to` (the account called), on call `index`.
+    static func invite(to: String, index: Int) -> String {
+        PeerMessages.invite(callID: "acct-\(index)@peer", branch: "z9hG4bK-acct-\(index)")
+            .replacingOccurrences(of: "To: <sip:parley@127.0.0.1:5070>", with: "To: <\(to)>")
+    }
+
+    @Test("per account: work's own rule forwards calls to it, a call to another address rings; set over the engine for home at run time")
+    func perAccount() throws {
+        var work = AccountTests.work
+        work.forwarding = CallForwarding(always: Self.carol)
+        let harness = try EngineHarness { $0.accounts = [work, AccountTests.home] }
+        harness.deliver(Self.invite(to: "sip:alice@work.test", index: 0), body: PeerMessages.offer)
+        #expect(harness.sent().compactMap(\.statusCode) == [302])
+        harness.deliver(Self.invite(to: "sip:alice@home.test", index: 1), body: PeerMessages.offer)
+        #expect(harness.sent().compactMap(\.statusCode) == [180])
+        #expect(harness.engine.setForwarding(CallForwarding(always: Self.voicemail), account: "home"))
+        #expect(!harness.engine.setForwarding(CallForwarding(), account: "nosuch"))
+        harness.deliver(Self.invite(to: "sip:alice@home.test", index: 2), body: PeerMessages.offer)
+        let moved = harness.sent()
+        #expect(moved.compactMap(\.statusCode) == [302] && moved.first?.headers.contacts.first?.uri == Self.voicemail)
+        #expect(harness.engine.forwarding(account: "home").always == Self.voicemail)
+        #expect(harness.engine.forwarding(account: "work").always == Self.carol)
+        #expect(harness.engine.forwarding().isOff, "parleyd's own rules are untouched")
+    }
+}
