@@ -19,11 +19,23 @@ extension AudioInterop {
 
         /// Bob's one call ended by his control API after `seconds`; his recording.
         static func endBobsCall(_ bob: NamespacedParleyd, after seconds: Double) throws -> Recording {
+            _ = try endBobsCalls(bob, after: seconds)
+            return try bob.recording()
+        }
+
+        /// Bob's live calls (one joined call expected after a takeover) ended by his control API after `seconds`;
+        /// every recording he made once there are `recordings`.
+        @discardableResult
+        static func endBobsCalls(_ bob: NamespacedParleyd, after seconds: Double, recordings: Int? = nil) throws -> [Recording] {
             Thread.sleep(forTimeInterval: seconds)
             let control = try GroupControl(dataDirectory: bob.dataDirectory)
             let live = try control.result(.list(ListParams()))["conversations"] as? [[String: Any]] ?? []
+            if recordings != nil { #expect(live.count == 1 && live.first?["state"] as? String == "joined", "bob's one call: \(live)") }
             for conversation in live { _ = try? control.result(.end(ConversationParams(conversation: conversation["uuid"] as? String ?? ""))) }
-            return try bob.recording()
+            guard let recordings else { return [] }
+            _ = try bob.process.waitForLine("bob's recordings") { _ in bob.process.lines.filter { $0.contains("recording complete:") }.count >= recordings }
+            let files = try FileManager.default.contentsOfDirectory(atPath: bob.folder.path).filter { $0.hasSuffix(".wav") }
+            return try files.map { try Recording(wavAt: bob.folder.appending(path: $0).path) }
         }
 
         @Test("alice transfers linphonec to bob (blind): linphonec takes the REFER and calls bob; alice's call ends transferred; bob hears linphonec's 440 Hz")
@@ -53,14 +65,7 @@ extension AudioInterop {
             #expect(result["state"] as? String == "complete", "\(result); linphonec: \(peers.linphoneOutput.suffix(1_000))")
             _ = try bob.process.waitForLine(timeout: .seconds(10), "bob's call with alice replaced") { $0.contains("→ left (transferred)") }
             _ = try peers.process.waitForLine("alice's calls ended") { _ in peers.process.lines.filter { $0.contains("→ left") }.count >= 2 }
-            Thread.sleep(forTimeInterval: 2.5)
-            let control = try GroupControl(dataDirectory: bob.dataDirectory)
-            let live = try control.result(.list(ListParams()))["conversations"] as? [[String: Any]] ?? []
-            #expect(live.count == 1, "bob's call with linphonec: \(live)")
-            for conversation in live { _ = try? control.result(.end(ConversationParams(conversation: conversation["uuid"] as? String ?? ""))) }
-            _ = try bob.process.waitForLine("bob's recordings") { _ in bob.process.lines.filter { $0.contains("recording complete:") }.count >= 2 }
-            let files = try FileManager.default.contentsOfDirectory(atPath: bob.folder.path).filter { $0.hasSuffix(".wav") }
-            let heard = try files.map { try Recording(wavAt: bob.folder.appending(path: $0).path) }
+            let heard = try Self.endBobsCalls(bob, after: 2.5, recordings: 2)
             #expect(heard.contains { $0.seconds(at: 440) >= 1.5 }, "bob heard \(heard.map { $0.dominantFrequencies() })")
         }
 
@@ -95,20 +100,13 @@ extension AudioInterop {
             do {
                 _ = try bob.process.waitForLine(timeout: .seconds(15), "bob's call with linphonec replaced") { $0.contains("→ left (transferred)") }
             } catch {
-                print("DEBUG alice:", peers.process.lines.suffix(25).joined(separator: "\n"))
-                print("DEBUG bob:", bob.process.lines.suffix(25).joined(separator: "\n"))
-                print("DEBUG linphonec:", peers.linphoneOutput.suffix(2_500))
+                print("alice, as the test failed:", peers.process.lines.suffix(25).joined(separator: "\n"))
+                print("bob:", bob.process.lines.suffix(25).joined(separator: "\n"))
+                print("linphonec:", peers.linphoneOutput.suffix(2_500))
                 throw error
             }
             #expect(bob.process.lines.contains { $0.contains("attended transfer") }, "\(bob.process.lines.suffix(20))")
-            Thread.sleep(forTimeInterval: 2.5)
-            let control = try GroupControl(dataDirectory: bob.dataDirectory)
-            let live = try control.result(.list(ListParams()))["conversations"] as? [[String: Any]] ?? []
-            #expect(live.count == 1 && live.first?["state"] as? String == "joined", "bob's call with alice: \(live)")
-            for conversation in live { _ = try? control.result(.end(ConversationParams(conversation: conversation["uuid"] as? String ?? ""))) }
-            _ = try bob.process.waitForLine("bob's recordings") { _ in bob.process.lines.filter { $0.contains("recording complete:") }.count >= 2 }
-            let files = try FileManager.default.contentsOfDirectory(atPath: bob.folder.path).filter { $0.hasSuffix(".wav") }
-            let heard = try files.map { try Recording(wavAt: bob.folder.appending(path: $0).path) }
+            let heard = try Self.endBobsCalls(bob, after: 2.5, recordings: 2)
             #expect(heard.contains { $0.seconds(at: 1_000) >= 1.5 }, "bob heard \(heard.map { $0.dominantFrequencies() })")
         }
     }
