@@ -70,8 +70,8 @@ public final class ControlWebSocketServer: Sendable {
     public let socketURL: String
     private let handle: ControlServerHandle<WebSocketFraming>
 
-    /// Binds `host` (a loopback address) at `port` (0: any free port, see ``port``) and starts serving at once, on
-    /// `loop` (a loop of its own when nil).
+    /// Binds `host` (a loopback address; with `tls` any of the machine's) at `port` (0: any free port, see ``port``)
+    /// and starts serving at once, on `loop` (a loop of its own when nil).
     ///
     /// `onLine` receives each text message of authenticated clients; `onClose` hears when an authenticated client
     /// is gone (not after ``stop()``).
@@ -101,8 +101,10 @@ public final class ControlWebSocketServer: Sendable {
         }
         self.port = listening.bound.port
         var framing = WebSocketFraming(maxMessageBytes: limits.maxLineBytes, allowedOrigins: allowedOrigins)
-        let named = Self.urlHost(host) + ":\(listening.bound.port)"
-        let hosts = WebSite.hosts(listening: host, port: listening.bound.port, certificateNames: context?.certificateNames ?? [])
+        let isDefaultPort = listening.bound.port == (context == nil ? 80 : 443)
+        let named = Self.urlHost(host) + (isDefaultPort ? "" : ":\(listening.bound.port)")
+        let hosts = WebSite.hosts(
+            listening: host, port: listening.bound.port, certificateNames: context?.certificateNames ?? [], secure: context != nil)
         let shown = hosts.contains(named) || hosts.isEmpty ? named : hosts.sorted()[0]
         pageURL = site.map { _ in "\(context == nil ? "http" : "https")://\(shown)/" }
         socketURL = "\(context == nil ? "ws" : "wss")://\(shown)\(site?.socketPath ?? "/")"

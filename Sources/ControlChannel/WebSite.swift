@@ -31,8 +31,8 @@ public struct WebPage: Sendable, Hashable {
 /// The pages a ``ControlWebSocketServer`` serves on its port (a web frontend), and the path that upgrades to the
 /// WebSocket. Every other path is 404, every method but GET 405. Pages go out with `Content-Security-Policy`
 /// (`default-src 'self'`, `connect-src` the socket), `X-Frame-Options: DENY` and `Cache-Control: no-store`, and
-/// only to a `Host` naming the listener itself (127.0.0.1, localhost or [::1] with its port), so a DNS-rebound
-/// name gets 421 rather than the page.
+/// only to a `Host` naming the listener itself (127.0.0.1, localhost or [::1] with its port; with TLS also the names
+/// its certificate is for), so a DNS-rebound name gets 421 rather than the page.
 public struct WebSite: Sendable, Hashable {
     /// Pages by absolute path ("/", "/app.js"): matched exactly, so `/../` and its encodings are simply 404.
     public let pages: [String: WebPage]
@@ -48,16 +48,22 @@ public struct WebSite: Sendable, Hashable {
 
     /// The `Host` values (and so the origins, with `http://` or `https://`) under which a listener on `host`:`port`
     /// serves pages: the address it is bound to (unless a wildcard) and, for 127.0.0.1 and ::1, `localhost`; with TLS,
-    /// also each of `certificateNames` but wildcards (a browser checks the certificate, so a rebound name fails there).
-    static func hosts(listening host: String, port: UInt16, certificateNames: [String] = []) -> Set<String> {
-        func withPort(_ name: String) -> String { name.contains(":") ? "[\(name)]:\(port)" : "\(name):\(port)" }
+    /// also each of `certificateNames` but wildcards (a browser checks the certificate, so a rebound name fails there);
+    /// on the scheme's default port (`secure`: 443, else 80) without the port, as browsers write them.
+    static func hosts(listening host: String, port: UInt16, certificateNames: [String] = [], secure: Bool = false) -> Set<String> {
+        // Browsers leave the scheme's default port out of Host and Origin (443 for https, 80 for http).
+        let isDefault = port == (secure ? 443 : 80)
+        func withPort(_ name: String) -> String {
+            let bracketed = name.contains(":") ? "[\(name)]" : name
+            return isDefault ? bracketed : "\(bracketed):\(port)"
+        }
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         var names: Set<String> = bare == "0.0.0.0" || bare == "::" ? [] : [withPort(bare)]
         names.formUnion(certificateNames.filter { !$0.contains("*") }.map { withPort($0.lowercased()) })
         if bare == "127.0.0.1" || bare == "::1" || bare == "localhost" {
-            names.formUnion(["127.0.0.1:\(port)", "localhost:\(port)"])
+            names.formUnion([withPort("127.0.0.1"), withPort("localhost")])
         }
-        if bare == "::1" { names.insert("[::1]:\(port)") }
+        if bare == "::1" { names.insert(withPort("::1")) }
         return names
     }
 

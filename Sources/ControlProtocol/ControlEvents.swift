@@ -6,6 +6,8 @@ public enum ControlEventMessage: Sendable, Equatable {
     case conversationChanged(ConversationChanged)
     /// The peer sent keypad tones.
     case tonesReceived(TonesReceived)
+    /// A transfer in a call progressed.
+    case transferProgress(TransferProgress)
     /// A call's negotiated audio changed.
     case mediaChanged(MediaChanged)
     /// A call's audio figures.
@@ -55,6 +57,8 @@ public enum ControlEventMessage: Sendable, Equatable {
         case conversationChanged
         /// `tonesReceived`.
         case tonesReceived
+        /// `transferProgress`.
+        case transferProgress
         /// `mediaChanged`.
         case mediaChanged
         /// `mediaStats`.
@@ -104,6 +108,7 @@ public enum ControlEventMessage: Sendable, Equatable {
         switch self {
         case .conversationChanged: .conversationChanged
         case .tonesReceived: .tonesReceived
+        case .transferProgress: .transferProgress
         case .mediaChanged: .mediaChanged
         case .mediaStats: .mediaStats
         case .browserAudioChanged: .browserAudioChanged
@@ -133,6 +138,7 @@ public enum ControlEventMessage: Sendable, Equatable {
         switch self {
         case .conversationChanged(let data): JSONOut.envelope(id: nil, event: name.rawValue, payloadKey: "data", data)
         case .tonesReceived(let data): Self.encode(name, data)
+        case .transferProgress(let data): Self.encode(name, data)
         case .mediaChanged(let data): Self.encode(name, data)
         case .mediaStats(let data): Self.encode(name, data)
         case .browserAudioChanged(let data): Self.encode(name, data)
@@ -164,6 +170,8 @@ public enum ControlEventMessage: Sendable, Equatable {
         switch name {
         case .conversationChanged:
             return (try? decoder.decode(Envelope<ConversationChanged>.self, from: line)).map { .conversationChanged($0.data) }
+        case .transferProgress:
+            return (try? decoder.decode(Envelope<TransferProgress>.self, from: line)).map { .transferProgress($0.data) }
         case .tonesReceived:
             return (try? decoder.decode(Envelope<TonesReceived>.self, from: line)).map { .tonesReceived($0.data) }
         case .mediaChanged:
@@ -250,6 +258,25 @@ public struct TonesReceived: Codable, Sendable, Equatable {
     public init(conversation: String, digits: String) {
         self.conversation = conversation
         self.digits = digits
+    }
+}
+
+/// `transferProgress`: a transfer in a call progressed (a NOTIFY's sipfrag status line, received or sent).
+public struct TransferProgress: Codable, Sendable, Equatable {
+    /// The conversation's uuid (the call whose peer is handed over).
+    public var conversation: String
+    /// `transferor` (we hand the peer over; the peer reports) or `transferee` (the peer hands us over; we report).
+    public var role: String
+    /// The new call's status: 100 trying, 180 ringing, 200 answered, 486 busy…
+    public var status: Int
+    /// Its reason phrase.
+    public var reason: String
+    /// Whether it is the outcome (no more progress comes).
+    public var final: Bool
+
+    /// An event.
+    public init(conversation: String, role: String, status: Int, reason: String, final: Bool) {
+        (self.conversation, self.role, self.status, self.reason, self.final) = (conversation, role, status, reason, final)
     }
 }
 

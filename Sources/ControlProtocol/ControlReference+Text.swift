@@ -116,6 +116,8 @@ extension ControlReference {
         case .conversationChanged:
             "anything about a conversation changed (state, members, hold, mute, video, group, capabilities, pending actions…); `changes` names the members that did"
         case .tonesReceived: "the peer sent keypad tones (SIP INFO or RFC 4733)"
+        case .transferProgress:
+            "a transfer in a call progressed: as `transferor` (our `transfer`) each status line the remote party reports of its call to the target (100, 180, then the outcome: 200 answered, 486…), as `transferee` each one we report of the call a peer's REFER made us place; `final` says it is the outcome (the `transfer` action settles with it)"
         case .mediaStats: "a call's audio figures, every two seconds while parleyd carries its audio (`--media gstreamer`)"
         case .audioRouteChanged:
             "the devices calls play on changed, looked at every 2 s while a call plays on them: a new default (calls that follow the default move with it), or a call's chosen microphone or speaker went away (it plays on the default now)"

@@ -78,6 +78,7 @@ public enum ControlReference {
         switch event {
         case .conversationChanged: ConversationChanged.self
         case .tonesReceived: TonesReceived.self
+        case .transferProgress: TransferProgress.self
         case .audioLevels: AudioLevelsEvent.self
         case .mediaChanged: MediaChanged.self
         case .mediaStats: MediaStats.self

@@ -200,6 +200,26 @@ extension TonesReceived: ControlShape {
     public static let examples = [TonesReceived(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", digits: "5#")]
 }
 
+extension TransferProgress: ControlShape {
+    /// The `transferProgress` event's data.
+    public static let noun = ControlNoun("a transfer's progress", plural: "transfers' progress")
+
+    /// The members.
+    public static let fields = [
+        ControlField("conversation", .string, "the uuid of the call whose peer is handed over"),
+        ControlField("role", .oneOf(["transferor", "transferee"]), "`transferor`: we hand the peer over and it reports; `transferee`: the peer hands us over and we report"),
+        ControlField("status", .integer, "the new call's status: 100 trying, 180 ringing, 200 answered, 486 busy…"),
+        ControlField("reason", .string, "its reason phrase"),
+        ControlField("final", .boolean, "whether it is the outcome: nothing more comes"),
+    ]
+
+    /// Ringing at the target, then answered.
+    public static let examples = [
+        TransferProgress(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", role: "transferor", status: 180, reason: "Ringing", final: false),
+        TransferProgress(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", role: "transferee", status: 200, reason: "OK", final: true),
+    ]
+}
+
 extension HistoryChanged: ControlShape {
     /// The `historyChanged` event's data.
     public static let noun = ControlNoun("a history change", plural: "history changes")

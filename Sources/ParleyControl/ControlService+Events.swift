@@ -133,8 +133,8 @@ extension ControlService {
                 conversation: action.conversationUUID.uuidString, state: Self.name(of: settled),
                 error: error(settling: action, as: settled, state: state)))
             return [settledEvent] + (rerender(action.conversationUUID, state: &state).map { [$0] } ?? [])
-        case .tonesReceived, .mediaChanged, .mediaStats, .audioLevels, .historyRecorded, .registrationChanged, .pushHandled,
-            .browserAudioChanged, .doNotDisturbChanged, .audioRouteChanged:
+        case .tonesReceived, .transferProgress, .mediaChanged, .mediaStats, .audioLevels, .historyRecorded, .registrationChanged,
+            .pushHandled, .browserAudioChanged, .doNotDisturbChanged, .audioRouteChanged:
             guard listening else { return [] }
             return Self.message(for: event)
         case .group(let effect):
@@ -154,6 +154,10 @@ extension ControlService {
             return []
         case .tonesReceived(let uuid, let digits):
             return [.tonesReceived(TonesReceived(conversation: uuid.uuidString, digits: digits))]
+        case .transferProgress(let uuid, let status, let final, let transferee):
+            return [.transferProgress(TransferProgress(
+                conversation: uuid.uuidString, role: transferee ? "transferee" : "transferor", status: status.code,
+                reason: status.reason, final: final))]
         case .mediaChanged(let uuid, let audio):
             return [.mediaChanged(MediaChanged(conversation: uuid.uuidString, media: audio.map(Self.media)))]
         case .mediaStats(let uuid, let quality):

@@ -154,7 +154,16 @@ public final class ControlService: Sendable {
             reply(ControlMessage.result(DoNotDisturbState(enabled: engine.doNotDisturb), id: id))
         case .forwarding(let params):
             let name = try account(named: params.account)?.name
-            if !params.isReadOnly { engine.setForwarding(try params.applied(to: engine.forwarding(account: name)), account: name) }
+            if !params.isReadOnly {
+                let rules = try params.applied(to: engine.forwarding(account: name))
+                let ringing = engine.configuration.ringTimeout
+                guard rules.noAnswer == nil || rules.noAnswerAfter < ringing else {
+                    throw ControlError(
+                        .invalidParams, "noAnswerSeconds must be shorter than parleyd's ring timeout (\(ringing.components.seconds) s).",
+                        field: "noAnswerSeconds")
+                }
+                engine.setForwarding(rules, account: name)
+            }
             reply(ControlMessage.result(ForwardingState(engine.forwarding(account: name)), id: id))
         case .contact(let params):
             guard contacts.current != nil else {

@@ -21,6 +21,8 @@ enum AgentEvent {
     case registrationChanged(Account, RegistrationState)
     /// Keypad tones the peer sent in a call.
     case tonesReceived(UUID, digits: String)
+    /// A transfer's progress in a call: a NOTIFY's status line, received (we transfer) or sent (we are transferred).
+    case transferProgress(UUID, SIPFinalStatus, final: Bool, transferee: Bool)
     /// A call's negotiated audio changed (nil: it has none now), with a media handler.
     case mediaChanged(UUID, NegotiatedAudio?)
     /// A call's audio figures, just before its audio stops (the leg is forgotten).

@@ -12,6 +12,12 @@ extension CallLeg {
         return settle(outgoing, outcome, in: context)
     }
 
+    /// Caller: where the unanswered INVITE went (nil once answered, or for a callee).
+    var outgoingDestination: SIPDestination? {
+        guard case .outgoing(let outgoing) = state else { return nil }
+        return outgoing.destination
+    }
+
     /// Caller: a 3xx is being followed (its target is located; nothing is out), and the call was not ended meanwhile.
     var isFollowingRedirect: Bool {
         guard case .outgoing(let outgoing) = state else { return false }

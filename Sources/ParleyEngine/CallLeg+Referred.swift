@@ -63,7 +63,8 @@ extension CallLeg {
                 $0.refersTaken += 1
             }
             return [answer(202), .log(.info, "the peer transfers us to \(target)")]
-                + notifyReferrer("100 Trying", final: false, in: context) + [.transferAsked(target)]
+                + notifyReferrer("100 Trying", final: false, in: context)
+                + [.transferProgress(SIPFinalStatus(code: 100, reason: "Trying"), final: false, transferee: true), .transferAsked(target)]
         }
     }
 
@@ -73,6 +74,7 @@ extension CallLeg {
         guard case .confirmed(let confirmed) = state, let target = confirmed.referredTo else { return [] }
         let final = status >= 200
         let effects = notifyReferrer("\(status) \(reason)", final: final, in: context)
+            + [.transferProgress(SIPFinalStatus(code: status, reason: reason), final: final, transferee: true)]
         guard final else { return effects }
         updateConfirmed { $0.referredTo = nil }
         guard (200..<300).contains(status) else { return effects + [.log(.info, "transfer to \(target): \(status) \(reason); the call goes on")] }

@@ -69,15 +69,17 @@ extension CallLeg {
             return [answer(481, "Subscription Does Not Exist")]
         }
         guard let line = SIPFragmentStatus(body: request.body) else { return [answer(400, "Bad Sipfrag")] }
+        let status = SIPFinalStatus(code: line.code, reason: line.reason)
         switch OutgoingTransfer.progress(line) {
         case .trying(let said):
-            return [answer(200), .log(.info, "transfer to \(transfer.target): \(said)")]
+            return [answer(200), .log(.info, "transfer to \(transfer.target): \(said)"), .transferProgress(status, final: false, transferee: false)]
         case .succeeded(let said):
             let done = settleTransfer { [.fulfil($0.action)] }
-            return [answer(200)] + done + hangUp(.transferred, why: "transfer to \(transfer.target): the target answered (\(said))", in: context)
+            return [answer(200), .transferProgress(status, final: true, transferee: false)] + done
+                + hangUp(.transferred, why: "transfer to \(transfer.target): the target answered (\(said))", in: context)
         case .failed(let said):
-            let status = SIPFinalStatus(code: line.code, reason: line.reason)
-            return [answer(200)] + settleTransfer { [.fail($0.action, reason: "the transfer target answered \(said)", status: status)] }
+            return [answer(200), .transferProgress(status, final: true, transferee: false)]
+                + settleTransfer { [.fail($0.action, reason: "the transfer target answered \(said)", status: status)] }
         }
     }
 

@@ -113,6 +113,9 @@ enum CallLegEffect: Equatable {
     /// The peer transferred us: the driver places a call to this target (a new conversation) and reports its outcome
     /// back (``CallLeg/referredCallProgress(_:_:in:)``).
     case transferAsked(SIPURI)
+    /// A transfer's progress to tell frontends: a status line of a NOTIFY we received (we transfer) or sent (we are
+    /// transferred), and whether it is the last.
+    case transferProgress(SIPFinalStatus, final: Bool, transferee: Bool)
     /// Caller: a 3xx names this target: locate it and give the leg ``CallLeg/redirected(to:at:in:)`` (or
     /// ``CallLeg/redirectFailed(_:in:)``).
     case followRedirect(SIPURI)

@@ -393,6 +393,7 @@ public enum CallLegTable {
         case .messageFailed: "messenger hears it failed"
         case .transferAsked: "call the transfer target"
         case .followRedirect: "locate the redirection's target"
+        case .transferProgress(let status, _, _): "tell transfer progress \(status.code)"
         case .log, .forget: nil
         }
     }

@@ -12,6 +12,9 @@ public enum EngineEvent: Sendable {
     case historyRecorded(UUID, recordID: Int64)
     /// The peer sent keypad tones in this conversation.
     case tonesReceived(UUID, digits: String)
+    /// A transfer in this conversation progressed: the status line of a NOTIFY we received (we transfer the peer) or
+    /// sent (the peer transfers us), and whether it is the last.
+    case transferProgress(UUID, SIPFinalStatus, final: Bool, transferee: Bool)
     /// The conversation's negotiated audio changed (nil: it has none now), when calls carry media.
     case mediaChanged(UUID, NegotiatedAudio?)
     /// The conversation's audio figures, every two seconds while parleyd carries its audio.

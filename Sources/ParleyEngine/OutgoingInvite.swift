@@ -228,9 +228,10 @@ struct OutgoingInvite {
         }
     }
 
-    /// Where a redirection sends the call: the first `sip:`/`sips:` Contact of a 3xx (highest `q` first) not tried
-    /// yet, while calling or early and under ``maxRedirections``; nil otherwise (305 and 380 are not followed: a
-    /// proxy to use, an alternative service), and the 3xx then ends the call as any refusal.
+    /// Where a redirection sends the call: the first Contact of a 3xx (highest `q` first) of the INVITE's own scheme
+    /// (`sip:` or `sips:`) not tried yet, its headers and `method` dropped, while calling or early and under
+    /// ``maxRedirections``; nil otherwise (305 and 380 are not followed: a proxy to use, an alternative service), and
+    /// the 3xx then ends the call as any refusal.
     func redirectTarget(in response: SIPResponse) -> SIPURI? {
         guard (300...399).contains(response.statusCode), response.statusCode != 305, response.statusCode != 380,
             redirections < Self.maxRedirections
@@ -238,8 +239,17 @@ struct OutgoingInvite {
         if case .cancelling = state { return nil }
         func q(_ contact: SIPAddress) -> Double { contact.parameters["q"].flatMap(Double.init) ?? 1 }
         let contacts = response.headers.contacts.enumerated().sorted { (q($0.element), -$0.offset) > (q($1.element), -$1.offset) }
+        // Only to the same scheme: our From, Contact and offer were made for it (a sips: call's keys must not go to a
+        // sip: target; a sips: target needs a sips: Contact, RFC 3261 §8.1.1.8).
+        let scheme = invite.uri.scheme.lowercased()
         return contacts.map(\.element.uri).first { uri in
-            uri.isSIP && ["sip", "sips"].contains(uri.scheme.lowercased()) && !tried.contains(Self.targetKey(uri))
+            uri.isSIP && uri.scheme.lowercased() == scheme && !tried.contains(Self.targetKey(uri))
+        }.map { found in
+            // A Request-URI carries no headers and no method (RFC 3261 §19.1.1).
+            var uri = found
+            uri.headers = SIPParameters()
+            uri.parameters.remove("method")
+            return uri
         }
     }
 
@@ -248,6 +258,11 @@ struct OutgoingInvite {
     /// ring timeout, the conversation's end, shutdown: each started cancelling with nothing out).
     mutating func redirected(to target: SIPURI, at next: SIPDestination, in context: some CallLegContext) -> Outcome {
         guard case .calling = state else { return over([], nil) }
+        // The INVITE's Via, Contact and offer were made for its transport (an offer's SDES keys only ever go over
+        // TLS): another transport is not followed.
+        guard next.kind == destination.kind else {
+            return redirectFailed("\(target) is reached over \(next.kind.rawValue), the call was placed over \(destination.kind.rawValue)")
+        }
         var headers = invite.headers
         headers.set("Via", context.newVia(for: next).headerValue)
         headers.set("CSeq", SIPCSeq(number: (headers.cseq?.number ?? 1) + 1, method: .invite).headerValue)

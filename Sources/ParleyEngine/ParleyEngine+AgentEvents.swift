@@ -20,6 +20,8 @@ extension ParleyEngine {
             emit(.registrationChanged(account, state))
         case .tonesReceived(let uuid, let digits):
             emit(.tonesReceived(uuid, digits: digits))
+        case .transferProgress(let uuid, let status, let final, let transferee):
+            emit(.transferProgress(uuid, status, final: final, transferee: transferee))
         case .mediaChanged(let uuid, let audio):
             observed.state.withLock { $0.audio[uuid] = audio }
             emit(.mediaChanged(uuid, audio))

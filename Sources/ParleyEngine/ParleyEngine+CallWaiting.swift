@@ -75,6 +75,12 @@ extension SIPUserAgent {
     func follow(_ conversation: Conversation) {
         groups.conversationChanged(conversation)
         newCallChanged(conversation)
+        // A call a peer's REFER asked for that ended by any path (before its INVITE went out too): the peer hears
+        // its outcome, and the referrer's leg may take another REFER (nothing when it was told already).
+        if conversation.state == .left, referredCalls[UUIDKey(conversation.uuid)] != nil {
+            let status = referredStatus[UUIDKey(conversation.uuid)] ?? SIPFinalStatus(code: 503, reason: "Service Unavailable")
+            referredCallFailed(conversation.uuid, status)
+        }
     }
 
     /// A conversation changed: a new call that connected keeps the calls held for it held; one that ended without

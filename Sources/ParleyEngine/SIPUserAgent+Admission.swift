@@ -22,6 +22,8 @@ import SIPTransport
 ///                        ▼
 ///                   caller accepted (--accept-from) ──no──► 403 (and a blocked record, when asked)
 ///                        ▼
+///                   Replaces naming an answered call of ours ──yes──► open its transaction (it takes that call's place)
+///                        ▼
 ///                   forwarding every call ──yes──► 302 to its target (and a forwarded record)
 ///                        ▼
 ///                   do-not-disturb off ──no──► 302 when forwarding on busy, else 486 Busy Here (and a record)
@@ -72,6 +74,9 @@ extension SIPUserAgent {
                 return false
             }
         }
+        // A call that replaces one of ours (an attended transfer, RFC 3891) takes that call's place: it is not
+        // forwarded, refused as busy or counted against the line limit (it frees the line it takes).
+        if let replaces = request.headers["Replaces"], case .success = callReplaced(by: replaces) { return true }
         let forwarding = forwarding(forAccount: account(called: request, from: source))
         if let target = forwarding.always {
             forward(request, from: source, to: target, because: "forwarding every call")

@@ -123,7 +123,8 @@ extension SIPUserAgent {
         }
         // A delegate may have answered or ended it from inside the report: then it rings no more.
         drive(uuid) { leg, context in leg.ring(in: context) }
-        if let replaced { takeOver(replaced, with: uuid) }
+        // Not when a delegate ended the new call from inside its report: the old one then goes on.
+        if let replaced, legs[UUIDKey(uuid)] != nil { takeOver(replaced, with: uuid) }
     }
 
     /// Where requests inside an incoming call's dialog go: to the Contact when it names a numeric address on the

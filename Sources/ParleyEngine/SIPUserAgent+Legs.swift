@@ -170,6 +170,8 @@ extension SIPUserAgent {
                 placeReferredCall(to: target, for: uuid)
             case .followRedirect(let target):
                 followRedirect(to: target, for: uuid)
+            case .transferProgress(let status, let final, let transferee):
+                onEvent?(.transferProgress(uuid, status, final: final, transferee: transferee))
             case .performJoin:
                 do {
                     try manager.perform([.join(conversationUUID: uuid)])

@@ -1,3 +1,4 @@
+import ConversationKit
 import Foundation
 import SIPMessages
 import SIPTransport
@@ -11,14 +12,23 @@ extension SIPUserAgent {
         let account = from.flatMap { accountsByAddress[Self.addressKey($0)] }.map { accounts[$0].account }
         locate(nextHop(for: target, through: account)) { [weak self] result in
             guard let self else { return }
-            if case .failure(let problem) = result, self.peek(uuid, { $0.isFollowingRedirect }) == true {
+            let placedOver = self.peek(uuid) { $0.outgoingDestination?.kind } ?? nil
+            var located = result
+            if case .success(let targets) = result, let placedOver, targets[0].kind != placedOver {
+                located = .failure(HandleDialError("it is reached over \(targets[0].kind.rawValue), the call was placed over \(placedOver.rawValue)"))
+            }
+            if case .failure(let problem) = located, self.peek(uuid, { $0.isFollowingRedirect }) == true {
                 self.onEvent?(.failure(uuid, "the call was redirected to \(target), which cannot be called: \(problem)"))
             }
             self.drive(uuid) { leg, context in
-                switch result {
+                switch located {
                 case .success(let targets): leg.redirected(to: target, at: targets[0], in: context)
                 case .failure(let problem): leg.redirectFailed(problem.description, in: context)
                 }
+            }
+            // The target's other servers, in turn, if nothing answers at the first (as for the first INVITE).
+            if case .success(let targets) = located, self.legs[UUIDKey(uuid)] != nil {
+                self.inviteAlternatives[UUIDKey(uuid)] = targets.count > 1 ? Array(targets.dropFirst()) : nil
             }
         }
     }

@@ -12,7 +12,7 @@ import WebSoftphone
 /// Everything a Parley node is, as one value: where it listens, who it is, what it keeps, which push channel and
 /// control endpoints it serves. `parleyd` turns its command line into one; tests and benchmarks write one directly.
 public struct NodeConfiguration: Sendable {
-    /// A WebSocket endpoint of the control API (loopback only).
+    /// A WebSocket endpoint of the control API (on loopback, or with TLS on any address of the machine).
     public struct WebSocketEndpoint: Sendable, Hashable {
         /// A loopback address, or with ``tls`` any address of the machine.
         public var host: String

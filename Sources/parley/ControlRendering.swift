@@ -158,6 +158,9 @@ enum ControlRendering {
             return "         ~ \(change.conversation.uuid.prefix(8).lowercased()) \(change.changes.joined(separator: ", ")): "
                 + line(change.conversation)
         case .tonesReceived(let tones): return "tones    ← \(tones.conversation.prefix(8).lowercased()) \(tones.digits)"
+        case .transferProgress(let progress):
+            return "transfer \(progress.conversation.prefix(8).lowercased()) \(progress.role): \(progress.status) \(progress.reason)"
+                + (progress.final ? " (final)" : "")
         case .audioRouteChanged(let route):
             return "audio    " + (route.conversation.map { "\($0.prefix(8).lowercased()) " } ?? "") + "\(route.reason): "
                 + "\(route.source ?? "no source") and \(route.sink ?? "no sink")"

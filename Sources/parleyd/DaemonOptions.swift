@@ -354,6 +354,10 @@ struct DaemonOptions {
         }
         options.node.doNotDisturb = arguments.flag("--dnd")
         options.node.forwarding = try Self.forwarding(&arguments)
+        if options.node.forwarding.noAnswer != nil, options.node.forwarding.noAnswerAfter >= options.node.ringTimeout {
+            throw UsageError("--forward-after must be shorter than --ring-timeout (\(options.node.ringTimeout.components.seconds) s): "
+                + "the ring timeout's 480 would come first")
+        }
         if options.node.recordsBlockedCalls && options.node.acceptFrom == .anyone {
             throw UsageError("--record-blocked goes with --accept-from contacts or a list (anyone may ring otherwise)")
         }

@@ -170,6 +170,7 @@ struct ControlProtocolTests {
             .browserAudioChanged(BrowserAudioChanged(conversation: "U", session: "s1", state: "ended", reason: nil)),
             .doNotDisturbChanged(DoNotDisturbState(enabled: true)),
             .audioRouteChanged(AudioRouteChanged(conversation: nil, source: nil, sink: "s", reason: "r")),
+            .transferProgress(TransferProgress(conversation: "U", role: "transferor", status: 180, reason: "Ringing", final: false)),
         ] + Self.groupEvents + Self.collaborationEvents
         for event in events { #expect(ControlEventMessage.decode(event.encoded()) == event, "\(event)") }
         let media = String(decoding: events[3].encoded(), as: UTF8.self)

@@ -82,3 +82,22 @@ extension AudioInterop.ForwardingInteropTests {
         }
     }
 }
+
+/// What parleyd says of forwarding options it cannot use.
+@Suite("parleyd: forwarding options")
+struct ForwardingOptionTests {
+    @Test("a target that is no SIP URI, --forward-after without --forward-no-answer, and a no-answer time not shorter than the ring timeout are usage errors")
+    func refusals() throws {
+        let cases: [([String], String)] = [
+            (["--forward-always", "carol"], "--forward-always expects a SIP URI"),
+            (["--forward-after", "10"], "--forward-after goes with --forward-no-answer URI"),
+            (["--forward-no-answer", "sip:vm@127.0.0.1:9", "--forward-after", "90"], "--forward-after must be shorter than --ring-timeout (60 s)"),
+        ]
+        for (arguments, message) in cases {
+            let refused = try RunningProcess(
+                try Interop.binary("parleyd"), ["--no-control", "--no-history", "--dbus", "off"] + arguments, name: "parleyd forwarding options")
+            #expect(try refused.waitForExit() == 64, "\(arguments)")
+            #expect(refused.standardError.contains(message), "\(arguments): \(refused.standardError)")
+        }
+    }
+}

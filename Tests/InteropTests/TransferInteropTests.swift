@@ -74,8 +74,14 @@ extension AudioInterop {
                 tone: 700, ["--call", "sip:parley@127.0.0.1:\(transferee.port)"])
             defer { try? FileManager.default.removeItem(at: transferorFolder) }
             let uuid = try Self.conversation(in: try transferor.process.waitForLine("the call to B") { $0.contains("→ joined") })
+            let (watchingA, watchingB) = (try GroupControl(transferor), try GroupControl(transferee))
             let result = try ControlSession(transferor).request(.transfer(TransferParams(conversation: uuid, to: target.uri(.udp))))
             #expect(result["state"] as? String == "complete", "\(result)")
+            for (watcher, role) in [(watchingA, "transferor"), (watchingB, "transferee")] {
+                let trying = try watcher.nextEvent("transferProgress") { $0["role"] as? String == role && $0["status"] as? Int == 100 }
+                let answered = try watcher.nextEvent("transferProgress") { $0["role"] as? String == role && $0["final"] as? Bool == true }
+                #expect(trying["final"] as? Bool == false && answered["status"] as? Int == 200, "\(role): \(trying), \(answered)")
+            }
             try transferor.waitForEnded(1, timeout: .seconds(10))
             #expect(transferor.transitions.first?.last == "left (transferred)", "A: \(transferor.transitions)")
             let answered = try target.process.waitForLine("C answering B") { $0.contains("→ joined") }

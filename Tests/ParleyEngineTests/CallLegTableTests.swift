@@ -75,7 +75,7 @@ struct CallLegTableTests {
                 case .fulfil(let action): #expect(action.action.kind.name == "end")
                 case .fail, .videoSettled, .messageFailed: break
                 case .send, .sendStateless, .abandon, .startTimer, .cancelTimer, .report, .performJoin, .log, .forget,
-                    .tonesReceived, .sendTonesInStream, .messageReceived, .transferAsked, .followRedirect:
+                    .tonesReceived, .sendTonesInStream, .messageReceived, .transferAsked, .followRedirect, .transferProgress:
                     Issue.record("ended × \(cell.input.rawValue) did \(effect)")
                 }
             }

@@ -18,11 +18,12 @@ struct RedirectTests {
     func followed() throws {
         let harness = try EngineHarness()
         let invite = try OutgoingCallTests.started(harness)
-        harness.deliver(Self.redirect(302, to: invite, contact: "<sip:carol@127.0.0.1:5064>;q=0.5, <sip:dave@127.0.0.1:5066>;q=0.9"))
+        harness.deliver(Self.redirect(
+            302, to: invite, contact: "<sip:carol@127.0.0.1:5064>;q=0.5, <sip:dave@127.0.0.1:5066;method=INVITE?Subject=hi>;q=0.9"))
         let sent = harness.sent()
         #expect(sent.map(\.method) == ["ACK", "INVITE"])
         let again = try #require(sent.last?.request)
-        #expect(again.uri.description == "sip:dave@127.0.0.1:5066", "the highest q first")
+        #expect(again.uri.description == "sip:dave@127.0.0.1:5066", "the highest q first, without headers or method")
         #expect(again.headers.cseq?.number == 2)
         #expect(again.headers.callID == invite.headers.callID)
         #expect(again.headers.from?.tag == invite.headers.from?.tag)
@@ -60,8 +61,9 @@ struct RedirectTests {
         #expect(harness.transitions.states.last == "left(failed)")
     }
 
-    @Test("not followed: 305 Use Proxy, 380 Alternative Service, a tel: or no Contact", arguments: [
+    @Test("not followed: 305 Use Proxy, 380 Alternative Service, a tel: or no Contact, another scheme (sips: from a sip: call), another transport", arguments: [
         (305, "<sip:proxy@127.0.0.1:5064>"), (380, "<sip:ivr@127.0.0.1:5064>"), (302, "<tel:+14155550100>"), (302, ""),
+        (302, "<sips:carol@127.0.0.1:5064>"), (302, "<sip:carol@127.0.0.1:5064;transport=tcp>"),
     ])
     func notFollowed(status: Int, contact: String) throws {
         let harness = try EngineHarness()

@@ -28,6 +28,16 @@ struct ReplacesTests {
         #expect(states.values.contains { $0.first == "ringing" && $0.contains("joining") && $0.count == 2 }, "\(states)")
     }
 
+    @Test("a replacing call is neither refused by do-not-disturb nor forwarded: it takes the call's place")
+    func notBusy() throws {
+        let harness = try EngineHarness { $0.forwarding = CallForwarding(busy: SIPURI("sip:vm@127.0.0.1:5068")) }
+        let tag = try IncomingCallTests.answered(harness)
+        harness.engine.setDoNotDisturb(true)
+        harness.deliver(Self.replacing("call-1@peer;to-tag=\(tag);from-tag=peer-tag"), body: PeerMessages.offer)
+        let sent = harness.sent()
+        #expect(sent.compactMap(\.statusCode) == [180, 200] && sent.compactMap(\.method) == ["BYE"], "\(sent.map { $0.method ?? "\($0.statusCode ?? 0)" })")
+    }
+
     @Test("refused: no such dialog or wrong tags 481, a ringing call 481, early-only 486, malformed 400, transfers refused 603")
     func refusals() throws {
         let harness = try EngineHarness()

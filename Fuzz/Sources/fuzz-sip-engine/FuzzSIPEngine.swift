@@ -126,12 +126,16 @@ final class EngineRun {
     func replyToSent(_ script: inout Script) {
         guard !requests.isEmpty else { return }
         let request = requests[requests.count - 1 - Int(script.byte()) % requests.count]
-        let status = script.pick([100, 180, 183, 200, 200, 401, 407, 408, 481, 486, 487, 491, 500, 503, 603])
+        let status = script.pick([100, 180, 183, 200, 200, 401, 407, 408, 481, 486, 487, 491, 500, 503, 603, 302])
         var text = "SIP/2.0 \(status) Fuzz\r\n"
         for name in ["Via", "From", "Call-ID", "CSeq"] { text += "\(name): \(request.headers[name] ?? "")\r\n" }
         var to = request.headers["To"] ?? ""
         if status > 100 && !to.contains("tag=") { to += ";tag=peer-\(script.byte() % 3)" }
-        text += "To: \(to)\r\nContact: <sip:peer@127.0.0.1:5062>\r\n"
+        // A 302 redirects to another peer (or back to one tried, or to sips:): the engine follows it or not.
+        let contact = status == 302
+            ? script.pick(["<sip:carol@127.0.0.1:5062>", "<sip:peer@127.0.0.1:5062>", "<sips:carol@127.0.0.1:5062>", "<sip:dave@127.0.0.2:5062>"])
+            : "<sip:peer@127.0.0.1:5062>"
+        text += "To: \(to)\r\nContact: \(contact)\r\n"
         if status == 401 || status == 407 {
             text += (status == 401 ? "WWW" : "Proxy") + "-Authenticate: Digest realm=\"fuzz\", nonce=\"n\(script.byte())\"\r\n"
         }
@@ -198,22 +202,30 @@ enum PeerRequest {
         text += "CSeq: \(cseq) \(method == "CANCEL" || method == "ACK" ? script.pick(["INVITE", method]) : method)\r\n"
         text += "Contact: <sip:alice@127.0.0.1:5062>\r\n"
         // Transfer: the REFER's Refer-To (blind, attended with Replaces, odd), an INVITE's Replaces naming one of the
-        // calls (or not), a NOTIFY's event.
+        // calls (or not), a NOTIFY's event. Script bytes become a header value only where a template uses them.
         let tag = learnt.tag ?? "x"
-        let fuzzed = String(decoding: script.chunk(limit: 60), as: UTF8.self).replacingOccurrences(of: "\r\n", with: " ")
+        func fuzzed(_ script: inout Script) -> String {
+            String(decoding: script.chunk(limit: 60), as: UTF8.self).replacingOccurrences(of: "\r\n", with: " ")
+        }
         if method == "REFER" {
+            let raw = fuzzed(&script)
             text += "Refer-To: " + script.pick([
                 "<sip:carol@127.0.0.1:5066>", "<sip:carol@127.0.0.1:5066?Replaces=fuzz-\(call)%40peer%3Bto-tag%3D\(tag)%3Bfrom-tag%3Da\(call)>",
-                "<sip:carol@127.0.0.1:5066?Replaces=\(fuzzed)>", "<tel:+14155550100>", "<sip:parley@127.0.0.1:5070>", fuzzed,
+                "<sip:carol@127.0.0.1:5066?Replaces=\(raw)>", "<tel:+14155550100>", "<sip:parley@127.0.0.1:5070>", raw,
                 "<sip:a@127.0.0.1:5066>, <sip:b@127.0.0.1:5066>",
             ]) + "\r\n"
         } else if method == "INVITE", script.byte() % 3 == 0 {
+            // From the receiver's side (RFC 3891): to-tag ours, from-tag the peer's (a<call> on the peer's calls,
+            // peer-<n> in its replies to ours).
+            let raw = fuzzed(&script)
             text += "Replaces: " + script.pick([
                 "fuzz-\(script.byte() % 4)@peer;to-tag=\(tag);from-tag=a\(script.byte() % 4)",
-                "fuzz-0@peer;to-tag=\(tag);from-tag=a0;early-only", "\(learnt.callID ?? "x");to-tag=b0;from-tag=\(tag)", fuzzed,
+                "fuzz-0@peer;to-tag=\(tag);from-tag=a0;early-only",
+                "\(learnt.callID ?? "x");to-tag=\(tag);from-tag=peer-\(script.byte() % 3)", raw,
             ]) + "\r\n"
         } else if method == "NOTIFY" {
-            text += "Event: " + script.pick(["refer", "refer;id=1", "presence", fuzzed]) + "\r\nSubscription-State: "
+            let raw = fuzzed(&script)
+            text += "Event: " + script.pick(["refer", "refer;id=1", "presence", raw]) + "\r\nSubscription-State: "
                 + script.pick(["active", "terminated;reason=noresource"]) + "\r\n"
         }
         var body = ""
@@ -225,7 +237,8 @@ enum PeerRequest {
             body = "Signal=\(script.pick(["5", "#", "x"]))\r\nDuration=160\r\n"
             text += "Content-Type: application/dtmf-relay\r\n"
         case 1 where method == "NOTIFY":
-            body = script.pick(["SIP/2.0 100 Trying\r\n", "SIP/2.0 200 OK", "SIP/2.0 486 Busy Here\r\n", "SIP/2.0 99 x", fuzzed])
+            let raw = fuzzed(&script)
+            body = script.pick(["SIP/2.0 100 Trying\r\n", "SIP/2.0 200 OK", "SIP/2.0 486 Busy Here\r\n", "SIP/2.0 99 x", raw])
             text += "Content-Type: message/sipfrag;version=2.0\r\n"
         case 2:
             text += String(decoding: script.chunk(limit: 40), as: UTF8.self).replacingOccurrences(of: "\r\n\r\n", with: "") + "\r\n"

@@ -81,7 +81,7 @@ export class CallsView {
     document.querySelector("[data-incoming-list]").replaceChildren(...incoming.map((c) => this.banner(c)));
     document.querySelector("[data-calls]").replaceChildren(...cards.map((c) => this.card(c, conversations)));
     if (focused) {
-      const again = [...document.querySelectorAll("[data-uuid] button")].find((b) => this.focusKey(b) === focused);
+      const again = [...document.querySelectorAll("[data-uuid] button, [data-uuid] input")].find((b) => this.focusKey(b) === focused);
       again?.focus();
     }
     document.querySelector("[data-no-calls]").hidden = conversations.length > 0;
@@ -95,7 +95,7 @@ export class CallsView {
    *  button inside a conversation, else null. */
   focusKey(element) {
     const owner = element?.closest?.("[data-uuid]");
-    if (!owner || !(element instanceof HTMLButtonElement)) return null;
+    if (!owner || !(element instanceof HTMLButtonElement || element instanceof HTMLInputElement)) return null;
     return `${owner.dataset.uuid} ${Object.entries(element.dataset).map(([k, v]) => `${k}=${v}`).join("&")}`;
   }
 
@@ -211,9 +211,17 @@ export class CallsView {
    *  this call's place: SIP Replaces). parleyd answers once the target answered; a failure is a toast. */
   transferPanel(conversation, all) {
     const others = all.filter((c) => c.uuid !== conversation.uuid && ["joined", "paused"].includes(c.state) && !c.group);
+    // What is typed survives the redraws every event makes (the card is drawn again; focus comes back too).
+    const panel = this.panels.get(conversation.uuid) ?? {};
     const field = el("input", { type: "text", name: "to", placeholder: "sip:carol@example.com or a number",
-      "data-transfer-target": true, "aria-label": "Transfer to", autocomplete: "off" });
-    const send = (params) => { this.toggle(conversation.uuid, "transfer"); this.run(conversation, "transfer", params); };
+      "data-transfer-target": true, "aria-label": "Transfer to", autocomplete: "off",
+      oninput: (event) => { panel.transferDraft = event.target.value; } });
+    field.value = panel.transferDraft ?? "";
+    const send = (params) => {
+      panel.transferDraft = "";
+      this.toggle(conversation.uuid, "transfer");
+      this.run(conversation, "transfer", params);
+    };
     return el("div", { class: "transfer-panel", "data-transfer-panel": true, role: "group", "aria-label": "Transfer" },
       el("form", { onsubmit: (event) => {
           event.preventDefault();
