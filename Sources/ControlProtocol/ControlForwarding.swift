@@ -58,11 +58,11 @@ public struct ForwardingParams: ControlParams {
 /// The `forwarding` method's result: the forwarding in force (`null` for a rule that is off).
 public struct ForwardingState: Codable, Sendable, Equatable {
     /// Every call's target.
-    public var always: String?
+    @Nullable public var always: String?
     /// Busy calls' target.
-    public var busy: String?
+    @Nullable public var busy: String?
     /// Unanswered calls' target.
-    public var noAnswer: String?
+    @Nullable public var noAnswer: String?
     /// How long a call rings before `noAnswer` takes it.
     public var noAnswerSeconds: Int
 
@@ -72,17 +72,6 @@ public struct ForwardingState: Codable, Sendable, Equatable {
         self.busy = busy
         self.noAnswer = noAnswer
         self.noAnswerSeconds = noAnswerSeconds
-    }
-
-    private enum CodingKeys: String, CodingKey { case always, busy, noAnswer, noAnswerSeconds }
-
-    /// Every member, `null` when off.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(always, forKey: .always)
-        try container.encode(busy, forKey: .busy)
-        try container.encode(noAnswer, forKey: .noAnswer)
-        try container.encode(noAnswerSeconds, forKey: .noAnswerSeconds)
     }
 }
 
