@@ -81,8 +81,32 @@ final class Pipeline {
         from rtpbin: String, into funnel: String, codec: AudioCodec, payloadType: Int, telephoneEvent: Int?
     ) throws(MediaError) {
         guard parley_gst_route_received(
-            raw, rtpbin, funnel, Int32(payloadType), codec.encodingName, Int32(codec.clockRate), Int32(telephoneEvent ?? 0)) == 0
+            raw, rtpbin, funnel, Int32(payloadType), codec.encodingName, Int32(codec.clockRate), Int32(telephoneEvent ?? 0), "audio", 0) == 0
         else { throw MediaError("no \(rtpbin) to route") }
+    }
+
+    /// Routes the video stream of `payloadType` (`encodingName`, 90 kHz) that rtpbin `rtpbin` receives into the funnel
+    /// `funnel`, with the feedback we take (NACK, PLI, FIR) in its caps; other payload types are drained.
+    func routeReceivedVideo(from rtpbin: String, into funnel: String, encodingName: String, payloadType: Int) throws(MediaError) {
+        guard parley_gst_route_received(raw, rtpbin, funnel, Int32(payloadType), encodingName, 90_000, 0, "video", 1) == 0
+        else { throw MediaError("no \(rtpbin) to route") }
+    }
+
+    /// Counts the frames leaving the element `name`, kept under `key` (``frames(_:)``).
+    func countFrames(at name: String, key: String) throws(MediaError) {
+        guard parley_gst_count_frames(raw, name, key) == 0 else { throw MediaError("no \(name) to count frames at") }
+    }
+
+    /// Asks the encoder `name` for a keyframe now; false when it did not take the request.
+    @discardableResult
+    func forceKeyframe(at name: String) -> Bool { parley_gst_force_keyframe(raw, name) == 0 }
+
+    /// The frames counted under `key` so far: how many, keyframes among them, bytes, and the last size seen.
+    func frames(_ key: String) -> (frames: Int, keyframes: Int, bytes: Int, width: Int, height: Int)? {
+        guard let raw else { return nil }
+        var count = ParleyFrameCount()
+        guard parley_gst_read_frames(raw, key, &count) == 0 else { return nil }
+        return (Int(count.frames), Int(count.keyframes), Int(count.bytes), Int(count.width), Int(count.height))
     }
 
     /// Starts or ends an RFC 4733 event at the rtpdtmfsrc `name`; false when it was not taken.

@@ -40,6 +40,22 @@ public enum MediaSupport {
         return missing.isEmpty ? nil : MediaError("GStreamer lacks \(missing.joined(separator: ", ")) (install gstreamer1.0-plugins-bad)")
     }
 
+    /// Nil when video can be carried (VP8 through libvpx, the test source, the scalers: gstreamer1.0-plugins-base and
+    /// -good), else what is missing. H.264 is carried where openh264's elements are there too (``hasH264``).
+    public static var videoProblem: MediaError? {
+        if let failure = GStreamer.failure { return failure }
+        let missing = [
+            "vp8enc", "vp8dec", "rtpvp8pay", "rtpvp8depay", "videotestsrc", "videoconvert", "videoscale", "videorate", "webmmux",
+        ].filter { !GStreamer.has($0) }
+        return missing.isEmpty ? nil : MediaError("GStreamer lacks \(missing.joined(separator: ", ")) (install gstreamer1.0-plugins-good)")
+    }
+
+    /// Whether H.264 can be carried (openh264enc and openh264dec, gstreamer1.0-plugins-bad; the payloaders, -good).
+    public static var hasH264: Bool {
+        GStreamer.failure == nil && ["openh264enc", "openh264dec", "rtph264pay", "rtph264depay", "h264parse", "matroskamux"]
+            .allSatisfy(GStreamer.has)
+    }
+
     /// Whether a desktop sound server is reachable for `device` sources and sinks.
     public static var hasSoundServer: Bool { GStreamer.hasSoundServer }
 }

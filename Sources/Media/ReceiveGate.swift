@@ -45,15 +45,24 @@ struct ReceiveGate: Sendable, Hashable {
     /// payload type (or DTLS); RTCP from its RTCP address and port, latching only on DTLS (else it follows RTP's
     /// latch, then from that address on any port).
     static func gates(for parameters: MediaStreamParameters) -> [(component: RTPComponent, gate: ReceiveGate)] {
-        let host = parameters.hasRemoteAddress ? parameters.remoteHost : nil
-        let dtls = if case .dtls = parameters.encryption { true } else { false }
+        gates(
+            host: parameters.hasRemoteAddress ? parameters.remoteHost : nil, port: parameters.remotePort,
+            rtcpPort: parameters.remoteRTCPPort, receives: parameters.receives, payloadType: parameters.receivedPayloadType,
+            encryption: parameters.encryption)
+    }
+
+    /// The same for a stream from `host` (nil: none known) at `port` and `rtcpPort`, whose RTP carries `payloadType`.
+    static func gates(
+        host: String?, port: Int, rtcpPort: Int, receives: Bool, payloadType: Int, encryption: MediaEncryption
+    ) -> [(component: RTPComponent, gate: ReceiveGate)] {
+        let dtls = if case .dtls = encryption { true } else { false }
         return [
             // A peer that does not send (recvonly, inactive, held) cannot be latched onto: a stranger would be.
             (.rtp, ReceiveGate(
-                host: host, port: parameters.remotePort, anyPort: false, latchSeconds: parameters.receives ? latchWindowSeconds : 0,
-                latchPayloadType: parameters.receivedPayloadType, dtlsLatches: dtls)),
+                host: host, port: port, anyPort: false, latchSeconds: receives ? latchWindowSeconds : 0,
+                latchPayloadType: payloadType, dtlsLatches: dtls)),
             (.rtcp, ReceiveGate(
-                host: host, port: parameters.remoteRTCPPort, anyPort: false, latchSeconds: dtls ? latchWindowSeconds : 0,
+                host: host, port: rtcpPort, anyPort: false, latchSeconds: dtls ? latchWindowSeconds : 0,
                 latchPayloadType: nil, dtlsLatches: dtls)),
         ]
     }

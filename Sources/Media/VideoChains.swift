@@ -1,15 +1,15 @@
 import Foundation
 
-/// The video stream's two chains (issue 47, groundwork): what a call sends (a raw video source encoded and
-/// packetized) and what it receives (depacketized, decoded, converted for a sink), as gst-launch text the pipeline
-/// description will splice between its source/sink and rtpbin's second session. VP8 (RFC 7741) first; H.264 (RFC 6184,
+/// A video codec's two chains: what a call sends (raw video encoded and packetized) and what it receives
+/// (depacketized, decoded), as gst-launch text ``VideoPipelineDescription`` splices between its source or sink and
+/// the RTP session. VP8 (RFC 7741) first; H.264 (RFC 6184,
 /// packetization-mode 1) through openh264, the only H.264 codec Debian's GStreamer here has.
 ///
 /// ```
-///   send:    source ─► videoconvert ─► CAPS ─► vp8enc (realtime) ─► rtpvp8pay pt=PT ─► rtpbin send_rtp_sink_1
-///   receive: rtpbin recv_rtp_src_1_* ─► rtpvp8depay ─► vp8dec ─► videoconvert ─► sink
+///   send:    raw video ─► vp8enc (real time) "encoder" ─► rtpvp8pay pt=PT "pay" ─► rtpbin
+///   receive: rtpbin ─► rtpvp8depay "depay" ─► [vp8dec] ─► sink
 /// ```
-enum VideoCodec: String, CaseIterable, Sendable {
+public enum VideoCodec: String, CaseIterable, Sendable {
     /// VP8 (vp8enc/vp8dec, libvpx).
     case vp8 = "VP8"
     /// H.264 constrained baseline, packetization-mode 1 (openh264enc/openh264dec).
@@ -18,26 +18,54 @@ enum VideoCodec: String, CaseIterable, Sendable {
     /// The RTP clock rate of every video payload (RFC 3551).
     static let clockRate = 90_000
 
-    /// The encoder and payloader, low latency: no lookahead, real-time deadline, keyframes at least every `keyframeEvery`
-    /// frames (a receiver that lost one waits at most that long even without PLI), `bitrate` in kbit/s.
+    /// The encoder ("encoder") and payloader ("pay"), low latency: no lookahead, real-time deadline, keyframes at
+    /// least every `keyframeEvery` frames (a receiver that lost one waits at most that long even without PLI),
+    /// `bitrate` in kbit/s.
     func sendChain(payloadType: Int, bitrate: Int = 800, keyframeEvery: Int = 60) -> String {
         switch self {
         case .vp8:
-            "vp8enc deadline=1 lag-in-frames=0 error-resilient=partitions keyframe-max-dist=\(keyframeEvery)"
-                + " target-bitrate=\(bitrate * 1_000) cpu-used=8 ! rtpvp8pay pt=\(payloadType) picture-id-mode=15-bit"
+            "vp8enc name=encoder deadline=1 lag-in-frames=0 error-resilient=partitions keyframe-max-dist=\(keyframeEvery)"
+                + " target-bitrate=\(bitrate * 1_000) cpu-used=8 ! rtpvp8pay name=pay pt=\(payloadType) picture-id-mode=15-bit"
         case .h264:
-            "openh264enc complexity=low rate-control=bitrate bitrate=\(bitrate * 1_000) gop-size=\(keyframeEvery)"
+            "openh264enc name=encoder complexity=low rate-control=bitrate bitrate=\(bitrate * 1_000) gop-size=\(keyframeEvery)"
                 + " ! video/x-h264,profile=constrained-baseline,stream-format=byte-stream"
-                + " ! rtph264pay pt=\(payloadType) config-interval=-1 aggregate-mode=zero-latency"
+                + " ! rtph264pay name=pay pt=\(payloadType) config-interval=-1 aggregate-mode=zero-latency"
+        }
+    }
+
+    /// The depayloader ("depay"): whole frames out, a keyframe asked for (PLI or FIR, by the RTP session) when one
+    /// is missing, nothing given out before the first keyframe.
+    var depayloader: String {
+        switch self {
+        case .vp8: "rtpvp8depay name=depay request-keyframe=true wait-for-keyframe=true"
+        case .h264: "rtph264depay name=depay request-keyframe=true wait-for-keyframe=true ! h264parse"
+        }
+    }
+
+    /// The decoder ("decoder").
+    var decoder: String {
+        switch self {
+        case .vp8: "vp8dec name=decoder"
+        case .h264: "openh264dec name=decoder"
         }
     }
 
     /// The depayloader and decoder.
-    var receiveChain: String {
+    var receiveChain: String { depayloader + " ! " + decoder }
+
+    /// The container a received stream is written to as it came (no decoding, streamable: a file cut short plays up
+    /// to its end), and its file name extension: WebM for VP8, Matroska for H.264.
+    var container: (muxer: String, fileExtension: String) {
         switch self {
-        case .vp8: "rtpvp8depay request-keyframe=true wait-for-keyframe=true ! vp8dec"
-        case .h264: "rtph264depay request-keyframe=true wait-for-keyframe=true ! h264parse ! openh264dec"
+        case .vp8: ("webmmux streamable=true", "webm")
+        case .h264: ("matroskamux streamable=true", "mkv")
         }
+    }
+
+    /// The codec an SDP encoding name names (`VP8`, `H264`, any case).
+    public init?(encodingName: String) {
+        guard let codec = Self.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(encodingName) == .orderedSame }) else { return nil }
+        self = codec
     }
 
     /// The caps of its RTP packets (what the receiving side's jitter buffer needs to know).

@@ -244,6 +244,15 @@ public protocol CallMediaHandler: AnyObject {
     /// How many RTP and RTCP packets arrived for the call so far (a count that only grows), nil when this handler
     /// cannot see them: the engine's media timeout ends a call whose count stops moving while the peer should send.
     func packetsArrived(for conversation: UUID) -> Int?
+    /// Whether it carries calls' video (a port pair of its own per call, ``videoChanged(_:for:)``).
+    var carriesVideo: Bool { get }
+    /// The call's video RTP port (RTCP on the next): reserved on the first ask, the same one after; nil when there is
+    /// none free.
+    func videoPort(for conversation: UUID) -> Int?
+    /// The call's negotiated video changed; nil stops it.
+    func videoChanged(_ video: NegotiatedVideo?, for conversation: UUID)
+    /// The call is over: its video port is free again (nothing when it had none).
+    func releaseVideo(of conversation: UUID)
 }
 
 extension CallMediaHandler {
@@ -275,4 +284,12 @@ extension CallMediaHandler {
     public func statistics(for conversation: UUID) -> CallQuality? { nil }
     /// Unknown: someone else receives the RTP (no media timeout).
     public func packetsArrived(for conversation: UUID) -> Int? { nil }
+    /// No video of its own: descriptions offer video at the fallback port (signalling only).
+    public var carriesVideo: Bool { false }
+    /// No video port of its own.
+    public func videoPort(for conversation: UUID) -> Int? { nil }
+    /// Nothing carries the video.
+    public func videoChanged(_ video: NegotiatedVideo?, for conversation: UUID) {}
+    /// Nothing reserved.
+    public func releaseVideo(of conversation: UUID) {}
 }

@@ -33,19 +33,24 @@ extension SIPUserAgent: CallLegContext {
         if let offer, let security = answerSecurity(for: offer, previous: previous),
             var answer = offer.answer(
                 origin: origin, connectionAddress: endpoint.address ?? ours, audioPort: endpoint.port,
-                supportedCodecs: audioCodecs, localDirection: direction, videoPort: videoPort, telephoneEvents: carriesTones(endpoint.port),
-                ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint), security: security)
+                supportedCodecs: audioCodecs, localDirection: direction,
+                videoPort: offer.isVideo ? videoPort(for: conversation) : nil, telephoneEvents: carriesTones(endpoint.port),
+                ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint), security: security,
+                videoKeys: videoAnswerKeys(for: offer, previous: previous))
         {
+            answer = Self.withoutPlainVideo(answer)
             // ICE only toward an offer with ICE (RFC 8839: an answer without it tells the offerer to go without).
             answer.ice = offer.ice == nil || answer.audioPort == 0 ? nil : endpoint.ice
             return answer
         }
         // No offer (an INVITE without SDP): ours, encrypted when the policy asks for it on any transport.
-        let offer = describe(after: previous, hold: localHold, video: previous?.isVideo == true, endpoint: endpoint, host: ours)
+        let offer = describe(
+            after: previous, hold: localHold, video: previous?.isVideo == true, endpoint: endpoint, host: ours, for: conversation)
         let policy = configuration.mediaEncryption
-        guard previous == nil else { return offer }
-        if policy.offersDTLS, carriesDTLS { return offer.secured(ourDTLS(setup: .actpass)) }
-        return carriesSRTP && (policy.required || policy.offer == .sdes) ? offer.secured(freshSDES()) : offer
+        guard previous == nil else { return securingVideo(of: offer, previous: previous) }
+        if policy.offersDTLS, carriesDTLS { return securingVideo(of: offer.secured(ourDTLS(setup: .actpass)), previous: nil) }
+        return securingVideo(
+            of: carriesSRTP && (policy.required || policy.offer == .sdes) ? offer.secured(freshSDES()) : offer, previous: nil)
     }
 
     /// Our ICE in the answer to a later offer of a call with ICE: when the offer's credentials differ from those the
@@ -110,13 +115,15 @@ extension SIPUserAgent: CallLegContext {
         let ours = previous?.connectionAddress ?? mediaAddress(toward: nil)
         var endpoint = previous.map(Self.endpoint(of:)) ?? MediaEndpoint(address: ours, port: configuration.mediaPort)
         if endpoint.ice != nil, let current = media?.currentICE(for: conversation) { endpoint.ice = current }
-        let offer = describe(after: previous, hold: hold, video: video, endpoint: endpoint, host: ours)
+        let offer = describe(after: previous, hold: hold, video: video, endpoint: endpoint, host: ours, for: conversation)
         // An encrypted call stays encrypted, with the same keys and profile; a DTLS one offers actpass again (RFC 5763
         // §5), and the answer keeps the association by keeping its role.
-        guard let previous else { return offer }
+        guard let previous else { return securingVideo(of: offer, previous: nil) }
         switch previous.audioProtocol.encryption {
-        case .sdes?: return offer.secured(.sdes(previous.crypto), feedback: previous.audioProtocol.hasFeedback)
-        case .dtls?: return offer.secured(ourDTLS(setup: .actpass), feedback: previous.audioProtocol.hasFeedback)
+        case .sdes?:
+            return securingVideo(of: offer.secured(.sdes(previous.crypto), feedback: previous.audioProtocol.hasFeedback), previous: previous)
+        case .dtls?:
+            return securingVideo(of: offer.secured(ourDTLS(setup: .actpass), feedback: previous.audioProtocol.hasFeedback), previous: previous)
         default: return offer
         }
     }
@@ -129,9 +136,9 @@ extension SIPUserAgent: CallLegContext {
 
     /// Our offer at `endpoint` (`host` when it names no address).
     private func describe(
-        after previous: SDPSession?, hold: Bool, video: Bool, endpoint: MediaEndpoint, host: String
+        after previous: SDPSession?, hold: Bool, video: Bool, endpoint: MediaEndpoint, host: String, for conversation: UUID
     ) -> SDPSession {
-        let stream = video ? videoPort.map { SDPVideo(port: $0) } : nil
+        let stream = video ? videoPort(for: conversation).map { SDPVideo(port: $0) } : nil
         let kept = previous?.video.map { SDPVideo(port: 0, transport: $0.transport, formats: Array($0.formats.prefix(1))) }
         let audioPort = endpoint.port
         var offer = SDPSession(
@@ -155,8 +162,58 @@ extension SIPUserAgent: CallLegContext {
         media?.sendsTonesInStream == true && port != configuration.mediaPort && port > 0
     }
 
-    /// Where video would go, when this node takes video (`supportsVideo`): two ports above audio's RTP and RTCP.
-    var videoPort: Int? { manager.configuration.supportsVideo ? configuration.mediaPort + 2 : nil }
+    /// Where the call's video goes, when this node takes video (`supportsVideo`): the media layer's port for it when
+    /// it carries video (reserved on the first ask), else two ports above the fallback audio port (signalling only).
+    /// Nil: no video (none taken, or no free port).
+    func videoPort(for conversation: UUID) -> Int? {
+        guard manager.configuration.supportsVideo else { return nil }
+        guard let media, media.carriesVideo else { return configuration.mediaPort + 2 }
+        guard let port = media.videoPort(for: conversation) else {
+            log.warning("\(conversation): no free RTP port pair for video: the call goes on without it")
+            return nil
+        }
+        return port
+    }
+
+    /// `offer` with its video stream protected as its audio is: SRTP with keys of its own beside SDES audio (the
+    /// ones `previous` gave it, else fresh), refused (port 0) beside DTLS-SRTP audio (video's own handshake is not
+    /// carried yet: docs/media.md), plain beside plain audio.
+    func securingVideo(of offer: SDPSession, previous: SDPSession?) -> SDPSession {
+        guard let video = offer.video, video.isActive else { return offer }
+        var secured = offer
+        switch offer.audioProtocol.encryption {
+        case .sdes?:
+            let kept = previous?.video?.crypto ?? []
+            guard !kept.isEmpty || carriesSRTP, case .sdes(let fresh) = freshSDES() else { secured.video?.port = 0; break }
+            secured.video = video.secured(kept.isEmpty ? fresh : kept)
+        case .dtls?: secured.video?.port = 0
+        case .plain?, nil: secured.video = video.secured(nil)
+        }
+        return secured
+    }
+
+    /// Whether we would take the video of an offer's `stream`: we take video, it is on, and we carry one of its
+    /// formats (no port is reserved to ask).
+    func offersVideoWeTake(_ stream: SDPVideo) -> Bool {
+        manager.configuration.supportsVideo && stream.answer(port: 1, keys: stream.crypto).isActive
+    }
+
+    /// Our keys for answering an SRTP video stream (those of our `previous` description first, RFC 4568 §7.1.4), none
+    /// when it is not one or we carry no SRTP.
+    func videoAnswerKeys(for offer: SDPSession, previous: SDPSession?) -> [SDPCrypto] {
+        guard offer.video?.transportProtocol.encryption == .sdes, carriesSRTP, case .sdes(let fresh) = freshSDES() else { return [] }
+        return (previous?.video?.crypto ?? []) + fresh
+    }
+
+    /// `answer` with its video refused (port 0) where it would go plain beside encrypted audio.
+    static func withoutPlainVideo(_ answer: SDPSession) -> SDPSession {
+        guard answer.audioProtocol.isSecure, let video = answer.video, video.isActive, !video.transportProtocol.isSecure else {
+            return answer
+        }
+        var refused = answer
+        refused.video = SDPVideo(port: 0, transport: video.transport, formats: Array(video.formats.prefix(1)))
+        return refused
+    }
 
     /// The manager's default capabilities, with video when asked and supported.
     func capabilities(video: Bool) -> Conversation.Capabilities {

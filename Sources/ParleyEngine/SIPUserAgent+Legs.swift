@@ -241,6 +241,7 @@ extension SIPUserAgent {
         for running in legTimers.removeValue(forKey: key)?.all ?? [] { environment.cancel(running) }
         if let reinvite = lastReinvites.removeValue(forKey: key) ?? nil { transactions.abandonIfProceeding(reinvite) }
         if let ended = legMedia.removeValue(forKey: key) {
+            if ended.video != nil { media?.videoChanged(nil, for: uuid) }
             if ended.audio != nil {
                 if let final = media?.statistics(for: uuid) { onEvent?(.finalStatistics(uuid, final)) }
                 media?.audioChanged(nil, for: uuid)
@@ -248,6 +249,7 @@ extension SIPUserAgent {
             }
             if let endpoint = ended.endpoint { media?.releaseEndpoint(endpoint, of: uuid) }
         }
+        media?.releaseVideo(of: uuid)
         dispose(consume leg)
     }
 

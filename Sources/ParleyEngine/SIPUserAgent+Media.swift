@@ -9,6 +9,8 @@ struct LegMedia {
     var endpoint: MediaEndpoint?
     /// The audio handed over last.
     var audio: NegotiatedAudio?
+    /// The video handed over last.
+    var video: NegotiatedVideo?
     /// Whether the peer still sends it (the media timeout).
     var inactivity = MediaInactivity()
     /// Why its media failed (DTLS-SRTP could not secure it, ICE found no path), while the call waits to be confirmed
@@ -47,18 +49,22 @@ extension SIPUserAgent {
     func syncMedia(_ uuid: UUID) {
         let key = UUIDKey(uuid)
         let required = configuration.mediaEncryption.required
-        guard let (endpoint, described, unkeyed) = peek(uuid, { leg in
-            leg.descriptions.map { described -> (MediaEndpoint?, NegotiatedAudio?, Bool) in
+        guard let (endpoint, described, unkeyed, video) = peek(uuid, { leg in
+            leg.descriptions.map { described -> (MediaEndpoint?, NegotiatedAudio?, Bool, NegotiatedVideo?) in
                 var audio = described.remote.flatMap {
                     NegotiatedAudio(local: described.local, remote: $0, localHold: described.localHold, requiresEncryption: required)
                 }
+                var video = audio == nil ? nil : described.remote.flatMap {
+                    NegotiatedVideo(local: described.local, remote: $0, localHold: described.localHold)
+                }
                 // Our answer is out and unacknowledged: its INVITE may have come from a spoofed source.
                 audio?.peerConfirmed = leg.stateName != .answering && leg.stateName != .ringing
+                video?.peerConfirmed = audio?.peerConfirmed ?? false
                 let unkeyed = described.remote.map {
                     audio == nil && NegotiatedAudio.lacksAgreedKeys(local: described.local, remote: $0, required: required)
                 } ?? false
-                return (MediaEndpoint(address: described.local.connectionAddress, port: described.local.audioPort), audio, unkeyed)
-            } ?? (nil, nil, false)
+                return (MediaEndpoint(address: described.local.connectionAddress, port: described.local.audioPort), audio, unkeyed, video)
+            } ?? (nil, nil, false, nil)
         }) else { return }
         if unkeyed {
             // An answer without the encryption our offer asked for (or required): the call carries no audio, and ends.
@@ -79,10 +85,13 @@ extension SIPUserAgent {
             known.endpoint = endpoint
         }
         let changed = known.audio != audio, changedVisibly = known.audio?.visible != audio?.visible
+        let videoChanged = known.video != video
         known.audio = audio
+        known.video = video
         legMedia[key] = known
         defer { if known.mediaFailure != nil { endIfMediaFailed(uuid) } }
         if changed { media?.audioChanged(audio, for: uuid) }
+        if videoChanged { media?.videoChanged(video, for: uuid) }
         if changedVisibly {
             if let encryption = audio?.encryption, manager.conversation(uuid)?.encryption == nil {
                 try? manager.reportConversationEvent(.updated(Conversation.Update(encryption: encryption)), for: uuid)

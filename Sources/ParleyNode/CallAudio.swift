@@ -31,6 +31,9 @@ public struct MediaConfiguration: Sendable, Hashable {
     public var accountICE: [String: AccountICE] = [:]
     /// How device audio meets the desktop: PulseAudio's phone role, `--echo-cancel`.
     public var device = DeviceAudio()
+    /// What calls' video sends and where what they receive goes (`--video-source`, `--video-sink`), and the picture;
+    /// nil: calls carry no video (without `--video`).
+    public var video: VideoConfiguration?
     /// `--ringtone`: what an incoming call rings with (and whether the far end's ringing is heard). Only calls whose
     /// sink is the device ring: a headless parleyd (the null sink, files, `--media external` or off) never does.
     public var ringtone = RingtoneChoice.theme
@@ -81,6 +84,23 @@ public struct MediaConfiguration: Sendable, Hashable {
 
     /// Whether a desktop sound server is reachable (PulseAudio's socket, which PipeWire serves too).
     public static var hasSoundServer: Bool { MediaSupport.hasSoundServer }
+}
+
+/// What a node does with calls' video (`parleyd --video`, `--video-source`, `--video-sink`).
+public struct VideoConfiguration: Sendable, Hashable {
+    /// What calls send: the first camera when the machine has one, else the test picture.
+    public var source: VideoSource
+    /// Where what calls receive goes: a window on a desktop, else nowhere.
+    public var sink: VideoSink
+    /// The picture sent (640×480 at 30 fps, 800 kbit/s), made smaller where the peer's `max-fs` asks.
+    public var format = VideoFormat()
+
+    /// A configuration; nil picks the defaults above.
+    public init(source: VideoSource? = nil, sink: VideoSink? = nil) {
+        let environment = ProcessInfo.processInfo.environment
+        self.source = source ?? (FileManager.default.fileExists(atPath: "/dev/video0") ? .camera(device: nil) : .test(pattern: "smpte"))
+        self.sink = sink ?? (environment["WAYLAND_DISPLAY"] != nil || environment["DISPLAY"] != nil ? .window : .null)
+    }
 }
 
 /// ICE for a node's calls (`parleyd --ice`, `--stun-server`, `--turn-server`): where candidates come from and how long
@@ -140,6 +160,10 @@ final class CallAudio: CallMediaHandler {
     var onICEPair: ((UUID, ICESelectedPair?, ICEState) -> Void)?
     var reservations: [Int: RTPPortPool.Reservation] = [:]
     var sessions: [UUID: MediaSession] = [:]
+    /// Calls' video: the port pair each reserved, and its session while video is on.
+    var videoCalls: [UUID: CallVideo] = [:]
+    /// Told of each call's video figures every second (from the call's video queue); set once, before the first call.
+    var onVideoStatistics: (@Sendable (UUID, VideoStatistics) -> Void)?
     /// Merged calls and their conference bridges.
     var conference = ConferenceMembership()
     /// Calls whose local audio a browser carries (issue 45), and the timer that watches their connections.
@@ -184,10 +208,14 @@ final class CallAudio: CallMediaHandler {
         self.pool = try RTPPortPool(host: host, range: configuration.ports)
         self.log = log
         if case .files(let directory) = configuration.sink { try RecordingDirectory.prepare(directory, log: log) }
+        if case .files(let directory)? = configuration.video?.sink { try RecordingDirectory.prepare(directory, log: log) }
     }
 
     // A node that shuts down ends its calls first (BYE), so no session is left here then; any that is, is completed.
-    deinit { sessions.values.forEach { $0.finish() } }
+    deinit {
+        sessions.values.forEach { $0.finish() }
+        videoCalls.values.forEach { $0.session?.finish() }
+    }
 
     /// Never more than the port range holds: beyond, calls would come in without audio.
     var mediaLoad: (calls: Int, capacity: Int?) { (reservations.count, min(configuration.maxCalls, pool.pairs)) }

@@ -150,16 +150,22 @@ enum SDPReader {
         return (rtpmap, ptime, rtcpPort)
     }
 
-    /// An `m=video` stream: port, transport, payload types named by their `a=rtpmap`, direction.
+    /// An `m=video` stream: port, transport, payload types named by their `a=rtpmap`, each format's `a=fmtp` and
+    /// `a=rtcp-fb` (``SDPVideoParameters``, bounded), its `a=crypto` keys, direction.
     private static func videoStream(_ media: UnsafeMutablePointer<sdp_media_t>) throws(SDPParseError) -> SDPVideo {
         guard let portText = string(media.pointee.m_port), let port = SIPSyntax.port(portText),
             let transport = string(media.pointee.m_proto)
         else { throw SDPParseError(reason: "Malformed SDP video line") }
         var names: [Int: String] = [:]
+        var formatLines: [Substring] = []
         for element in OSIPList.elements(cosip_sdp_media_attributes(media)) {
             let attribute = element.assumingMemoryBound(to: sdp_attribute_t.self)
-            guard string(attribute.pointee.a_att_field)?.lowercased() == "rtpmap", let value = string(attribute.pointee.a_att_value)
+            guard let field = string(attribute.pointee.a_att_field)?.lowercased(), let value = string(attribute.pointee.a_att_value)
             else { continue }
+            if field == "fmtp" || field == "rtcp-fb", formatLines.count < SDPVideoParameters.maximumLines {
+                formatLines.append(Substring(field + ":" + value))
+            }
+            guard field == "rtpmap" else { continue }
             let parts = value.split(separator: " ", maxSplits: 1)
             if parts.count == 2, let type = SIPSyntax.decimal(String(parts[0]), limit: 127) {
                 names[type] = String(parts[1].prefix { $0 != "/" })
@@ -171,8 +177,15 @@ enum SDPReader {
             guard let type = SIPSyntax.decimal(text, limit: 127) else { throw SDPParseError(reason: "Malformed SDP payload type") }
             formats.append(SDPVideoFormat(payloadType: type, encodingName: names[type] ?? ""))
         }
-        return SDPVideo(
-            port: port, transport: transport, formats: formats, direction: direction(in: cosip_sdp_media_attributes(media)))
+        var video = SDPVideo(
+            port: port, transport: transport, formats: formats, direction: direction(in: cosip_sdp_media_attributes(media)),
+            crypto: securityAttributes(in: cosip_sdp_media_attributes(media)).crypto)
+        video.parameters = [:]
+        for format in formats.prefix(SDPVideoParameters.maximumFormats) where !format.encodingName.isEmpty {
+            let said = SDPVideoParameters(payloadType: format.payloadType, attributes: formatLines)
+            if said != SDPVideoParameters() { video.parameters[format.payloadType] = said }
+        }
+        return video
     }
 
     /// The first direction attribute in a list of `sdp_attribute_t`.

@@ -211,9 +211,10 @@ public struct SDPSession: Sendable, Hashable {
     /// direction mirrored from the offer's effective direction and narrowed to `localDirection` (our own hold); port 0
     /// if the offer refused the stream. Nil when no codec is common or the protocol cannot be answered (answer 488).
     ///
-    /// An offered video stream is answered too: at `videoPort` when we take video and share a format, else with
-    /// port 0. With `telephoneEvents`, an offered `telephone-event` is answered with the offer's payload type
-    /// (RFC 4733); `ptime` and `rtcpPort` (RFC 3605's `a=rtcp`) are ours.
+    /// An offered video stream is answered too: at `videoPort` when we take video and share a format (SRTP video
+    /// with one of `videoKeys`, its own keys), else with port 0 (``SDPVideo/answer(port:direction:keys:)``). With
+    /// `telephoneEvents`, an offered `telephone-event` is answered with the offer's payload type (RFC 4733); `ptime`
+    /// and `rtcpPort` (RFC 3605's `a=rtcp`) are ours.
     ///
     /// `security` is what we can answer an encrypted offer with. Plain (the default) answers RTP/AVP only. An RTP/AVP
     /// offer is always answered plain, its `a=crypto` lines ignored (as linphone does). `.sdes(ours)` (our key for
@@ -225,7 +226,8 @@ public struct SDPSession: Sendable, Hashable {
     public func answer(
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, supportedCodecs: [SDPCodec] = [.pcmu, .pcma],
         localDirection: SDPDirection = .sendrecv, videoPort: Int? = nil, telephoneEvents: Bool = false,
-        ptime: Int? = nil, rtcpPort: Int? = nil, security: SDPMediaSecurity = .plain, acceptsRTCPMux: Bool = false
+        ptime: Int? = nil, rtcpPort: Int? = nil, security: SDPMediaSecurity = .plain, acceptsRTCPMux: Bool = false,
+        videoKeys: [SDPCrypto] = []
     ) -> SDPSession? {
         let common = codecs.filter(supportedCodecs.contains)
         guard !common.isEmpty, let (answerProtocol, answerSecurity) = securityAnswer(with: security) else { return nil }
@@ -235,7 +237,7 @@ public struct SDPSession: Sendable, Hashable {
             video: video.map { offered in
                 offered.answer(
                     port: videoPort,
-                    direction: (offered.direction ?? effectiveDirection).reversed.intersection(localDirection))
+                    direction: (offered.direction ?? effectiveDirection).reversed.intersection(localDirection), keys: videoKeys)
             }, telephoneEvent: telephoneEvents ? telephoneEvent : nil, ptime: ptime,
             rtcpPort: self.audioPort == 0 ? nil : rtcpPort, opusPayloadType: common.contains(.opus) ? payloadType(of: .opus) : nil,
             rtcpMux: rtcpMux && acceptsRTCPMux)

@@ -13,50 +13,118 @@ public struct SDPVideoFormat: Sendable, Hashable {
         self.encodingName = encodingName
     }
 
-    /// What Parley offers and accepts, in order of preference: VP8 and H.264 at 90 kHz. Only signalling: the video
-    /// itself is not carried yet.
+    /// What Parley offers and accepts, in order of preference: VP8 (RFC 7741) and H.264 (RFC 6184, constrained
+    /// baseline, packetization-mode 1) at 90 kHz.
     public static let supported = [SDPVideoFormat(payloadType: 96, encodingName: "VP8"), SDPVideoFormat(payloadType: 97, encodingName: "H264")]
+
+    /// Whether it is H.264.
+    var isH264: Bool { encodingName.caseInsensitiveCompare("H264") == .orderedSame }
+
+    /// What our descriptions say of this format: the RTCP feedback we take (RFC 4585, RFC 5104: generic NACK, the
+    /// jitter buffer asking again for a lost packet; PLI and FIR, a keyframe), and for H.264 constrained baseline
+    /// level 3.1 in packetization-mode 1 (what openh264 makes and rtph264pay sends: FU-A fragments).
+    var ourParameters: SDPVideoParameters {
+        var parameters = SDPVideoParameters()
+        parameters.feedback = [.nack, .pli, .fir]
+        if isH264 { (parameters.profileLevelID, parameters.packetizationMode) = ("42e01f", 1) }
+        return parameters
+    }
 }
 
-/// The `m=video` stream of a session description (RFC 3264): negotiated and reported, not carried.
+/// The `m=video` stream of a session description (RFC 3264), carried by the media layer (docs/media.md): its port,
+/// profile, formats and their parameters, its own SDES keys when the call's media is SRTP, its direction.
 public struct SDPVideo: Sendable, Hashable {
     /// The RTP port; 0 when the stream is refused or removed.
     public var port: Int
-    /// The transport protocol ("RTP/AVP").
+    /// The transport protocol (`RTP/AVP`, `RTP/SAVP`, with or without F).
     public var transport: String
     /// The formats, in the order listed.
     public var formats: [SDPVideoFormat]
     /// The stream's own direction attribute, if it has one.
     public var direction: SDPDirection?
+    /// Its `a=crypto` lines (SDES keys for this stream alone: RTP/SAVP(F)).
+    public var crypto: [SDPCrypto] = []
+    /// What the description's `a=fmtp` and `a=rtcp-fb` lines say of each format, by payload type (a format they say
+    /// nothing of has none): read from a peer's, ours for each named format of a stream we make with a port.
+    public var parameters: [Int: SDPVideoParameters] = [:]
 
     /// A video stream.
-    public init(port: Int, transport: String = "RTP/AVP", formats: [SDPVideoFormat] = SDPVideoFormat.supported, direction: SDPDirection? = nil) {
+    public init(
+        port: Int, transport: String = "RTP/AVP", formats: [SDPVideoFormat] = SDPVideoFormat.supported, direction: SDPDirection? = nil,
+        crypto: [SDPCrypto] = []
+    ) {
         self.port = port
         self.transport = transport
         self.formats = formats
         self.direction = direction
+        self.crypto = crypto
+        if port != 0 {
+            for format in formats where !format.encodingName.isEmpty { parameters[format.payloadType] = format.ourParameters }
+        }
     }
 
     /// Whether video is on: the stream has a port.
     public var isActive: Bool { port != 0 }
 
-    /// The answer to this offered stream (RFC 3264 §6): the offered formats we support, at `port`; port 0 — the
-    /// stream refused, but still answered so the m-lines line up — when we take no video (`port` nil), the offer
-    /// refused it, or no format is common.
-    public func answer(port: Int?, direction answerDirection: SDPDirection? = nil) -> SDPVideo {
-        let common = formats.filter { offered in
-            SDPVideoFormat.supported.contains { $0.encodingName.caseInsensitiveCompare(offered.encodingName) == .orderedSame }
-        }
-        guard let port, isActive, !common.isEmpty, transport.uppercased() == "RTP/AVP" else {
-            return SDPVideo(port: 0, transport: transport, formats: Array(formats.prefix(1)))
-        }
-        return SDPVideo(port: port, transport: transport, formats: common, direction: answerDirection)
+    /// Its profile.
+    public var transportProtocol: SDPTransportProtocol { SDPTransportProtocol(transport) }
+
+    /// This stream secured for an offer: RTP/SAVP with `crypto` (its own keys), or RTP/AVP without.
+    public func secured(_ crypto: [SDPCrypto]?) -> SDPVideo {
+        var copy = self
+        copy.crypto = crypto ?? []
+        copy.transport = SDPTransportProtocol.rtp(crypto == nil ? .plain : .sdes, feedback: transportProtocol.hasFeedback).text
+        return copy
     }
 
-    /// The stream's SDP lines (`m=`, one `a=rtpmap` per named format, the direction).
+    /// The formats of this (offered) stream we carry, in its order: VP8, and H.264 in packetization-mode 1 only (our
+    /// payloader fragments; mode 0 allows single NAL units alone).
+    public var carriedFormats: [SDPVideoFormat] {
+        formats.filter { offered in
+            guard SDPVideoFormat.supported.contains(where: { $0.encodingName.caseInsensitiveCompare(offered.encodingName) == .orderedSame })
+            else { return false }
+            return !offered.isH264 || parameters[offered.payloadType]?.packetizationMode == 1
+        }
+    }
+
+    /// The answer to this offered stream (RFC 3264 §6): the offered formats we carry, at `port`, in the offer's
+    /// profile; port 0 — the stream refused, but still answered so the m-lines line up — when we take no video
+    /// (`port` nil), the offer refused it, no format is common, or its profile is not one we answer: RTP/AVP(F), or
+    /// RTP/SAVP(F) when `keys` (ours, a line per suite) share a suite with its `a=crypto` (the offer's tag, our key).
+    public func answer(port: Int?, direction answerDirection: SDPDirection? = nil, keys: [SDPCrypto] = []) -> SDPVideo {
+        let refused = SDPVideo(port: 0, transport: transport, formats: Array(formats.prefix(1)))
+        let common = carriedFormats
+        guard let port, isActive, !common.isEmpty else { return refused }
+        var answer = SDPVideo(port: port, transport: transport, formats: common, direction: answerDirection)
+        switch transportProtocol.encryption {
+        case .plain?: return answer
+        case .sdes?:
+            guard let chosen = answerCrypto(from: keys) else { return refused }
+            answer.crypto = [chosen]
+            return answer
+        case .dtls?, nil: return refused
+        }
+    }
+
+    /// The offer's first `a=crypto` line whose suite one of `ours` has, with its tag and our key.
+    func answerCrypto(from ours: [SDPCrypto]) -> SDPCrypto? {
+        for offered in crypto {
+            if let mine = ours.first(where: { $0.suite == offered.suite }),
+                let answer = SDPCrypto(tag: offered.tag, suite: offered.suite, key: mine.key)
+            {
+                return answer
+            }
+        }
+        return nil
+    }
+
+    /// The stream's SDP lines (`m=`, one `a=rtpmap` per named format, each format's `a=fmtp` and `a=rtcp-fb`, the
+    /// keys, the direction).
     func lines(direction sessionDirection: SDPDirection) -> [String] {
         var lines = ["m=video \(port) \(transport)" + formats.map { " \($0.payloadType)" }.joined()]
         lines += formats.filter { !$0.encodingName.isEmpty }.map { "a=rtpmap:\($0.payloadType) \($0.encodingName)/90000" }
+        for format in formats { lines += parameters[format.payloadType]?.lines(payloadType: format.payloadType) ?? [] }
+        lines += crypto.map { "a=crypto:\($0.attributeValue)" }
         lines.append("a=\((direction ?? sessionDirection).rawValue)")
         return lines
     }

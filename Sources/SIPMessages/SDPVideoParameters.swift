@@ -1,4 +1,4 @@
-/// What a video format's `a=fmtp` and `a=rtcp-fb` lines say (issue 47 groundwork): VP8's frame size and rate limits
+/// What a video format's `a=fmtp` and `a=rtcp-fb` lines say: VP8's frame size and rate limits
 /// (RFC 7741 §6.1), H.264's profile and packetization mode (RFC 6184 §8.1), and the RTCP feedback the peer takes
 /// (RFC 4585, RFC 5104): NACK, PLI, FIR, REMB, TMMBR. Read within bounds: a value out of range is dropped (nil), as
 /// if the peer had not said it, so absurd numbers never size a buffer.
@@ -14,13 +14,16 @@ public struct SDPVideoParameters: Sendable, Hashable {
     /// The feedback messages the peer takes for this format (or for every format: `a=rtcp-fb:*`).
     public var feedback: Set<RTCPFeedback> = []
 
+    /// The most `a=fmtp` and `a=rtcp-fb` lines of a stream read, and the most formats given parameters.
+    public static let maximumLines = 64, maximumFormats = 8
+
     /// Nothing said.
     public init() {}
 
     /// The parameters of payload type `payloadType` from a media section's attribute lines (`a=` prefix dropped or
     /// not); lines of other payload types and unknown parameters are skipped. At most 64 lines are read.
     public init(payloadType: Int, attributes: [Substring]) {
-        for raw in attributes.prefix(64) {
+        for raw in attributes.prefix(Self.maximumLines) {
             let line = raw.hasPrefix("a=") ? raw.dropFirst(2) : raw[...]
             if line.hasPrefix("fmtp:"), let rest = Self.forFormat(line.dropFirst(5), payloadType, wildcard: false) {
                 readFormatParameters(rest)
@@ -30,6 +33,17 @@ public struct SDPVideoParameters: Sendable, Hashable {
                 feedback.insert(kind)
             }
         }
+    }
+
+    /// Its lines for `payloadType`: an `a=fmtp` when it says anything of the format, an `a=rtcp-fb` per feedback kind.
+    func lines(payloadType: Int) -> [String] {
+        let values: [String?] = [
+            profileLevelID.map { "profile-level-id=\($0)" }, packetizationMode.map { "packetization-mode=\($0)" },
+            maxFrameSize.map { "max-fs=\($0)" }, maxFrameRate.map { "max-fr=\($0)" },
+        ]
+        let format = values.compactMap { $0 }
+        return (format.isEmpty ? [] : ["a=fmtp:\(payloadType) " + format.joined(separator: ";")])
+            + RTCPFeedback.allCases.filter(feedback.contains).map { "a=rtcp-fb:\(payloadType) \($0.rawValue)" }
     }
 
     /// What follows the payload type when the line is for `payloadType` (or `*` where allowed), else nil.

@@ -56,6 +56,23 @@ extension DaemonOptions {
         }
     }
 
+    /// `--video-source` and `--video-sink`: calls' video when the node takes video (`taken`, `--video`) and carries
+    /// media; nil without `--video`. Said once when GStreamer cannot carry video (the calls then negotiate it only).
+    static func video(_ arguments: inout Arguments, taken: Bool, media: MediaConfiguration?) throws(UsageError) -> VideoConfiguration? {
+        let source = try arguments.option("--video-source")
+        let sink = try arguments.option("--video-sink")
+        guard taken, media != nil else {
+            guard source == nil, sink == nil else { throw UsageError("--video-source and --video-sink go with --video and --media gstreamer") }
+            return nil
+        }
+        if let problem = MediaSupport.videoProblem { DaemonOutput.line(.error, "video negotiated but not carried: \(problem)") }
+        do {
+            return VideoConfiguration(source: try source.map(VideoSource.init(parsing:)), sink: try sink.map(VideoSink.init(parsing:)))
+        } catch {
+            throw UsageError(error.message)
+        }
+    }
+
     /// `--max-recording`: `off`, or a length of 1 s to 7 days as seconds or with a unit (`90s`, `45m`, `2h`).
     static func recordingCap(_ text: String) throws(UsageError) -> Duration? {
         if text == "off" { return nil }

@@ -62,8 +62,13 @@ struct DaemonOptions {
           --dbus on|off           serve org.parley.Parley on the session D-Bus, post call notifications there
                                   and hold logind's sleep inhibitor during calls (default on when a bus is
                                   reachable: DBUS_SESSION_BUS_ADDRESS, the system bus; docs/desktop.md)
-          --video                 take video calls: offer and answer an m=video stream (VP8, H.264) and report
-                                  isVideo (signalling only: no video is carried yet)
+          --video                 take video calls: offer and answer an m=video stream (VP8, H.264), carried
+                                  with --media gstreamer (docs/media.md "Video"), and report isVideo
+          --video-source WHAT     what video calls send: test:PATTERN (smpte, ball, red, blue…), camera,
+                                  camera:/dev/videoN or file:PATH (default: camera when /dev/video0 exists,
+                                  else test:smpte)
+          --video-sink WHERE      where received video goes: window, file:DIR (a WebM or Matroska file per
+                                  call, as received) or null (default: window on a desktop, else null)
           --media MODE            gstreamer: carry calls' audio as RTP on GStreamer (default); external: a
                                   frontend carries it (it names its RTP address in join/start and hears the
                                   negotiated session in mediaChanged events); off: signalling only
@@ -362,6 +367,8 @@ struct DaemonOptions {
             throw UsageError("--record-blocked goes with --accept-from contacts or a list (anyone may ring otherwise)")
         }
         options.node.media = try Self.media(&arguments, external: &options.node.externalMedia)
+        let video = try Self.video(&arguments, taken: options.node.manager.supportsVideo, media: options.node.media)
+        options.node.media?.video = video
         options.node.mediaEncryption = try Self.mediaEncryption(&arguments, media: options.node.media)
         let ice = try Self.ice(&arguments, media: options.node.media)
         options.node.media?.ice = ice

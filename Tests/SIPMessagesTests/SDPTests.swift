@@ -184,7 +184,7 @@ struct SDPTests {
     static let videoOffer = [
         "v=0", "o=peer 1 1 IN IP4 127.0.0.1", "s=-", "c=IN IP4 127.0.0.1", "t=0 0",
         "m=audio 6000 RTP/AVP 0 8", "a=rtpmap:0 PCMU/8000", "m=video 6002 RTP/AVP 100 96", "a=rtpmap:100 H264/90000",
-        "a=rtpmap:96 VP8/90000", "a=sendrecv",
+        "a=rtpmap:96 VP8/90000", "a=fmtp:100 profile-level-id=42e01f;packetization-mode=1", "a=rtcp-fb:* nack pli", "a=sendrecv",
     ]
 
     @Test("a video stream is read, answered with the common formats at our port, refused with port 0 when we take none")
@@ -195,9 +195,16 @@ struct SDPTests {
         let taken = try #require(offer.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000, videoPort: 4002))
         #expect(taken.isVideo && taken.video?.port == 4002 && taken.video?.formats.map(\.payloadType) == [100, 96])
         let text = String(decoding: taken.serialize(), as: UTF8.self)
-        #expect(text.contains("m=video 4002 RTP/AVP 100 96\r\na=rtpmap:100 H264/90000\r\na=rtpmap:96 VP8/90000\r\n"), "\(text)")
+        #expect(text.contains("m=video 4002 RTP/AVP 100 96\r\na=rtpmap:100 H264/90000\r\na=rtpmap:96 VP8/90000\r\n"
+            + "a=fmtp:100 profile-level-id=42e01f;packetization-mode=1\r\na=rtcp-fb:100 nack\r\na=rtcp-fb:100 nack pli\r\n"
+            + "a=rtcp-fb:100 ccm fir\r\na=rtcp-fb:96 nack\r\na=rtcp-fb:96 nack pli\r\na=rtcp-fb:96 ccm fir\r\n"), "\(text)")
+        #expect(offer.video?.parameters[96]?.feedback == [.pli] && offer.video?.parameters[100]?.packetizationMode == 1, "the offer's, read")
         let reread = try SDPSession.parse(taken.serialize())
-        #expect(reread.video?.formats == taken.video?.formats && reread.video?.direction == .sendrecv, "written with a direction")
+        #expect(reread.video == taken.video && reread.video?.direction == .sendrecv, "written with a direction, read back the same")
+        // H.264 in packetization-mode 0 (the default when unsaid) is not one we send: VP8 alone is answered.
+        let modeZero = try Self.sdp(Self.videoOffer.filter { !$0.hasPrefix("a=fmtp:100") })
+        #expect(modeZero.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000, videoPort: 4002)?.video?.formats
+            .map(\.payloadType) == [96])
         let refused = try #require(offer.answer(origin: Self.local, connectionAddress: "192.0.2.4", audioPort: 4000))
         #expect(!refused.isVideo && refused.video?.port == 0, "the m-line is answered with port 0")
         #expect(String(decoding: refused.serialize(), as: UTF8.self).contains("m=video 0 RTP/AVP 100\r\n"))

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The gst-launch description of one call's video pipeline: its own RTP session (rtpbin, AVPF: PLI, FIR and NACK
+/// sent as soon as they are asked) on the video's own port pair, through the same layers as audio's
+/// (``MediaTransport``, ``MediaEncryption``). Nothing from the network goes into the text: addresses, ports, devices,
+/// file names and keys are set as properties afterwards.
+///
+/// ```
+///  source ─ videoconvert ─ videoscale ─ videorate ─ I420 W×H at F fps ─ valve(send) ─ encoder ─ payloader ─┐
+///      ─► rtpbin.send_rtp ─► [security] ─► transport "rtpsink"                                             ◄┘
+///         rtpbin.send_rtcp ─► valve(sendrtcp) ─► [security] ─► transport "rtcpsink"
+///  transport "rtpsrc" ─► [security] ─► rtpbin.recv_rtp ─ (jitter buffer) ─► funnel ─ valve(receive) ─ depayloader ─┐
+///     ┌──────────────────────────────────────────────────────────────────────────────────────────────────────────┘
+///     └► window: decoder ─ videoconvert ─ autovideosink     null: decoder ─ fakesink     file: muxer ─ filesink
+///  transport "rtcpsrc" ─► [security] ─► rtpbin.recv_rtcp
+///  source: videotestsrc "camera" (a pattern) | v4l2src "camera" | filesrc "file" ─ decodebin
+/// ```
+struct VideoPipelineDescription {
+    let codec: VideoCodec
+    /// The payload type in what we send and in what we receive.
+    let payloadType: Int
+    let receivedPayloadType: Int
+    let source: VideoSource
+    let sink: VideoSink
+    /// The picture sent.
+    let format: VideoFormat
+    /// What protects the packets.
+    let security: MediaEncryption
+    /// How packets reach the network.
+    var transport = MediaTransport.udp
+
+    /// The source element's name (the test pattern and the camera's device are set on it).
+    static let source = "camera"
+
+    /// The text for gst_parse_launch.
+    var text: String {
+        let caps = security.receivedMediaType(.rtp).map { media in
+            media + "," + codec.rtpCaps(payloadType: receivedPayloadType).split(separator: ",").dropFirst().joined(separator: ",")
+        }
+        return [
+            // Two streams at most: the peer's, and one that replaces it (a new SSRC after the peer's own restart).
+            "rtpbin name=\(PipelineDescription.rtpbin) latency=100 max-streams=2 rtp-profile=avpf",
+            security.elements,
+            sendChain,
+            security.sending(
+                .rtp, from: "\(PipelineDescription.rtpbin).\(RTPComponent.rtp.sendPad)", to: transport.sender(.rtp, paced: false)),
+            security.sending(
+                .rtcp, from: "\(PipelineDescription.rtpbin).\(RTPComponent.rtcp.sendPad) ! valve name=sendrtcp",
+                to: transport.sender(.rtcp, paced: false)),
+            security.receiving(.rtp, from: transport.receiver(.rtp, caps: caps)),
+            security.receiving(.rtcp, from: transport.receiver(.rtcp, caps: security.receivedMediaType(.rtcp))),
+            receiveChain,
+        ].compactMap { $0 }.joined(separator: " ")
+    }
+
+    /// The source, made the format we send, through the send valve, encoded and payloaded into the session.
+    private var sendChain: String {
+        let sourceText =
+            switch source {
+            case .test: "videotestsrc name=\(Self.source) is-live=true"
+            case .camera: "v4l2src name=\(Self.source)"
+            case .file: "filesrc name=file ! decodebin"
+            }
+        // The valve stops the pictures before the encoder: while we do not send, nothing is encoded.
+        return "\(sourceText) ! videoconvert ! videoscale ! videorate"
+            + " ! video/x-raw,format=I420,width=\(format.width),height=\(format.height),framerate=\(format.frameRate)/1"
+            + " ! valve name=send drop-mode=forward-sticky-events"
+            + " ! \(codec.sendChain(payloadType: payloadType, bitrate: format.bitrate, keyframeEvery: format.frameRate * 2))"
+            + " ! \(PipelineDescription.rtpbin).send_rtp_sink_0"
+    }
+
+    /// What the session's jitter buffer gives out, through the receive valve, depayloaded, to the sink.
+    private var receiveChain: String {
+        let sinkText =
+            switch sink {
+            case .window: "\(codec.decoder) ! videoconvert ! autovideosink sync=false"
+            case .null: "\(codec.decoder) ! fakesink sync=false async=false"
+            case .files: "\(codec.container.muxer) ! filesink name=recording async=false"
+            }
+        return "funnel name=incoming ! valve name=receive drop-mode=transform-to-gap ! \(codec.depayloader) ! \(sinkText)"
+    }
+}

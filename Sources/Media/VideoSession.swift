@@ -1,0 +1,265 @@
+import Foundation
+import Synchronization
+
+/// One call's video: a GStreamer pipeline of its own (``VideoPipelineDescription``) sending the configured source as
+/// RTP from the video's reserved port pair and writing what arrives to the configured sink, beside the call's audio
+/// session and never touching it: video starts and stops (an upgrade, a downgrade) without a glitch in the audio.
+///
+/// ```
+///   init ──► running ──update(direction, awaitsPeer)──► running (valves; a keyframe when sending resumes)
+///             │  │  └──update(codec, address, port, keys, size)──► running (a new pipeline)
+///             │  └──the gate latched onto the peer's NAT (symmetric RTP)──► running, sending there
+///             └──stop()──► stopped (end of stream: a file is completed; the pipeline released)
+/// ```
+/// Every call returns at once: the pipeline is built, changed and torn down on the session's own serial queue.
+public final class VideoSession: @unchecked Sendable {
+    // @unchecked Sendable: the mutable state below is touched only on `queue`; `latest` is behind its mutex.
+
+    /// The reserved local ports.
+    public let reservation: RTPPortPool.Reservation
+    /// What it sends and where what arrives goes.
+    public let source: VideoSource
+    public let sink: VideoSink
+    /// The picture it sends when the peer takes it.
+    public let format: VideoFormat
+    /// The file it writes to (`sink` is `files`), named by the caller (a new pipeline's gets `-2`, `-3`…).
+    public private(set) var recordingPath: String?
+    private let recordingBase: String?
+    private let queue = DispatchQueue(label: "parley-video")
+    private let report: @Sendable (String) -> Void
+    private let statisticsReported: @Sendable (VideoStatistics) -> Void
+    private var parameters: VideoStreamParameters
+    private var pipeline: Pipeline?
+    private var stopped = false
+    private var rebuilds = 0
+    private var poller: DispatchSourceTimer?
+    private var polls = 0
+    private var sockets: (rtp: Int32, rtcp: Int32)?
+    /// The figures read last, and the counts they were computed from (per pipeline: a new one counts from zero).
+    private let latest = Mutex<VideoStatistics?>(nil)
+    private var previousCounts: (sent: Int, received: Int, sentBytes: Int, receivedBytes: Int) = (0, 0, 0, 0)
+    private var countedBefore = VideoStatistics()
+
+    /// Polls (of 100 ms) between two readings of the figures.
+    static let statisticsInterval = 10
+    /// The keys of the frame counters.
+    private static let sentKey = "parley-video-sent", receivedKey = "parley-video-received"
+
+    /// Starts sending and receiving; `report` is told of each failure and `statisticsReported` of the figures every
+    /// second, on the session's queue.
+    public init(
+        reservation: RTPPortPool.Reservation, parameters: VideoStreamParameters, source: VideoSource, sink: VideoSink,
+        format: VideoFormat = VideoFormat(), recordingName: String, report: @escaping @Sendable (String) -> Void = { _ in },
+        statisticsReported: @escaping @Sendable (VideoStatistics) -> Void = { _ in }
+    ) {
+        self.reservation = reservation
+        self.parameters = parameters
+        self.source = source
+        self.sink = sink
+        self.format = format
+        self.report = report
+        self.statisticsReported = statisticsReported
+        if case .files(let directory) = sink {
+            recordingBase = URL(fileURLWithPath: directory).appendingPathComponent(recordingName).path
+        } else {
+            recordingBase = nil
+        }
+        let rtp = dup(reservation.rtp), rtcp = dup(reservation.rtcp)
+        if rtp >= 0, rtcp >= 0 {
+            sockets = (rtp, rtcp)
+        } else {
+            if rtp >= 0 { close(rtp) }
+            if rtcp >= 0 { close(rtcp) }
+        }
+        queue.async { self.start() }
+    }
+
+    deinit {
+        poller?.cancel()
+        pipeline?.finish(waitingMilliseconds: 0)
+        closeSockets()
+    }
+
+    private func closeSockets() {
+        guard let open = sockets else { return }
+        sockets = nil
+        close(open.rtp)
+        close(open.rtcp)
+    }
+
+    /// The figures as last read (at most a second old; nil before the first reading).
+    public var latestStatistics: VideoStatistics? { latest.withLock { $0 } }
+
+    /// Carries a renegotiated stream: a direction change flips valves (a keyframe goes first when sending resumes);
+    /// anything else builds a new pipeline.
+    public func update(_ new: VideoStreamParameters) {
+        queue.async {
+            guard !self.stopped else { return }
+            let old = self.parameters
+            var new = new
+            if !new.hasRemoteAddress, old.hasRemoteAddress {
+                (new.remoteHost, new.remotePort, new.remoteRTCPPort) = (old.remoteHost, old.remotePort, old.remoteRTCPPort)
+            }
+            self.parameters = new
+            var sameStream = new, oldStream = old
+            (sameStream.sends, sameStream.receives, sameStream.awaitsPeer) = (old.sends, old.receives, old.awaitsPeer)
+            (oldStream.sends, oldStream.receives, oldStream.awaitsPeer) = (old.sends, old.receives, old.awaitsPeer)
+            guard sameStream == oldStream, let pipeline = self.pipeline else { return self.rebuild() }
+            if old.awaitsPeer, !new.awaitsPeer { pipeline.resumeSending() }
+            let wasSending = Self.sends(old)
+            self.applyDirection()
+            if !wasSending, Self.sends(new) { pipeline.forceKeyframe(at: "encoder") }
+        }
+    }
+
+    /// Stops sending and receiving; a file is completed. Returns at once; `then` runs on the session's queue after.
+    public func stop(then done: (@Sendable () -> Void)? = nil) {
+        queue.async {
+            self.tearDown()
+            done?()
+        }
+    }
+
+    /// Stops, and waits until the pipeline is gone and a file complete.
+    public func finish() { queue.sync { self.tearDown() } }
+
+    private func tearDown() {
+        guard !stopped else { return }
+        stopped = true
+        poller?.cancel()
+        poller = nil
+        poll()
+        finishPipeline()
+        closeSockets()
+    }
+
+    private func finishPipeline() {
+        guard let pipeline else { return }
+        countedBefore = latestStatistics ?? countedBefore
+        pipeline.finish(waitingMilliseconds: recordingBase == nil ? 0 : 500)
+        self.pipeline = nil
+    }
+
+    private func rebuild() {
+        finishPipeline()
+        rebuilds += 1
+        start()
+    }
+
+    private func start() {
+        do {
+            pipeline = try build()
+        } catch {
+            pipeline = nil
+            report("no video: \(error)")
+        }
+        guard poller == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+        timer.setEventHandler { [weak self] in self?.poll() }
+        timer.resume()
+        poller = timer
+    }
+
+    private func build() throws(MediaError) -> Pipeline {
+        let sent = format.fitting(maxFrameSize: parameters.maxFrameSize, maxFrameRate: parameters.maxFrameRate)
+        let description = VideoPipelineDescription(
+            codec: parameters.codec, payloadType: parameters.payloadType, receivedPayloadType: parameters.receivedPayloadType,
+            source: source, sink: sink, format: sent, security: parameters.encryption)
+        guard let sockets else { throw MediaError("the call's video sockets could not be duplicated") }
+        let built = try Pipeline(description.text)
+        for (component, gate) in ReceiveGate.gates(
+            host: parameters.hasRemoteAddress ? parameters.remoteHost : nil, port: parameters.remotePort,
+            rtcpPort: parameters.remoteRTCPPort, receives: parameters.receives, payloadType: parameters.receivedPayloadType,
+            encryption: parameters.encryption)
+        {
+            try built.gate(component == .rtp ? "rtpsrc" : "rtcpsrc", key: ReceiveGate.key(component), gate)
+        }
+        try built.routeReceivedVideo(
+            from: PipelineDescription.rtpbin, into: "incoming", encodingName: parameters.codec.rawValue,
+            payloadType: parameters.receivedPayloadType)
+        for (component, receiver, sender) in MediaTransport.socketElements {
+            let socket = component == .rtp ? sockets.rtp : sockets.rtcp
+            try built.setSocket(receiver, fd: socket)
+            try built.setSocket(sender, fd: socket)
+        }
+        built.set("rtpsink", "host", parameters.remoteHost)
+        built.set("rtpsink", "port", parameters.remotePort)
+        built.set("rtcpsink", "host", parameters.remoteHost)
+        built.set("rtcpsink", "port", parameters.remoteRTCPPort)
+        switch source {
+        case .test(let pattern): _ = built.set(VideoPipelineDescription.source, "pattern", text: pattern)
+        case .camera(let device): if let device { built.set(VideoPipelineDescription.source, "device", device) }
+        case .file(let path): built.set("file", "location", path)
+        }
+        if let recordingBase {
+            let path = recordingBase + (rebuilds > 0 ? "-\(rebuilds + 1)" : "") + "." + parameters.codec.container.fileExtension
+            recordingPath = path
+            built.set("recording", "location", path)
+        }
+        try built.countFrames(at: "encoder", key: Self.sentKey)
+        try built.countFrames(at: "depay", key: Self.receivedKey)
+        previousCounts = (0, 0, 0, 0)
+        try parameters.encryption.key(built, connection: "parley-video-" + UUID().uuidString)
+        if parameters.awaitsPeer { try built.stopSending(at: MediaTransport.socketElements.map(\.sender)) }
+        Self.applyDirection(parameters, to: built)
+        try built.play()
+        return built
+    }
+
+    /// Whether video goes out: we send, to an address, to a peer that acknowledged our answer.
+    private static func sends(_ parameters: VideoStreamParameters) -> Bool {
+        parameters.sends && parameters.hasRemoteAddress && !parameters.awaitsPeer
+    }
+
+    private func applyDirection() {
+        if let pipeline { Self.applyDirection(parameters, to: pipeline) }
+    }
+
+    private static func applyDirection(_ parameters: VideoStreamParameters, to pipeline: Pipeline) {
+        pipeline.set("send", "drop", !sends(parameters))
+        pipeline.set("receive", "drop", !parameters.receives)
+        pipeline.set("sendrtcp", "drop", !parameters.hasRemoteAddress || parameters.awaitsPeer)
+    }
+
+    /// Empties the bus (errors reported), follows a latch, and every second reads the frame counts.
+    private func poll() {
+        guard let pipeline else { return }
+        if let error = pipeline.poll().error { report("video: \(error)") }
+        if let moved = pipeline.readGate(ReceiveGate.key(.rtp))?.latchedTo {
+            pipeline.set("rtpsink", "host", moved.host)
+            pipeline.set("rtpsink", "port", moved.port)
+            pipeline.set("rtcpsink", "host", moved.host)
+            pipeline.set("rtcpsink", "port", moved.port + 1)
+            pipeline.gateAccept(ReceiveGate.key(.rtcp), host: moved.host, port: nil)
+        }
+        polls += 1
+        guard polls % Self.statisticsInterval == 0 else { return }
+        let figures = readStatistics(of: pipeline)
+        latest.withLock { $0 = figures }
+        statisticsReported(figures)
+    }
+
+    /// The figures of the stream so far (pipelines before this one included), rates over the last interval.
+    private func readStatistics(of pipeline: Pipeline) -> VideoStatistics {
+        let seconds = Double(Self.statisticsInterval) / 10
+        var figures = countedBefore
+        if let sent = pipeline.frames(Self.sentKey) {
+            figures.framesSent = countedBefore.framesSent + sent.frames
+            figures.keyframesSent = countedBefore.keyframesSent + sent.keyframes
+            figures.sentFrameRate = Double(sent.frames - previousCounts.sent) / seconds
+            figures.sentKilobits = (sent.bytes - previousCounts.sentBytes) * 8 / 1_000 / Int(seconds)
+            (figures.sentWidth, figures.sentHeight) = (sent.width, sent.height)
+            (previousCounts.sent, previousCounts.sentBytes) = (sent.frames, sent.bytes)
+        }
+        if let received = pipeline.frames(Self.receivedKey) {
+            figures.framesReceived = countedBefore.framesReceived + received.frames
+            figures.keyframesReceived = countedBefore.keyframesReceived + received.keyframes
+            figures.receivedFrameRate = Double(received.frames - previousCounts.received) / seconds
+            figures.receivedKilobits = (received.bytes - previousCounts.receivedBytes) * 8 / 1_000 / Int(seconds)
+            if received.width > 0 { (figures.receivedWidth, figures.receivedHeight) = (received.width, received.height) }
+            (previousCounts.received, previousCounts.receivedBytes) = (received.frames, received.bytes)
+        }
+        return figures
+    }
+}

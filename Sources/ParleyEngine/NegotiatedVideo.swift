@@ -1,0 +1,78 @@
+import Foundation
+import SIPMessages
+
+/// A call's video as the offer and the answer settled it: what a media layer needs to send and receive the video
+/// stream (RTP on its own port pair, beside the audio's).
+public struct NegotiatedVideo: Sendable, Hashable {
+    /// Our video RTP port (RTCP on the next).
+    public var localPort: Int
+    /// Where the peer receives video: its `c=` address and its video port (RTCP on the next).
+    public var remoteAddress: String
+    /// The peer's video RTP port.
+    public var remotePort: Int
+    /// The format's encoding name, as our side spells it: `VP8` or `H264`.
+    public var encodingName: String
+    /// Its payload type in what we send (the peer's description's).
+    public var payloadType: Int
+    /// Its payload type in what the peer sends (ours).
+    public var localPayloadType: Int
+    /// Whether we send video: both directions allow it and we do not hold the call.
+    public var sends: Bool
+    /// Whether we take what arrives.
+    public var receives: Bool
+    /// The RTCP feedback the peer takes for the format (`a=rtcp-fb`): NACK, PLI, FIR…
+    public var peerFeedback: Set<RTCPFeedback>
+    /// The largest frame (16×16 macroblocks) and highest rate the peer takes (VP8's `max-fs`, `max-fr`), if it said.
+    public var maxFrameSize: Int?
+    public var maxFrameRate: Int?
+    /// The stream's own SDES keys when it is SRTP (never the audio's).
+    public var srtp: SRTPKeying?
+    /// Whether the peer has shown it receives our description (as ``NegotiatedAudio/peerConfirmed``).
+    public var peerConfirmed = true
+
+    /// How the video is protected, as the control API names it: `sdes`, or nil for plain RTP.
+    public var encryption: String? { srtp != nil ? "sdes" : nil }
+
+    /// The video of `local` and `remote`: nil when either has no active video stream, no format is common, or the
+    /// streams do not agree on keys where either is encrypted. Video never goes plain beside encrypted audio: a call
+    /// whose audio is SRTP carries video only as SRTP with its own keys.
+    init?(local: SDPSession, remote: SDPSession, localHold: Bool) {
+        guard let ours = local.video, let theirs = remote.video, ours.isActive, theirs.isActive, local.audioPort > 0,
+            let format = theirs.formats.first(where: { format in
+                ours.formats.contains { $0.encodingName.caseInsensitiveCompare(format.encodingName) == .orderedSame }
+            }),
+            let localFormat = ours.formats.first(where: { $0.encodingName.caseInsensitiveCompare(format.encodingName) == .orderedSame })
+        else { return nil }
+        let encrypted = ours.transportProtocol.isSecure || theirs.transportProtocol.isSecure || local.audioProtocol.isSecure
+        if encrypted {
+            guard ours.transportProtocol.encryption == .sdes, theirs.transportProtocol.encryption == .sdes,
+                let keys = Self.agreedKeys(ours.crypto, theirs.crypto)
+            else { return nil }
+            srtp = keys
+        }
+        localPort = ours.port
+        remoteAddress = remote.connectionAddress
+        remotePort = theirs.port
+        encodingName = localFormat.encodingName.uppercased()
+        payloadType = format.payloadType
+        localPayloadType = localFormat.payloadType
+        let ourDirection = ours.direction ?? local.direction
+        let theirDirection = theirs.direction ?? remote.effectiveDirection
+        sends = !localHold && ourDirection.sends && theirDirection.receives
+        receives = !localHold && ourDirection.receives && theirDirection.sends
+        let said = theirs.parameters[format.payloadType] ?? SDPVideoParameters()
+        peerFeedback = said.feedback
+        maxFrameSize = said.maxFrameSize
+        maxFrameRate = said.maxFrameRate
+    }
+
+    /// The peer's first line whose tag and suite one of ours has.
+    static func agreedKeys(_ ours: [SDPCrypto], _ theirs: [SDPCrypto]) -> SRTPKeying? {
+        for line in theirs {
+            if let mine = ours.first(where: { $0.tag == line.tag && $0.suite == line.suite }) {
+                return SRTPKeying(suite: line.suite, tag: line.tag, sendKey: mine.key, receiveKey: line.key)
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Media
+import ParleyEngine
+
+/// One call's video in a node: the port pair it reserved (kept for the call's life, so a downgrade and a new upgrade
+/// reuse it) and its session while video is on.
+struct CallVideo {
+    /// The reserved RTP/RTCP pair.
+    let reservation: RTPPortPool.Reservation
+    /// The session carrying the video, while the negotiated video is on.
+    var session: VideoSession?
+}
+
+/// Calls' video for the engine (`--video`): a ``VideoSession`` per call, on a second port pair from the node's pool,
+/// started, changed and stopped as the negotiated video comes and goes (the audio session is never touched).
+extension CallAudio {
+    /// Whether calls carry video: the node takes video and GStreamer has VP8's elements.
+    var carriesVideo: Bool { configuration.video != nil && MediaSupport.videoProblem == nil }
+
+    func videoPort(for conversation: UUID) -> Int? {
+        if let known = videoCalls[conversation] { return known.reservation.port }
+        guard carriesVideo, let reservation = pool.reserve() else { return nil }
+        videoCalls[conversation] = CallVideo(reservation: reservation)
+        return reservation.port
+    }
+
+    func videoChanged(_ video: NegotiatedVideo?, for conversation: UUID) {
+        guard let configuration = configuration.video, var call = videoCalls[conversation] else { return }
+        guard let video, let parameters = videoParameters(video, of: conversation) else {
+            if let session = call.session {
+                call.session = nil
+                videoCalls[conversation] = call
+                let file = session.recordingPath
+                session.stop { [log] in if let file { log.info("\(conversation): video recording complete: \(file)") } }
+                log.info("\(conversation): video stopped")
+            }
+            return
+        }
+        if let session = call.session {
+            session.update(parameters)
+            return
+        }
+        call.session = VideoSession(
+            reservation: call.reservation, parameters: parameters, source: configuration.source, sink: configuration.sink,
+            format: configuration.format, recordingName: conversation.uuidString + "-video",
+            report: { [log] failure in log.error("\(conversation): \(failure)") },
+            statisticsReported: { [onVideoStatistics] figures in onVideoStatistics?(conversation, figures) })
+        videoCalls[conversation] = call
+        log.info("\(conversation): video \(video.encodingName) to \(video.remoteAddress):\(video.remotePort) from port "
+            + "\(video.localPort), \(video.srtp.map { "encrypted: SRTP \($0.suite.rawValue) keyed by SDES" } ?? "not encrypted")")
+    }
+
+    func releaseVideo(of conversation: UUID) {
+        guard let call = videoCalls.removeValue(forKey: conversation) else { return }
+        call.session?.stop()
+        pool.release(call.reservation.port)
+    }
+
+    /// The call's video figures as last read.
+    func videoStatistics(for conversation: UUID) -> VideoStatistics? {
+        videoCalls[conversation]?.session?.latestStatistics
+    }
+
+    /// The media layer's stream for what the descriptions agreed; nil (said) for a codec this GStreamer lacks.
+    private func videoParameters(_ video: NegotiatedVideo, of conversation: UUID) -> VideoStreamParameters? {
+        guard let codec = VideoCodec(encodingName: video.encodingName), codec == .vp8 || MediaSupport.hasH264 else {
+            log.error("\(conversation): the call agreed on \(video.encodingName) video, which this GStreamer cannot carry: no video")
+            return nil
+        }
+        var parameters = VideoStreamParameters(
+            codec: codec, payloadType: video.payloadType, receivedPayloadType: video.localPayloadType,
+            remoteHost: video.remoteAddress, remotePort: video.remotePort, sends: video.sends, receives: video.receives)
+        if MediaDestination.isUnspecified(video.remoteAddress)
+            || MediaDestination.refusal(of: video.remoteAddress, local: host) != nil
+        {
+            parameters.remoteHost = "0.0.0.0"
+            parameters.sends = false
+        }
+        parameters.encryption = Self.encryption(video.srtp)
+        parameters.awaitsPeer = !video.peerConfirmed
+        parameters.maxFrameSize = video.maxFrameSize
+        parameters.maxFrameRate = video.maxFrameRate
+        return parameters
+    }
+}
