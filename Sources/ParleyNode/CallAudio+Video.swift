@@ -9,6 +9,8 @@ struct CallVideo {
     let reservation: RTPPortPool.Reservation
     /// The session carrying the video, while the negotiated video is on.
     var session: VideoSession?
+    /// Sessions started so far (each upgrade starts one): the second's file is `…-video-2`.
+    var started = 0
 }
 
 /// Calls' video for the engine (`--video`): a ``VideoSession`` per call, on a second port pair from the node's pool,
@@ -40,9 +42,10 @@ extension CallAudio {
             session.update(parameters)
             return
         }
+        call.started += 1
         call.session = VideoSession(
             reservation: call.reservation, parameters: parameters, source: configuration.source, sink: configuration.sink,
-            format: configuration.format, recordingName: conversation.uuidString + "-video",
+            format: configuration.format, recordingName: conversation.uuidString + "-video" + (call.started > 1 ? "-\(call.started)" : ""),
             report: { [log] failure in log.error("\(conversation): \(failure)") },
             statisticsReported: { [onVideoStatistics] figures in onVideoStatistics?(conversation, figures) })
         videoCalls[conversation] = call
