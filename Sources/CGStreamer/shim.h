@@ -433,6 +433,10 @@ typedef struct {
     guint peer_fraction_lost;
     guint peer_jitter;
     guint round_trip;
+    // RTCP feedback (RFC 4585, 5104): keyframe requests (PLI, FIR) and NACKs the peer sent about our stream, and
+    // those we sent about its.
+    guint pli_received, fir_received, nack_received;
+    guint pli_sent, fir_sent, nack_sent;
 } ParleyRTPStats;
 
 /// Reads the figures of the rtpbin `name` (its internal RTPSession's `stats`: one structure per SSRC, ours marked
@@ -465,7 +469,13 @@ static inline int parley_gst_rtp_stats(GstElement *pipeline, const char *name, P
             gst_structure_get_boolean(source, "internal", &internal);
             if (internal) {
                 if (gst_structure_get_uint64(source, "packets-sent", &count)) out->packets_sent += count;
+                if (gst_structure_get_uint(source, "recv-pli-count", &unsigned_value)) out->pli_received += unsigned_value;
+                if (gst_structure_get_uint(source, "recv-fir-count", &unsigned_value)) out->fir_received += unsigned_value;
+                if (gst_structure_get_uint(source, "recv-nack-count", &unsigned_value)) out->nack_received += unsigned_value;
             } else {
+                if (gst_structure_get_uint(source, "sent-pli-count", &unsigned_value)) out->pli_sent += unsigned_value;
+                if (gst_structure_get_uint(source, "sent-fir-count", &unsigned_value)) out->fir_sent += unsigned_value;
+                if (gst_structure_get_uint(source, "sent-nack-count", &unsigned_value)) out->nack_sent += unsigned_value;
                 // A remote source's rb-* fields are the last report block it sent about our stream.
                 gst_structure_get_boolean(source, "have-rb", &have_rb);
                 if (have_rb) {

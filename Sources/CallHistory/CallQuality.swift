@@ -32,6 +32,8 @@ public struct CallQuality: Sendable, Hashable, Codable {
     public var iceLocalType: String?
     /// With ICE, the kind of the peer's candidate.
     public var iceRemoteType: String?
+    /// The call's video figures, when it had video (nil without, and in records written before video was carried).
+    public var video: VideoQuality?
 
     /// Figures.
     public init(

@@ -93,11 +93,14 @@ public struct MediaChanged: Codable, Sendable, Equatable {
     public var conversation: String
     /// The session now, or null: the call carries no audio now (it ended, or an offer refused the stream).
     @Nullable public var media: MediaInfo?
+    /// The video session now, or null: no video now.
+    @Nullable public var video: VideoInfo?
 
     /// An event.
-    public init(conversation: String, media: MediaInfo?) {
+    public init(conversation: String, media: MediaInfo?, video: VideoInfo? = nil) {
         self.conversation = conversation
         self.media = media
+        self.video = video
     }
 }
 
@@ -129,13 +132,16 @@ public struct MediaStatsInfo: Codable, Sendable, Equatable {
     @Nullable public var iceLocalType: String?
     /// With ICE, the kind of the peer's candidate, else null.
     @Nullable public var iceRemoteType: String?
+    /// The call's video figures since video began, or null: it never had video.
+    @Nullable public var video: VideoStatsInfo?
 
     /// Figures.
     public init(
         codec: String, packetsSent: Int, packetsReceived: Int, packetsLost: Int, lossPercent: Double, jitterMs: Int,
         peerPacketsLost: Int?, peerJitterMs: Int?, roundTripMs: Int?, packetsDropped: Int = 0, iceLocalType: String? = nil,
-        iceRemoteType: String? = nil
+        iceRemoteType: String? = nil, video: VideoStatsInfo? = nil
     ) {
+        self.video = video
         self.iceLocalType = iceLocalType
         self.iceRemoteType = iceRemoteType
         self.packetsDropped = packetsDropped
@@ -190,11 +196,14 @@ public struct MediaStatsResult: Codable, Sendable, Equatable {
     @Nullable public var media: MediaInfo?
     /// The figures, or null (no reading yet, or a frontend carries the audio).
     @Nullable public var stats: MediaStatsInfo?
+    /// The negotiated video session, or null (no video now).
+    @Nullable public var video: VideoInfo?
 
     /// A result.
-    public init(conversation: String, media: MediaInfo?, stats: MediaStatsInfo?) {
+    public init(conversation: String, media: MediaInfo?, stats: MediaStatsInfo?, video: VideoInfo? = nil) {
         self.conversation = conversation
         self.media = media
         self.stats = stats
+        self.video = video
     }
 }

@@ -28,7 +28,8 @@ public enum ControlReference {
     /// The shapes other members refer to, in the order the Shapes section lists them.
     public static let namedShapes: [any ControlShape.Type] = [
         ConversationInfo.self, HandleInfo.self, ActionResult.self, ControlError.self, ControlError.Details.self,
-        HistoryRecordInfo.self, MediaInfo.self, MediaStatsInfo.self, RegistrationInfo.self, DaemonFacts.self,
+        HistoryRecordInfo.self, MediaInfo.self, MediaStatsInfo.self, VideoInfo.self, VideoStatsInfo.self, RegistrationInfo.self,
+        DaemonFacts.self,
         StatusCounters.self, StatusLimits.self, ContactInfo.self, GroupSessionData.self, GroupActivity.self,
         GroupParticipantInfo.self, GroupSendResult.self, CollaborationData.self, CollaborationParticipantData.self,
         CollaborationMetadataInfo.self, NameComponentsInfo.self, ShareOptionsInfo.self, OptionsGroupInfo.self,

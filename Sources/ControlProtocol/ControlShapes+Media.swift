@@ -89,13 +89,14 @@ extension MediaStatsInfo: ControlShape {
             "iceLocalType", .nullable(.oneOf(["host", "srflx", "prflx", "relay"])),
             "with ICE, the kind of our candidate the RTP goes between (kept in the call's history record too); null without ICE"),
         ControlField("iceRemoteType", .nullable(.oneOf(["host", "srflx", "prflx", "relay"])), "with ICE, the kind of the peer's candidate"),
+        ControlField("video", .nullable(.object(VideoStatsInfo.self)), "the call's video figures since video began; null: it never had video"),
     ]
 
     /// Before and after the peer's first receiver report.
     public static let examples = [
         MediaStatsInfo(
             codec: "PCMU", packetsSent: 2900, packetsReceived: 2897, packetsLost: 3, lossPercent: 0.1, jitterMs: 2,
-            peerPacketsLost: 0, peerJitterMs: 1, roundTripMs: 12, packetsDropped: 40),
+            peerPacketsLost: 0, peerJitterMs: 1, roundTripMs: 12, packetsDropped: 40, video: VideoStatsInfo.examples[0]),
         MediaStatsInfo(
             codec: "PCMU", packetsSent: 1500, packetsReceived: 1498, packetsLost: 0, lossPercent: 0, jitterMs: 3,
             peerPacketsLost: 0, peerJitterMs: 2, roundTripMs: 31, iceLocalType: "srflx", iceRemoteType: "relay"),
@@ -113,10 +114,14 @@ extension MediaChanged: ControlShape {
     public static let fields = [
         ControlField("conversation", .string, "the conversation's uuid"),
         ControlField("media", .nullable(.object(MediaInfo.self)), "the session now; null: no audio now (it ended, or an offer refused the stream)"),
+        ControlField(
+            "video", .nullable(.object(VideoInfo.self)),
+            "the video session now (an upgrade, a downgrade, a hold change it); null: no video now"),
     ]
 
-    /// A session, and none.
+    /// A session with video, one without, and none.
     public static let examples = [
+        MediaChanged(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", media: MediaInfo.examples[0], video: VideoInfo.examples[0]),
         MediaChanged(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", media: MediaInfo.examples[0]),
         MediaChanged(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", media: nil),
     ]
@@ -168,12 +173,14 @@ extension MediaStatsResult: ControlShape {
         ControlField(
             "stats", .nullable(.object(MediaStatsInfo.self)),
             "its figures; null before the first reading, or when a frontend carries the audio (`--media external`)"),
+        ControlField("video", .nullable(.object(VideoInfo.self)), "the negotiated video session; null: no video now"),
     ]
 
     /// A live call, and a call without audio.
     public static let examples = [
         MediaStatsResult(
-            conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", media: MediaInfo.examples[0], stats: MediaStatsInfo.examples[0]),
+            conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", media: MediaInfo.examples[0], stats: MediaStatsInfo.examples[0],
+            video: VideoInfo.examples[0]),
         MediaStatsResult(conversation: "8C1F0E4B-2A53-4C2B-9E0A-6D1F3B7A9C21", media: nil, stats: nil),
     ]
 }

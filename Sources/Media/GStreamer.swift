@@ -214,6 +214,16 @@ final class Pipeline {
         return RTPStatistics(figures, loss: loss, codec: codec)
     }
 
+    /// The RTCP feedback of the rtpbin `name` so far: keyframe requests (PLI and FIR) and NACKs the peer sent about
+    /// our stream, and those we sent about its; nil when it has no session.
+    func feedbackCounts(of name: String) -> (keyframesAsked: Int, nacksReceived: Int, keyframesRequested: Int, nacksSent: Int)? {
+        guard let raw else { return nil }
+        var figures = ParleyRTPStats()
+        guard parley_gst_rtp_stats(raw, name, &figures) == 0 else { return nil }
+        return (Int(figures.pli_received + figures.fir_received), Int(figures.nack_received),
+                Int(figures.pli_sent + figures.fir_sent), Int(figures.nack_sent))
+    }
+
     /// Keeps the SSRC and sequence number of every RTP packet passing the pad `pad` of the element `name` (rtpbin's
     /// RTP sink: what enters the session), and counts them (``arrivalsTotal``).
     func watchArrivals(at name: String, pad: String) throws(MediaError) {

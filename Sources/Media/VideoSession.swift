@@ -260,6 +260,12 @@ public final class VideoSession: @unchecked Sendable {
             if received.width > 0 { (figures.receivedWidth, figures.receivedHeight) = (received.width, received.height) }
             (previousCounts.received, previousCounts.receivedBytes) = (received.frames, received.bytes)
         }
+        if let feedback = pipeline.feedbackCounts(of: PipelineDescription.rtpbin) {
+            figures.keyframeRequestsReceived = countedBefore.keyframeRequestsReceived + feedback.keyframesAsked
+            figures.keyframeRequestsSent = countedBefore.keyframeRequestsSent + feedback.keyframesRequested
+            figures.nacksReceived = countedBefore.nacksReceived + feedback.nacksReceived
+            figures.nacksSent = countedBefore.nacksSent + feedback.nacksSent
+        }
         return figures
     }
 }

@@ -165,4 +165,10 @@ public struct VideoStatistics: Sendable, Hashable {
     /// Kilobits per second over the last interval, each way (the codec's payload).
     public var sentKilobits = 0
     public var receivedKilobits = 0
+    /// Keyframes the peer asked us for (PLI and FIR), and we asked it for.
+    public var keyframeRequestsReceived = 0
+    public var keyframeRequestsSent = 0
+    /// Generic NACKs the peer sent about our packets, and we sent about its.
+    public var nacksReceived = 0
+    public var nacksSent = 0
 }

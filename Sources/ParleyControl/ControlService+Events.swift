@@ -158,8 +158,8 @@ extension ControlService {
             return [.transferProgress(TransferProgress(
                 conversation: uuid.uuidString, role: transferee ? "transferee" : "transferor", status: status.code,
                 reason: status.reason, final: final))]
-        case .mediaChanged(let uuid, let audio):
-            return [.mediaChanged(MediaChanged(conversation: uuid.uuidString, media: audio.map(Self.media)))]
+        case .mediaChanged(let uuid, let audio, let video):
+            return [.mediaChanged(MediaChanged(conversation: uuid.uuidString, media: audio.map(Self.media), video: video.map(Self.video)))]
         case .mediaStats(let uuid, let quality):
             return [.mediaStats(MediaStats(conversation: uuid.uuidString, stats: Self.stats(quality)))]
         case .audioLevels(let uuid, let heard, let said):
@@ -296,7 +296,27 @@ extension ControlService {
             packetsLost: quality.lostPackets, lossPercent: (quality.lossFraction * 10_000).rounded() / 100,
             jitterMs: Self.rounded(quality.jitterMs), peerPacketsLost: quality.peerLostPackets,
             peerJitterMs: quality.peerJitterMs.map(Self.rounded), roundTripMs: quality.roundTripMs.map(Self.rounded),
-            packetsDropped: quality.packetsDropped ?? 0, iceLocalType: quality.iceLocalType, iceRemoteType: quality.iceRemoteType)
+            packetsDropped: quality.packetsDropped ?? 0, iceLocalType: quality.iceLocalType, iceRemoteType: quality.iceRemoteType,
+            video: quality.video.map(Self.stats))
+    }
+
+    /// The protocol's view of a call's negotiated video.
+    static func video(_ video: NegotiatedVideo) -> VideoInfo {
+        VideoInfo(
+            localPort: video.localPort, remoteAddress: video.remoteAddress, remotePort: video.remotePort, codec: video.encodingName,
+            payloadType: video.payloadType, receivedPayloadType: video.localPayloadType, sends: video.sends, receives: video.receives,
+            encryption: video.encryption, encryptionSuite: video.srtp?.suite.rawValue)
+    }
+
+    /// The protocol's view of a call's video figures.
+    static func stats(_ video: VideoQuality) -> VideoStatsInfo {
+        VideoStatsInfo(
+            codec: video.codec, framesSent: video.framesSent, framesReceived: video.framesReceived,
+            frameRateSent: (video.frameRateSent * 10).rounded() / 10, frameRateReceived: (video.frameRateReceived * 10).rounded() / 10,
+            width: video.width, height: video.height, keyframesSent: video.keyframesSent, keyframesReceived: video.keyframesReceived,
+            keyframeRequestsReceived: video.keyframeRequestsReceived, keyframeRequestsSent: video.keyframeRequestsSent,
+            nacksReceived: video.nacksReceived, nacksSent: video.nacksSent, kilobitsSent: video.kilobitsSent,
+            kilobitsReceived: video.kilobitsReceived)
     }
 
     /// Whole milliseconds (the protocol's one rule for members ending in `Ms`).

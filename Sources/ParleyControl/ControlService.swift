@@ -134,7 +134,7 @@ public final class ControlService: Sendable {
             let uuid = try conversation(params.conversation)
             let result = MediaStatsResult(
                 conversation: uuid.uuidString, media: engine.audio(of: uuid).map(Self.media),
-                stats: engine.quality(of: uuid).map(Self.stats))
+                stats: engine.quality(of: uuid).map(Self.stats), video: engine.video(of: uuid).map(Self.video))
             reply(ControlMessage.result(result, id: id))
         case .silence(let params):
             let uuid = try conversation(params.conversation)

@@ -24,7 +24,7 @@ enum AgentEvent {
     /// A transfer's progress in a call: a NOTIFY's status line, received (we transfer) or sent (we are transferred).
     case transferProgress(UUID, SIPFinalStatus, final: Bool, transferee: Bool)
     /// A call's negotiated audio changed (nil: it has none now), with a media handler.
-    case mediaChanged(UUID, NegotiatedAudio?)
+    case mediaChanged(UUID, NegotiatedAudio?, video: NegotiatedVideo?)
     /// A call's audio figures, just before its audio stops (the leg is forgotten).
     case finalStatistics(UUID, CallQuality)
     /// The final response that refused a call's INVITE, before the leg hears it.

@@ -15,8 +15,8 @@ public enum EngineEvent: Sendable {
     /// A transfer in this conversation progressed: the status line of a NOTIFY we received (we transfer the peer) or
     /// sent (the peer transfers us), and whether it is the last.
     case transferProgress(UUID, SIPFinalStatus, final: Bool, transferee: Bool)
-    /// The conversation's negotiated audio changed (nil: it has none now), when calls carry media.
-    case mediaChanged(UUID, NegotiatedAudio?)
+    /// The conversation's negotiated audio or video changed (nil: it has none now), when calls carry media.
+    case mediaChanged(UUID, NegotiatedAudio?, video: NegotiatedVideo?)
     /// The conversation's audio figures, every two seconds while parleyd carries its audio.
     case mediaStats(UUID, CallQuality)
     /// How loud the conversation's audio is (-dBov, 0–127: RFC 6464's scale; nil: not measured), a few times a

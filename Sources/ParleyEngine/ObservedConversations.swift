@@ -25,6 +25,8 @@ final class ObservedConversations: Sendable {
         var failures: [UUID: String] = [:]
         /// The negotiated audio of calls that have some now.
         var audio: [UUID: NegotiatedAudio] = [:]
+        /// Live calls' negotiated video, while they have some.
+        var video: [UUID: NegotiatedVideo] = [:]
         /// The latest audio figures of live calls (their history record takes the last).
         var quality: [UUID: CallQuality] = [:]
         /// Conversations a push announced: live ones and those still in `ended`.

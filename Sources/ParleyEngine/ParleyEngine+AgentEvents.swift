@@ -22,9 +22,12 @@ extension ParleyEngine {
             emit(.tonesReceived(uuid, digits: digits))
         case .transferProgress(let uuid, let status, let final, let transferee):
             emit(.transferProgress(uuid, status, final: final, transferee: transferee))
-        case .mediaChanged(let uuid, let audio):
-            observed.state.withLock { $0.audio[uuid] = audio }
-            emit(.mediaChanged(uuid, audio))
+        case .mediaChanged(let uuid, let audio, let video):
+            observed.state.withLock {
+                $0.audio[uuid] = audio
+                $0.video[uuid] = video
+            }
+            emit(.mediaChanged(uuid, audio, video: video))
         case .finalStatistics(let uuid, let quality):
             observed.keep(quality, for: uuid)
         case .finalStatus(let uuid, let status):

@@ -25,7 +25,7 @@ extension ParleyEngine {
         case .conversationChanged(let transition):
             let conversation = transition.conversation
             effects = { $0.conversationChanged(conversation.uuid, direction: conversation.direction, state: conversation.state) }
-        case .mediaChanged(let uuid, let audio): effects = { $0.mediaChanged(uuid, hasAudio: audio != nil) }
+        case .mediaChanged(let uuid, let audio, _): effects = { $0.mediaChanged(uuid, hasAudio: audio != nil) }
         case .historyRecorded, .tonesReceived, .transferProgress, .mediaStats, .audioLevels, .actionPerformed, .registrationChanged, .pushHandled,
             .actionSettled, .group, .collaboration, .doNotDisturbChanged, .browserAudioChanged, .audioRouteChanged:
             return

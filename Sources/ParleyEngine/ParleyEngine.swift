@@ -325,6 +325,11 @@ public final class ParleyEngine: ConversationManagerDelegate {
         observed.state.withLock { $0.audio[conversationUUID] }
     }
 
+    /// A live call's negotiated video, when video is on now.
+    public func video(of conversationUUID: UUID) -> NegotiatedVideo? {
+        observed.state.withLock { $0.video[conversationUUID] }
+    }
+
     /// A live call's audio figures as last reported (every two seconds while its audio runs), if any.
     public func quality(of conversationUUID: UUID) -> CallQuality? {
         observed.state.withLock { $0.quality[conversationUUID] }
@@ -469,6 +474,7 @@ public final class ParleyEngine: ConversationManagerDelegate {
                 observed.finalStatuses[conversation.uuid] = nil
                 observed.failures[conversation.uuid] = nil
                 observed.audio[conversation.uuid] = nil
+                observed.video[conversation.uuid] = nil
             } else {
                 observed.states[conversation.uuid] = conversation.state
             }

@@ -245,7 +245,7 @@ extension SIPUserAgent {
             if ended.audio != nil {
                 if let final = media?.statistics(for: uuid) { onEvent?(.finalStatistics(uuid, final)) }
                 media?.audioChanged(nil, for: uuid)
-                onEvent?(.mediaChanged(uuid, nil))
+                onEvent?(.mediaChanged(uuid, nil, video: nil))
             }
             if let endpoint = ended.endpoint { media?.releaseEndpoint(endpoint, of: uuid) }
         }

@@ -100,8 +100,8 @@ extension SIPUserAgent {
                 legMedia[key]?.inactivity.audioChanged(audio, arrived: media?.packetsArrived(for: uuid), now: environment.uptime)
                 if legMedia[key]?.inactivity.isWatching == true { scheduleMediaCheck() }
             }
-            onEvent?(.mediaChanged(uuid, audio))
         }
+        if changedVisibly || videoChanged { onEvent?(.mediaChanged(uuid, audio, video: video)) }
     }
 
     /// The peer's ICE without the candidates that name one of our SIP listeners (counted as dropped): our agent's
@@ -123,7 +123,7 @@ extension SIPUserAgent {
         guard var audio = legMedia[key]?.audio, audio.icePath != path else { return }
         audio.icePath = path
         legMedia[key]?.audio = audio
-        onEvent?(.mediaChanged(uuid, audio))
+        onEvent?(.mediaChanged(uuid, audio, video: legMedia[key]?.video))
     }
 
     /// The call's media failed: `mediaSecurityFailed` (DTLS-SRTP: the peer presented another certificate than its

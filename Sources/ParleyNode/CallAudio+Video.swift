@@ -1,6 +1,20 @@
+import CallHistory
 import Foundation
 import Media
 import ParleyEngine
+import Synchronization
+
+/// Calls' video figures as their sessions last read them (any thread), by conversation: kept after a downgrade (the
+/// call's video so far), dropped when the call is over.
+final class VideoFigures: Sendable {
+    private let figures = Mutex<[UUID: VideoQuality]>([:])
+
+    /// A call's figures.
+    subscript(conversation: UUID) -> VideoQuality? {
+        get { figures.withLock { $0[conversation] } }
+        set { figures.withLock { $0[conversation] = newValue } }
+    }
+}
 
 /// One call's video in a node: the port pair it reserved (kept for the call's life, so a downgrade and a new upgrade
 /// reuse it) and its session while video is on.
@@ -47,7 +61,9 @@ extension CallAudio {
             reservation: call.reservation, parameters: parameters, source: configuration.source, sink: configuration.sink,
             format: configuration.format, recordingName: conversation.uuidString + "-video" + (call.started > 1 ? "-\(call.started)" : ""),
             report: { [log] failure in log.error("\(conversation): \(failure)") },
-            statisticsReported: { [onVideoStatistics] figures in onVideoStatistics?(conversation, figures) })
+            statisticsReported: { [videoFigures, codec = video.encodingName] figures in
+                videoFigures[conversation] = Self.quality(figures, codec: codec)
+            })
         videoCalls[conversation] = call
         log.info("\(conversation): video \(video.encodingName) to \(video.remoteAddress):\(video.remotePort) from port "
             + "\(video.localPort), \(video.srtp.map { "encrypted: SRTP \($0.suite.rawValue) keyed by SDES" } ?? "not encrypted")")
@@ -57,11 +73,18 @@ extension CallAudio {
         guard let call = videoCalls.removeValue(forKey: conversation) else { return }
         call.session?.stop()
         pool.release(call.reservation.port)
+        videoFigures[conversation] = nil
     }
 
-    /// The call's video figures as last read.
-    func videoStatistics(for conversation: UUID) -> VideoStatistics? {
-        videoCalls[conversation]?.session?.latestStatistics
+    /// A video session's figures as the engine and the history keep them.
+    static func quality(_ figures: VideoStatistics, codec: String) -> VideoQuality {
+        VideoQuality(
+            codec: codec, framesSent: figures.framesSent, framesReceived: figures.framesReceived, frameRateSent: figures.sentFrameRate,
+            frameRateReceived: figures.receivedFrameRate, width: figures.receivedWidth, height: figures.receivedHeight,
+            keyframesSent: figures.keyframesSent, keyframesReceived: figures.keyframesReceived,
+            keyframeRequestsReceived: figures.keyframeRequestsReceived, keyframeRequestsSent: figures.keyframeRequestsSent,
+            nacksReceived: figures.nacksReceived, nacksSent: figures.nacksSent, kilobitsSent: figures.sentKilobits,
+            kilobitsReceived: figures.receivedKilobits)
     }
 
     /// The media layer's stream for what the descriptions agreed; nil (said) for a codec this GStreamer lacks.

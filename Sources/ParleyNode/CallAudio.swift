@@ -162,8 +162,8 @@ final class CallAudio: CallMediaHandler {
     var sessions: [UUID: MediaSession] = [:]
     /// Calls' video: the port pair each reserved, and its session while video is on.
     var videoCalls: [UUID: CallVideo] = [:]
-    /// Told of each call's video figures every second (from the call's video queue); set once, before the first call.
-    var onVideoStatistics: (@Sendable (UUID, VideoStatistics) -> Void)?
+    /// Each call's video figures as last read (from the video queues), attached to its audio figures.
+    let videoFigures = VideoFigures()
     /// Merged calls and their conference bridges.
     var conference = ConferenceMembership()
     /// Calls whose local audio a browser carries (issue 45), and the timer that watches their connections.
@@ -296,8 +296,10 @@ final class CallAudio: CallMediaHandler {
                 sink: configuration.sink, recordingName: conversation.uuidString,
                 report: { [log] failure in log.error("\(conversation): \(failure)") },
                 tonesReceived: { [onTonesReceived] digit in onTonesReceived?(conversation, digit) },
-                statisticsReported: { [onStatistics, agent = iceCalls[conversation]?.agent] figures in
-                    onStatistics?(conversation, Self.quality(figures, through: agent))
+                statisticsReported: { [onStatistics, videoFigures, agent = iceCalls[conversation]?.agent] figures in
+                    var quality = Self.quality(figures, through: agent)
+                    quality.video = videoFigures[conversation]
+                    onStatistics?(conversation, quality)
                 },
                 securityReported: { [log, onSecurityFailure] outcome in
                     switch outcome {
@@ -378,7 +380,11 @@ final class CallAudio: CallMediaHandler {
     }
 
     func statistics(for conversation: UUID) -> CallQuality? {
-        sessions[conversation]?.latestStatistics.map { Self.quality($0, through: iceCalls[conversation]?.agent) }
+        sessions[conversation]?.latestStatistics.map {
+            var quality = Self.quality($0, through: iceCalls[conversation]?.agent)
+            quality.video = videoFigures[conversation]
+            return quality
+        }
     }
 
     func packetsArrived(for conversation: UUID) -> Int? {

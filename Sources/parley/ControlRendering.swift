@@ -138,7 +138,23 @@ enum ControlRendering {
         } else {
             lines.append("stats  none yet (read every two seconds while parleyd carries the audio)")
         }
+        if let video = result.video {
+            lines.append(
+                "video  \(video.codec) port \(video.localPort) ⇄ \(video.remoteAddress):\(video.remotePort) \(video.direction)"
+                    + (video.encryption.map { ", encrypted (\($0))" } ?? ", not encrypted"))
+        }
+        if let figures = result.stats?.video {
+            lines.append(Self.videoFigures(figures))
+        }
         return lines.joined(separator: "\n")
+    }
+
+    /// A call's video figures on one line.
+    static func videoFigures(_ figures: VideoStatsInfo) -> String {
+        "frames sent \(figures.framesSent) (\(figures.frameRateSent) fps, \(figures.kilobitsSent) kbit/s) received "
+            + "\(figures.framesReceived) (\(figures.frameRateReceived) fps, \(figures.width)x\(figures.height), \(figures.kilobitsReceived) kbit/s); "
+            + "keyframes asked of us \(figures.keyframeRequestsReceived), by us \(figures.keyframeRequestsSent); "
+            + "NACKs received \(figures.nacksReceived), sent \(figures.nacksSent)"
     }
 
     /// A level (-dBov) as a bar of up to ten marks (one per 6 dB above -60 dBov) and its figure.
@@ -173,6 +189,7 @@ enum ControlRendering {
             return "stats    \(figures.conversation.prefix(8).lowercased()) \(stats.codec) sent \(stats.packetsSent) "
                 + "received \(stats.packetsReceived) lost \(stats.packetsLost) (\(stats.lossPercent) %) jitter \(stats.jitterMs) ms"
                 + (stats.roundTripMs.map { " round trip \($0) ms" } ?? "")
+                + (stats.video.map { "; video " + ControlRendering.videoFigures($0) } ?? "")
         case .audioLevels(let levels):
             return "level    \(levels.conversation.prefix(8).lowercased()) heard \(meter(levels.heard)) said \(meter(levels.said))"
         case .mediaChanged(let change):
@@ -180,6 +197,7 @@ enum ControlRendering {
             guard let media = change.media else { return "media    \(call) none" }
             return "media    \(call) \(media.codec) \(media.localAddress):\(media.localPort) ⇄ "
                 + "\(media.remoteAddress):\(media.remotePort) \(media.direction)"
+                + (change.video.map { "; video \($0.codec) port \($0.localPort) ⇄ \($0.remoteAddress):\($0.remotePort) \($0.direction)" } ?? "")
         case .historyChanged(let change):
             return "history  \(change.change) \(change.records.map(String.init).joined(separator: ", "))"
         case .registrationChanged(let registration):

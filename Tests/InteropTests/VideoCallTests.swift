@@ -73,6 +73,24 @@ struct VideoCallTests {
         _ = try bob.videoPorts()
         let eavesdropper = try LoopbackCapture(port: bobsPort, from: alicesPort)
         Thread.sleep(forTimeInterval: 3)
+        // The control API's view while video is on: the session, and its figures (read every two seconds: the first
+        // reading that counts two seconds of frames, within three more).
+        var report = try Self.parley(["audio", "1", "--json"] + a)
+        var result: [String: Any]?
+        var figures: [String: Any]?
+        for _ in 0..<30 {
+            result = (try JSONSerialization.jsonObject(with: Data(report.output.utf8)) as? [String: Any])?["result"] as? [String: Any]
+            figures = (result?["stats"] as? [String: Any])?["video"] as? [String: Any]
+            if figures?["framesReceived"] as? Int ?? 0 > 60 { break }
+            Thread.sleep(forTimeInterval: 0.1)
+            report = try Self.parley(["audio", "1", "--json"] + a)
+        }
+        let session = result?["video"] as? [String: Any]
+        #expect(session?["codec"] as? String == "VP8" && session?["direction"] as? String == "sendrecv", "\(report.output)")
+        #expect(session?["encryption"] as? String == (encrypted ? "sdes" : nil), "\(report.output)")
+        #expect((figures?["framesReceived"] as? Int ?? 0) > 60 && figures?["width"] as? Int == 640 && figures?["height"] as? Int == 480,
+            "\(report.output)")
+        #expect((25...35).contains(figures?["frameRateReceived"] as? Double ?? 0), "\(report.output)")
         #expect(try Self.parley(["video", "1", "off"] + a).status == 0)
         let seconds = Double((ContinuousClock.now - on).components.attoseconds) / 1e18 + Double((ContinuousClock.now - on).components.seconds)
         try alice.waitForVideoFiles(1)

@@ -247,7 +247,7 @@ struct ExternalMediaTests {
     static func observe(_ harness: EngineHarness) -> MediaEvents {
         let events = MediaEvents()
         harness.engine.observeEvents { event in
-            guard case .mediaChanged(_, let audio) = event else { return }
+            guard case .mediaChanged(_, let audio, _) = event else { return }
             events.seen.append(audio.map { audio in
                 let direction = (audio.sends ? "send" : "") + (audio.receives ? "recv" : "")
                 return "\(audio.codec.encodingName) \(audio.localAddress):\(audio.localPort)→"
