@@ -18,6 +18,7 @@
 #include "loop.h"
 #include "capture.h"
 #include "frames.h"
+#include "rtx.h"
 
 /// Initialises GStreamer once; 0 on success, else -1 with `*error` a malloc'd message (free with parley_gst_free).
 static inline int parley_gst_init(char **error) {

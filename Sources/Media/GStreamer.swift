@@ -92,6 +92,26 @@ final class Pipeline {
         else { throw MediaError("no \(rtpbin) to route") }
     }
 
+    /// Sets up RFC 4588 retransmission on the rtpbin `rtpbin` before its session's send and receive pads are made:
+    /// ours in `payloadType` resent as `retransmission`, the peer's `receivedRetransmission` taken as `receivedPayloadType`.
+    func retransmit(
+        at rtpbin: String, payloadType: Int, retransmission: Int, receivedPayloadType: Int, receivedRetransmission: Int
+    ) throws(MediaError) {
+        guard parley_gst_retransmission(
+            raw, rtpbin, Int32(payloadType), Int32(retransmission), Int32(receivedPayloadType), Int32(receivedRetransmission)) == 0
+        else { throw MediaError("no \(rtpbin) to retransmit through") }
+    }
+
+    /// Tells session 0 of the rtpbin `rtpbin` its stream's bandwidth (its RTCP interval, and so how soon feedback goes).
+    func setSessionBandwidth(at rtpbin: String, kilobits: Int) throws(MediaError) {
+        guard parley_gst_session_bandwidth(raw, rtpbin, Double(kilobits * 1_000)) == 0 else { throw MediaError("no \(rtpbin) session") }
+    }
+
+    /// Links the element `from` to the request pad `pad` of the element `to`.
+    func link(_ from: String, to: String, pad: String) throws(MediaError) {
+        guard parley_gst_link_request(raw, from, to, pad) == 0 else { throw MediaError("\(from) did not link to \(to).\(pad)") }
+    }
+
     /// Counts the frames leaving the element `name`, kept under `key` (``frames(_:)``).
     func countFrames(at name: String, key: String) throws(MediaError) {
         guard parley_gst_count_frames(raw, name, key) == 0 else { throw MediaError("no \(name) to count frames at") }

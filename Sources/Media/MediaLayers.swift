@@ -109,9 +109,10 @@ extension MediaEncryption {
         }
     }
 
-    /// The text that takes `component`'s packets from `receiver` (the transport's element) into the session's pad.
-    func receiving(_ component: RTPComponent, from receiver: String) -> String {
-        let session = "\(PipelineDescription.rtpbin).\(component.receivePad)"
+    /// The text that takes `component`'s packets from `receiver` (the transport's element) into the session's pad, or
+    /// into `into` (an element linked to the session later).
+    func receiving(_ component: RTPComponent, from receiver: String, into: String? = nil) -> String {
+        let session = into ?? "\(PipelineDescription.rtpbin).\(component.receivePad)"
         switch self {
         case .none: return "\(receiver) ! \(session)"
         case .sdes:

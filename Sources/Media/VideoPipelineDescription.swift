@@ -6,11 +6,12 @@ import Foundation
 /// file names and keys are set as properties afterwards.
 ///
 /// ```
-///  source ─ videoconvert ─ videoscale ─ videorate ─ I420 W×H at F fps ─ valve(send) ─ encoder ─ payloader ─┐
-///      ─► rtpbin.send_rtp ─► [security] ─► transport "rtpsink"                                             ◄┘
+///  source ─ videoconvert ─ videoscale ─ videorate ─ I420 W×H at F fps ─ valve(send) ─ encoder ─ payloader "pay" ─┐
+///      ─► rtpbin.send_rtp [rtprtxsend] ─► [security] ─► transport "rtpsink"                                      ◄┘
 ///         rtpbin.send_rtcp ─► valve(sendrtcp) ─► [security] ─► transport "rtcpsink"
-///  transport "rtpsrc" ─► [security] ─► rtpbin.recv_rtp ─ (jitter buffer) ─► funnel ─ valve(receive) ─ depayloader ─┐
-///     ┌──────────────────────────────────────────────────────────────────────────────────────────────────────────┘
+///  transport "rtpsrc" ─► [security] ─► identity "rtpin" ─► rtpbin.recv_rtp [rtprtxreceive] ─ (jitter buffer: NACK)
+///     ─► funnel ─ valve(receive) ─ depayloader ─┐
+///     ┌─────────────────────────────────────────┘
 ///     └► window: decoder ─ videoconvert ─ autovideosink     null: decoder ─ fakesink     file: muxer ─ filesink
 ///  transport "rtcpsrc" ─► [security] ─► rtpbin.recv_rtcp
 ///  source: videotestsrc "camera" (a pattern) | v4l2src "camera" | filesrc "file" ─ decodebin
@@ -31,15 +32,26 @@ struct VideoPipelineDescription {
 
     /// The source element's name (the test pattern and the camera's device are set on it).
     static let source = "camera"
+    /// The elements whose links into the session are made after the pipeline is parsed (``linkSession(_:)``): the
+    /// payloader's, and the received RTP's. rtpbin asks for its retransmission elements as those pads are made.
+    static let sessionInput = "rtpin"
+
+    /// Links the payloader and the received RTP into the session (once retransmission is set up, when it is).
+    static func linkSession(_ pipeline: Pipeline) throws(MediaError) {
+        try pipeline.link("pay", to: PipelineDescription.rtpbin, pad: "send_rtp_sink_0")
+        try pipeline.link(sessionInput, to: PipelineDescription.rtpbin, pad: RTPComponent.rtp.receivePad)
+    }
 
     /// The text for gst_parse_launch.
     var text: String {
         let caps = security.receivedMediaType(.rtp).map { media in
-            media + "," + codec.rtpCaps(payloadType: receivedPayloadType).split(separator: ",").dropFirst().joined(separator: ",")
+            media + "," + codec.rtpCaps(payloadType: receivedPayloadType, feedback: true).split(separator: ",").dropFirst()
+                .joined(separator: ",")
         }
         return [
             // Two streams at most: the peer's, and one that replaces it (a new SSRC after the peer's own restart).
-            "rtpbin name=\(PipelineDescription.rtpbin) latency=100 max-streams=2 rtp-profile=avpf",
+            // 200 ms of jitter buffer: room for a lost packet's NACK and its retransmission to come back in time.
+            "rtpbin name=\(PipelineDescription.rtpbin) latency=200 max-streams=2 rtp-profile=avpf",
             security.elements,
             sendChain,
             security.sending(
@@ -47,7 +59,7 @@ struct VideoPipelineDescription {
             security.sending(
                 .rtcp, from: "\(PipelineDescription.rtpbin).\(RTPComponent.rtcp.sendPad) ! valve name=sendrtcp",
                 to: transport.sender(.rtcp, paced: false)),
-            security.receiving(.rtp, from: transport.receiver(.rtp, caps: caps)),
+            security.receiving(.rtp, from: transport.receiver(.rtp, caps: caps), into: "identity name=\(Self.sessionInput) silent=true"),
             security.receiving(.rtcp, from: transport.receiver(.rtcp, caps: security.receivedMediaType(.rtcp))),
             receiveChain,
         ].compactMap { $0 }.joined(separator: " ")
@@ -66,7 +78,6 @@ struct VideoPipelineDescription {
             + " ! video/x-raw,format=I420,width=\(format.width),height=\(format.height),framerate=\(format.frameRate)/1"
             + " ! valve name=send drop-mode=forward-sticky-events"
             + " ! \(codec.sendChain(payloadType: payloadType, bitrate: format.bitrate, keyframeEvery: format.frameRate * 2))"
-            + " ! \(PipelineDescription.rtpbin).send_rtp_sink_0"
     }
 
     /// What the session's jitter buffer gives out, through the receive valve, depayloaded, to the sink.

@@ -175,6 +175,13 @@ public final class VideoSession: @unchecked Sendable {
         {
             try built.gate(component == .rtp ? "rtpsrc" : "rtcpsrc", key: ReceiveGate.key(component), gate)
         }
+        if let retransmission = parameters.retransmissionPayloadType, let received = parameters.receivedRetransmissionPayloadType {
+            try built.retransmit(
+                at: PipelineDescription.rtpbin, payloadType: parameters.payloadType, retransmission: retransmission,
+                receivedPayloadType: parameters.receivedPayloadType, receivedRetransmission: received)
+        }
+        try VideoPipelineDescription.linkSession(built)
+        try built.setSessionBandwidth(at: PipelineDescription.rtpbin, kilobits: sent.bitrate)
         try built.routeReceivedVideo(
             from: PipelineDescription.rtpbin, into: "incoming", encodingName: parameters.codec.rawValue,
             payloadType: parameters.receivedPayloadType)

@@ -123,6 +123,10 @@ public struct VideoStreamParameters: Sendable, Hashable {
     /// Whether we send and receive.
     public var sends: Bool
     public var receives: Bool
+    /// The retransmission payload types (RFC 4588) in what we send and in what we receive, when both sides take
+    /// NACKs and list RTX; nil: a loss costs a keyframe request.
+    public var retransmissionPayloadType: Int?
+    public var receivedRetransmissionPayloadType: Int?
     /// What protects the stream.
     public var encryption = MediaEncryption.none
     /// Nothing is sent until the peer acknowledged our answer.

@@ -25,6 +25,15 @@ public struct NegotiatedVideo: Sendable, Hashable {
     /// The largest frame (16×16 macroblocks) and highest rate the peer takes (VP8's `max-fs`, `max-fr`), if it said.
     public var maxFrameSize: Int?
     public var maxFrameRate: Int?
+    /// The retransmission format (RFC 4588) both sides list for the codec, when the peer takes NACKs: its payload
+    /// type in what we send (the peer's) and in what the peer sends (ours). Lost packets are then asked for again
+    /// and resent; without it, a loss costs a keyframe (PLI).
+    public var retransmission: (payloadType: Int, localPayloadType: Int)? {
+        guard let payloadType = retransmissionPayloadType, let local = localRetransmissionPayloadType else { return nil }
+        return (payloadType, local)
+    }
+    var retransmissionPayloadType: Int?
+    var localRetransmissionPayloadType: Int?
     /// The stream's own SDES keys when it is SRTP (never the audio's).
     public var srtp: SRTPKeying?
     /// Whether the peer has shown it receives our description (as ``NegotiatedAudio/peerConfirmed``).
@@ -39,7 +48,8 @@ public struct NegotiatedVideo: Sendable, Hashable {
     init?(local: SDPSession, remote: SDPSession, localHold: Bool) {
         guard let ours = local.video, let theirs = remote.video, ours.isActive, theirs.isActive, local.audioPort > 0,
             let format = theirs.formats.first(where: { format in
-                ours.formats.contains { $0.encodingName.caseInsensitiveCompare(format.encodingName) == .orderedSame }
+                !format.isRetransmission
+                    && ours.formats.contains { $0.encodingName.caseInsensitiveCompare(format.encodingName) == .orderedSame }
             }),
             let localFormat = ours.formats.first(where: { $0.encodingName.caseInsensitiveCompare(format.encodingName) == .orderedSame })
         else { return nil }
@@ -64,6 +74,11 @@ public struct NegotiatedVideo: Sendable, Hashable {
         peerFeedback = said.feedback
         maxFrameSize = said.maxFrameSize
         maxFrameRate = said.maxFrameRate
+        if said.feedback.contains(.nack), let theirRTX = theirs.retransmission(of: format.payloadType),
+            let ourRTX = ours.retransmission(of: localFormat.payloadType)
+        {
+            (retransmissionPayloadType, localRetransmissionPayloadType) = (theirRTX, ourRTX)
+        }
     }
 
     /// The peer's first line whose tag and suite one of ours has.

@@ -104,6 +104,8 @@ extension CallAudio {
         }
         parameters.encryption = Self.encryption(video.srtp)
         parameters.awaitsPeer = !video.peerConfirmed
+        (parameters.retransmissionPayloadType, parameters.receivedRetransmissionPayloadType) =
+            (video.retransmission?.payloadType, video.retransmission?.localPayloadType)
         parameters.maxFrameSize = video.maxFrameSize
         parameters.maxFrameRate = video.maxFrameRate
         return parameters

@@ -14,17 +14,28 @@ public struct SDPVideoFormat: Sendable, Hashable {
     }
 
     /// What Parley offers and accepts, in order of preference: VP8 (RFC 7741) and H.264 (RFC 6184, constrained
-    /// baseline, packetization-mode 1) at 90 kHz.
-    public static let supported = [SDPVideoFormat(payloadType: 96, encodingName: "VP8"), SDPVideoFormat(payloadType: 97, encodingName: "H264")]
+    /// baseline, packetization-mode 1) at 90 kHz, each with its retransmission format (RFC 4588's `rtx`, answered
+    /// only beside the format it repeats).
+    public static let supported = [
+        SDPVideoFormat(payloadType: 96, encodingName: "VP8"), SDPVideoFormat(payloadType: 97, encodingName: "H264"),
+        SDPVideoFormat(payloadType: 98, encodingName: "rtx"), SDPVideoFormat(payloadType: 99, encodingName: "rtx"),
+    ]
+
+    /// The formats our RTX formats repeat, by their payload type.
+    static let retransmitted = [98: 96, 99: 97]
 
     /// Whether it is H.264.
     var isH264: Bool { encodingName.caseInsensitiveCompare("H264") == .orderedSame }
+
+    /// Whether it is RFC 4588's retransmission format.
+    public var isRetransmission: Bool { encodingName.caseInsensitiveCompare("rtx") == .orderedSame }
 
     /// What our descriptions say of this format: the RTCP feedback we take (RFC 4585, RFC 5104: generic NACK, the
     /// jitter buffer asking again for a lost packet; PLI and FIR, a keyframe), and for H.264 constrained baseline
     /// level 3.1 in packetization-mode 1 (what openh264 makes and rtph264pay sends: FU-A fragments).
     var ourParameters: SDPVideoParameters {
         var parameters = SDPVideoParameters()
+        guard !isRetransmission else { return parameters }
         parameters.feedback = [.nack, .pli, .fir]
         if isH264 { (parameters.profileLevelID, parameters.packetizationMode) = ("42e01f", 1) }
         return parameters
@@ -60,6 +71,9 @@ public struct SDPVideo: Sendable, Hashable {
         self.crypto = crypto
         if port != 0 {
             for format in formats where !format.encodingName.isEmpty { parameters[format.payloadType] = format.ourParameters }
+            for format in formats where format.isRetransmission {
+                parameters[format.payloadType]?.associatedPayloadType = SDPVideoFormat.retransmitted[format.payloadType]
+            }
         }
     }
 
@@ -77,14 +91,25 @@ public struct SDPVideo: Sendable, Hashable {
         return copy
     }
 
-    /// The formats of this (offered) stream we carry, in its order: VP8, and H.264 in packetization-mode 1 only (our
-    /// payloader fragments; mode 0 allows single NAL units alone).
+    /// The formats of this (offered) stream we carry, in its order: VP8, H.264 in packetization-mode 1 only (our
+    /// payloader fragments; mode 0 allows single NAL units alone), and the retransmission formats of those.
     public var carriedFormats: [SDPVideoFormat] {
-        formats.filter { offered in
-            guard SDPVideoFormat.supported.contains(where: { $0.encodingName.caseInsensitiveCompare(offered.encodingName) == .orderedSame })
+        let media = formats.filter { offered in
+            guard !offered.isRetransmission,
+                SDPVideoFormat.supported.contains(where: { $0.encodingName.caseInsensitiveCompare(offered.encodingName) == .orderedSame })
             else { return false }
             return !offered.isH264 || parameters[offered.payloadType]?.packetizationMode == 1
         }
+        let carried = Set(media.map(\.payloadType))
+        return formats.filter { format in
+            carried.contains(format.payloadType)
+                || (format.isRetransmission && parameters[format.payloadType]?.associatedPayloadType.map(carried.contains) == true)
+        }
+    }
+
+    /// The retransmission format (RFC 4588) of the format `payloadType` in this stream, if it lists one.
+    public func retransmission(of payloadType: Int) -> Int? {
+        formats.first { $0.isRetransmission && parameters[$0.payloadType]?.associatedPayloadType == payloadType }?.payloadType
     }
 
     /// The answer to this offered stream (RFC 3264 §6): the offered formats we carry, at `port`, in the offer's
@@ -96,6 +121,10 @@ public struct SDPVideo: Sendable, Hashable {
         let common = carriedFormats
         guard let port, isActive, !common.isEmpty else { return refused }
         var answer = SDPVideo(port: port, transport: transport, formats: common, direction: answerDirection)
+        // A retransmission format repeats the offer's payload type, whatever numbers the offer chose.
+        for format in common where format.isRetransmission {
+            answer.parameters[format.payloadType] = parameters[format.payloadType]
+        }
         switch transportProtocol.encryption {
         case .plain?: return answer
         case .sdes?:

@@ -11,6 +11,8 @@ public struct SDPVideoParameters: Sendable, Hashable {
     public var profileLevelID: String?
     /// H.264 `packetization-mode` (0, 1 or 2; absent means 0).
     public var packetizationMode: Int?
+    /// RTX's `apt` (RFC 4588): the payload type a retransmission format repeats (0…127).
+    public var associatedPayloadType: Int?
     /// The feedback messages the peer takes for this format (or for every format: `a=rtcp-fb:*`).
     public var feedback: Set<RTCPFeedback> = []
 
@@ -39,7 +41,7 @@ public struct SDPVideoParameters: Sendable, Hashable {
     func lines(payloadType: Int) -> [String] {
         let values: [String?] = [
             profileLevelID.map { "profile-level-id=\($0)" }, packetizationMode.map { "packetization-mode=\($0)" },
-            maxFrameSize.map { "max-fs=\($0)" }, maxFrameRate.map { "max-fr=\($0)" },
+            maxFrameSize.map { "max-fs=\($0)" }, maxFrameRate.map { "max-fr=\($0)" }, associatedPayloadType.map { "apt=\($0)" },
         ]
         let format = values.compactMap { $0 }
         return (format.isEmpty ? [] : ["a=fmtp:\(payloadType) " + format.joined(separator: ";")])
@@ -63,6 +65,7 @@ public struct SDPVideoParameters: Sendable, Hashable {
             case "max-fs": maxFrameSize = number.flatMap { (1...139_264).contains($0) ? $0 : nil }
             case "max-fr": maxFrameRate = number.flatMap { (1...240).contains($0) ? $0 : nil }
             case "packetization-mode": packetizationMode = number.flatMap { (0...2).contains($0) ? $0 : nil }
+            case "apt": associatedPayloadType = number.flatMap { (0...127).contains($0) ? $0 : nil }
             case "profile-level-id":
                 let hex = parts[1]
                 profileLevelID = hex.count == 6 && hex.allSatisfy(\.isHexDigit) ? hex : nil
