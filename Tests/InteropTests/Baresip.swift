@@ -50,10 +50,12 @@ final class Baresip {
     /// (`srtp-mand`, `srtp-mandf`, `dtls_srtp`), loading the module that does it. `modules` are further modules to
     /// load (`ice.so`…); `verbose` adds its debug lines (`-v`: ICE's checks, among others).
     /// `lab` runs it on that side of the NAT lab (`.host1`, `.host2`), listening on `address` there.
+    /// With `video`, it takes video calls: VP8 (`vp8.so`), its `fakevideo` picture as camera and display, and the
+    /// `snapshot` module (`/snapshot_recv FILE.png` saves the next frame it receives).
     init(
         dial: String? = nil, certificate: SelfSignedCertificate? = nil, recordTo: URL? = nil, contacts: [String] = [],
         account: String? = nil, mediaEncryption: String? = nil, modules: [String] = [], verbose: Bool = false,
-        lab: (lab: NATLabScript, side: NATLabScript.Side, address: String)? = nil
+        lab: (lab: NATLabScript, side: NATLabScript.Side, address: String)? = nil, video: Bool = false
     ) throws {
         port = lab == nil ? Interop.freePorts(count: 2) : 5060
         controlPort = lab == nil ? Interop.freePort() : 5555
@@ -64,7 +66,7 @@ final class Baresip {
             let module = mediaEncryption.map { $0.hasPrefix("dtls") ? "dtls_srtp.so" : "srtp.so" }
             try Self.configuration(
                 address: lab?.address, port: port, controlPort: controlPort, certificate: certificate, recordTo: recordTo,
-                modules: (module.map { [$0] } ?? []) + modules
+                modules: (module.map { [$0] } ?? []) + modules + (video ? ["vp8.so", "fakevideo.so", "snapshot.so"] : [])
             ).write(to: directory.appending(path: "config"), atomically: true, encoding: .utf8)
             let encryption = mediaEncryption.map { ";mediaenc=\($0)" } ?? ""
             try ((account ?? "<sip:alice@127.0.0.1:\(port)>;regint=0;answermode=auto\(encryption)") + "\n")
@@ -118,6 +120,9 @@ final class Baresip {
         if let certificate { lines.append("sip_certificate \(certificate.combined.path)") }
         if let recordTo { lines += ["module sndfile.so", "snd_path \(recordTo.path)"] }
         lines += modules.map { "module \($0)" }
+        if modules.contains("fakevideo.so") {
+            lines += ["video_source fakevideo,nil", "video_display fakevideo,nil", "video_size 320x240", "video_fps 15"]
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
