@@ -40,9 +40,11 @@ final class LinphoneAndParleyd {
 
     /// Starts both; `parleyd` gives parleyd's arguments beyond listening, data directory and audio, knowing
     /// linphonec's port. parleyd sends 1,000 Hz. `defaultPort` puts parleyd on 5060 (free: the namespace is ours).
+    /// With `video`, linphonec takes video (`-V -C`: its static picture as camera, no display) and accepts it in
+    /// calls and upgrades, and logs at level 5 (its decoder's lines say what it received).
     init(
         tone: Double = 440, sipOptions: [String] = [], namespace: String? = nil, account: Account? = nil,
-        defaultPort: Bool = false, parleyd: (UInt16) -> [String]
+        defaultPort: Bool = false, video: Bool = false, parleyd: (UInt16) -> [String]
     ) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "parley-linphone-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -72,8 +74,9 @@ final class LinphoneAndParleyd {
             sip_tls_port=0
             default_proxy=\(account == nil ? -1 : 0)
             \(sipOptions.joined(separator: "\n"))
-            \(proxy)[rtp]
+            \(proxy)\(video ? "[video]\ncapture=1\ndisplay=0\nautomatically_initiate=1\nautomatically_accept=1\nsize=vga\n" : "")[rtp]
             audio_rtp_port=\(rtpBase + 98)
+            video_rtp_port=\(rtpBase + 96)
             [storage]
             uri=\(directory.appending(path: "linphone.db").path)
             """.write(to: directory.appending(path: "linphonerc"), atomically: true, encoding: .utf8)
@@ -93,7 +96,7 @@ final class LinphoneAndParleyd {
         let setUp = namespace == nil ? "ip link set lo up && ip route add default dev lo || exit 70" : ""
         let script = """
             \(setUp)
-            linphonec -c '\(directory.appending(path: "linphonerc").path)' -a < '\(fifo)' > '\(directory.appending(path: "linphone.out").path)' 2>&1 &
+            linphonec -c '\(directory.appending(path: "linphonerc").path)' -a \(video ? "-V -C -d 5" : "") < '\(fifo)' > '\(directory.appending(path: "linphone.out").path)' 2>&1 &
             for attempt in $(seq 100); do
                 ss -Hlun "sport = :\(linphonePort)" | grep -q . && break
                 sleep 0.1
