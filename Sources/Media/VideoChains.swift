@@ -18,16 +18,21 @@ public enum VideoCodec: String, CaseIterable, Sendable {
     /// The RTP clock rate of every video payload (RFC 3551).
     static let clockRate = 90_000
 
+    /// The shortest time between two keyframes made on request (a PLI or FIR): a storm of requests costs at most
+    /// two keyframes a second (each is many times a delta frame's size).
+    static let keyframeRequestInterval = Duration.milliseconds(500)
+
     /// The encoder ("encoder") and payloader ("pay"), low latency: no lookahead, real-time deadline, keyframes at
-    /// least every `keyframeEvery` frames (a receiver that lost one waits at most that long even without PLI),
-    /// `bitrate` in kbit/s.
+    /// least every `keyframeEvery` frames (a receiver that lost one waits at most that long even without PLI), and
+    /// on request at most every ``keyframeRequestInterval``; `bitrate` in kbit/s.
     func sendChain(payloadType: Int, bitrate: Int = 800, keyframeEvery: Int = 60) -> String {
-        switch self {
+        let limit = " min-force-key-unit-interval=\(Self.keyframeRequestInterval.components.seconds * 1_000_000_000 + Self.keyframeRequestInterval.components.attoseconds / 1_000_000_000)"
+        return switch self {
         case .vp8:
             "vp8enc name=encoder deadline=1 lag-in-frames=0 error-resilient=partitions keyframe-max-dist=\(keyframeEvery)"
-                + " target-bitrate=\(bitrate * 1_000) cpu-used=8 ! rtpvp8pay name=pay pt=\(payloadType) picture-id-mode=15-bit"
+                + " target-bitrate=\(bitrate * 1_000) cpu-used=8\(limit) ! rtpvp8pay name=pay pt=\(payloadType) picture-id-mode=15-bit"
         case .h264:
-            "openh264enc name=encoder complexity=low rate-control=bitrate bitrate=\(bitrate * 1_000) gop-size=\(keyframeEvery)"
+            "openh264enc name=encoder complexity=low rate-control=bitrate bitrate=\(bitrate * 1_000) gop-size=\(keyframeEvery)\(limit)"
                 + " ! video/x-h264,profile=constrained-baseline,stream-format=byte-stream"
                 + " ! rtph264pay name=pay pt=\(payloadType) config-interval=-1 aggregate-mode=zero-latency"
         }
