@@ -50,8 +50,19 @@ struct VideoCallTests {
 
     static func parley(_ arguments: [String]) throws -> ControlCLITests.Run { try ControlCLITests.parley(arguments) }
 
+    /// Waits (at most five seconds: figures are read every two) until the video frame rate `daemon` receives
+    /// satisfies `matches`.
+    static func waitForFrameRate(of daemon: Parleyd, _ matches: (Double) -> Bool) throws -> Bool {
+        for _ in 0..<50 {
+            let rate = try VideoLossTests.videoFigures(dataDirectory: daemon.dataDirectory)?["frameRateReceived"] as? Double
+            if let rate, matches(rate) { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return false
+    }
+
     @Test(
-        "upgraded to video, each side receives the other's colour at 30 fps; a downgrade stops the frames, an upgrade starts them again; the audio never stops; an eavesdropper sees VP8 keyframes only without encryption",
+        "upgraded to video, each side receives the other's colour at 30 fps; a downgrade stops the frames, an upgrade starts them again, a hold stops them until the resume; the audio goes on; an eavesdropper sees VP8 keyframes only without encryption",
         arguments: [false, true])
     func upgradeCarriesPictures(encrypted: Bool) throws {
         let encryption = encrypted ? ["--media-encryption", "sdes"] : []
@@ -124,6 +135,13 @@ struct VideoCallTests {
         // Upgraded again from Bob's side: a second file each, the colours again.
         #expect(try Self.parley(["video", "1", "on", "--data-dir", bob.daemon.dataDirectory.path]).status == 0)
         Thread.sleep(forTimeInterval: 2)
+        // A hold stops the video both ways (and the audio); the resume brings it back.
+        #expect(try Self.parley(["hold", "1"] + a).status == 0)
+        let held = try Self.parley(["audio", "1", "--json"] + a).output
+        #expect(held.contains(#""direction":"inactive""#), "\(held)")
+        #expect(try Self.waitForFrameRate(of: alice.daemon, { $0 == 0 }), "no frames while held")
+        #expect(try Self.parley(["resume", "1"] + a).status == 0)
+        #expect(try Self.waitForFrameRate(of: alice.daemon, { $0 >= 20 }), "frames again after the resume")
         #expect(try Self.parley(["end", "1"] + a).status == 0)
         let call = Double((ContinuousClock.now - began).components.seconds)
         try bob.daemon.waitForEnded(1)
@@ -135,10 +153,10 @@ struct VideoCallTests {
             let again = try VideoFile(path: files[1])
             #expect(again.isMostly(colour) && again.frames > 30, "\(colour) expected: \(again.lastColour), \(again.frames) frames")
         }
-        // The audio went on through both upgrades and the downgrade.
+        // The audio went on through both upgrades and the downgrade (not through the hold's 1.5 s).
         for (side, tone) in [(alice, 440.0), (bob, 1_000.0)] {
             let heard = try AudioInterop.AudioInteropTests.recording(in: side.audio, of: side.daemon)
-            #expect(heard.seconds(at: tone) >= call - 2.5, "\(tone) Hz for \(heard.seconds(at: tone)) s of a \(call) s call")
+            #expect(heard.seconds(at: tone) >= call - 4.5, "\(tone) Hz for \(heard.seconds(at: tone)) s of a \(call) s call")
         }
     }
 }
