@@ -38,7 +38,7 @@ public struct SDPVideoParameters: Sendable, Hashable {
     }
 
     /// Its lines for `payloadType`: an `a=fmtp` when it says anything of the format, an `a=rtcp-fb` per feedback kind.
-    func lines(payloadType: Int) -> [String] {
+    public func lines(payloadType: Int) -> [String] {
         let values: [String?] = [
             profileLevelID.map { "profile-level-id=\($0)" }, packetizationMode.map { "packetization-mode=\($0)" },
             maxFrameSize.map { "max-fs=\($0)" }, maxFrameRate.map { "max-fr=\($0)" }, associatedPayloadType.map { "apt=\($0)" },
