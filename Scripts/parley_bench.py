@@ -215,13 +215,13 @@ class Control:
 class Parleyd:
     """One parleyd on a free port (UDP unless `transport` says tcp or tls) with its own data directory."""
 
-    def __init__(self, binary, workdir, name, arguments, transport="udp"):
+    def __init__(self, binary, workdir, name, arguments, transport="udp", log_level="error"):
         self.port = free_port()
         self.directory = os.path.join(workdir, name)
         os.makedirs(self.directory, exist_ok=True)
         self.log = open(os.path.join(workdir, name + ".log"), "w")
         command = [binary, "--listen", f"{transport}://127.0.0.1:{self.port}", "--data-dir", self.directory, "--no-history",
-                   "--log-level", "error", "--exempt-source", "127.0.0.1"] + arguments
+                   "--log-level", log_level, "--exempt-source", "127.0.0.1"] + arguments
         # Stopped at exit if the benchmark never gets to stop() (it fails starting this one or the next).
         self.process = spawn(command, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 15

@@ -12,6 +12,8 @@ typedef struct {
     gint64 bytes;
     gint width;
     gint height;
+    /// When the first frame passed (wall clock, µs since the epoch; 0 before).
+    gint64 first_us;
 } ParleyFrameCount;
 
 static GstPadProbeReturn parley_frame_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
@@ -33,7 +35,7 @@ static GstPadProbeReturn parley_frame_probe(GstPad *pad, GstPadProbeInfo *info, 
     }
     GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
     if (!buffer) return GST_PAD_PROBE_OK;
-    g_atomic_int_inc(&count->frames);
+    if (g_atomic_int_add(&count->frames, 1) == 0) g_atomic_pointer_set((gpointer *)&count->first_us, (gpointer)(gintptr)g_get_real_time());
     if (!GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT)) g_atomic_int_inc(&count->keyframes);
     g_atomic_pointer_add((gpointer *)&count->bytes, (gssize)gst_buffer_get_size(buffer));
     return GST_PAD_PROBE_OK;
@@ -54,6 +56,7 @@ static inline int parley_gst_read_frames(GstElement *pipeline, const char *key, 
     out->bytes = (gint64)g_atomic_pointer_get((gpointer *)&count->bytes);
     out->width = g_atomic_int_get(&count->width);
     out->height = g_atomic_int_get(&count->height);
+    out->first_us = (gint64)(gintptr)g_atomic_pointer_get((gpointer *)&count->first_us);
     return 0;
 }
 

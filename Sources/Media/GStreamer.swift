@@ -121,12 +121,14 @@ final class Pipeline {
     @discardableResult
     func forceKeyframe(at name: String) -> Bool { parley_gst_force_keyframe(raw, name) == 0 }
 
-    /// The frames counted under `key` so far: how many, keyframes among them, bytes, and the last size seen.
-    func frames(_ key: String) -> (frames: Int, keyframes: Int, bytes: Int, width: Int, height: Int)? {
+    /// The frames counted under `key` so far: how many, keyframes among them, bytes, the last size seen, and when
+    /// the first passed (nil before).
+    func frames(_ key: String) -> (frames: Int, keyframes: Int, bytes: Int, width: Int, height: Int, first: Date?)? {
         guard let raw else { return nil }
         var count = ParleyFrameCount()
         guard parley_gst_read_frames(raw, key, &count) == 0 else { return nil }
-        return (Int(count.frames), Int(count.keyframes), Int(count.bytes), Int(count.width), Int(count.height))
+        let first = count.first_us > 0 ? Date(timeIntervalSince1970: Double(count.first_us) / 1e6) : nil
+        return (Int(count.frames), Int(count.keyframes), Int(count.bytes), Int(count.width), Int(count.height), first)
     }
 
     /// Starts or ends an RFC 4733 event at the rtpdtmfsrc `name`; false when it was not taken.

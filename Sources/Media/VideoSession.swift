@@ -27,6 +27,10 @@ public final class VideoSession: @unchecked Sendable {
     private let recordingBase: String?
     private let queue = DispatchQueue(label: "parley-video")
     private let report: @Sendable (String) -> Void
+    private let notice: @Sendable (String) -> Void
+    /// When the session began, and whether its first received frame was said.
+    private let began = Date()
+    private var firstFrameSaid = false
     private let statisticsReported: @Sendable (VideoStatistics) -> Void
     private var parameters: VideoStreamParameters
     private var pipeline: Pipeline?
@@ -45,13 +49,15 @@ public final class VideoSession: @unchecked Sendable {
     /// The keys of the frame counters.
     private static let sentKey = "parley-video-sent", receivedKey = "parley-video-received"
 
-    /// Starts sending and receiving; `report` is told of each failure and `statisticsReported` of the figures every
-    /// second, on the session's queue.
+    /// Starts sending and receiving; `report` is told of each failure, `notice` of the first frame received, and
+    /// `statisticsReported` of the figures every second, on the session's queue.
     public init(
         reservation: RTPPortPool.Reservation, parameters: VideoStreamParameters, source: VideoSource, sink: VideoSink,
         format: VideoFormat = VideoFormat(), recordingName: String, report: @escaping @Sendable (String) -> Void = { _ in },
+        notice: @escaping @Sendable (String) -> Void = { _ in },
         statisticsReported: @escaping @Sendable (VideoStatistics) -> Void = { _ in }
     ) {
+        self.notice = notice
         self.reservation = reservation
         self.parameters = parameters
         self.source = source
@@ -239,6 +245,11 @@ public final class VideoSession: @unchecked Sendable {
             pipeline.set("rtcpsink", "host", moved.host)
             pipeline.set("rtcpsink", "port", moved.port + 1)
             pipeline.gateAccept(ReceiveGate.key(.rtcp), host: moved.host, port: nil)
+        }
+        if !firstFrameSaid, let received = pipeline.frames(Self.receivedKey), let first = received.first {
+            firstFrameSaid = true
+            notice("video: the first frame arrived \(Int(first.timeIntervalSince(began) * 1_000)) ms after the video started "
+                + "(\(received.width)x\(received.height), at \(first.timeIntervalSince1970))")
         }
         polls += 1
         guard polls % Self.statisticsInterval == 0 else { return }

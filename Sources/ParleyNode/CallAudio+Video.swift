@@ -61,6 +61,7 @@ extension CallAudio {
             reservation: call.reservation, parameters: parameters, source: configuration.source, sink: configuration.sink,
             format: configuration.format, recordingName: conversation.uuidString + "-video" + (call.started > 1 ? "-\(call.started)" : ""),
             report: { [log] failure in log.error("\(conversation): \(failure)") },
+            notice: { [log] text in log.info("\(conversation): \(text)") },
             statisticsReported: { [videoFigures, codec = video.encodingName] figures in
                 videoFigures[conversation] = Self.quality(figures, codec: codec)
             })
