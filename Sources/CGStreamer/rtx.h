@@ -75,11 +75,7 @@ static inline int parley_gst_link_request(GstElement *pipeline, const char *from
 /// (RFC 3550 §6.2), and in AVPF one feedback packet may go early per interval (RFC 4585 §3.5.2), so a video stream's
 /// NACKs and PLIs leave within tens of milliseconds rather than with the next report a second later. 0 on success.
 static inline int parley_gst_session_bandwidth(GstElement *pipeline, const char *name, double bits_per_second) {
-    GstElement *rtpbin = gst_bin_get_by_name(GST_BIN(pipeline), name);
-    if (!rtpbin) return -1;
-    GObject *session = NULL;
-    g_signal_emit_by_name(rtpbin, "get-internal-session", 0, &session);
-    gst_object_unref(rtpbin);
+    GObject *session = parley_gst_internal_session(pipeline, name);
     if (!session) return -1;
     g_object_set(session, "bandwidth", bits_per_second, NULL);
     g_object_unref(session);

@@ -18,7 +18,6 @@
 #include "loop.h"
 #include "capture.h"
 #include "frames.h"
-#include "rtx.h"
 
 /// Initialises GStreamer once; 0 on success, else -1 with `*error` a malloc'd message (free with parley_gst_free).
 static inline int parley_gst_init(char **error) {
@@ -421,6 +420,16 @@ static inline int parley_gst_gap_until_now(GstElement *pipeline, const char *nam
     return taken ? 0 : -1;
 }
 
+/// The internal RTPSession of session 0 of the rtpbin `name` (a reference of the caller's own), NULL without one.
+static inline GObject *parley_gst_internal_session(GstElement *pipeline, const char *name) {
+    GstElement *rtpbin = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    if (!rtpbin) return NULL;
+    GObject *session = NULL;
+    g_signal_emit_by_name(rtpbin, "get-internal-session", 0, &session);
+    gst_object_unref(rtpbin);
+    return session;
+}
+
 /// A call's RTP figures from rtpbin's session 0 (RFC 3550 §6.4): what we sent and received, and the last
 /// receiver report the peer sent about our stream. Jitter is in RTP clock units, the round trip in 1/65536 s.
 /// (rtpbin's own count of the peer's lost packets is not read: it runs across a hold's gap in the peer's sequence
@@ -445,11 +454,7 @@ typedef struct {
 /// stream); 0 on success.
 static inline int parley_gst_rtp_stats(GstElement *pipeline, const char *name, ParleyRTPStats *out) {
     memset(out, 0, sizeof *out);
-    GstElement *rtpbin = gst_bin_get_by_name(GST_BIN(pipeline), name);
-    if (!rtpbin) return -1;
-    GObject *session = NULL;
-    g_signal_emit_by_name(rtpbin, "get-internal-session", 0, &session);
-    gst_object_unref(rtpbin);
+    GObject *session = parley_gst_internal_session(pipeline, name);
     if (!session) return -1;
     GstStructure *stats = NULL;
     g_object_get(session, "stats", &stats, NULL);
@@ -580,3 +585,6 @@ static inline guint64 parley_gst_arrivals_total(GstElement *pipeline) {
     g_mutex_unlock(&arrivals->lock);
     return total;
 }
+
+// Retransmission and the session's bandwidth (after parley_gst_internal_session, which it uses).
+#include "rtx.h"

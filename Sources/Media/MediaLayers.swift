@@ -161,3 +161,23 @@ extension MediaEncryption {
         }
     }
 }
+
+extension Pipeline {
+    /// Gives the UDP transport's elements the call's reserved sockets: each component's receiving and sending element
+    /// share its socket (symmetric RTP).
+    func useSockets(rtp: Int32, rtcp: Int32) throws(MediaError) {
+        for (component, receiver, sender) in MediaTransport.socketElements {
+            let socket = component == .rtp ? rtp : rtcp
+            try setSocket(receiver, fd: socket)
+            try setSocket(sender, fd: socket)
+        }
+    }
+
+    /// Points the UDP transport's sending elements at `host`: RTP to `port`, RTCP to `rtcpPort`.
+    func send(to host: String, port: Int, rtcpPort: Int) {
+        set("rtpsink", "host", host)
+        set("rtpsink", "port", port)
+        set("rtcpsink", "host", host)
+        set("rtcpsink", "port", rtcpPort)
+    }
+}

@@ -416,10 +416,7 @@ public final class MediaSession: @unchecked Sendable {
             return notice("the peer's RTP comes from port \(source.port), not \(parameters.remotePort): taken, and sent on to its SDP's port")
         }
         let rtcpPort = negotiated ? parameters.remoteRTCPPort : source.port + 1
-        pipeline.set("rtpsink", "host", source.host)
-        pipeline.set("rtpsink", "port", source.port)
-        pipeline.set("rtcpsink", "host", source.host)
-        pipeline.set("rtcpsink", "port", rtcpPort)
+        pipeline.send(to: source.host, port: source.port, rtcpPort: rtcpPort)
         pipeline.gateAccept(ReceiveGate.key(.rtcp), host: source.host, port: negotiated ? rtcpPort : nil)
         notice(
             negotiated
@@ -475,15 +472,8 @@ public final class MediaSession: @unchecked Sendable {
                 try built.set(sender, "agent", object: ice.agent.object)
             }
         } else if let sockets {
-            for (component, receiver, sender) in MediaTransport.socketElements {
-                let socket = component == .rtp ? sockets.rtp : sockets.rtcp
-                try built.setSocket(receiver, fd: socket)
-                try built.setSocket(sender, fd: socket)
-            }
-            built.set("rtpsink", "host", parameters.remoteHost)
-            built.set("rtpsink", "port", parameters.remotePort)
-            built.set("rtcpsink", "host", parameters.remoteHost)
-            built.set("rtcpsink", "port", parameters.remoteRTCPPort)
+            try built.useSockets(rtp: sockets.rtp, rtcp: sockets.rtcp)
+            built.send(to: parameters.remoteHost, port: parameters.remotePort, rtcpPort: parameters.remoteRTCPPort)
         }
         if bridged { try built.attachBridge(to: bridgeTap) }
         if let browser { try browser.link(built) } else if case .file(let path) = source { built.set("file", "location", path) }

@@ -191,15 +191,8 @@ public final class VideoSession: @unchecked Sendable {
         try built.routeReceivedVideo(
             from: PipelineDescription.rtpbin, into: "incoming", encodingName: parameters.codec.rawValue,
             payloadType: parameters.receivedPayloadType)
-        for (component, receiver, sender) in MediaTransport.socketElements {
-            let socket = component == .rtp ? sockets.rtp : sockets.rtcp
-            try built.setSocket(receiver, fd: socket)
-            try built.setSocket(sender, fd: socket)
-        }
-        built.set("rtpsink", "host", parameters.remoteHost)
-        built.set("rtpsink", "port", parameters.remotePort)
-        built.set("rtcpsink", "host", parameters.remoteHost)
-        built.set("rtcpsink", "port", parameters.remoteRTCPPort)
+        try built.useSockets(rtp: sockets.rtp, rtcp: sockets.rtcp)
+        built.send(to: parameters.remoteHost, port: parameters.remotePort, rtcpPort: parameters.remoteRTCPPort)
         switch source {
         case .test(let pattern): _ = built.set(VideoPipelineDescription.source, "pattern", text: pattern)
         case .camera(let device): if let device { built.set(VideoPipelineDescription.source, "device", device) }
@@ -239,12 +232,17 @@ public final class VideoSession: @unchecked Sendable {
     private func poll() {
         guard let pipeline else { return }
         if let error = pipeline.poll().error { report("video: \(error)") }
+        // Symmetric RTP, as the audio session's `follow`: a peer whose RTP comes from another address (a NAT) is sent
+        // to there; from another port of its SDP's address (asymmetric RTP) it is taken, and still sent to its SDP's.
+        // Back to the SDP's address and ports when its RTP comes after all (a stranger's had raced it).
         if let moved = pipeline.readGate(ReceiveGate.key(.rtp))?.latchedTo {
-            pipeline.set("rtpsink", "host", moved.host)
-            pipeline.set("rtpsink", "port", moved.port)
-            pipeline.set("rtcpsink", "host", moved.host)
-            pipeline.set("rtcpsink", "port", moved.port + 1)
-            pipeline.gateAccept(ReceiveGate.key(.rtcp), host: moved.host, port: nil)
+            if moved.host == parameters.remoteHost, moved.port == parameters.remotePort {
+                pipeline.send(to: moved.host, port: moved.port, rtcpPort: parameters.remoteRTCPPort)
+                pipeline.gateAccept(ReceiveGate.key(.rtcp), host: moved.host, port: parameters.remoteRTCPPort)
+            } else if moved.host != parameters.remoteHost {
+                pipeline.send(to: moved.host, port: moved.port, rtcpPort: moved.port + 1)
+                pipeline.gateAccept(ReceiveGate.key(.rtcp), host: moved.host, port: nil)
+            }
         }
         if !firstFrameSaid, let received = pipeline.frames(Self.receivedKey), let first = received.first {
             firstFrameSaid = true

@@ -45,6 +45,9 @@ public struct EngineConfiguration: Sendable {
     public var sessionTimer: SessionTimerConfiguration? = SessionTimerConfiguration()
     /// Whether calls' media is encrypted: what our offers use, and whether plain media is refused.
     public var mediaEncryption = MediaEncryptionPolicy()
+    /// The video codecs calls offer and accept, in our order of preference (`VP8`, `H264`): the first an offer of
+    /// ours lists is the one a peer that takes both answers with.
+    public var videoCodecs = ["VP8", "H264"]
     /// The SIP accounts, each registered on its own; the first is the default one calls go out through (empty:
     /// none, calls go out as `sip:USER@HOST:PORT`). ``registration`` is the one-account short form.
     public var accounts: [Account] = []

@@ -36,7 +36,7 @@ extension SIPUserAgent: CallLegContext {
                 supportedCodecs: audioCodecs, localDirection: direction,
                 videoPort: offer.isVideo ? videoPort(for: conversation) : nil, telephoneEvents: carriesTones(endpoint.port),
                 ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint), security: security,
-                videoKeys: videoAnswerKeys(for: offer, previous: previous))
+                videoKeys: videoAnswerKeys(for: offer, previous: previous), videoCodecs: configuration.videoCodecs)
         {
             answer = Self.withoutPlainVideo(answer)
             // ICE only toward an offer with ICE (RFC 8839: an answer without it tells the offerer to go without).
@@ -138,7 +138,7 @@ extension SIPUserAgent: CallLegContext {
     private func describe(
         after previous: SDPSession?, hold: Bool, video: Bool, endpoint: MediaEndpoint, host: String, for conversation: UUID
     ) -> SDPSession {
-        let stream = video ? videoPort(for: conversation).map { SDPVideo(port: $0) } : nil
+        let stream = video ? videoPort(for: conversation).map(ourVideo) : nil
         let kept = previous?.video.map { SDPVideo(port: 0, transport: $0.transport, formats: Array($0.formats.prefix(1))) }
         let audioPort = endpoint.port
         var offer = SDPSession(
@@ -195,7 +195,12 @@ extension SIPUserAgent: CallLegContext {
     /// Whether we would take the video of an offer's `stream`: we take video, it is on, and we carry one of its
     /// formats (no port is reserved to ask).
     func offersVideoWeTake(_ stream: SDPVideo) -> Bool {
-        manager.configuration.supportsVideo && stream.answer(port: 1, keys: stream.crypto).isActive
+        manager.configuration.supportsVideo && stream.answer(port: 1, keys: stream.crypto, accepting: configuration.videoCodecs).isActive
+    }
+
+    /// The video stream of an offer of ours at `port`: our codecs, in our order.
+    func ourVideo(port: Int) -> SDPVideo {
+        SDPVideo(port: port, formats: SDPVideoFormat.offered(configuration.videoCodecs))
     }
 
     /// Our keys for answering an SRTP video stream (those of our `previous` description first, RFC 4568 §7.1.4), none

@@ -88,7 +88,7 @@ extension SIPUserAgent {
         let audioPort = endpoint.port
         var offer = SDPSession(
             origin: nextOrigin(after: nil, host: ours), connectionAddress: endpoint.address ?? ours, audioPort: audioPort,
-            codecs: audioCodecs, video: wantsVideo ? videoPort(for: action.conversationUUID).map { SDPVideo(port: $0) } : nil,
+            codecs: audioCodecs, video: wantsVideo ? videoPort(for: action.conversationUUID).map(ourVideo) : nil,
             telephoneEvent: carriesTones(audioPort) ? Self.telephoneEventType : nil, ptime: media.map { _ in 20 },
             rtcpPort: rtcpPort(for: endpoint), opusPayloadType: audioCodecs.contains(.opus) ? SDPCodec.opus.payloadType : nil)
         offer.ice = endpoint.ice

@@ -66,6 +66,8 @@ public struct NodeConfiguration: Sendable {
     /// How long a connected call may go without RTP or RTCP from a peer that should send before it ends with
     /// Whether calls' media is encrypted (`--media-encryption`, `--require-media-encryption`).
     public var mediaEncryption = MediaEncryptionPolicy()
+    /// `--video-codecs`: the video codecs calls offer and accept, in order of preference.
+    public var videoCodecs = ["VP8", "H264"]
     /// `mediaTimeout` (`--media-timeout`; nil: never).
     public var mediaTimeout: Duration? = .seconds(30)
     /// The DNS servers host names are located with (`HOST[:PORT]`, `--dns-server`); empty: the system's resolver
@@ -233,6 +235,7 @@ public struct NodeConfiguration: Sendable {
         engine.publicAddress = publicAddress
         engine.mediaTimeout = mediaTimeout
         engine.mediaEncryption = mediaEncryption
+        engine.videoCodecs = videoCodecs
         engine.outboundProxy = outboundProxy
         engine.sessionTimer = sessionTimer
         engine.onNewCall = onNewCall

@@ -24,6 +24,16 @@ public struct SDPVideoFormat: Sendable, Hashable {
     /// The formats our RTX formats repeat, by their payload type.
     static let retransmitted = [98: 96, 99: 97]
 
+    /// What an offer of ours lists for `codecs` (encoding names, in our order of preference; unknown ones skipped):
+    /// each codec's format, then the retransmission formats of those.
+    public static func offered(_ codecs: [String]) -> [SDPVideoFormat] {
+        let media = codecs.compactMap { name in
+            supported.first { !$0.isRetransmission && $0.encodingName.caseInsensitiveCompare(name) == .orderedSame }
+        }
+        let kept = Set(media.map(\.payloadType))
+        return media + supported.filter { format in retransmitted[format.payloadType].map(kept.contains) == true }
+    }
+
     /// Whether it is H.264.
     var isH264: Bool { encodingName.caseInsensitiveCompare("H264") == .orderedSame }
 
@@ -93,10 +103,14 @@ public struct SDPVideo: Sendable, Hashable {
 
     /// The formats of this (offered) stream we carry, in its order: VP8, H.264 in packetization-mode 1 only (our
     /// payloader fragments; mode 0 allows single NAL units alone), and the retransmission formats of those.
-    public var carriedFormats: [SDPVideoFormat] {
+    public var carriedFormats: [SDPVideoFormat] { carriedFormats(accepting: nil) }
+
+    /// The same, of the codecs named in `accepting` only (nil: every codec Parley carries).
+    func carriedFormats(accepting: [String]?) -> [SDPVideoFormat] {
         let media = formats.filter { offered in
             guard !offered.isRetransmission,
-                SDPVideoFormat.supported.contains(where: { $0.encodingName.caseInsensitiveCompare(offered.encodingName) == .orderedSame })
+                SDPVideoFormat.supported.contains(where: { $0.encodingName.caseInsensitiveCompare(offered.encodingName) == .orderedSame }),
+                accepting?.contains(where: { $0.caseInsensitiveCompare(offered.encodingName) == .orderedSame }) ?? true
             else { return false }
             return !offered.isH264 || parameters[offered.payloadType]?.packetizationMode == 1
         }
@@ -116,9 +130,12 @@ public struct SDPVideo: Sendable, Hashable {
     /// profile; port 0 — the stream refused, but still answered so the m-lines line up — when we take no video
     /// (`port` nil), the offer refused it, no format is common, or its profile is not one we answer: RTP/AVP(F), or
     /// RTP/SAVP(F) when `keys` (ours, a line per suite) share a suite with its `a=crypto` (the offer's tag, our key).
-    public func answer(port: Int?, direction answerDirection: SDPDirection? = nil, keys: [SDPCrypto] = []) -> SDPVideo {
+    /// `accepting` names the codecs we take (nil: every one Parley carries).
+    public func answer(
+        port: Int?, direction answerDirection: SDPDirection? = nil, keys: [SDPCrypto] = [], accepting: [String]? = nil
+    ) -> SDPVideo {
         let refused = SDPVideo(port: 0, transport: transport, formats: Array(formats.prefix(1)))
-        let common = carriedFormats
+        let common = carriedFormats(accepting: accepting)
         guard let port, isActive, !common.isEmpty else { return refused }
         var answer = SDPVideo(port: port, transport: transport, formats: common, direction: answerDirection)
         // A retransmission format repeats the offer's payload type, whatever numbers the offer chose.

@@ -73,6 +73,25 @@ extension DaemonOptions {
         }
     }
 
+    /// `--video-codecs vp8,h264`: the video codecs offered and accepted, in order; by default VP8 and H.264, H.264 only
+    /// where the media layer carries it (openh264) when it carries video.
+    static func videoCodecs(_ arguments: inout Arguments, taken: Bool, carried: Bool) throws(UsageError) -> [String] {
+        let defaults = carried && !MediaSupport.hasH264 ? ["VP8"] : ["VP8", "H264"]
+        guard let text = try arguments.option("--video-codecs") else { return defaults }
+        guard taken else { throw UsageError("--video-codecs goes with --video") }
+        var codecs: [String] = []
+        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).uppercased() }) {
+            guard ["VP8", "H264"].contains(name), !codecs.contains(name) else {
+                throw UsageError("--video-codecs takes vp8 and h264, each once, in order of preference, not '\(text)'")
+            }
+            if name == "H264", carried, !MediaSupport.hasH264 {
+                throw UsageError("--video-codecs h264: this GStreamer has no openh264 (install gstreamer1.0-plugins-bad)")
+            }
+            codecs.append(name)
+        }
+        return codecs
+    }
+
     /// `--max-recording`: `off`, or a length of 1 s to 7 days as seconds or with a unit (`90s`, `45m`, `2h`).
     static func recordingCap(_ text: String) throws(UsageError) -> Duration? {
         if text == "off" { return nil }

@@ -69,6 +69,8 @@ struct DaemonOptions {
                                   else test:smpte)
           --video-sink WHERE      where received video goes: window, file:DIR (a WebM or Matroska file per
                                   call, as received) or null (default: window on a desktop, else null)
+          --video-codecs LIST     the video codecs offered and accepted, in order: vp8, h264 (default vp8,h264;
+                                  h264 only where GStreamer has openh264)
           --media MODE            gstreamer: carry calls' audio as RTP on GStreamer (default); external: a
                                   frontend carries it (it names its RTP address in join/start and hears the
                                   negotiated session in mediaChanged events); off: signalling only
@@ -369,6 +371,7 @@ struct DaemonOptions {
         options.node.media = try Self.media(&arguments, external: &options.node.externalMedia)
         let video = try Self.video(&arguments, taken: options.node.manager.supportsVideo, media: options.node.media)
         options.node.media?.video = video
+        options.node.videoCodecs = try Self.videoCodecs(&arguments, taken: options.node.manager.supportsVideo, carried: video != nil)
         options.node.mediaEncryption = try Self.mediaEncryption(&arguments, media: options.node.media)
         let ice = try Self.ice(&arguments, media: options.node.media)
         options.node.media?.ice = ice

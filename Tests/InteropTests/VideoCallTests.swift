@@ -26,7 +26,7 @@ struct VideoCallTests {
 
         /// The video files it wrote, oldest first.
         func videoFiles() throws -> [String] {
-            try FileManager.default.contentsOfDirectory(atPath: video.path).filter { $0.hasSuffix(".webm") }
+            try FileManager.default.contentsOfDirectory(atPath: video.path).filter { $0.hasSuffix(".webm") || $0.hasSuffix(".mkv") }
                 .sorted { $0.count < $1.count }.map { video.appending(path: $0).path }
         }
 
@@ -157,6 +157,31 @@ struct VideoCallTests {
         for (side, tone) in [(alice, 440.0), (bob, 1_000.0)] {
             let heard = try AudioInterop.AudioInteropTests.recording(in: side.audio, of: side.daemon)
             #expect(heard.seconds(at: tone) >= call - 4.5, "\(tone) Hz for \(heard.seconds(at: tone)) s of a \(call) s call")
+        }
+    }
+
+    @Test("H.264 when the caller prefers it (--video-codecs h264,vp8): openh264 both ways, each side's colour in its Matroska file")
+    func h264WhenPreferred() throws {
+        let bob = try Side(colour: "blue", tone: 440, ["--user", "bob", "--auto-answer", "0"])
+        let alice = try Side(colour: "red", tone: 1_000, ["--user", "alice", "--video-codecs", "h264,vp8"])
+        defer {
+            for side in [alice, bob] { try? FileManager.default.removeItem(at: side.audio.deletingLastPathComponent()) }
+        }
+        let a = ["--data-dir", alice.daemon.dataDirectory.path]
+        #expect(try Self.parley(["call", "sip:bob@127.0.0.1:\(bob.daemon.port)", "--video"] + a).status == 0)
+        try bob.daemon.waitForTransition(to: "joined")
+        _ = try alice.daemon.process.waitForLine("video started") { $0.contains(": video H264 to ") }
+        let report = try Self.parley(["audio", "1", "--json"] + a).output
+        #expect(report.contains(#""codec":"H264""#), "\(report)")
+        Thread.sleep(forTimeInterval: 3)
+        #expect(try Self.parley(["end", "1"] + a).status == 0)
+        try alice.waitForVideoFiles(1)
+        try bob.waitForVideoFiles(1)
+        for (side, colour) in [(alice, "blue"), (bob, "red")] {
+            let file = try #require(try side.videoFiles().first)
+            #expect(file.hasSuffix(".mkv"), "\(file)")
+            let received = try VideoFile(path: file)
+            #expect(received.isMostly(colour) && received.frames >= 60, "\(colour): \(received.lastColour), \(received.frames) frames")
         }
     }
 }
