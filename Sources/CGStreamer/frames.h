@@ -35,9 +35,9 @@ static GstPadProbeReturn parley_frame_probe(GstPad *pad, GstPadProbeInfo *info, 
     }
     GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
     if (!buffer) return GST_PAD_PROBE_OK;
-    if (g_atomic_int_add(&count->frames, 1) == 0) g_atomic_pointer_set((gpointer *)&count->first_us, (gpointer)(gintptr)g_get_real_time());
+    if (g_atomic_int_add(&count->frames, 1) == 0) __atomic_store_n(&count->first_us, g_get_real_time(), __ATOMIC_RELAXED);
     if (!GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT)) g_atomic_int_inc(&count->keyframes);
-    g_atomic_pointer_add((gpointer *)&count->bytes, (gssize)gst_buffer_get_size(buffer));
+    __atomic_fetch_add(&count->bytes, (gint64)gst_buffer_get_size(buffer), __ATOMIC_RELAXED);
     return GST_PAD_PROBE_OK;
 }
 
@@ -53,10 +53,10 @@ static inline int parley_gst_read_frames(GstElement *pipeline, const char *key, 
     if (!count) return -1;
     out->frames = g_atomic_int_get(&count->frames);
     out->keyframes = g_atomic_int_get(&count->keyframes);
-    out->bytes = (gint64)g_atomic_pointer_get((gpointer *)&count->bytes);
+    out->bytes = __atomic_load_n(&count->bytes, __ATOMIC_RELAXED);
     out->width = g_atomic_int_get(&count->width);
     out->height = g_atomic_int_get(&count->height);
-    out->first_us = (gint64)(gintptr)g_atomic_pointer_get((gpointer *)&count->first_us);
+    out->first_us = __atomic_load_n(&count->first_us, __ATOMIC_RELAXED);
     return 0;
 }
 

@@ -247,11 +247,13 @@ static GstCaps *parley_gst_pt_map(GstElement *rtpbin, guint session, guint pt, g
             "clock-rate", G_TYPE_INT, clock_rate,
             "encoding-name", G_TYPE_STRING, (const char *)g_object_get_data(G_OBJECT(rtpbin), "parley-encoding"),
             "payload", G_TYPE_INT, audio, NULL);
-        // The feedback we take (a=rtcp-fb): rtpsession sends PLI or FIR when the depayloader asks for a keyframe, and
-        // a generic NACK when the jitter buffer asks for a lost packet.
-        if (g_object_get_data(G_OBJECT(rtpbin), "parley-feedback"))
-            gst_caps_set_simple(caps, "rtcp-fb-nack", G_TYPE_BOOLEAN, TRUE, "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE,
-                "rtcp-fb-ccm-fir", G_TYPE_BOOLEAN, TRUE, NULL);
+        // The feedback the peer takes (its a=rtcp-fb; bits 1 NACK, 2 PLI, 4 FIR): rtpsession sends PLI or FIR when the
+        // depayloader asks for a keyframe, and a generic NACK when the jitter buffer asks for a lost packet, only as
+        // these fields allow.
+        int feedback = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(rtpbin), "parley-feedback"));
+        if (feedback & 1) gst_caps_set_simple(caps, "rtcp-fb-nack", G_TYPE_BOOLEAN, TRUE, NULL);
+        if (feedback & 2) gst_caps_set_simple(caps, "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE, NULL);
+        if (feedback & 4) gst_caps_set_simple(caps, "rtcp-fb-ccm-fir", G_TYPE_BOOLEAN, TRUE, NULL);
         return caps;
     }
     if (events > 0 && (int)pt == events) {
@@ -262,7 +264,7 @@ static GstCaps *parley_gst_pt_map(GstElement *rtpbin, guint session, guint pt, g
 }
 
 /// Routes what rtpbin `rtpbin` receives: streams of `payload_type` (named `encoding`, at `clock_rate` Hz, of `media`:
-/// "audio" or "video"; with `feedback`, taking NACK, PLI and FIR) into the funnel `into`, telephone-event ones
+/// "audio" or "video"; `feedback` the peer takes: bits 1 NACK, 2 PLI, 4 FIR) into the funnel `into`, telephone-event ones
 /// (`event_payload_type`, 0 for none) to an rtpdtmfdepay, the rest drained.
 static inline int parley_gst_route_received(
     GstElement *pipeline, const char *rtpbin, const char *into, int payload_type, const char *encoding, int clock_rate,
@@ -270,7 +272,7 @@ static inline int parley_gst_route_received(
     GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), rtpbin);
     if (!element) return -1;
     g_object_set_data_full(G_OBJECT(element), "parley-media", g_strdup(media), g_free);
-    g_object_set_data(G_OBJECT(element), "parley-feedback", GINT_TO_POINTER(feedback ? 1 : 0));
+    g_object_set_data(G_OBJECT(element), "parley-feedback", GINT_TO_POINTER(feedback));
     g_object_set_data_full(G_OBJECT(element), "parley-into", g_strdup(into), g_free);
     g_object_set_data_full(G_OBJECT(element), "parley-encoding", g_strdup(encoding), g_free);
     g_object_set_data(G_OBJECT(element), "parley-payload-type", GINT_TO_POINTER(payload_type));

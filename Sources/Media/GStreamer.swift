@@ -86,9 +86,12 @@ final class Pipeline {
     }
 
     /// Routes the video stream of `payloadType` (`encodingName`, 90 kHz) that rtpbin `rtpbin` receives into the funnel
-    /// `funnel`, with the feedback we take (NACK, PLI, FIR) in its caps; other payload types are drained.
-    func routeReceivedVideo(from rtpbin: String, into funnel: String, encodingName: String, payloadType: Int) throws(MediaError) {
-        guard parley_gst_route_received(raw, rtpbin, funnel, Int32(payloadType), encodingName, 90_000, 0, "video", 1) == 0
+    /// `funnel`, the `feedback` the peer takes (NACK, PLI, FIR) in its caps; other payload types are drained.
+    func routeReceivedVideo(
+        from rtpbin: String, into funnel: String, encodingName: String, payloadType: Int, feedback: VideoFeedback
+    ) throws(MediaError) {
+        guard parley_gst_route_received(
+            raw, rtpbin, funnel, Int32(payloadType), encodingName, 90_000, 0, "video", Int32(feedback.rawValue)) == 0
         else { throw MediaError("no \(rtpbin) to route") }
     }
 

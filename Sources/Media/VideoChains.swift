@@ -73,11 +73,13 @@ public enum VideoCodec: String, CaseIterable, Sendable {
         self = codec
     }
 
-    /// The caps of its RTP packets (what the receiving side's jitter buffer needs to know); with `feedback`, the
-    /// feedback we take: the RTP session caches these caps for the payload type and sends PLI, FIR and NACK only
-    /// when they say so.
-    func rtpCaps(payloadType: Int, feedback: Bool = false) -> String {
+    /// The caps of its RTP packets (what the receiving side's jitter buffer needs to know), with the `feedback` the
+    /// peer takes: the RTP session caches these caps for the payload type and sends NACK, PLI and FIR only when they
+    /// say so.
+    func rtpCaps(payloadType: Int, feedback: VideoFeedback = []) -> String {
         "application/x-rtp,media=video,clock-rate=\(Self.clockRate),encoding-name=\(rawValue),payload=\(payloadType)"
-            + (feedback ? ",rtcp-fb-nack=(boolean)true,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true" : "")
+            + (feedback.contains(.nack) ? ",rtcp-fb-nack=(boolean)true" : "")
+            + (feedback.contains(.pli) ? ",rtcp-fb-nack-pli=(boolean)true" : "")
+            + (feedback.contains(.fir) ? ",rtcp-fb-ccm-fir=(boolean)true" : "")
     }
 }

@@ -27,6 +27,8 @@ struct VideoPipelineDescription {
     let format: VideoFormat
     /// What protects the packets.
     let security: MediaEncryption
+    /// The feedback the peer takes (what our session may send it).
+    var peerFeedback: VideoFeedback = [.nack, .pli, .fir]
     /// How packets reach the network.
     var transport = MediaTransport.udp
 
@@ -45,7 +47,7 @@ struct VideoPipelineDescription {
     /// The text for gst_parse_launch.
     var text: String {
         let caps = security.receivedMediaType(.rtp).map { media in
-            media + "," + codec.rtpCaps(payloadType: receivedPayloadType, feedback: true).split(separator: ",").dropFirst()
+            media + "," + codec.rtpCaps(payloadType: receivedPayloadType, feedback: peerFeedback).split(separator: ",").dropFirst()
                 .joined(separator: ",")
         }
         return [

@@ -22,7 +22,8 @@ public final class VideoSession: @unchecked Sendable {
     public let sink: VideoSink
     /// The picture it sends when the peer takes it.
     public let format: VideoFormat
-    /// The file it writes to (`sink` is `files`), named by the caller (a new pipeline's gets `-2`, `-3`…).
+    /// The file it writes to (`sink` is `files`), named by the caller (a new pipeline's gets `-part2`, `-part3`…);
+    /// read it on the session's queue (in `stop`'s completion).
     public private(set) var recordingPath: String?
     private let recordingBase: String?
     private let queue = DispatchQueue(label: "parley-video")
@@ -171,7 +172,7 @@ public final class VideoSession: @unchecked Sendable {
         let sent = format.fitting(maxFrameSize: parameters.maxFrameSize, maxFrameRate: parameters.maxFrameRate)
         let description = VideoPipelineDescription(
             codec: parameters.codec, payloadType: parameters.payloadType, receivedPayloadType: parameters.receivedPayloadType,
-            source: source, sink: sink, format: sent, security: parameters.encryption)
+            source: source, sink: sink, format: sent, security: parameters.encryption, peerFeedback: parameters.peerFeedback)
         guard let sockets else { throw MediaError("the call's video sockets could not be duplicated") }
         let built = try Pipeline(description.text)
         for (component, gate) in ReceiveGate.gates(
@@ -190,7 +191,7 @@ public final class VideoSession: @unchecked Sendable {
         try built.setSessionBandwidth(at: PipelineDescription.rtpbin, kilobits: sent.bitrate)
         try built.routeReceivedVideo(
             from: PipelineDescription.rtpbin, into: "incoming", encodingName: parameters.codec.rawValue,
-            payloadType: parameters.receivedPayloadType)
+            payloadType: parameters.receivedPayloadType, feedback: parameters.peerFeedback)
         try built.useSockets(rtp: sockets.rtp, rtcp: sockets.rtcp)
         built.send(to: parameters.remoteHost, port: parameters.remotePort, rtcpPort: parameters.remoteRTCPPort)
         switch source {
@@ -199,7 +200,7 @@ public final class VideoSession: @unchecked Sendable {
         case .file(let path): built.set("file", "location", path)
         }
         if let recordingBase {
-            let path = recordingBase + (rebuilds > 0 ? "-\(rebuilds + 1)" : "") + "." + parameters.codec.container.fileExtension
+            let path = recordingBase + (rebuilds > 0 ? "-part\(rebuilds + 1)" : "") + "." + parameters.codec.container.fileExtension
             recordingPath = path
             built.set("recording", "location", path)
         }

@@ -110,6 +110,19 @@ public struct VideoFormat: Sendable, Hashable {
     }
 }
 
+/// The RTCP feedback the peer takes (its `a=rtcp-fb`): what our RTP session may send it (RFC 4585 §4.2, RFC 5104 §7).
+public struct VideoFeedback: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    /// A feedback set.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Generic NACK: lost packets asked for again.
+    public static let nack = VideoFeedback(rawValue: 1)
+    /// Picture Loss Indication: a keyframe asked for.
+    public static let pli = VideoFeedback(rawValue: 2)
+    /// Full Intra Request: a keyframe asked for.
+    public static let fir = VideoFeedback(rawValue: 4)
+}
+
 /// The negotiated video stream a video session carries.
 public struct VideoStreamParameters: Sendable, Hashable {
     /// The codec and its payload types: in what we send (the peer's) and in what we receive (ours).
@@ -129,6 +142,8 @@ public struct VideoStreamParameters: Sendable, Hashable {
     public var receivedRetransmissionPayloadType: Int?
     /// What protects the stream.
     public var encryption = MediaEncryption.none
+    /// The feedback the peer takes.
+    public var peerFeedback: VideoFeedback = [.nack, .pli, .fir]
     /// Nothing is sent until the peer acknowledged our answer.
     public var awaitsPeer = false
     /// What the peer takes: the largest frame (macroblocks) and highest frame rate, if it said.

@@ -46,12 +46,19 @@ public struct NegotiatedVideo: Sendable, Hashable {
     /// streams do not agree on keys where either is encrypted. Video never goes plain beside encrypted audio: a call
     /// whose audio is SRTP carries video only as SRTP with its own keys.
     init?(local: SDPSession, remote: SDPSession, localHold: Bool) {
-        guard let ours = local.video, let theirs = remote.video, ours.isActive, theirs.isActive, local.audioPort > 0,
-            let format = theirs.formats.first(where: { format in
-                !format.isRetransmission
-                    && ours.formats.contains { $0.encodingName.caseInsensitiveCompare(format.encodingName) == .orderedSame }
-            }),
-            let localFormat = ours.formats.first(where: { $0.encodingName.caseInsensitiveCompare(format.encodingName) == .orderedSame })
+        guard let ours = local.video, let theirs = remote.video, ours.isActive, theirs.isActive, local.audioPort > 0 else {
+            return nil
+        }
+        // The peer's first format we carry (H.264 only in packetization-mode 1 and a baseline profile) that ours
+        // lists: at the same payload type when it can be (an answer repeats the offer's numbers), else by name.
+        let candidates = theirs.carriedFormats.filter { !$0.isRetransmission }
+        func sameName(_ a: SDPVideoFormat, _ b: SDPVideoFormat) -> Bool {
+            a.encodingName.caseInsensitiveCompare(b.encodingName) == .orderedSame
+        }
+        guard let format = candidates.first(where: { format in ours.formats.contains { $0.payloadType == format.payloadType && sameName($0, format) } })
+                ?? candidates.first(where: { format in ours.formats.contains { !$0.isRetransmission && sameName($0, format) } }),
+            let localFormat = ours.formats.first(where: { $0.payloadType == format.payloadType && sameName($0, format) })
+                ?? ours.formats.first(where: { !$0.isRetransmission && sameName($0, format) })
         else { return nil }
         let encrypted = ours.transportProtocol.isSecure || theirs.transportProtocol.isSecure || local.audioProtocol.isSecure
         if encrypted {

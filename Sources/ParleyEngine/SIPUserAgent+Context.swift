@@ -34,7 +34,7 @@ extension SIPUserAgent: CallLegContext {
             var answer = offer.answer(
                 origin: origin, connectionAddress: endpoint.address ?? ours, audioPort: endpoint.port,
                 supportedCodecs: audioCodecs, localDirection: direction,
-                videoPort: offer.isVideo ? videoPort(for: conversation) : nil, telephoneEvents: carriesTones(endpoint.port),
+                videoPort: takesVideo(of: offer) ? videoPort(for: conversation) : nil, telephoneEvents: carriesTones(endpoint.port),
                 ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint), security: security,
                 videoKeys: videoAnswerKeys(for: offer, previous: previous), videoCodecs: configuration.videoCodecs)
         {
@@ -201,6 +201,13 @@ extension SIPUserAgent: CallLegContext {
     /// The video stream of an offer of ours at `port`: our codecs, in our order.
     func ourVideo(port: Int) -> SDPVideo {
         SDPVideo(port: port, formats: SDPVideoFormat.offered(configuration.videoCodecs))
+    }
+
+    /// Whether our answer to `offer` takes its video (a port is reserved only then): we take its stream, and it is
+    /// not plain beside encrypted audio.
+    func takesVideo(of offer: SDPSession) -> Bool {
+        guard let stream = offer.video, offersVideoWeTake(stream) else { return false }
+        return !offer.audioProtocol.isSecure || stream.transportProtocol.isSecure
     }
 
     /// Our keys for answering an SRTP video stream (those of our `previous` description first, RFC 4568 §7.1.4), none

@@ -93,7 +93,7 @@ extension SIPUserAgent {
                 uuid: uuid,
                 update: Conversation.Update(
                     localMember: localHandle(called: request), members: [handle], activeRemoteMembers: [handle],
-                    capabilities: capabilities(video: offer?.video.map(offersVideoWeTake) == true),
+                    capabilities: capabilities(video: offer.map(takesVideo) == true),
                     account: account(called: request, from: source).map { accounts[$0].account.addressOfRecord.description }))
         } catch {
             legs[UUIDKey(uuid)] = nil

@@ -2,17 +2,70 @@ import CallHistory
 import Foundation
 import Media
 import ParleyEngine
+import SIPMessages
 import Synchronization
 
-/// Calls' video figures as their sessions last read them (any thread), by conversation: kept after a downgrade (the
-/// call's video so far), dropped when the call is over.
+/// Calls' video figures (any thread), by conversation: the sessions that ended (each upgrade starts one) summed, and
+/// the current session's last reading; kept after a downgrade (the call's video so far), dropped when the call is
+/// over. A reading for a call not opened (or forgotten: a session's last reading after its call ended) is dropped.
 final class VideoFigures: Sendable {
-    private let figures = Mutex<[UUID: VideoQuality]>([:])
+    private let figures = Mutex<[UUID: (ended: VideoQuality?, current: VideoQuality?)]>([:])
 
-    /// A call's figures.
+    /// A call's video starts being counted (its first session), if it was not.
+    func open(_ conversation: UUID) {
+        figures.withLock { if $0[conversation] == nil { $0[conversation] = (nil, nil) } }
+    }
+
+    /// The current session's reading.
+    func report(_ reading: VideoQuality, for conversation: UUID) {
+        figures.withLock { if $0[conversation] != nil { $0[conversation]?.current = reading } }
+    }
+
+    /// The current session ended: its figures join the call's.
+    func sessionEnded(_ conversation: UUID) {
+        figures.withLock { entry in
+            guard let known = entry[conversation], let current = known.current else { return }
+            entry[conversation] = (known.ended.map { $0.adding(current) } ?? current, nil)
+        }
+    }
+
+    /// The call is over.
+    func forget(_ conversation: UUID) { figures.withLock { $0[conversation] = nil } }
+
+    /// A call's figures: counts over every session, rates and size of the current one (zero rates between sessions).
     subscript(conversation: UUID) -> VideoQuality? {
-        get { figures.withLock { $0[conversation] } }
-        set { figures.withLock { $0[conversation] = newValue } }
+        figures.withLock { entry in
+            guard let known = entry[conversation] else { return nil }
+            switch (known.ended, known.current) {
+            case (nil, nil): return nil
+            case (let ended?, nil): return ended.stopped
+            case (nil, let current?): return current
+            case (let ended?, let current?): return ended.adding(current)
+            }
+        }
+    }
+}
+
+extension VideoQuality {
+    /// These counts and `later`'s added; the rates and size are `later`'s.
+    func adding(_ later: VideoQuality) -> VideoQuality {
+        var sum = later
+        sum.framesSent += framesSent
+        sum.framesReceived += framesReceived
+        sum.keyframesSent += keyframesSent
+        sum.keyframesReceived += keyframesReceived
+        sum.keyframeRequestsReceived += keyframeRequestsReceived
+        sum.keyframeRequestsSent += keyframeRequestsSent
+        sum.nacksReceived += nacksReceived
+        sum.nacksSent += nacksSent
+        return sum
+    }
+
+    /// The same with no video flowing: rates zero.
+    var stopped: VideoQuality {
+        var copy = self
+        (copy.frameRateSent, copy.frameRateReceived, copy.kilobitsSent, copy.kilobitsReceived) = (0, 0, 0, 0)
+        return copy
     }
 }
 
@@ -46,9 +99,12 @@ extension CallAudio {
             if let session = call.session {
                 call.session = nil
                 videoCalls[conversation] = call
-                let file = session.recordingPath
-                session.stop { [log] in if let file { log.info("\(conversation): video recording complete: \(file)") } }
                 log.info("\(conversation): video stopped")
+                // The path is read on the session's queue, once its file is complete.
+                session.stop { [log, videoFigures] in
+                    videoFigures.sessionEnded(conversation)
+                    if let file = session.recordingPath { log.info("\(conversation): video recording complete: \(file)") }
+                }
             }
             return
         }
@@ -57,13 +113,14 @@ extension CallAudio {
             return
         }
         call.started += 1
+        videoFigures.open(conversation)
         call.session = VideoSession(
             reservation: call.reservation, parameters: parameters, source: configuration.source, sink: configuration.sink,
             format: configuration.format, recordingName: conversation.uuidString + "-video" + (call.started > 1 ? "-\(call.started)" : ""),
             report: { [log] failure in log.error("\(conversation): \(failure)") },
             notice: { [log] text in log.info("\(conversation): \(text)") },
             statisticsReported: { [videoFigures, codec = video.encodingName] figures in
-                videoFigures[conversation] = Self.quality(figures, codec: codec)
+                videoFigures.report(Self.quality(figures, codec: codec), for: conversation)
             })
         videoCalls[conversation] = call
         log.info("\(conversation): video \(video.encodingName) to \(video.remoteAddress):\(video.remotePort) from port "
@@ -72,9 +129,10 @@ extension CallAudio {
 
     func releaseVideo(of conversation: UUID) {
         guard let call = videoCalls.removeValue(forKey: conversation) else { return }
-        call.session?.stop()
         pool.release(call.reservation.port)
-        videoFigures[conversation] = nil
+        // After the session's last reading (if one runs), on its queue.
+        guard let session = call.session else { return videoFigures.forget(conversation) }
+        session.stop { [videoFigures] in videoFigures.forget(conversation) }
     }
 
     /// A video session's figures as the engine and the history keep them.
@@ -107,6 +165,10 @@ extension CallAudio {
         parameters.awaitsPeer = !video.peerConfirmed
         (parameters.retransmissionPayloadType, parameters.receivedRetransmissionPayloadType) =
             (video.retransmission?.payloadType, video.retransmission?.localPayloadType)
+        parameters.peerFeedback = []
+        if video.peerFeedback.contains(.nack) { parameters.peerFeedback.insert(.nack) }
+        if video.peerFeedback.contains(.pli) { parameters.peerFeedback.insert(.pli) }
+        if video.peerFeedback.contains(.fir) { parameters.peerFeedback.insert(.fir) }
         parameters.maxFrameSize = video.maxFrameSize
         parameters.maxFrameRate = video.maxFrameRate
         return parameters

@@ -218,7 +218,10 @@ final class CallAudio: CallMediaHandler {
     }
 
     /// Never more than the port range holds: beyond, calls would come in without audio.
-    var mediaLoad: (calls: Int, capacity: Int?) { (reservations.count, min(configuration.maxCalls, pool.pairs)) }
+    /// (Calls' video takes port pairs of the same pool: those are not there for audio.)
+    var mediaLoad: (calls: Int, capacity: Int?) {
+        (reservations.count, min(configuration.maxCalls, pool.pairs - videoCalls.count))
+    }
 
     /// The media threads' lag, over every call's sending chain (`MediaLoad`).
     var mediaHealth: (keepsUp: Bool, lag: Duration)? {

@@ -37,6 +37,16 @@ public struct SDPVideoFormat: Sendable, Hashable {
     /// Whether it is H.264.
     var isH264: Bool { encodingName.caseInsensitiveCompare("H264") == .orderedSame }
 
+    /// Whether an H.264 `profile-level-id` (RFC 6184 §8.1) is one openh264 decodes and our constrained baseline
+    /// answer may keep: absent (baseline), profile_idc 66 (baseline), or constraint_set1 (what main and high streams
+    /// that are constrained baseline say).
+    static func isBaseline(profileLevelID: String?) -> Bool {
+        guard let id = profileLevelID, let profile = UInt8(id.prefix(2), radix: 16),
+            let constraints = UInt8(id.dropFirst(2).prefix(2), radix: 16)
+        else { return true }
+        return profile == 0x42 || constraints & 0x40 != 0
+    }
+
     /// Whether it is RFC 4588's retransmission format.
     public var isRetransmission: Bool { encodingName.caseInsensitiveCompare("rtx") == .orderedSame }
 
@@ -112,7 +122,9 @@ public struct SDPVideo: Sendable, Hashable {
                 SDPVideoFormat.supported.contains(where: { $0.encodingName.caseInsensitiveCompare(offered.encodingName) == .orderedSame }),
                 accepting?.contains(where: { $0.caseInsensitiveCompare(offered.encodingName) == .orderedSame }) ?? true
             else { return false }
-            return !offered.isH264 || parameters[offered.payloadType]?.packetizationMode == 1
+            guard offered.isH264 else { return true }
+            return parameters[offered.payloadType]?.packetizationMode == 1
+                && SDPVideoFormat.isBaseline(profileLevelID: parameters[offered.payloadType]?.profileLevelID)
         }
         let carried = Set(media.map(\.payloadType))
         return formats.filter { format in
