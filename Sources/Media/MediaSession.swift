@@ -29,7 +29,7 @@ public final class MediaSession: @unchecked Sendable {
     /// The file it records to (`sink` is `files`), named by the caller.
     public let recordingPath: String?
     let queue = DispatchQueue(label: "parley-media")
-    /// Every session's queued work, so a process can wait for recordings to complete before it exits.
+    /// Every session's queued work (audio and video), so a process can wait for recordings to complete before it exits.
     static let work = DispatchGroup()
     private let report: @Sendable (String) -> Void
     private let notice: @Sendable (String) -> Void

@@ -11,7 +11,8 @@ import Synchronization
 ///             │  └──the gate latched onto the peer's NAT (symmetric RTP)──► running, sending there
 ///             └──stop()──► stopped (end of stream: a file is completed; the pipeline released)
 /// ```
-/// Every call returns at once: the pipeline is built, changed and torn down on the session's own serial queue.
+/// Every call returns at once: the pipeline is built, changed and torn down on the session's own serial queue (its
+/// work counted in the audio sessions' group, so a stopping process waits for a video file to complete too).
 public final class VideoSession: @unchecked Sendable {
     // @unchecked Sendable: the mutable state below is touched only on `queue`; `latest` is behind its mutex.
 
@@ -78,7 +79,7 @@ public final class VideoSession: @unchecked Sendable {
             if rtp >= 0 { close(rtp) }
             if rtcp >= 0 { close(rtcp) }
         }
-        queue.async { self.start() }
+        queue.async(group: MediaSession.work) { self.start() }
     }
 
     deinit {
@@ -100,7 +101,7 @@ public final class VideoSession: @unchecked Sendable {
     /// Carries a renegotiated stream: a direction change flips valves (a keyframe goes first when sending resumes);
     /// anything else builds a new pipeline.
     public func update(_ new: VideoStreamParameters) {
-        queue.async {
+        queue.async(group: MediaSession.work) {
             guard !self.stopped else { return }
             let old = self.parameters
             var new = new
@@ -121,7 +122,7 @@ public final class VideoSession: @unchecked Sendable {
 
     /// Stops sending and receiving; a file is completed. Returns at once; `then` runs on the session's queue after.
     public func stop(then done: (@Sendable () -> Void)? = nil) {
-        queue.async {
+        queue.async(group: MediaSession.work) {
             self.tearDown()
             done?()
         }
