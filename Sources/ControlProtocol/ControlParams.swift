@@ -102,24 +102,33 @@ public struct MediaEndpointParams: Codable, Sendable, Equatable {
     public var address: String?
     /// The RTP port (RTCP on the next), 1–65534.
     public var port: Int
+    /// The video RTP port (RTCP on the next), when the frontend carries the call's video too (`parleyd --video`).
+    public var videoPort: Int?
 
     /// An endpoint.
-    public init(address: String? = nil, port: Int) {
+    public init(address: String? = nil, port: Int, videoPort: Int? = nil) {
         self.address = address
         self.port = port
+        self.videoPort = videoPort
     }
 
     /// The `media` member of `start` and `join`.
     static let field = ControlField(
         "media", "an object", optional: true,
-        "`{\"address\": \"127.0.0.1\", \"port\": 50000}`: where the frontend takes the call's RTP (RTCP on the next "
-            + "port; `address` optional, parleyd's own when absent) — only when parleyd runs with `--media external`; "
-            + "the negotiated session follows in `mediaChanged`")
+        "`{\"address\": \"127.0.0.1\", \"port\": 50000, \"videoPort\": 50002}`: where the frontend takes the call's RTP "
+            + "(RTCP on the next port; `address` optional, parleyd's own when absent; `videoPort` optional, the video's "
+            + "when parleyd runs with `--video`) — only when parleyd runs with `--media external`; the negotiated session "
+            + "follows in `mediaChanged` (`media`, and `video`)")
 
     /// A port in range and a numeric address.
     func validate() throws(ControlError) {
         guard (1...65_534).contains(port) else {
             throw ControlError(.invalidParams, "The RTP port must be between 1 and 65534 (RTCP takes the next).", field: "media.port")
+        }
+        if let videoPort, !(1...65_534).contains(videoPort) || abs(videoPort - port) < 2 {
+            throw ControlError(
+                .invalidParams, "The video RTP port must be between 1 and 65534 and apart from the audio's two ports (RTCP takes the next).",
+                field: "media.videoPort")
         }
         if let address, !Self.isUnicast(address) {
             throw ControlError(

@@ -278,7 +278,9 @@ public final class ControlService: Sendable {
                 field: "media")
         }
         let uuid = action.conversationUUID
-        external.setEndpoint(MediaEndpoint(address: media.address, port: media.port), for: uuid)
+        var endpoint = MediaEndpoint(address: media.address, port: media.port)
+        endpoint.videoPort = media.videoPort
+        external.setEndpoint(endpoint, for: uuid)
         do {
             try perform(action, id: id, makingRoom: endingOthers, reply: reply)
         } catch {

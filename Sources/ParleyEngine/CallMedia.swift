@@ -176,6 +176,8 @@ public struct MediaEndpoint: Sendable, Hashable {
     /// Our ICE credentials and candidates, when the call's media goes through an ICE agent: `address` and `port`
     /// are then its default candidate's (what a peer without ICE sends to).
     public var ice: SDPICE?
+    /// A frontend's video RTP port (`--media external` with video), at the same address.
+    public var videoPort: Int?
 
     /// An endpoint.
     public init(address: String? = nil, port: Int, rtcpPort: Int? = nil, ice: SDPICE? = nil) {

@@ -12,6 +12,8 @@ import Synchronization
 /// is dropped by ``forget(_:)``.
 public final class ExternalMedia: CallMediaHandler, Sendable {
     private let endpoints = Mutex<[UUID: MediaEndpoint]>([:])
+    /// The video ports frontends named, kept for their call's life (an upgrade asks again).
+    private let videoPorts = Mutex<[UUID: Int]>([:])
 
     /// A handler with no endpoints yet.
     public init() {}
@@ -19,12 +21,25 @@ public final class ExternalMedia: CallMediaHandler, Sendable {
     /// Where the frontend receives `conversation`'s RTP (set before the `join` or `start` that describes it).
     public func setEndpoint(_ endpoint: MediaEndpoint, for conversation: UUID) {
         endpoints.withLock { $0[conversation] = endpoint }
+        if let port = endpoint.videoPort { videoPorts.withLock { $0[conversation] = port } }
     }
 
     /// Drops an endpoint no description took (its action failed or was refused).
     public func forget(_ conversation: UUID) {
         endpoints.withLock { _ = $0.removeValue(forKey: conversation) }
+        videoPorts.withLock { _ = $0.removeValue(forKey: conversation) }
     }
+
+    /// A frontend carries video where it named a video port.
+    public var carriesVideo: Bool { true }
+
+    /// The video port the call's frontend named, if it named one.
+    public func videoPort(for conversation: UUID) -> Int? { videoPorts.withLock { $0[conversation] } }
+
+    /// The negotiated video reaches the frontend in `mediaChanged`.
+    public func videoChanged(_ video: NegotiatedVideo?, for conversation: UUID) {}
+
+    public func releaseVideo(of conversation: UUID) { videoPorts.withLock { _ = $0.removeValue(forKey: conversation) } }
 
     /// How many endpoints wait for their call's first description.
     public var waitingEndpoints: Int { endpoints.withLock { $0.count } }

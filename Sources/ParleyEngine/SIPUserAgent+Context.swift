@@ -169,6 +169,8 @@ extension SIPUserAgent: CallLegContext {
         guard manager.configuration.supportsVideo else { return nil }
         guard let media, media.carriesVideo else { return configuration.mediaPort + 2 }
         guard let port = media.videoPort(for: conversation) else {
+            // A frontend that carries the media and named no video port: signalling only, at the fallback port.
+            guard media.sendsTonesInStream else { return configuration.mediaPort + 2 }
             log.warning("\(conversation): no free RTP port pair for video: the call goes on without it")
             return nil
         }

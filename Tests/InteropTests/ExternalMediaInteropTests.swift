@@ -278,6 +278,18 @@ final class RTPFrontend: @unchecked Sendable {
         }
     }
 
+    /// The datagrams that arrive for `seconds`, as they came.
+    func receivePackets(seconds: Double) -> [[UInt8]] {
+        var packets: [[UInt8]] = []
+        var buffer = [UInt8](repeating: 0, count: 2_048)
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count > 0 { packets.append(Array(buffer[0..<count])) }
+        }
+        return packets
+    }
+
     /// What arrives for `seconds`, PCMU payloads in arrival order, as 8 kHz samples.
     func receive(seconds: Double) -> Recording {
         var samples: [Double] = []

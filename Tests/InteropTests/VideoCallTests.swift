@@ -187,9 +187,12 @@ struct VideoCallTests {
 }
 
 extension LoopbackCapture {
-    /// The VP8 keyframes readable in the captured datagrams (RTP, RFC 7741's payload descriptor, then a keyframe's
-    /// start code 9d 01 2a and its 14-bit width and height): what someone on the path sees of the picture.
-    func vp8Keyframes() -> [(Int, Int)] {
+    /// The VP8 keyframes readable in the captured datagrams: what someone on the path sees of the picture.
+    func vp8Keyframes() -> [(Int, Int)] { Self.vp8Keyframes(in: datagrams) }
+
+    /// The VP8 keyframes readable in `datagrams` (RTP, RFC 7741's payload descriptor, then a keyframe's start code
+    /// 9d 01 2a and its 14-bit width and height).
+    static func vp8Keyframes(in datagrams: [[UInt8]]) -> [(Int, Int)] {
         var found: [(Int, Int)] = []
         for datagram in datagrams where datagram.count > 24 && datagram[0] >> 6 == 2 {
             let start = 12 + 4 * Int(datagram[0] & 0x0F)
