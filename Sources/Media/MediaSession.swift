@@ -120,13 +120,7 @@ public final class MediaSession: @unchecked Sendable {
         self.source = source
         self.sink = sink
         self.report = report
-        let rtp = dup(reservation.rtp), rtcp = dup(reservation.rtcp)
-        if rtp >= 0, rtcp >= 0 {
-            sockets = (rtp, rtcp)
-        } else {
-            if rtp >= 0 { close(rtp) }
-            if rtcp >= 0 { close(rtcp) }
-        }
+        sockets = reservation.duplicated()
         if case .files(let directory) = sink {
             recordingPath = URL(fileURLWithPath: directory).appendingPathComponent(recordingName + ".wav").path
         } else {

@@ -200,3 +200,17 @@ public final class RTPPortPool {
         Glibc.close(reservation.rtcp)
     }
 }
+
+extension RTPPortPool.Reservation {
+    /// A session's own duplicates of the reserved sockets (the pool closes its descriptors when the call's port is
+    /// released, which may be before the session's queued work has run); nil when they cannot be made.
+    func duplicated() -> (rtp: Int32, rtcp: Int32)? {
+        let rtp = dup(self.rtp), rtcp = dup(self.rtcp)
+        guard rtp >= 0, rtcp >= 0 else {
+            if rtp >= 0 { close(rtp) }
+            if rtcp >= 0 { close(rtcp) }
+            return nil
+        }
+        return (rtp, rtcp)
+    }
+}

@@ -72,13 +72,7 @@ public final class VideoSession: @unchecked Sendable {
         } else {
             recordingBase = nil
         }
-        let rtp = dup(reservation.rtp), rtcp = dup(reservation.rtcp)
-        if rtp >= 0, rtcp >= 0 {
-            sockets = (rtp, rtcp)
-        } else {
-            if rtp >= 0 { close(rtp) }
-            if rtcp >= 0 { close(rtcp) }
-        }
+        sockets = reservation.duplicated()
         queue.async(group: MediaSession.work) { self.start() }
     }
 
