@@ -47,3 +47,41 @@ static inline char *parley_audio_devices(GstDeviceMonitor *monitor) {
     g_list_free_full(devices, gst_object_unref);
     return g_string_free(out, FALSE);
 }
+
+// The cameras (issue 47, docs/media.md "Choosing a call's video source"): what GstDeviceMonitor sees of Video/Source,
+// each with the device its element's `device` property takes (v4l2src: /dev/videoN) and its display name.
+
+/// A device monitor of video sources, started; NULL when it cannot start (no provider). Kept for the process's life.
+static inline GstDeviceMonitor *parley_video_device_monitor(void) {
+    GstDeviceMonitor *monitor = gst_device_monitor_new();
+    gst_device_monitor_add_filter(monitor, "Video/Source", NULL);
+    if (!gst_device_monitor_start(monitor)) {
+        gst_object_unref(monitor);
+        return NULL;
+    }
+    return monitor;
+}
+
+/// One line per camera `monitor` knows now whose element takes a `device` (V4L2's), "id TAB display name", tabs and
+/// newlines in names turned into spaces; a malloc'd string (free with parley_gst_free), empty when there are none.
+static inline char *parley_video_devices(GstDeviceMonitor *monitor) {
+    GList *devices = gst_device_monitor_get_devices(monitor);
+    GString *out = g_string_new(NULL);
+    for (GList *item = devices; item; item = item->next) {
+        GstDevice *device = GST_DEVICE(item->data);
+        GstElement *element = gst_device_create_element(device, NULL);
+        gchar *id = NULL;
+        if (element && g_object_class_find_property(G_OBJECT_GET_CLASS(element), "device")) g_object_get(element, "device", &id, NULL);
+        gchar *name = gst_device_get_display_name(device);
+        if (id && name) {
+            g_strdelimit(id, "\t\n\r", ' ');
+            g_strdelimit(name, "\t\n\r", ' ');
+            g_string_append_printf(out, "%s\t%s\n", id, name);
+        }
+        g_free(id);
+        g_free(name);
+        if (element) gst_object_unref(element);
+    }
+    g_list_free_full(devices, gst_object_unref);
+    return g_string_free(out, FALSE);
+}

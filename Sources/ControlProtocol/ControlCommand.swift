@@ -42,6 +42,10 @@ public enum ControlMethodName: String, Sendable, Codable, CaseIterable {
     case audioDevices
     /// The devices one call plays on.
     case setAudioDevice
+    /// The machine's cameras.
+    case videoDevices
+    /// What one call's video sends.
+    case setVideoSource
     /// Stop a ringing call's ringtone (it goes on ringing).
     case silence
     /// Merge two calls.
@@ -213,6 +217,10 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     case audioDevices
     /// `setAudioDevice`.
     case setAudioDevice(SetAudioDeviceParams)
+    /// `videoDevices`.
+    case videoDevices
+    /// `setVideoSource`.
+    case setVideoSource(SetVideoSourceParams)
     /// `silence`.
     case silence(ConversationParams)
     /// `merge`.
@@ -298,6 +306,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .forwarding: .forwarding
         case .audioDevices: .audioDevices
         case .setAudioDevice: .setAudioDevice
+        case .videoDevices: .videoDevices
+        case .setVideoSource: .setVideoSource
         case .silence: .silence
         case .merge: .merge
         case .unmerge: .unmerge
@@ -335,8 +345,10 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// The params type of each method (for the reference).
     public static func paramsType(of method: ControlMethodName) -> any ControlParams.Type {
         switch method {
-        case .status, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations, .audioDevices: NoParams.self
+        case .status, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations, .audioDevices, .videoDevices:
+            NoParams.self
         case .setAudioDevice: SetAudioDeviceParams.self
+        case .setVideoSource: SetVideoSourceParams.self
         case .subscribe: SubscribeParams.self
         case .collaborationStart: CollaborationStartParams.self
         case .collaborationOpen, .collaborationChallenge, .collaborationEnd: CollaborationParams.self
@@ -415,6 +427,8 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
         case .forwarding: return .forwarding(try params(ForwardingParams.self, data))
         case .audioDevices: _ = try params(NoParams.self, data); return .audioDevices
         case .setAudioDevice: return .setAudioDevice(try params(SetAudioDeviceParams.self, data))
+        case .videoDevices: _ = try params(NoParams.self, data); return .videoDevices
+        case .setVideoSource: return .setVideoSource(try params(SetVideoSourceParams.self, data))
         case .merge: return .merge(try params(MergeParams.self, data))
         case .transfer: return .transfer(try params(TransferParams.self, data))
         case .history: return .history(try params(HistoryParams.self, data))
@@ -430,9 +444,10 @@ public enum ControlCommand: Sendable, Equatable, Encodable {
     /// Writes the params object.
     public func encode(to encoder: any Encoder) throws {
         switch self {
-        case .status, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations, .audioDevices:
+        case .status, .clearHistory, .reloadContacts, .groupSessions, .identity, .collaborations, .audioDevices, .videoDevices:
             try NoParams().encode(to: encoder)
         case .setAudioDevice(let params): try params.encode(to: encoder)
+        case .setVideoSource(let params): try params.encode(to: encoder)
         case .subscribe(let params): try params.encode(to: encoder)
         case .collaborationStart(let params): try params.encode(to: encoder)
         case .collaborationOpen(let params), .collaborationChallenge(let params), .collaborationEnd(let params): try params.encode(to: encoder)

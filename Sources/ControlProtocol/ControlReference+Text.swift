@@ -30,6 +30,10 @@ extension ControlReference {
             "the desktop's microphones (`source`) and speakers (`sink`) as the sound server has them now (GStreamer's device monitor; empty without a sound server), the defaults marked"
         case .setAudioDevice:
             "play one call on these devices (ids from `audioDevices`; null: the default, followed as it moves): its pipeline is rebuilt at once; `refused` for a call that does not play on the desktop's devices (a file, a tone, a browser, no PulseAudio). A chosen device that goes away sends the call back to the default, with an `audioRouteChanged` event"
+        case .videoDevices:
+            "the machine's cameras as GStreamer's device monitor has them now (V4L2: `id` is the `/dev/videoN` that `setVideoSource` takes as `camera:ID`; empty without a camera)"
+        case .setVideoSource:
+            "what one call's video sends: `camera` (the first), `camera:ID` (from `videoDevices`), `test:PATTERN` (GStreamer's test picture: `red`, `ball`, `smpte`…) or `file:PATH` (a video file on parleyd's machine, played once); null: parleyd's `--video-source`. Kept for the call's life: video sent now changes at once (its pipeline is rebuilt: a few hundred milliseconds without pictures each way), a later upgrade sends it. `invalidParams` for a source that is not one of these, a camera that is not there or a file parleyd cannot read; `refused` without `parleyd --video` and `--media gstreamer`"
         case .forwarding:
             "set where incoming calls are forwarded, or read it (`{}`): `always` forwards every call before it rings, `busy` the calls refused as busy (do-not-disturb on, or every line taken), `noAnswer` those not answered within `noAnswerSeconds` (the conversation ends `forwarded`); each is answered 302 Moved Temporarily with the target as Contact, and recorded in the history as `forwarded` (unread). A member that is absent stays as it is, an empty string turns that rule off. parleyd starts with `--forward-always`, `--forward-busy`, `--forward-no-answer` and `--forward-after`"
         case .doNotDisturb:
@@ -37,7 +41,7 @@ extension ControlReference {
         case .silence:
             "stop the ringtone of a ringing incoming conversation (or the ringback of an outgoing one): it goes on ringing, without sound (D-Bus: `Silence`). parleyd rings only when calls' audio sink is the device (docs/desktop.md)"
         case .video:
-            "turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video` (else `refused`); the video itself is not carried yet. Like a hold, it waits while the peer's re-INVITE or ours is open; a video change and a hold or resume waiting at once do not combine: the newer replaces the older, which fails (\"superseded\")"
+            "turn video on or off in a joined conversation: a re-INVITE with or without m=video, answered once the peer took it or refused it (`failed`); the capability change comes as `conversationChanged` (`isVideo`, `capabilities`). Not a manager action: LiveCommunicationKit reports media changes as updates. Needs `parleyd --video` (else `refused`); with `--media gstreamer` the video itself is carried (docs/media.md, \"Video\"). Like a hold, it waits while the peer's re-INVITE or ours is open; a video change and a hold or resume waiting at once do not combine: the newer replaces the older, which fails (\"superseded\")"
         case .merge: "merge two joined conversations into a group (parleyd is the local focus)"
         case .unmerge: "take a conversation out of its group"
         case .transfer:
@@ -102,7 +106,8 @@ extension ControlReference {
         case .markRead: "`count`: the records changed."
         case .deleteRecord: "`count`: 1."
         case .clearHistory: "`count`: the records deleted."
-        case .status, .list, .subscribe, .mediaStats, .browserAudio, .browserAudioEnd, .doNotDisturb, .forwarding, .silence, .audioDevices, .setAudioDevice, .history, .contact, .contacts, .reloadContacts, .groupSessions,
+        case .status, .list, .subscribe, .mediaStats, .browserAudio, .browserAudioEnd, .doNotDisturb, .forwarding, .silence, .audioDevices, .setAudioDevice,
+            .videoDevices, .setVideoSource, .history, .contact, .contacts, .reloadContacts, .groupSessions,
             .groupLeave, .groupEnd, .identity, .collaborations, .collaborationStart, .collaborationChallenge,
             .collaborationProve, .collaborationVerify, .collaborationConfirm, .collaborationNotice, .collaborationEnd,
             .identityUpdateProve:

@@ -34,6 +34,7 @@ public enum ControlReference {
         GroupParticipantInfo.self, GroupSendResult.self, CollaborationData.self, CollaborationParticipantData.self,
         CollaborationMetadataInfo.self, NameComponentsInfo.self, ShareOptionsInfo.self, OptionsGroupInfo.self,
         OptionInfo.self, CollaborationChallenge.self, SignedProofJSON.self, AudioDeviceInfo.self,
+        VideoDeviceInfo.self,
     ]
 
     /// What each method answers with.
@@ -51,6 +52,8 @@ public enum ControlReference {
         case .forwarding: ForwardingState.self
         case .audioDevices: AudioDevicesResult.self
         case .setAudioDevice: AudioDeviceChoice.self
+        case .videoDevices: VideoDevicesResult.self
+        case .setVideoSource: VideoSourceChoice.self
         case .silence: SilenceResult.self
         case .history: HistoryResult.self
         case .historyCount, .markRead, .deleteRecord, .clearHistory: HistoryCountResult.self

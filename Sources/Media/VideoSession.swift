@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// ```
 ///   init ──► running ──update(direction, awaitsPeer)──► running (valves; a keyframe when sending resumes)
-///             │  │  └──update(codec, address, port, keys, size)──► running (a new pipeline)
+///             │  │  └──update(codec, address, port, keys, size), change(source:)──► running (a new pipeline)
 ///             │  └──the gate latched onto the peer's NAT (symmetric RTP)──► running, sending there
 ///             └──stop()──► stopped (end of stream: a file is completed; the pipeline released)
 /// ```
@@ -18,8 +18,8 @@ public final class VideoSession: @unchecked Sendable {
 
     /// The reserved local ports.
     public let reservation: RTPPortPool.Reservation
-    /// What it sends and where what arrives goes.
-    public let source: VideoSource
+    /// What it sends (``change(source:)`` picks another; touched on the session's queue) and where what arrives goes.
+    private var source: VideoSource
     public let sink: VideoSink
     /// The picture it sends when the peer takes it.
     public let format: VideoFormat
@@ -111,6 +111,17 @@ public final class VideoSession: @unchecked Sendable {
             let wasSending = Self.sends(old)
             self.applyDirection()
             if !wasSending, Self.sends(new) { pipeline.forceKeyframe(at: "encoder") }
+        }
+    }
+
+    /// Sends `source` from now on: a new pipeline (a few hundred milliseconds without pictures each way, and a file
+    /// being written goes on in a `-partN`); nothing when it is the source already.
+    public func change(source: VideoSource) {
+        queue.async(group: MediaSession.work) {
+            guard !self.stopped, source != self.source else { return }
+            self.source = source
+            self.notice("video: now sending \(source)")
+            self.rebuild()
         }
     }
 

@@ -30,7 +30,7 @@ public enum VideoSource: Sendable, Hashable, CustomStringConvertible {
             self = .test(pattern: "smpte")
         } else {
             throw MediaError(
-                "--video-source takes test:PATTERN (\(Self.patterns.prefix(8).joined(separator: ", "))…), camera, camera:/dev/videoN or "
+                "a video source is test:PATTERN (\(Self.patterns.prefix(8).joined(separator: ", "))…), camera, camera:/dev/videoN or "
                     + "file:PATH, not \(text)")
         }
     }

@@ -28,6 +28,8 @@ public final class ControlService: Sendable {
     let browserAudio = Mutex<(any BrowserAudioCarrier)?>(nil)
     /// What chooses calls' devices (nil: `audioDevices` is empty, `setAudioDevice` `unavailable`).
     let deviceChooser = Mutex<(any AudioDeviceChooser)?>(nil)
+    /// What chooses calls' video sources (nil: `videoDevices` is empty, `setVideoSource` `refused`).
+    let videoChooser = Mutex<(any VideoSourceChooser)?>(nil)
     /// This run's mark on `list` cursors (positions start again with the next run).
     /// How long a `transfer` may take: the leg's wait for the outcome (90 s after the REFER is accepted) and a little.
     static let transferTimeout: TimeInterval = 100
@@ -149,6 +151,10 @@ public final class ControlService: Sendable {
             serveAudioDevices(id: id, reply: reply)
         case .setAudioDevice(let params):
             try setAudioDevice(params, on: try conversation(params.conversation), id: id, reply: reply)
+        case .videoDevices:
+            serveVideoDevices(id: id, reply: reply)
+        case .setVideoSource(let params):
+            try setVideoSource(params, on: try conversation(params.conversation), id: id, reply: reply)
         case .doNotDisturb(let params):
             if let enabled = params.enabled { engine.setDoNotDisturb(enabled) }
             reply(ControlMessage.result(DoNotDisturbState(enabled: engine.doNotDisturb), id: id))

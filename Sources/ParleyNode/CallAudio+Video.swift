@@ -115,7 +115,7 @@ extension CallAudio {
         call.started += 1
         videoFigures.open(conversation)
         call.session = VideoSession(
-            reservation: call.reservation, parameters: parameters, source: configuration.source, sink: configuration.sink,
+            reservation: call.reservation, parameters: parameters, source: chosenVideoSources[conversation] ?? configuration.source, sink: configuration.sink,
             format: configuration.format, recordingName: conversation.uuidString + "-video" + (call.started > 1 ? "-\(call.started)" : ""),
             report: { [log] failure in log.error("\(conversation): \(failure)") },
             notice: { [log] text in log.info("\(conversation): \(text)") },
@@ -128,6 +128,7 @@ extension CallAudio {
     }
 
     func releaseVideo(of conversation: UUID) {
+        chosenVideoSources[conversation] = nil
         guard let call = videoCalls.removeValue(forKey: conversation) else { return }
         pool.release(call.reservation.port)
         // After the session's last reading (if one runs), on its queue.

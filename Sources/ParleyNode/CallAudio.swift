@@ -162,6 +162,8 @@ final class CallAudio: CallMediaHandler {
     var sessions: [UUID: MediaSession] = [:]
     /// Calls' video: the port pair each reserved, and its session while video is on.
     var videoCalls: [UUID: CallVideo] = [:]
+    /// The video source each call was given (`setVideoSource`), kept for the call's life (each upgrade sends it).
+    var chosenVideoSources: [UUID: VideoSource] = [:]
     /// Each call's video figures as last read (from the video queues), attached to its audio figures.
     let videoFigures = VideoFigures()
     /// Merged calls and their conference bridges.

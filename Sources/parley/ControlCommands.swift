@@ -4,7 +4,7 @@ import ControlProtocol
 import Foundation
 import ParleyNode
 
-/// `parley call|answer|end|hold|resume|mute|unmute|dtmf|video|audio|merge|unmerge|list|status|watch|reload-contacts|web`
+/// `parley call|answer|end|hold|resume|mute|unmute|dtmf|video|video-source|audio|merge|unmerge|list|status|watch|reload-contacts|web`
 /// and `parley redial` with a parleyd running: a terminal softphone that drives a running parleyd through its control
 /// socket (`DATA_DIR/control.sock`, token in `DATA_DIR/control.token`), speaking the typed control protocol. Each
 /// command's help is in ControlHelp.swift.
@@ -104,6 +104,17 @@ enum ControlCommands {
         case .resume: return try act(.resume(ConversationParams(conversation: try session.conversation(positionals[0]))))
         case .unmerge: return try act(.unmerge(ConversationParams(conversation: try session.conversation(positionals[0]))))
         case .dtmf: return try act(.playTone(ToneParams(conversation: try session.conversation(positionals[0]), digits: positionals[1])))
+        case .videoSource:
+            guard positionals.count != 1 else { throw UsageError("parley video-source takes nothing (the cameras) or CONV SOURCE") }
+            guard positionals.count == 2 else {
+                let cameras = try session.request(.videoDevices, as: VideoDevicesResult.self)
+                return show(cameras, json: json, name) { ControlRendering.cameras($0) }
+            }
+            let params = SetVideoSourceParams(
+                conversation: try session.conversation(positionals[0]), source: positionals[1] == "default" ? nil : positionals[1])
+            return try show(session.request(.setVideoSource(params), as: VideoSourceChoice.self), json: json, name) {
+                "video sends \($0.source)" + ($0.chosen ? "" : " (parleyd's --video-source)")
+            }
         case .video:
             return try act(.video(VideoParams(conversation: try session.conversation(positionals[0]), enabled: positionals[1] == "on")))
         case .merge:

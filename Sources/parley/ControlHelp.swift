@@ -3,6 +3,7 @@ extension ControlCommands {
     /// The softphone commands, by the word typed after `parley`. (`parley redial` is history's: HistoryHelp.redial.)
     enum Command: String, CaseIterable, Sendable {
         case call, answer, end, hold, resume, mute, unmute, dtmf, video, audio, merge, unmerge, transfer, list, status, watch, dnd
+        case videoSource = "video-source"
         case forward
         case reloadContacts = "reload-contacts"
         case web
@@ -12,6 +13,7 @@ extension ControlCommands {
             switch self {
             case .list, .status, .watch, .reloadContacts, .web: 0...0
             case .dnd: 0...1
+            case .videoSource: 0...2
             case .forward: 0...3
             case .call, .answer, .end, .hold, .resume, .unmute, .unmerge, .audio: 1...1
             case .mute: 1...2
@@ -32,6 +34,7 @@ extension ControlCommands {
             case .unmute: "unmute yourself"
             case .dtmf: "send keypad tones"
             case .video: "turn video on or off in a joined conversation"
+            case .videoSource: "the cameras, or what a call's video sends (a camera, a test picture, a file)"
             case .audio: "a call's negotiated audio and its RTCP figures"
             case .merge: "merge two joined conversations"
             case .unmerge: "take a conversation out of its group"
@@ -67,6 +70,7 @@ extension ControlCommands {
                     + "conversation. ('parley mute CONV' toggles.)", example: "parley unmute 1 --data-dir /tmp/parley-b")
             case .dtmf: ControlHelp.dtmf
             case .video: ControlHelp.video
+            case .videoSource: ControlHelp.videoSource
             case .audio: ControlHelp.conversationCommand(
                 "audio", "Shows a call's negotiated audio (codec, local and remote RTP address, direction, ptime, telephone-event)\n"
                     + "and its RTCP figures: packets sent, received and lost, jitter, and the peer's report with the round trip.",
@@ -253,6 +257,29 @@ enum ControlHelp {
 
         example:
           parley video 1 on --data-dir /tmp/parley-a
+
+        \(footer)
+        """
+
+    static let videoSource = """
+        usage: parley video-source [--data-dir DIR] [--json]
+               parley video-source CONV SOURCE|default [--data-dir DIR] [--json]
+
+        Without arguments, lists the machine's cameras (their ids are /dev/videoN). With CONV and SOURCE, makes that
+        call's video send SOURCE, from now on and in every later upgrade (parleyd --video --media gstreamer):
+          camera             the first camera
+          camera:ID          that camera (an id from the list)
+          test:PATTERN       GStreamer's test picture: red, green, blue, ball, smpte, snow…
+          file:PATH          a video file on parleyd's machine, played once
+          default            parleyd's own --video-source again
+        Video being sent changes at once (its pipeline is rebuilt: a few hundred milliseconds without pictures).
+
+        options:
+        \(options)
+
+        examples:
+          parley video-source --data-dir /tmp/parley-a
+          parley video-source 1 test:ball --data-dir /tmp/parley-a
 
         \(footer)
         """

@@ -118,6 +118,12 @@ enum ControlRendering {
         }
     }
 
+    /// `parley video-source`: one line per camera.
+    static func cameras(_ result: VideoDevicesResult) -> String {
+        guard !result.devices.isEmpty else { return "no camera (test:PATTERN and file:PATH sources still work)" }
+        return result.devices.map { "\($0.id)  \($0.name)" }.joined(separator: "\n")
+    }
+
     static func audio(_ result: MediaStatsResult) -> String {
         guard let media = result.media else { return "audio  none (the call carries no audio now)" }
         var lines = [

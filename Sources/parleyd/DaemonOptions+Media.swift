@@ -67,9 +67,10 @@ extension DaemonOptions {
         }
         if let problem = MediaSupport.videoProblem { DaemonOutput.line(.error, "video negotiated but not carried: \(problem)") }
         do {
-            return VideoConfiguration(source: try source.map(VideoSource.init(parsing:)), sink: try sink.map(VideoSink.init(parsing:)))
+            let parsed = try source.map(VideoSource.init(parsing:))
+            return VideoConfiguration(source: parsed, sink: try sink.map(VideoSink.init(parsing:)))
         } catch {
-            throw UsageError(error.message)
+            throw UsageError(error.message.hasPrefix("a video source") ? "--video-source: " + error.message : error.message)
         }
     }
 

@@ -32,6 +32,8 @@ struct ControlProtocolTests {
         case .forwarding: .forwarding(.example)
         case .audioDevices: .audioDevices
         case .setAudioDevice: .setAudioDevice(.example)
+        case .videoDevices: .videoDevices
+        case .setVideoSource: .setVideoSource(.example)
         case .silence: .silence(.example)
         case .merge: .merge(.example)
         case .transfer: .transfer(.example)
@@ -104,6 +106,10 @@ struct ControlProtocolTests {
             (#"{"v":1,"id":1,"method":"groupSend","params":{"session":"s","type":"t","data":null}}"#, "data", "\"data\" may be any JSON value but null."),
             (#"{"v":1,"id":1,"method":"contact","params":{"handle":" "}}"#, "handle", "Say which one (\"handle\" is empty)."),
             (#"{"v":1,"id":1,"method":"collaborationNotice","params":{"collaboration":"c","kind":"change"}}"#, "trigger", "A change notice needs a \"trigger\"."),
+            (#"{"v":1,"id":1,"method":"setVideoSource","params":{"conversation":"1b","source":"camera:"}}"#, "source",
+             "source must be camera, camera:ID (from videoDevices), test:PATTERN or file:PATH (or null for parleyd's)."),
+            (#"{"v":1,"id":1,"method":"setVideoSource","params":{"conversation":"1b","source":"rtsp://cam"}}"#, "source",
+             "source must be camera, camera:ID (from videoDevices), test:PATTERN or file:PATH (or null for parleyd's)."),
         ]
         for (line, field, message) in cases {
             do {

@@ -6,7 +6,8 @@ import ParleyTestSupport
 struct VideoFile {
     /// Frames decoded.
     let frames: Int
-    /// The mean red, green and blue (0–255) of the last frame.
+    /// The mean red, green and blue (0–255) of the first frame and of the last.
+    let firstColour: (red: Double, green: Double, blue: Double)
     let lastColour: (red: Double, green: Double, blue: Double)
 
     /// Decodes `path` (VP8 or H.264 in WebM or Matroska).
@@ -26,17 +27,22 @@ struct VideoFile {
         let frameBytes = 16 * 12 * 3
         frames = bytes.count / frameBytes
         guard frames > 0 else {
-            lastColour = (0, 0, 0)
+            (firstColour, lastColour) = ((0, 0, 0), (0, 0, 0))
             return
         }
-        var sums = [0.0, 0.0, 0.0]
-        for (index, byte) in bytes.suffix(frameBytes).enumerated() { sums[index % 3] += Double(byte) }
-        lastColour = (sums[0] / 192, sums[1] / 192, sums[2] / 192)
+        func mean(_ frame: ArraySlice<UInt8>) -> (red: Double, green: Double, blue: Double) {
+            var sums = [0.0, 0.0, 0.0]
+            for (index, byte) in frame.enumerated() { sums[index % 3] += Double(byte) }
+            return (sums[0] / 192, sums[1] / 192, sums[2] / 192)
+        }
+        (firstColour, lastColour) = (mean(bytes.prefix(frameBytes)), mean(bytes.suffix(frameBytes)))
     }
 
-    /// Whether the last frame is mostly `colour` (`red`, `green` or `blue`): that channel above 200, the others below 60.
-    func isMostly(_ colour: String) -> Bool {
-        let channels = [("red", lastColour.red), ("green", lastColour.green), ("blue", lastColour.blue)]
+    /// Whether the last frame (or the first) is mostly `colour` (`red`, `green` or `blue`): that channel above 200,
+    /// the others below 60.
+    func isMostly(_ colour: String, first: Bool = false) -> Bool {
+        let frame = first ? firstColour : lastColour
+        let channels = [("red", frame.red), ("green", frame.green), ("blue", frame.blue)]
         return channels.allSatisfy { name, value in name == colour ? value > 200 : value < 60 }
     }
 }
