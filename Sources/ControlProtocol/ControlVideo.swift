@@ -16,7 +16,7 @@ public struct VideoInfo: Codable, Sendable, Equatable {
     public var receivedPayloadType: Int
     /// `sendrecv`, `sendonly`, `recvonly` or `inactive`, from our side (hold included).
     public var direction: String
-    /// `sdes` (SRTP keyed by SDES, its own keys), or null for plain RTP.
+    /// `sdes` (SRTP keyed by SDES, its own keys), `dtls` (SRTP keyed by its own DTLS handshake), or null for plain RTP.
     @Nullable public var encryption: String?
     /// The SRTP suite with SDES, else null.
     @Nullable public var encryptionSuite: String?
@@ -94,8 +94,8 @@ extension VideoInfo: ControlShape {
             "direction", .oneOf(["sendrecv", "sendonly", "recvonly", "inactive"]),
             "what we do, from our side (either side's hold included: a held call sends and takes no video)"),
         ControlField(
-            "encryption", .nullable(.oneOf(["sdes"])),
-            "`sdes`: SRTP keyed by SDES with keys of its own (video is never plain beside encrypted audio); null for plain RTP"),
+            "encryption", .nullable(.oneOf(["sdes", "dtls"])),
+            "`sdes`: SRTP keyed by SDES with keys of its own; `dtls`: SRTP keyed by a DTLS handshake of its own on the video's ports (video is never plain beside encrypted audio); null for plain RTP"),
         ControlField("encryptionSuite", .nullable(.string), "the SRTP suite with SDES; keys are never shown"),
     ]
 

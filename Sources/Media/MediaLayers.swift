@@ -181,3 +181,19 @@ extension Pipeline {
         set("rtcpsink", "port", rtcpPort)
     }
 }
+
+extension Pipeline {
+    /// Feeds `check` the peer certificate each awaited component's DTLS decoder has seen (matched against `setup`'s
+    /// fingerprints) and the time `now`: the outcomes to tell.
+    func checkHandshakes(_ check: inout DTLSHandshakeCheck, setup: DTLSSetup, now: Duration) -> [MediaSecurityOutcome] {
+        var outcomes: [MediaSecurityOutcome] = []
+        for component in RTPComponent.allCases where check.awaits(component) {
+            guard let pem = string(MediaEncryption.dtlsDecoder(component), "peer-pem") else { continue }
+            if let outcome = check.certificate(on: component, matches: setup.peerFingerprints.match(certificatePEM: pem)) {
+                outcomes.append(outcome)
+            }
+        }
+        if let outcome = check.time(now) { outcomes.append(outcome) }
+        return outcomes
+    }
+}

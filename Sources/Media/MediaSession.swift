@@ -523,14 +523,7 @@ public final class MediaSession: @unchecked Sendable {
 
     private func checkHandshakes() {
         guard var check = handshake, let pipeline, case .dtls(let setup) = parameters.encryption else { return }
-        var outcomes: [MediaSecurityOutcome] = []
-        for component in RTPComponent.allCases where check.awaits(component) {
-            guard let pem = pipeline.string(MediaEncryption.dtlsDecoder(component), "peer-pem") else { continue }
-            if let outcome = check.certificate(on: component, matches: setup.peerFingerprints.match(certificatePEM: pem)) {
-                outcomes.append(outcome)
-            }
-        }
-        if let outcome = check.time(elapsed) { outcomes.append(outcome) }
+        let outcomes = pipeline.checkHandshakes(&check, setup: setup, now: elapsed)
         handshake = check
         if !check.isWaiting {
             handshakePoller?.cancel()

@@ -11,6 +11,8 @@ import Synchronization
 ///             │  └──the gate latched onto the peer's NAT (symmetric RTP)──► running, sending there
 ///             └──stop()──► stopped (end of stream: a file is completed; the pipeline released)
 /// ```
+/// With DTLS-SRTP each pipeline's valves stay shut until its own handshake's peer certificate matched the SDP's
+/// fingerprint (``DTLSHandshakeCheck``); a failed check keeps them shut.
 /// Every call returns at once: the pipeline is built, changed and torn down on the session's own serial queue (its
 /// work counted in the audio sessions' group, so a stopping process waits for a video file to complete too).
 public final class VideoSession: @unchecked Sendable {
@@ -41,6 +43,11 @@ public final class VideoSession: @unchecked Sendable {
     private var poller: DispatchSourceTimer?
     private var polls = 0
     private var sockets: (rtp: Int32, rtcp: Int32)?
+    /// DTLS-SRTP: the check of the current pipeline's handshakes (the video's own, on its ports), and the clock it
+    /// counts on. No picture passes either way until the peer's certificate matched its SDP's fingerprint.
+    private var handshake: DTLSHandshakeCheck?
+    private let clock = ContinuousClock()
+    private let born = ContinuousClock.now
     /// The figures read last, and the counts they were computed from (per pipeline: a new one counts from zero).
     private let latest = Mutex<VideoStatistics?>(nil)
     private var previousCounts: (sent: Int, received: Int, sentBytes: Int, receivedBytes: Int) = (0, 0, 0, 0)
@@ -107,7 +114,11 @@ public final class VideoSession: @unchecked Sendable {
             (sameStream.sends, sameStream.receives, sameStream.awaitsPeer) = (old.sends, old.receives, old.awaitsPeer)
             (oldStream.sends, oldStream.receives, oldStream.awaitsPeer) = (old.sends, old.receives, old.awaitsPeer)
             guard sameStream == oldStream, let pipeline = self.pipeline else { return self.rebuild() }
-            if old.awaitsPeer, !new.awaitsPeer { pipeline.resumeSending() }
+            if old.awaitsPeer, !new.awaitsPeer {
+                pipeline.resumeSending()
+                pipeline.holdGates(false)
+                if new.hasRemoteAddress { self.handshake?.start(at: self.elapsed) }
+            }
             let wasSending = Self.sends(old)
             self.applyDirection()
             if !wasSending, Self.sends(new) { pipeline.forceKeyframe(at: "encoder") }
@@ -214,8 +225,14 @@ public final class VideoSession: @unchecked Sendable {
         try built.countFrames(at: "depay", key: Self.receivedKey)
         previousCounts = (0, 0, 0, 0)
         try parameters.encryption.key(built, connection: "parley-video-" + UUID().uuidString)
+        handshake = nil
+        if case .dtls = parameters.encryption {
+            handshake = DTLSHandshakeCheck(startingAt: parameters.hasRemoteAddress && !parameters.awaitsPeer ? elapsed : nil)
+            // As audio's: nothing of the handshake is read before the ACK of our answer (issue 48).
+            if parameters.awaitsPeer { built.holdGates(true) }
+        }
         if parameters.awaitsPeer { try built.stopSending(at: MediaTransport.socketElements.map(\.sender)) }
-        Self.applyDirection(parameters, to: built)
+        Self.applyDirection(parameters, to: built, secured: isSecured)
         try built.play()
         return built
     }
@@ -225,20 +242,28 @@ public final class VideoSession: @unchecked Sendable {
         parameters.sends && parameters.hasRemoteAddress && !parameters.awaitsPeer
     }
 
+    /// Time since the session began.
+    private var elapsed: Duration { clock.now - born }
+
+    /// Whether pictures may pass: not DTLS-SRTP, or its check found the peer's certificate the one its SDP named.
+    private var isSecured: Bool { handshake.map { $0.verdict == .secured } ?? true }
+
     private func applyDirection() {
-        if let pipeline { Self.applyDirection(parameters, to: pipeline) }
+        if let pipeline { Self.applyDirection(parameters, to: pipeline, secured: isSecured) }
     }
 
-    private static func applyDirection(_ parameters: VideoStreamParameters, to pipeline: Pipeline) {
-        pipeline.set("send", "drop", !sends(parameters))
-        pipeline.set("receive", "drop", !parameters.receives)
+    private static func applyDirection(_ parameters: VideoStreamParameters, to pipeline: Pipeline, secured: Bool) {
+        pipeline.set("send", "drop", !secured || !sends(parameters))
+        pipeline.set("receive", "drop", !secured || !parameters.receives)
         pipeline.set("sendrtcp", "drop", !parameters.hasRemoteAddress || parameters.awaitsPeer)
     }
 
-    /// Empties the bus (errors reported), follows a latch, and every second reads the frame counts.
+    /// Empties the bus (errors reported), checks DTLS handshakes, follows a latch, and every second reads the frame
+    /// counts.
     private func poll() {
         guard let pipeline else { return }
         if let error = pipeline.poll().error { report("video: \(error)") }
+        checkHandshakes(of: pipeline)
         // Symmetric RTP, as the audio session's `follow`: a peer whose RTP comes from another address (a NAT) is sent
         // to there; from another port of its SDP's address (asymmetric RTP) it is taken, and still sent to its SDP's.
         // Back to the SDP's address and ports when its RTP comes after all (a stranger's had raced it).
@@ -290,5 +315,28 @@ public final class VideoSession: @unchecked Sendable {
             figures.nacksSent = countedBefore.nacksSent + feedback.nacksSent
         }
         return figures
+    }
+}
+
+extension VideoSession {
+    /// DTLS-SRTP: the peer certificate each component's decoder saw, checked against the fingerprints of the peer's
+    /// SDP (GStreamer does not check it). Secured: pictures pass, a keyframe first. Failed (a certificate that does
+    /// not match, no handshake within 10 s): the video stays shut, and the failure is reported (the audio's own
+    /// handshake decides the call).
+    fileprivate func checkHandshakes(of pipeline: Pipeline) {
+        guard var check = handshake, check.isWaiting, case .dtls(let setup) = parameters.encryption else { return }
+        let outcomes = pipeline.checkHandshakes(&check, setup: setup, now: elapsed)
+        handshake = check
+        for outcome in outcomes {
+            switch outcome {
+            case .secured:
+                notice("video: secured (DTLS-SRTP, the peer's certificate matches its fingerprint)")
+                applyDirection()
+                pipeline.forceKeyframe(at: "encoder")
+            case .failed(let why):
+                applyDirection()
+                report("video not secured, none sent or taken: \(why)")
+            }
+        }
     }
 }

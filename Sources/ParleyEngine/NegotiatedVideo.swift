@@ -34,13 +34,15 @@ public struct NegotiatedVideo: Sendable, Hashable {
     }
     var retransmissionPayloadType: Int?
     var localRetransmissionPayloadType: Int?
-    /// The stream's own SDES keys when it is SRTP (never the audio's).
+    /// The stream's own SDES keys when it is SRTP keyed by SDES (never the audio's).
     public var srtp: SRTPKeying?
+    /// Our role in the stream's own DTLS handshake and the peer's fingerprints, when it is DTLS-SRTP.
+    public var dtls: DTLSKeying?
     /// Whether the peer has shown it receives our description (as ``NegotiatedAudio/peerConfirmed``).
     public var peerConfirmed = true
 
-    /// How the video is protected, as the control API names it: `sdes`, or nil for plain RTP.
-    public var encryption: String? { srtp != nil ? "sdes" : nil }
+    /// How the video is protected, as the control API names it: `sdes`, `dtls`, or nil for plain RTP.
+    public var encryption: String? { srtp != nil ? "sdes" : dtls != nil ? "dtls" : nil }
 
     /// The video of `local` and `remote`: nil when either has no active video stream, no format is common, or the
     /// streams do not agree on keys where either is encrypted. Video never goes plain beside encrypted audio: a call
@@ -62,10 +64,15 @@ public struct NegotiatedVideo: Sendable, Hashable {
         else { return nil }
         let encrypted = ours.transportProtocol.isSecure || theirs.transportProtocol.isSecure || local.audioProtocol.isSecure
         if encrypted {
-            guard ours.transportProtocol.encryption == .sdes, theirs.transportProtocol.encryption == .sdes,
-                let keys = Self.agreedKeys(ours.crypto, theirs.crypto)
-            else { return nil }
-            srtp = keys
+            switch (ours.transportProtocol.encryption, theirs.transportProtocol.encryption) {
+            case (.sdes?, .sdes?):
+                guard let keys = Self.agreedKeys(ours.crypto, theirs.crypto) else { return nil }
+                srtp = keys
+            case (.dtls?, .dtls?):
+                guard let keying = Self.dtlsKeying(ours: ours, theirs: theirs) else { return nil }
+                dtls = keying
+            default: return nil
+            }
         }
         localPort = ours.port
         remoteAddress = remote.connectionAddress
@@ -86,6 +93,27 @@ public struct NegotiatedVideo: Sendable, Hashable {
         {
             (retransmissionPayloadType, localRetransmissionPayloadType) = (theirRTX, ourRTX)
         }
+    }
+
+    /// Our role in the stream's handshake and what the peer's certificate must match: from the two `a=setup` (the
+    /// offer's `actpass` takes the answer's choice; otherwise one active, one passive; a missing one reads `active`,
+    /// RFC 4145 §4); nil when they do not complement each other or the peer gave no fingerprint of a known hash.
+    static func dtlsKeying(ours: SDPVideo, theirs: SDPVideo) -> DTLSKeying? {
+        guard theirs.fingerprints.hasKnownHashFunction else { return nil }
+        let (mine, peer) = (ours.setup ?? .active, theirs.setup ?? .active)
+        let isClient: Bool
+        switch (mine, peer) {
+        case (.actpass, let answered):
+            guard let answererIsClient = answered.isClient else { return nil }
+            isClient = !answererIsClient
+        case (let answered, .actpass):
+            guard let answered = answered.isClient else { return nil }
+            isClient = answered
+        default:
+            guard let client = mine.isClient, let peerIsClient = peer.isClient, client != peerIsClient else { return nil }
+            isClient = client
+        }
+        return DTLSKeying(isClient: isClient, peerFingerprints: theirs.fingerprints)
     }
 
     /// The peer's first line whose tag and suite one of ours has.

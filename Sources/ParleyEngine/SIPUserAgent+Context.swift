@@ -30,13 +30,14 @@ extension SIPUserAgent: CallLegContext {
             kept ?? (offer?.audioPort == 0
                 ? MediaEndpoint(address: ours, port: 0) : newAudioEndpoint(
                     for: conversation, at: ours, ice: offer == nil ? .controlling : offer?.ice == nil ? nil : .controlled))
-        if let offer, let security = answerSecurity(for: offer, previous: previous),
+        if let offer, let security = answerSecurity(for: offer, previous: previous, of: conversation),
             var answer = offer.answer(
                 origin: origin, connectionAddress: endpoint.address ?? ours, audioPort: endpoint.port,
                 supportedCodecs: audioCodecs, localDirection: direction,
                 videoPort: takesVideo(of: offer) ? videoPort(for: conversation) : nil, telephoneEvents: carriesTones(endpoint.port),
                 ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint), security: security,
-                videoKeys: videoAnswerKeys(for: offer, previous: previous), videoCodecs: configuration.videoCodecs)
+                videoKeys: videoAnswerKeys(for: offer, previous: previous), videoCodecs: configuration.videoCodecs,
+                videoDTLS: videoAnswerDTLS(for: conversation))
         {
             answer = Self.withoutPlainVideo(answer)
             // ICE only toward an offer with ICE (RFC 8839: an answer without it tells the offerer to go without).
@@ -69,7 +70,7 @@ extension SIPUserAgent: CallLegContext {
     /// §7.1.4 lets a re-INVITE keep them), DTLS-SRTP in kind (our fingerprint, and the role ``answerRole(previous:)``
     /// gives), plain when plain is allowed; nil when we cannot (SRTP or DTLS without the media layer's elements, plain
     /// media refused): the offer gets 488.
-    func answerSecurity(for offer: SDPSession, previous: SDPSession?) -> SDPMediaSecurity? {
+    func answerSecurity(for offer: SDPSession, previous: SDPSession?, of conversation: UUID? = nil) -> SDPMediaSecurity? {
         switch offer.audioProtocol.encryption {
         case .plain?: return configuration.mediaEncryption.required ? nil : .plain
         case .sdes? where carriesSRTP:
@@ -77,6 +78,11 @@ extension SIPUserAgent: CallLegContext {
             guard case .sdes(let fresh) = freshSDES() else { return nil }
             return .sdes(kept + fresh)
         case .dtls? where carriesDTLS:
+            // The role we have in the association now, whichever side offered it last (our previous description
+            // says only `actpass` when it was an offer).
+            if let conversation, let keying = legMedia[UUIDKey(conversation)]?.audio?.dtls {
+                return ourDTLS(setup: keying.isClient ? .active : .passive)
+            }
             return ourDTLS(setup: Self.answerRole(previous: previous))
         default: return nil
         }
@@ -178,8 +184,8 @@ extension SIPUserAgent: CallLegContext {
     }
 
     /// `offer` with its video stream protected as its audio is: SRTP with keys of its own beside SDES audio (the
-    /// ones `previous` gave it, else fresh), refused (port 0) beside DTLS-SRTP audio (video's own handshake is not
-    /// carried yet: docs/media.md), plain beside plain audio.
+    /// ones `previous` gave it, else fresh), DTLS-SRTP beside DTLS-SRTP audio (our fingerprint, `actpass`: a
+    /// handshake of its own on the video's ports), plain beside plain audio; refused (port 0) when we cannot.
     func securingVideo(of offer: SDPSession, previous: SDPSession?) -> SDPSession {
         guard let video = offer.video, video.isActive else { return offer }
         var secured = offer
@@ -188,7 +194,9 @@ extension SIPUserAgent: CallLegContext {
             let kept = previous?.video?.crypto ?? []
             guard !kept.isEmpty || carriesSRTP, case .sdes(let fresh) = freshSDES() else { secured.video?.port = 0; break }
             secured.video = video.secured(kept.isEmpty ? fresh : kept)
-        case .dtls?: secured.video?.port = 0
+        case .dtls?:
+            guard carriesDTLS else { secured.video?.port = 0; break }
+            secured.video = video.secured(fingerprints: media?.dtlsFingerprints ?? [], setup: .actpass)
         case .plain?, nil: secured.video = video.secured(nil)
         }
         return secured
@@ -197,7 +205,9 @@ extension SIPUserAgent: CallLegContext {
     /// Whether we would take the video of an offer's `stream`: we take video, it is on, and we carry one of its
     /// formats (no port is reserved to ask).
     func offersVideoWeTake(_ stream: SDPVideo) -> Bool {
-        manager.configuration.supportsVideo && stream.answer(port: 1, keys: stream.crypto, accepting: configuration.videoCodecs).isActive
+        manager.configuration.supportsVideo
+            && stream.answer(
+                port: 1, keys: stream.crypto, accepting: configuration.videoCodecs, dtls: videoAnswerDTLS(for: nil)).isActive
     }
 
     /// The video stream of an offer of ours at `port`: our codecs, in our order.
@@ -217,6 +227,17 @@ extension SIPUserAgent: CallLegContext {
     func videoAnswerKeys(for offer: SDPSession, previous: SDPSession?) -> [SDPCrypto] {
         guard offer.video?.transportProtocol.encryption == .sdes, carriesSRTP, case .sdes(let fresh) = freshSDES() else { return [] }
         return (previous?.video?.crypto ?? []) + fresh
+    }
+
+    /// Our fingerprints and the role we prefer for answering a DTLS-SRTP video stream (none when we carry no DTLS):
+    /// the role we have in `conversation`'s video association now, whichever side offered it (RFC 8842: a re-INVITE
+    /// keeps the association), else `passive`, as for audio (``answerRole(previous:)``).
+    func videoAnswerDTLS(for conversation: UUID?) -> (fingerprints: [SDPFingerprint], preferring: SDPSetupRole)? {
+        guard carriesDTLS, let fingerprints = media?.dtlsFingerprints else { return nil }
+        if let conversation, let keying = legMedia[UUIDKey(conversation)]?.video?.dtls {
+            return (fingerprints, keying.isClient ? .active : .passive)
+        }
+        return (fingerprints, .passive)
     }
 
     /// `answer` with its video refused (port 0) where it would go plain beside encrypted audio.

@@ -124,7 +124,7 @@ extension CallAudio {
             })
         videoCalls[conversation] = call
         log.info("\(conversation): video \(video.encodingName) to \(video.remoteAddress):\(video.remotePort) from port "
-            + "\(video.localPort), \(video.srtp.map { "encrypted: SRTP \($0.suite.rawValue) keyed by SDES" } ?? "not encrypted")")
+            + "\(video.localPort), \(Self.protection(video))")
     }
 
     func releaseVideo(of conversation: UUID) {
@@ -134,6 +134,13 @@ extension CallAudio {
         // After the session's last reading (if one runs), on its queue.
         guard let session = call.session else { return videoFigures.forget(conversation) }
         session.stop { [videoFigures] in videoFigures.forget(conversation) }
+    }
+
+    /// How the log's video line says the stream is protected (never a key).
+    static func protection(_ video: NegotiatedVideo) -> String {
+        if let srtp = video.srtp { return "encrypted: SRTP \(srtp.suite.rawValue) keyed by SDES" }
+        if let dtls = video.dtls { return "encrypted: SRTP keyed by its own DTLS handshake (we are the \(dtls.isClient ? "client" : "server"))" }
+        return "not encrypted"
     }
 
     /// A video session's figures as the engine and the history keep them.
@@ -162,7 +169,15 @@ extension CallAudio {
             parameters.remoteHost = "0.0.0.0"
             parameters.sends = false
         }
-        parameters.encryption = Self.encryption(video.srtp)
+        if let dtls = video.dtls {
+            guard let encryption = encryption(dtls) else {
+                log.error("\(conversation): the call agreed on DTLS-SRTP video and this node has no certificate: no video")
+                return nil
+            }
+            parameters.encryption = encryption
+        } else {
+            parameters.encryption = Self.encryption(video.srtp)
+        }
         parameters.awaitsPeer = !video.peerConfirmed
         (parameters.retransmissionPayloadType, parameters.receivedRetransmissionPayloadType) =
             (video.retransmission?.payloadType, video.retransmission?.localPayloadType)

@@ -347,16 +347,20 @@ final class CallAudio: CallMediaHandler {
     /// peer's fingerprints of the hash functions we know, or plain RTP; nil for DTLS without a certificate (never
     /// plain instead).
     func encryption(of audio: NegotiatedAudio) -> MediaEncryption? {
-        if let dtls = audio.dtls {
-            guard let certificate else { return nil }
-            let peer = dtls.peerFingerprints.compactMap { fingerprint in
-                CertificateDigestAlgorithm(rawValue: fingerprint.hashFunction.name).map {
-                    CertificateFingerprint(algorithm: $0, digest: fingerprint.digest)
-                }
-            }
-            return .dtls(DTLSSetup(isClient: dtls.isClient, certificate: certificate, peerFingerprints: peer))
-        }
+        if let dtls = audio.dtls { return encryption(dtls) }
         return Self.encryption(audio.srtp)
+    }
+
+    /// DTLS-SRTP with our certificate, in our role, checking the peer's fingerprints of the hash functions we know;
+    /// nil without a certificate.
+    func encryption(_ dtls: DTLSKeying) -> MediaEncryption? {
+        guard let certificate else { return nil }
+        let peer = dtls.peerFingerprints.compactMap { fingerprint in
+            CertificateDigestAlgorithm(rawValue: fingerprint.hashFunction.name).map {
+                CertificateFingerprint(algorithm: $0, digest: fingerprint.digest)
+            }
+        }
+        return .dtls(DTLSSetup(isClient: dtls.isClient, certificate: certificate, peerFingerprints: peer))
     }
 
     /// The media layer's keys for what the descriptions agreed (plain RTP without).

@@ -68,9 +68,9 @@ enum SDPReader {
             throw SDPParseError(reason: "No connection address in SDP")
         }
         // An unusable video line is left out (answered as no video), not a reason to refuse the call.
-        let video = medias.first(where: { string($0.pointee.m_media)?.lowercased() == "video" })
-            .flatMap { try? videoStream($0) }
         let session = securityAttributes(in: cosip_sdp_attributes(sdp))
+        let video = medias.first(where: { string($0.pointee.m_media)?.lowercased() == "video" })
+            .flatMap { try? videoStream($0, session: session) }
         let stream = securityAttributes(in: cosip_sdp_media_attributes(audio))
         let ice = SDPICE(
             session: iceAttributes(in: cosip_sdp_attributes(sdp), readsCandidates: false),
@@ -152,7 +152,9 @@ enum SDPReader {
 
     /// An `m=video` stream: port, transport, payload types named by their `a=rtpmap`, each format's `a=fmtp` and
     /// `a=rtcp-fb` (``SDPVideoParameters``, bounded), its `a=crypto` keys, direction.
-    private static func videoStream(_ media: UnsafeMutablePointer<sdp_media_t>) throws(SDPParseError) -> SDPVideo {
+    private static func videoStream(
+        _ media: UnsafeMutablePointer<sdp_media_t>, session: SDPSecurityAttributes
+    ) throws(SDPParseError) -> SDPVideo {
         guard let portText = string(media.pointee.m_port), let port = SIPSyntax.port(portText),
             let transport = string(media.pointee.m_proto)
         else { throw SDPParseError(reason: "Malformed SDP video line") }
@@ -177,9 +179,13 @@ enum SDPReader {
             guard let type = SIPSyntax.decimal(text, limit: 127) else { throw SDPParseError(reason: "Malformed SDP payload type") }
             formats.append(SDPVideoFormat(payloadType: type, encodingName: names[type] ?? ""))
         }
+        let security = securityAttributes(in: cosip_sdp_media_attributes(media))
         var video = SDPVideo(
             port: port, transport: transport, formats: formats, direction: direction(in: cosip_sdp_media_attributes(media)),
-            crypto: securityAttributes(in: cosip_sdp_media_attributes(media)).crypto)
+            crypto: security.crypto)
+        // DTLS-SRTP (RFC 5763): the stream's fingerprints and role, else the session's.
+        video.fingerprints = security.fingerprintLines > 0 ? security.fingerprints : session.fingerprints
+        video.setup = security.setup ?? session.setup
         video.parameters = [:]
         for format in formats.prefix(SDPVideoParameters.maximumFormats) where !format.encodingName.isEmpty {
             let said = SDPVideoParameters(payloadType: format.payloadType, attributes: formatLines)

@@ -212,8 +212,8 @@ public struct SDPSession: Sendable, Hashable {
     /// if the offer refused the stream. Nil when no codec is common or the protocol cannot be answered (answer 488).
     ///
     /// An offered video stream is answered too: at `videoPort` when we take video and share a format (SRTP video
-    /// with one of `videoKeys`, its own keys; of `videoCodecs` only, when given), else with port 0
-    /// (``SDPVideo/answer(port:direction:keys:accepting:)``). With
+    /// with one of `videoKeys`, its own keys; DTLS-SRTP video with `videoDTLS`, a handshake of its own; of
+    /// `videoCodecs` only, when given), else with port 0 (``SDPVideo/answer(port:direction:keys:accepting:dtls:)``). With
     /// `telephoneEvents`, an offered `telephone-event` is answered with the offer's payload type (RFC 4733); `ptime`
     /// and `rtcpPort` (RFC 3605's `a=rtcp`) are ours.
     ///
@@ -228,7 +228,8 @@ public struct SDPSession: Sendable, Hashable {
         origin: SDPOrigin, connectionAddress: String, audioPort: Int, supportedCodecs: [SDPCodec] = [.pcmu, .pcma],
         localDirection: SDPDirection = .sendrecv, videoPort: Int? = nil, telephoneEvents: Bool = false,
         ptime: Int? = nil, rtcpPort: Int? = nil, security: SDPMediaSecurity = .plain, acceptsRTCPMux: Bool = false,
-        videoKeys: [SDPCrypto] = [], videoCodecs: [String]? = nil
+        videoKeys: [SDPCrypto] = [], videoCodecs: [String]? = nil,
+        videoDTLS: (fingerprints: [SDPFingerprint], preferring: SDPSetupRole)? = nil
     ) -> SDPSession? {
         let common = codecs.filter(supportedCodecs.contains)
         guard !common.isEmpty, let (answerProtocol, answerSecurity) = securityAnswer(with: security) else { return nil }
@@ -239,7 +240,7 @@ public struct SDPSession: Sendable, Hashable {
                 offered.answer(
                     port: videoPort,
                     direction: (offered.direction ?? effectiveDirection).reversed.intersection(localDirection), keys: videoKeys,
-                    accepting: videoCodecs)
+                    accepting: videoCodecs, dtls: videoDTLS)
             }, telephoneEvent: telephoneEvents ? telephoneEvent : nil, ptime: ptime,
             rtcpPort: self.audioPort == 0 ? nil : rtcpPort, opusPayloadType: common.contains(.opus) ? payloadType(of: .opus) : nil,
             rtcpMux: rtcpMux && acceptsRTCPMux)

@@ -75,6 +75,11 @@ public struct SDPVideo: Sendable, Hashable {
     public var direction: SDPDirection?
     /// Its `a=crypto` lines (SDES keys for this stream alone: RTP/SAVP(F)).
     public var crypto: [SDPCrypto] = []
+    /// DTLS-SRTP (UDP/TLS/RTP/SAVP(F), RFC 5763/5764): the certificate fingerprints (the stream's `a=fingerprint`
+    /// lines, else the session's) and the setup role (its `a=setup`, else the session's). The stream has a
+    /// handshake of its own, on its own ports.
+    public var fingerprints: [SDPFingerprint] = []
+    public var setup: SDPSetupRole?
     /// What the description's `a=fmtp` and `a=rtcp-fb` lines say of each format, by payload type (a format they say
     /// nothing of has none): read from a peer's, ours for each named format of a stream we make with a port.
     public var parameters: [Int: SDPVideoParameters] = [:]
@@ -103,10 +108,18 @@ public struct SDPVideo: Sendable, Hashable {
     /// Its profile.
     public var transportProtocol: SDPTransportProtocol { SDPTransportProtocol(transport) }
 
+    /// This stream secured for an offer: DTLS-SRTP (UDP/TLS/RTP/SAVP) with our fingerprints and role.
+    public func secured(fingerprints: [SDPFingerprint], setup: SDPSetupRole) -> SDPVideo {
+        var copy = self
+        (copy.crypto, copy.fingerprints, copy.setup) = ([], fingerprints, setup)
+        copy.transport = SDPTransportProtocol.rtp(.dtls, feedback: transportProtocol.hasFeedback).text
+        return copy
+    }
+
     /// This stream secured for an offer: RTP/SAVP with `crypto` (its own keys), or RTP/AVP without.
     public func secured(_ crypto: [SDPCrypto]?) -> SDPVideo {
         var copy = self
-        copy.crypto = crypto ?? []
+        (copy.crypto, copy.fingerprints, copy.setup) = (crypto ?? [], [], nil)
         copy.transport = SDPTransportProtocol.rtp(crypto == nil ? .plain : .sdes, feedback: transportProtocol.hasFeedback).text
         return copy
     }
@@ -141,10 +154,12 @@ public struct SDPVideo: Sendable, Hashable {
     /// The answer to this offered stream (RFC 3264 §6): the offered formats we carry, at `port`, in the offer's
     /// profile; port 0 — the stream refused, but still answered so the m-lines line up — when we take no video
     /// (`port` nil), the offer refused it, no format is common, or its profile is not one we answer: RTP/AVP(F), or
-    /// RTP/SAVP(F) when `keys` (ours, a line per suite) share a suite with its `a=crypto` (the offer's tag, our key).
-    /// `accepting` names the codecs we take (nil: every one Parley carries).
+    /// RTP/SAVP(F) when `keys` (ours, a line per suite) share a suite with its `a=crypto` (the offer's tag, our key),
+    /// UDP/TLS/RTP/SAVP(F) when we have `dtls` (our fingerprints, the role we prefer) and the offer a fingerprint of a
+    /// known hash function and a role we can answer. `accepting` names the codecs we take (nil: every one Parley carries).
     public func answer(
-        port: Int?, direction answerDirection: SDPDirection? = nil, keys: [SDPCrypto] = [], accepting: [String]? = nil
+        port: Int?, direction answerDirection: SDPDirection? = nil, keys: [SDPCrypto] = [], accepting: [String]? = nil,
+        dtls: (fingerprints: [SDPFingerprint], preferring: SDPSetupRole)? = nil
     ) -> SDPVideo {
         let refused = SDPVideo(port: 0, transport: transport, formats: Array(formats.prefix(1)))
         let common = carriedFormats(accepting: accepting)
@@ -160,7 +175,13 @@ public struct SDPVideo: Sendable, Hashable {
             guard let chosen = answerCrypto(from: keys) else { return refused }
             answer.crypto = [chosen]
             return answer
-        case .dtls?, nil: return refused
+        case .dtls?:
+            guard let dtls, !dtls.fingerprints.isEmpty, fingerprints.hasKnownHashFunction,
+                let role = SDPSetupRole.answer(to: setup, preferring: dtls.preferring)
+            else { return refused }
+            (answer.fingerprints, answer.setup) = (dtls.fingerprints, role)
+            return answer
+        case nil: return refused
         }
     }
 
@@ -183,6 +204,8 @@ public struct SDPVideo: Sendable, Hashable {
         lines += formats.filter { !$0.encodingName.isEmpty }.map { "a=rtpmap:\($0.payloadType) \($0.encodingName)/90000" }
         for format in formats { lines += parameters[format.payloadType]?.lines(payloadType: format.payloadType) ?? [] }
         lines += crypto.map { "a=crypto:\($0.attributeValue)" }
+        if let setup { lines.append("a=setup:\(setup.rawValue)") }
+        lines += fingerprints.map { "a=fingerprint:\($0.attributeValue)" }
         lines.append("a=\((direction ?? sessionDirection).rawValue)")
         return lines
     }

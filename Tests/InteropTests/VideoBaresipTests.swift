@@ -24,12 +24,12 @@ struct VideoBaresipTests {
     }
 
     @Test(
-        "an audio call with baresip upgraded to video: baresip sees parleyd's red, parleyd receives baresip's 320x240 at 15 fps",
-        arguments: [false, true])
-    func upgradeWithBaresip(startsWithVideo: Bool) throws {
-        let parleyd = try VideoCallTests.Side(colour: "red", tone: 1_000, ["--user", "parley"])
+        "an audio call with baresip upgraded to video, and a video call (plain, and DTLS-SRTP: video's own handshake): baresip sees parleyd's red, parleyd receives baresip's 320x240 at 15 fps",
+        arguments: [(false, false), (true, false), (true, true)])
+    func upgradeWithBaresip(startsWithVideo: Bool, dtls: Bool) throws {
+        let parleyd = try VideoCallTests.Side(colour: "red", tone: 1_000, ["--user", "parley"] + (dtls ? ["--media-encryption", "dtls"] : []))
         defer { try? FileManager.default.removeItem(at: parleyd.audio.deletingLastPathComponent()) }
-        let baresip = try Baresip(video: true)
+        let baresip = try Baresip(mediaEncryption: dtls ? "dtls_srtp" : nil, video: true)
         let p = ["--data-dir", parleyd.daemon.dataDirectory.path]
         try baresip.quotingTranscript {
             #expect(try ControlCLITests.parley(["call", baresip.uri(.udp)] + (startsWithVideo ? ["--video"] : []) + p).status == 0)
@@ -44,6 +44,11 @@ struct VideoBaresipTests {
             try baresip.send("/snapshot_recv \(snapshot)")
             try baresip.waitFor("the snapshot written") { $0.contains("png: wrote") }
             let figures = try VideoLossTests.videoFigures(dataDirectory: parleyd.daemon.dataDirectory)
+            if dtls {
+                let session = try ControlCLITests.parley(["audio", "1", "--json"] + p).output
+                #expect(session.contains(#""encryption":"dtls""#) && !session.contains(#""encryption":null"#), "\(session)")
+                _ = try parleyd.daemon.process.waitForLine("the video's own handshake checked") { $0.contains("video: secured (DTLS-SRTP") }
+            }
             #expect(try ControlCLITests.parley(["end", "1"] + p).status == 0)
             try parleyd.waitForVideoFiles(1)
 

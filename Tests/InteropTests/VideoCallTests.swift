@@ -63,9 +63,10 @@ struct VideoCallTests {
 
     @Test(
         "upgraded to video, each side receives the other's colour at 30 fps; a downgrade stops the frames, an upgrade starts them again, a hold stops them until the resume; the audio goes on; an eavesdropper sees VP8 keyframes only without encryption",
-        arguments: [false, true])
-    func upgradeCarriesPictures(encrypted: Bool) throws {
-        let encryption = encrypted ? ["--media-encryption", "sdes"] : []
+        arguments: ["none", "sdes", "dtls"])
+    func upgradeCarriesPictures(keying: String) throws {
+        let encrypted = keying != "none"
+        let encryption = encrypted ? ["--media-encryption", keying] : []
         let bob = try Side(colour: "blue", tone: 440, ["--user", "bob", "--auto-answer", "0"] + encryption)
         let alice = try Side(colour: "red", tone: 1_000, ["--user", "alice"] + encryption)
         defer {
@@ -98,7 +99,7 @@ struct VideoCallTests {
         }
         let session = result?["video"] as? [String: Any]
         #expect(session?["codec"] as? String == "VP8" && session?["direction"] as? String == "sendrecv", "\(report.output)")
-        #expect(session?["encryption"] as? String == (encrypted ? "sdes" : nil), "\(report.output)")
+        #expect(session?["encryption"] as? String == (encrypted ? keying : nil), "\(report.output)")
         #expect((figures?["framesReceived"] as? Int ?? 0) > 60 && figures?["width"] as? Int == 640 && figures?["height"] as? Int == 480,
             "\(report.output)")
         #expect((25...35).contains(figures?["frameRateReceived"] as? Double ?? 0), "\(report.output)")

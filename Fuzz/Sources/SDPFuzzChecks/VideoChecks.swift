@@ -9,8 +9,14 @@ public enum VideoChecks {
     public static func check(_ offer: SDPSession) {
         guard let video = offer.video else { return }
         for parameters in video.parameters.values { check(parameters) }
-        // With keys of ours (fixed bytes: the fuzzer needs no randomness), so SRTP video offers are answered too.
-        let answer = video.answer(port: 4_002, keys: SDPCrypto.fresh { Array(repeating: 7, count: $0.keyLength) })
+        // With keys and a fingerprint of ours (fixed bytes: the fuzzer needs no randomness), so SRTP video offers
+        // are answered too, SDES and DTLS.
+        let fingerprint = SDPFingerprint(hashFunction: .sha256, digest: Array(repeating: 7, count: 32))!
+        let answer = video.answer(
+            port: 4_002, keys: SDPCrypto.fresh { Array(repeating: 7, count: $0.keyLength) }, dtls: ([fingerprint], .passive))
+        if answer.isActive, answer.transportProtocol.encryption == .dtls {
+            precondition(answer.fingerprints == [fingerprint] && answer.setup?.isClient != nil, "a DTLS video answer without our role")
+        }
         let offered = Set(video.formats.map(\.payloadType))
         precondition(answer.formats.allSatisfy { offered.contains($0.payloadType) }, "an answer lists a format not offered")
         if answer.isActive {
