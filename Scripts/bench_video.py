@@ -20,6 +20,7 @@ from parley_bench import Parleyd, cpu_seconds, free_port, log, percentile, spawn
 
 PICTURE = "width=640,height=480,framerate=30/1"
 VP8 = ("vp8enc deadline=1 lag-in-frames=0 error-resilient=partitions keyframe-max-dist=60 target-bitrate=800000 "
+       "end-usage=cbr buffer-size=1000 buffer-initial-size=500 buffer-optimal-size=600 overshoot=15 "
        "cpu-used=8 ! rtpvp8pay pt=96 picture-id-mode=15-bit")
 
 GST_VIDEO_ENDPOINT = (

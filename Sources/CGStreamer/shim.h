@@ -590,3 +590,7 @@ static inline guint64 parley_gst_arrivals_total(GstElement *pipeline) {
 
 // Retransmission and the session's bandwidth (after parley_gst_internal_session, which it uses).
 #include "rtx.h"
+// The peer's REMB and TMMBR (after parley_gst_internal_session, which it uses).
+#include "bandwidth.h"
+// A call's video source, replaceable while it plays.
+#include "videosource.h"

@@ -21,7 +21,7 @@ public struct SetVideoSourceParams: ControlParams {
         ConversationParams.conversationField,
         ControlField(
             "source", "a string or null", optional: true,
-            "`camera` (the first), `camera:ID` (an `id` from `videoDevices`), `test:PATTERN` or `file:PATH`; null or absent: parleyd's `--video-source`"),
+            "`camera` (the first), `camera:ID` (an `id` from `videoDevices`), `test:PATTERN` or `file:PATH` (a regular file in parleyd's `--video-files` folder); null or absent: parleyd's `--video-source`"),
     ]
     /// An example.
     public static let example = SetVideoSourceParams(conversation: "1b4e28ba", source: "camera:/dev/video2")
@@ -30,7 +30,7 @@ public struct SetVideoSourceParams: ControlParams {
     public func validate() throws(ControlError) {
         try ConversationParams.check(conversation, "conversation")
         guard let source else { return }
-        guard source.utf8.count <= 4_096, !source.contains("\0"), source == "camera" || Self.forms.dropFirst().contains(where: {
+        guard source.utf8.count <= 4_096, !source.contains("\0"), source == "camera" || source == "test" || Self.forms.dropFirst().contains(where: {
             source.hasPrefix($0) && source.count > $0.count
         }) else {
             throw ControlError(

@@ -110,6 +110,17 @@ final class Pipeline {
         guard parley_gst_session_bandwidth(raw, rtpbin, Double(kilobits * 1_000)) == 0 else { throw MediaError("no \(rtpbin) session") }
     }
 
+    /// Starts keeping what the peer asks of our bitrate (REMB, TMMBR) on session 0 of the rtpbin `rtpbin`.
+    func watchPeerBitrate(at rtpbin: String) throws(MediaError) {
+        guard parley_gst_watch_peer_bitrate(raw, rtpbin) == 0 else { throw MediaError("no \(rtpbin) session") }
+    }
+
+    /// The lowest bitrate (kbit/s) the peer's last REMB and last TMMBR asked for; nil when it asked none.
+    func peerBitrate(at rtpbin: String) -> Int? {
+        let kilobits = parley_gst_peer_bitrate(raw, rtpbin)
+        return kilobits > 0 ? Int(kilobits) : nil
+    }
+
     /// Links the element `from` to the request pad `pad` of the element `to`.
     func link(_ from: String, to: String, pad: String) throws(MediaError) {
         guard parley_gst_link_request(raw, from, to, pad) == 0 else { throw MediaError("\(from) did not link to \(to).\(pad)") }
@@ -198,6 +209,36 @@ final class Pipeline {
 
     func set(_ name: String, _ property: String, _ value: Bool) {
         _ = parley_gst_set_bool(raw, name, property, value ? 1 : 0)
+    }
+
+    /// Sends an end of stream into the element `name` from this thread: what follows it finishes before this returns
+    /// (a muxer and its file sink); false when it did not take it.
+    @discardableResult
+    func endStream(at name: String) -> Bool {
+        guard let raw else { return false }
+        return parley_gst_end_stream_at(raw, name) == 0
+    }
+
+    /// The pipeline's running time now, nil when it has none (not playing).
+    var runningTime: Duration? {
+        let nanoseconds = parley_gst_running_time(raw)
+        return nanoseconds >= 0 ? .nanoseconds(nanoseconds) : nil
+    }
+
+    /// Puts a source (gst-launch text; its pictures leave from the element `output`) in front of the element `into`,
+    /// in place of the one there, before the pipeline plays or while it does; `configure` sets its elements up before
+    /// it starts. `offset`: what its timestamps are moved by as they leave it.
+    func replaceSource(
+        _ description: String, output: String, into: String, offset: Duration?, configure: (Pipeline) -> Void
+    ) throws(MediaError) {
+        var error: UnsafeMutablePointer<CChar>?
+        guard parley_gst_add_source(raw, description, output, &error) == 0 else {
+            defer { parley_gst_free(error) }
+            throw MediaError("the video source did not build: \(error.map { String(cString: $0) } ?? "unknown error")")
+        }
+        configure(self)
+        let nanoseconds = offset.map { $0.components.seconds * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000 } ?? -1
+        guard parley_gst_start_source(raw, into, gint64(nanoseconds)) == 0 else { throw MediaError("the video source did not link to \(into)") }
     }
 
     func play() throws(MediaError) {

@@ -24,19 +24,24 @@ public enum VideoCodec: String, CaseIterable, Sendable {
 
     /// The encoder ("encoder") and payloader ("pay"), low latency: no lookahead, real-time deadline, keyframes at
     /// least every `keyframeEvery` frames (a receiver that lost one waits at most that long even without PLI), and
-    /// on request at most every ``keyframeRequestInterval``; `bitrate` in kbit/s.
+    /// on request at most every ``keyframeRequestInterval``; `bitrate` in kbit/s (``bitrateProperty`` changes it later).
     func sendChain(payloadType: Int, bitrate: Int = 800, keyframeEvery: Int = 60) -> String {
         let limit = " min-force-key-unit-interval=\(Self.keyframeRequestInterval.components.seconds * 1_000_000_000 + Self.keyframeRequestInterval.components.attoseconds / 1_000_000_000)"
         return switch self {
         case .vp8:
             "vp8enc name=encoder deadline=1 lag-in-frames=0 error-resilient=partitions keyframe-max-dist=\(keyframeEvery)"
-                + " target-bitrate=\(bitrate * 1_000) cpu-used=8\(limit) ! rtpvp8pay name=pay pt=\(payloadType) picture-id-mode=15-bit"
+                + " target-bitrate=\(bitrate * 1_000) end-usage=cbr buffer-size=1000 buffer-initial-size=500"
+                + " buffer-optimal-size=600 overshoot=15 cpu-used=8\(limit) ! rtpvp8pay name=pay pt=\(payloadType) picture-id-mode=15-bit"
         case .h264:
             "openh264enc name=encoder complexity=low rate-control=bitrate bitrate=\(bitrate * 1_000) gop-size=\(keyframeEvery)\(limit)"
                 + " ! video/x-h264,profile=constrained-baseline,stream-format=byte-stream"
                 + " ! rtph264pay name=pay pt=\(payloadType) config-interval=-1 aggregate-mode=zero-latency"
         }
     }
+
+    /// The encoder's property for its bitrate in bits per second (changed while it runs: libvpx and openh264 take a
+    /// new target at the next frame).
+    var bitrateProperty: String { self == .vp8 ? "target-bitrate" : "bitrate" }
 
     /// The depayloader ("depay"): whole frames out, a keyframe asked for (PLI or FIR, by the RTP session) when one
     /// is missing, nothing given out before the first keyframe.

@@ -6,7 +6,8 @@ import Foundation
 /// file names and keys are set as properties afterwards.
 ///
 /// ```
-///  source ─ videoconvert ─ videoscale ─ videorate ─ I420 W×H at F fps ─ valve(send) ─ encoder ─ payloader "pay" ─┐
+///  [bin "source"] ─ videoconvert "sourcein" ─ videoscale ─ videorate ─ I420 W×H at F fps ─ valve(send) ─ encoder
+///      ─ payloader "pay" ─┐
 ///      ─► rtpbin.send_rtp [rtprtxsend] ─► [security] ─► transport "rtpsink"                                      ◄┘
 ///         rtpbin.send_rtcp ─► valve(sendrtcp) ─► [security] ─► transport "rtcpsink"
 ///  transport "rtpsrc" ─► [security] ─► identity "rtpin" ─► rtpbin.recv_rtp [rtprtxreceive] ─ (jitter buffer: NACK)
@@ -14,14 +15,14 @@ import Foundation
 ///     ┌─────────────────────────────────────────┘
 ///     └► window: decoder ─ videoconvert ─ autovideosink     null: decoder ─ fakesink     file: muxer ─ filesink
 ///  transport "rtcpsrc" ─► [security] ─► rtpbin.recv_rtcp
-///  source: videotestsrc "camera" (a pattern) | v4l2src "camera" | filesrc "file" ─ decodebin
+///  bin "source": videotestsrc "camera" (a pattern) | v4l2src "camera" | filesrc "file" ─ decodebin ─ videoconvert
+///      (added after parsing, and replaced while the pipeline plays: ``sourceText(_:)``)
 /// ```
 struct VideoPipelineDescription {
     let codec: VideoCodec
     /// The payload type in what we send and in what we receive.
     let payloadType: Int
     let receivedPayloadType: Int
-    let source: VideoSource
     let sink: VideoSink
     /// The picture sent.
     let format: VideoFormat
@@ -34,6 +35,22 @@ struct VideoPipelineDescription {
 
     /// The source element's name (the test pattern and the camera's device are set on it).
     static let source = "camera"
+    /// The element the source bin feeds.
+    static let sourceInput = "sourcein"
+
+    /// The element that plays a file at its own pace (its pictures would otherwise go as fast as they decode).
+    static let filePace = "pace"
+
+    /// The source bin's text for `source` (its properties are set afterwards: a test picture's and a file's
+    /// timestamps start at zero, and one that replaces another mid-call is moved to the pipeline's running time), and
+    /// the element its pictures leave from.
+    static func sourceText(_ source: VideoSource) -> (text: String, output: String) {
+        switch source {
+        case .test: ("videotestsrc name=\(Self.source) is-live=true", Self.source)
+        case .camera: ("v4l2src name=\(Self.source)", Self.source)
+        case .file: ("filesrc name=file ! decodebin ! videoconvert ! identity name=\(filePace) sync=true", filePace)
+        }
+    }
     /// The elements whose links into the session are made after the pipeline is parsed (``linkSession(_:)``): the
     /// payloader's, and the received RTP's. rtpbin asks for its retransmission elements as those pads are made.
     static let sessionInput = "rtpin"
@@ -67,16 +84,11 @@ struct VideoPipelineDescription {
         ].compactMap { $0 }.joined(separator: " ")
     }
 
-    /// The source, made the format we send, through the send valve, encoded and payloaded into the session.
+    /// What the source bin gives, made the format we send, through the send valve, encoded and payloaded into the
+    /// session.
     private var sendChain: String {
-        let sourceText =
-            switch source {
-            case .test: "videotestsrc name=\(Self.source) is-live=true"
-            case .camera: "v4l2src name=\(Self.source)"
-            case .file: "filesrc name=file ! decodebin"
-            }
         // The valve stops the pictures before the encoder: while we do not send, nothing is encoded.
-        return "\(sourceText) ! videoconvert ! videoscale ! videorate"
+        "videoconvert name=\(Self.sourceInput) ! videoscale ! videorate"
             + " ! video/x-raw,format=I420,width=\(format.width),height=\(format.height),framerate=\(format.frameRate)/1"
             + " ! valve name=send drop-mode=forward-sticky-events"
             + " ! \(codec.sendChain(payloadType: payloadType, bitrate: format.bitrate, keyframeEvery: format.frameRate * 2))"

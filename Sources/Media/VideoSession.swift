@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// ```
 ///   init ──► running ──update(direction, awaitsPeer)──► running (valves; a keyframe when sending resumes)
-///             │  │  └──update(codec, address, port, keys, size), change(source:)──► running (a new pipeline)
+///             │  ├──update(codec, address, port, keys, size)──► running (a new pipeline)
+///             │  ├──change(source:)──► running (the source bin swapped while it plays)
 ///             │  └──the gate latched onto the peer's NAT (symmetric RTP)──► running, sending there
 ///             └──stop()──► stopped (end of stream: a file is completed; the pipeline released)
 /// ```
@@ -43,6 +44,10 @@ public final class VideoSession: @unchecked Sendable {
     private var poller: DispatchSourceTimer?
     private var polls = 0
     private var sockets: (rtp: Int32, rtcp: Int32)?
+    /// The bitrate (kbit/s) of the picture the pipeline sends, the most the encoder is given, and what it is given
+    /// now (lower while the peer's REMB or TMMBR asks for less).
+    private var bitrateCap = 0
+    private var givenKilobits = 0
     /// DTLS-SRTP: the check of the current pipeline's handshakes (the video's own, on its ports), and the clock it
     /// counts on. No picture passes either way until the peer's certificate matched its SDP's fingerprint.
     private var handshake: DTLSHandshakeCheck?
@@ -96,6 +101,11 @@ public final class VideoSession: @unchecked Sendable {
         close(open.rtcp)
     }
 
+    /// The bitrate (kbit/s) the encoder of the current pipeline has now, read from it (0 without one).
+    public var encoderKilobits: Int {
+        queue.sync { pipeline?.number("encoder", parameters.codec.bitrateProperty).map { Int($0 / 1_000) } ?? 0 }
+    }
+
     /// The figures as last read (at most a second old; nil before the first reading).
     public var latestStatistics: VideoStatistics? { latest.withLock { $0 } }
 
@@ -125,14 +135,42 @@ public final class VideoSession: @unchecked Sendable {
         }
     }
 
-    /// Sends `source` from now on: a new pipeline (a few hundred milliseconds without pictures each way, and a file
-    /// being written goes on in a `-partN`); nothing when it is the source already.
+    /// Sends `source` from now on, its bin swapped in place of the old one while the pipeline plays (the encoder, the
+    /// RTP session, its DTLS association and what is received go on untouched); nothing when it is the source already.
     public func change(source: VideoSource) {
         queue.async(group: MediaSession.work) {
             guard !self.stopped, source != self.source else { return }
             self.source = source
-            self.notice("video: now sending \(source)")
-            self.rebuild()
+            guard let pipeline = self.pipeline else { return self.notice("video: will send \(source)") }
+            do {
+                try Self.attach(source, to: pipeline, offset: true)
+                self.notice("video: now sending \(source)")
+            } catch {
+                self.report("video: \(source) could not be sent: \(error)")
+            }
+        }
+    }
+
+    /// Puts `source`'s bin in front of the pipeline's send chain, in place of the one there. Mid-call (`offset`) a
+    /// test picture's and a file's timestamps, which start at zero, go on from the running time (a camera's are the
+    /// running time already): the pictures are paced by the clock, and the RTP timestamps keep going forward.
+    private static func attach(_ source: VideoSource, to pipeline: Pipeline, offset: Bool) throws(MediaError) {
+        let now = offset ? pipeline.runningTime : nil
+        let nanoseconds = now.map { String($0.components.seconds * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000) }
+        var isFile = false
+        if case .file = source { isFile = true }
+        // A file's pace is kept inside its bin (identity's ts-offset); its timestamps are moved as they leave it.
+        let bin = VideoPipelineDescription.sourceText(source)
+        try pipeline.replaceSource(bin.text, output: bin.output, into: VideoPipelineDescription.sourceInput, offset: isFile ? now : nil) { built in
+            switch source {
+            case .test(let pattern):
+                _ = built.set(VideoPipelineDescription.source, "pattern", text: pattern)
+                if let nanoseconds { built.set(VideoPipelineDescription.source, "timestamp-offset", text: nanoseconds) }
+            case .camera(let device): if let device { built.set(VideoPipelineDescription.source, "device", device) }
+            case .file(let path):
+                built.set("file", "location", path)
+                if let nanoseconds { built.set(VideoPipelineDescription.filePace, "ts-offset", text: nanoseconds) }
+            }
         }
     }
 
@@ -160,7 +198,11 @@ public final class VideoSession: @unchecked Sendable {
     private func finishPipeline() {
         guard let pipeline else { return }
         countedBefore = latestStatistics ?? countedBefore
-        pipeline.finish(waitingMilliseconds: recordingBase == nil ? 0 : 500)
+        // A file is completed here: its end of stream goes straight into the depayloader, not through the jitter
+        // buffer, which may hold it back for hundreds of milliseconds (waiting for retransmissions) — long enough
+        // for the pipeline's stop to close the file under the sink's last write (the file was left empty).
+        if recordingBase != nil { pipeline.endStream(at: "depay") }
+        pipeline.finish(waitingMilliseconds: 0)
         self.pipeline = nil
     }
 
@@ -189,7 +231,7 @@ public final class VideoSession: @unchecked Sendable {
         let sent = format.fitting(maxFrameSize: parameters.maxFrameSize, maxFrameRate: parameters.maxFrameRate)
         let description = VideoPipelineDescription(
             codec: parameters.codec, payloadType: parameters.payloadType, receivedPayloadType: parameters.receivedPayloadType,
-            source: source, sink: sink, format: sent, security: parameters.encryption, peerFeedback: parameters.peerFeedback)
+            sink: sink, format: sent, security: parameters.encryption, peerFeedback: parameters.peerFeedback)
         guard let sockets else { throw MediaError("the call's video sockets could not be duplicated") }
         let built = try Pipeline(description.text)
         for (component, gate) in ReceiveGate.gates(
@@ -206,16 +248,14 @@ public final class VideoSession: @unchecked Sendable {
         }
         try VideoPipelineDescription.linkSession(built)
         try built.setSessionBandwidth(at: PipelineDescription.rtpbin, kilobits: sent.bitrate)
+        try built.watchPeerBitrate(at: PipelineDescription.rtpbin)
+        (bitrateCap, givenKilobits) = (sent.bitrate, sent.bitrate)
         try built.routeReceivedVideo(
             from: PipelineDescription.rtpbin, into: "incoming", encodingName: parameters.codec.rawValue,
             payloadType: parameters.receivedPayloadType, feedback: parameters.peerFeedback)
         try built.useSockets(rtp: sockets.rtp, rtcp: sockets.rtcp)
         built.send(to: parameters.remoteHost, port: parameters.remotePort, rtcpPort: parameters.remoteRTCPPort)
-        switch source {
-        case .test(let pattern): _ = built.set(VideoPipelineDescription.source, "pattern", text: pattern)
-        case .camera(let device): if let device { built.set(VideoPipelineDescription.source, "device", device) }
-        case .file(let path): built.set("file", "location", path)
-        }
+        try Self.attach(source, to: built, offset: false)
         if let recordingBase {
             let path = recordingBase + (rebuilds > 0 ? "-part\(rebuilds + 1)" : "") + "." + parameters.codec.container.fileExtension
             recordingPath = path
@@ -264,6 +304,7 @@ public final class VideoSession: @unchecked Sendable {
         guard let pipeline else { return }
         if let error = pipeline.poll().error { report("video: \(error)") }
         checkHandshakes(of: pipeline)
+        followPeerBitrate(of: pipeline)
         // Symmetric RTP, as the audio session's `follow`: a peer whose RTP comes from another address (a NAT) is sent
         // to there; from another port of its SDP's address (asymmetric RTP) it is taken, and still sent to its SDP's.
         // Back to the SDP's address and ports when its RTP comes after all (a stranger's had raced it).
@@ -319,6 +360,18 @@ public final class VideoSession: @unchecked Sendable {
 }
 
 extension VideoSession {
+    /// Gives the encoder what the peer's last REMB and TMMBR ask for (never above the picture's bitrate): Parley has no
+    /// congestion controller of its own; the peer measures the path. Said when it changes by a quarter or more.
+    fileprivate func followPeerBitrate(of pipeline: Pipeline) {
+        let target = Self.encoderBitrate(asked: pipeline.peerBitrate(at: PipelineDescription.rtpbin), cap: bitrateCap)
+        guard target != givenKilobits, bitrateCap > 0 else { return }
+        pipeline.set("encoder", parameters.codec.bitrateProperty, text: String(target * 1_000))
+        if abs(target - givenKilobits) * 4 >= givenKilobits || target == bitrateCap {
+            notice("video: sending at \(target) kbit/s (\(target == bitrateCap ? "the picture's own" : "the peer's REMB/TMMBR"))")
+        }
+        givenKilobits = target
+    }
+
     /// DTLS-SRTP: the peer certificate each component's decoder saw, checked against the fingerprints of the peer's
     /// SDP (GStreamer does not check it). Secured: pictures pass, a keyframe first. Failed (a certificate that does
     /// not match, no handshake within 10 s): the video stays shut, and the failure is reported (the audio's own
@@ -338,5 +391,17 @@ extension VideoSession {
                 report("video not secured, none sent or taken: \(why)")
             }
         }
+    }
+}
+
+extension VideoSession {
+    /// The least the encoder is given, whatever the peer asks: below it a picture is not worth sending.
+    static let minimumKilobits = 30
+
+    /// The encoder's bitrate for what the peer asked (kbit/s, nil: nothing): 95 % of it (the rest for RTP's
+    /// headers), between ``minimumKilobits`` and the picture's own `cap` (pure).
+    static func encoderBitrate(asked: Int?, cap: Int) -> Int {
+        guard let asked else { return cap }
+        return min(cap, max(minimumKilobits, asked * 95 / 100))
     }
 }

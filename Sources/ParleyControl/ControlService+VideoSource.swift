@@ -26,7 +26,7 @@ extension ControlService {
 
     func setVideoSource(_ params: SetVideoSourceParams, on uuid: UUID, id: ControlRequestID, reply: @escaping @Sendable (Data) -> Void) throws(ControlError) {
         guard let chooser = videoChooser.withLock({ $0 }) else {
-            throw ControlError(.refused, "This parleyd does not carry calls' video (it runs without --video, or with --media off or external).")
+            throw ControlError(.refused, "This parleyd does not carry calls' video (it runs without --video, with --media off or external, or its GStreamer has no VP8).")
         }
         chooser.chooseVideoSource(uuid, source: params.source) { result in
             switch result {

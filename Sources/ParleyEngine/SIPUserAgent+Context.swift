@@ -37,7 +37,7 @@ extension SIPUserAgent: CallLegContext {
                 videoPort: takesVideo(of: offer) ? videoPort(for: conversation) : nil, telephoneEvents: carriesTones(endpoint.port),
                 ptime: media.map { _ in 20 }, rtcpPort: rtcpPort(for: endpoint), security: security,
                 videoKeys: videoAnswerKeys(for: offer, previous: previous), videoCodecs: configuration.videoCodecs,
-                videoDTLS: videoAnswerDTLS(for: conversation))
+                videoDTLS: videoAnswerDTLS(for: conversation, offered: offer.video))
         {
             answer = Self.withoutPlainVideo(answer)
             // ICE only toward an offer with ICE (RFC 8839: an answer without it tells the offerer to go without).
@@ -48,7 +48,8 @@ extension SIPUserAgent: CallLegContext {
         let offer = describe(
             after: previous, hold: localHold, video: previous?.isVideo == true, endpoint: endpoint, host: ours, for: conversation)
         let policy = configuration.mediaEncryption
-        guard previous == nil else { return securingVideo(of: offer, previous: previous) }
+        // A re-INVITE without SDP in a call: protected as the call is.
+        if let previous { return securedLike(offer, previous: previous) }
         if policy.offersDTLS, carriesDTLS { return securingVideo(of: offer.secured(ourDTLS(setup: .actpass)), previous: nil) }
         return securingVideo(
             of: carriesSRTP && (policy.required || policy.offer == .sdes) ? offer.secured(freshSDES()) : offer, previous: nil)
@@ -79,8 +80,8 @@ extension SIPUserAgent: CallLegContext {
             return .sdes(kept + fresh)
         case .dtls? where carriesDTLS:
             // The role we have in the association now, whichever side offered it last (our previous description
-            // says only `actpass` when it was an offer).
-            if let conversation, let keying = legMedia[UUIDKey(conversation)]?.audio?.dtls {
+            // says only `actpass` when it was an offer) — when the offer keeps it (the same certificate).
+            if let conversation, let keying = legMedia[UUIDKey(conversation)]?.audio?.dtls, keying.peerFingerprints == offer.fingerprints {
                 return ourDTLS(setup: keying.isClient ? .active : .passive)
             }
             return ourDTLS(setup: Self.answerRole(previous: previous))
@@ -122,15 +123,19 @@ extension SIPUserAgent: CallLegContext {
         var endpoint = previous.map(Self.endpoint(of:)) ?? MediaEndpoint(address: ours, port: configuration.mediaPort)
         if endpoint.ice != nil, let current = media?.currentICE(for: conversation) { endpoint.ice = current }
         let offer = describe(after: previous, hold: hold, video: video, endpoint: endpoint, host: ours, for: conversation)
-        // An encrypted call stays encrypted, with the same keys and profile; a DTLS one offers actpass again (RFC 5763
-        // §5), and the answer keeps the association by keeping its role.
         guard let previous else { return securingVideo(of: offer, previous: nil) }
+        return securedLike(offer, previous: previous)
+    }
+
+    /// A later offer of ours protected as the call's `previous` description was: an encrypted call stays encrypted,
+    /// with the same keys and profile; a DTLS one offers actpass again (RFC 5763 §5), and the answer keeps the
+    /// association by keeping its role. Its video likewise (``securingVideo(of:previous:)``).
+    func securedLike(_ offer: SDPSession, previous: SDPSession) -> SDPSession {
+        let feedback = previous.audioProtocol.hasFeedback
         switch previous.audioProtocol.encryption {
-        case .sdes?:
-            return securingVideo(of: offer.secured(.sdes(previous.crypto), feedback: previous.audioProtocol.hasFeedback), previous: previous)
-        case .dtls?:
-            return securingVideo(of: offer.secured(ourDTLS(setup: .actpass), feedback: previous.audioProtocol.hasFeedback), previous: previous)
-        default: return offer
+        case .sdes?: return securingVideo(of: offer.secured(.sdes(previous.crypto), feedback: feedback), previous: previous)
+        case .dtls?: return securingVideo(of: offer.secured(ourDTLS(setup: .actpass), feedback: feedback), previous: previous)
+        default: return securingVideo(of: offer, previous: previous)
         }
     }
 
@@ -207,7 +212,7 @@ extension SIPUserAgent: CallLegContext {
     func offersVideoWeTake(_ stream: SDPVideo) -> Bool {
         manager.configuration.supportsVideo
             && stream.answer(
-                port: 1, keys: stream.crypto, accepting: configuration.videoCodecs, dtls: videoAnswerDTLS(for: nil)).isActive
+                port: 1, keys: stream.crypto, accepting: configuration.videoCodecs, dtls: videoAnswerDTLS(for: nil, offered: nil)).isActive
     }
 
     /// The video stream of an offer of ours at `port`: our codecs, in our order.
@@ -230,11 +235,12 @@ extension SIPUserAgent: CallLegContext {
     }
 
     /// Our fingerprints and the role we prefer for answering a DTLS-SRTP video stream (none when we carry no DTLS):
-    /// the role we have in `conversation`'s video association now, whichever side offered it (RFC 8842: a re-INVITE
-    /// keeps the association), else `passive`, as for audio (``answerRole(previous:)``).
-    func videoAnswerDTLS(for conversation: UUID?) -> (fingerprints: [SDPFingerprint], preferring: SDPSetupRole)? {
+    /// the role we have in `conversation`'s video association now, whichever side offered it, when the `offered`
+    /// stream keeps it (the same certificate: RFC 8842, a re-INVITE keeps the association), else `passive`, as for
+    /// audio (``answerRole(previous:)``).
+    func videoAnswerDTLS(for conversation: UUID?, offered: SDPVideo?) -> (fingerprints: [SDPFingerprint], preferring: SDPSetupRole)? {
         guard carriesDTLS, let fingerprints = media?.dtlsFingerprints else { return nil }
-        if let conversation, let keying = legMedia[UUIDKey(conversation)]?.video?.dtls {
+        if let conversation, let keying = legMedia[UUIDKey(conversation)]?.video?.dtls, keying.peerFingerprints == offered?.fingerprints {
             return (fingerprints, keying.isClient ? .active : .passive)
         }
         return (fingerprints, .passive)

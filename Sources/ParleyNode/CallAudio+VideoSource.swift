@@ -8,7 +8,9 @@ import ParleyIO
 enum VideoSourceRefusal: Error {
     /// This node does not carry calls' video (no `--video`, or GStreamer without VP8).
     case noVideo
-    /// The source cannot be sent: no such camera, no readable file.
+    /// The call ended meanwhile (or the node is stopping).
+    case gone
+    /// The source cannot be sent: no such camera, no readable file, a file outside `--video-files`.
     case unusable(String)
 }
 
@@ -16,18 +18,27 @@ enum VideoSourceRefusal: Error {
 /// remembered for the call's life, sent by every upgrade; a session already running changes to it at once.
 extension CallAudio {
     /// Sends `source` (nil: the node's `--video-source`) in `conversation`'s video; `done` on the loop with the source
-    /// the call sends now, or why not. Cameras are looked for off the loop (the device monitor may take a while).
+    /// the call sends now, or why not. Cameras are looked for off the loop (the device monitor may take a while);
+    /// back on the loop the call must still be live (``isConversationLive``: a choice for a call gone would stay).
+    /// A file must be a regular one in the `--video-files` folder; `camera` is the first camera listed.
     func chooseVideoSource(
         _ conversation: UUID, _ source: VideoSource?, done: @escaping @Sendable (Result<VideoSource, VideoSourceRefusal>) -> Void
     ) {
-        guard carriesVideo, let configured = configuration.video?.source else { return done(.failure(.noVideo)) }
+        guard carriesVideo, let video = configuration.video else { return done(.failure(.noVideo)) }
+        if case .file(let path) = source, let problem = Self.pickable(path, in: video.pickableFiles) {
+            return done(.failure(.unusable(problem)))
+        }
         let me = LoopWeak(self, identity: loop.identity)
         DispatchQueue.global().async { [loop] in
-            if let source, let problem = source.problem(cameras: source.isCamera ? VideoDevice.list() : []) {
-                return done(.failure(.unusable(problem)))
+            var source = source
+            if let chosen = source {
+                let cameras = chosen.isCamera ? VideoDevice.list() : []
+                if let problem = chosen.problem(cameras: cameras) { return done(.failure(.unusable(problem))) }
+                if case .camera(nil) = chosen, let first = cameras.first { source = .camera(device: first.id) }
             }
-            loop.execute {
-                guard let self = me.value else { return done(.failure(.noVideo)) }
+            loop.execute { [source] in
+                guard let self = me.value, self.isConversationLive?(conversation) ?? true else { return done(.failure(.gone)) }
+                let configured = video.source
                 self.chosenVideoSources[conversation] = source
                 let sent = source ?? configured
                 self.videoCalls[conversation]?.session?.change(source: sent)
@@ -35,6 +46,23 @@ extension CallAudio {
                 done(.success(sent))
             }
         }
+    }
+}
+
+extension CallAudio {
+    /// Why a control client may not have a call send the file at `path`, or nil: it must be a regular file (not a
+    /// FIFO that would block the pipeline, not a device) inside `folder` (`--video-files`; nil: no file at all),
+    /// symbolic links resolved.
+    static func pickable(_ path: String, in folder: String?) -> String? {
+        guard let folder else { return "this parleyd lets frontends send no file (start it with --video-files DIR)" }
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let root = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
+        guard resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/") else { return "\(path) is not in the --video-files folder" }
+        let kind = (try? FileManager.default.attributesOfItem(atPath: resolved))?[.type] as? FileAttributeType
+        guard kind == .typeRegular, FileManager.default.isReadableFile(atPath: resolved) else {
+            return "there is no readable file \(path)"
+        }
+        return nil
     }
 }
 
@@ -74,7 +102,10 @@ final class VideoSourceRoute: VideoSourceChooser, @unchecked Sendable {
                 switch result {
                 case .success(let sent): done(.success(sent.description))
                 case .failure(.noVideo): done(.failure(ControlError(.refused, "This parleyd does not carry calls' video.")))
-                case .failure(.unusable(let why)): done(.failure(ControlError(.invalidParams, "source: \(why) (see videoDevices).", field: "source")))
+                case .failure(.gone): done(.failure(ControlError(.notFound, "The call ended.")))
+                case .failure(.unusable(let why)):
+                    let hint = parsed?.isCamera == true ? " (see videoDevices)" : ""
+                    done(.failure(ControlError(.invalidParams, "source: \(why)\(hint).", field: "source")))
                 }
             }
         }

@@ -94,6 +94,9 @@ public struct VideoConfiguration: Sendable, Hashable {
     public var sink: VideoSink
     /// The picture sent (640×480 at 30 fps, 800 kbit/s), made smaller where the peer's `max-fs` asks.
     public var format = VideoFormat()
+    /// The folder whose files a frontend may have a call send (`setVideoSource file:PATH`, `--video-files`); nil:
+    /// none (a control client names no file on this machine).
+    public var pickableFiles: String?
 
     /// A configuration; nil picks the defaults above.
     public init(source: VideoSource? = nil, sink: VideoSink? = nil) {
@@ -164,6 +167,8 @@ final class CallAudio: CallMediaHandler {
     var videoCalls: [UUID: CallVideo] = [:]
     /// The video source each call was given (`setVideoSource`), kept for the call's life (each upgrade sends it).
     var chosenVideoSources: [UUID: VideoSource] = [:]
+    /// Whether a conversation is still live (the engine's manager has it), on the loop; set once.
+    var isConversationLive: ((UUID) -> Bool)?
     /// Each call's video figures as last read (from the video queues), attached to its audio figures.
     let videoFigures = VideoFigures()
     /// Merged calls and their conference bridges.

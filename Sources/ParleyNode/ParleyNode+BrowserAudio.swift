@@ -18,6 +18,7 @@ extension ParleyNode {
         let route = BrowserAudioRoute(audio, loop: loop)
         service?.carryBrowserAudio(with: route)
         service?.chooseAudioDevices(with: route)
+        audio.isConversationLive = { [weak engine] in engine?.manager.conversation($0) != nil }
         if audio.carriesVideo { service?.chooseVideoSources(with: VideoSourceRoute(audio, loop: loop)) }
     }
 }

@@ -151,7 +151,8 @@ enum SDPReader {
     }
 
     /// An `m=video` stream: port, transport, payload types named by their `a=rtpmap`, each format's `a=fmtp` and
-    /// `a=rtcp-fb` (``SDPVideoParameters``, bounded), its `a=crypto` keys, direction.
+    /// `a=rtcp-fb` (``SDPVideoParameters``, bounded), its `a=crypto` keys, DTLS fingerprints and role (its own, else
+    /// the `session`'s; read for a UDP/TLS profile only), direction.
     private static func videoStream(
         _ media: UnsafeMutablePointer<sdp_media_t>, session: SDPSecurityAttributes
     ) throws(SDPParseError) -> SDPVideo {
@@ -184,8 +185,10 @@ enum SDPReader {
             port: port, transport: transport, formats: formats, direction: direction(in: cosip_sdp_media_attributes(media)),
             crypto: security.crypto)
         // DTLS-SRTP (RFC 5763): the stream's fingerprints and role, else the session's.
-        video.fingerprints = security.fingerprintLines > 0 ? security.fingerprints : session.fingerprints
-        video.setup = security.setup ?? session.setup
+        if video.transportProtocol.encryption == .dtls {
+            video.fingerprints = security.fingerprintLines > 0 ? security.fingerprints : session.fingerprints
+            video.setup = security.setup ?? session.setup
+        }
         video.parameters = [:]
         for format in formats.prefix(SDPVideoParameters.maximumFormats) where !format.encodingName.isEmpty {
             let said = SDPVideoParameters(payloadType: format.payloadType, attributes: formatLines)

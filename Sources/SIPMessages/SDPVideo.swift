@@ -63,11 +63,12 @@ public struct SDPVideoFormat: Sendable, Hashable {
 }
 
 /// The `m=video` stream of a session description (RFC 3264), carried by the media layer (docs/media.md): its port,
-/// profile, formats and their parameters, its own SDES keys when the call's media is SRTP, its direction.
+/// profile, formats and their parameters, its own SDES keys or DTLS fingerprint and role when the call's media is
+/// SRTP, its direction.
 public struct SDPVideo: Sendable, Hashable {
     /// The RTP port; 0 when the stream is refused or removed.
     public var port: Int
-    /// The transport protocol (`RTP/AVP`, `RTP/SAVP`, with or without F).
+    /// The transport protocol (`RTP/AVP`, `RTP/SAVP`, `UDP/TLS/RTP/SAVP`, with or without F).
     public var transport: String
     /// The formats, in the order listed.
     public var formats: [SDPVideoFormat]
@@ -204,8 +205,10 @@ public struct SDPVideo: Sendable, Hashable {
         lines += formats.filter { !$0.encodingName.isEmpty }.map { "a=rtpmap:\($0.payloadType) \($0.encodingName)/90000" }
         for format in formats { lines += parameters[format.payloadType]?.lines(payloadType: format.payloadType) ?? [] }
         lines += crypto.map { "a=crypto:\($0.attributeValue)" }
-        if let setup { lines.append("a=setup:\(setup.rawValue)") }
-        lines += fingerprints.map { "a=fingerprint:\($0.attributeValue)" }
+        if transportProtocol.encryption == .dtls {
+            if let setup { lines.append("a=setup:\(setup.rawValue)") }
+            lines += fingerprints.map { "a=fingerprint:\($0.attributeValue)" }
+        }
         lines.append("a=\((direction ?? sessionDirection).rawValue)")
         return lines
     }

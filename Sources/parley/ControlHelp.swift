@@ -270,9 +270,9 @@ enum ControlHelp {
           camera             the first camera
           camera:ID          that camera (an id from the list)
           test:PATTERN       GStreamer's test picture: red, green, blue, ball, smpte, snow…
-          file:PATH          a video file on parleyd's machine, played once
+          file:PATH          a video file in the folder parleyd's --video-files names, played once
           default            parleyd's own --video-source again
-        Video being sent changes at once (its pipeline is rebuilt: a few hundred milliseconds without pictures).
+        Video being sent changes at once (the source is swapped; what you receive goes on untouched).
 
         options:
         \(options)

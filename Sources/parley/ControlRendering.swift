@@ -120,7 +120,7 @@ enum ControlRendering {
 
     /// `parley video-source`: one line per camera.
     static func cameras(_ result: VideoDevicesResult) -> String {
-        guard !result.devices.isEmpty else { return "no camera (test:PATTERN and file:PATH sources still work)" }
+        guard !result.devices.isEmpty else { return "no camera" }
         return result.devices.map { "\($0.id)  \($0.name)" }.joined(separator: "\n")
     }
 

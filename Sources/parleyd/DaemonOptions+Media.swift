@@ -61,14 +61,23 @@ extension DaemonOptions {
     static func video(_ arguments: inout Arguments, taken: Bool, media: MediaConfiguration?) throws(UsageError) -> VideoConfiguration? {
         let source = try arguments.option("--video-source")
         let sink = try arguments.option("--video-sink")
+        let files = try arguments.option("--video-files")
         guard taken, media != nil else {
-            guard source == nil, sink == nil else { throw UsageError("--video-source and --video-sink go with --video and --media gstreamer") }
+            guard source == nil, sink == nil, files == nil else {
+                throw UsageError("--video-source, --video-sink and --video-files go with --video and --media gstreamer")
+            }
             return nil
+        }
+        var isFolder: ObjCBool = false
+        if let files, !FileManager.default.fileExists(atPath: files, isDirectory: &isFolder) || !isFolder.boolValue {
+            throw UsageError("--video-files takes a folder, and \(files) is none")
         }
         if let problem = MediaSupport.videoProblem { DaemonOutput.line(.error, "video negotiated but not carried: \(problem)") }
         do {
             let parsed = try source.map(VideoSource.init(parsing:))
-            return VideoConfiguration(source: parsed, sink: try sink.map(VideoSink.init(parsing:)))
+            var configuration = VideoConfiguration(source: parsed, sink: try sink.map(VideoSink.init(parsing:)))
+            configuration.pickableFiles = files
+            return configuration
         } catch {
             throw UsageError(error.message.hasPrefix("a video source") ? "--video-source: " + error.message : error.message)
         }

@@ -69,6 +69,8 @@ struct DaemonOptions {
                                   else test:smpte)
           --video-sink WHERE      where received video goes: window, file:DIR (a WebM or Matroska file per
                                   call, as received) or null (default: window on a desktop, else null)
+          --video-files DIR       the folder whose video files a frontend may send in a call (setVideoSource
+                                  file:PATH; default none: only --video-source names a file)
           --video-codecs LIST     the video codecs offered and accepted, in order: vp8, h264 (default vp8,h264;
                                   h264 only where GStreamer has openh264)
           --media MODE            gstreamer: carry calls' audio as RTP on GStreamer (default); external: a

@@ -9,6 +9,8 @@ struct VideoFile {
     /// The mean red, green and blue (0–255) of the first frame and of the last.
     let firstColour: (red: Double, green: Double, blue: Double)
     let lastColour: (red: Double, green: Double, blue: Double)
+    /// The colour each frame mostly is (`red`, `green`, `blue`, or nil), in order.
+    let frameColours: [String?]
 
     /// Decodes `path` (VP8 or H.264 in WebM or Matroska).
     init(path: String) throws {
@@ -27,7 +29,7 @@ struct VideoFile {
         let frameBytes = 16 * 12 * 3
         frames = bytes.count / frameBytes
         guard frames > 0 else {
-            (firstColour, lastColour) = ((0, 0, 0), (0, 0, 0))
+            (firstColour, lastColour, frameColours) = ((0, 0, 0), (0, 0, 0), [])
             return
         }
         func mean(_ frame: ArraySlice<UInt8>) -> (red: Double, green: Double, blue: Double) {
@@ -36,13 +38,25 @@ struct VideoFile {
             return (sums[0] / 192, sums[1] / 192, sums[2] / 192)
         }
         (firstColour, lastColour) = (mean(bytes.prefix(frameBytes)), mean(bytes.suffix(frameBytes)))
+        frameColours = (0..<frames).map { index in
+            Self.dominant(mean(bytes[index * frameBytes..<(index + 1) * frameBytes]))
+        }
+    }
+
+    /// The colours the frames went through, each once, in order (frames of no single colour left out).
+    var colourSequence: [String] {
+        frameColours.compactMap { $0 }.reduce(into: []) { sequence, colour in if sequence.last != colour { sequence.append(colour) } }
+    }
+
+    /// `red`, `green` or `blue` when that channel is above 200 and the others below 60, else nil.
+    static func dominant(_ colour: (red: Double, green: Double, blue: Double)) -> String? {
+        let channels = [("red", colour.red), ("green", colour.green), ("blue", colour.blue)]
+        return channels.first { name, value in value > 200 && channels.allSatisfy { $0.0 == name || $0.1 < 60 } }?.0
     }
 
     /// Whether the last frame (or the first) is mostly `colour` (`red`, `green` or `blue`): that channel above 200,
     /// the others below 60.
     func isMostly(_ colour: String, first: Bool = false) -> Bool {
-        let frame = first ? firstColour : lastColour
-        let channels = [("red", frame.red), ("green", frame.green), ("blue", frame.blue)]
-        return channels.allSatisfy { name, value in name == colour ? value > 200 : value < 60 }
+        Self.dominant(first ? firstColour : lastColour) == colour
     }
 }

@@ -31,9 +31,24 @@ struct VideoSessionTests {
 
     /// An RTCP compound packet from `sender`: an empty receiver report and a PLI (RFC 4585 §6.3.1) for `media`.
     static func pictureLossIndication(sender: UInt32, media: UInt32) -> [UInt8] {
-        func word(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
-        return [0x80, 201, 0, 1] + word(sender) + [0x81, 206, 0, 2] + word(sender) + word(media)
+        return [0x80, 201, 0, 1] + Self.word(sender) + [0x81, 206, 0, 2] + Self.word(sender) + Self.word(media)
     }
+
+    /// A VP8 session sending a moving ball at 320x240, `kilobits` kbit/s, to a peer the test plays on a pair of its
+    /// own: the session, its pair, the peer's, and the pool that holds them.
+    static func session(kilobits: Int) throws -> (VideoSession, RTPPortPool.Reservation, RTPPortPool.Reservation, RTPPortPool) {
+        let pool = try MediaSessionTests.pool()
+        let (ours, peer) = (try #require(pool.reserve()), try #require(pool.reserve()))
+        let parameters = VideoStreamParameters(
+            codec: .vp8, payloadType: 96, receivedPayloadType: 96, remoteHost: "127.0.0.1", remotePort: peer.port)
+        let session = VideoSession(
+            reservation: ours, parameters: parameters, source: .test(pattern: "ball"), sink: .null,
+            format: VideoFormat(width: 320, height: 240, frameRate: 30, bitrate: kilobits), recordingName: "video")
+        return (session, ours, peer, pool)
+    }
+
+    /// A 32-bit word, network order.
+    static func word(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
 
     static func send(_ bytes: [UInt8], from fd: Int32, to port: Int) {
         var address = sockaddr_in()
@@ -60,14 +75,9 @@ struct VideoSessionTests {
 
     @Test("a keyframe request storm is rate-limited; malformed VP8 is survived; the valid stream after it is decoded")
     func hostilePeer() throws {
-        let pool = try MediaSessionTests.pool()
-        let (ours, peer) = (try #require(pool.reserve()), try #require(pool.reserve()))
-        let parameters = VideoStreamParameters(
-            codec: .vp8, payloadType: 96, receivedPayloadType: 96, remoteHost: "127.0.0.1", remotePort: peer.port)
-        let session = VideoSession(
-            reservation: ours, parameters: parameters, source: .test(pattern: "ball"), sink: .null,
-            format: VideoFormat(width: 320, height: 240, frameRate: 30, bitrate: 300), recordingName: "video")
+        let (session, ours, peer, pool) = try Self.session(kilobits: 300)
         defer { session.finish() }
+        _ = pool
 
         // Two seconds undisturbed: the regular keyframes (one every 60 frames) and our SSRC.
         Thread.sleep(forTimeInterval: 2)
@@ -111,5 +121,59 @@ struct VideoSessionTests {
         #expect(after.framesReceived - before >= 30, "frames decoded after the garbage: \(after.framesReceived - before)")
         #expect(after.receivedWidth == 320 && after.receivedHeight == 240, "\(after)")
         #expect(after.framesSent > 150, "the session kept sending: \(after.framesSent)")
+    }
+
+    /// An RTCP compound packet from `sender`: an empty receiver report and a REMB (a PSFB of FMT 15, "REMB") asking for
+    /// at most `bitsPerSecond` on `media`.
+    static func receiverEstimate(sender: UInt32, media: UInt32, bitsPerSecond: UInt64) -> [UInt8] {
+        var exponent: UInt64 = 0
+        while bitsPerSecond >> exponent >= 1 << 18 { exponent += 1 }
+        let mantissa = bitsPerSecond >> exponent
+        let estimate: [UInt8] = [1, UInt8(exponent << 2 | mantissa >> 16), UInt8(mantissa >> 8 & 0xFF), UInt8(mantissa & 0xFF)]
+        return [0x80, 201, 0, 1] + Self.word(sender) + [0x8F, 206, 0, 5] + Self.word(sender) + Self.word(0) + Array("REMB".utf8) + estimate + Self.word(media)
+    }
+
+    /// The same with a TMMBR (RFC 5104 §4.2.1: an RTPFB of FMT 3) for `media`, 40 bytes of overhead.
+    static func bitrateRequest(sender: UInt32, media: UInt32, bitsPerSecond: UInt64) -> [UInt8] {
+        var exponent: UInt64 = 0
+        while bitsPerSecond >> exponent >= 1 << 17 { exponent += 1 }
+        let request = UInt32(exponent << 26 | (bitsPerSecond >> exponent) << 9 | 40)
+        return [0x80, 201, 0, 1] + Self.word(sender) + [0x83, 205, 0, 4] + Self.word(sender) + Self.word(0) + Self.word(media) + Self.word(request)
+    }
+
+    @Test("the peer's REMB lowers what the encoder sends, a higher one brings it back to the picture's own (never above); TMMBR too, the lower of the two kept")
+    func followsThePeersBitrate() throws {
+        #expect(VideoSession.encoderBitrate(asked: nil, cap: 300) == 300)
+        #expect(VideoSession.encoderBitrate(asked: 100, cap: 300) == 95 && VideoSession.encoderBitrate(asked: 1, cap: 300) == 30)
+        #expect(VideoSession.encoderBitrate(asked: 10_000, cap: 300) == 300)
+        // A moving ball: the encoder spends about what it is given at these rates (snow or SMPTE's noise cost more
+        // than any target here: libvpx keeps its quality floor).
+        let (session, ours, peer, pool) = try Self.session(kilobits: 120)
+        defer { session.finish() }
+        _ = pool
+        Thread.sleep(forTimeInterval: 1)
+        let ssrc = try #require(Self.drain(peer.rtp).first.map { $0[8..<12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } })
+        let peerSSRC: UInt32 = 0x5EED_0003
+        /// The encoder's bitrate (kbit/s) and the kbit/s that arrived over the last three of five seconds of sending
+        /// `packet` five times a second.
+        func sent(_ packet: [UInt8]?) -> (encoder: Int, arrived: Int) {
+            var bytes = 0
+            for tick in 0..<25 {
+                if let packet { Self.send(packet, from: peer.rtcp, to: ours.port + 1) }
+                Thread.sleep(forTimeInterval: 0.2)
+                let arrived = Self.drain(peer.rtp).reduce(0) { $0 + $1.count }
+                if tick >= 10 { bytes += arrived }
+            }
+            return (session.encoderKilobits, bytes * 8 / 3 / 1_000)
+        }
+        let calm = sent(nil)
+        // CBR (as WebRTC runs libvpx): what leaves is what the encoder is given, plus RTP's headers.
+        #expect(calm.encoder == 120 && (90...150).contains(calm.arrived), "before any REMB: \(calm)")
+        let lowered = sent(Self.receiverEstimate(sender: peerSSRC, media: ssrc, bitsPerSecond: 50_000))
+        #expect(lowered.encoder == 47 && lowered.arrived <= 65, "after REMB 50 kbit/s: \(lowered), before \(calm)")
+        let raised = sent(Self.receiverEstimate(sender: peerSSRC, media: ssrc, bitsPerSecond: 10_000_000))
+        #expect(raised.encoder == 120 && (90...150).contains(raised.arrived), "after REMB 10 Mbit/s: \(raised), before \(calm)")
+        let requested = sent(Self.bitrateRequest(sender: peerSSRC, media: ssrc, bitsPerSecond: 50_000))
+        #expect(requested.encoder == 47 && requested.arrived <= 65, "after TMMBR 50 kbit/s: \(requested), before \(calm)")
     }
 }
