@@ -153,6 +153,32 @@ struct DTLSNegotiationTests {
         #expect(held.audioProtocol == .udpTLSRTPSAVP && held.setup == .actpass && held.fingerprints == [Self.ours])
     }
 
+    @Test("after our offer, the peer's re-INVITE (actpass, the same fingerprint) is answered in the role we have: active when its answer was passive; a new fingerprint (a new association) is answered passive")
+    func peerReofferKeepsOurRole() throws {
+        let other = SDPFingerprint(hashFunction: .sha256, digest: Array(repeating: 0x11, count: 32))!
+        for (fingerprint, expected) in [(Self.theirs, SDPSetupRole.active), (other, .passive)] {
+            let (harness, media) = try Self.harness(policy: MediaEncryptionPolicy(offer: .dtls))
+            let invite = try CallMediaTests.start(harness)
+            harness.deliver(PeerMessages.response(200, "OK", to: invite, sdp: true), body: Self.offer(setup: "passive"))
+            #expect((media.keyings.last ?? nil)?.isClient == true, "its passive answer makes us the client")
+            let reoffer = Self.offer(version: 2).replacingOccurrences(of: Self.theirs.attributeValue, with: fingerprint.attributeValue)
+            harness.deliver(
+                """
+                INVITE sip:parley@127.0.0.1:5070 SIP/2.0
+                Via: SIP/2.0/UDP 127.0.0.1:5062;branch=z9hG4bK-re-peer
+                Max-Forwards: 70
+                From: \(invite.headers["To"]!);tag=callee-tag
+                To: \(invite.headers["From"]!)
+                Call-ID: \(invite.headers.callID!)
+                CSeq: 2 INVITE
+                Contact: <sip:bob@127.0.0.1:5062>
+                Content-Type: application/sdp
+                """, body: reoffer)
+            let ok = try #require(harness.sent().first { $0.statusCode == 200 })
+            #expect(try SDPSession.parse(ok.body).setup == expected, "\(fingerprint)")
+        }
+    }
+
     @Test("the media layer's security failure ends a confirmed call with BYE as mediaSecurityFailed")
     func securityFailureEndsTheCall() throws {
         let (harness, media) = try Self.harness()
