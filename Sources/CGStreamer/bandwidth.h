@@ -19,23 +19,42 @@ static inline gint parley_bitrate_kilobits(guint64 mantissa, guint exponent) {
     return kilobits > (guint64)G_MAXINT ? G_MAXINT : (gint)kilobits;
 }
 
+/// A big-endian 32-bit word at `data`.
+static inline guint32 parley_word(const guint8 *data) {
+    return ((guint32)data[0] << 24) | ((guint32)data[1] << 16) | ((guint32)data[2] << 8) | data[3];
+}
+
+/// Keeps a REMB or TMMBR that names our stream (the session's own SSRC): a REMB lists the SSRCs it is about; a
+/// TMMBR has an entry per SSRC (each FCI entry 8 bytes).
 static void parley_peer_bitrate_feedback(GObject *session, guint type, guint fbtype, guint sender, guint media, GstBuffer *fci, gpointer user) {
-    (void)session; (void)sender; (void)media;
+    (void)sender; (void)media;
     ParleyPeerBitrate *bitrate = user;
     if (!fci) return;
+    guint ours = 0;
+    g_object_get(session, "internal-ssrc", &ours, NULL);
     GstMapInfo map;
     if (!gst_buffer_map(fci, &map, GST_MAP_READ)) return;
     const guint8 *data = map.data;
     if (type == GST_RTCP_TYPE_PSFB && fbtype == GST_RTCP_PSFB_TYPE_AFB && map.size >= 8 && memcmp(data, "REMB", 4) == 0) {
-        // Number of SSRCs (8 bits), exponent (6 bits), mantissa (18 bits).
-        guint exponent = data[5] >> 2;
-        guint64 mantissa = ((guint64)(data[5] & 0x03) << 16) | ((guint64)data[6] << 8) | data[7];
-        g_atomic_int_set(&bitrate->remb_kilobits, MAX(1, parley_bitrate_kilobits(mantissa, exponent)));
-    } else if (type == GST_RTCP_TYPE_RTPFB && fbtype == GST_RTCP_RTPFB_TYPE_TMMBR && map.size >= 8) {
-        // SSRC (32 bits), then exponent (6 bits), mantissa (17 bits), overhead (9 bits).
-        guint exponent = data[4] >> 2;
-        guint64 mantissa = ((guint64)(data[4] & 0x03) << 15) | ((guint64)data[5] << 7) | (data[6] >> 1);
-        g_atomic_int_set(&bitrate->tmmbr_kilobits, MAX(1, parley_bitrate_kilobits(mantissa, exponent)));
+        // Number of SSRCs (8 bits), exponent (6 bits), mantissa (18 bits), then the SSRCs.
+        guint count = data[4];
+        gboolean named = FALSE;
+        for (guint index = 0; index < count && 8 + 4 * (gsize)index + 4 <= map.size; index++) {
+            if (parley_word(data + 8 + 4 * index) == ours) named = TRUE;
+        }
+        if (named) {
+            guint exponent = data[5] >> 2;
+            guint64 mantissa = ((guint64)(data[5] & 0x03) << 16) | ((guint64)data[6] << 8) | data[7];
+            g_atomic_int_set(&bitrate->remb_kilobits, MAX(1, parley_bitrate_kilobits(mantissa, exponent)));
+        }
+    } else if (type == GST_RTCP_TYPE_RTPFB && fbtype == GST_RTCP_RTPFB_TYPE_TMMBR) {
+        // Entries of SSRC (32 bits), then exponent (6 bits), mantissa (17 bits), overhead (9 bits).
+        for (gsize offset = 0; offset + 8 <= map.size; offset += 8) {
+            if (parley_word(data + offset) != ours) continue;
+            guint exponent = data[offset + 4] >> 2;
+            guint64 mantissa = ((guint64)(data[offset + 4] & 0x03) << 15) | ((guint64)data[offset + 5] << 7) | (data[offset + 6] >> 1);
+            g_atomic_int_set(&bitrate->tmmbr_kilobits, MAX(1, parley_bitrate_kilobits(mantissa, exponent)));
+        }
     }
     gst_buffer_unmap(fci, &map);
 }

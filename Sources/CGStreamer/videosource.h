@@ -47,10 +47,18 @@ static inline gint64 parley_gst_running_time(GstElement *pipeline) {
     return GST_CLOCK_TIME_IS_VALID(now) ? (gint64)now : -1;
 }
 
+/// Drops a source's end of stream (a file played out) where it leaves its bin: downstream it would end the RTP
+/// session's stream (an RTCP BYE for our SSRC) and leave the chain unable to take the next source's pictures. The
+/// picture simply stops; a call's end finishes its own way.
+static GstPadProbeReturn parley_source_end_probe(GstPad *pad, GstPadProbeInfo *info, gpointer user) {
+    (void)pad; (void)user;
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    return event && GST_EVENT_TYPE(event) == GST_EVENT_EOS ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+}
+
 /// Links the "source" bin to the sink pad of the element `into` and starts it with the pipeline. With an
 /// `offset_ns` of 0 or more, its timestamps (a file's, from zero) are moved by that much (the running time at the
-/// swap). A sink pad that saw the old source's end of stream (a file played out) is flushed first, keeping the
-/// running time, so the new pictures pass. 0 on success.
+/// swap). 0 on success; -1 when it does not link or does not start.
 static inline int parley_gst_start_source(GstElement *pipeline, const char *into, gint64 offset_ns) {
     GstElement *bin = gst_bin_get_by_name(GST_BIN(pipeline), "source");
     GstElement *target = gst_bin_get_by_name(GST_BIN(pipeline), into);
@@ -59,12 +67,9 @@ static inline int parley_gst_start_source(GstElement *pipeline, const char *into
     int linked = -1;
     if (src && sink) {
         if (offset_ns >= 0) gst_pad_set_offset(src, offset_ns);
-        if (GST_PAD_IS_EOS(sink)) {
-            gst_pad_send_event(sink, gst_event_new_flush_start());
-            gst_pad_send_event(sink, gst_event_new_flush_stop(FALSE));
-        }
+        gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, parley_source_end_probe, NULL, NULL);
         linked = gst_pad_link(src, sink) == GST_PAD_LINK_OK ? 0 : -1;
-        if (linked == 0) gst_element_sync_state_with_parent(bin);
+        if (linked == 0 && !gst_element_sync_state_with_parent(bin)) linked = -1;
     }
     if (src) gst_object_unref(src);
     if (sink) gst_object_unref(sink);

@@ -238,7 +238,9 @@ final class Pipeline {
         }
         configure(self)
         let nanoseconds = offset.map { $0.components.seconds * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000 } ?? -1
-        guard parley_gst_start_source(raw, into, gint64(nanoseconds)) == 0 else { throw MediaError("the video source did not link to \(into)") }
+        guard parley_gst_start_source(raw, into, gint64(nanoseconds)) == 0 else {
+            throw MediaError("the video source did not start: \(poll().error ?? "it did not link to \(into)")")
+        }
     }
 
     func play() throws(MediaError) {

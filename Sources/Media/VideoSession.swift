@@ -140,13 +140,19 @@ public final class VideoSession: @unchecked Sendable {
     public func change(source: VideoSource) {
         queue.async(group: MediaSession.work) {
             guard !self.stopped, source != self.source else { return }
-            self.source = source
-            guard let pipeline = self.pipeline else { return self.notice("video: will send \(source)") }
+            let previous = self.source
+            guard let pipeline = self.pipeline else {
+                self.source = source
+                return self.notice("video: will send \(source)")
+            }
             do {
                 try Self.attach(source, to: pipeline, offset: true)
+                self.source = source
                 self.notice("video: now sending \(source)")
             } catch {
-                self.report("video: \(source) could not be sent: \(error)")
+                // The old source was taken out: it goes back in (a picture that cannot be decoded fails later, on the bus).
+                self.report("video: \(source) could not be sent: \(error); \(previous) again")
+                try? Self.attach(previous, to: pipeline, offset: true)
             }
         }
     }

@@ -80,9 +80,11 @@ extension SIPUserAgent: CallLegContext {
             return .sdes(kept + fresh)
         case .dtls? where carriesDTLS:
             // The role we have in the association now, whichever side offered it last (our previous description
-            // says only `actpass` when it was an offer) — when the offer keeps it (the same certificate).
-            if let conversation, let keying = legMedia[UUIDKey(conversation)]?.audio?.dtls, keying.peerFingerprints == offer.fingerprints {
-                return ourDTLS(setup: keying.isClient ? .active : .passive)
+            // says only `actpass` when it was an offer) — when the offer keeps it (the same certificate); a new one
+            // gets `passive`, as a first answer does.
+            if let conversation, let keying = legMedia[UUIDKey(conversation)]?.audio?.dtls {
+                let kept = Set(keying.peerFingerprints) == Set(offer.fingerprints)
+                return ourDTLS(setup: kept ? (keying.isClient ? .active : .passive) : .passive)
             }
             return ourDTLS(setup: Self.answerRole(previous: previous))
         default: return nil
@@ -240,7 +242,7 @@ extension SIPUserAgent: CallLegContext {
     /// audio (``answerRole(previous:)``).
     func videoAnswerDTLS(for conversation: UUID?, offered: SDPVideo?) -> (fingerprints: [SDPFingerprint], preferring: SDPSetupRole)? {
         guard carriesDTLS, let fingerprints = media?.dtlsFingerprints else { return nil }
-        if let conversation, let keying = legMedia[UUIDKey(conversation)]?.video?.dtls, keying.peerFingerprints == offered?.fingerprints {
+        if let conversation, let keying = legMedia[UUIDKey(conversation)]?.video?.dtls, Set(keying.peerFingerprints) == Set(offered?.fingerprints ?? []) {
             return (fingerprints, keying.isClient ? .active : .passive)
         }
         return (fingerprints, .passive)

@@ -25,11 +25,15 @@ extension CallAudio {
         _ conversation: UUID, _ source: VideoSource?, done: @escaping @Sendable (Result<VideoSource, VideoSourceRefusal>) -> Void
     ) {
         guard carriesVideo, let video = configuration.video else { return done(.failure(.noVideo)) }
-        if case .file(let path) = source, let problem = Self.pickable(path, in: video.pickableFiles) {
-            return done(.failure(.unusable(problem)))
+        var source = source
+        if case .file(let path) = source {
+            switch Self.pickable(path, in: video.pickableFiles) {
+            case .failure(let problem): return done(.failure(.unusable(problem.why)))
+            case .success(let resolved): source = .file(path: resolved)
+            }
         }
         let me = LoopWeak(self, identity: loop.identity)
-        DispatchQueue.global().async { [loop] in
+        DispatchQueue.global().async { [loop, source] in
             var source = source
             if let chosen = source {
                 let cameras = chosen.isCamera ? VideoDevice.list() : []
@@ -37,7 +41,8 @@ extension CallAudio {
                 if case .camera(nil) = chosen, let first = cameras.first { source = .camera(device: first.id) }
             }
             loop.execute { [source] in
-                guard let self = me.value, self.isConversationLive?(conversation) ?? true else { return done(.failure(.gone)) }
+                guard let self = me.value else { return done(.failure(.noVideo)) }
+                guard self.isConversationLive?(conversation) ?? true else { return done(.failure(.gone)) }
                 let configured = video.source
                 self.chosenVideoSources[conversation] = source
                 let sent = source ?? configured
@@ -50,19 +55,27 @@ extension CallAudio {
 }
 
 extension CallAudio {
-    /// Why a control client may not have a call send the file at `path`, or nil: it must be a regular file (not a
-    /// FIFO that would block the pipeline, not a device) inside `folder` (`--video-files`; nil: no file at all),
-    /// symbolic links resolved.
-    static func pickable(_ path: String, in folder: String?) -> String? {
-        guard let folder else { return "this parleyd lets frontends send no file (start it with --video-files DIR)" }
-        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    /// The file a control client may have a call send at `path` (relative: in `folder`), symbolic links resolved
+    /// (what GStreamer opens is what was checked), or why not: it must be a regular file (not a FIFO that would block
+    /// the pipeline, not a device) inside `folder` (`--video-files`; nil: no file at all).
+    static func pickable(_ path: String, in folder: String?) -> Result<String, FileRefusal> {
+        guard let folder else { return .failure(FileRefusal(why: "this parleyd lets frontends send no file (start it with --video-files DIR)")) }
         let root = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
-        guard resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/") else { return "\(path) is not in the --video-files folder" }
+        let named = path.hasPrefix("/") ? URL(fileURLWithPath: path) : URL(fileURLWithPath: root).appendingPathComponent(path)
+        let resolved = named.resolvingSymlinksInPath().path
+        guard resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+            return .failure(FileRefusal(why: "\(path) is not in the --video-files folder"))
+        }
         let kind = (try? FileManager.default.attributesOfItem(atPath: resolved))?[.type] as? FileAttributeType
         guard kind == .typeRegular, FileManager.default.isReadableFile(atPath: resolved) else {
-            return "there is no readable file \(path)"
+            return .failure(FileRefusal(why: "there is no readable file \(path)"))
         }
-        return nil
+        return .success(resolved)
+    }
+
+    /// Why a file cannot be sent.
+    struct FileRefusal: Error {
+        let why: String
     }
 }
 

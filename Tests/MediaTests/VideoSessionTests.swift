@@ -141,7 +141,7 @@ struct VideoSessionTests {
         return [0x80, 201, 0, 1] + Self.word(sender) + [0x83, 205, 0, 4] + Self.word(sender) + Self.word(0) + Self.word(media) + Self.word(request)
     }
 
-    @Test("the peer's REMB lowers what the encoder sends, a higher one brings it back to the picture's own (never above); TMMBR too, the lower of the two kept")
+    @Test("the peer's REMB lowers what the encoder sends, a higher one brings it back to the picture's own (never above); TMMBR too, the lower of the two kept; one about another stream is ignored")
     func followsThePeersBitrate() throws {
         #expect(VideoSession.encoderBitrate(asked: nil, cap: 300) == 300)
         #expect(VideoSession.encoderBitrate(asked: 100, cap: 300) == 95 && VideoSession.encoderBitrate(asked: 1, cap: 300) == 30)
@@ -171,6 +171,8 @@ struct VideoSessionTests {
         #expect(calm.encoder == 120 && (90...150).contains(calm.arrived), "before any REMB: \(calm)")
         let lowered = sent(Self.receiverEstimate(sender: peerSSRC, media: ssrc, bitsPerSecond: 50_000))
         #expect(lowered.encoder == 47 && lowered.arrived <= 65, "after REMB 50 kbit/s: \(lowered), before \(calm)")
+        // A TMMBR about another stream is not ours to follow.
+        Self.send(Self.bitrateRequest(sender: peerSSRC, media: ssrc ^ 0xFFFF, bitsPerSecond: 20_000), from: peer.rtcp, to: ours.port + 1)
         let raised = sent(Self.receiverEstimate(sender: peerSSRC, media: ssrc, bitsPerSecond: 10_000_000))
         #expect(raised.encoder == 120 && (90...150).contains(raised.arrived), "after REMB 10 Mbit/s: \(raised), before \(calm)")
         let requested = sent(Self.bitrateRequest(sender: peerSSRC, media: ssrc, bitsPerSecond: 50_000))
