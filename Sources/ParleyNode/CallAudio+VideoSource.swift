@@ -8,8 +8,10 @@ import ParleyIO
 enum VideoSourceRefusal: Error {
     /// This node does not carry calls' video (no `--video`, or GStreamer without VP8).
     case noVideo
-    /// The call ended meanwhile (or the node is stopping).
+    /// The call ended meanwhile.
     case gone
+    /// The node is stopping.
+    case stopping
     /// The source cannot be sent: no such camera, no readable file, a file outside `--video-files`.
     case unusable(String)
 }
@@ -41,7 +43,7 @@ extension CallAudio {
                 if case .camera(nil) = chosen, let first = cameras.first { source = .camera(device: first.id) }
             }
             loop.execute { [source] in
-                guard let self = me.value else { return done(.failure(.noVideo)) }
+                guard let self = me.value else { return done(.failure(.stopping)) }
                 guard self.isConversationLive?(conversation) ?? true else { return done(.failure(.gone)) }
                 let configured = video.source
                 self.chosenVideoSources[conversation] = source
@@ -116,6 +118,7 @@ final class VideoSourceRoute: VideoSourceChooser, @unchecked Sendable {
                 case .success(let sent): done(.success(sent.description))
                 case .failure(.noVideo): done(.failure(ControlError(.refused, "This parleyd does not carry calls' video.")))
                 case .failure(.gone): done(.failure(ControlError(.notFound, "The call ended.")))
+                case .failure(.stopping): done(.failure(ControlError(.unavailable, "parleyd is stopping.")))
                 case .failure(.unusable(let why)):
                     let hint = parsed?.isCamera == true ? " (see videoDevices)" : ""
                     done(.failure(ControlError(.invalidParams, "source: \(why)\(hint).", field: "source")))
