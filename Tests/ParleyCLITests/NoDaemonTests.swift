@@ -9,7 +9,7 @@ struct NoDaemonTests {
     /// An invocation of each command that talks to a running parleyd (arguments that would be valid with one).
     static let daemonCommands: [[String]] = [
         ["call", "sip:bob@127.0.0.1:5062"], ["answer", "1"], ["end", "1"], ["hold", "1"], ["resume", "1"], ["mute", "1"],
-        ["unmute", "1"], ["dtmf", "1", "5"], ["video", "1", "on"], ["audio", "1"], ["merge", "1", "2"], ["unmerge", "1"], ["transfer", "1", "sip:carol@192.0.2.7"],
+        ["unmute", "1"], ["dtmf", "1", "5"], ["video", "1", "on"], ["video-source"], ["video-source", "1", "test:ball"], ["audio", "1"], ["merge", "1", "2"], ["unmerge", "1"], ["transfer", "1", "sip:carol@192.0.2.7"],
         ["list"], ["status"], ["watch"], ["dnd", "on"], ["forward", "busy", "off"], ["reload-contacts"], ["web"], ["redial", "1"], ["history", "redial", "1"],
         ["group", "list"], ["group", "start", "1", "Title"], ["group", "join", "5f0c"], ["group", "send", "5f0c", "hi"],
         ["group", "leave", "5f0c"], ["group", "end", "5f0c"], ["group", "watch"],
